@@ -1,0 +1,55 @@
+"""G-Eval Workbench core: scoring, statistics, prompts, judges and the runner (no Streamlit here)."""
+
+from .errors import (
+    ConfigError,
+    GEvalError,
+    InputError,
+    IntegrityError,
+    JudgeError,
+    LogprobsUnavailableError,
+    MissingKeyError,
+    NotFoundError,
+    RetryableJudgeError,
+)
+from .prompts import content_hash, default_template, render
+from .types import (
+    HAND_WRITTEN,
+    Choice,
+    Dimension,
+    FrozenPrompt,
+    Item,
+    JudgeReply,
+    JudgeRequest,
+    JudgeSettings,
+    Position,
+    Scale,
+    TopLogprob,
+    Usage,
+)
+
+__all__ = [
+    "HAND_WRITTEN",
+    "Choice",
+    "ConfigError",
+    "Dimension",
+    "FrozenPrompt",
+    "GEvalError",
+    "InputError",
+    "IntegrityError",
+    "Item",
+    "JudgeError",
+    "JudgeReply",
+    "JudgeRequest",
+    "JudgeSettings",
+    "LogprobsUnavailableError",
+    "MissingKeyError",
+    "NotFoundError",
+    "Position",
+    "RetryableJudgeError",
+    "Scale",
+    "TopLogprob",
+    "Usage",
+    "content_hash",
+    "default_template",
+    "render",
+]

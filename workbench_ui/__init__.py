@@ -1,0 +1,1 @@
+"""Shared helpers for the Streamlit pages: state (library, judge), plotly charts, safe display."""
