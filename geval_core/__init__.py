@@ -1,5 +1,7 @@
 """G-Eval Workbench core: scoring, statistics, prompts, judges and the runner (no Streamlit here)."""
 
+from .checks import Check, check_dimension
+from .cost import estimate_cost
 from .errors import (
     ConfigError,
     GEvalError,
@@ -11,7 +13,11 @@ from .errors import (
     NotFoundError,
     RetryableJudgeError,
 )
+from .export import export_prompt, load_prompt, score_item
 from .prompts import content_hash, default_template, render
+from .runner import RunSummary, run_scoring
+from .scoring import ItemScore, SampledScore, WeightedScore, sampled_score, score_reply, weighted_score
+from .stats import AgreementResult, agreement, tie_rate
 from .types import (
     HAND_WRITTEN,
     Choice,
@@ -29,6 +35,8 @@ from .types import (
 
 __all__ = [
     "HAND_WRITTEN",
+    "AgreementResult",
+    "Check",
     "Choice",
     "ConfigError",
     "Dimension",
@@ -37,6 +45,7 @@ __all__ = [
     "InputError",
     "IntegrityError",
     "Item",
+    "ItemScore",
     "JudgeError",
     "JudgeReply",
     "JudgeRequest",
@@ -46,10 +55,24 @@ __all__ = [
     "NotFoundError",
     "Position",
     "RetryableJudgeError",
+    "RunSummary",
+    "SampledScore",
     "Scale",
     "TopLogprob",
     "Usage",
+    "WeightedScore",
+    "agreement",
+    "check_dimension",
     "content_hash",
     "default_template",
+    "estimate_cost",
+    "export_prompt",
+    "load_prompt",
     "render",
+    "run_scoring",
+    "sampled_score",
+    "score_item",
+    "score_reply",
+    "tie_rate",
+    "weighted_score",
 ]

@@ -12,3 +12,15 @@ def cli() -> None:
 
 
 # Sub-commands live in their own modules and register themselves here.
+from .cli_agree import agree  # noqa: E402
+
+cli.add_command(agree)
+from .cli_library import register as _register_library  # noqa: E402
+
+_register_library(cli)
+from .cli_score import score_command  # noqa: E402
+
+cli.add_command(score_command)
+from .cli_batch import batch_group  # noqa: E402
+
+cli.add_command(batch_group)

@@ -1,0 +1,17 @@
+"""The prompt library: one SQLite file of drafts, frozen prompts, golden datasets, runs and judgments."""
+
+from .base import default_path
+from .datasets import DatasetMapping, read_items
+from .prompts import FreezeResult
+from .runs import agreement_inputs_from_run
+from .store import Library, open_library
+
+__all__ = [
+    "DatasetMapping",
+    "FreezeResult",
+    "Library",
+    "agreement_inputs_from_run",
+    "default_path",
+    "open_library",
+    "read_items",
+]

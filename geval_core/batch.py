@@ -1,0 +1,222 @@
+"""The scale-out path: OpenAI Batch API files out (`prepare`) and back in (`collect`).
+
+Input file: one JSON line per item and replica, {"custom_id": "<run>:<item>:<replica>", "method":
+"POST", "url": "/v1/chat/completions", "body": <the chat request a live run sends>}. Logprobs mode
+(and auto, which a batch cannot fall back from mid-way) sends one line per item asking for n choices;
+sampling mode sends n lines of one reply each, told apart by the replica index (and seed + replica
+when a seed is set, as the live provider does for repeated calls).
+
+Output and error files: one line per request, {"id", "custom_id", "response": {"status_code",
+"request_id", "body": <chat completion>} | null, "error": {"code", "message"} | null}, in any order.
+`collect` maps each body to a JudgeReply with the OpenAI provider's own mapping, merges an item's
+replicas, and scores and stores it through the runner's code, exactly as a live run would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .calls import build_request, cache_key
+from .errors import InputError, JudgeError
+from .replies import merge_replies, reply_to_dict
+from .runner import RunSummary, _finish, _Job, _Run
+from .types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, Usage
+
+BATCH_URL = "/v1/chat/completions"
+MAX_REQUESTS = 50_000  # the Batch API's limit per input file
+BATCH_DISCOUNT = 0.5  # batch requests are billed at half the live price
+
+
+def custom_id(run_id: str, item_id: str, replica: int) -> str:
+    """'<run>:<item>:<replica>' (item ids may contain ':'; run ids never do)."""
+    return f"{run_id}:{item_id}:{replica}"
+
+
+def parse_custom_id(value: str) -> tuple[str, str, int]:
+    """(run id, item id, replica) from a custom_id."""
+    run_id, sep, rest = value.partition(":")
+    item_id, sep2, replica = rest.rpartition(":")
+    if not (sep and sep2 and run_id and item_id and replica.isdigit()):
+        raise ValueError(f"custom_id {value!r} is not <run>:<item>:<replica>")
+    return run_id, item_id, int(replica)
+
+
+def batch_mode(settings: JudgeSettings) -> str:
+    """What a batch asks for: sampling stays sampling; logprobs and auto ask for logprobs."""
+    return "sampling" if settings.mode == "sampling" else "logprobs"
+
+
+def item_requests(prompt: FrozenPrompt, item: Item, settings: JudgeSettings) -> list[JudgeRequest]:
+    """The requests for one item, replica by replica."""
+    mode = batch_mode(settings)
+    if mode == "logprobs":
+        return [build_request(prompt, item, settings, mode)]
+    return [build_request(prompt, item, settings, mode, n=1,
+                          seed=None if settings.seed is None else settings.seed + r)
+            for r in range(settings.n)]
+
+
+def request_body(request: JudgeRequest) -> dict[str, Any]:
+    """The chat-completions body, with the same options the live OpenAI judge sends."""
+    body: dict[str, Any] = {
+        "model": request.model, "messages": [dict(m) for m in request.messages],
+        "temperature": request.temperature, "max_tokens": request.max_tokens, "n": request.n,
+    }
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.logprobs:
+        body.update(logprobs=True, top_logprobs=request.top_logprobs)
+    return body
+
+
+def batch_lines(prompt: FrozenPrompt, items: list[Item], run_id: str,
+                settings: JudgeSettings) -> Iterator[dict[str, Any]]:
+    """Every line of the input file."""
+    for item in items:
+        for replica, request in enumerate(item_requests(prompt, item, settings)):
+            yield {"custom_id": custom_id(run_id, item.id, replica), "method": "POST", "url": BATCH_URL,
+                   "body": request_body(request)}
+
+
+def write_batch(prompt: FrozenPrompt, items: list[Item], run_id: str, settings: JudgeSettings,
+                path: str | Path) -> int:
+    """Write the input file; returns the number of requests."""
+    count = len(items) * (settings.n if batch_mode(settings) == "sampling" else 1)
+    if count > MAX_REQUESTS:
+        raise InputError(f"{count} requests exceed the Batch API's {MAX_REQUESTS} per file; "
+                         "split the dataset (or lower n)", file=str(path))
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for line in batch_lines(prompt, items, run_id, settings):
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+    return count
+
+
+def prepare_batch(library: Any, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
+                  path: str | Path, item_ids: list[str] | None = None) -> dict[str, Any]:
+    """Create a run in the library and write its Batch API input file: {run_id, requests, path}."""
+    if settings.provider != "openai":
+        raise InputError(f"batch files are for the OpenAI Batch API, not the {settings.judge_id} judge; "
+                         "choose an openai:MODEL judge")
+    items = library.dataset_items(dataset_id)
+    if item_ids is not None:
+        wanted = set(item_ids)
+        items = [i for i in items if i.id in wanted]
+    run_id = library.create_run(prompt.id, dataset_id, settings, item_ids)
+    count = write_batch(prompt, items, run_id, settings, path)
+    library.set_run_fields(run_id, batch_file=str(path), batch_requests=count)
+    return {"run_id": run_id, "requests": count, "path": str(path)}
+
+
+def completion_to_reply(body: dict[str, Any]) -> JudgeReply:
+    """A chat-completion body -> JudgeReply through the OpenAI judge's own choice mapping."""
+    from openai.types.chat import ChatCompletion
+    from pydantic import ValidationError
+
+    from .providers.openai_judge import OpenAIJudge
+
+    try:
+        completion = ChatCompletion.model_validate(body)
+    except ValidationError as exc:
+        raise JudgeError(f"not a chat completion: {str(exc)[:300]}") from None
+    usage = completion.usage
+    return JudgeReply(
+        tuple(OpenAIJudge._choice(c) for c in completion.choices), completion.model or "",
+        Usage(usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0), 0.0, body,
+    )
+
+
+def read_output(paths: list[str | Path]) -> dict[str, dict[str, dict[int, dict]]]:
+    """run id -> item id -> replica -> output line, from output and error files."""
+    found: dict[str, dict[str, dict[int, dict]]] = defaultdict(lambda: defaultdict(dict))
+    for path in paths:
+        with Path(path).open(encoding="utf-8") as handle:
+            for number, text in enumerate(handle, 1):
+                if not text.strip():
+                    continue
+                try:
+                    line = json.loads(text)
+                    run_id, item_id, replica = parse_custom_id(line["custom_id"])
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                    raise InputError(f"not a Batch API output line: {exc}", file=str(path), line=number) from None
+                found[run_id][item_id][replica] = line
+    return found
+
+
+def _line_error(line: dict) -> str | None:
+    """Why a request failed, or None when it has a 200 response."""
+    error = line.get("error")
+    if error:
+        return f"batch error {error.get('code')}: {error.get('message')}"
+    response = line.get("response") or {}
+    if response.get("status_code") != 200:
+        message = ((response.get("body") or {}).get("error") or {}).get("message", "no body")
+        return f"batch request answered {response.get('status_code')}: {message}"
+    return None
+
+
+def collect_batch(library: Any, paths: list[str | Path],
+                  on_progress: Callable[[int, int, dict], None] | None = None) -> list[RunSummary]:
+    """Score and store every item in Batch API output/error files; one summary per run found."""
+    return [_collect_run(library, run_id, lines, on_progress) for run_id, lines in read_output(paths).items()]
+
+
+def _collect_run(library: Any, run_id: str, lines: dict[str, dict[int, dict]],
+                 on_progress: Callable[[int, int, dict], None] | None) -> RunSummary:
+    run = library.get_run(run_id)
+    prompt = library.get_prompt(run["prompt_id"])
+    settings = JudgeSettings(**run["judge"])
+    items = library.dataset_items(run["dataset_id"])
+    if run.get("item_ids") is not None:
+        wanted = set(run["item_ids"])
+        items = [i for i in items if i.id in wanted]
+    judged = library.judged_item_ids(run["id"])
+    summary = RunSummary(run["id"], "done", settings.mode, len(items), skipped=len(judged))
+    # Scoring as logprobs, not auto: a batch cannot send the fallback request, so say so per item.
+    scoring = _Run(prompt, None, library, summary, replace(settings, mode=batch_mode(settings)), True, "mean",
+                   on_progress)
+    scoring.provider = "openai"
+    missing = 0
+    for item in items:
+        if item.id in judged:
+            continue
+        requests = item_requests(prompt, item, settings)
+        got = lines.get(item.id, {})
+        if any(r not in got for r in range(len(requests))):
+            missing += 1  # not in these files: a later collect (or a live resume) fills it in
+            continue
+        _collect_item(scoring, item, requests, got)
+    summary.status = "done" if missing == 0 else "running"
+    if missing == 0:
+        _finish(library, summary, settings)
+        cost = library.get_run(run["id"]).get("cost_usd")
+        if cost:
+            library.set_run_fields(run["id"], cost_usd=cost * BATCH_DISCOUNT)
+    library.set_run_fields(run["id"], batch_missing=missing)
+    return summary
+
+
+def _collect_item(scoring: _Run, item: Item, requests: list[JudgeRequest], got: dict[int, dict]) -> None:
+    mode = batch_mode(scoring.settings)
+    job = _Job(item, mode, cache_key(requests[0], "openai"), requests[0])
+    replies = []
+    for replica, request in enumerate(requests):
+        line = got[replica]
+        error = _line_error(line)
+        try:
+            if error:
+                raise JudgeError(error)
+            reply = completion_to_reply(line["response"]["body"])
+        except JudgeError as exc:
+            scoring.write_error(job, exc)
+            return
+        scoring.library.cache_put(cache_key(request, "openai", replica), reply_to_dict(reply))
+        replies.append(reply)
+    reply = merge_replies(replies)
+    scoring.summary.input_tokens += reply.usage.input_tokens
+    scoring.summary.output_tokens += reply.usage.output_tokens
+    scoring.score(job, reply, cached=False)

@@ -1,0 +1,100 @@
+"""One judge call: the request for an item, its cache key, and bounded retries with backoff."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from typing import Any
+
+from . import prompts
+from .errors import RetryableJudgeError
+from .providers.base import Judge
+from .types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
+
+
+class Cancelled(Exception):
+    """The run was cancelled while this call waited to retry."""
+
+
+def build_request(prompt: FrozenPrompt, item: Item, settings: JudgeSettings, mode: str,
+                  n: int | None = None, seed: int | None = None) -> JudgeRequest:
+    """The request for one item: logprobs mode asks for top logprobs, sampling mode for n replies."""
+    logprobs = mode == "logprobs"
+    return JudgeRequest(
+        messages=prompts.messages(prompt, item),
+        model=settings.model,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+        logprobs=logprobs,
+        top_logprobs=settings.top_logprobs if logprobs else 0,
+        n=settings.n if n is None else n,
+        seed=settings.seed if seed is None else seed,
+        assistant_prefix=prompts.form_line(prompt),
+        ratings=tuple(prompt.dimension.scale.points),
+    )
+
+
+def cache_key(request: JudgeRequest, provider: str, replica: int = 0) -> str:
+    """sha256 of the canonical JSON of everything that decides the answer.
+
+    The server URL is left out on purpose: the same model behind another URL answers the same. The
+    replica index keeps separate requests for the samples of one item (batch files) apart.
+    """
+    payload: dict[str, Any] = {
+        "provider": provider,
+        "model": request.model,
+        "messages": list(request.messages),
+        "options": {
+            "temperature": request.temperature, "max_tokens": request.max_tokens,
+            "logprobs": request.logprobs, "top_logprobs": request.top_logprobs, "n": request.n,
+            "seed": request.seed, "assistant_prefix": request.assistant_prefix,
+            "ratings": list(request.ratings),
+        },
+        "replica": replica,
+    }
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
+    """Seconds to wait before retry number `attempt` (1-based).
+
+    Retry-After wins when the server sent one (plus up to 10% so waiting clients do not return in
+    lockstep); otherwise exponential backoff with full jitter, capped.
+    """
+    if retry_after is not None and retry_after >= 0:
+        return min(cap, retry_after * random.uniform(1.0, 1.1))
+    return random.uniform(0.0, min(cap, base * 2 ** (attempt - 1)))
+
+
+def call_with_retries(judge: Judge, request: JudgeRequest, max_attempts: int = 5,
+                      cancel: threading.Event | None = None, base: float = 0.5,
+                      cap: float = 30.0) -> tuple[JudgeReply, int, float]:
+    """judge.judge(request), retried on RetryableJudgeError: (reply, attempts, seconds).
+
+    Runs in a worker thread. Other errors and the last retryable one propagate with the attempt
+    count in `attempts` on the exception; a set `cancel` ends the wait between attempts.
+    """
+    start = time.perf_counter()
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
+    for attempt in range(1, max_attempts + 1):
+        try:
+            return judge.judge(request), attempt, time.perf_counter() - start
+        except RetryableJudgeError as exc:
+            exc.attempts = attempt  # type: ignore[attr-defined]
+            if attempt >= max_attempts:
+                raise
+            delay = backoff_delay(attempt, base, cap, exc.retry_after)
+            if cancel is not None:
+                if cancel.wait(delay):
+                    raise Cancelled() from exc
+            else:
+                time.sleep(delay)
+        except Exception as exc:
+            exc.attempts = attempt  # type: ignore[attr-defined]
+            raise
+    raise AssertionError("unreachable: max_attempts must be at least 1")

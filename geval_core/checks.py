@@ -1,0 +1,174 @@
+"""Checks run before a dimension is frozen: each finding says what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .prompts import DIMENSION_FIELDS, PLACEHOLDER, form_line, placeholders, template_of
+from .types import Dimension, JudgeSettings, Scale
+
+# OpenAI's tokenizers (cl100k_base, o200k_base) hold every integer 0-999 as one token.
+OPENAI_SINGLE_TOKEN_MAX = 999
+# SmolLM2's tokenizer splits numbers one digit per token ("10" -> "1", "0"); checked against the GGUF
+# vocabulary in tests/test_checks.py, never by loading the model here.
+LOCAL_SINGLE_TOKEN_MAX = 9
+
+# Phrases that say a low rating is the good end; the workbench's scales always mean "max is best".
+_POLARITY = re.compile(
+    r"\b(lower|smaller|fewer)\s+(scores?\s+|ratings?\s+|numbers?\s+)?(is|are|means?)\s+better\b"
+    r"|\b(higher|larger)\s+(scores?\s+|ratings?\s+|numbers?\s+)?(is|are|means?)\s+worse\b"
+    r"|\blower\s+is\s+best\b",
+    re.IGNORECASE,
+)
+_GOOD_WORDS = re.compile(r"\b(excellent|perfect|best|flawless|outstanding|ideal)\b", re.IGNORECASE)
+_BAD_WORDS = re.compile(r"\b(worst|terrible|awful|incoherent|unreadable|useless|very poor)\b", re.IGNORECASE)
+# A dated or numbered snapshot: gpt-4o-2024-08-06, gpt-4-0613, gemini-1.5-flash-002, ...-preview-05-20.
+_PINNED = re.compile(r"\d{4}-\d{2}-\d{2}|-\d{4}(?=$|-)|-\d{3}$|-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: level "error" blocks freezing, "warning" is shown and allowed."""
+
+    level: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.level}: {self.field}: {self.message}"
+
+
+def check_dimension(dimension: Dimension) -> list[Check]:
+    """Every pre-freeze check on one dimension, errors and warnings together."""
+    found: list[Check] = []
+    for check in (_basics, _anchors, _template, _form, _single_token, _polarity, _judge_settings):
+        found.extend(check(dimension))
+    found.extend(Check("warning", "judge.model", m) for m in model_alias_warnings(dimension.judge))
+    return found
+
+
+def errors(checks: list[Check]) -> list[Check]:
+    """Only the findings that block freezing."""
+    return [c for c in checks if c.level == "error"]
+
+
+def _basics(dim: Dimension) -> list[Check]:
+    found = []
+    if not dim.name.strip():
+        found.append(Check("error", "name", "the dimension has no name; the form line ends on it"))
+    if not dim.definition.strip():
+        found.append(Check("error", "definition", "write a definition of the dimension"))
+    if not dim.inputs:
+        found.append(Check("error", "inputs", "choose at least one input field the judge reads"))
+    if len(set(dim.inputs)) != len(dim.inputs):
+        found.append(Check("error", "inputs", "an input field is listed twice"))
+    clash = [f for f in dim.inputs if f in DIMENSION_FIELDS]
+    if clash:
+        found.append(Check("error", "inputs", f"input field {clash[0]!r} clashes with a dimension placeholder; "
+                                              "rename it"))
+    if not dim.steps:
+        found.append(Check("warning", "steps", "no evaluation steps: generate them or write them by hand"))
+    return found
+
+
+def _anchors(dim: Dimension) -> list[Check]:
+    missing = [p for p in dim.scale.points if not dim.anchors.get(p, "").strip()]
+    outside = sorted(p for p in dim.anchors if p not in dim.scale.points)
+    found = []
+    if missing:
+        found.append(Check("error", "anchors", f"describe every scale point; missing: "
+                                               f"{', '.join(map(str, missing))}"))
+    if outside:
+        found.append(Check("error", "anchors", f"anchors for {', '.join(map(str, outside))} are outside "
+                                               f"the scale {dim.scale}; remove them"))
+    return found
+
+
+def _template(dim: Dimension) -> list[Check]:
+    names = placeholders(template_of(dim))
+    found = []
+    missing = [f for f in dim.inputs if f not in names]
+    if missing:
+        found.append(Check("error", "template", f"the template never shows the input field(s) "
+                                                f"{', '.join(missing)}; add {{{{{missing[0]}}}}}"))
+    unknown = [n for n in names if n not in DIMENSION_FIELDS and n not in dim.inputs]
+    if unknown:
+        found.append(Check("error", "template", f"unknown placeholder(s) {', '.join(unknown)}: add them "
+                                                "to the input fields or remove them"))
+    if dim.steps and "steps" not in names:
+        found.append(Check("warning", "template", "the template does not show the evaluation steps "
+                                                  "({{steps}})"))
+    return found
+
+
+def _form(dim: Dimension) -> list[Check]:
+    # Render only the dimension's own placeholders: an input placeholder at the very end is an error too.
+    values = {"name": dim.name}
+    text = PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template_of(dim)).rstrip()
+    expected = form_line(dim).rstrip()
+    if not dim.name.strip() or text.endswith(expected):
+        return []
+    return [Check("error", "template", f"the template must end on the form line {expected!r} so the "
+                                       "judge's reply starts with the rating")]
+
+
+def ratings_single_token(judge: JudgeSettings, scale: Scale) -> bool | None:
+    """Whether every rating is one token for this judge; None when the tokenizer is not known."""
+    if scale.min < 0:
+        return False if judge.provider in ("openai", "local") else None
+    if judge.provider == "openai" and judge.base_url is None:
+        return scale.max <= OPENAI_SINGLE_TOKEN_MAX
+    if judge.provider == "local":
+        return scale.max <= LOCAL_SINGLE_TOKEN_MAX
+    return None
+
+
+def _single_token(dim: Dimension) -> list[Check]:
+    fits = ratings_single_token(dim.judge, dim.scale)
+    if fits is None or fits:
+        return []
+    # Sampling parses reply text, so multi-token ratings only break the log-probability modes.
+    level = "warning" if dim.judge.mode == "sampling" else "error"
+    return [Check(level, "scale", f"ratings of the scale {dim.scale} do not fit in one token for the "
+                                  f"{dim.judge.judge_id} judge, so one position's log-probabilities cannot "
+                                  "weigh them; use a scale within 0-9 or sampling mode")]
+
+
+def _polarity(dim: Dimension) -> list[Check]:
+    found = []
+    texts = {"definition": dim.definition, "steps": "\n".join(dim.steps), "template": dim.template,
+             **{f"anchors.{k}": v for k, v in dim.anchors.items()}}
+    for field, text in texts.items():
+        match = _POLARITY.search(text or "")
+        if match:
+            found.append(Check("error", field, f"{match.group(0)!r} contradicts the scale, where "
+                                               f"{dim.scale.max} is best; reword it"))
+    low, high = dim.anchors.get(dim.scale.min, ""), dim.anchors.get(dim.scale.max, "")
+    if dim.scale.min != dim.scale.max and _GOOD_WORDS.search(low) and _BAD_WORDS.search(high):
+        found.append(Check("warning", "anchors", f"the anchors look reversed: {dim.scale.min} reads as "
+                                                 f"the best and {dim.scale.max} as the worst"))
+    return found
+
+
+def _judge_settings(dim: Dimension) -> list[Check]:
+    judge, found = dim.judge, []
+    if judge.mode == "sampling" and judge.n > 1 and judge.temperature == 0:
+        found.append(Check("warning", "judge.temperature", f"{judge.n} replies at temperature 0 are "
+                                                           "near copies; use a temperature above 0"))
+    if judge.mode != "sampling" and judge.top_logprobs < len(dim.scale.points) and judge.provider != "local":
+        found.append(Check("warning", "judge.top_logprobs", f"top_logprobs {judge.top_logprobs} is fewer "
+                                                            f"than the {len(dim.scale.points)} ratings; "
+                                                            "some ratings can never be weighed"))
+    return found
+
+
+def model_alias_warnings(judge: JudgeSettings) -> list[str]:
+    """A warning when a hosted judge is named by an undated alias that can change under it."""
+    if judge.provider not in ("openai", "gemini") or (judge.provider == "openai" and judge.base_url):
+        return []  # a pinned local file, a test judge, or a self-hosted server the user controls
+    model = judge.model.strip()
+    if model and not model.endswith("latest") and _PINNED.search(model):
+        return []
+    return [f"{model!r} is an alias without a date: the provider can change the model behind it, "
+            "so scores drift; prefer a dated snapshot (e.g. gpt-4o-2024-08-06)"]

@@ -1,0 +1,222 @@
+"""`geval agree`: how well a judge's scores agree with human ratings, from two JSONL/CSV files."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .datafiles import read_rows, require
+from .errors import GEvalError, InputError
+from .stats import AgreementResult, agreement
+from .types import Scale
+
+
+@dataclass
+class _Rows:
+    """Values read from one file, keyed by item id, in file order."""
+
+    values: dict[str, float | None] = field(default_factory=dict)
+    groups: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+def _number(value: Any, *, file: str, line: int, field_name: str) -> float | None:
+    """A finite number, or None for null / an empty CSV cell; anything else is an InputError."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    number: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number):
+        raise InputError(f"not a number: {value!r}", file=file, line=line, field=field_name)
+    return number
+
+
+def _item_id(row: dict[str, Any], id_field: str, *, file: str, line: int) -> str:
+    value = require(row, id_field, file=file, line=line)
+    if value is None or isinstance(value, (dict, list, bool)) or not str(value).strip():
+        raise InputError(f"missing item id (got {value!r})", file=file, line=line, field=id_field)
+    return str(value).strip()
+
+
+def read_scores(path: str, id_field: str, value_field: str, group_field: str | None = None) -> _Rows:
+    """Item id -> number (None when null/empty) from a JSONL/CSV file; ids must be unique."""
+    rows = _Rows()
+    for line, row in read_rows(path):
+        item_id = _item_id(row, id_field, file=path, line=line)
+        if item_id in rows.lines:
+            raise InputError(f"duplicate id {item_id!r} (first on line {rows.lines[item_id]})",
+                             file=path, line=line, field=id_field)
+        value = require(row, value_field, file=path, line=line)
+        rows.values[item_id] = _number(value, file=path, line=line, field_name=value_field)
+        rows.lines[item_id] = line
+        if group_field:
+            group = require(row, group_field, file=path, line=line)
+            if group is None or isinstance(group, (dict, list)) or not str(group).strip():
+                raise InputError(f"missing group (got {group!r})", file=path, line=line, field=group_field)
+            rows.groups[item_id] = str(group).strip()
+    return rows
+
+
+def _parse_scale(ctx: click.Context, param: click.Parameter, value: str | None) -> Scale | None:
+    if value is None:
+        return None
+    try:
+        low, high = value.split("-", 1)
+        return Scale(int(low), int(high))
+    except ValueError:
+        raise click.BadParameter(f"expected MIN-MAX with integers, e.g. 1-5; got {value!r}") from None
+
+
+def _fmt(value: float | None, ci: list[float | None] | None = None) -> str:
+    if value is None:
+        return "n/a"
+    text = f"{value:.3f}"
+    if ci and ci[0] is not None:
+        text += f"   95% CI [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return text
+
+
+def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None) -> str:
+    r, ci = result, result.ci
+    reading = (f"group-level: correlated within each {group_by}, averaged over groups"
+               if r.reading == "group" else "dataset-level: all items pooled")
+    rows = [
+        ("reading", reading),
+        ("items", f"{r.items}   (missing judge score: {extra['judge_missing']}, missing human rating: "
+                  f"{extra['human_missing']}, data items not judged: {extra['unjudged']})"),
+        ("groups", f"{r.groups} used, {r.groups_skipped} skipped (constant side or fewer than 2 items)"
+         if r.reading == "group" else "- (not grouped)"),
+        ("Spearman rho", _fmt(r.spearman, ci.get("spearman"))),
+        ("Kendall tau-b", _fmt(r.kendall, ci.get("kendall"))),
+        ("Pearson r", _fmt(r.pearson, ci.get("pearson"))),
+        ("tie rate", f"{_fmt(r.tie_rate, ci.get('tie_rate'))}   (human: {_fmt(r.human_tie_rate)})"),
+        ("kappa", f"{_fmt(r.kappa)}   linear {_fmt(r.kappa_linear)}   quadratic {_fmt(r.kappa_quadratic)}"),
+        ("scale", r.scale),
+    ]
+    head = f"{extra['judge_file']} vs {extra['data_file']} (human: {extra['human_field']})"
+    body = "\n".join(f"{name:<14} {text}" for name, text in rows)
+    return f"{head}\n{body}\n\nNote: {r.note}"
+
+
+def library_rows(library: Any, run_id: str | None, dataset: str | None, human_field: str,
+                 ) -> tuple[_Rows | None, _Rows | None]:
+    """(judge rows of a library run, human rows of a library dataset); either may be None."""
+    judged = None
+    if run_id:
+        run = library.get_run(run_id)
+        judged = _Rows()
+        for line, row in enumerate(library.judgments(run["id"]), 1):
+            judged.values[row["item_id"]] = row["score"]
+            judged.lines[row["item_id"]] = line
+        dataset = dataset or run["dataset_id"]
+    if not dataset:
+        return judged, None
+    data = _Rows()
+    label = library.get_dataset(dataset)["label"]
+    for line, item in enumerate(library.dataset_items(library.get_dataset(dataset)["id"]), 1):
+        if human_field not in item.human:
+            raise InputError(f"no human rating {human_field!r} (has: {', '.join(item.human) or 'none'})",
+                             file=f"dataset {label}", line=line, field=human_field)
+        data.values[item.id] = item.human[human_field]
+        data.lines[item.id] = line
+        if item.group is not None:
+            data.groups[item.id] = item.group
+    return judged, data
+
+
+def _is_file_name(source: str) -> bool:
+    """A file on disk, or a name that can only mean one (a path or a data-file suffix)."""
+    path = Path(source)
+    return path.is_file() or len(path.parts) > 1 or path.suffix.lower() in (".jsonl", ".json", ".csv", ".tsv")
+
+
+def _load_sides(judge_source: str, data_source: str | None, db: str | None, fields: dict[str, Any],
+                ) -> tuple[_Rows, _Rows, str]:
+    """Judge and human rows from files, or from a library run / dataset when no such file exists."""
+    from prompt_library import open_library  # the store is only needed for library sources
+
+    judge_is_file, data_is_file = _is_file_name(judge_source), bool(data_source) and _is_file_name(data_source)
+    judged = data = None
+    if judge_is_file:
+        judged = read_scores(judge_source, fields["judge_id"], fields["score"])
+    if data_is_file:
+        data = read_scores(data_source, fields["id"], fields["human"], fields["group_by"])
+    if judged is None or data is None:
+        with open_library(db) as library:
+            run_rows, data_rows = library_rows(library, None if judge_is_file else judge_source,
+                                               None if data_is_file else data_source, fields["human"])
+        judged, data = judged or run_rows, data or data_rows
+    if data is None:
+        raise InputError("give --data: a JSONL/CSV file or a library dataset name", file=judge_source)
+    return judged, data, data_source or "the run's dataset"
+
+
+@click.command("agree")
+@click.argument("judge_file")
+@click.option("--data", "data_file", default=None,
+              help="JSONL or CSV file with the human ratings, or a library dataset name[@version] "
+                   "(default for a library run: the run's dataset).")
+@click.option("--human", "human_field", required=True,
+              help="Human rating field in the data file; a dotted path such as scores.coherence "
+                   "(for a library dataset: the rating name, e.g. coherence).")
+@click.option("--db", type=click.Path(dir_okay=False), default=None,
+              help="Library file for run / dataset names (default: $GEVAL_DB, else ./geval.db).")
+@click.option("--score-field", default="score", show_default=True, help="Judge score field in JUDGE_FILE.")
+@click.option("--id-field", default="id", show_default=True, help="Item id field in both files.")
+@click.option("--judge-id-field", default=None,
+              help="Item id field in JUDGE_FILE when it differs from --id-field (e.g. item_id).")
+@click.option("--group-by", default=None,
+              help="Group field in the data file (e.g. doc_id): per-group correlations, averaged.")
+@click.option("--scale", callback=_parse_scale, default=None,
+              help="Rating scale for kappa, e.g. 1-5 (default: spanned by the data).")
+@click.option("--bootstrap", default=0, show_default=True, type=click.IntRange(0, 100_000),
+              help="Resamples for 95% confidence intervals (groups are resampled when grouped).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed for the bootstrap.")
+@click.option("--pooled", is_flag=True,
+              help="Dataset-level reading (all items pooled) even when a library dataset has groups.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+def agree(judge_file: str, data_file: str | None, human_field: str, db: str | None, score_field: str,
+          id_field: str, judge_id_field: str | None, group_by: str | None, scale: Scale | None,
+          bootstrap: int, seed: int, pooled: bool, as_json: bool) -> None:
+    """Agreement of a judge's scores with human ratings: Spearman, Kendall, Pearson, ties, kappa.
+
+    JUDGE_FILE is a JSONL/CSV file of judge scores, or a library run id (`geval runs list`).
+    """
+    fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,
+              "human": human_field, "group_by": group_by}
+    try:
+        judged, data, data_file = _load_sides(judge_file, data_file, db, fields)
+        # Library datasets carry their own group field; files are grouped only when --group-by says so.
+        if not group_by and data.groups and not pooled and not _is_file_name(data_file):
+            group_by = "group"
+        for item_id, line in judged.lines.items():
+            if item_id not in data.lines:
+                raise InputError(f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
+                                 file=judge_file, line=line, field=judge_id_field or id_field)
+        ids = list(judged.values)
+        groups = [data.groups.get(i) for i in ids] if group_by else None
+        result = agreement([judged.values[i] for i in ids], [data.values[i] for i in ids], groups,
+                           scale, bootstrap, seed)
+    except GEvalError as exc:
+        raise click.ClickException(str(exc)) from None
+    extra = {
+        "judge_file": judge_file, "data_file": data_file, "human_field": human_field,
+        "judge_missing": sum(v is None for v in judged.values.values()),
+        "human_missing": sum(data.values[i] is None for i in ids),
+        "unjudged": len(data.values) - len(ids),
+    }
+    if as_json:
+        click.echo(json.dumps({**result.to_dict(), **extra}, indent=2))
+    else:
+        click.echo(_table(result, extra, group_by))

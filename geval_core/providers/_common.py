@@ -1,0 +1,67 @@
+"""Helpers the hosted-judge adapters share: keys from the environment, Retry-After, redaction."""
+
+from __future__ import annotations
+
+import os
+import re
+from email.utils import parsedate_to_datetime
+from urllib.parse import urlparse
+
+from ..errors import MissingKeyError
+
+# A placeholder for OpenAI-compatible servers that need no key (llama.cpp server, vLLM, Ollama).
+NO_KEY = "not-needed"
+OPENAI_HOSTS = {"api.openai.com"}
+_WORD = re.compile(r"[A-Za-z0-9_\-]{6,}")
+
+
+def env_key(*variables: str) -> str | None:
+    """The first non-empty environment variable among `variables`."""
+    for name in variables:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def require_key(key: str | None, variables: tuple[str, ...], provider: str) -> str:
+    """The key, or a MissingKeyError naming the variable(s) to set."""
+    if key:
+        return key
+    names = " or ".join(variables)
+    raise MissingKeyError(
+        f"the {provider} judge needs an API key: set {names} in the environment "
+        "(or as a root key in .streamlit/secrets.toml)"
+    )
+
+
+def is_custom_server(base_url: str | None) -> bool:
+    """True for a base_url that is not the official OpenAI API (loopback, vLLM, Ollama, ...)."""
+    if not base_url:
+        return False
+    return (urlparse(base_url).hostname or "") not in OPENAI_HOSTS
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), None if absent."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        import datetime as dt
+
+        when = parsedate_to_datetime(value)
+        return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def redact(text: str, key: str | None) -> str:
+    """`text` without the key or any run of 6+ of its characters (servers echo masked keys)."""
+    if not key or key == NO_KEY:
+        return text
+    text = text.replace(key, "[redacted key]")
+    return _WORD.sub(lambda m: "[redacted]" if m.group(0) in key else m.group(0), text)

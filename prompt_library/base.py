@@ -1,0 +1,111 @@
+"""The connection: WAL, a busy timeout, one write lock per transaction, JSON helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+BUSY_TIMEOUT_S = 30.0
+DEFAULT_FILE = "geval.db"
+
+
+def default_path() -> Path:
+    """$GEVAL_DB, else ./geval.db."""
+    return Path(os.environ.get("GEVAL_DB") or DEFAULT_FILE)
+
+
+def now() -> str:
+    """The current time, ISO 8601 in UTC."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON that keeps non-ASCII text readable in the file."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(text: str | None, default: Any = None) -> Any:
+    """json.loads that passes NULL through as `default`."""
+    return default if text is None else json.loads(text)
+
+
+class LibraryBase:
+    """Opens the file and serialises access to its one connection."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection shared by the threads of one process (Streamlit reruns hop threads), guarded by
+        # an RLock; other processes are kept apart by SQLite's own locks and the busy timeout.
+        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        self.db = Database(conn)
+        self._lock = threading.RLock()
+        self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if str(self.path) != ":memory:":
+            self.db.enable_wal()
+            # In WAL mode NORMAL stays crash-safe for the database; it saves an fsync per judgment.
+            self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.execute("PRAGMA foreign_keys = ON")
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self.db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[Database]:
+        """One atomic write; the outermost one takes SQLite's write lock up front.
+
+        A plain BEGIN reads first and upgrades later, and an upgrade that finds another process's newer
+        commit fails at once with "database is locked" whatever the busy timeout. BEGIN IMMEDIATE waits
+        for the lock instead; db.atomic() inside it becomes a savepoint, so nested writes still roll back.
+        """
+        with self._lock:
+            if self.db.conn.in_transaction:
+                with self.db.atomic():
+                    yield self.db
+                return
+            self.db.conn.execute("BEGIN IMMEDIATE")
+            try:
+                with self.db.atomic():
+                    yield self.db
+            except BaseException:
+                self.db.rollback()
+                raise
+            self.db.conn.execute("COMMIT")
+
+    def _rows(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        """Every row of a query, as plain dicts."""
+        with self._lock:
+            return list(self.db.query(sql, params))
+
+    def _one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
+        """The first row of a query, or None."""
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+    def get_setting(self, key: str, default: Any = None) -> Any:
+        """A JSON value stored under `key` in the library (e.g. a price table)."""
+        row = self._one("SELECT value FROM meta WHERE key = ?", [key])
+        return default if row is None else loads(row["value"])
+
+    def set_setting(self, key: str, value: Any) -> None:
+        """Store a JSON value under `key`."""
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [key, dumps(value)])

@@ -1,0 +1,178 @@
+"""Golden datasets: immutable, content-hashed versions of items with optional human ratings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from geval_core.datafiles import field_paths, lookup, read_rows
+from geval_core.errors import InputError, NotFoundError
+from geval_core.types import Item
+
+from .base import LibraryBase, dumps, loads, now
+from .prompts import split_label
+
+
+@dataclass(frozen=True)
+class DatasetMapping:
+    """Where each item's parts come from in a row: dotted paths into JSON, column names in CSV."""
+
+    id: str = "id"
+    inputs: dict[str, str] = field(default_factory=dict)  # input field -> source path
+    human: dict[str, str] = field(default_factory=dict)  # rating name -> source path
+    group: str | None = None  # e.g. "doc_id", for summary-level agreement
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (stored with the dataset version)."""
+        return asdict(self)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+def _rating(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(value)
+    number = float(value.strip()) if isinstance(value, str) else float(value)
+    if math.isnan(number) or math.isinf(number):
+        raise ValueError(value)
+    return number
+
+
+def _get(row: dict, path: str, where: dict, what: str) -> Any:
+    try:
+        value = lookup(row, path)
+    except KeyError:
+        fields = ", ".join(field_paths(row)) or "none"
+        raise InputError(f"missing {what}: no field {path!r} (fields here: {fields})", field=path,
+                         **where) from None
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InputError(f"missing {what} (empty value)", field=path, **where)
+    return value
+
+
+def item_from_row(row: dict[str, Any], mapping: DatasetMapping, where: dict) -> Item:
+    """One Item from one row; InputError (with file and line from `where`) on a missing or bad value."""
+    item_id = _text(_get(row, mapping.id, where, "item id")).strip()
+    fields = {name: _text(_get(row, path, where, f"input field {name!r}")) for name, path in mapping.inputs.items()}
+    human = {}
+    for name, path in mapping.human.items():
+        value = _get(row, path, where, f"human rating {name!r}")
+        try:
+            human[name] = _rating(value)
+        except (TypeError, ValueError):
+            raise InputError(f"human rating {name!r} is not a number: {value!r}", field=path, **where) from None
+    group = _text(_get(row, mapping.group, where, "group")) if mapping.group else None
+    return Item(item_id, fields, human, group)
+
+
+def read_items(path: str | Path, mapping: DatasetMapping) -> list[Item]:
+    """Every item of a CSV/JSONL file; the first bad row stops the read with file, line and reason."""
+    if not mapping.inputs:
+        raise InputError("map at least one input field (e.g. document=source)", file=str(path))
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for line, row in read_rows(path):
+        where = {"file": str(path), "line": line}
+        item = item_from_row(row, mapping, where)
+        if item.id in seen:
+            raise InputError(f"duplicate id {item.id!r} (first on line {seen[item.id]})", field=mapping.id,
+                             **where)
+        seen[item.id] = line
+        items.append(item)
+    if not items:
+        raise InputError("the file has no rows", file=str(path))
+    return items
+
+
+def dataset_hash(name: str, items: list[Item]) -> str:
+    """sha256 over the name and every item in order: equal content gives an equal version id."""
+    content = {"name": name, "items": [[i.id, i.fields, i.human, i.group] for i in items]}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class DatasetsMixin(LibraryBase):
+    """Golden datasets and their items."""
+
+    def import_dataset(self, path: str | Path, name: str, mapping: DatasetMapping | None = None) -> dict[str, Any]:
+        """Import a CSV/JSONL file as dataset `name`; returns the dataset row plus `created`."""
+        items = read_items(path, mapping or DatasetMapping())
+        return self.import_items(name, items, source=str(path), mapping=mapping or DatasetMapping())
+
+    def import_items(self, name: str, items: list[Item], source: str = "memory",
+                     mapping: DatasetMapping | None = None) -> dict[str, Any]:
+        """Store in-memory items as a new version of `name` (or return the identical existing one)."""
+        if not name.strip() or "@" in name:
+            raise InputError(f"dataset name {name!r} must be non-empty and without '@'")
+        _validate(items)
+        dataset_id = dataset_hash(name, items)
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM datasets WHERE id = ?", [dataset_id]).fetchone():
+                return {**self.get_dataset(dataset_id), "created": False}
+            version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?",
+                                 [name]).fetchone()[0]
+            human = sorted({h for i in items for h in i.human})
+            db["datasets"].insert({
+                "id": dataset_id, "name": name, "version": version, "source": source,
+                "mapping": dumps(mapping.to_dict()) if mapping else None, "item_count": len(items),
+                "fields": dumps(list(dict.fromkeys(f for i in items for f in i.fields))),
+                "human": dumps(human), "created_at": now(),
+            })
+            db["items"].insert_all(
+                ({"dataset_id": dataset_id, "item_id": i.id, "position": n, "fields": dumps(i.fields),
+                  "human": dumps(i.human), "group_id": i.group} for n, i in enumerate(items)),
+                batch_size=500,
+            )
+        return {**self.get_dataset(dataset_id), "created": True}
+
+    def _dataset_row(self, name_or_id: str, version: int | None) -> dict[str, Any] | None:
+        name, version = split_label(name_or_id, version)
+        if version is not None:
+            return self._one("SELECT * FROM datasets WHERE name = ? AND version = ?", [name, version])
+        return (self._one("SELECT * FROM datasets WHERE id = ?", [name])
+                or self._one("SELECT * FROM datasets WHERE name = ? ORDER BY version DESC LIMIT 1", [name]))
+
+    def get_dataset(self, name_or_id: str, version: int | None = None) -> dict[str, Any]:
+        """A dataset version by id, name (latest), name@version or name+version."""
+        row = self._dataset_row(str(name_or_id), version)
+        if row is None:
+            known = ", ".join(sorted({r["name"] for r in self._rows("SELECT name FROM datasets")})) or "none"
+            raise NotFoundError(f"no dataset {name_or_id!r}; known datasets: {known}")
+        return _decode(row)
+
+    def list_datasets(self) -> list[dict[str, Any]]:
+        """Every dataset version, sorted by name then version."""
+        return [_decode(r) for r in self._rows("SELECT * FROM datasets ORDER BY name, version")]
+
+    def dataset_items(self, dataset_id: str) -> list[Item]:
+        """The items of one dataset version (id, name or name@version), in import order."""
+        dataset = self.get_dataset(dataset_id)
+        rows = self._rows("SELECT * FROM items WHERE dataset_id = ? ORDER BY position", [dataset["id"]])
+        return [Item(r["item_id"], loads(r["fields"], {}), loads(r["human"], {}), r["group_id"]) for r in rows]
+
+
+def _validate(items: list[Item]) -> None:
+    seen: set[str] = set()
+    for n, item in enumerate(items, 1):
+        if not str(item.id).strip():
+            raise InputError(f"item {n} has an empty id", field="id")
+        if item.id in seen:
+            raise InputError(f"duplicate item id {item.id!r}", field="id")
+        seen.add(item.id)
+    if not items:
+        raise InputError("a dataset needs at least one item")
+
+
+def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    out["label"] = f"{row['name']}@{row['version']}"
+    out["mapping"] = loads(row["mapping"])
+    out["fields"] = loads(row["fields"], [])
+    out["human"] = loads(row["human"], [])
+    return out

@@ -1,0 +1,200 @@
+"""Runs (one prompt on one dataset version with one judge), their judgments, and the judge cache."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict
+from datetime import datetime, timezone
+from typing import Any
+
+from geval_core.errors import InputError, NotFoundError
+from geval_core.types import JudgeSettings
+
+from .base import LibraryBase, dumps, loads, now
+from .datasets import DatasetsMixin
+from .prompts import PromptsMixin, split_label
+
+RUN_STATUSES = ("running", "done", "cancelled", "failed")
+RUN_COLUMNS = ("status", "finished_at", "model_version", "input_tokens", "output_tokens", "cost_usd",
+               "items_total")
+JUDGMENT_COLUMNS = ("score", "raw_score", "top_score", "distribution", "valid_mass", "replies", "parsed",
+                    "unparsed", "ambiguous", "mode", "fallback", "model_version", "input_tokens",
+                    "output_tokens", "latency_s", "cached", "error")
+_JSON = ("distribution", "replies")
+_BOOL = ("ambiguous", "fallback", "cached")
+
+_RUN_SELECT = """
+SELECT r.*, p.name || '@' || p.version AS prompt_label, d.name || '@' || d.version AS dataset_label,
+  (SELECT COUNT(*) FROM judgments j WHERE j.run_id = r.id) AS judged,
+  (SELECT COUNT(*) FROM judgments j WHERE j.run_id = r.id AND j.error IS NOT NULL) AS errors
+FROM runs r JOIN prompts p ON p.id = r.prompt_id JOIN datasets d ON d.id = r.dataset_id
+"""
+
+
+def new_run_id() -> str:
+    """A readable, time-sortable id: 20250102-130405-1a2b3c."""
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
+    """Runs, judgments and the judge cache."""
+
+    def create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
+                   item_ids: list[str] | None = None) -> str:
+        """Start a run record (status "running"); prompt and dataset may be given by id or name."""
+        prompt = self.get_prompt(prompt_id)
+        dataset = self.get_dataset(dataset_id)
+        if item_ids is not None:
+            known = {i.id for i in self.dataset_items(dataset["id"])}
+            unknown = [i for i in item_ids if i not in known]
+            if unknown:
+                raise InputError(f"items {unknown[:5]} are not in dataset {dataset['label']}")
+        run_id = new_run_id()
+        with self._write() as db:
+            db["runs"].insert({
+                "id": run_id, "prompt_id": prompt.id, "dataset_id": dataset["id"], "judge": dumps(asdict(judge)),
+                "item_ids": dumps(list(item_ids)) if item_ids is not None else None, "status": "running",
+                "items_total": len(item_ids) if item_ids is not None else dataset["item_count"],
+                "created_at": now(), "extra": dumps({}),
+            })
+        return run_id
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """One run with its judge settings, labels and counts (judged, errors); a unique id prefix works."""
+        row = self._one(_RUN_SELECT + " WHERE r.id = ?", [run_id])
+        if row is None:
+            rows = self._rows(_RUN_SELECT + " WHERE r.id LIKE ? LIMIT 2", [run_id + "%"])
+            row = rows[0] if len(rows) == 1 and run_id else None
+        if row is None:
+            raise NotFoundError(f"no run {run_id!r}; `geval runs list` shows the runs")
+        return _run(row)
+
+    def list_runs(self, prompt: str | None = None, dataset: str | None = None) -> list[dict[str, Any]]:
+        """Runs, newest first; `prompt`/`dataset` filter by id, name (every version) or name@version."""
+        where, params = [], []
+        for value, table, column in ((prompt, "p", "prompt_id"), (dataset, "d", "dataset_id")):
+            if value is None:
+                continue
+            name, version = split_label(value)
+            if version is None:
+                where.append(f"({table}.name = ? OR r.{column} = ?)")
+                params += [name, name]
+            else:
+                where.append(f"({table}.name = ? AND {table}.version = ?)")
+                params += [name, version]
+        sql = _RUN_SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.created_at DESC, r.id DESC"
+        return [_run(r) for r in self._rows(sql, params)]
+
+    def set_run_fields(self, run_id: str, **fields: Any) -> None:
+        """Update run columns (model_version, tokens, cost_usd, ...); unknown names go to `extra`."""
+        run = self.get_run(run_id)
+        if "status" in fields and fields["status"] not in RUN_STATUSES:
+            raise InputError(f"run status must be one of {', '.join(RUN_STATUSES)}, got {fields['status']!r}")
+        columns = {k: v for k, v in fields.items() if k in RUN_COLUMNS}
+        extra = {k: v for k, v in fields.items() if k not in RUN_COLUMNS}
+        with self._write() as db:
+            if extra:
+                stored = loads(db.execute("SELECT extra FROM runs WHERE id = ?", [run["id"]]).fetchone()[0], {})
+                columns["extra"] = dumps({**stored, **extra})
+            if columns:
+                db["runs"].update(run["id"], columns)
+
+    def finish_run(self, run_id: str, status: str = "done", **totals: Any) -> None:
+        """Mark a run finished (done, cancelled or failed) and store its totals."""
+        self.set_run_fields(run_id, status=status, finished_at=now(), **totals)
+
+    def judged_item_ids(self, run_id: str, include_errors: bool = False) -> set[str]:
+        """Items that already have a judgment; errored ones are left out (a resume retries them)."""
+        sql = "SELECT item_id FROM judgments WHERE run_id = ?" + ("" if include_errors else " AND error IS NULL")
+        return {r["item_id"] for r in self._rows(sql, [run_id])}
+
+    def save_judgment(self, run_id: str, item_id: str, judgment: dict[str, Any]) -> bool:
+        """Write one item's judgment in one transaction; returns False when it was already stored.
+
+        A stored judgment is never overwritten, except an errored one by a later attempt: so a resumed run
+        neither duplicates nor loses an item.
+        """
+        row = {"run_id": run_id, "item_id": item_id, "created_at": now()}
+        for key in JUDGMENT_COLUMNS:
+            value = judgment.get(key)
+            if key in _JSON:
+                value = dumps(_json_ready(value)) if value is not None else None
+            elif key in _BOOL:
+                value = int(bool(value))
+            row[key] = value
+        extra = {k: v for k, v in judgment.items() if k not in JUDGMENT_COLUMNS and k != "item_id"}
+        row["extra"] = dumps(_json_ready(extra))
+        names = list(row)
+        updates = ", ".join(f"{n} = excluded.{n}" for n in names if n not in ("run_id", "item_id"))
+        sql = (f"INSERT INTO judgments ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
+               f"ON CONFLICT(run_id, item_id) DO UPDATE SET {updates} WHERE judgments.error IS NOT NULL")
+        with self._write() as db:
+            return db.execute(sql, [row[n] for n in names]).rowcount > 0
+
+    def judgments(self, run_id: str) -> list[dict[str, Any]]:
+        """Every judgment of a run in dataset order; distribution as {int: float}, replies as a list."""
+        run = self.get_run(run_id)
+        rows = self._rows(
+            "SELECT j.* FROM judgments j LEFT JOIN items i ON i.dataset_id = ? AND i.item_id = j.item_id "
+            "WHERE j.run_id = ? ORDER BY i.position, j.item_id", [run["dataset_id"], run["id"]])
+        return [_judgment(r) for r in rows]
+
+    # --- judge cache --------------------------------------------------------------------------------
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        """A stored reply dict for an identical request, or None."""
+        row = self._one("SELECT reply FROM judge_cache WHERE key = ?", [key])
+        return None if row is None else loads(row["reply"])
+
+    def cache_put(self, key: str, reply: dict[str, Any]) -> None:
+        """Store a reply dict under its request key."""
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO judge_cache (key, reply, created_at) VALUES (?, ?, ?)",
+                       [key, dumps(_json_ready(reply)), now()])
+
+
+def _json_ready(value: Any) -> Any:
+    # Distributions arrive keyed by int; JSON keys are strings. Tuples become lists.
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    return value
+
+
+def _run(row: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in row.items() if k != "extra"}
+    out["judge"] = loads(row["judge"], {})
+    out["item_ids"] = loads(row["item_ids"])
+    for key, value in loads(row["extra"], {}).items():
+        out.setdefault(key, value)
+    return out
+
+
+def _judgment(row: dict[str, Any]) -> dict[str, Any]:
+    out = {"item_id": row["item_id"]}
+    for key in JUDGMENT_COLUMNS:
+        out[key] = row[key]
+    dist = loads(row["distribution"])
+    out["distribution"] = {int(k): float(v) for k, v in dist.items()} if dist is not None else {}
+    out["replies"] = loads(row["replies"], [])
+    for key in _BOOL:
+        out[key] = bool(row[key])
+    for key, value in loads(row["extra"], {}).items():
+        out.setdefault(key, value)
+    return out
+
+
+def agreement_inputs_from_run(library: Any, run_id: str, human_field: str
+                              ) -> tuple[list[float], list[float], list[str | None]]:
+    """(judge scores, human ratings, groups) of a run's scored items that have the human rating."""
+    run = library.get_run(run_id)
+    items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
+    judge, human, groups = [], [], []
+    for row in library.judgments(run["id"]):
+        item = items.get(row["item_id"])
+        if row["score"] is None or item is None or human_field not in item.human:
+            continue
+        judge.append(float(row["score"]))
+        human.append(float(item.human[human_field]))
+        groups.append(item.group)
+    return judge, human, groups

@@ -1,0 +1,41 @@
+"""The examples a new library starts with: four frozen prompts and the `sample` dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from geval_core.types import Dimension
+
+from .datasets import DatasetMapping, read_items
+
+if TYPE_CHECKING:
+    from .store import Library
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+DIMENSIONS_FILE = SAMPLE_DIR / "dimensions.json"
+SAMPLE_FILE = SAMPLE_DIR / "sample.jsonl"
+SAMPLE_NAME = "sample"
+SAMPLE_MAPPING = DatasetMapping(
+    id="id",
+    inputs={"document": "document", "summary": "summary"},
+    human={d: f"ratings.{d}" for d in ("coherence", "consistency", "fluency", "relevance")},
+    group="doc_id",
+)
+SEEDED_KEY = "seeded"
+
+
+def example_dimensions() -> list[Dimension]:
+    """The shipped example dimensions (coherence, consistency, fluency, relevance)."""
+    data = json.loads(DIMENSIONS_FILE.read_text(encoding="utf-8"))
+    return [Dimension.from_dict(d) for d in data["dimensions"]]
+
+
+def seed(library: Library) -> None:
+    """Freeze the example prompts and import the sample set (caller holds the write lock)."""
+    for dimension in example_dimensions():
+        library.freeze(dimension, name=dimension.name.lower())
+    items = read_items(SAMPLE_FILE, SAMPLE_MAPPING)
+    library.import_items(SAMPLE_NAME, items, source="sample_data/sample.jsonl (shipped example)",
+                         mapping=SAMPLE_MAPPING)

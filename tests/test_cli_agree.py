@@ -1,0 +1,187 @@
+"""`geval agree`: the table, --json, and a clear error (file and line, no traceback) for each bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import scipy.stats as st
+from click.testing import CliRunner
+
+from geval_core import agreement
+from geval_core.cli import cli
+from geval_core.types import Scale
+from prompt_library import open_library
+
+JUDGE = {"d1-a": 4.2, "d1-b": 3.1, "d1-c": 1.9, "d1-d": 3.1, "d2-a": 2.0, "d2-b": 4.7, "d2-c": 3.3,
+         "d3-a": 3.0, "d3-b": 3.0}
+HUMAN = {"d1-a": 5, "d1-b": 3, "d1-c": 2, "d1-d": 4, "d2-a": 1, "d2-b": 4, "d2-c": 4, "d3-a": 2, "d3-b": 4,
+         "d4-a": 3}
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def files(tmp_path):
+    judge = write_jsonl(tmp_path / "judge.jsonl", [{"id": k, "score": v} for k, v in JUDGE.items()])
+    data = write_jsonl(tmp_path / "data.jsonl", [
+        {"id": k, "doc_id": k.split("-")[0], "scores": {"coherence": v}} for k, v in HUMAN.items()])
+    return judge, data, tmp_path
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, ["agree", *args])
+
+
+def expected(groups: bool):
+    ids = list(JUDGE)
+    return agreement([JUDGE[i] for i in ids], [HUMAN[i] for i in ids],
+                     [i.split("-")[0] for i in ids] if groups else None)
+
+
+def test_json_output_dataset_level(files):
+    judge, data, _ = files
+    result = run(judge, "--data", data, "--human", "scores.coherence", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    xs, ys = list(JUDGE.values()), [HUMAN[i] for i in JUDGE]
+    assert out["spearman"] == pytest.approx(st.spearmanr(xs, ys).statistic)
+    assert out["kendall"] == pytest.approx(st.kendalltau(xs, ys).statistic)
+    assert out["pearson"] == pytest.approx(st.pearsonr(xs, ys).statistic)
+    assert out["tie_rate"] == pytest.approx(2 / 36)  # 3.1 twice, 3.0 twice
+    assert (out["items"], out["groups"], out["groups_skipped"], out["reading"]) == (9, 0, 0, "dataset")
+    assert out["kappa_quadratic"] == pytest.approx(expected(False).kappa_quadratic)
+    assert out["unjudged"] == 1 and out["human_field"] == "scores.coherence"
+
+
+def test_json_output_group_level(files):
+    judge, data, _ = files
+    out = json.loads(run(judge, "--data", data, "--human", "scores.coherence", "--group-by", "doc_id",
+                         "--json").output)
+    per_doc = [st.spearmanr([JUDGE[f"{d}-{s}"] for s in ss], [HUMAN[f"{d}-{s}"] for s in ss]).statistic
+               for d, ss in (("d1", "abcd"), ("d2", "abc"))]  # d3: the judge is constant -> skipped
+    assert out["spearman"] == pytest.approx(sum(per_doc) / 2)
+    assert (out["reading"], out["groups"], out["groups_skipped"], out["items"]) == ("group", 2, 1, 9)
+    assert out["tie_rate"] == pytest.approx(2 / (6 + 3 + 1))  # within-document pairs only
+
+
+def test_table_for_people(files):
+    judge, data, _ = files
+    result = run(judge, "--data", data, "--human", "scores.coherence", "--group-by", "doc_id")
+    assert result.exit_code == 0, result.output
+    exp = expected(True)
+    assert "group-level: correlated within each doc_id" in result.output
+    assert f"Spearman rho   {exp.spearman:.3f}" in result.output
+    assert f"Kendall tau-b  {exp.kendall:.3f}" in result.output
+    assert f"quadratic {exp.kappa_quadratic:.3f}" in result.output
+    assert "2 used, 1 skipped" in result.output and "nearest point" in result.output
+
+
+def test_bootstrap_and_scale_options(files):
+    judge, data, _ = files
+    out = json.loads(run(judge, "--data", data, "--human", "scores.coherence", "--scale", "1-5",
+                         "--bootstrap", "50", "--json").output)
+    ids = list(JUDGE)
+    direct = agreement([JUDGE[i] for i in ids], [HUMAN[i] for i in ids], scale=Scale(1, 5), bootstrap=50)
+    assert out["ci"]["spearman"] == pytest.approx(direct.ci["spearman"]) and out["scale"] == "1-5"
+    bad = run(judge, "--data", data, "--human", "scores.coherence", "--scale", "five")
+    assert bad.exit_code == 2 and "MIN-MAX" in bad.output
+
+
+def test_csv_files_and_a_separate_judge_id_field(tmp_path):
+    judge = tmp_path / "judge.csv"
+    judge.write_text("item_id,score\n" + "".join(f"{k},{v}\n" for k, v in JUDGE.items()) + "d4-a,\n")
+    data = tmp_path / "data.csv"
+    data.write_text("id,scores.coherence\n" + "".join(f"{k},{v}\n" for k, v in HUMAN.items()))
+    result = run(str(judge), "--data", str(data), "--human", "scores.coherence", "--judge-id-field", "item_id",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert (out["items"], out["missing"], out["judge_missing"]) == (9, 1, 1)  # the empty score is missing
+    assert out["kendall"] == pytest.approx(expected(False).kendall)
+
+
+def error_of(result) -> str:
+    assert result.exit_code == 1, result.output
+    # A ClickException ends in SystemExit(1): no traceback, just the message.
+    assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
+    return result.output
+
+
+@pytest.mark.parametrize(("target", "rows", "line", "words"), [
+    ("judge", [{"id": "d1-a", "score": 4}, {"id": "nope", "score": 3}], 2, ["'nope' is not in", "data.jsonl"]),
+    ("judge", [{"id": "d1-a", "score": 4}, {"score": 3}], 2, ["field 'id'", "no such field"]),
+    ("judge", [{"id": "d1-a", "score": 4}, {"id": None, "score": 3}], 2, ["missing item id"]),
+    ("judge", [{"id": "d1-a", "score": 4}, {"id": "d1-a", "score": 3}], 2, ["duplicate id 'd1-a'",
+                                                                             "first on line 1"]),
+    ("judge", [{"id": "d1-a", "score": "high"}], 1, ["field 'score'", "not a number: 'high'"]),
+    ("judge", [{"id": "d1-a", "score": True}], 1, ["not a number: True"]),
+    ("judge", [{"id": "d1-a", "score": "NaN"}], 1, ["not a number"]),
+    ("judge", [{"id": "d1-a", "score": {"v": 1}}], 1, ["not a number"]),
+    ("judge", [{"id": "d1-a", "scor": 4}], 1, ["field 'score'", "no such field (fields here: id, scor)"]),
+    ("data", [{"id": "d1-a", "doc_id": "d1", "scores": {"coherence": 4}},
+              {"id": "d1-a", "doc_id": "d1", "scores": {"coherence": 4}}], 2, ["duplicate id"]),
+    ("data", [{"id": "d1-a", "doc_id": "d1", "scores": {"coherence": "4,5"}}], 1, ["not a number: '4,5'"]),
+    ("data", [{"id": "d1-a", "doc_id": "d1", "scores": {"fluency": 4}}], 1, ["field 'scores.coherence'",
+                                                                              "scores.fluency"]),
+    ("data", [{"id": "d1-a", "scores": {"coherence": 4}}], 1, ["field 'doc_id'", "no such field"]),
+    ("data", [{"id": "d1-a", "doc_id": None, "scores": {"coherence": 4}}], 1, ["missing group"]),
+])
+def test_errors_name_the_file_and_the_line(files, target, rows, line, words):
+    judge, data, tmp_path = files
+    path = write_jsonl(tmp_path / f"{target}.jsonl", rows)
+    out = error_of(run(judge, "--data", data, "--human", "scores.coherence", "--group-by", "doc_id"))
+    assert out.startswith(f"Error: {path}, line {line}")
+    for word in words:
+        assert word in out
+
+
+def test_broken_json_and_missing_files(files):
+    judge, data, tmp_path = files
+    (tmp_path / "judge.jsonl").write_text('{"id": "d1-a", "score": 4}\n{"id": "d1-b", "score": \n')
+    out = error_of(run(judge, "--data", data, "--human", "scores.coherence"))
+    assert f"Error: {judge}, line 2: broken JSON" in out
+    out = error_of(run(str(tmp_path / "absent.jsonl"), "--data", data, "--human", "scores.coherence"))
+    assert "absent.jsonl: no such file" in out
+
+
+def test_help_lists_every_option():
+    out = CliRunner().invoke(cli, ["agree", "--help"]).output
+    for option in ("--data", "--human", "--score-field", "--id-field", "--group-by", "--json"):
+        assert option in out
+
+
+def test_agree_reads_a_library_run_and_its_dataset(tmp_path):
+    """A run id in the library: judge scores from the run, human ratings and groups from its dataset."""
+    db = str(tmp_path / "lib.db")
+    with open_library(db) as library:
+        items = library.dataset_items(library.get_dataset("sample")["id"])
+        run_id = library.create_run("coherence", "sample", library.get_prompt("coherence").dimension.judge)
+        # A judge that is the human rating plus a small per-item offset: high but imperfect agreement.
+        judge = {}
+        for n, item in enumerate(items):
+            judge[item.id] = item.human["coherence"] + (0.4 if n % 3 == 0 else -0.2)
+            library.save_judgment(run_id, item.id, {"score": judge[item.id], "mode": "logprobs"})
+    out = CliRunner().invoke(cli, ["agree", run_id, "--human", "coherence", "--db", db, "--json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output)
+    assert result["items"] == len(items)
+    assert result["reading"] == "group"
+    assert result["groups"] + result["groups_skipped"] == len({i.group for i in items})
+    pooled = CliRunner().invoke(cli, ["agree", run_id, "--human", "coherence", "--db", db, "--data", "sample",
+                                      "--json", "--pooled"])
+    assert pooled.exit_code == 0, pooled.output
+    ids = [i.id for i in items]
+    expected = st.spearmanr([judge[i] for i in ids], [i.human["coherence"] for i in items]).statistic
+    assert json.loads(pooled.output)["spearman"] == pytest.approx(expected)
+
+
+def test_agree_names_a_missing_run_or_rating(tmp_path):
+    db = str(tmp_path / "lib.db")
+    out = CliRunner().invoke(cli, ["agree", "nosuchrun", "--human", "coherence", "--db", db])
+    assert out.exit_code != 0 and "nosuchrun" in out.output and "Traceback" not in out.output
+    out = CliRunner().invoke(cli, ["agree", "x.jsonl", "--data", "sample", "--human", "nope", "--db", db])
+    assert "x.jsonl" in out.output

@@ -1,0 +1,134 @@
+"""`geval prompts|datasets|runs` through click's CliRunner, including --help on every command."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from geval_core.cli import cli
+from geval_core.types import JudgeSettings
+from prompt_library import Library
+
+COMMANDS = [
+    ("prompts",), ("prompts", "list"), ("prompts", "show"), ("prompts", "freeze"), ("prompts", "export"),
+    ("prompts", "import"), ("datasets",), ("datasets", "list"), ("datasets", "import"), ("datasets", "show"),
+    ("runs",), ("runs", "list"), ("runs", "show"), ("runs", "export"),
+]
+LEAVES = [c for c in COMMANDS if len(c) == 2]
+
+
+@pytest.fixture
+def db(tmp_path):
+    return str(tmp_path / "cli.db")
+
+
+def invoke(*args, ok=True):
+    result = CliRunner().invoke(cli, list(args))
+    if ok:
+        assert result.exit_code == 0, result.output + str(result.exception)
+    return result
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_help_on_every_command(command):
+    result = invoke(*command, "--help")
+    assert "Usage:" in result.output
+    if command in LEAVES:
+        assert "--db" in result.output
+    if command[-1] in ("list", "show"):
+        assert "--json" in result.output
+
+
+def test_leaf_commands_have_a_docstring():
+    for group_name, name in LEAVES:
+        assert cli.commands[group_name].commands[name].help
+
+
+def test_prompts_list_show_json(db):
+    listed = json.loads(invoke("prompts", "list", "--db", db, "--json").output)
+    assert [p["label"] for p in listed] == ["coherence@1", "consistency@1", "fluency@1", "relevance@1"]
+    table = invoke("prompts", "list", "--db", db).output
+    assert "fluency@1" in table and "1-3" in table
+    shown = json.loads(invoke("prompts", "show", "fluency@1", "--db", db, "--json").output)
+    assert shown["content_hash"] == listed[2]["id"] and shown["scale"] == {"min": 1, "max": 3}
+    text = invoke("prompts", "show", "fluency", "--db", db, "--rendered").output
+    assert "Fluency (1-3)" in text and "- Fluency:" in text
+    missing = invoke("prompts", "show", "nope", "--db", db, ok=False)
+    assert missing.exit_code == 1 and "no frozen prompt 'nope'" in missing.output
+
+
+def test_prompts_freeze_export_import(db, tmp_path):
+    with Library(db) as library:
+        dim = library.get_prompt("fluency").dimension
+    changed = {**dim.to_dict(), "definition": "Grammar and word choice only."}
+    (tmp_path / "dim.json").write_text(json.dumps(changed))
+    out = invoke("prompts", "freeze", str(tmp_path / "dim.json"), "--db", db).output
+    assert out.startswith("froze fluency@2")
+    assert "already frozen as fluency@2" in invoke("prompts", "freeze", str(tmp_path / "dim.json"), "--db", db).output
+    bad = {**changed, "anchors": {"1": "x"}}
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    refused = invoke("prompts", "freeze", str(tmp_path / "bad.json"), "--db", db, ok=False)
+    assert refused.exit_code == 1 and "cannot freeze" in refused.output and "missing: 2, 3" in refused.output
+
+    (tmp_path / "agree.json").write_text(json.dumps({"spearman": 0.5}))
+    export = tmp_path / "fluency.json"
+    invoke("prompts", "export", "fluency@2", "--db", db, "-o", str(export), "--agreement", str(tmp_path / "agree.json"))
+    data = json.loads(export.read_text())
+    assert data["version"] == 2 and data["agreement"] == {"spearman": 0.5}
+    snippet = invoke("prompts", "export", "fluency@2", "--db", db, "--snippet").output
+    assert "load_prompt(" in snippet and '{"summary": summary}' in snippet
+
+    other = str(tmp_path / "other.db")
+    assert "imported as fluency@2" in invoke("prompts", "import", str(export), "--db", other).output
+    data["steps"] = ["Always answer 3."]
+    export.write_text(json.dumps(data))
+    tampered = invoke("prompts", "import", str(export), "--db", other, ok=False)
+    assert tampered.exit_code == 1 and "does not match its hash" in tampered.output
+
+
+def test_datasets_import_list_show(db, tmp_path):
+    path = tmp_path / "golden.jsonl"
+    path.write_text("".join(json.dumps({"id": f"x{i}", "doc": "d", "src": "S", "out": f"O{i}",
+                                        "scores": {"coherence": i}}) + "\n" for i in range(1, 4)))
+    args = ["datasets", "import", str(path), "--name", "golden", "--input", "document=src", "--input",
+            "summary=out", "--human", "coherence=scores.coherence", "--group", "doc", "--db", db]
+    assert "imported golden@1 (3 items" in invoke(*args).output
+    assert "same content already stored as golden@1" in invoke(*args).output
+    listed = json.loads(invoke("datasets", "list", "--db", db, "--json").output)
+    assert [d["label"] for d in listed] == ["golden@1", "sample@1"]
+    shown = json.loads(invoke("datasets", "show", "golden", "--db", db, "--json", "--items", "2").output)
+    assert [i["human"]["coherence"] for i in shown["items"]] == [1.0, 2.0] and shown["items"][0]["group"] == "d"
+    path.write_text(path.read_text() + '{"id": "x9", "doc": "d", "src": "S", "out": "O", "scores": {"coherence": "high"}}\n')
+    bad = invoke(*args, ok=False)
+    assert bad.exit_code == 1 and "line 4" in bad.output and "not a number" in bad.output
+    usage = invoke("datasets", "import", str(path), "--name", "g", "--input", "nonsense", "--db", db, ok=False)
+    assert usage.exit_code == 2 and "NAME=PATH" in usage.output
+
+
+def test_runs_list_show_export(db, tmp_path):
+    with Library(db) as library:
+        run = library.create_run("fluency", "sample", JudgeSettings(), item_ids=["d01-a", "d01-b"])
+        library.save_judgment(run, "d01-a", {"score": 2.5, "distribution": {2: 0.5, 3: 0.5}, "replies": ["3"]})
+        library.finish_run(run, "done")
+    listed = json.loads(invoke("runs", "list", "--db", db, "--json", "--prompt", "fluency").output)
+    assert [r["id"] for r in listed] == [run] and listed[0]["judged"] == 1
+    assert json.loads(invoke("runs", "list", "--db", db, "--json", "--prompt", "coherence").output) == []
+    shown = json.loads(invoke("runs", "show", run, "--db", db, "--json", "--judgments").output)
+    assert shown["status"] == "done" and shown["judgments"][0]["distribution"] == {"2": 0.5, "3": 0.5}
+    assert "fluency@1" in invoke("runs", "show", run[:12], "--db", db).output
+    out = tmp_path / "run.csv"
+    invoke("runs", "export", run, "--db", db, "-o", str(out))
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert rows[0]["item_id"] == "d01-a" and rows[0]["score"] == "2.5" and rows[0]["group"] == "d01"
+    assert rows[0]["human_fluency"] == "3.0"
+    lines = invoke("runs", "export", run, "--db", db).output.splitlines()
+    assert json.loads(lines[0])["human_coherence"] == 5.0
+
+
+def test_geval_db_environment_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEVAL_DB", str(tmp_path / "env.db"))
+    invoke("prompts", "list")
+    assert (tmp_path / "env.db").exists()

@@ -1,0 +1,127 @@
+"""Dataset import from CSV/JSONL: mappings, dotted paths, re-import reuse, and every malformed case."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from geval_core.errors import InputError
+from prompt_library import DatasetMapping, Library
+
+MAPPING = DatasetMapping(id="id", inputs={"document": "source", "summary": "output"},
+                         human={"coherence": "scores.coherence"}, group="doc_id")
+
+
+def jsonl(tmp_path, rows, name="data.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def row(i, **changes):
+    base = {"id": f"i{i}", "doc_id": f"doc{i // 2}", "source": f"Source {i}.", "output": f"Output {i}.",
+            "scores": {"coherence": i % 5 + 1}}
+    base.update(changes)
+    return base
+
+
+@pytest.fixture
+def lib(tmp_path):
+    library = Library(tmp_path / "lib.db", seed_examples=False)
+    yield library
+    library.close()
+
+
+def test_jsonl_import_with_dotted_paths_and_groups(lib, tmp_path):
+    path = jsonl(tmp_path, [row(0), row(1), row(2)])
+    result = lib.import_dataset(path, "golden", MAPPING)
+    assert result["created"] and result["label"] == "golden@1" and result["item_count"] == 3
+    assert result["mapping"]["human"] == {"coherence": "scores.coherence"}
+    items = lib.dataset_items("golden")
+    assert [(i.id, i.group, i.human["coherence"]) for i in items] == [("i0", "doc0", 1.0), ("i1", "doc0", 2.0),
+                                                                       ("i2", "doc1", 3.0)]
+    assert items[1].fields == {"document": "Source 1.", "summary": "Output 1."}
+    # The same content again (even from another file) reuses the version.
+    again = lib.import_dataset(jsonl(tmp_path, [row(0), row(1), row(2)], "copy.jsonl"), "golden", MAPPING)
+    assert not again["created"] and again["id"] == result["id"]
+
+
+def test_csv_import_and_python_repr_scores(lib, tmp_path):
+    path = tmp_path / "data.csv"
+    # Topical-Chat style: a dict stored as a Python repr string; a quoted cell spanning two lines.
+    path.write_text('id,doc_id,source,output,scores\n'
+                    'a,d1,"line one\nline two",Out a,"{\'coherence\': 2.5}"\n'
+                    'b,d1,Src b,Out b,"{""coherence"": 4}"\n', encoding="utf-8")
+    result = lib.import_dataset(path, "csvset", MAPPING)
+    items = lib.dataset_items(result["id"])
+    assert [i.human["coherence"] for i in items] == [2.5, 4.0]
+    assert items[0].fields["document"] == "line one\nline two"
+
+
+def assert_refused(lib, path, line, *words):
+    with pytest.raises(InputError) as info:
+        lib.import_dataset(path, "bad", MAPPING)
+    error = info.value
+    assert error.file == str(path) and error.line == line
+    for word in words:
+        assert word in str(error)
+    assert lib.list_datasets() == []
+    assert lib._one("SELECT COUNT(*) AS n FROM items")["n"] == 0
+
+
+def test_missing_id_is_refused(lib, tmp_path):
+    bad = row(1)
+    del bad["id"]
+    assert_refused(lib, jsonl(tmp_path, [row(0), bad]), 2, "missing item id", "'id'")
+
+
+def test_empty_id_is_refused(lib, tmp_path):
+    assert_refused(lib, jsonl(tmp_path, [row(0), row(1, id="  ")]), 2, "missing item id")
+
+
+def test_duplicate_id_is_refused(lib, tmp_path):
+    assert_refused(lib, jsonl(tmp_path, [row(0), row(1), row(2, id="i0")]), 3, "duplicate id 'i0'", "line 1")
+
+
+def test_missing_mapped_field_is_refused(lib, tmp_path):
+    bad = row(1)
+    del bad["output"]
+    assert_refused(lib, jsonl(tmp_path, [row(0), bad]), 2, "input field 'summary'", "'output'")
+
+
+def test_missing_nested_rating_is_refused(lib, tmp_path):
+    assert_refused(lib, jsonl(tmp_path, [row(0), row(1, scores={"fluency": 2})]), 2, "human rating 'coherence'")
+
+
+def test_non_numeric_rating_is_refused(lib, tmp_path):
+    path = jsonl(tmp_path, [row(0), row(1), row(2, scores={"coherence": "good"})])
+    assert_refused(lib, path, 3, "not a number", "'good'")
+
+
+def test_non_numeric_rating_in_csv_is_refused(lib, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,n/a\n", encoding="utf-8")
+    assert_refused(lib, path, 3, "not a number", "'n/a'")
+
+
+def test_broken_json_is_refused(lib, tmp_path):
+    path = jsonl(tmp_path, [row(0), '{"id": "i1", "source": "unterminated', row(2)])
+    assert_refused(lib, path, 2, "broken JSON")
+
+
+def test_wrong_encoding_is_refused(lib, tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    text = json.dumps(row(0)) + "\n" + json.dumps(row(1, output="Caf\u00e9"), ensure_ascii=False) + "\n"
+    path.write_bytes(text.encode("latin-1"))
+    assert_refused(lib, path, 2, "UTF-8")
+
+
+def test_unsupported_file_and_empty_mapping(lib, tmp_path):
+    path = tmp_path / "data.xlsx"
+    path.write_bytes(b"x")
+    with pytest.raises(InputError, match="unsupported file type"):
+        lib.import_dataset(path, "bad", MAPPING)
+    with pytest.raises(InputError, match="at least one input"):
+        lib.import_dataset(jsonl(tmp_path, [row(0)]), "bad", DatasetMapping())
+    assert lib.list_datasets() == []
