@@ -1,0 +1,63 @@
+"""G-Eval Workbench: the Streamlit entry point (page config, sidebar, navigation)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench_ui import live, state
+
+# The page files live in app_pages/, not pages/: Streamlit treats a pages/ folder as the old multipage
+# layout and, until st.navigation has run once in the process, runs a page file alone without this
+# entry script (a deep link on a fresh server; every AppTest rerun), losing the sidebar.
+PAGES = [
+    st.Page("app_pages/design.py", title="Design", icon=":material/edit_note:", default=True),
+    st.Page("app_pages/library.py", title="Library", icon=":material/library_books:"),
+    st.Page("app_pages/datasets.py", title="Datasets", icon=":material/dataset:"),
+    st.Page("app_pages/score.py", title="Score", icon=":material/speed:"),
+    st.Page("app_pages/agreement.py", title="Agreement", icon=":material/query_stats:"),
+]
+
+
+def key_status(picked: state.SidebarChoice) -> str:
+    """Whether the judge's key is set, by variable name; never the key itself."""
+    present = picked.key_present
+    if present is None:
+        return "API key: not needed"
+    names = " or ".join(picked.key_vars)
+    if present:
+        return f"API key ({names}): present ✅"
+    if picked.choice == "compatible":
+        return f"API key ({names}): not set, fine for a local server that needs none"
+    return f"API key ({names}): missing ❌"
+
+
+def draw_sidebar() -> state.SidebarChoice:
+    """Library file, judge connection and key status; stored for the pages in session state."""
+    sb = st.sidebar
+    db_path = sb.text_input("Library file", value=state.default_db_path(), key="sb_db",
+                            help="SQLite file of the prompt library ($GEVAL_DB overrides the default).")
+    choices = state.provider_choices()
+    choice = sb.selectbox("Judge", choices, key="sb_judge", format_func=lambda c: state.PROVIDERS.get(c, c))
+    model = sb.text_input("Model", value=state.DEFAULT_MODELS.get(choice, ""), key=f"sb_model_{choice}",
+                          disabled=choice in ("local", "scripted"),
+                          help="Pin a dated model version: hosted aliases change under you.")
+    base_url = None
+    if choice == "compatible":
+        base_url = sb.text_input("Base URL", value="http://127.0.0.1:8080/v1", key="sb_base_url")
+    picked = state.SidebarChoice(db_path.strip() or state.default_db_path(), choice,
+                                 state.judge_settings_for(choice, model.strip(), base_url))
+    sb.caption(key_status(picked))
+    if choice == "local":
+        sb.info("The local SmolLM2-135M judge is tiny: good for trying the workbench, "
+                "not a trustworthy judge.", icon="ℹ️")
+    return picked
+
+
+st.set_page_config(page_title="G-Eval Workbench", page_icon=":material/balance:", layout="wide")
+state.secrets_to_env()
+page = st.navigation(PAGES)
+st.session_state[state.SIDEBAR_KEY] = draw_sidebar()
+stopped = live.stop_previous()  # a click during a live run started this run: let that one finish first
+if stopped:
+    st.session_state["score_stopped_run"] = stopped
+page.run()

@@ -1,0 +1,133 @@
+"""Agreement page: a run against human ratings (group- and dataset-level, bootstrap CIs), and run vs run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from geval_core.types import Scale
+from workbench_ui import agree, charts, data, state, views
+
+K = "ag_"
+
+
+def readings(run: dict, field: str, scale: Scale, grouped: bool, bootstrap: int) -> dict[str, dict]:
+    """Group-level (when the items have groups) and dataset-level, for weighted and top-token scores."""
+    out = {}
+    for which, name in agree.SCORES.items():
+        if grouped:
+            out[f"group-level, {name}"] = agree.agreement_for(run, field, which, True, scale, bootstrap)
+        out[f"dataset-level, {name}"] = agree.agreement_for(run, field, which, False, scale, bootstrap)
+    return out
+
+
+def headline(result: dict, title: str) -> None:
+    """The main reading's figures as metrics."""
+    st.caption(views.md_escape(title))
+    c = st.columns(6)
+    for col, (key, label) in zip(c, [("spearman", "Spearman ρ"), ("kendall", "Kendall τ-b"),
+                                     ("pearson", "Pearson r"), ("kappa_quadratic", "κ (quadratic)"),
+                                     ("tie_rate", "Tie rate (judge)"), ("items", "Items")], strict=True):
+        col.metric(label, views.fmt(result.get(key)))
+
+
+def agreement_section(run: dict, prompt, dataset: dict) -> None:
+    """Judge vs human on one run: figures with intervals, scatter, and the replies curve for sampling."""
+    humans = list(dataset.get("human") or [])
+    if not humans:
+        st.info("This run's dataset has no human ratings: agreement needs them (compare runs below).")
+        return
+    items = data.dataset_items(dataset["id"])
+    default = data.human_key(items, prompt.name)
+    c1, c2 = st.columns(2)
+    field = c1.selectbox("Human rating", humans, index=humans.index(default) if default in humans else 0,
+                         key=K + "field")
+    bootstrap = int(c2.number_input("Bootstrap resamples (95% intervals)", min_value=0, max_value=5000,
+                                    value=1000, step=100, key=K + "boot"))
+    grouped = any(i.group for i in items)
+    scale = prompt.dimension.scale
+    results = readings(run, field, scale, grouped, bootstrap)
+    main = next(iter(results))
+    headline(results[main], f"{main} (the paper's reading on SummEval is group-level: per document, averaged)"
+             if grouped else main)
+    st.dataframe(agree.results_frame(results), hide_index=True)
+    st.caption(views.md_escape(results[main].get("note", "")))
+    p = agree.paired(run, field)
+    st.plotly_chart(charts.scatter_figure(p["human"], p["judge"], p["ids"], f"human {field}",
+                                          "judge weighted score", "Judge vs human"), key=K + "scatter")
+    replies_curve(run, p, scale, grouped)
+
+
+def replies_curve(run: dict, p: dict, scale: Scale, grouped: bool) -> None:
+    """For sampling runs: agreement and ties when averaging the first k replies."""
+    if (run.get("judge") or {}).get("mode") != "sampling" or max(map(len, p["replies"]), default=0) < 2:
+        return
+    from geval_core.stats import replies_curve as curve_of
+
+    curve = curve_of(p["replies"], p["human"], scale, groups=p["groups"] if grouped else None)
+    if not curve:
+        return
+    ks = [c["k"] for c in curve]
+    st.plotly_chart(charts.curve_figure(ks, {"Spearman": [c["spearman"] for c in curve],
+                                             "Kendall": [c["kendall"] for c in curve],
+                                             "tie rate": [c["tie_rate"] for c in curve]},
+                                        "Averaging k sampled replies"), key=K + "curve")
+    st.dataframe(pd.DataFrame(curve), hide_index=True)
+
+
+def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], field: str | None) -> None:
+    """Run A (above) vs run B on the same dataset: per-item differences, top movers, agreement of each."""
+    st.header("Compare two runs")
+    others = [r["id"] for r in runs if r["dataset_id"] == run["dataset_id"] and r["id"] != run["id"]]
+    if not others:
+        st.caption("No other run on this dataset version to compare with.")
+        return
+    other = lib.get_run(st.selectbox("Run B", others, format_func=labels.get, key=K + "other"))
+    differ = agree.incomparable(run, other)
+    if differ:
+        st.warning("These runs are not comparable item by item; their judges differ in: "
+                   + views.md_escape("; ".join(differ)))
+    diffs = agree.differences(run, other)
+    if diffs.empty:
+        st.info("No item has a score in both runs.")
+        return
+    from geval_core.stats import spearman
+
+    c = st.columns(3)
+    c[0].metric("Items in both", len(diffs))
+    c[1].metric("Spearman between the runs", views.fmt(spearman(diffs["score A"], diffs["score B"])))
+    c[2].metric("Largest move", views.fmt(float(diffs["B − A"].iloc[0])))
+    st.caption("Items that moved most")
+    st.dataframe(diffs.head(10), hide_index=True)
+    st.plotly_chart(charts.difference_histogram(diffs["B − A"].tolist()), key=K + "diffs")
+    with st.expander("Every item"):
+        st.dataframe(diffs, hide_index=True, height=300)
+    if field:
+        prompt = lib.get_prompt(run["prompt_id"])
+        each = {f"A: {labels[run['id']]}": agree.agreement_for(run, field, "score", False, prompt.dimension.scale, 0),
+                f"B: {labels[other['id']]}": agree.agreement_for(other, field, "score", False,
+                                                                 prompt.dimension.scale, 0)}
+        st.caption("Agreement of each run with the human ratings (dataset-level, weighted score)")
+        st.dataframe(agree.results_frame(each), hide_index=True)
+
+
+def main() -> None:
+    """The Agreement page."""
+    st.title("Agreement and comparison")
+    lib = state.library()
+    runs = lib.list_runs()
+    if not runs:
+        st.info("No runs yet: score a dataset on the Score page first.")
+        return
+    labels = {r["id"]: data.run_label(r) for r in runs}
+    run = lib.get_run(st.selectbox("Run", list(labels), format_func=labels.get, key=K + "run"))
+    prompt = lib.get_prompt(run["prompt_id"])
+    dataset = lib.get_dataset(run["dataset_id"])
+    if not int(run.get("judged") or 0):
+        st.info("No item of this run is judged yet.")
+        return
+    agreement_section(run, prompt, dataset)
+    compare_section(lib, run, runs, labels, st.session_state.get(K + "field"))
+
+
+views.guarded(main)

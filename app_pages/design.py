@@ -1,0 +1,144 @@
+"""Design page: write one dimension, preview its prompt, generate steps once, check and freeze."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from geval_core import prompts
+from geval_core.types import Dimension
+from workbench_ui import design_form as form
+from workbench_ui import state, views
+
+K = form.K
+
+
+def start_from_picker(lib) -> None:
+    """Load a draft or a frozen prompt into the form (through a callback, before widgets exist)."""
+    options = {"": "(keep the current form)"}
+    for row in lib.list_drafts():
+        options[f"draft:{row['id']}"] = f"draft #{row['id']}: {row['name']}"
+    for row in lib.list_prompts():
+        options[f"prompt:{row['name']}@{row['version']}"] = f"prompt {row['name']}@{row['version']}"
+    cols = st.columns([4, 1])
+    pick = cols[0].selectbox("Start from", list(options), format_func=options.get, key=K + "pick")
+    cols[1].button("Load", key=K + "load", on_click=form.act, args=(form.load_choice, lib, pick),
+                   disabled=not pick, width="stretch")
+
+
+def anchors_editor(smin: int, smax: int) -> None:
+    """One row per scale point; the key includes the scale so a new scale gets fresh rows."""
+    anchors = st.session_state.get(K + "anchors", {})
+    points = list(range(smax, smin - 1, -1))
+    frame = pd.DataFrame({"rating": points, "description": [anchors.get(p, "") for p in points]})
+    edited = st.data_editor(frame, key=f"{K}anchors_{smin}_{smax}", hide_index=True, num_rows="fixed",
+                            disabled=["rating"], width="stretch",
+                            column_config={"description": st.column_config.TextColumn(width="large")})
+    st.session_state[K + "anchors"] = {**anchors, **{
+        int(r): str(d or "") for r, d in zip(edited["rating"], edited["description"], strict=True)}}
+
+
+def definition_inputs() -> tuple[int, int]:
+    """Name, definition, scale, inputs and decoding settings; returns the scale ends."""
+    st.text_input("Name", key=K + "name", help="The dimension name; the form ends on it ('- Coherence:').")
+    st.text_area("Definition", key=K + "definition", height=110)
+    c1, c2 = st.columns(2)
+    smin = int(c1.number_input("Scale minimum", min_value=0, max_value=10, step=1, key=K + "smin"))
+    smax = int(c2.number_input("Scale maximum", min_value=1, max_value=100, step=1, key=K + "smax"))
+    if smin >= smax:
+        st.warning("The scale maximum must be above the minimum.")
+        smax = smin + 1
+    st.caption("Anchors: what every scale point means")
+    anchors_editor(smin, smax)
+    st.text_input("Input fields (comma-separated)", key=K + "inputs",
+                  help="The fields each item gives the judge, e.g. document, summary.")
+    judge_inputs()
+    return smin, smax
+
+
+def judge_inputs() -> None:
+    """Scoring mode, n and temperature: part of the frozen metric."""
+    conn = state.sidebar().judge
+    st.caption(f"Judge (from the sidebar): {views.md_escape(conn.provider + ':' + conn.model)}")
+    c1, c2, c3 = st.columns(3)
+    c1.selectbox("Scoring mode", ["logprobs", "sampling", "auto"], key=K + "mode")
+    c2.number_input("Replies n", min_value=1, max_value=100, step=1, key=K + "n")
+    c3.number_input("Temperature", min_value=0.0, max_value=2.0, step=0.1, key=K + "temperature")
+    with st.expander("Custom template (optional)"):
+        st.text_area("Template ({{name}} placeholders; empty = the default G-Eval template)",
+                     key=K + "template", height=200)
+
+
+def preview(lib, dim: Dimension) -> None:
+    """The rendered judge prompt on a sample item, as the judge will see it."""
+    st.subheader("Prompt preview")
+    item = form.preview_item(lib, dim.inputs)
+    st.caption("Rendered on the first sample item whose fields match the inputs (item text shown verbatim).")
+    st.code(prompts.render(dim, item), language=None, wrap_lines=True, height=520)
+
+
+def steps_section(lib) -> None:
+    """Generate steps with the sidebar judge, edit them, check their drift."""
+    st.subheader("Evaluation steps")
+    conn = state.sidebar().judge
+    c1, c2 = st.columns([2, 3])
+    c1.button("Generate evaluation steps", key=K + "generate", on_click=form.act,
+              args=(form.generate, lib), type="primary")
+    c2.caption(f"One call to {views.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps.")
+    st.text_area("Steps (one per line; edit freely before freezing)", key=K + "steps", height=160)
+    st.caption(f"Steps written by: {views.md_escape(form.steps_model())}")
+    with st.expander("Drift check: how different are steps generated k times?"):
+        k = st.number_input("k", min_value=2, max_value=10, value=3, key=K + "drift_k")
+        st.button("Run drift check", key=K + "drift", on_click=form.act, args=(form.run_drift, lib, int(k)))
+        report = st.session_state.get(K + "drift_report")
+        if report is not None:
+            form.show_drift(report)
+
+
+def checks_section(dim: Dimension) -> bool:
+    """Pre-freeze checks as messages; True when nothing blocks freezing."""
+    st.subheader("Checks before freezing")
+    found = form.checks(dim)
+    for check in found:
+        text = f"{views.md_escape(check.field)}: {views.md_escape(check.message)}"
+        (st.error if check.level == "error" else st.warning)(text)
+    if not found:
+        st.success("All checks pass.")
+    return not any(c.level == "error" for c in found)
+
+
+def actions(lib, dim: Dimension, ok: bool) -> None:
+    """Save the draft; freeze it into an immutable version and show the hash."""
+    c1, c2 = st.columns(2)
+    c1.button("Save draft", key=K + "save", on_click=form.act, args=(form.save, lib))
+    c2.button("Freeze", key=K + "freeze", type="primary", disabled=not ok,
+              on_click=form.act, args=(form.freeze, lib))
+    frozen = st.session_state.get(K + "frozen")
+    if frozen:
+        verb = "Frozen as" if frozen["created"] else "Identical content already frozen as"
+        st.success(f"{verb} {views.md_escape(frozen['label'])}. Content hash:")
+        st.code(frozen["hash"], language=None, wrap_lines=True)
+        for warning in frozen["warnings"]:
+            st.warning(views.md_escape(warning))
+
+
+def main() -> None:
+    """The Design page."""
+    st.title("Design a dimension")
+    lib = state.library()
+    form.ensure_defaults(lib)
+    start_from_picker(lib)
+    form.show_messages()
+    left, right = st.columns([1, 1], gap="large")
+    with left:
+        definition_inputs()
+        steps_section(lib)
+    dim = form.dimension()
+    with right:
+        preview(lib, dim)
+        ok = checks_section(dim)
+        actions(lib, dim, ok)
+    form.remember()
+
+
+views.guarded(main)

@@ -1,0 +1,118 @@
+"""Library page: frozen prompts and versions, a side-by-side diff, export with the production snippet, import."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+import pandas as pd
+import streamlit as st
+
+from geval_core.export import export_prompt, production_snippet
+from geval_core.types import FrozenPrompt
+from workbench_ui import state, views
+
+K = "lib_"
+
+
+def prompts_table(lib) -> list[dict]:
+    """Every frozen version, one row each."""
+    rows = lib.list_prompts()
+    st.dataframe(pd.DataFrame([{
+        "prompt": r["label"], "dimension": r["dimension"], "scale": r["scale"], "inputs": ", ".join(r["inputs"]),
+        "judge": r["judge"], "mode": r["mode"], "steps by": r["steps_model"], "created": r["created_at"],
+        "hash": r["id"][:12]} for r in rows]), hide_index=True)
+    return rows
+
+
+def sections(prompt: FrozenPrompt) -> dict[str, str]:
+    """The parts of a version the diff compares, as text."""
+    dim, judge = prompt.dimension, prompt.dimension.judge
+    return {
+        "Definition": dim.definition,
+        "Anchors": "\n".join(f"{p}: {dim.anchors.get(p, '')}" for p in reversed(dim.scale.points)),
+        "Steps": "\n".join(f"{i}. {s}" for i, s in enumerate(dim.steps, 1)) + f"\n(written by: {dim.steps_model})",
+        "Settings": "\n".join([
+            f"scale: {dim.scale}", f"inputs: {', '.join(dim.inputs)}", f"judge: {judge.judge_id}",
+            f"base_url: {judge.base_url}", f"mode: {judge.mode}", f"n: {judge.n}",
+            f"temperature: {judge.temperature}", f"top_logprobs: {judge.top_logprobs}",
+            f"max_tokens: {judge.max_tokens}", f"seed: {judge.seed}", f"hash: {prompt.id}"]),
+    }
+
+
+def diff_view(a: FrozenPrompt, b: FrozenPrompt) -> None:
+    """Side by side, section by section; changed sections also as a unified diff."""
+    left, right = sections(a), sections(b)
+    for title in left:
+        same = left[title] == right[title]
+        st.markdown(f"**{title}**" + (" — unchanged" if same else " — changed"))
+        c1, c2 = st.columns(2)
+        c1.code(left[title], language=None, wrap_lines=True)
+        c2.code(right[title], language=None, wrap_lines=True)
+        if not same:
+            diff = difflib.unified_diff(left[title].splitlines(), right[title].splitlines(),
+                                        a.label, b.label, lineterm="")
+            st.code("\n".join(diff), language="diff", wrap_lines=True)
+
+
+def versions_section(lib, rows: list[dict]) -> None:
+    """Pick a name, see its versions, compare two of them."""
+    names = sorted({r["name"] for r in rows})
+    name = st.selectbox("Prompt", names, key=K + "name")
+    versions = lib.prompt_versions(name)
+    labels = [v.label for v in versions]
+    c1, c2 = st.columns(2)
+    a = c1.selectbox("Version A", labels, index=0, key=f"{K}a_{name}")
+    b = c2.selectbox("Version B", labels, index=len(labels) - 1, key=f"{K}b_{name}")
+    by_label = {v.label: v for v in versions}
+    st.subheader("Compare versions")
+    if a == b:
+        st.caption("Pick two different versions to see what changed.")
+    diff_view(by_label[a], by_label[b])
+    export_section(by_label[b])
+
+
+def export_section(prompt: FrozenPrompt) -> None:
+    """Download the hash-checked export and show how to use it in production."""
+    st.subheader(f"Export {prompt.label}")
+    data = export_prompt(prompt)
+    st.download_button("Download export (JSON)", json.dumps(data, indent=2, ensure_ascii=False),
+                       file_name=f"{prompt.name}@{prompt.version}.json", mime="application/json",
+                       key=K + "download")
+    st.caption("Production use, without the workbench:")
+    st.code(production_snippet(prompt), language="python")
+
+
+def import_section(lib) -> None:
+    """Upload an export: its hash is checked, then it is frozen (identical content is reused)."""
+    st.subheader("Import a prompt export")
+    file = st.file_uploader("Prompt export (.json)", type=["json"], key=K + "upload")
+    if file is None:
+        return
+    try:
+        data = json.loads(file.getvalue().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        st.error(views.md_escape(f"{file.name} is not a JSON file: {exc}"))
+        return
+    if not st.button("Import", type="primary", key=K + "import"):
+        return
+    result = lib.import_prompt(data)
+    verb = "Imported as" if result.created else "Identical content already in the library as"
+    st.success(f"{verb} {views.md_escape(result.prompt.label)}")
+    st.code(result.prompt.id, language=None, wrap_lines=True)
+
+
+def main() -> None:
+    """The Library page."""
+    st.title("Library")
+    lib = state.library()
+    top, bottom = st.container(), st.container()
+    with bottom:  # runs first, so an imported version is already in the table drawn above it
+        views.guarded(lambda: import_section(lib))
+    with top:
+        rows = prompts_table(lib)
+        if rows:
+            versions_section(lib, rows)
+
+
+views.guarded(main)

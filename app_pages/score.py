@@ -1,0 +1,104 @@
+"""Score page: run a frozen prompt on a dataset live, then read every item's distribution."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench_ui import data, live, runview, state, views
+from workbench_ui.runview import judge_of
+
+
+def pick_items(lib, dataset: dict) -> list:
+    """The dataset's items, or the first N / chosen groups of them."""
+    items = data.dataset_items(dataset["id"])
+    groups = sorted({i.group for i in items if i.group})
+    c1, c2 = st.columns(2)
+    chosen = c2.multiselect("Only these groups (optional)", groups, key="score_groups") if groups else []
+    if chosen:
+        items = [i for i in items if i.group in set(chosen)]
+    count = c1.number_input("Items to score (the first N)", min_value=1, max_value=max(len(items), 1),
+                            value=len(items) or 1, step=1, key=f"score_n_{dataset['id']}_{len(items)}")
+    return items[: int(count)]
+
+
+def new_run(lib) -> None:
+    """Choose prompt, dataset, subset and judge; see the cost; start a live run."""
+    prompts, datasets = lib.list_prompts(), lib.list_datasets()
+    if not prompts or not datasets:
+        st.info("Freeze a prompt on the Design page and add a dataset first.")
+        return
+    c1, c2 = st.columns(2)
+    p_labels = {f"{p['name']}@{p['version']}": p for p in prompts}
+    d_labels = {f"{d['name']}@{d['version']}": d for d in datasets}
+    prompt = lib.get_prompt(c1.selectbox("Frozen prompt", list(p_labels), key="score_prompt"))
+    dataset = d_labels[c2.selectbox("Dataset", list(d_labels), key="score_dataset")]
+    items = pick_items(lib, dataset)
+    settings = runview.judge_choice(prompt)
+    concurrency = st.number_input("Concurrent requests", min_value=1, max_value=64, step=1,
+                                  value=1 if settings.provider == "local" else 8, key="score_concurrency")
+    runview.cost_box(prompt, items, settings)
+    if st.button("Start run", type="primary", key="score_start", disabled=not items):
+        judge = state.make_judge(settings)  # a missing key fails here, before a run is recorded
+        run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=[i.id for i in items])
+        st.session_state["score_run"] = run_id
+        finish(live.run_live(lib, prompt, items, judge, settings, run_id, int(concurrency)))
+
+
+def finish(summary) -> None:
+    """After a live run: keep its summary and redraw, unless a newer script run already took over."""
+    st.session_state["score_summary"] = summary.to_dict()
+    if summary.status != "cancelled":  # cancelled from the next run (stop_previous): that run draws
+        st.rerun()
+
+
+def resume(lib, run: dict, prompt) -> None:
+    """Resume a run that stopped before every item was judged."""
+    judged = lib.judged_item_ids(run["id"])
+    wanted = runview.run_item_ids(run)
+    todo = [i for i in data.dataset_items(run["dataset_id"])
+            if (wanted is None or i.id in wanted) and i.id not in judged]
+    if not todo:
+        return
+    st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}; "
+            "resume when it is not still running elsewhere).")
+    if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
+        settings = judge_of(run, prompt)
+        concurrency = 1 if settings.provider == "local" else 8
+        finish(live.run_live(lib, prompt, todo, state.make_judge(settings), settings, run["id"], concurrency))
+
+
+def show_run(lib) -> None:
+    """Pick a run and show its summary, its table and the selected item."""
+    runs = lib.list_runs()  # newest first
+    if not runs:
+        st.info("No runs yet: start one above.")
+        return
+    labels = {r["id"]: data.run_label(r) for r in runs}
+    if st.session_state.get("score_run") not in labels:
+        st.session_state["score_run"] = runs[0]["id"]
+    run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="score_run")
+    run = lib.get_run(run_id)
+    prompt = lib.get_prompt(run["prompt_id"])
+    stopped = st.session_state.pop("score_stopped_run", None) == run_id
+    if stopped or st.session_state.get("score_stop"):
+        st.warning("Run stopped. Items judged so far are saved; resume below.")
+    runview.last_summary(run_id)
+    resume(lib, run, prompt)
+    rows = data.judgments(run_id)
+    if not rows:
+        st.info("No item of this run is judged yet.")
+        return
+    runview.summary(lib, run, prompt, rows)
+    runview.table_and_item(run, prompt, rows)
+
+
+def main() -> None:
+    """The Score page."""
+    st.title("Score")
+    lib = state.library()
+    with st.expander("New run", expanded=not lib.list_runs()):
+        new_run(lib)
+    show_run(lib)
+
+
+views.guarded(main)

@@ -1,0 +1,68 @@
+"""Shared set-up for the AppTest tests: a temporary library, the scripted judge, page helpers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 120  # the first run imports pandas, plotly and scipy
+
+
+def use_temp_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh library file for the app (GEVAL_DB), the scripted judge offered, no API keys."""
+    path = tmp_path / "lib.db"
+    monkeypatch.setenv("GEVAL_DB", str(path))
+    monkeypatch.setenv("GEVAL_TEST_JUDGE", "scripted")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    return path
+
+
+def open_page(page: str | None = None, clean: bool = True) -> AppTest:
+    """Run app.py, then switch to app_pages/<page>.py; fail on any exception (and error, when clean)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    if page:
+        at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    if clean:
+        assert_clean(at)
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    """No uncaught exception and no error message on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def plain(text: str) -> str:
+    """A Markdown value without the backslash escapes the app adds to untrusted text."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def values(elements) -> list[str]:
+    """The unescaped values of a list of text elements (at.success, at.warning, ...)."""
+    return [plain(str(e.value)) for e in elements]
+
+
+def page_text(at: AppTest) -> str:
+    """Every text-bearing element's value, joined and unescaped (for 'is this shown' assertions)."""
+    parts = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "success", "info", "warning",
+                 "error", "text"):
+        parts.extend(values(getattr(at, kind)))
+    parts.extend(str(e.value) for e in at.code)  # st.code shows text as is: nothing to unescape
+    return "\n".join(parts)
+
+
+def metric(at: AppTest, label: str) -> str:
+    """The value of the metric with this label."""
+    found = [m.value for m in at.metric if m.label == label]
+    assert found, f"no metric {label!r}; have {[m.label for m in at.metric]}"
+    return found[0]

@@ -1,0 +1,97 @@
+"""AppTest: the Datasets page (versions, items, upload with a field mapping, preview, bad files)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from app_support import open_page, use_temp_library, values
+
+from prompt_library import Library
+
+
+@pytest.fixture
+def lib_path(tmp_path, monkeypatch):
+    """A temporary library for the app and the scripted judge (see app_support)."""
+    return use_temp_library(tmp_path, monkeypatch)
+
+CSV = (
+    b"uid,article,system,coh,doc\n"
+    b'a1,"First article, with a comma.",Summary one,4,d1\n'
+    b"a2,Second article.,Summary **two** <script>x()</script>,2.5,d1\n"
+    b"a3,Third article.,Summary three,1,d2\n"
+)
+
+
+def upload(at, name: str, data: bytes):
+    at.file_uploader(key="ds_file").set_value((name, data, "text/plain"))
+    return at.run()
+
+
+def map_csv(at):
+    at.selectbox(key="ds_id").set_value("uid")
+    at.multiselect(key="ds_inputs").set_value(["article", "system"]).run()
+    at.text_input(key="ds_inputs_article").set_value("document")
+    at.text_input(key="ds_inputs_system").set_value("summary")
+    at.multiselect(key="ds_human").set_value(["coh"]).run()
+    at.text_input(key="ds_human_coh").set_value("coherence")
+    at.text_input(key="ds_name").set_value("mine")
+    return at.run()
+
+
+def test_lists_the_sample_set_and_its_items_as_data(lib_path):
+    at = open_page("datasets")
+    table = at.dataframe[0].value
+    assert list(table["dataset"]) == ["sample@1"]
+    lib = Library(lib_path)
+    items = lib.dataset_items("sample")
+    assert int(table["items"][0]) == len(items)
+    assert table["human ratings"][0] == "coherence, consistency, fluency, relevance"
+    shown = at.dataframe[1].value
+    assert list(shown["id"]) == [i.id for i in items]
+    [tricky] = [i for i in items if i.id == "d05-a"]
+    assert shown.set_index("id").loc["d05-a", "summary"] == tricky.fields["summary"]  # verbatim
+
+
+def test_upload_map_preview_and_import_a_csv(lib_path):
+    at = map_csv(upload(open_page("datasets"), "mine.csv", CSV))
+    assert not at.exception and not at.error
+    assert at.selectbox(key="ds_group").value == "doc"  # guessed from the column name
+    preview = at.dataframe[-1].value
+    assert list(preview["id"]) == ["a1", "a2", "a3"]
+    assert list(preview["coherence"]) == [4.0, 2.5, 1.0]
+    assert preview["summary"][1] == "Summary **two** <script>x()</script>"
+    at.button(key="ds_import").click().run()
+    assert any("Imported as mine@1 (3 items)" in s for s in values(at.success))
+    items = Library(lib_path).dataset_items("mine")
+    assert [i.fields for i in items][0] == {"document": "First article, with a comma.", "summary": "Summary one"}
+    assert [i.human for i in items] == [{"coherence": 4.0}, {"coherence": 2.5}, {"coherence": 1.0}]
+    assert [i.group for i in items] == ["d1", "d1", "d2"]
+    at.button(key="ds_import").click().run()
+    assert any("Identical content already stored as mine@1" in s for s in values(at.success))
+
+
+def test_nested_jsonl_fields_are_offered_as_dotted_paths(lib_path):
+    rows = [{"id": f"r{n}", "text": {"src": f"doc {n}", "out": f"sum {n}"}, "scores": {"coherence": n}}
+            for n in (1, 2)]
+    at = upload(open_page("datasets"), "nested.jsonl", "\n".join(map(json.dumps, rows)).encode())
+    assert {"text.src", "text.out", "scores.coherence"} <= set(at.multiselect(key="ds_inputs").options)
+    at.multiselect(key="ds_inputs").set_value(["text.src"]).run()
+    assert at.text_input(key="ds_inputs_text.src").value == "src"  # default name: the last segment
+    assert list(at.dataframe[-1].value["src"]) == ["doc 1", "doc 2"]
+
+
+def test_a_bad_row_stops_the_import_with_file_line_and_reason(lib_path):
+    bad = CSV.replace(b"2.5", b"good")
+    at = map_csv(upload(open_page("datasets"), "bad.csv", bad))
+    assert not at.exception
+    [message] = values(at.error)
+    assert "line 3" in message and "not a number" in message and "'good'" in message
+    assert "ds_import" not in [b.key for b in at.button]  # nothing to import from a bad file
+    assert [d["name"] for d in Library(lib_path).list_datasets()] == ["sample"]
+
+
+def test_broken_json_is_a_message(lib_path):
+    at = upload(open_page("datasets"), "broken.jsonl", b'{"id": "a", "x": 1}\n{"id": "b", \n')
+    assert not at.exception
+    assert any("line 2" in e and "broken JSON" in e for e in values(at.error))

@@ -1,0 +1,129 @@
+"""AppTest: the Design page (form, anchors editor, live preview, steps, drift, checks, freeze)."""
+
+from __future__ import annotations
+
+import pytest
+from app_support import open_page, page_text, use_temp_library, values
+
+from geval_core import prompts
+from prompt_library import Library
+from workbench_ui.state import SCRIPTED_STEPS
+
+
+@pytest.fixture
+def lib_path(tmp_path, monkeypatch):
+    """A temporary library for the app and the scripted judge (see app_support)."""
+    return use_temp_library(tmp_path, monkeypatch)
+
+STEPS = [line.split(". ", 1)[1] for line in SCRIPTED_STEPS.splitlines()]
+
+
+def preview(at) -> str:
+    [code] = [c.value for c in at.code if "Evaluation Form (scores ONLY):" in c.value]
+    return code
+
+
+def test_form_starts_from_the_first_example_and_previews_it_on_a_sample_item(lib_path):
+    at = open_page("design")
+    lib = Library(lib_path)
+    example = lib.get_prompt("coherence").dimension
+    assert at.text_input(key="design_name").value == example.name
+    assert at.text_area(key="design_definition").value == example.definition
+    assert at.text_area(key="design_steps").value.splitlines()[0] == f"1. {example.steps[0]}"
+    item = lib.dataset_items("sample")[0]
+    assert preview(at) == prompts.render(example, item)  # the whole rendered prompt, verbatim
+    assert preview(at).rstrip().endswith(f"- {example.name}:")
+
+
+def test_editing_definition_and_anchors_updates_the_preview(lib_path):
+    at = open_page("design")
+    at.text_area(key="design_definition").set_value("How well the summary hangs together.")
+    at.session_state["design_anchors_1_5"] = {
+        "edited_rows": {0: {"description": "Flawless <b>flow</b> **bold**"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    text = preview(at)
+    assert "Coherence (1-5) - How well the summary hangs together." in text
+    assert "- 5: Flawless <b>flow</b> **bold**" in text  # shown as typed: no HTML, no markdown
+
+
+def test_generate_steps_then_freeze_shows_the_model_and_the_hash(lib_path):
+    at = open_page("design")
+    at.text_input(key="design_name").set_value("Coherence")
+    at.button(key="design_generate").click().run()
+    assert not at.exception
+    assert at.text_area(key="design_steps").value == SCRIPTED_STEPS
+    assert "Steps written by: scripted-1" in page_text(at)
+    assert "Generated 3 steps with scripted-1." in values(at.success)
+    at.button(key="design_freeze").click().run()
+    assert not at.exception and not at.error
+    lib = Library(lib_path)
+    frozen = lib.get_prompt("coherence@2")  # the seeded example is @1
+    assert list(frozen.dimension.steps) == STEPS
+    assert frozen.dimension.steps_model == "scripted-1"
+    assert frozen.dimension.judge.provider == "scripted"
+    assert any("Frozen as coherence@2" in s for s in values(at.success))
+    assert frozen.id in [c.value for c in at.code]
+    # Freezing the same content again reuses the version instead of a duplicate.
+    at.button(key="design_freeze").click().run()
+    assert any("Identical content already frozen as coherence@2" in s for s in values(at.success))
+    assert len(lib.prompt_versions("coherence")) == 2
+
+
+def test_freeze_warnings_are_shown_with_the_version(lib_path):
+    at = open_page("design")
+    at.sidebar.selectbox(key="sb_judge").set_value("openai").run()
+    at.sidebar.text_input(key="sb_model_openai").set_value("gpt-4o").run()
+    at.button(key="design_freeze").click().run()
+    assert any("Frozen as coherence@2" in s for s in values(at.success))
+    assert any("'gpt-4o' is an alias without a date" in w for w in values(at.warning))
+    assert Library(lib_path).get_prompt("coherence@2").dimension.judge.model == "gpt-4o"
+
+
+def test_edited_steps_are_marked_as_edited(lib_path):
+    at = open_page("design")
+    at.button(key="design_generate").click().run()
+    at.text_area(key="design_steps").set_value(SCRIPTED_STEPS + "\n4. Check the names.").run()
+    assert "Steps written by: scripted-1, edited by hand" in page_text(at)
+
+
+def test_failed_checks_block_freezing_with_readable_messages(lib_path):
+    at = open_page("design")
+    at.text_area(key="design_definition").set_value("")
+    at.text_input(key="design_inputs").set_value("document, summary, reference")
+    at.run()
+    errors = " ".join(values(at.error))
+    assert "write a definition of the dimension" in errors
+    assert "reference" in errors  # the custom template never shows the new input field
+    assert at.button(key="design_freeze").disabled
+    assert not at.exception
+
+
+def test_two_token_ratings_are_flagged(lib_path):
+    at = open_page("design")
+    at.sidebar.selectbox(key="sb_judge").set_value("local").run()
+    at.number_input(key="design_smax").set_value(10).run()
+    assert any("do not fit in one token" in e for e in values(at.error))
+
+
+def test_drift_check_reports_similarity(lib_path):
+    at = open_page("design")
+    at.number_input(key="design_drift_k").set_value(3)
+    at.button(key="design_drift").click().run()
+    assert not at.exception and not at.error
+    [similarity] = [m.value for m in at.metric if m.label.startswith("Mean similarity")]
+    assert similarity == "1.000"  # the scripted judge writes the same steps every time
+    frames = [d.value for d in at.dataframe if "similarity" in d.value.columns]
+    assert len(frames[0]) == 3  # pairs of 3 generations
+
+
+def test_save_and_load_a_draft(lib_path):
+    at = open_page("design")
+    at.text_input(key="design_name").set_value("Clarity")
+    at.button(key="design_save").click().run()
+    lib = Library(lib_path)
+    [draft] = lib.list_drafts()
+    assert draft["name"] == "Clarity"
+    at.text_input(key="design_name").set_value("Something else").run()
+    at.selectbox(key="design_pick").set_value(f"draft:{draft['id']}").run()
+    at.button(key="design_load").click().run()
+    assert at.text_input(key="design_name").value == "Clarity"

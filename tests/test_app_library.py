@@ -1,0 +1,85 @@
+"""AppTest: the Library page (versions, side-by-side diff, export + snippet, hash-checked import)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from app_support import open_page, page_text, use_temp_library, values
+
+from geval_core.export import export_prompt
+from prompt_library import Library
+
+
+@pytest.fixture
+def lib_path(tmp_path, monkeypatch):
+    """A temporary library for the app and the scripted judge (see app_support)."""
+    return use_temp_library(tmp_path, monkeypatch)
+
+
+def second_version(lib: Library) -> None:
+    dim = lib.get_prompt("coherence").dimension
+    lib.freeze(replace(dim, definition="How well the sentences of the summary connect."), name="coherence")
+
+
+def test_lists_every_frozen_version(lib_path):
+    second_version(Library(lib_path))
+    at = open_page("library")
+    table = at.dataframe[0].value
+    assert list(table["prompt"]) == ["coherence@1", "coherence@2", "consistency@1", "fluency@1", "relevance@1"]
+    lib = Library(lib_path)
+    assert list(table["hash"]) == [p["id"][:12] for p in lib.list_prompts()]
+
+
+def test_diff_of_two_versions_shows_what_changed(lib_path):
+    lib = Library(lib_path)
+    old = lib.get_prompt("coherence").dimension.definition
+    second_version(lib)
+    at = open_page("library")
+    assert at.selectbox(key="lib_name").value == "coherence"
+    assert at.selectbox(key="lib_a_coherence").value == "coherence@1"
+    assert at.selectbox(key="lib_b_coherence").value == "coherence@2"
+    headings = [m.value for m in at.markdown]
+    assert "**Definition** — changed" in headings
+    assert "**Anchors** — unchanged" in headings and "**Steps** — unchanged" in headings
+    assert "**Settings** — changed" in headings  # the hash differs
+    [diff] = [c.value for c in at.code if c.language == "diff" and "Definition" not in c.value
+              and f"-{old}" in c.value]
+    assert "+How well the sentences of the summary connect." in diff
+    assert "--- coherence@1" in diff and "+++ coherence@2" in diff
+
+
+def test_export_offers_the_file_and_the_production_snippet(lib_path):
+    at = open_page("library")
+    assert at.get("download_button")
+    snippets = [c.value for c in at.code if c.language == "python"]
+    assert any('load_prompt("coherence@1.json")' in s and "score_item(prompt" in s for s in snippets)
+
+
+def test_import_checks_the_hash(lib_path, tmp_path):
+    other = Library(tmp_path / "other.db")
+    dim = replace(other.get_prompt("fluency").dimension, name="Readability")
+    data = export_prompt(other.freeze(dim).prompt)
+    at = open_page("library")
+    tampered = {**data, "definition": data["definition"] + " (edited)"}
+    at.file_uploader(key="lib_upload").set_value(("bad.json", json.dumps(tampered).encode(), "application/json"))
+    at.run()
+    at.button(key="lib_import").click().run()
+    assert not at.exception
+    assert any("does not match its hash" in e for e in values(at.error))
+    at.file_uploader(key="lib_upload").set_value(("ok.json", json.dumps(data).encode(), "application/json"))
+    at.run()
+    at.button(key="lib_import").click().run()
+    assert not at.exception and not at.error
+    assert any("Imported as readability@1" in s for s in values(at.success))
+    assert Library(lib_path).get_prompt("readability@1").id == data["content_hash"]
+    assert data["content_hash"] in page_text(at)
+
+
+def test_a_file_that_is_not_json_is_a_message(lib_path):
+    at = open_page("library")
+    at.file_uploader(key="lib_upload").set_value(("x.json", b"\xff\xfe not json", "application/json"))
+    at.run()
+    assert not at.exception
+    assert any("is not a JSON file" in e for e in values(at.error))

@@ -1,0 +1,214 @@
+"""AppTest: the Score page with the scripted judge; every number checked by hand from the script."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from itertools import combinations
+
+import pytest
+from app_support import metric, open_page, page_text, use_temp_library, values
+
+from geval_core import prompts
+from geval_core.errors import JudgeError
+from geval_core.providers.scripted import ScriptedJudge
+from geval_core.runner import run_scoring
+from geval_core.types import JudgeSettings
+from prompt_library import Library
+
+
+@pytest.fixture
+def lib_path(tmp_path, monkeypatch):
+    """A temporary library for the app and the scripted judge (see app_support)."""
+    return use_temp_library(tmp_path, monkeypatch)
+
+SCRIPTED = JudgeSettings(provider="scripted", model="scripted-1")
+
+
+def expected(prompt, item) -> tuple[float, int]:
+    """The scripted judge's renormalised weighted score and top rating, recomputed by hand."""
+    text = "".join(m["content"] for m in prompts.messages(prompt, item))
+    digest = hashlib.sha256(text.encode()).digest()
+    points = prompt.dimension.scale.points
+    weights = [1 + digest[i % len(digest)] for i in range(len(points))]
+    top = points[weights.index(max(weights))]
+    return sum(p * w for p, w in zip(points, weights, strict=True)) / sum(weights), top
+
+
+def tie_rate_by_hand(values) -> float:
+    pairs = list(combinations(values, 2))
+    return sum(round(a, 6) == round(b, 6) for a, b in pairs) / len(pairs)
+
+
+def start_run(at, n: int):
+    at.radio(key="score_judge_source").set_value("sidebar")
+    at.run()
+    [count] = [w for w in at.number_input if w.label.startswith("Items to score")]
+    count.set_value(n)
+    at.run()
+    return at
+
+
+def test_cost_first_then_a_live_run_with_hand_checked_scores(lib_path):
+    at = start_run(open_page("score"), 6)
+    lib = Library(lib_path)
+    assert lib.list_runs() == []  # the estimate is shown before anything runs
+    assert metric(at, "Items") == "6"
+    assert int(metric(at, "Input tokens (est.)").replace(",", "")) > 0
+    at.button(key="score_start").click().run()
+    assert not at.exception and not at.error
+    prompt = lib.get_prompt("coherence")
+    items = lib.dataset_items("sample")[:6]
+    want = {i.id: expected(prompt, i) for i in items}
+    assert metric(at, "Judged") == "6 / 6"
+    table = at.dataframe[-1].value
+    assert list(table["item"]) == [i.id for i in items]
+    for _, row in table.iterrows():
+        score, top = want[row["item"]]
+        assert row["score"] == pytest.approx(score, abs=1e-9)
+        assert row["top-token"] == top
+        assert row["valid mass"] == pytest.approx(0.9, abs=1e-9)  # the script leaves 10% on "The"
+    assert metric(at, "Tie rate, weighted") == f"{tie_rate_by_hand([s for s, _ in want.values()]):.3f}"
+    assert metric(at, "Tie rate, top-token") == f"{tie_rate_by_hand([t for _, t in want.values()]):.3f}"
+    assert metric(at, "Unparsed replies") == "0" and metric(at, "Low valid mass") == "0"
+    assert "Model version the judge reported: scripted-1" in page_text(at)
+    # The first item is open: its numbers and its text, shown verbatim.
+    assert metric(at, "Weighted score") == f"{want[items[0].id][0]:.3f}"
+    assert metric(at, "Valid mass") == "0.900"
+    assert items[0].fields["summary"] in [c.value for c in at.code]
+
+
+def test_selecting_a_row_opens_that_item(lib_path):
+    at = start_run(open_page("score"), 6)
+    at.button(key="score_start").click().run()
+    at.session_state["score_table"] = {"selection": {"rows": [3], "columns": [], "cells": []}}
+    at.run()
+    lib = Library(lib_path)
+    item = lib.dataset_items("sample")[3]
+    assert at.selectbox(key="score_item").value == item.id
+    score, top = expected(lib.get_prompt("coherence"), item)
+    assert metric(at, "Weighted score") == f"{score:.3f}"
+    assert metric(at, "Top-token score") == str(top)
+    assert metric(at, "Human") == f"{item.human['coherence']:.3g}"
+
+
+def test_markup_in_an_item_is_shown_literally(lib_path):
+    lib = Library(lib_path)
+    items = [i for i in lib.dataset_items("sample") if "<script>" in i.fields["summary"]]
+    assert items, "the sample set has an item with <script> and markdown"
+    run_id = lib.create_run("coherence", "sample", SCRIPTED, item_ids=[items[0].id])
+    run_scoring(lib.get_prompt("coherence"), items[:1], ScriptedJudge(), lib, run_id, settings=SCRIPTED)
+    at = open_page("score")
+    assert items[0].fields["summary"] in [c.value for c in at.code]  # st.code: no HTML, no markdown
+    assert not any("<script>" in m.value for m in at.markdown)
+
+
+def test_an_interrupted_run_resumes_without_duplicates(lib_path):
+    lib = Library(lib_path)
+    prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:6]
+    run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
+    run_scoring(prompt, items[:3], ScriptedJudge(), lib, run_id, settings=SCRIPTED)
+    at = open_page("score")
+    assert metric(at, "Judged") == "3 / 6"
+    assert "3 item(s) of this run are not judged yet" in page_text(at)
+    at.button(key="score_resume").click().run()
+    assert not at.exception and not at.error
+    assert metric(at, "Judged") == "6 / 6"
+    assert sorted(r["item_id"] for r in lib.judgments(run_id)) == sorted(i.id for i in items)
+
+
+def test_stop_cancels_the_run_cleanly_and_passes_the_signal_on(lib_path, monkeypatch):
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+
+    from workbench_ui import live
+
+    class InterruptedBar:
+        """Streamlit raises its rerun signal inside an element update when the user clicks."""
+
+        calls = 0
+
+        def progress(self, *args, **kwargs):
+            InterruptedBar.calls += 1
+            if InterruptedBar.calls == 3:
+                raise RerunException(None)
+
+    monkeypatch.setattr(live.st, "progress", lambda *a, **k: InterruptedBar())
+    lib = Library(lib_path)
+    prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:30]
+    run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
+    with pytest.raises(RerunException):
+        live.run_live(lib, prompt, items, ScriptedJudge(), SCRIPTED, run_id, concurrency=1)
+    judged = lib.judged_item_ids(run_id)
+    assert 3 <= len(judged) < 30  # stopped early; what finished is saved
+    assert lib.get_run(run_id)["status"] == "cancelled"
+
+
+def test_low_valid_mass_is_flagged_and_warned(lib_path):
+    def shy(request):  # 70% of the probability on a word: the tiny local model's habit
+        return {"The": 0.7, "3": 0.2, "4": 0.1}
+
+    lib = Library(lib_path)
+    prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:4]
+    run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
+    run_scoring(prompt, items, ScriptedJudge(shy), lib, run_id, settings=SCRIPTED)
+    at = open_page("score")
+    assert metric(at, "Low valid mass") == "4"
+    assert any("little probability on the scale" in w for w in values(at.warning))
+    assert metric(at, "Weighted score") == f"{(3 * 0.2 + 4 * 0.1) / 0.3:.3f}"
+    assert metric(at, "Valid mass") == "0.300"
+    assert math.isclose(at.dataframe[-1].value["valid mass"][0], 0.3)
+
+
+def test_a_failing_item_shows_its_error_as_a_message(lib_path):
+    def broken(request):
+        raise JudgeError("the judge refused the request (400): context too long")
+
+    class BrokenJudge(ScriptedJudge):
+        def judge(self, request):
+            broken(request)
+
+    lib = Library(lib_path)
+    prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:2]
+    run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
+    run_scoring(prompt, items, BrokenJudge(), lib, run_id, settings=SCRIPTED, max_attempts=1)
+    at = open_page("score", clean=False)
+    assert not at.exception
+    assert metric(at, "Errors") == "2"
+    assert any("context too long" in e for e in values(at.error))
+
+
+def test_missing_key_is_a_readable_error(lib_path):
+    at = open_page("score")
+    at.sidebar.selectbox(key="sb_judge").set_value("openai").run()
+    start_run(at, 2)
+    at.button(key="score_start").click().run()
+    assert not at.exception
+    assert any("OPENAI_API_KEY" in e for e in values(at.error))
+
+
+def test_the_next_script_run_cancels_a_run_left_scoring(lib_path):
+    """With fast reruns Streamlit starts the next script run at once: it must stop the old scoring."""
+    import threading
+    import time
+
+    from workbench_ui import live
+
+    class SlowJudge(ScriptedJudge):
+        def judge(self, request):
+            time.sleep(0.05)
+            return super().judge(request)
+
+    lib = Library(lib_path)
+    prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")
+    run_id = lib.create_run(prompt.id, "sample", SCRIPTED)
+    old = threading.Thread(target=live.run_live, args=(lib, prompt, items, SlowJudge(), SCRIPTED, run_id, 2))
+    old.start()
+    deadline = time.monotonic() + 30
+    while len(lib.judged_item_ids(run_id)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert live.stop_previous() == run_id
+    old.join(5)  # stop_previous returned once the run had finished writing
+    assert not old.is_alive()
+    assert lib.get_run(run_id)["status"] == "cancelled"
+    assert 3 <= len(lib.judged_item_ids(run_id)) < len(items)
+    assert live.stop_previous() is None  # nothing left running

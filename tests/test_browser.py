@@ -1,0 +1,197 @@
+"""The app in real headless Chromium: design → generate steps → freeze → score with the local judge →
+open an item's distribution → agreement numbers; a screenshot of every page under tmp_path.
+
+`streamlit run app.py` serves a temporary library on a free loopback port; the judge is the real
+embedded SmolLM2 (no key, no network). The scored subset includes the sample item whose summary
+holds `<script>` and Markdown, which must show literally.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parent.parent
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+SLOW_MS = 240_000  # the local judge writes steps in ~20 s and scores an item in ~2 s on two cores
+NUMBER = re.compile(r"^-?\d+\.\d{3}$")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),
+                       reason="Chromium is not installed (.ci/run installs Debian's chromium)"),
+]
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def app_url(tmp_path):
+    """`streamlit run app.py` on a free loopback port with a temporary library and the local judge."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("GEVAL_TEST_JUDGE", "OPENAI_API_KEY")}
+    env.update(GEVAL_DB=str(tmp_path / "browser.db"), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    log = (tmp_path / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                    if reply.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def choose(page, testid: str, label: str, option: str) -> None:
+    """Pick an option in a Streamlit selectbox / multiselect found by its label."""
+    box = page.get_by_test_id(testid).filter(has=page.get_by_text(label, exact=True))
+    box.locator("input").first.click()
+    page.get_by_role("option", name=option, exact=True).click()
+    page.keyboard.press("Escape")  # a multiselect stays open, hiding the page from role queries
+
+
+def metric_value(page, label: str) -> str:
+    card = page.get_by_test_id("stMetric").filter(has=page.get_by_text(label, exact=True)).first
+    return card.get_by_test_id("stMetricValue").inner_text().strip()
+
+
+def go(page, name: str) -> None:
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=name).click()
+
+
+def snap(page, tmp_path: Path, shots: list, name: str) -> None:
+    path = tmp_path / f"{len(shots) + 1:02d}-{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    shots.append(path)
+
+
+def test_design_freeze_score_inspect_agree(app_url, tmp_path):
+    shots: list[Path] = []
+    dialogs: list[str] = []
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1500, "height": 2000})
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        try:
+            flow(page, app_url, tmp_path, shots)
+        except BaseException:
+            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+    assert dialogs == []  # the <script> in the item never ran
+    assert all(s.stat().st_size > 10_000 for s in shots)
+
+
+def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
+    """The user's path through the five pages."""
+    expect = playwright_api.expect
+    page.goto(app_url)
+    # Design: generate the steps once with the local judge, then freeze.
+    expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("not a trustworthy judge")).to_be_visible()
+    page.get_by_role("button", name="Generate evaluation steps").click()
+    expect(page.get_by_text(re.compile(r"Generated \d+ steps with SmolLM2"))).to_be_visible(timeout=SLOW_MS)
+    expect(page.get_by_text(re.compile(r"Steps written by: SmolLM2"))).to_be_visible()
+    page.get_by_role("button", name="Freeze").click()
+    expect(page.get_by_text("Frozen as coherence@2")).to_be_visible(timeout=60_000)
+    snap(page, tmp_path, shots, "design-frozen")
+    # Library and Datasets: the new version is listed; the sample set is there.
+    go(page, "Library")
+    expect(page.get_by_text("Export coherence@2")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Import a prompt export")).to_be_visible()
+    snap(page, tmp_path, shots, "library")
+    go(page, "Datasets")
+    expect(page.get_by_text("Browse items of")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Upload a dataset (CSV or JSONL)")).to_be_visible(timeout=60_000)
+    snap(page, tmp_path, shots, "datasets")
+    # Score: the new prompt on two documents of the sample set (one holds <script> and Markdown).
+    go(page, "Score")
+    expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
+    choose(page, "stSelectbox", "Frozen prompt", "coherence@2")
+    choose(page, "stMultiSelect", "Only these groups (optional)", "d01")
+    choose(page, "stMultiSelect", "Only these groups (optional)", "d05")
+    expect(page.get_by_test_id("stMetric").filter(has_text="Items").first).to_contain_text("6")
+    page.get_by_role("button", name="Start run").click()
+    expect(page.get_by_text("Tie rate, top-token")).to_be_visible(timeout=SLOW_MS)
+    assert metric_value(page, "Judged") == "6 / 6"
+    choose(page, "stSelectbox", "Open item", "d05-a")
+    expect(page.get_by_text("Probability on each rating")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("other tokens").first).to_be_visible()
+    expect(page.get_by_text("<script>alert(1)</script>", exact=False).first).to_be_visible()
+    expect(page.get_by_text("**Update now:**", exact=False).first).to_be_visible()
+    assert page.locator("strong", has_text="Update now").count() == 0  # no Markdown rendered
+    assert NUMBER.match(metric_value(page, "Weighted score"))
+    snap(page, tmp_path, shots, "score-item")
+    # Agreement: numbers against the illustrative human ratings.
+    go(page, "Agreement")
+    expect(page.get_by_text("Spearman ρ")).to_be_visible(timeout=120_000)
+    assert metric_value(page, "Items") == "6"
+    for label in ("Spearman ρ", "Kendall τ-b", "Tie rate (judge)"):
+        assert NUMBER.match(metric_value(page, label)), (label, metric_value(page, label))
+    snap(page, tmp_path, shots, "agreement")
+
+
+def test_stop_a_live_run_then_resume_it(app_url, tmp_path):
+    """A click on Stop interrupts the run after the items in flight; Resume judges the rest once."""
+    expect = playwright_api.expect
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1500, "height": 2000})
+        try:
+            page.goto(app_url)
+            go(page, "Score")
+            expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
+            for group in ("d02", "d03", "d04"):
+                choose(page, "stMultiSelect", "Only these groups (optional)", group)
+            page.get_by_role("button", name="Start run").click()
+            progress = page.get_by_text(re.compile(r"^[12] / \d+ items$"))
+            expect(progress).to_be_visible(timeout=SLOW_MS)
+            total = int(progress.inner_text().split(" / ")[1].split()[0])  # 10 items in these groups
+            page.get_by_role("button", name="Stop run").click()
+            expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
+            judged = int(metric_value(page, "Judged").split(" / ")[0])
+            assert 1 <= judged < total
+            snap(page, tmp_path, [], "score-stopped")
+            page.get_by_role("button", name=f"Resume ({total - judged} items)").click()
+            expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
+                f"{total} / {total}", timeout=SLOW_MS)
+        except BaseException:
+            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()

@@ -1,0 +1,91 @@
+"""Agreement page helpers: line up a run's scores with human ratings and lay out geval_core's figures."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from geval_core.types import Scale
+from workbench_ui import data, state
+
+SCORES = {"score": "weighted score", "top_score": "top-token score"}
+METRICS = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic",
+           "tie_rate": "tie rate (judge)", "human_tie_rate": "tie rate (human)"}
+COMPARED = ("provider", "model", "mode", "n", "temperature")  # what makes two runs comparable item by item
+
+
+def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -> dict[str, list]:
+    """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group."""
+    items = data.items_by_id(run["dataset_id"])
+    out: dict[str, list] = {"ids": [], "judge": [], "human": [], "groups": [], "replies": []}
+    for row in data.judgments(run["id"]):
+        item = items.get(row["item_id"])
+        out["ids"].append(row["item_id"])
+        out["judge"].append(row.get(which))
+        out["human"].append(item.human.get(human_field) if item is not None and human_field else None)
+        out["groups"].append(item.group if item is not None else None)
+        out["replies"].append(row.get("replies") or [])
+    return out
+
+
+@st.cache_data(show_spinner="Computing agreement…", max_entries=64)
+def _agreement(path: str, run_id: str, judged: int, human_field: str, which: str, grouped: bool,
+               scale: tuple[int, int], bootstrap: int, seed: int) -> dict[str, Any]:
+    from geval_core.stats import agreement
+
+    run = state.library().get_run(run_id)
+    p = paired(run, human_field, which)
+    groups = p["groups"] if grouped else None
+    return agreement(p["judge"], p["human"], groups=groups, scale=Scale(*scale), bootstrap=bootstrap,
+                     seed=seed).to_dict()
+
+
+def agreement_for(run: dict[str, Any], human_field: str, which: str, grouped: bool, scale: Scale,
+                  bootstrap: int, seed: int = 0) -> dict[str, Any]:
+    """geval_core.stats.agreement on a run (cached per run size and options)."""
+    return _agreement(os.path.abspath(state.sidebar().db_path), run["id"], int(run.get("judged") or 0),
+                      human_field, which, grouped, (scale.min, scale.max), bootstrap, seed)
+
+
+def _cell(result: dict[str, Any], metric: str) -> str:
+    value = result.get(metric)
+    if value is None:
+        return "—"
+    ci = (result.get("ci") or {}).get(metric)
+    if ci and ci[0] is not None and ci[1] is not None:
+        return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return f"{value:.3f}"
+
+
+def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """One row per reading/score: every metric with its 95% interval, items and groups."""
+    rows = []
+    for label, r in results.items():
+        cells = {name: _cell(r, metric) for metric, name in METRICS.items()}
+        rows.append({"reading": label, **cells, "items": r.get("items"), "groups": r.get("groups"),
+                     "groups skipped": r.get("groups_skipped"), "missing": r.get("missing")})
+    return pd.DataFrame(rows)
+
+
+def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
+    """Items judged in both runs: score A, score B and B − A, largest moves first."""
+    a = {r["item_id"]: r.get("score") for r in data.judgments(run_a["id"])}
+    b = {r["item_id"]: r.get("score") for r in data.judgments(run_b["id"])}
+    common = [i for i in a if i in b and a[i] is not None and b[i] is not None]
+    frame = pd.DataFrame({"item": common, "score A": [a[i] for i in common], "score B": [b[i] for i in common]})
+    frame["B − A"] = frame["score B"] - frame["score A"]
+    order = frame["B − A"].abs().sort_values(ascending=False, kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
+
+
+def incomparable(run_a: dict[str, Any], run_b: dict[str, Any]) -> list[str]:
+    """What differs between two runs' judges (provider, model, mode, n, temperature, model version)."""
+    a, b = run_a.get("judge") or {}, run_b.get("judge") or {}
+    found = [f"{k}: {a.get(k)} vs {b.get(k)}" for k in COMPARED if a.get(k) != b.get(k)]
+    va, vb = run_a.get("model_version"), run_b.get("model_version")
+    if va and vb and va != vb:
+        found.append(f"reported model version: {va} vs {vb}")
+    return found

@@ -1,0 +1,75 @@
+"""Plotly figures for the pages; they draw numbers geval_core computed, never compute scores."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+OTHER = "other tokens"
+_LAYOUT = {"margin": {"l": 40, "r": 10, "t": 40, "b": 40}, "height": 320}
+
+
+def _safe(text: object) -> str:
+    # Plotly renders a subset of HTML in labels; escape untrusted text so it shows literally.
+    return html.escape(str(text))
+
+
+def distribution_figure(distribution: dict[int, float], valid_mass: float | None,
+                        points: Sequence[int], title: str = "") -> go.Figure:
+    """Probability on every rating plus the mass the judge put on non-rating tokens.
+
+    The stored distribution is renormalised over the ratings; multiplying back by the valid mass
+    gives the judge's own probabilities, so the bars add up to 1 with the "other tokens" bar.
+    """
+    mass = 1.0 if valid_mass is None else float(valid_mass)
+    labels = [str(p) for p in points] + [OTHER]
+    values = [float(distribution.get(p, 0.0)) * mass for p in points] + [max(0.0, 1.0 - mass)]
+    colors = ["#4C78A8"] * len(points) + ["#BAB0AC"]
+    fig = go.Figure(go.Bar(x=labels, y=values, marker_color=colors,
+                           text=[f"{v:.3f}" for v in values], textposition="outside"))
+    fig.update_layout(title=_safe(title), xaxis_title="rating", yaxis_title="probability",
+                      yaxis_range=[0, 1.08], **_LAYOUT)
+    fig.update_xaxes(type="category")
+    return fig
+
+
+def score_histogram(weighted: Sequence[float], top: Sequence[float], points: Sequence[int]) -> go.Figure:
+    """Weighted scores (bins of 0.1) against top-token ratings (one bar per rating)."""
+    lo, hi = min(points) - 0.5, max(points) + 0.5
+    fig = go.Figure()
+    fig.add_trace(go.Histogram(x=list(top), name="top-token score", opacity=0.55,
+                               xbins={"start": lo, "end": hi, "size": 1.0}, marker_color="#BAB0AC"))
+    fig.add_trace(go.Histogram(x=list(weighted), name="weighted score", opacity=0.85,
+                               xbins={"start": lo, "end": hi, "size": 0.1}, marker_color="#4C78A8"))
+    fig.update_layout(barmode="overlay", xaxis_title="score", yaxis_title="items",
+                      title="Scores: weighted vs top-token", **_LAYOUT)
+    return fig
+
+
+def scatter_figure(x: Sequence[float], y: Sequence[float], labels: Sequence[object],
+                   x_title: str, y_title: str, title: str = "") -> go.Figure:
+    """One point per item (hover shows the item id, escaped)."""
+    fig = go.Figure(go.Scattergl(x=list(x), y=list(y), mode="markers", text=[_safe(t) for t in labels],
+                                 hovertemplate="%{text}<br>%{x:.3f}, %{y:.3f}<extra></extra>",
+                                 marker={"size": 7, "opacity": 0.6, "color": "#4C78A8"}))
+    fig.update_layout(title=_safe(title), xaxis_title=_safe(x_title), yaxis_title=_safe(y_title), **_LAYOUT)
+    return fig
+
+
+def curve_figure(ks: Sequence[int], series: dict[str, Sequence[float | None]], title: str) -> go.Figure:
+    """Lines against k replies (e.g. Spearman and tie rate of the averaged score)."""
+    fig = go.Figure()
+    for name, values in series.items():
+        fig.add_trace(go.Scatter(x=list(ks), y=list(values), mode="lines+markers", name=_safe(name)))
+    fig.update_layout(title=_safe(title), xaxis_title="replies averaged (k)", xaxis_type="log", **_LAYOUT)
+    return fig
+
+
+def difference_histogram(diffs: Sequence[float]) -> go.Figure:
+    """Per-item score differences between two runs."""
+    fig = go.Figure(go.Histogram(x=list(diffs), nbinsx=40, marker_color="#F58518"))
+    fig.update_layout(title="Score difference (run B − run A)", xaxis_title="difference",
+                      yaxis_title="items", **_LAYOUT)
+    return fig

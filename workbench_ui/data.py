@@ -1,0 +1,110 @@
+"""Library reads the pages repeat on every rerun, cached where the data cannot change.
+
+Datasets are immutable versions, so their items are cached by id. A run's judgments only grow, so
+they are cached by (run, how many judged, status): a finished run is read from SQLite once.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from geval_core.types import Item
+from workbench_ui import state
+
+LOW_MASS = 0.5  # below this the judge put most of its probability on tokens that are no rating
+
+
+def _path() -> str:
+    return os.path.abspath(state.sidebar().db_path)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _items(path: str, dataset_id: str) -> tuple[list[Item], dict[str, Item]]:
+    items = state.library().dataset_items(dataset_id)
+    return items, {i.id: i for i in items}
+
+
+def dataset_items(dataset_id: str) -> list[Item]:
+    """Every item of a dataset version, in order (cached: versions never change)."""
+    return _items(_path(), dataset_id)[0]
+
+
+def items_by_id(dataset_id: str) -> dict[str, Item]:
+    """The items of a dataset version by id."""
+    return _items(_path(), dataset_id)[1]
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _judgments(path: str, run_id: str, judged: int, status: str) -> list[dict[str, Any]]:
+    return state.library().judgments(run_id)
+
+
+def judgments(run_id: str) -> list[dict[str, Any]]:
+    """A run's judgments (read again only when the run gained items or changed status)."""
+    run = state.library().get_run(run_id)
+    return _judgments(_path(), run["id"], int(run.get("judged") or 0), str(run.get("status")))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _summary(path: str, run_id: str, count: int, _rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from geval_core.stats import tie_rate
+
+    weighted = [r["score"] for r in _rows if r.get("score") is not None]
+    top = [r["top_score"] for r in _rows if r.get("top_score") is not None]
+    return {
+        "weighted": weighted,
+        "top": top,
+        "tie_weighted": tie_rate(weighted) if len(weighted) > 1 else None,
+        "tie_top": tie_rate(top) if len(top) > 1 else None,
+        "unparsed": sum(r.get("unparsed") or 0 for r in _rows),
+        "errors": sum(1 for r in _rows if r.get("error")),
+        "low_mass": sum(1 for r in _rows if (r.get("valid_mass") or 0.0) < LOW_MASS),
+        "input_tokens": sum(r.get("input_tokens") or 0 for r in _rows),
+        "output_tokens": sum(r.get("output_tokens") or 0 for r in _rows),
+    }
+
+
+def run_summary(run_id: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run-level figures (tie rates from geval_core.stats), computed once per run and size."""
+    return _summary(_path(), run_id, len(rows), rows)
+
+
+def human_key(items: list[Item], name: str) -> str | None:
+    """The human-rating field for a dimension name (case-insensitive), if the items carry one."""
+    keys = {k for item in items[:50] for k in item.human}
+    for key in sorted(keys):
+        if key.lower() == name.lower():
+            return key
+    return None
+
+
+def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None = None) -> pd.DataFrame:
+    """One row per judged item: the numbers the Score page's table shows."""
+    frame = pd.DataFrame({
+        "item": [r["item_id"] for r in rows],
+        "score": [r.get("score") for r in rows],
+        "top-token": [r.get("top_score") for r in rows],
+        "valid mass": [r.get("valid_mass") for r in rows],
+        "unparsed": [r.get("unparsed") or 0 for r in rows],
+        "reply": [(r.get("replies") or [""])[0] if r.get("replies") else "" for r in rows],
+        "error": [r.get("error") or "" for r in rows],
+    })
+    frame["low mass"] = frame["valid mass"].fillna(0.0) < LOW_MASS
+    if human is not None:
+        frame.insert(3, "human", [human.get(r["item_id"]) for r in rows])
+    for col in ("score", "top-token", "valid mass"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    return frame
+
+
+def run_label(run: dict[str, Any]) -> str:
+    """'20250102-130405-1a2b3c · coherence@1 on sample@1 · local:smollm2 logprobs n=1 T=0 · 24/24 · done'."""
+    judge = run.get("judge") or {}
+    how = (f"{judge.get('provider')}:{judge.get('model')} {judge.get('mode')} n={judge.get('n')} "
+           f"T={judge.get('temperature')}") if isinstance(judge, dict) else str(judge)
+    return (f"{run.get('id')} · {run.get('prompt_label')} on {run.get('dataset_label')} · {how} · "
+            f"{run.get('judged')}/{run.get('items_total')} · {run.get('status')}")

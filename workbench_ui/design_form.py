@@ -1,0 +1,204 @@
+"""The Design page's form state: load, read back as a Dimension, and the button actions.
+
+Actions run as widget callbacks (before the script body), so they may set widget values; their
+errors are kept in session state and shown as messages on the page.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from geval_core.errors import GEvalError
+from geval_core.types import HAND_WRITTEN, Dimension, JudgeSettings, Scale
+from workbench_ui import state, views
+
+K = "design_"
+FIELDS = ("name", "definition", "smin", "smax", "inputs", "mode", "n", "temperature", "template", "steps")
+SAVED = K + "saved"  # a copy that survives page switches (Streamlit drops unrendered widgets' state)
+_NUMBERING = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
+log = logging.getLogger("geval.app")
+
+BLANK = Dimension(name="Coherence", definition="", scale=Scale(1, 5), inputs=("document", "summary"))
+
+
+def ensure_defaults(lib) -> None:
+    """Fill the form the first time (the first example prompt), or restore it after a page switch."""
+    ss = st.session_state
+    saved = ss.get(SAVED)
+    if saved is None:
+        prompts = lib.list_prompts()
+        dim = lib.get_prompt(prompts[0]["name"]).dimension if prompts else BLANK
+        set_form(dim, None)
+        return
+    for field in FIELDS:
+        if K + field not in ss:
+            ss[K + field] = saved[field]
+
+
+def remember() -> None:
+    """Copy the widget values to the copy that survives page switches."""
+    ss = st.session_state
+    ss[SAVED] = {field: ss.get(K + field) for field in FIELDS}
+
+
+def set_form(dim: Dimension, draft_id: int | None) -> None:
+    """Put a dimension into the form widgets."""
+    ss = st.session_state
+    values = {
+        "name": dim.name, "definition": dim.definition, "smin": dim.scale.min, "smax": dim.scale.max,
+        "inputs": ", ".join(dim.inputs), "mode": dim.judge.mode, "n": dim.judge.n,
+        "temperature": float(dim.judge.temperature), "template": dim.template,
+        "steps": steps_text(dim.steps),
+    }
+    for field, value in values.items():
+        ss[K + field] = value
+    ss[K + "anchors"] = dict(dim.anchors)
+    ss[K + "judge_base"] = dim.judge
+    ss[K + "steps_gen_text"] = values["steps"]
+    ss[K + "steps_model_gen"] = dim.steps_model
+    ss[K + "draft_id"] = draft_id
+    for key in ("frozen", "drift_report"):
+        ss.pop(K + key, None)
+    ss[SAVED] = values
+
+
+def steps_text(steps) -> str:
+    """Numbered steps, one per line, for the editor."""
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
+
+
+def steps_list(text: str) -> tuple[str, ...]:
+    """Editor text back to steps: one per non-empty line, numbering and bullets removed."""
+    return tuple(_NUMBERING.sub("", line).strip() for line in text.splitlines() if line.strip())
+
+
+def steps_model() -> str:
+    """Who wrote the steps: the generating model, marked when a person edited them since."""
+    ss = st.session_state
+    model = ss.get(K + "steps_model_gen") or HAND_WRITTEN
+    edited = steps_list(ss.get(K + "steps", "")) != steps_list(ss.get(K + "steps_gen_text", ""))
+    if edited and model != HAND_WRITTEN:
+        return f"{model}, edited by hand"
+    return model
+
+
+def dimension() -> Dimension:
+    """The form as a Dimension (judge connection from the sidebar, decoding from the form)."""
+    ss = st.session_state
+    smin = int(ss[K + "smin"])
+    smax = max(int(ss[K + "smax"]), smin + 1)
+    anchors = {p: t.strip() for p, t in ss.get(K + "anchors", {}).items()
+               if smin <= p <= smax and str(t).strip()}
+    base = ss.get(K + "judge_base") or JudgeSettings()
+    conn = state.sidebar().judge
+    judge = replace(base, provider=conn.provider, model=conn.model, base_url=conn.base_url,
+                    mode=ss[K + "mode"], n=int(ss[K + "n"]), temperature=float(ss[K + "temperature"]))
+    return Dimension(
+        name=ss[K + "name"].strip(), definition=ss[K + "definition"], scale=Scale(smin, smax),
+        anchors=anchors, inputs=tuple(f.strip() for f in ss[K + "inputs"].split(",") if f.strip()),
+        steps=steps_list(ss[K + "steps"]), steps_model=steps_model(), template=ss[K + "template"] or "",
+        judge=judge,
+    )
+
+
+def act(fn, *args) -> None:
+    """Run a button action; keep its error as a message instead of a traceback."""
+    try:
+        fn(*args)
+    except GEvalError as exc:
+        _say("error", str(exc))
+    except Exception as exc:
+        log.exception("design action failed")
+        _say("error", f"Unexpected error ({type(exc).__name__}): {exc}")
+
+
+def _say(level: str, text: str) -> None:
+    st.session_state.setdefault(K + "messages", []).append((level, text))
+
+
+def show_messages() -> None:
+    """Show (once) what the last actions reported."""
+    for level, text in st.session_state.pop(K + "messages", []):
+        getattr(st, level)(views.md_escape(text))
+
+
+def load_choice(lib, pick: str) -> None:
+    """Load 'draft:ID' or 'prompt:NAME@V' into the form."""
+    kind, _, ref = pick.partition(":")
+    if kind == "draft":
+        set_form(lib.get_draft(int(ref)), int(ref))
+    else:
+        set_form(lib.get_prompt(ref).dimension, None)
+    _say("info", f"Loaded {kind} {ref}.")
+
+
+def generate(lib) -> None:
+    """One steps-generation call with the sidebar judge; the steps replace the editor's."""
+    from geval_core.steps import generate_steps
+
+    conn = state.sidebar().judge
+    steps, model = generate_steps(dimension(), state.make_judge(conn), conn)
+    ss = st.session_state
+    ss[K + "steps"] = ss[K + "steps_gen_text"] = steps_text(steps)
+    ss[K + "steps_model_gen"] = model
+    if ss.get(K + "draft_id") is not None:
+        lib.set_steps(ss[K + "draft_id"], list(steps), model)
+    _say("success", f"Generated {len(steps)} steps with {model}.")
+
+
+def run_drift(lib, k: int) -> None:
+    """Generate k times and keep the report for display."""
+    from geval_core.steps import drift
+
+    conn = state.sidebar().judge
+    st.session_state[K + "drift_report"] = drift(dimension(), state.make_judge(conn), k)
+
+
+def show_drift(report) -> None:
+    """The drift report: mean similarity, every pair, and each generation's steps."""
+    st.metric("Mean similarity between generations (1 = identical)", views.fmt(report.mean_similarity))
+    st.caption(f"Generated by {views.md_escape(report.model_version)}; difflib ratio of the step lists.")
+    st.dataframe(pd.DataFrame([{"generation A": p["a"] + 1, "generation B": p["b"] + 1,
+                                "similarity": p["similarity"]} for p in report.pairs]), hide_index=True)
+    for n, steps in enumerate(report.steps, 1):
+        views.show_text(f"Generation {n}", steps_text(steps))
+    for failure in report.failures:
+        st.warning(views.md_escape(failure))
+
+
+def checks(dim: Dimension) -> list:
+    """The library's pre-freeze checks for this dimension."""
+    from geval_core.checks import check_dimension
+
+    return check_dimension(dim)
+
+
+def save(lib) -> None:
+    """Save (or update) the draft."""
+    ss = st.session_state
+    ss[K + "draft_id"] = lib.save_draft(dimension(), ss.get(K + "draft_id"))
+    _say("success", f"Saved draft #{ss[K + 'draft_id']}.")
+
+
+def freeze(lib) -> None:
+    """Freeze the form into an immutable prompt version."""
+    result = lib.freeze(dimension())
+    st.session_state[K + "frozen"] = {"label": result.prompt.label, "hash": result.prompt.id,
+                                      "created": result.created, "warnings": list(result.warnings)}
+
+
+def preview_item(lib, inputs: tuple[str, ...]) -> dict[str, str]:
+    """The first sample item that has every input field, else placeholders."""
+    try:
+        dataset = lib.get_dataset("sample")
+        for item in lib.dataset_items(dataset["id"]):
+            if all(f in item.fields for f in inputs):
+                return item.fields
+    except GEvalError:
+        pass
+    return {f: f"[the item's {f} goes here]" for f in inputs}

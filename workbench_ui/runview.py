@@ -1,0 +1,149 @@
+"""The Score page's parts: judge choice, cost box, run summary, the item table and one item."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from geval_core.types import FrozenPrompt, JudgeSettings
+from workbench_ui import charts, data, state, views
+
+MOSTLY_LOW = 0.25  # warn when more than this share of items put little mass on the scale
+
+
+def judge_choice(prompt: FrozenPrompt) -> JudgeSettings:
+    """The prompt's pinned judge, or the sidebar's connection with the prompt's decoding settings."""
+    pinned = prompt.dimension.judge
+    side = state.run_settings(pinned, use_sidebar=True)
+    options = {"prompt": f"The prompt's pinned judge: {views.judge_label(pinned)}",
+               "sidebar": f"The sidebar's judge: {views.judge_label(side)}"}
+    pick = st.radio("Judge", list(options), format_func=options.get, key="score_judge_source")
+    if pick == "sidebar" and (side.provider, side.model) != (pinned.provider, pinned.model):
+        st.caption("A different judge than the one frozen with the prompt: its scores are not the frozen "
+                   "metric and are not comparable with runs of the pinned judge.")
+    return side if pick == "sidebar" else pinned
+
+
+def cost_box(prompt: FrozenPrompt, items: list, settings: JudgeSettings) -> None:
+    """The cost estimate, shown before any run starts."""
+    from geval_core.cost import estimate_cost
+
+    est = estimate_cost(prompt, items, settings)
+    c = st.columns(4)
+    c[0].metric("Items", est["items"])
+    c[1].metric("Input tokens (est.)", f"{est['input_tokens']:,}")
+    c[2].metric("Output tokens (max)", f"{est['output_tokens']:,}")
+    c[3].metric("Cost (est.)", "unknown" if est["usd"] is None else f"${est['usd']:.4f}")
+    st.caption(views.md_escape(est.get("note", "")))
+
+
+def run_item_ids(run: dict[str, Any]) -> set[str] | None:
+    """The run's chosen item ids (None: the whole dataset)."""
+    ids = run.get("item_ids")
+    if isinstance(ids, str):
+        ids = json.loads(ids)
+    return set(ids) if ids else None
+
+
+def judge_of(run: dict[str, Any], prompt: FrozenPrompt) -> JudgeSettings:
+    """The JudgeSettings a run was started with."""
+    judge = run.get("judge")
+    if isinstance(judge, str):
+        judge = json.loads(judge)
+    if isinstance(judge, JudgeSettings):
+        return judge
+    return JudgeSettings(**judge) if judge else prompt.dimension.judge
+
+
+def last_summary(run_id: str) -> None:
+    """What the last run or resume in this session did (a failed run says why)."""
+    done = st.session_state.get("score_summary")
+    if not done or done.get("run_id") != run_id:
+        return
+    if done.get("status") == "failed":
+        st.error(f"The run stopped: {views.md_escape(done.get('error'))}")
+        return
+    st.caption(f"Last session of this run: {done['judged']} judged in {done['seconds']:.1f} s, "
+               f"{done['cached']} from the cache, {done['judge_calls']} judge calls, status {done['status']}.")
+
+
+def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
+    """Run-level figures: ties weighted vs top-token, unparsed, low mass, tokens and cost."""
+    s = data.run_summary(run["id"], rows)
+    total = run.get("items_total") or len(rows)
+    c = st.columns(6)
+    c[0].metric("Judged", f"{len(rows)} / {total}")
+    c[1].metric("Tie rate, weighted", views.fmt(s["tie_weighted"]))
+    c[2].metric("Tie rate, top-token", views.fmt(s["tie_top"]))
+    c[3].metric("Unparsed replies", s["unparsed"])
+    c[4].metric("Low valid mass", s["low_mass"], help=f"items with valid mass < {data.LOW_MASS}")
+    c[5].metric("Errors", s["errors"])
+    c = st.columns(3)
+    c[0].metric("Input tokens", f"{s['input_tokens']:,}")
+    c[1].metric("Output tokens", f"{s['output_tokens']:,}")
+    cost = run.get("cost_usd")
+    c[2].metric("Cost", "—" if cost is None else f"${cost:.4f}")
+    st.caption(f"Model version the judge reported: {views.md_escape(run.get('model_version') or '—')}")
+    if s["low_mass"] > MOSTLY_LOW * len(rows):
+        st.warning(f"The judge put little probability on the scale for {s['low_mass']} of {len(rows)} items "
+                   f"(valid mass < {data.LOW_MASS}): their weighted scores rest on a small share of its "
+                   "belief. The tiny local model does this; a stronger judge or priming helps.")
+    st.plotly_chart(charts.score_histogram(s["weighted"], s["top"], prompt.dimension.scale.points),
+                    key="score_hist")
+
+
+def table_and_item(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
+    """One dataframe for every item (select a row) and one chart for the selected item."""
+    items = data.items_by_id(run["dataset_id"])
+    key = data.human_key(list(items.values()), prompt.name)
+    human = {i: it.human.get(key) for i, it in items.items()} if key else None
+    frame = data.judgments_frame(rows, human)
+    event = st.dataframe(frame, key="score_table", on_select="rerun", selection_mode="single-row",
+                         hide_index=True, height=min(380, 38 + 35 * len(frame)),
+                         column_config=_columns())
+    ids = frame["item"].tolist()
+    picked = list(event.selection.rows) if event is not None else []
+    ss = st.session_state
+    if picked and picked != ss.get("score_table_last") and picked[0] < len(ids):
+        ss["score_item"] = ids[picked[0]]
+    ss["score_table_last"] = picked
+    if ss.get("score_item") not in set(ids):
+        ss["score_item"] = ids[0]
+    item_id = st.selectbox("Open item", ids, key="score_item")
+    judgment = next(r for r in rows if r["item_id"] == item_id)
+    show_item(judgment, items.get(item_id), prompt, key)
+
+
+def _columns() -> dict:
+    num = st.column_config.NumberColumn
+    return {"score": num(format="%.3f"), "valid mass": num(format="%.3f"), "human": num(format="%.2f"),
+            "low mass": st.column_config.CheckboxColumn()}
+
+
+def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: str | None) -> None:
+    """One item: its numbers, its distribution chart, the replies and the item text (verbatim)."""
+    c = st.columns(5)
+    c[0].metric("Weighted score", views.fmt(judgment.get("score")))
+    c[1].metric("Top-token score", views.fmt_rating(judgment.get("top_score")))
+    c[2].metric("Valid mass", views.fmt(judgment.get("valid_mass")))
+    c[3].metric("Unparsed", judgment.get("unparsed") or 0)
+    c[4].metric("Human", views.fmt_rating(item.human.get(human_key)) if item and human_key else "—")
+    if judgment.get("error"):
+        st.error(views.md_escape(judgment["error"]))
+    left, right = st.columns([1, 1], gap="large")
+    with left:
+        fig = charts.distribution_figure(judgment.get("distribution") or {}, judgment.get("valid_mass"),
+                                         prompt.dimension.scale.points, "Probability on each rating")
+        st.plotly_chart(fig, key="score_item_chart")
+        st.caption(f"Mode: {judgment.get('mode')} · model: {views.md_escape(judgment.get('model_version'))}"
+                   + (" · fell back to sampling" if judgment.get("fallback") else ""))
+        for n, reply in enumerate(judgment.get("replies") or [], 1):
+            views.show_text(f"Reply {n}", reply)
+    with right:
+        if item is None:
+            st.info("The item is not in the dataset any more.")
+            return
+        for name in prompt.dimension.inputs:
+            views.show_text(name, item.fields.get(name, ""))

@@ -1,0 +1,66 @@
+"""Uploaded dataset files: keep them on disk for the readers, list their (dotted) columns, guess a mapping."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import tempfile
+from pathlib import Path
+from typing import Any
+
+SAMPLE_ROWS = 200  # rows inspected to list the columns; the import itself reads every row
+_UPLOADS = Path(tempfile.gettempdir()) / "geval-uploads"
+
+
+def save_upload(name: str, data: bytes) -> Path:
+    """Write an upload to a temp file named by its content hash (the readers need a path and suffix)."""
+    suffix = Path(name).suffix.lower() or ".csv"
+    _UPLOADS.mkdir(parents=True, exist_ok=True)
+    path = _UPLOADS / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+    if not path.exists():
+        path.write_bytes(data)
+    return path
+
+
+def first_rows(path: Path) -> list[dict[str, Any]]:
+    """The first rows of a CSV/JSONL file (InputError with file and line on a broken one)."""
+    from prompt_library import datasets
+
+    return [row for _, row in itertools.islice(datasets.read_rows(path), SAMPLE_ROWS)]
+
+
+def columns(rows: list[dict[str, Any]]) -> list[str]:
+    """Every scalar column as a dotted path ('scores.coherence'), in first-seen order."""
+    seen: dict[str, None] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict) and value:
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), inner)
+        elif prefix:
+            seen.setdefault(prefix, None)
+
+    for row in rows:
+        walk("", row)
+    return list(seen)
+
+
+def guess_id(cols: list[str]) -> str:
+    """The column most likely to be the item id."""
+    for name in ("id", "item_id", "uid", "key"):
+        if name in cols:
+            return name
+    return cols[0] if cols else "id"
+
+
+def guess_group(cols: list[str]) -> str | None:
+    """A document-id-like column for group-level agreement, if any."""
+    for name in ("doc_id", "document_id", "doc", "group", "source_id", "conversation_id"):
+        if name in cols:
+            return name
+    return None
+
+
+def field_name(column: str) -> str:
+    """'scores.coherence' -> 'coherence': the default name of a mapped field."""
+    return column.rsplit(".", 1)[-1].strip().replace(" ", "_").lower() or column
