@@ -253,6 +253,27 @@ def test_item_bootstrap_is_reproducible_and_brackets_the_estimate():
         assert lo <= getattr(a, metric) <= hi
 
 
+def test_item_bootstrap_tie_rate_ignores_an_item_paired_with_its_own_copy():
+    # Six distinct judge scores never tie; a resample that draws an item twice must not count
+    # that copy as a tie, so the interval stays at [0, 0].
+    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    y = [1.0, 3.0, 2.0, 5.0, 4.0, 6.0]
+    result = agreement(x, y, bootstrap=200, seed=3)
+    assert result.tie_rate == 0.0
+    assert result.ci["tie_rate"] == [0.0, 0.0]
+    # With ties present: each resample's rate over distinct-item pairs, checked by brute force.
+    x = np.array([1.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0])
+    y = np.arange(8.0)
+    picks = np.random.default_rng(4).integers(0, 8, size=(100, 8))
+    rates = []
+    for p in picks:
+        pairs = [(i, j) for i in range(8) for j in range(i + 1, 8) if p[i] != p[j]]
+        rates.append(sum(x[p[i]] == x[p[j]] for i, j in pairs) / len(pairs) if pairs else np.nan)
+    rates = np.array(rates)
+    expected = np.percentile(rates[np.isfinite(rates)], [2.5, 97.5])
+    assert agreement(x, y, bootstrap=100, seed=4).ci["tie_rate"] == pytest.approx(list(expected), abs=1e-12)
+
+
 # ---- replies curve -------------------------------------------------------------------------------
 
 def test_replies_curve_scores_items_by_their_first_k_parsed_replies():
