@@ -15,9 +15,11 @@ from .errors import (
 )
 from .export import export_prompt, load_prompt, score_item
 from .prompts import content_hash, default_template, render
+from .providers import get_judge
 from .runner import RunSummary, run_scoring
 from .scoring import ItemScore, SampledScore, WeightedScore, sampled_score, score_reply, weighted_score
 from .stats import AgreementResult, agreement, tie_rate
+from .steps import DriftReport, drift, generate_steps, parse_steps
 from .types import (
     HAND_WRITTEN,
     Choice,
@@ -40,6 +42,7 @@ __all__ = [
     "Choice",
     "ConfigError",
     "Dimension",
+    "DriftReport",
     "FrozenPrompt",
     "GEvalError",
     "InputError",
@@ -65,9 +68,13 @@ __all__ = [
     "check_dimension",
     "content_hash",
     "default_template",
+    "drift",
     "estimate_cost",
     "export_prompt",
+    "generate_steps",
+    "get_judge",
     "load_prompt",
+    "parse_steps",
     "render",
     "run_scoring",
     "sampled_score",

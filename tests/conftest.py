@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -74,3 +77,47 @@ def _wait_ready(proc: subprocess.Popen, url: str, log, timeout: float = 90.0) ->
         except OSError:
             time.sleep(0.25)
     raise RuntimeError(f"llama_cpp.server not ready after {timeout:.0f}s: {log.read_text()[-2000:]}")
+
+
+# ---- a scripted loopback JSON server for provider contract tests (providers part) ----------------
+
+class JsonStub:
+    """A loopback JSON server answering each POST with the next (status, headers, body) of a script.
+
+    status "hang" waits 3 s before answering 200; `default` answers once the script is used up.
+    """
+
+    def __init__(self, script, default=(200, {}, {})):
+        self.script, self.default, self.requests = list(script), default, []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("content-length") or 0)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                body = json.loads(self.rfile.read(length))
+                stub.requests.append({"path": self.path, "headers": headers, "body": body})
+                status, headers, body = stub.script.pop(0) if stub.script else stub.default
+                if status == "hang":
+                    time.sleep(3)
+                    status = 200
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client gave up
+                    self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()

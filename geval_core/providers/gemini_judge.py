@@ -84,7 +84,8 @@ class GeminiJudge:
             )
         usage = Usage(sum(_usage(r, "prompt_token_count") for r in responses),
                       sum(_usage(r, "candidates_token_count") for r in responses))
-        raw = [r.model_dump(mode="json", exclude_none=True, exclude=RAW_EXCLUDE) for r in responses]
+        raw = [r.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=RAW_EXCLUDE)
+               for r in responses]
         version = responses[0].model_version or request.model
         return JudgeReply(tuple(choices), version, usage, time.perf_counter() - start,
                           raw[0] if len(raw) == 1 else {"responses": raw})

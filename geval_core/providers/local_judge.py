@@ -135,6 +135,7 @@ class LocalJudge:
         self.n_threads = n_threads
         self.model_version = _model_version(self.model_path)
         self._token_text: dict[int, str] = {}
+        self._formatter: Any = None  # the model's chat template, compiled on first use
 
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """Evaluate the primed prompt, read the rating distribution, then generate the reply text."""
@@ -142,11 +143,15 @@ class LocalJudge:
         with _LOCK:
             llm = _load(self.model_path, self.n_ctx, self.n_threads)
             ids = self._prompt_ids(llm, request)
-            reused = self._eval_prompt(llm, ids)
-            first = self._last_logits(llm)
-            rng = np.random.default_rng(request.seed)
-            replies = [self._generate(llm, request, len(ids), first, rng, i)
-                       for i in range(1 if request.temperature <= 0 else request.n)]
+            try:
+                reused = self._eval_prompt(llm, ids)
+                first = self._last_logits(llm)
+                rng = np.random.default_rng(request.seed)
+                replies = [self._generate(llm, request, len(ids), first, rng)
+                           for _ in range(1 if request.temperature <= 0 else request.n)]
+            except RuntimeError as exc:  # llama_decode failed: start the next call from a clean cache
+                llm.reset()
+                raise JudgeError(f"the local model failed to decode the prompt: {exc}") from None
         if request.temperature <= 0:  # greedy replies are identical: decode once, copy
             replies = replies * request.n
         choices = tuple(choice for choice, _ in replies)
@@ -157,12 +162,13 @@ class LocalJudge:
 
     def _prompt_ids(self, llm: Any, request: JudgeRequest) -> list[int]:
         """Chat-template the messages, then append the assistant prefix so the rating comes next."""
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        template = llm.metadata.get("tokenizer.chat_template") or CHATML
-        formatter = Jinja2ChatFormatter(template=template, eos_token=self._text(llm, llm.token_eos()),
-                                        bos_token=self._text(llm, llm.token_bos()))
-        prompt = formatter(messages=[dict(m) for m in request.messages]).prompt
+            template = llm.metadata.get("tokenizer.chat_template") or CHATML
+            self._formatter = Jinja2ChatFormatter(template=template, eos_token=self._text(llm, llm.token_eos()),
+                                                  bos_token=self._text(llm, llm.token_bos()))
+        prompt = self._formatter(messages=[dict(m) for m in request.messages]).prompt
         prompt += request.assistant_prefix or ""
         add_bos = llm.metadata.get("tokenizer.ggml.add_bos_token", "true") == "true"
         ids = llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
@@ -197,7 +203,7 @@ class LocalJudge:
         return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy()
 
     def _generate(self, llm: Any, request: JudgeRequest, prompt_len: int, first: np.ndarray,
-                  rng: np.random.Generator, index: int) -> tuple[Choice, list[int]]:
+                  rng: np.random.Generator) -> tuple[Choice, list[int]]:
         """One reply from the prompt's end: the first position reports every rating token."""
         import llama_cpp
 
