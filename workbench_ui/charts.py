@@ -45,6 +45,8 @@ def score_histogram(weighted: Sequence[float], top: Sequence[float], points: Seq
                                xbins={"start": lo, "end": hi, "size": 0.1}, marker_color="#4C78A8"))
     fig.update_layout(barmode="overlay", xaxis_title="score", yaxis_title="items",
                       title="Scores: weighted vs top-token", **_LAYOUT)
+    # The whole scale, always: zoomed to the data, one top-token bar would fill the plot.
+    fig.update_xaxes(range=[lo, hi], dtick=1)
     return fig
 
 

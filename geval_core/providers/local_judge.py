@@ -14,6 +14,7 @@ import atexit
 import importlib.metadata
 import importlib.util
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ import numpy as np
 from ..errors import ConfigError, JudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
 
+CONTENT_MARK = re.compile("\x00([0-9]+)\x00")  # stands for a message's text in the chat template
 DEFAULT_CTX = 4096
 # Prompt tokens decoded per llama.cpp batch; also the granularity of prefix-cache reuse (see _eval_prompt).
 BATCH = 64
@@ -168,10 +170,16 @@ class LocalJudge:
             template = llm.metadata.get("tokenizer.chat_template") or CHATML
             self._formatter = Jinja2ChatFormatter(template=template, eos_token=self._text(llm, llm.token_eos()),
                                                   bos_token=self._text(llm, llm.token_bos()))
-        prompt = self._formatter(messages=[dict(m) for m in request.messages]).prompt
-        prompt += request.assistant_prefix or ""
+        # Message text goes in as markers and is tokenized apart with special=False: item text that
+        # contains "<|im_end|>" stays plain text and cannot close the turn and answer for the judge.
+        masked = [{**m, "content": f"\x00{n}\x00"} for n, m in enumerate(request.messages)]
+        prompt = self._formatter(messages=masked).prompt + (request.assistant_prefix or "")
+        parts = CONTENT_MARK.split(prompt)
         add_bos = llm.metadata.get("tokenizer.ggml.add_bos_token", "true") == "true"
-        ids = llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
+        ids = llm.tokenize(parts[0].encode("utf-8"), add_bos=add_bos, special=True)
+        for n, part in enumerate(parts[1:], 1):
+            text, special = (request.messages[int(part)]["content"], False) if n % 2 else (part, True)
+            ids += llm.tokenize(text.encode("utf-8"), add_bos=False, special=special) if text else []
         if len(ids) + request.max_tokens > self.n_ctx:
             raise JudgeError(
                 f"the prompt is {len(ids)} tokens; with max_tokens={request.max_tokens} that is over the "
