@@ -57,7 +57,9 @@ def renamed(cols: list[str], label: str, key: str) -> dict[str, str]:
     picked = st.multiselect(label, cols, key=key)
     out: dict[str, str] = {}
     for col in picked:
-        name = st.text_input(f"name for column {col!r}", value=upload.field_name(col), key=f"{key}_{col}")
+        # A widget label renders Markdown; the column name comes from the uploaded file.
+        name = st.text_input(f"name for column {views.md_escape(repr(col))}", value=upload.field_name(col),
+                             key=f"{key}_{col}")
         out[name.strip() or upload.field_name(col)] = col
     return out
 

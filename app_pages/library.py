@@ -74,7 +74,7 @@ def versions_section(lib, rows: list[dict]) -> None:
 
 def export_section(prompt: FrozenPrompt) -> None:
     """Download the hash-checked export and show how to use it in production."""
-    st.subheader(f"Export {prompt.label}")
+    st.subheader(f"Export {views.md_escape(prompt.label)}")
     data = export_prompt(prompt)
     st.download_button("Download export (JSON)", json.dumps(data, indent=2, ensure_ascii=False),
                        file_name=f"{prompt.name}@{prompt.version}.json", mime="application/json",

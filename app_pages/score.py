@@ -36,7 +36,7 @@ def new_run(lib) -> None:
     settings = runview.judge_choice(prompt)
     concurrency = st.number_input("Concurrent requests", min_value=1, max_value=64, step=1,
                                   value=1 if settings.provider == "local" else 8, key="score_concurrency")
-    runview.cost_box(prompt, items, settings)
+    runview.cost_box(lib, prompt, items, settings)
     if st.button("Start run", type="primary", key="score_start", disabled=not items):
         judge = state.make_judge(settings)  # a missing key fails here, before a run is recorded
         run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=[i.id for i in items])

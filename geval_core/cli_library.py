@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from .errors import GEvalError
-from .export import export_judgments, export_prompt, production_snippet, read_export, write_judgments
+from .export import export_judgments, export_prompt, production_snippet, read_agreement, write_judgments
 from .prompts import render
 from .types import Dimension
 
@@ -123,13 +123,18 @@ def prompts_freeze(library: Any, dimension_file: str, name: str | None) -> None:
               help="Write the export here (default: print it).")
 @click.option("--agreement", "agreement_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="JSON file with the agreement measured at freeze time (e.g. `geval agree --json`).")
+@click.option("--agreement-run", default=None,
+              help="Measure the agreement from this library run of the prompt (needs --human).")
+@click.option("--human", "human_field", default=None,
+              help="Human rating of the run's dataset for --agreement-run, e.g. coherence.")
 @click.option("--snippet", is_flag=True, help="Print the Python lines that load the export and score an item.")
 def prompts_export(library: Any, prompt: str, output: str | None, agreement_file: str | None,
-                   snippet: bool) -> None:
+                   agreement_run: str | None, human_field: str | None, snippet: bool) -> None:
     """Export a frozen prompt as one self-contained, hash-checked JSON file."""
     frozen = library.get_prompt(prompt)
-    agreement = json.loads(Path(agreement_file).read_text(encoding="utf-8")) if agreement_file else None
-    text = json.dumps(export_prompt(frozen, agreement), indent=2, ensure_ascii=False)
+    agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field)
+    name = Path(output).name if output else None  # the snippet loads the file by the name it was given
+    text = json.dumps(export_prompt(frozen, agreement, name), indent=2, ensure_ascii=False)
     if output:
         Path(output).write_text(text + "\n", encoding="utf-8")
         click.echo(f"wrote {output} ({frozen.label}, {frozen.id[:12]})", err=True)
@@ -139,11 +144,31 @@ def prompts_export(library: Any, prompt: str, output: str | None, agreement_file
         click.echo(production_snippet(frozen, output))
 
 
+def _export_agreement(library: Any, frozen: Any, agreement_file: str | None, run_id: str | None,
+                      human_field: str | None) -> dict[str, Any] | None:
+    """The agreement for an export: from a file, measured from a run of this very prompt, or none."""
+    from prompt_library import run_agreement
+
+    if agreement_file and run_id:
+        raise click.UsageError("give --agreement or --agreement-run, not both")
+    if bool(run_id) != bool(human_field):
+        raise click.UsageError("--agreement-run and --human go together: the run and the rating to compare")
+    if agreement_file:
+        return read_agreement(agreement_file)
+    if not run_id:
+        return None
+    run = library.get_run(run_id)
+    if run["prompt_id"] != frozen.id:
+        raise click.ClickException(f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
+                                   "an export carries the agreement of its own prompt version only")
+    return run_agreement(library, run["id"], human_field)
+
+
 @_library_command(prompts, "import")
 @click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
 def prompts_import(library: Any, export_file: str) -> None:
     """Import an exported prompt; refused when its content does not match its hash."""
-    result = library.import_prompt(read_export(export_file))
+    result = library.import_prompt(export_file)
     click.echo(f"{'imported as' if result.created else 'already in the library as'} {result.prompt.label} "
                f"{result.prompt.id}")
 

@@ -117,13 +117,17 @@ def find_run(library: Any, prompt: FrozenPrompt, dataset: dict, settings: JudgeS
 
 
 def output_line(row: dict[str, Any]) -> dict[str, Any]:
-    """One item of the results file."""
+    """One item of the results file: exactly the documented keys.
+
+    "mode" is the mode the item was scored in, so an auto-mode fallback shows as "sampling"; the
+    fallback flag, the cache flag and tokens stay in the library (`geval runs export RUN`).
+    """
+    distribution = {str(k): v for k, v in (row["distribution"] or {}).items()}
     return {
         "id": row["item_id"], "score": row["score"], "raw_score": row["raw_score"],
-        "top_score": _number(row["top_score"]), "distribution": {str(k): v for k, v in (row["distribution"] or {}).items()},
+        "top_score": _number(row["top_score"]), "distribution": distribution,
         "valid_mass": row["valid_mass"], "replies": row["replies"], "parsed": row["parsed"],
-        "unparsed": row["unparsed"], "mode": row["mode"], "fallback": row["fallback"], "cached": row["cached"],
-        "model": row["model_version"], "error": row["error"],
+        "unparsed": row["unparsed"], "mode": row["mode"], "model": row["model_version"], "error": row["error"],
     }
 
 

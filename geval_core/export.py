@@ -33,8 +33,12 @@ print(result.score, result.distribution)  # weighted score; p(rating) for every 
 '''
 
 
-def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything needed to score with this prompt elsewhere, plus its hash and optional agreement."""
+def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None,
+                  path: str | None = None) -> dict[str, Any]:
+    """Everything needed to score with this prompt elsewhere, plus its hash and optional agreement.
+
+    `path` is the file name the usage snippet loads (default name@version.json).
+    """
     dim, judge = prompt.dimension, prompt.dimension.judge
     return {
         "format": FORMAT,
@@ -58,7 +62,7 @@ def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None)
         "scoring": {"mode": judge.mode, "ratings": dim.scale.points,
                     "score": "sum over allowed ratings r of p(r) * r, renormalised over the allowed ratings"},
         "agreement": agreement,
-        "usage": production_snippet(prompt),
+        "usage": production_snippet(prompt, path),
     }
 
 
@@ -104,17 +108,38 @@ def import_prompt(data: dict[str, Any]) -> Dimension:
 def write_export(prompt: FrozenPrompt, path: str | Path, agreement: dict[str, Any] | None = None) -> Path:
     """Write the export JSON to `path` (UTF-8, indented)."""
     path = Path(path)
-    path.write_text(json.dumps(export_prompt(prompt, agreement), indent=2, ensure_ascii=False) + "\n",
+    path.write_text(json.dumps(export_prompt(prompt, agreement, path.name), indent=2, ensure_ascii=False) + "\n",
                     encoding="utf-8")
     return path
 
 
-def read_export(path: str | Path) -> dict[str, Any]:
-    """The JSON of an export file; InputError when it is not readable JSON."""
+def _read_json(path: str | Path, what: str) -> Any:
+    """The JSON in a file; InputError naming the file (and the line for broken JSON)."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read the prompt export: {exc}", file=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"cannot read the {what}: broken JSON: {exc.msg} at column {exc.colno}",
+                         file=str(path), line=exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read the {what}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
+                         "save the file as UTF-8", file=str(path),
+                         line=1 + exc.object[:exc.start].count(b"\n")) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the {what}: {exc.strerror or exc}", file=str(path)) from None
+
+
+def read_export(path: str | Path) -> dict[str, Any]:
+    """The JSON of an export file; InputError when it is not readable JSON."""
+    return _read_json(path, "prompt export")
+
+
+def read_agreement(path: str | Path) -> dict[str, Any]:
+    """An agreement JSON object for an export (e.g. `geval agree --json` output); InputError otherwise."""
+    data = _read_json(path, "agreement file")
+    if not isinstance(data, dict):
+        raise InputError(f"expected one JSON object (e.g. the output of `geval agree --json`), got "
+                         f"{type(data).__name__}", file=str(path))
+    return data
 
 
 def load_prompt(path: str | Path) -> FrozenPrompt:

@@ -20,6 +20,7 @@ from typing import Any
 from .calls import Cancelled, build_request, cache_key, call_with_retries
 from .cost import load_prices, price_for
 from .errors import ConfigError, LogprobsUnavailableError
+from .providers._common import UnreachableError
 from .providers.base import Judge
 from .replies import reply_from_dict, reply_to_dict
 from .scoring import score_reply
@@ -27,8 +28,9 @@ from .types import FrozenPrompt, Item, JudgeReply, JudgeSettings
 
 Progress = Callable[[int, int, dict], None]
 POLL_S = 0.2  # how often the collecting loop looks at the cancel flag while every call is slow
-# Logprobs mode stops when this many items in a row came back without logprobs before any came with them.
-NO_LOGPROBS_LIMIT = 3
+# A run stops when this many items failed alike before any succeeded: logprobs mode on a judge that gives
+# none, or a judge that cannot be reached at all. Paying (or waiting) for every item to fail helps nobody.
+HOPELESS_LIMIT = 3
 
 
 @dataclass
@@ -81,7 +83,8 @@ class _Run:
         self.provider = getattr(judge, "provider", "unknown")
         self.sampling_only = False  # auto mode saw a judge without logprobs: go straight to sampling
         self.logprobs_seen = False
-        self.no_logprobs = 0
+        self.replied = False  # the judge answered at least once
+        self.hopeless = {"logprobs": 0, "unreachable": 0}
         self.followups: deque[_Job] = deque()
         self.done = summary.skipped
 
@@ -125,12 +128,12 @@ class _Run:
             return  # dropped: a resumed run asks again
         except Exception as exc:
             self.summary.judge_calls += getattr(exc, "attempts", 1)
-            if isinstance(exc, LogprobsUnavailableError):
-                if self.fall_back(job, None):
-                    return
-                self.stop_if_no_logprobs(exc)
+            if isinstance(exc, LogprobsUnavailableError) and self.fall_back(job, None):
+                return
+            self.stop_if_hopeless(exc)
             self.write_error(job, exc)
             return
+        self.replied = True
         self.summary.judge_calls += attempts
         self.summary.input_tokens += reply.usage.input_tokens
         self.summary.output_tokens += reply.usage.output_tokens
@@ -157,7 +160,7 @@ class _Run:
         except LogprobsUnavailableError as exc:
             if not self.fall_back(job, reply, seconds):
                 self.write_error(job, exc, reply)
-                self.stop_if_no_logprobs(exc)
+                self.stop_if_hopeless(exc)
             return
         if job.mode == "logprobs":
             self.logprobs_seen = True
@@ -191,11 +194,18 @@ class _Run:
             "error": f"{type(exc).__name__}{where}: {exc}",
         })
 
-    def stop_if_no_logprobs(self, exc: Exception) -> None:
-        """Logprobs mode on a judge that gives none: stop rather than pay for every item to fail."""
-        self.no_logprobs += 1
-        if not self.logprobs_seen and self.no_logprobs >= NO_LOGPROBS_LIMIT and self.summary.error is None:
-            self.summary.error = str(exc)
+    def stop_if_hopeless(self, exc: Exception) -> None:
+        """Stop when items keep failing alike before any succeeded: no logprobs, or no server to reach."""
+        if isinstance(exc, LogprobsUnavailableError):
+            kind, seen, why = "logprobs", self.logprobs_seen, str(exc)
+        elif isinstance(exc, UnreachableError):
+            kind, seen = "unreachable", self.replied
+            why = f"{exc}; check that the judge's server is running and its URL, then resume the run"
+        else:
+            return
+        self.hopeless[kind] += 1
+        if not seen and self.hopeless[kind] >= HOPELESS_LIMIT and self.summary.error is None:
+            self.summary.error = why
 
     def write(self, judgment: dict) -> None:
         """Save one judgment now (a crash loses nothing written) and report progress."""

@@ -101,7 +101,8 @@ def _prefixes(scale: Scale) -> set[str]:
 
 def _find_index(positions: Sequence[Position], scale: Scale) -> int | None:
     for i, position in enumerate(positions):
-        if _strip(position.token)[:1].isdigit():
+        first = _strip(position.token)[:1]
+        if first.isascii() and first.isdigit():  # "٣" or "²" is not a rating the scale can hold
             return i
     # A primed judge may put most mass on a word yet still rate at the first position.
     for i, position in enumerate(positions):

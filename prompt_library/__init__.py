@@ -3,7 +3,7 @@
 from .base import default_path
 from .datasets import DatasetMapping, read_items
 from .prompts import FreezeResult
-from .runs import agreement_inputs_from_run
+from .runs import agreement_inputs_from_run, run_agreement
 from .store import Library, open_library
 
 __all__ = [
@@ -14,4 +14,5 @@ __all__ = [
     "default_path",
     "open_library",
     "read_items",
+    "run_agreement",
 ]

@@ -95,3 +95,13 @@ def test_broken_json_is_a_message(lib_path):
     at = upload(open_page("datasets"), "broken.jsonl", b'{"id": "a", "x": 1}\n{"id": "b", \n')
     assert not at.exception
     assert any("line 2" in e and "broken JSON" in e for e in values(at.error))
+
+
+def test_column_names_from_the_file_show_literally_in_labels(lib_path):
+    data = b'id,**bold** <b>col</b>\nx1,some text\n'
+    at = upload(open_page("datasets"), "odd.csv", data)
+    at.multiselect(key="ds_inputs").set_value(["**bold** <b>col</b>"]).run()
+    assert not at.exception
+    [box] = [t for t in at.text_input if t.key == "ds_inputs_**bold** <b>col</b>"]
+    # A widget label renders Markdown: every special character arrives backslash-escaped.
+    assert box.label == r"name for column '\*\*bold\*\* \<b\>col\</b\>'"

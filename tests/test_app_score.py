@@ -212,3 +212,59 @@ def test_the_next_script_run_cancels_a_run_left_scoring(lib_path):
     assert lib.get_run(run_id)["status"] == "cancelled"
     assert 3 <= len(lib.judged_item_ids(run_id)) < len(items)
     assert live.stop_previous() is None  # nothing left running
+
+
+def test_prices_edited_in_the_app_drive_the_estimate(lib_path):
+    from geval_core.cost import estimate_cost
+
+    at = start_run(open_page("score"), 4)
+    assert metric(at, "Cost (est.)") == "unknown"  # the scripted judge is in no price table
+    lib = Library(lib_path)
+    prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:4]
+    # Row 0 of the editor is the chosen judge, unpriced; the user types its prices and saves.
+    at.session_state["score_prices_0"] = {"edited_rows": {0: {"input": 3.0, "output": 15.0}},
+                                          "added_rows": [], "deleted_rows": []}
+    at.run()
+    at.button(key="score_prices_save").click().run()
+    assert not at.exception
+    assert lib.get_setting("prices") == {"scripted:scripted-1": {"input": 3.0, "output": 15.0}}
+    est = estimate_cost(prompt, items, SCRIPTED, prices={"scripted:scripted-1": {"input": 3.0, "output": 15.0}})
+    by_hand = (est["input_tokens"] * 3.0 + est["output_tokens"] * 15.0) / 1e6
+    assert metric(at, "Cost (est.)") == f"${by_hand:.4f}"
+    assert "Prices saved to the library." in values(at.success)
+
+
+def test_an_unreachable_judge_is_a_readable_message(lib_path, monkeypatch):
+    from conftest import free_port
+
+    monkeypatch.setattr("geval_core.calls.backoff_delay", lambda *args: 0.0)  # retries at once
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens here
+    at = open_page("score")
+    at.sidebar.selectbox(key="sb_judge").set_value("compatible").run()
+    at.sidebar.text_input(key="sb_base_url").set_value(url).run()
+    start_run(at, 20)
+    at.button(key="score_start").click().run()
+    assert not at.exception
+    [message] = [e for e in values(at.error) if e.startswith("The run stopped")]
+    assert f"could not connect to {url}" in message and "server is running" in message
+    (run,) = Library(lib_path).list_runs()
+    assert run["status"] == "failed" and 3 <= run["errors"] < 20  # stopped early, resumable
+
+
+def test_price_rows_are_checked_and_only_changes_are_stored():
+    import pandas as pd
+
+    from geval_core.cost import DEFAULT_PRICES
+    from geval_core.errors import ConfigError
+    from workbench_ui.prices import overrides, price_frame, table_from_frame
+
+    frame = price_frame(DEFAULT_PRICES, JudgeSettings(provider="openai", model="gpt-5-test"))
+    assert frame.iloc[0].tolist()[0] == "openai:gpt-5-test" and pd.isna(frame.iloc[0]["input"])
+    frame.loc[0, ["input", "output"]] = [1.5, 6.0]
+    table = table_from_frame(frame)
+    assert overrides(table) == {"openai:gpt-5-test": {"input": 1.5, "output": 6.0}}
+    assert len(table) == len(DEFAULT_PRICES) + 1
+    with pytest.raises(ConfigError, match="provider:model"):
+        table_from_frame(pd.DataFrame([{"judge": "gpt-4o", "input": 1.0, "output": 2.0}]))
+    with pytest.raises(ConfigError, match="output must be a number"):
+        table_from_frame(pd.DataFrame([{"judge": "openai:x", "input": 1.0, "output": -2.0}]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import scipy.stats as st
 from click.testing import CliRunner
@@ -17,6 +18,12 @@ JUDGE = {"d1-a": 4.2, "d1-b": 3.1, "d1-c": 1.9, "d1-d": 3.1, "d2-a": 2.0, "d2-b"
          "d3-a": 3.0, "d3-b": 3.0}
 HUMAN = {"d1-a": 5, "d1-b": 3, "d1-c": 2, "d1-d": 4, "d2-a": 1, "d2-b": 4, "d2-c": 4, "d3-a": 2, "d3-b": 4,
          "d4-a": 3}
+
+
+@pytest.fixture(autouse=True)
+def _never_the_users_library(tmp_path, monkeypatch):
+    """A command that forgets --db opens a throwaway file, never ./geval.db."""
+    monkeypatch.setenv("GEVAL_DB", str(tmp_path / "default.db"))
 
 
 def write_jsonl(path, rows):
@@ -53,7 +60,14 @@ def test_json_output_dataset_level(files):
     assert out["pearson"] == pytest.approx(st.pearsonr(xs, ys).statistic)
     assert out["tie_rate"] == pytest.approx(2 / 36)  # 3.1 twice, 3.0 twice
     assert (out["items"], out["groups"], out["groups_skipped"], out["reading"]) == (9, 0, 0, "dataset")
-    assert out["kappa_quadratic"] == pytest.approx(expected(False).kappa_quadratic)
+    # Quadratic kappa by hand on the 1-5 scale the data spans: judge 4.2 -> 4, 4.7 -> 5, 1.9 -> 2, ...
+    judge_points = [4, 3, 2, 3, 2, 5, 3, 3, 3]
+    table = np.zeros((5, 5))
+    np.add.at(table, (np.array(judge_points) - 1, np.array(ys) - 1), 1)
+    chance = np.outer(table.sum(1), table.sum(0)) / table.sum()
+    w = np.array([[(i - j) ** 2 / 16 for j in range(5)] for i in range(5)])
+    assert out["kappa_quadratic"] == pytest.approx(1 - (w * table).sum() / (w * chance).sum(), abs=1e-12)
+    assert out["scale"] == "1-5"
     assert out["unjudged"] == 1 and out["human_field"] == "scores.coherence"
 
 

@@ -20,6 +20,12 @@ COMMANDS = [
 LEAVES = [c for c in COMMANDS if len(c) == 2]
 
 
+@pytest.fixture(autouse=True)
+def _never_the_users_library(tmp_path, monkeypatch):
+    """A command that forgets --db opens a throwaway file, never ./geval.db."""
+    monkeypatch.setenv("GEVAL_DB", str(tmp_path / "default.db"))
+
+
 @pytest.fixture
 def db(tmp_path):
     return str(tmp_path / "cli.db")
@@ -78,6 +84,7 @@ def test_prompts_freeze_export_import(db, tmp_path):
     invoke("prompts", "export", "fluency@2", "--db", db, "-o", str(export), "--agreement", str(tmp_path / "agree.json"))
     data = json.loads(export.read_text())
     assert data["version"] == 2 and data["agreement"] == {"spearman": 0.5}
+    assert 'load_prompt("fluency.json")' in data["usage"]  # the embedded snippet loads the file as named
     snippet = invoke("prompts", "export", "fluency@2", "--db", db, "--snippet").output
     assert "load_prompt(" in snippet and '{"summary": summary}' in snippet
 
@@ -132,3 +139,61 @@ def test_geval_db_environment_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("GEVAL_DB", str(tmp_path / "env.db"))
     invoke("prompts", "list")
     assert (tmp_path / "env.db").exists()
+
+
+def _scored_run(db: str, prompt: str = "coherence") -> tuple[str, dict[str, float], list]:
+    """A run of `prompt` on the sample set whose scores are the human coherence plus a per-item offset."""
+    with Library(db) as library:
+        items = library.dataset_items("sample")
+        run = library.create_run(prompt, "sample", JudgeSettings())
+        scores = {}
+        for n, item in enumerate(items):
+            scores[item.id] = item.human["coherence"] + (0.5, -0.25, 0.0)[n % 3]
+            library.save_judgment(run, item.id, {"score": scores[item.id], "mode": "logprobs"})
+        library.finish_run(run, "done")
+    return run, scores, items
+
+
+def test_prompts_export_measures_agreement_from_a_run_of_the_prompt(db, tmp_path):
+    import scipy.stats as st
+
+    run, scores, items = _scored_run(db)
+    out = tmp_path / "coherence.json"
+    invoke("prompts", "export", "coherence", "--db", db, "-o", str(out), "--agreement-run", run,
+           "--human", "coherence")
+    agreement = json.loads(out.read_text())["agreement"]
+    assert (agreement["dataset"], agreement["human"], agreement["run"]) == ("sample@1", "coherence", run)
+    # The paper's reading, computed independently: scipy per document, constant documents skipped.
+    rhos, skipped = [], 0
+    for doc in sorted({i.group for i in items}):
+        judge = [scores[i.id] for i in items if i.group == doc]
+        human = [i.human["coherence"] for i in items if i.group == doc]
+        if len(set(judge)) < 2 or len(set(human)) < 2:
+            skipped += 1
+            continue
+        rhos.append(st.spearmanr(judge, human).statistic)
+    assert agreement["reading"] == "group" and agreement["items"] == len(items) == 67
+    assert (agreement["groups"], agreement["groups_skipped"]) == (len(rhos), skipped)
+    assert agreement["spearman"] == pytest.approx(sum(rhos) / len(rhos), abs=1e-12)
+    assert agreement["scale"] == "1-5" and agreement["measured_at"]
+
+
+def test_prompts_export_refuses_a_foreign_run_or_a_bad_agreement_file(db, tmp_path):
+    run, _, _ = _scored_run(db, "fluency")
+    out = tmp_path / "coherence.json"
+    foreign = invoke("prompts", "export", "coherence", "--db", db, "-o", str(out), "--agreement-run", run,
+                     "--human", "coherence", ok=False)
+    assert foreign.exit_code == 1 and "scored fluency@1, not coherence@1" in foreign.output
+    unknown = invoke("prompts", "export", "fluency", "--db", db, "-o", str(out), "--agreement-run", run,
+                     "--human", "clarity", ok=False)
+    assert unknown.exit_code == 1 and "no human rating 'clarity'" in unknown.output
+    alone = invoke("prompts", "export", "fluency", "--db", db, "--agreement-run", run, ok=False)
+    assert alone.exit_code == 2 and "--human" in alone.output
+    broken = tmp_path / "agree.json"
+    broken.write_text('{"spearman": 0.5,\n "kendall": }\n', encoding="utf-8")
+    bad = invoke("prompts", "export", "fluency", "--db", db, "-o", str(out), "--agreement", str(broken), ok=False)
+    assert bad.exit_code == 1 and f"{broken}, line 2: cannot read the agreement file: broken JSON" in bad.output
+    broken.write_text("[0.5]", encoding="utf-8")
+    bad = invoke("prompts", "export", "fluency", "--db", db, "-o", str(out), "--agreement", str(broken), ok=False)
+    assert "expected one JSON object" in bad.output and "Traceback" not in bad.output
+    assert not out.exists()  # nothing half-written

@@ -22,7 +22,7 @@ from geval_core.types import JudgeSettings
 pytest.importorskip("openai")
 KEY = "sk-test-XYZ9Q7secretKEYforTHEloopback000000000001"
 FIELDS = {"id", "score", "raw_score", "top_score", "distribution", "valid_mass", "replies", "parsed", "unparsed",
-          "mode", "fallback", "cached", "model", "error"}
+          "mode", "model", "error"}
 CLI = [sys.executable, "-c", "from geval_core.cli import cli; cli()"]
 
 
@@ -74,7 +74,10 @@ def test_rerun_is_answered_from_the_cache_and_csv_and_export_inputs_work(tmp_pat
         assert again.exit_code == 0, again.output
         assert server.count == 3 and "3 from cache" in again.output and "0 judge calls" in again.output
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
-    assert all(x["cached"] and close(x["score"], WORKED_SCORE) for x in lines)
+    assert len(lines) == 3 and all(set(x) == FIELDS and close(x["score"], WORKED_SCORE) for x in lines)
+    # Two runs: the first asked the server for all three items, the rerun took all three from the cache.
+    cached = sorted(sum(bool(r["cached"]) for r in library.judgments(run["id"])) for run in library.list_runs())
+    assert cached == [0, 3]
 
 
 def test_overrides_warn_and_are_recorded_on_the_run(tmp_path):

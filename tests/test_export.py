@@ -54,6 +54,7 @@ def test_round_trip_through_a_file_and_another_library(library, tmp_path):
     prompt = library.get_prompt("fluency")
     path = write_export(prompt, tmp_path / "fluency.json", agreement=AGREEMENT)
     loaded = load_prompt(path)
+    assert 'load_prompt("fluency.json")' in json.loads(path.read_text())["usage"]
     assert loaded.id == prompt.id and loaded.dimension == prompt.dimension and loaded.label == "fluency@1"
     assert render(loaded, {"summary": "S."}) == render(prompt, {"summary": "S."})
     assert import_prompt(json.loads(path.read_text())) == prompt.dimension
@@ -148,3 +149,49 @@ def test_content_hash_covers_the_judge(library):
     data["judge"] = {**data["judge"], "model": "gpt-4o"}
     with pytest.raises(IntegrityError):
         prompt_from_export(data)
+
+
+def test_unreadable_export_and_agreement_files_name_the_file_and_line(tmp_path):
+    from geval_core.export import read_agreement
+
+    broken = tmp_path / "export.json"
+    broken.write_text('{\n  "name": "x",\n  "steps": [1,]\n}\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_prompt(broken)
+    assert (info.value.file, info.value.line) == (str(broken), 3) and "broken JSON" in str(info.value)
+    latin = tmp_path / "agreement.json"
+    latin.write_bytes('{"dataset": "golden",\n "note": "caf\u00e9"}'.encode("latin-1"))
+    with pytest.raises(InputError, match="not UTF-8") as info:
+        read_agreement(latin)
+    assert info.value.line == 2
+    with pytest.raises(InputError, match="absent.json: cannot read the agreement file: No such file"):
+        read_agreement(tmp_path / "absent.json")
+    assert read_agreement(_write(tmp_path / "ok.json", '{"spearman": 0.5}')) == {"spearman": 0.5}
+
+
+def _write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_readme_production_snippet_runs_as_written_with_the_local_judge(library, tmp_path, monkeypatch):
+    """The README's lines, copied verbatim, score an item with the embedded judge from an exported file."""
+    pytest.importorskip("llama_cpp")
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Production use without the workbench", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'load_prompt("coherence.json")' in code
+    write_export(library.get_prompt("coherence"), tmp_path / "coherence.json")
+    monkeypatch.chdir(tmp_path)
+    printed = []
+    scope = {"document": "The council voted to restore the evening ferry to Gull Island from May.",
+             "summary": "The evening ferry to Gull Island returns in May.",
+             "print": lambda *args: printed.append(args)}
+    exec(code, scope)
+    score, distribution = printed[0]
+    assert set(distribution) == {1, 2, 3, 4, 5} and sum(distribution.values()) == pytest.approx(1.0)
+    assert score == pytest.approx(sum(r * p for r, p in distribution.items()))
+    assert scope["result"].mode == "logprobs" and 1.0 <= score <= 5.0

@@ -221,3 +221,32 @@ def test_a_failed_write_leaves_nothing_behind(lib):
         db["meta"].insert({"key": "half", "value": "1"})
         raise RuntimeError("crash mid-write")
     assert lib.get_setting("half") is None
+
+
+def test_n_and_temperature_are_part_of_the_frozen_metric(lib):
+    sampling = JudgeSettings(mode="sampling", n=5, temperature=0.7)
+    first = lib.freeze(dimension(judge=sampling)).prompt
+    more = lib.freeze(dimension(judge=replace(sampling, n=10))).prompt
+    hotter = lib.freeze(dimension(judge=replace(sampling, temperature=1.0))).prompt
+    assert [p.label for p in (first, more, hotter)] == ["coherence@1", "coherence@2", "coherence@3"]
+    assert len({first.id, more.id, hotter.id}) == 3
+    assert lib.freeze(dimension(judge=JudgeSettings(mode="sampling", n=5, temperature=0.7))).prompt == first
+
+
+def test_sample_data_is_marked_illustrative_and_fits_the_example_scales():
+    from prompt_library.seed import SAMPLE_DIR, SAMPLE_FILE, example_dimensions
+
+    rows = [json.loads(line) for line in SAMPLE_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    scales = {d.name.lower(): d.scale for d in example_dimensions()}
+    assert scales == {"coherence": Scale(1, 5), "consistency": Scale(1, 5), "fluency": Scale(1, 3),
+                      "relevance": Scale(1, 5)}
+    assert all("illustrative" in r["note"].lower() and "authors" in r["note"] for r in rows)
+    assert "ratings are illustrative" in (SAMPLE_DIR / "README.md").read_text(encoding="utf-8")
+    assert {r["kind"] for r in rows} == {"news", "dialogue"}
+    for r in rows:
+        assert all(scales[d].min <= v <= scales[d].max for d, v in r["ratings"].items()), r["id"]
+    # "Clearly different quality": no two outputs of one document share every rating.
+    by_doc: dict[str, set] = {}
+    for r in rows:
+        by_doc.setdefault(r["doc_id"], set()).add(tuple(sorted(r["ratings"].items())))
+    assert sum(len(v) for v in by_doc.values()) == len(rows) and len(by_doc) >= 24

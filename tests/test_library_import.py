@@ -125,3 +125,22 @@ def test_unsupported_file_and_empty_mapping(lib, tmp_path):
     with pytest.raises(InputError, match="at least one input"):
         lib.import_dataset(jsonl(tmp_path, [row(0)]), "bad", DatasetMapping())
     assert lib.list_datasets() == []
+
+
+def test_csv_row_missing_a_mapped_column_is_refused(lib, tmp_path):
+    path = tmp_path / "short.csv"
+    # Line 3 stops after the source: its output and rating cells are absent, not empty strings.
+    path.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s\n", encoding="utf-8")
+    assert_refused(lib, path, 3, "input field 'summary'", "'output'")
+
+
+def test_csv_in_the_wrong_encoding_is_refused(lib, tmp_path):
+    path = tmp_path / "cp1252.csv"
+    path.write_bytes("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,Caf\u00e9,o,4\n".encode("cp1252"))
+    assert_refused(lib, path, 3, "not UTF-8", "save the file as UTF-8")
+
+
+def test_empty_rating_cell_is_refused_not_read_as_zero(lib, tmp_path):
+    path = tmp_path / "blank.csv"
+    path.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,\n", encoding="utf-8")
+    assert_refused(lib, path, 3, "human rating 'coherence'", "empty value")

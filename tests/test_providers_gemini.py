@@ -11,7 +11,7 @@ import pytest
 from conftest import JsonStub, free_port
 
 from geval_core.errors import JudgeError, LogprobsUnavailableError, MissingKeyError, RetryableJudgeError
-from geval_core.providers import get_judge
+from geval_core.providers import UnreachableError, get_judge
 from geval_core.providers.gemini_judge import GeminiJudge
 from geval_core.scoring import score_reply
 from geval_core.types import JudgeRequest, JudgeSettings, Scale
@@ -139,10 +139,12 @@ def test_gemini_contract_429_with_retry_after_and_5xx_are_retryable(gemini):
 
 def test_gemini_contract_timeout_and_refused_connection_are_retryable(gemini):
     judge, _ = gemini(("hang", {}, response_ten()))
-    with pytest.raises(RetryableJudgeError, match="could not reach Gemini"):
+    with pytest.raises(RetryableJudgeError, match="could not reach Gemini") as slow:
         judge.judge(ask())
-    closed = GeminiJudge(MODEL, KEY, base_url=f"http://127.0.0.1:{free_port()}", timeout=2.0)
-    with pytest.raises(RetryableJudgeError, match="could not reach Gemini"):
+    assert not isinstance(slow.value, UnreachableError)  # a slow server is there: no reason to stop a run
+    url = f"http://127.0.0.1:{free_port()}"
+    closed = GeminiJudge(MODEL, KEY, base_url=url, timeout=2.0)
+    with pytest.raises(UnreachableError, match=f"could not connect to Gemini at {url}"):
         closed.judge(ask())
 
 

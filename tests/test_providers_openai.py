@@ -11,7 +11,7 @@ import pytest
 from conftest import JsonStub, free_port
 
 from geval_core.errors import JudgeError, LogprobsUnavailableError, MissingKeyError, RetryableJudgeError
-from geval_core.providers import get_judge
+from geval_core.providers import UnreachableError, get_judge
 from geval_core.providers.openai_judge import OpenAIJudge
 from geval_core.types import JudgeRequest, JudgeSettings
 
@@ -125,11 +125,12 @@ def test_openai_5xx_is_retryable(stub, status):
 def test_openai_timeout_and_refused_connection_are_retryable(stub):
     judge, _ = stub(("hang", {}, completion()))
     started = time.monotonic()
-    with pytest.raises(RetryableJudgeError, match="timed out"):
+    with pytest.raises(RetryableJudgeError, match="timed out") as slow:
         judge.judge(ask())
-    assert time.monotonic() - started < 2.5
-    closed = OpenAIJudge("gpt-test", KEY, base_url=f"http://127.0.0.1:{free_port()}/v1", timeout=1.0)
-    with pytest.raises(RetryableJudgeError, match="could not connect"):
+    assert time.monotonic() - started < 2.5 and not isinstance(slow.value, UnreachableError)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    closed = OpenAIJudge("gpt-test", KEY, base_url=url, timeout=1.0)
+    with pytest.raises(UnreachableError, match=f"could not connect to {url}"):
         closed.judge(ask())
 
 

@@ -7,6 +7,7 @@ import time
 
 import pytest
 from runner_helpers import (
+    WORKED,
     WORKED_RAW,
     WORKED_SCORE,
     FlakyJudge,
@@ -17,6 +18,7 @@ from runner_helpers import (
 )
 
 from geval_core.errors import JudgeError, LogprobsUnavailableError
+from geval_core.providers import UnreachableError
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.runner import run_scoring
 from geval_core.types import JudgeSettings
@@ -272,3 +274,45 @@ def test_cancel_also_stops_a_run_answered_from_the_cache(tmp_path):
     summary = run_scoring(prompt, items, worked_judge(), library, run_id, cancel=late,
                           on_progress=lambda done, total, j: done == total and late.set())
     assert summary.status == "done" and summary.judged == 6  # cancelled after the last item: nothing lost
+
+
+class UnreachableJudge(ScriptedJudge):
+    """Refuses every connection after answering the first `answers` requests."""
+
+    def __init__(self, answers: int = 0) -> None:
+        super().__init__(lambda request: dict(WORKED))
+        self.answers, self.calls, self.lock = answers, 0, threading.Lock()
+
+    def judge(self, request):
+        with self.lock:
+            self.calls += 1
+            refuse = self.calls > self.answers
+        if refuse:
+            raise UnreachableError("could not connect to http://127.0.0.1:9/v1: Connection error.")
+        return super().judge(request)
+
+
+def test_an_unreachable_judge_stops_the_run_with_a_readable_error(tmp_path):
+    library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=20)
+    judge = UnreachableJudge()
+    run_id = new_run(library, prompt, dataset)
+    summary = run_scoring(prompt, items, judge, library, run_id, concurrency=1, max_attempts=2, retry_base=0.001)
+    # Stopped after three items failed alike (one more may have been in flight), not after twenty.
+    assert summary.status == "failed" and summary.failed == summary.judged in (3, 4)
+    assert summary.error.startswith("could not connect to http://127.0.0.1:9/v1")
+    assert "server is running" in summary.error and 3 * 2 <= judge.calls <= 4 * 2
+    errors = [r["error"] for r in library.judgments(run_id)]
+    assert len(errors) == summary.judged and all(e.startswith("UnreachableError after 2 attempts: ") for e in errors)
+    assert library.get_run(run_id)["status"] == "failed"
+    again = run_scoring(prompt, items, UnreachableJudge(answers=99), library, run_id, concurrency=1)
+    # Resumed once the server answers: the failed items are asked again, nothing is duplicated.
+    assert again.status == "done" and again.scored == 20 and again.failed == 0
+    rows = library.judgments(run_id)
+    assert len(rows) == 20 and all(r["error"] is None for r in rows)
+
+
+def test_a_judge_that_answered_once_is_not_stopped_by_later_connection_errors(tmp_path):
+    library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=6)
+    summary = run_scoring(prompt, items, UnreachableJudge(answers=1), library, new_run(library, prompt, dataset),
+                          concurrency=1, max_attempts=1)
+    assert summary.status == "done" and summary.scored == 1 and summary.failed == 5 and summary.error is None

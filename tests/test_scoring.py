@@ -256,3 +256,10 @@ def test_score_reply_logprobs_with_no_valid_mass_is_null_and_unparsed():
 def test_score_reply_rejects_an_unknown_mode():
     with pytest.raises(ValueError, match="mode"):
         score_reply(JudgeReply((Choice("3"),), "m"), FIVE, "guess")
+
+
+def test_a_non_ascii_digit_does_not_start_the_rating():
+    # "²" and "٣" pass str.isdigit but are no rating: the rating position is the next one.
+    positions = [pos("²", {"²": 0.9, "x": 0.1}), pos("٣", {"٣": 1.0}), pos(" 4", {" 4": 0.6, " 3": 0.4})]
+    assert find_rating_position(positions, FIVE) == (2, False)
+    assert position_score(positions, FIVE)[0].score == pytest.approx(0.6 * 4 + 0.4 * 3)

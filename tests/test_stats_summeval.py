@@ -98,7 +98,9 @@ def test_dataset_level_and_kappa_on_real_data(rows, dim):
     assert result.spearman == pytest.approx(st.spearmanr(turker, expert).statistic, abs=1e-12)
     assert result.kendall == pytest.approx(st.kendalltau(turker, expert).statistic, abs=1e-12)
     assert result.pearson == pytest.approx(st.pearsonr(turker, expert).statistic, abs=1e-12)
-    assert result.tie_rate == pytest.approx(tie_rate(turker))
+    _, counts = np.unique(np.round(turker, 6), return_counts=True)  # tied pairs counted by hand
+    assert result.tie_rate == pytest.approx((counts * (counts - 1) / 2).sum() / (1200 * 1199 / 2), abs=1e-15)
+    assert tie_rate(turker) == result.tie_rate
     # Quadratic kappa by hand: round halves up to 1..5, build the 5x5 table, 1 - sum(w*O) / sum(w*E).
     a = np.clip(np.floor(turker + 0.5), 1, 5).astype(int) - 1
     b = np.clip(np.floor(expert + 0.5), 1, 5).astype(int) - 1

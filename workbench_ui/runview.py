@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from geval_core.types import FrozenPrompt, JudgeSettings
-from workbench_ui import charts, data, state, views
+from workbench_ui import charts, data, prices, state, views
 
 MOSTLY_LOW = 0.25  # warn when more than this share of items put little mass on the scale
 
@@ -19,24 +19,27 @@ def judge_choice(prompt: FrozenPrompt) -> JudgeSettings:
     side = state.run_settings(pinned, use_sidebar=True)
     options = {"prompt": f"The prompt's pinned judge: {views.judge_label(pinned)}",
                "sidebar": f"The sidebar's judge: {views.judge_label(side)}"}
-    pick = st.radio("Judge", list(options), format_func=options.get, key="score_judge_source")
+    # Radio options render Markdown; the model name and URL are user text.
+    pick = st.radio("Judge", list(options), format_func=lambda o: views.md_escape(options[o]),
+                    key="score_judge_source")
     if pick == "sidebar" and (side.provider, side.model) != (pinned.provider, pinned.model):
         st.caption("A different judge than the one frozen with the prompt: its scores are not the frozen "
                    "metric and are not comparable with runs of the pinned judge.")
     return side if pick == "sidebar" else pinned
 
 
-def cost_box(prompt: FrozenPrompt, items: list, settings: JudgeSettings) -> None:
-    """The cost estimate, shown before any run starts."""
+def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings) -> None:
+    """The cost estimate, shown before any run starts, from the price table the user can edit."""
     from geval_core.cost import estimate_cost
 
-    est = estimate_cost(prompt, items, settings)
+    est = estimate_cost(prompt, items, settings, library=lib)
     c = st.columns(4)
     c[0].metric("Items", est["items"])
     c[1].metric("Input tokens (est.)", f"{est['input_tokens']:,}")
     c[2].metric("Output tokens (max)", f"{est['output_tokens']:,}")
     c[3].metric("Cost (est.)", "unknown" if est["usd"] is None else f"${est['usd']:.4f}")
     st.caption(views.md_escape(est.get("note", "")))
+    prices.price_editor(lib, settings)
 
 
 def run_item_ids(run: dict[str, Any]) -> set[str] | None:

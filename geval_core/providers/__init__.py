@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError
 from ..types import JudgeSettings
-from ._common import NO_KEY, env_key, is_custom_server, require_key
+from ._common import NO_KEY, UnreachableError, env_key, is_custom_server, require_key
 from .base import Judge
 from .scripted import ScriptedJudge
 
@@ -37,4 +37,4 @@ def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: floa
     raise ConfigError(f"unknown judge provider {provider!r}: use one of {', '.join(PROVIDERS)}")
 
 
-__all__ = ["PROVIDERS", "Judge", "ScriptedJudge", "get_judge"]
+__all__ = ["PROVIDERS", "Judge", "ScriptedJudge", "UnreachableError", "get_judge"]

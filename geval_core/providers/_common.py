@@ -7,12 +7,16 @@ import re
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlparse
 
-from ..errors import MissingKeyError
+from ..errors import MissingKeyError, RetryableJudgeError
 
 # A placeholder for OpenAI-compatible servers that need no key (llama.cpp server, vLLM, Ollama).
 NO_KEY = "not-needed"
 OPENAI_HOSTS = {"api.openai.com"}
 _WORD = re.compile(r"[A-Za-z0-9_\-]{6,}")
+
+
+class UnreachableError(RetryableJudgeError):
+    """The judge's server could not be reached at all (connection refused, unknown host)."""
 
 
 def env_key(*variables: str) -> str | None:

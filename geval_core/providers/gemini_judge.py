@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import parse_retry_after, redact
+from ._common import UnreachableError, parse_retry_after, redact
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 RETRYABLE_STATUS = {408, 429}
@@ -124,12 +124,17 @@ class GeminiJudge:
         hint = f"; check {' or '.join(KEY_VARIABLES)}" if code in (401, 403) else ""
         return JudgeError(f"Gemini answered {code}: {message}{hint}")
 
+    def _where(self) -> str:
+        return f"Gemini at {self.base_url}" if self.base_url else "the Gemini API"
+
     def _transport_error(self, exc: Exception) -> JudgeError:
         name = type(exc).__name__
         message = redact(str(exc), self._key)[:300]
         # httpx-style transport errors (timeouts, refused connections, dropped streams) are transient.
         transient = ("Timeout", "Connect", "Network", "Protocol", "ReadError", "WriteError")
-        if any(word in name for word in transient) or isinstance(exc, (TimeoutError, ConnectionError)):
+        if "Connect" in name or isinstance(exc, ConnectionError):
+            return UnreachableError(f"could not connect to {self._where()} ({name}): {message}")
+        if any(word in name for word in transient) or isinstance(exc, TimeoutError):
             return RetryableJudgeError(f"could not reach Gemini ({name}): {message}")
         return JudgeError(f"Gemini gave an unusable answer ({name}): {message}")
 

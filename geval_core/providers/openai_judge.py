@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import parse_retry_after, redact
+from ._common import UnreachableError, parse_retry_after, redact
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 # Status codes worth another try; the runner retries, never the SDK (max_retries=0).
@@ -79,7 +79,7 @@ class OpenAIJudge:
         except openai.APITimeoutError:
             raise RetryableJudgeError(f"{self._where()} timed out") from None
         except openai.APIConnectionError as exc:
-            raise RetryableJudgeError(f"could not connect to {self._where()}: {redact(str(exc), self._key)}") from None
+            raise UnreachableError(f"could not connect to {self._where()}: {redact(str(exc), self._key)}") from None
         except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
             raise JudgeError(f"{self._where()} gave an unusable answer: "
                              f"{redact(str(exc), self._key)[:300]}") from None
