@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from .calls import build_request, cache_key
+from .cost import record_run_totals
 from .errors import InputError, JudgeError
 from .replies import merge_replies, reply_to_dict
-from .runner import RunSummary, _finish, _Job, _Run
+from .runner import RunSummary, _Job, _Run
 from .types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, Usage
 
 BATCH_URL = "/v1/chat/completions"
@@ -192,7 +193,7 @@ def _collect_run(library: Any, run_id: str, lines: dict[str, dict[int, dict]],
         _collect_item(scoring, item, requests, got)
     summary.status = "done" if missing == 0 else "running"
     if missing == 0:
-        _finish(library, summary, settings)
+        record_run_totals(library, summary.run_id, summary.status, settings, summary.mode, summary.error)
         cost = library.get_run(run["id"]).get("cost_usd")
         if cost:
             library.set_run_fields(run["id"], cost_usd=cost * BATCH_DISCOUNT)

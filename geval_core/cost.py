@@ -132,3 +132,21 @@ def _note(settings: JudgeSettings, price: dict[str, float] | None) -> str:
     if price is None:
         parts.append(f"no price listed for {settings.judge_id}: add it to the price file")
     return "; ".join(parts)
+
+
+def record_run_totals(library: Any, run_id: str, status: str, settings: JudgeSettings, mode: str,
+                      error: str | None) -> None:
+    """Store a run's status and totals over every session of it (a resumed run adds up)."""
+    rows = library.judgments(run_id)
+    paid = [r for r in rows if not r.get("cached")]  # cached answers cost nothing
+    input_tokens = sum(r.get("input_tokens") or 0 for r in paid)
+    output_tokens = sum(r.get("output_tokens") or 0 for r in paid)
+    price = price_for(settings, load_prices(library=library))
+    usd = None if price is None else (input_tokens * price["input"] + output_tokens * price["output"]) / 1e6
+    versions = sorted({r["model_version"] for r in rows if r.get("model_version")})
+    library.finish_run(
+        run_id, status, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=usd,
+        model_version=", ".join(versions) or None, mode=mode,
+        fallbacks=sum(bool(r.get("fallback")) for r in rows), errors=sum(r.get("error") is not None for r in rows),
+        cached=sum(bool(r.get("cached")) for r in rows), run_error=error,
+    )

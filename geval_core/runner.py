@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .calls import Cancelled, build_request, cache_key, call_with_retries
-from .cost import load_prices, price_for
+from .cost import record_run_totals
 from .errors import ConfigError, LogprobsUnavailableError
 from .providers._common import UnreachableError
 from .providers.base import Judge
@@ -261,25 +261,8 @@ def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, library: 
     elif cancel is not None and cancel.is_set() and summary.skipped + summary.judged < summary.total:
         summary.status = "cancelled"
     summary.seconds = time.perf_counter() - start
-    _finish(library, summary, settings)
+    record_run_totals(library, summary.run_id, summary.status, settings, summary.mode, summary.error)
     return summary
-
-
-def _finish(library: Any, summary: RunSummary, settings: JudgeSettings) -> None:
-    """Store the run's status and totals over every session of it (a resumed run adds up)."""
-    rows = library.judgments(summary.run_id)
-    paid = [r for r in rows if not r.get("cached")]
-    input_tokens = sum(r.get("input_tokens") or 0 for r in paid)
-    output_tokens = sum(r.get("output_tokens") or 0 for r in paid)
-    price = price_for(settings, load_prices(library=library))
-    usd = None if price is None else (input_tokens * price["input"] + output_tokens * price["output"]) / 1e6
-    versions = sorted({r["model_version"] for r in rows if r.get("model_version")})
-    library.finish_run(
-        summary.run_id, summary.status, input_tokens=input_tokens, output_tokens=output_tokens,
-        cost_usd=usd, model_version=", ".join(versions) or None, mode=summary.mode,
-        fallbacks=sum(bool(r.get("fallback")) for r in rows), errors=sum(r.get("error") is not None for r in rows),
-        cached=sum(bool(r.get("cached")) for r in rows), run_error=summary.error,
-    )
 
 
 def _loop(run: _Run, queue: deque[Item], pool: ThreadPoolExecutor, stop: threading.Event,

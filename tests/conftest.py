@@ -15,6 +15,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path, monkeypatch):
+    """No test touches the user's ./geval.db or sees their API keys (tests never call hosted judges)."""
+    monkeypatch.setenv("GEVAL_DB", str(tmp_path / "default-geval.db"))
+    for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 # ---- judges: the real local model and a real OpenAI-compatible server (providers part) ----------
 
 

@@ -20,12 +20,6 @@ HUMAN = {"d1-a": 5, "d1-b": 3, "d1-c": 2, "d1-d": 4, "d2-a": 1, "d2-b": 4, "d2-c
          "d4-a": 3}
 
 
-@pytest.fixture(autouse=True)
-def _never_the_users_library(tmp_path, monkeypatch):
-    """A command that forgets --db opens a throwaway file, never ./geval.db."""
-    monkeypatch.setenv("GEVAL_DB", str(tmp_path / "default.db"))
-
-
 def write_jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return str(path)
