@@ -1,4 +1,5 @@
-"""Library page: frozen prompts and versions, a side-by-side diff, export with the production snippet, import."""
+"""Library page: frozen prompts and versions, a side-by-side diff, export (with a run's agreement when chosen)
+and the production snippet, import."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import json
 import pandas as pd
 import streamlit as st
 
+from geval_core.errors import GEvalError
 from geval_core.export import export_prompt, production_snippet
 from geval_core.types import FrozenPrompt
-from workbench_ui import state, views
+from workbench_ui import agree, data, state, views
 
 K = "lib_"
 
@@ -69,18 +71,61 @@ def versions_section(lib, rows: list[dict]) -> None:
     if a == b:
         st.caption("Pick two different versions to see what changed.")
     diff_view(by_label[a], by_label[b])
-    export_section(by_label[b])
+    export_section(lib, by_label[b])
 
 
-def export_section(prompt: FrozenPrompt) -> None:
-    """Download the hash-checked export and show how to use it in production."""
+def export_section(lib, prompt: FrozenPrompt) -> None:
+    """Download the hash-checked export (optionally with a run's agreement) and show the production snippet."""
     st.subheader(f"Export {views.md_escape(prompt.label)}")
-    data = export_prompt(prompt)
-    st.download_button("Download export (JSON)", json.dumps(data, indent=2, ensure_ascii=False),
+    agreement = agreement_choice(lib, prompt)
+    exported = export_prompt(prompt, agreement)
+    st.download_button("Download export (JSON)", json.dumps(exported, indent=2, ensure_ascii=False),
                        file_name=f"{prompt.name}@{prompt.version}.json", mime="application/json",
                        key=K + "download")
     st.caption("Production use, without the workbench:")
     st.code(production_snippet(prompt), language="python")
+
+
+def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
+    """Optionally attach the agreement measured on a finished run of this very version (run_agreement)."""
+    runs = {r["id"]: r for r in agree.export_runs(lib, prompt.id)}
+    if not runs:
+        st.caption("No finished run of this version on a dataset with human ratings: the export carries no "
+                   "agreement.")
+        return None
+    if not st.checkbox("Attach agreement measured on a run", key=f"{K}attach_{prompt.id}"):
+        return None
+    c1, c2 = st.columns(2)
+    run_id = c1.selectbox("Run of this version", list(runs), format_func=lambda r: data.run_label(runs[r]),
+                          key=f"{K}agree_run_{prompt.id}")
+    run = runs[run_id]
+    humans = run["human"]
+    default = next((h for h in humans if h.lower() == prompt.dimension.name.lower()), humans[0])
+    field = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{K}agree_human_{run_id}")
+    try:
+        result = agree.export_agreement(run, field)
+    except GEvalError as exc:  # e.g. no scored item has this rating: say so, export without agreement
+        views.show_error(exc)
+        st.caption("The export below carries no agreement.")
+        return None
+    attached_figures(result)
+    return result
+
+
+def attached_figures(result: dict) -> None:
+    """The figures the export will carry, as measured."""
+    cols = st.columns(4)
+    cols[0].metric("Spearman", views.fmt(result.get("spearman")))
+    cols[1].metric("Kendall τ-b", views.fmt(result.get("kendall")))
+    cols[2].metric("Tie rate (judge)", views.fmt(result.get("tie_rate")))
+    cols[3].metric("Items", views.fmt(result.get("items")))
+    reading = result.get("reading")
+    how = (f"group-level: per group, averaged over {result.get('groups')} groups "
+           f"({result.get('groups_skipped')} skipped: constant or too small)" if reading == "group"
+           else "dataset-level: all items pooled")
+    st.caption(views.md_escape(f"Reading: {reading} ({how}). Dataset: {result.get('dataset')}; human rating: "
+                               f"{result.get('human')}; run: {result.get('run')}; judge model: "
+                               f"{result.get('judge_model') or 'not reported'}."))
 
 
 def import_section(lib) -> None:

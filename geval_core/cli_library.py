@@ -1,4 +1,4 @@
-"""`geval prompts|datasets|runs`: the prompt library from the command line."""
+"""`geval datasets|runs` and the shared library-command helpers; `geval prompts` is in cli_prompts."""
 
 from __future__ import annotations
 
@@ -6,20 +6,17 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
 
 from .errors import GEvalError
-from .export import export_judgments, export_prompt, production_snippet, read_agreement, write_judgments
-from .prompts import render
-from .types import Dimension
+from .export import export_judgments, write_judgments
 
 _DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
 
 
-def _library_command(group: click.Group, name: str, lists: bool = False) -> Callable:
+def library_command(group: click.Group, name: str, lists: bool = False) -> Callable:
     """A sub-command with --db (and --json when it lists or shows); GEvalError becomes a clean message."""
     def wrap(func: Callable) -> click.Command:
         @functools.wraps(func)
@@ -39,7 +36,7 @@ def _library_command(group: click.Group, name: str, lists: bool = False) -> Call
     return wrap
 
 
-def _echo_json(value: Any) -> None:
+def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
@@ -49,7 +46,7 @@ def _cell(value: Any) -> str:
     return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+def table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     if not rows:
         click.echo("(none)")
         return
@@ -58,119 +55,6 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
     for row in cells:
         click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
-
-
-# --- prompts ------------------------------------------------------------------------------------------
-@click.group("prompts")
-def prompts() -> None:
-    """Frozen prompt versions: list, show, freeze, export, import."""
-
-
-@_library_command(prompts, "list", lists=True)
-@click.option("--all-versions", is_flag=True, help="One line per version instead of the latest of each name.")
-def prompts_list(library: Any, as_json: bool, all_versions: bool) -> None:
-    """List frozen prompts (latest version of each name)."""
-    rows = library.list_prompts(latest_only=not all_versions)
-    for row in rows:
-        row["id"] = row["id"] if as_json else row["id"][:12]
-    if as_json:
-        _echo_json(rows)
-    else:
-        _table(rows, ["label", "id", "scale", "inputs", "judge", "mode", "versions", "created_at"])
-
-
-@_library_command(prompts, "show", lists=True)
-@click.argument("prompt")
-@click.option("--rendered", is_flag=True, help="Also print the template with the dimension filled in.")
-def prompts_show(library: Any, prompt: str, as_json: bool, rendered: bool) -> None:
-    """Show one frozen prompt: PROMPT is a name (latest), name@version or a content hash (prefix)."""
-    frozen = library.get_prompt(prompt)
-    if as_json:
-        _echo_json(export_prompt(frozen))
-        return
-    dim = frozen.dimension
-    click.echo(f"{frozen.label}  {frozen.id}\ncreated {frozen.created_at}  judge {dim.judge.judge_id} "
-               f"({dim.judge.mode}, n={dim.judge.n}, temperature={dim.judge.temperature})\n")
-    click.echo(f"{dim.name} ({dim.scale}): {dim.definition}\n")
-    for point in reversed(dim.scale.points):
-        click.echo(f"  {point}: {dim.anchors.get(point, '')}")
-    click.echo(f"\ninputs: {', '.join(dim.inputs)}\nsteps ({dim.steps_model}):")
-    for i, step in enumerate(dim.steps, 1):
-        click.echo(f"  {i}. {step}")
-    if rendered:
-        click.echo("\n" + render(frozen, {f: f"{{{{{f}}}}}" for f in dim.inputs}))
-
-
-@_library_command(prompts, "freeze")
-@click.argument("dimension_file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--name", default=None, help="Library name (default: the dimension name, lower-cased).")
-def prompts_freeze(library: Any, dimension_file: str, name: str | None) -> None:
-    """Freeze a dimension JSON file (Dimension.to_dict shape) into a new immutable version."""
-    try:
-        data = json.loads(Path(dimension_file).read_text(encoding="utf-8"))
-        dimension = Dimension.from_dict(data)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise click.ClickException(f"{dimension_file}: not a dimension JSON file: {exc}") from None
-    result = library.freeze(dimension, name=name)
-    click.echo(f"{'froze' if result.created else 'already frozen as'} {result.prompt.label} {result.prompt.id}")
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-
-
-@_library_command(prompts, "export")
-@click.argument("prompt")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the export here (default: print it).")
-@click.option("--agreement", "agreement_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="JSON file with the agreement measured at freeze time (e.g. `geval agree --json`).")
-@click.option("--agreement-run", default=None,
-              help="Measure the agreement from this library run of the prompt (needs --human).")
-@click.option("--human", "human_field", default=None,
-              help="Human rating of the run's dataset for --agreement-run, e.g. coherence.")
-@click.option("--snippet", is_flag=True, help="Print the Python lines that load the export and score an item.")
-def prompts_export(library: Any, prompt: str, output: str | None, agreement_file: str | None,
-                   agreement_run: str | None, human_field: str | None, snippet: bool) -> None:
-    """Export a frozen prompt as one self-contained, hash-checked JSON file."""
-    frozen = library.get_prompt(prompt)
-    agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field)
-    name = Path(output).name if output else None  # the snippet loads the file by the name it was given
-    text = json.dumps(export_prompt(frozen, agreement, name), indent=2, ensure_ascii=False)
-    if output:
-        Path(output).write_text(text + "\n", encoding="utf-8")
-        click.echo(f"wrote {output} ({frozen.label}, {frozen.id[:12]})", err=True)
-    elif not snippet:
-        click.echo(text)
-    if snippet:
-        click.echo(production_snippet(frozen, output))
-
-
-def _export_agreement(library: Any, frozen: Any, agreement_file: str | None, run_id: str | None,
-                      human_field: str | None) -> dict[str, Any] | None:
-    """The agreement for an export: from a file, measured from a run of this very prompt, or none."""
-    from prompt_library import run_agreement
-
-    if agreement_file and run_id:
-        raise click.UsageError("give --agreement or --agreement-run, not both")
-    if bool(run_id) != bool(human_field):
-        raise click.UsageError("--agreement-run and --human go together: the run and the rating to compare")
-    if agreement_file:
-        return read_agreement(agreement_file)
-    if not run_id:
-        return None
-    run = library.get_run(run_id)
-    if run["prompt_id"] != frozen.id:
-        raise click.ClickException(f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
-                                   "an export carries the agreement of its own prompt version only")
-    return run_agreement(library, run["id"], human_field)
-
-
-@_library_command(prompts, "import")
-@click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
-def prompts_import(library: Any, export_file: str) -> None:
-    """Import an exported prompt; refused when its content does not match its hash."""
-    result = library.import_prompt(export_file)
-    click.echo(f"{'imported as' if result.created else 'already in the library as'} {result.prompt.label} "
-               f"{result.prompt.id}")
 
 
 # --- datasets -----------------------------------------------------------------------------------------
@@ -190,19 +74,19 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     return out
 
 
-@_library_command(datasets, "list", lists=True)
+@library_command(datasets, "list", lists=True)
 def datasets_list(library: Any, as_json: bool) -> None:
     """List dataset versions."""
     rows = library.list_datasets()
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     for row in rows:
         row["id"], row["fields"], row["human"] = row["id"][:12], ", ".join(row["fields"]), ", ".join(row["human"])
-    _table(rows, ["label", "id", "item_count", "fields", "human", "created_at"])
+    table(rows, ["label", "id", "item_count", "fields", "human", "created_at"])
 
 
-@_library_command(datasets, "import")
+@library_command(datasets, "import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--name", required=True, help="Dataset name; re-importing the same content reuses its version.")
 @click.option("--id", "id_field", default="id", show_default=True, help="Item id field (dotted path).")
@@ -223,7 +107,7 @@ def datasets_import(library: Any, path: str, name: str, id_field: str, inputs: t
     click.echo(f"{verb} {row['label']} ({row['item_count']} items, {row['id'][:12]})")
 
 
-@_library_command(datasets, "show", lists=True)
+@library_command(datasets, "show", lists=True)
 @click.argument("dataset")
 @click.option("--items", "limit", default=5, show_default=True, type=click.IntRange(0),
               help="How many items to print (0: none).")
@@ -232,7 +116,7 @@ def datasets_show(library: Any, dataset: str, as_json: bool, limit: int) -> None
     row = library.get_dataset(dataset)
     items = library.dataset_items(row["id"])[:limit]
     if as_json:
-        _echo_json({**row, "items": [{"id": i.id, "fields": i.fields, "human": i.human, "group": i.group}
+        echo_json({**row, "items": [{"id": i.id, "fields": i.fields, "human": i.human, "group": i.group}
                                      for i in items]})
         return
     click.echo(f"{row['label']}  {row['id']}\n{row['item_count']} items from {row['source']}, "
@@ -249,22 +133,22 @@ def runs() -> None:
     """Scoring runs and their judgments: list, show, export."""
 
 
-@_library_command(runs, "list", lists=True)
+@library_command(runs, "list", lists=True)
 @click.option("--prompt", default=None, help="Only runs of this prompt (name, name@version or id).")
 @click.option("--dataset", default=None, help="Only runs on this dataset (name, name@version or id).")
 def runs_list(library: Any, as_json: bool, prompt: str | None, dataset: str | None) -> None:
     """List runs, newest first."""
     rows = library.list_runs(prompt=prompt, dataset=dataset)
     if as_json:
-        _echo_json(rows)
+        echo_json(rows)
         return
     for row in rows:
         row["judge"] = row["judge"].get("model") if isinstance(row["judge"], dict) else row["judge"]
-    _table(rows, ["id", "prompt_label", "dataset_label", "judge", "status", "judged", "items_total", "errors",
+    table(rows, ["id", "prompt_label", "dataset_label", "judge", "status", "judged", "items_total", "errors",
                   "created_at"])
 
 
-@_library_command(runs, "show", lists=True)
+@library_command(runs, "show", lists=True)
 @click.argument("run_id")
 @click.option("--judgments", "show_judgments", is_flag=True, help="Also list every item's judgment.")
 def runs_show(library: Any, run_id: str, as_json: bool, show_judgments: bool) -> None:
@@ -272,7 +156,7 @@ def runs_show(library: Any, run_id: str, as_json: bool, show_judgments: bool) ->
     run = library.get_run(run_id)
     rows = library.judgments(run["id"]) if show_judgments or as_json else []
     if as_json:
-        _echo_json({**run, "judgments": rows if show_judgments else None})
+        echo_json({**run, "judgments": rows if show_judgments else None})
         return
     for key in ("id", "prompt_label", "dataset_label", "status", "judged", "items_total", "errors",
                 "model_version", "input_tokens", "output_tokens", "cost_usd", "created_at", "finished_at"):
@@ -283,7 +167,7 @@ def runs_show(library: Any, run_id: str, as_json: bool, show_judgments: bool) ->
         click.echo(f"- {row['item_id']}: {score} {row['error'] or ''}".rstrip())
 
 
-@_library_command(runs, "export")
+@library_command(runs, "export")
 @click.argument("run_id")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="File to write (default: print JSONL).")
@@ -307,5 +191,7 @@ def runs_export(library: Any, run_id: str, output: str | None, fmt: str | None) 
 
 def register(group: click.Group) -> None:
     """Add the library's command groups to the `geval` command."""
+    from .cli_prompts import prompts  # imported here: cli_prompts uses this module's helpers
+
     for command in (prompts, datasets, runs):
         group.add_command(command)

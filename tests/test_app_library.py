@@ -6,7 +6,10 @@ import json
 from dataclasses import replace
 
 import pytest
-from app_support import open_page, page_text, use_temp_library, values
+import scipy.stats as st
+from app_support import metric, open_page, page_text, use_temp_library, values
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import app_test
 
 from geval_core.export import export_prompt
 from prompt_library import Library
@@ -83,3 +86,86 @@ def test_a_file_that_is_not_json_is_a_message(lib_path):
     at.run()
     assert not at.exception
     assert any("is not a JSON file" in e for e in values(at.error))
+
+
+def judged_run(lib: Library, finish: bool = True) -> tuple[str, dict[str, float]]:
+    """A run of coherence@1 on `sample`: the human rating plus a per-item offset (high, imperfect agreement)."""
+    items = lib.dataset_items(lib.get_dataset("sample")["id"])
+    run_id = lib.create_run("coherence", "sample", lib.get_prompt("coherence").dimension.judge)
+    judge = {}
+    for n, item in enumerate(items):
+        judge[item.id] = item.human["coherence"] + (0.4 if n % 3 == 0 else -0.2)
+        lib.save_judgment(run_id, item.id, {"score": judge[item.id], "mode": "logprobs"})
+    if finish:
+        lib.finish_run(run_id, model_version="scripted-1")
+    return run_id, judge
+
+
+def group_level(judge: dict[str, float], items, fn) -> float:
+    """Per doc group, the correlation of judge and human; constant groups skipped; averaged."""
+    by_group: dict[str, list] = {}
+    for item in items:
+        by_group.setdefault(item.group, []).append((judge[item.id], item.human["coherence"]))
+    values_ = []
+    for pairs in by_group.values():
+        xs, ys = zip(*pairs, strict=True)
+        if len(pairs) < 2 or len(set(xs)) < 2 or len(set(ys)) < 2:
+            continue
+        values_.append(fn(xs, ys).statistic)
+    return sum(values_) / len(values_)
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """The app's in-memory media stores (one per AppTest run), to read what a download button serves."""
+    stores: list[MemoryMediaFileStorage] = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            stores.append(self)
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+
+    def read(at) -> dict:
+        [button] = at.get("download_button")
+        name = button.proto.url.rsplit("/", 1)[-1]
+        return json.loads(stores[-1].get_file(name).content.decode("utf-8"))
+    return read
+
+
+def test_export_attaches_the_agreement_of_a_finished_run(lib_path, downloads):
+    lib = Library(lib_path)
+    unfinished, _ = judged_run(lib, finish=False)
+    prompt = lib.get_prompt("coherence")
+    at = open_page("library")
+    assert "No finished run of this version" in page_text(at)
+    assert downloads(at)["agreement"] is None
+    run_id, judge = judged_run(lib)
+    at = open_page("library")
+    attach = at.checkbox(key=f"lib_attach_{prompt.id}")
+    assert downloads(at)["agreement"] is None  # optional: nothing attached until asked
+    attach.check().run()
+    assert not at.exception and not at.error
+    choice = at.selectbox(key=f"lib_agree_run_{prompt.id}")
+    assert choice.options == [choice.format_func(run_id)]  # the unfinished run is not offered
+    assert unfinished not in choice.options[0]
+    assert at.selectbox(key=f"lib_agree_human_{run_id}").value == "coherence"
+    exported = downloads(at)
+    agreement = exported["agreement"]
+    items = lib.dataset_items(lib.get_dataset("sample")["id"])
+    assert agreement["run"] == run_id and agreement["human"] == "coherence"
+    assert agreement["dataset"] == "sample@1" and agreement["reading"] == "group"
+    assert agreement["items"] == len(items)
+    assert agreement["spearman"] == pytest.approx(group_level(judge, items, st.spearmanr))
+    assert agreement["kendall"] == pytest.approx(group_level(judge, items, st.kendalltau))
+    assert exported["content_hash"] == prompt.id
+    # The page shows the figures it attaches.
+    assert metric(at, "Spearman") == f"{agreement['spearman']:.3f}"
+    assert metric(at, "Kendall τ-b") == f"{agreement['kendall']:.3f}"
+    assert metric(at, "Tie rate (judge)") == f"{agreement['tie_rate']:.3f}"
+    assert metric(at, "Items") == str(len(items))
+    text = page_text(at)
+    assert "Reading: group" in text and "Dataset: sample@1" in text and run_id in text
+    # The export still imports: the agreement is outside the hashed content.
+    assert Library(lib_path).import_prompt(exported).prompt.id == prompt.id

@@ -89,3 +89,29 @@ def incomparable(run_a: dict[str, Any], run_b: dict[str, Any]) -> list[str]:
     if va and vb and va != vb:
         found.append(f"reported model version: {va} vs {vb}")
     return found
+
+
+def export_runs(lib, prompt_id: str) -> list[dict[str, Any]]:
+    """Finished ("done") runs of exactly this prompt version on a dataset with human ratings, newest first."""
+    out = []
+    for run in lib.list_runs(prompt=prompt_id):
+        if run["prompt_id"] != prompt_id or run["status"] != "done":
+            continue
+        humans = list(lib.get_dataset(run["dataset_id"]).get("human") or [])
+        if humans:
+            out.append({**run, "human": humans})
+    return out
+
+
+@st.cache_data(show_spinner="Measuring agreement…", max_entries=32)
+def _run_agreement(path: str, run_id: str, judged: int, human_field: str) -> dict[str, Any]:
+    from prompt_library import run_agreement
+
+    return run_agreement(state.library(), run_id, human_field)
+
+
+def export_agreement(run: dict[str, Any], human_field: str) -> dict[str, Any]:
+    """prompt_library.run_agreement for a prompt export, the same function as `geval prompts export
+    --agreement-run` (cached per run size and rating)."""
+    return _run_agreement(os.path.abspath(state.sidebar().db_path), run["id"], int(run.get("judged") or 0),
+                          human_field)

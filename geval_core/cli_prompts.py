@@ -1,0 +1,127 @@
+"""`geval prompts`: frozen prompt versions from the command line (list, show, freeze, export, import)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .cli_library import echo_json, library_command, table
+from .export import export_prompt, production_snippet, read_agreement
+from .prompts import render
+from .types import Dimension
+
+
+# --- prompts ------------------------------------------------------------------------------------------
+@click.group("prompts")
+def prompts() -> None:
+    """Frozen prompt versions: list, show, freeze, export, import."""
+
+
+@library_command(prompts, "list", lists=True)
+@click.option("--all-versions", is_flag=True, help="One line per version instead of the latest of each name.")
+def prompts_list(library: Any, as_json: bool, all_versions: bool) -> None:
+    """List frozen prompts (latest version of each name)."""
+    rows = library.list_prompts(latest_only=not all_versions)
+    for row in rows:
+        row["id"] = row["id"] if as_json else row["id"][:12]
+    if as_json:
+        echo_json(rows)
+    else:
+        table(rows, ["label", "id", "scale", "inputs", "judge", "mode", "versions", "created_at"])
+
+
+@library_command(prompts, "show", lists=True)
+@click.argument("prompt")
+@click.option("--rendered", is_flag=True, help="Also print the template with the dimension filled in.")
+def prompts_show(library: Any, prompt: str, as_json: bool, rendered: bool) -> None:
+    """Show one frozen prompt: PROMPT is a name (latest), name@version or a content hash (prefix)."""
+    frozen = library.get_prompt(prompt)
+    if as_json:
+        echo_json(export_prompt(frozen))
+        return
+    dim = frozen.dimension
+    click.echo(f"{frozen.label}  {frozen.id}\ncreated {frozen.created_at}  judge {dim.judge.judge_id} "
+               f"({dim.judge.mode}, n={dim.judge.n}, temperature={dim.judge.temperature})\n")
+    click.echo(f"{dim.name} ({dim.scale}): {dim.definition}\n")
+    for point in reversed(dim.scale.points):
+        click.echo(f"  {point}: {dim.anchors.get(point, '')}")
+    click.echo(f"\ninputs: {', '.join(dim.inputs)}\nsteps ({dim.steps_model}):")
+    for i, step in enumerate(dim.steps, 1):
+        click.echo(f"  {i}. {step}")
+    if rendered:
+        click.echo("\n" + render(frozen, {f: f"{{{{{f}}}}}" for f in dim.inputs}))
+
+
+@library_command(prompts, "freeze")
+@click.argument("dimension_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--name", default=None, help="Library name (default: the dimension name, lower-cased).")
+def prompts_freeze(library: Any, dimension_file: str, name: str | None) -> None:
+    """Freeze a dimension JSON file (Dimension.to_dict shape) into a new immutable version."""
+    try:
+        data = json.loads(Path(dimension_file).read_text(encoding="utf-8"))
+        dimension = Dimension.from_dict(data)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise click.ClickException(f"{dimension_file}: not a dimension JSON file: {exc}") from None
+    result = library.freeze(dimension, name=name)
+    click.echo(f"{'froze' if result.created else 'already frozen as'} {result.prompt.label} {result.prompt.id}")
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@library_command(prompts, "export")
+@click.argument("prompt")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the export here (default: print it).")
+@click.option("--agreement", "agreement_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="JSON file with the agreement measured at freeze time (e.g. `geval agree --json`).")
+@click.option("--agreement-run", default=None,
+              help="Measure the agreement from this library run of the prompt (needs --human).")
+@click.option("--human", "human_field", default=None,
+              help="Human rating of the run's dataset for --agreement-run, e.g. coherence.")
+@click.option("--snippet", is_flag=True, help="Print the Python lines that load the export and score an item.")
+def prompts_export(library: Any, prompt: str, output: str | None, agreement_file: str | None,
+                   agreement_run: str | None, human_field: str | None, snippet: bool) -> None:
+    """Export a frozen prompt as one self-contained, hash-checked JSON file."""
+    frozen = library.get_prompt(prompt)
+    agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field)
+    name = Path(output).name if output else None  # the snippet loads the file by the name it was given
+    text = json.dumps(export_prompt(frozen, agreement, name), indent=2, ensure_ascii=False)
+    if output:
+        Path(output).write_text(text + "\n", encoding="utf-8")
+        click.echo(f"wrote {output} ({frozen.label}, {frozen.id[:12]})", err=True)
+    elif not snippet:
+        click.echo(text)
+    if snippet:
+        click.echo(production_snippet(frozen, output))
+
+
+def _export_agreement(library: Any, frozen: Any, agreement_file: str | None, run_id: str | None,
+                      human_field: str | None) -> dict[str, Any] | None:
+    """The agreement for an export: from a file, measured from a run of this very prompt, or none."""
+    from prompt_library import run_agreement
+
+    if agreement_file and run_id:
+        raise click.UsageError("give --agreement or --agreement-run, not both")
+    if bool(run_id) != bool(human_field):
+        raise click.UsageError("--agreement-run and --human go together: the run and the rating to compare")
+    if agreement_file:
+        return read_agreement(agreement_file)
+    if not run_id:
+        return None
+    run = library.get_run(run_id)
+    if run["prompt_id"] != frozen.id:
+        raise click.ClickException(f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
+                                   "an export carries the agreement of its own prompt version only")
+    return run_agreement(library, run["id"], human_field)
+
+
+@library_command(prompts, "import")
+@click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
+def prompts_import(library: Any, export_file: str) -> None:
+    """Import an exported prompt; refused when its content does not match its hash."""
+    result = library.import_prompt(export_file)
+    click.echo(f"{'imported as' if result.created else 'already in the library as'} {result.prompt.label} "
+               f"{result.prompt.id}")
