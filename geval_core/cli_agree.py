@@ -23,6 +23,7 @@ class _Rows:
     values: dict[str, float | None] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
+    scale: Scale | None = None  # a library run knows its prompt's scale; files leave it to --scale
 
 
 def _number(value: Any, *, file: str, line: int, field_name: str) -> float | None:
@@ -115,7 +116,7 @@ def library_rows(library: Any, run_id: str | None, dataset: str | None, human_fi
     judged = None
     if run_id:
         run = library.get_run(run_id)
-        judged = _Rows()
+        judged = _Rows(scale=library.get_prompt(run["prompt_id"]).dimension.scale)
         for line, row in enumerate(library.judgments(run["id"]), 1):
             judged.values[row["item_id"]] = row["score"]
             judged.lines[row["item_id"]] = line
@@ -179,7 +180,7 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
 @click.option("--group-by", default=None,
               help="Group field in the data file (e.g. doc_id): per-group correlations, averaged.")
 @click.option("--scale", callback=_parse_scale, default=None,
-              help="Rating scale for kappa, e.g. 1-5 (default: spanned by the data).")
+              help="Rating scale for kappa, e.g. 1-5 (default: a library run's prompt scale, else spanned by the data).")
 @click.option("--bootstrap", default=0, show_default=True, type=click.IntRange(0, 100_000),
               help="Resamples for 95% confidence intervals (groups are resampled when grouped).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for the bootstrap.")
@@ -207,7 +208,7 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
         ids = list(judged.values)
         groups = [data.groups.get(i) for i in ids] if group_by else None
         result = agreement([judged.values[i] for i in ids], [data.values[i] for i in ids], groups,
-                           scale, bootstrap, seed)
+                           scale or judged.scale, bootstrap, seed)
     except GEvalError as exc:
         raise click.ClickException(str(exc)) from None
     extra = {

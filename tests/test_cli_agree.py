@@ -193,3 +193,21 @@ def test_agree_names_a_missing_run_or_rating(tmp_path):
     assert out.exit_code != 0 and "nosuchrun" in out.output and "Traceback" not in out.output
     out = CliRunner().invoke(cli, ["agree", "x.jsonl", "--data", "sample", "--human", "nope", "--db", db])
     assert "x.jsonl" in out.output
+
+
+def test_agree_on_a_library_run_uses_its_prompt_scale_for_kappa(tmp_path):
+    """Kappa rounds onto the prompt's 1-3 scale, not the range the data happens to span."""
+    db = str(tmp_path / "lib.db")
+    with open_library(db) as library:
+        items = library.dataset_items(library.get_dataset("sample")["id"])
+        prompt = library.get_prompt("fluency")
+        assert (prompt.dimension.scale.min, prompt.dimension.scale.max) == (1, 3)
+        run_id = library.create_run(prompt.id, "sample", prompt.dimension.judge)
+        for item in items:
+            library.save_judgment(run_id, item.id, {"score": 2.0, "mode": "logprobs"})
+    out = CliRunner().invoke(cli, ["agree", run_id, "--human", "fluency", "--db", db, "--json", "--pooled"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output)
+    assert result["scale"] == "1-3"
+    # A judge that always says 2 agrees with people no better than chance: kappa exactly 0.
+    assert result["kappa"] == pytest.approx(0.0, abs=1e-12)
