@@ -90,6 +90,7 @@ def show_run(lib) -> None:
         return
     runview.summary(lib, run, prompt, rows)
     runview.table_and_item(run, prompt, rows)
+    runview.downloads(run, rows)
 
 
 def main() -> None:

@@ -24,6 +24,28 @@ def _isolated_environment(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture
+def downloads(monkeypatch):
+    """Read what an AppTest page's download button serves: downloads(at, label_start="") -> text."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.testing.v1 import app_test
+
+    stores: list[MemoryMediaFileStorage] = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            stores.append(self)
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+
+    def read(at, label_start: str = "") -> str:
+        [button] = [b for b in at.get("download_button") if b.proto.label.startswith(label_start)]
+        name = button.proto.url.rsplit("/", 1)[-1]
+        return stores[-1].get_file(name).content.decode("utf-8")
+    return read
+
+
 # ---- judges: the real local model and a real OpenAI-compatible server (providers part) ----------
 
 

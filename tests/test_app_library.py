@@ -8,8 +8,6 @@ from dataclasses import replace
 import pytest
 import scipy.stats as st
 from app_support import metric, open_page, page_text, use_temp_library, values
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-from streamlit.testing.v1 import app_test
 
 from geval_core.export import export_prompt
 from prompt_library import Library
@@ -115,43 +113,24 @@ def group_level(judge: dict[str, float], items, fn) -> float:
     return sum(values_) / len(values_)
 
 
-@pytest.fixture
-def downloads(monkeypatch):
-    """The app's in-memory media stores (one per AppTest run), to read what a download button serves."""
-    stores: list[MemoryMediaFileStorage] = []
-
-    class Recording(MemoryMediaFileStorage):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            stores.append(self)
-
-    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
-
-    def read(at) -> dict:
-        [button] = at.get("download_button")
-        name = button.proto.url.rsplit("/", 1)[-1]
-        return json.loads(stores[-1].get_file(name).content.decode("utf-8"))
-    return read
-
-
 def test_export_attaches_the_agreement_of_a_finished_run(lib_path, downloads):
     lib = Library(lib_path)
     unfinished, _ = judged_run(lib, finish=False)
     prompt = lib.get_prompt("coherence")
     at = open_page("library")
     assert "No finished run of this version" in page_text(at)
-    assert downloads(at)["agreement"] is None
+    assert json.loads(downloads(at))["agreement"] is None
     run_id, judge = judged_run(lib)
     at = open_page("library")
     attach = at.checkbox(key=f"lib_attach_{prompt.id}")
-    assert downloads(at)["agreement"] is None  # optional: nothing attached until asked
+    assert json.loads(downloads(at))["agreement"] is None  # optional: nothing attached until asked
     attach.check().run()
     assert not at.exception and not at.error
     choice = at.selectbox(key=f"lib_agree_run_{prompt.id}")
     assert choice.options == [choice.format_func(run_id)]  # the unfinished run is not offered
     assert unfinished not in choice.options[0]
     assert at.selectbox(key=f"lib_agree_human_{run_id}").value == "coherence"
-    exported = downloads(at)
+    exported = json.loads(downloads(at))
     agreement = exported["agreement"]
     items = lib.dataset_items(lib.get_dataset("sample")["id"])
     assert agreement["run"] == run_id and agreement["human"] == "coherence"

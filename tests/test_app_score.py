@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
 import math
 from itertools import combinations
 
@@ -90,6 +93,21 @@ def test_selecting_a_row_opens_that_item(lib_path):
     assert metric(at, "Weighted score") == f"{score:.3f}"
     assert metric(at, "Top-token score") == str(top)
     assert metric(at, "Human") == f"{item.human['coherence']:.3g}"
+
+
+def test_the_run_downloads_as_csv_and_jsonl(lib_path, downloads):
+    at = start_run(open_page("score"), 6)
+    at.button(key="score_start").click().run()
+    lib = Library(lib_path)
+    stored = {r["item_id"]: r for r in lib.judgments(lib.list_runs()[0]["id"])}
+    lines = [json.loads(line) for line in downloads(at, "Download judgments (JSONL)").splitlines()]
+    assert [r["item_id"] for r in lines] == [i.id for i in lib.dataset_items("sample")[:6]]
+    for row in lines:
+        assert row["score"] == pytest.approx(stored[row["item_id"]]["score"])
+        assert sum(row["distribution"].values()) == pytest.approx(1.0)
+    table = list(csv.DictReader(io.StringIO(downloads(at, "Download judgments (CSV)"))))
+    assert [r["item_id"] for r in table] == [r["item_id"] for r in lines]
+    assert [float(r["score"]) for r in table] == pytest.approx([r["score"] for r in lines])
 
 
 def test_markup_in_an_item_is_shown_literally(lib_path):

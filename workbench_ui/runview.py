@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
 import streamlit as st
 
+from geval_core.export import write_judgments
 from geval_core.types import FrozenPrompt, JudgeSettings
 from workbench_ui import charts, data, prices, state, views
 
@@ -117,6 +119,21 @@ def table_and_item(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[st
     item_id = st.selectbox("Open item", ids, key="score_item")
     judgment = next(r for r in rows if r["item_id"] == item_id)
     show_item(judgment, items.get(item_id), prompt, key)
+
+
+def downloads(run: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """The run's judgments as CSV and JSONL files (the same columns as `geval runs export`)."""
+    c1, c2, _ = st.columns([1, 1, 3])
+    for column, fmt, mime in ((c1, "csv", "text/csv"), (c2, "jsonl", "application/jsonl")):
+        column.download_button(f"Download judgments ({fmt.upper()})", judgments_text(rows, fmt),
+                               file_name=f"judgments-{run['id']}.{fmt}", mime=mime, key=f"score_dl_{fmt}")
+
+
+def judgments_text(rows: list[dict[str, Any]], fmt: str) -> str:
+    """One run's judgments written by geval_core.export, as text."""
+    out = io.StringIO()
+    write_judgments(rows, out, fmt)
+    return out.getvalue()
 
 
 def _columns() -> dict:
