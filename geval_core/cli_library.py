@@ -37,6 +37,7 @@ def library_command(group: click.Group, name: str, lists: bool = False) -> Calla
 
 
 def echo_json(value: Any) -> None:
+    """Print a value as indented JSON (for --json)."""
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
@@ -47,6 +48,7 @@ def _cell(value: Any) -> str:
 
 
 def table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """Print rows as an aligned text table of the given columns."""
     if not rows:
         click.echo("(none)")
         return
