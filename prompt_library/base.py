@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -52,10 +53,28 @@ class LibraryBase:
         self._lock = threading.RLock()
         self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         if str(self.path) != ":memory:":
-            self.db.enable_wal()
+            self._enable_wal()
             # In WAL mode NORMAL stays crash-safe for the database; it saves an fsync per judgment.
             self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.execute("PRAGMA foreign_keys = ON")
+
+    def _enable_wal(self) -> None:
+        """Switch a file to WAL, waiting for other openers: the switch ignores SQLite's busy timeout.
+
+        Changing the journal mode needs the file to itself, and SQLite answers "database is locked" at
+        once while another process reads it (two `geval score` opening a new library together).
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        delay = 0.01
+        while True:
+            try:
+                self.db.enable_wal()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
 
     def close(self) -> None:
         """Close the connection."""

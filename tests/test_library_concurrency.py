@@ -79,3 +79,29 @@ def test_threads_sharing_one_library_do_not_interleave_transactions(tmp_path):
     assert not failures, "\n".join(failures)
     assert library.judged_item_ids(run) == set(ids) and len(ids) == 67
     library.close()
+
+
+def _open_once(path: str, barrier, errors) -> None:
+    try:
+        barrier.wait(timeout=60)
+        Library(path).close()
+    except BaseException:
+        errors.put(traceback.format_exc())
+
+
+def test_processes_opening_a_new_file_together_all_succeed(tmp_path):
+    """Switching a new file to WAL ignores the busy timeout; openers must wait, not fail 'locked'."""
+    ctx = mp.get_context("fork")
+    for round_ in range(40):
+        path = str(tmp_path / f"new-{round_}.db")
+        barrier, errors = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_open_once, args=(path, barrier, errors)) for _ in range(4)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(timeout=120)
+        assert errors.empty(), errors.get()
+        assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+        with Library(path) as library:
+            assert library.db.journal_mode == "wal"
+            assert len(library.list_prompts()) == 4  # seeded once
