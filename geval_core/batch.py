@@ -118,7 +118,7 @@ def completion_to_reply(body: dict[str, Any]) -> JudgeReply:
     from openai.types.chat import ChatCompletion
     from pydantic import ValidationError
 
-    from .providers.openai_judge import OpenAIJudge
+    from .providers.openai_judge import choice_from_openai
 
     try:
         completion = ChatCompletion.model_validate(body)
@@ -126,7 +126,7 @@ def completion_to_reply(body: dict[str, Any]) -> JudgeReply:
         raise JudgeError(f"not a chat completion: {str(exc)[:300]}") from None
     usage = completion.usage
     return JudgeReply(
-        tuple(OpenAIJudge._choice(c) for c in completion.choices), completion.model or "",
+        tuple(choice_from_openai(c) for c in completion.choices), completion.model or "",
         Usage(usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0), 0.0, body,
     )
 

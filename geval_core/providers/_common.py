@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from email.utils import parsedate_to_datetime
+from typing import Any
 from urllib.parse import urlparse
 
-from ..errors import MissingKeyError, RetryableJudgeError
+from ..errors import JudgeError, MissingKeyError, RetryableJudgeError
+from ..types import Choice
 
 # A placeholder for OpenAI-compatible servers that need no key (llama.cpp server, vLLM, Ollama).
 NO_KEY = "not-needed"
@@ -69,3 +72,22 @@ def redact(text: str, key: str | None) -> str:
         return text
     text = text.replace(key, "[redacted key]")
     return _WORD.sub(lambda m: "[redacted]" if m.group(0) in key else m.group(0), text)
+
+
+def gather_choices(n: int, ask: Callable[[int, int], Any], choices_of: Callable[[Any], list[Choice]],
+                   nothing: Callable[[Any], str]) -> tuple[list[Any], list[Choice]]:
+    """Call ask(missing, call_index) until n replies are in: (responses, the first n choices).
+
+    Some servers ignore n (llama.cpp's answers one choice), so this asks again for the rest; at most
+    n calls, because every call brings at least one reply or raises JudgeError(nothing(response)).
+    """
+    responses: list[Any] = []
+    choices: list[Choice] = []
+    while len(choices) < n and len(responses) < n:
+        response = ask(n - len(choices), len(responses))
+        got = choices_of(response)
+        if not got:
+            raise JudgeError(nothing(response))
+        responses.append(response)
+        choices.extend(got)
+    return responses, choices[:n]

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import UnreachableError, parse_retry_after, redact
+from ._common import UnreachableError, gather_choices, parse_retry_after, redact
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 RETRYABLE_STATUS = {408, 429}
@@ -66,17 +66,10 @@ class GeminiJudge:
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """Ask for n candidates; if fewer come back, ask again until n are in (bounded by n calls)."""
         start = time.perf_counter()
-        responses: list[Any] = []
-        choices: list[Choice] = []
-        while len(choices) < request.n and len(responses) < request.n:
-            response = self._generate(request, request.n - len(choices), len(responses))
-            got = [Choice(_text(c), _positions(c.logprobs_result)) for c in (response.candidates or [])]
-            if not got:
-                raise JudgeError(f"Gemini returned no candidates for model {request.model!r}"
-                                 f"{_blocked(response)}")
-            responses.append(response)
-            choices.extend(got)
-        choices = choices[: request.n]
+        responses, choices = gather_choices(
+            request.n, lambda missing, call: self._generate(request, missing, call),
+            lambda response: [Choice(_text(c), _positions(c.logprobs_result)) for c in (response.candidates or [])],
+            lambda response: f"Gemini returned no candidates for model {request.model!r}{_blocked(response)}")
         if request.logprobs and not any(c.positions for c in choices):
             raise LogprobsUnavailableError(
                 f"Gemini model {request.model!r} returned no log-probabilities; "

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import UnreachableError, parse_retry_after, redact
+from ._common import UnreachableError, gather_choices, parse_retry_after, redact
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 # Status codes worth another try; the runner retries, never the SDK (max_retries=0).
@@ -34,17 +34,10 @@ class OpenAIJudge:
     def judge(self, request: JudgeRequest) -> JudgeReply:
         """Ask for n replies; servers that return fewer are asked again until n are in."""
         start = time.perf_counter()
-        responses: list[Any] = []
-        choices: list[Choice] = []
-        # Bounded: a server that ignores n answers one choice per call, so n calls at most.
-        while len(choices) < request.n and len(responses) < request.n:
-            response = self._create(request, request.n - len(choices), len(responses))
-            got = [self._choice(c) for c in (response.choices or [])]
-            if not got:
-                raise JudgeError(f"{self._where()} returned no choices for model {request.model!r}")
-            responses.append(response)
-            choices.extend(got)
-        choices = choices[: request.n]
+        responses, choices = gather_choices(
+            request.n, lambda missing, call: self._create(request, missing, call),
+            lambda response: [choice_from_openai(c) for c in (response.choices or [])],
+            lambda response: f"{self._where()} returned no choices for model {request.model!r}")
         if request.logprobs and not any(c.positions for c in choices):
             raise LogprobsUnavailableError(
                 f"model {request.model!r} at {self._where()} returned no log-probabilities; "
@@ -97,18 +90,19 @@ class OpenAIJudge:
         hint = f"; check {KEY_VARIABLE}" if status in (401, 403) else ""
         return JudgeError(f"{self._where()} answered {status}: {message}{hint}")
 
-    @staticmethod
-    def _choice(choice: Any) -> Choice:
-        content = getattr(getattr(choice, "logprobs", None), "content", None)
-        positions = None
-        if content:
-            positions = tuple(
-                Position(t.token, float(t.logprob),
-                         tuple(TopLogprob(a.token, float(a.logprob)) for a in (t.top_logprobs or [])))
-                for t in content
-            )
-        text = choice.message.content if choice.message and choice.message.content else ""
-        return Choice(text, positions)
+
+def choice_from_openai(choice: Any) -> Choice:
+    """One chat-completion choice (SDK object) in the neutral shape; batch output files use it too."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    positions = None
+    if content:
+        positions = tuple(
+            Position(t.token, float(t.logprob),
+                     tuple(TopLogprob(a.token, float(a.logprob)) for a in (t.top_logprobs or [])))
+            for t in content
+        )
+    text = choice.message.content if choice.message and choice.message.content else ""
+    return Choice(text, positions)
 
 
 def _usage(response: Any, name: str) -> int:
