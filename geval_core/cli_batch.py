@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .cli_score import (
-    JUDGE_HELP,
-    effective_settings,
-    open_db,
-    resolve_data,
-    resolve_prompt,
-    write_results,
-)
+from .cli_score import JUDGE_HELP, open_db, resolve_inputs, write_results
 from .errors import GEvalError
 from .types import MODES
 
@@ -36,15 +29,11 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
     from .batch import prepare_batch
 
     try:
-        library = open_db(db)
-        prompt = resolve_prompt(library, prompt_ref)
-        settings, warnings = effective_settings(prompt.dimension.judge, judge_ref, None, mode, n, temperature)
-        for warning in warnings:
-            click.echo(f"warning: {warning}", err=True)
+        library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, None, mode, n,
+                                                            temperature)
         if settings.mode == "auto":
             click.echo("warning: a batch cannot fall back mid-way: auto asks for logprobs, and items "
                        "without them get an error (prepare a sampling batch for those)", err=True)
-        dataset = resolve_data(library, data_ref, prompt)
         result = prepare_batch(library, prompt, dataset["id"], settings, out)
     except GEvalError as exc:
         raise click.ClickException(str(exc)) from None

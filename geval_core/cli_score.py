@@ -107,6 +107,18 @@ def resolve_data(library: Any, ref: str, prompt: FrozenPrompt) -> dict[str, Any]
     return library.get_dataset(ref)
 
 
+def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: str | None,
+                   base_url: str | None, mode: str | None, n: int | None, temperature: float | None,
+                   ) -> tuple[Any, FrozenPrompt, JudgeSettings, dict[str, Any]]:
+    """(library, prompt, settings used, dataset) for a run; overrides of the frozen settings are warned."""
+    library = open_db(db)
+    prompt = resolve_prompt(library, prompt_ref)
+    settings, warnings = effective_settings(prompt.dimension.judge, judge_ref, base_url, mode, n, temperature)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return library, prompt, settings, resolve_data(library, data_ref, prompt)
+
+
 def find_run(library: Any, prompt: FrozenPrompt, dataset: dict, settings: JudgeSettings) -> str | None:
     """The newest unfinished run of this prompt, dataset and judge settings: what a restart resumes."""
     judge = asdict(settings)
@@ -183,12 +195,8 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     from .runner import run_scoring
 
     try:
-        library = open_db(db)
-        prompt = resolve_prompt(library, prompt_ref)
-        settings, warnings = effective_settings(prompt.dimension.judge, judge_ref, base_url, mode, n, temperature)
-        for warning in warnings:
-            click.echo(f"warning: {warning}", err=True)
-        dataset = resolve_data(library, data_ref, prompt)
+        library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
+                                                            n, temperature)
         items = library.dataset_items(dataset["id"])
         run_id = run_id or (None if new_run else find_run(library, prompt, dataset, settings))
         if run_id is None:
