@@ -128,11 +128,14 @@ def _single_token(dim: Dimension) -> list[Check]:
     fits = ratings_single_token(dim.judge, dim.scale)
     if fits is None or fits:
         return []
-    # Sampling parses reply text, so multi-token ratings only break the log-probability modes.
-    level = "warning" if dim.judge.mode == "sampling" else "error"
-    return [Check(level, "scale", f"ratings of the scale {dim.scale} do not fit in one token for the "
-                                  f"{dim.judge.judge_id} judge, so one position's log-probabilities cannot "
-                                  "weigh them; use a scale within 0-9 or sampling mode")]
+    # A warning, not a refusal (issue 2): freezing stays possible, the consequence is spelled out.
+    if dim.judge.mode == "sampling":
+        effect = "sampling parses the reply text, so this only matters if you switch to logprobs mode"
+    else:
+        effect = ("the weighted score reads one position, where '1' may begin '10': such items are "
+                  "flagged ambiguous; prefer a scale within 0-9 or sampling mode")
+    return [Check("warning", "scale", f"ratings of the scale {dim.scale} do not fit in one token for the "
+                                      f"{dim.judge.judge_id} judge: {effect}")]
 
 
 def _polarity(dim: Dimension) -> list[Check]:

@@ -66,11 +66,14 @@ def test_form_must_end_on_the_dimension_name():
 
 def test_ratings_must_fit_one_token_where_the_tokenizer_is_known():
     ten = dict(scale=Scale(1, 10), anchors={i: f"point {i}" for i in range(1, 11)})
-    local = found(dim(**ten), "error")
-    assert [c.field for c in local] == ["scale"] and "one token" in local[0].message
-    # Sampling parses reply text, so a two-token rating is only a warning there.
+    # A warning that names the consequence, never a refusal to freeze.
+    assert found(dim(**ten), "error") == []
+    local = found(dim(**ten))
+    assert [(c.level, c.field) for c in local] == [("warning", "scale")]
+    assert "one token" in local[0].message and "ambiguous" in local[0].message
     sampling = found(dim(**ten, judge=JudgeSettings(mode="sampling", n=5, temperature=1.0)))
     assert [(c.level, c.field) for c in sampling] == [("warning", "scale")]
+    assert "sampling parses the reply text" in sampling[0].message
     openai = JudgeSettings(provider="openai", model="gpt-4o-2024-08-06")
     assert found(dim(**ten, judge=openai)) == []
     assert ratings_single_token(openai, Scale(0, 999)) and not ratings_single_token(openai, Scale(1, 1000))
