@@ -80,13 +80,20 @@ def llama_server(gguf_path, tmp_path_factory):
     log = tmp_path_factory.mktemp("llama_server") / "server.log"
     command = [sys.executable, "-m", "geval_core.providers.llama_server", "--model", gguf_path,
                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        _wait_ready(proc, f"{base_url}/models", log)
+    with served(command, f"{base_url}/models", log, timeout=90.0):
         yield base_url
+
+
+@contextlib.contextmanager
+def served(command: list[str], ready_url: str, log, timeout: float, **popen):
+    """Run a server process until the block ends: wait for ready_url to answer 200, then stop it."""
+    env = {**popen.pop("env", os.environ), "PYTHONUNBUFFERED": "1"}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, **popen)
+    try:
+        _wait_ready(proc, ready_url, log, timeout)
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -96,18 +103,18 @@ def llama_server(gguf_path, tmp_path_factory):
             proc.wait(timeout=5)
 
 
-def _wait_ready(proc: subprocess.Popen, url: str, log, timeout: float = 90.0) -> None:
+def _wait_ready(proc: subprocess.Popen, url: str, log, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}: {log.read_text()[-2000:]}")
+            raise RuntimeError(f"{proc.args[2]} exited with {proc.returncode}: {log.read_text()[-2000:]}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.25)
-    raise RuntimeError(f"llama_cpp.server not ready after {timeout:.0f}s: {log.read_text()[-2000:]}")
+    raise RuntimeError(f"{proc.args[2]} not ready after {timeout:.0f}s: {log.read_text()[-2000:]}")
 
 
 # ---- a scripted loopback JSON server for provider contract tests (providers part) ----------------

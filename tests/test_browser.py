@@ -11,14 +11,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import free_port, served
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,44 +33,17 @@ pytestmark = [
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def app_url(tmp_path):
     """`streamlit run app.py` on a free loopback port with a temporary library and the local judge."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("GEVAL_TEST_JUDGE", "OPENAI_API_KEY")}
     env.update(GEVAL_DB=str(tmp_path / "browser.db"), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    log = (tmp_path / "streamlit.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+               "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                    if reply.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()}")
-            time.sleep(0.3)
+    with served(command, f"{url}/_stcore/health", tmp_path / "streamlit.log", timeout=60.0, cwd=ROOT, env=env):
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def choose(page, testid: str, label: str, option: str) -> None:
