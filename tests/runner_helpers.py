@@ -1,4 +1,4 @@
-"""Shared set-up for the runner, batch and `geval score` tests: a small library with one prompt."""
+"""Shared set-up for the runner, batch, `geval score` and agreement tests: small libraries and runs."""
 
 from __future__ import annotations
 
@@ -83,3 +83,16 @@ class FlakyJudge(ScriptedJudge):
 def close(a: float | None, b: float, tol: float = 1e-9) -> bool:
     """a is a number within tol of b."""
     return a is not None and math.isclose(a, b, abs_tol=tol)
+
+
+def judged_run(lib: Library, finish: bool = True) -> tuple[str, dict[str, float]]:
+    """A run of coherence@1 on `sample`: the human rating plus a per-item offset (high, imperfect agreement)."""
+    items = lib.dataset_items(lib.get_dataset("sample")["id"])
+    run_id = lib.create_run("coherence", "sample", lib.get_prompt("coherence").dimension.judge)
+    judge = {}
+    for n, item in enumerate(items):
+        judge[item.id] = item.human["coherence"] + (0.4 if n % 3 == 0 else -0.2)
+        lib.save_judgment(run_id, item.id, {"score": judge[item.id], "mode": "logprobs"})
+    if finish:
+        lib.finish_run(run_id, model_version="scripted-1")
+    return run_id, judge

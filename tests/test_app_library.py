@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 import scipy.stats as st
 from app_support import metric, open_page, page_text, use_temp_library, values
+from runner_helpers import judged_run
 
 from geval_core.export import export_prompt
 from prompt_library import Library
@@ -84,19 +85,6 @@ def test_a_file_that_is_not_json_is_a_message(lib_path):
     at.run()
     assert not at.exception
     assert any("is not a JSON file" in e for e in values(at.error))
-
-
-def judged_run(lib: Library, finish: bool = True) -> tuple[str, dict[str, float]]:
-    """A run of coherence@1 on `sample`: the human rating plus a per-item offset (high, imperfect agreement)."""
-    items = lib.dataset_items(lib.get_dataset("sample")["id"])
-    run_id = lib.create_run("coherence", "sample", lib.get_prompt("coherence").dimension.judge)
-    judge = {}
-    for n, item in enumerate(items):
-        judge[item.id] = item.human["coherence"] + (0.4 if n % 3 == 0 else -0.2)
-        lib.save_judgment(run_id, item.id, {"score": judge[item.id], "mode": "logprobs"})
-    if finish:
-        lib.finish_run(run_id, model_version="scripted-1")
-    return run_id, judge
 
 
 def group_level(judge: dict[str, float], items, fn) -> float:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 from click.testing import CliRunner
+from runner_helpers import judged_run
 
 from geval_core import agreement
 from geval_core.cli import cli
@@ -167,12 +168,8 @@ def test_agree_reads_a_library_run_and_its_dataset(tmp_path):
     db = str(tmp_path / "lib.db")
     with open_library(db) as library:
         items = library.dataset_items(library.get_dataset("sample")["id"])
-        run_id = library.create_run("coherence", "sample", library.get_prompt("coherence").dimension.judge)
         # A judge that is the human rating plus a small per-item offset: high but imperfect agreement.
-        judge = {}
-        for n, item in enumerate(items):
-            judge[item.id] = item.human["coherence"] + (0.4 if n % 3 == 0 else -0.2)
-            library.save_judgment(run_id, item.id, {"score": judge[item.id], "mode": "logprobs"})
+        run_id, judge = judged_run(library, finish=False)
     out = CliRunner().invoke(cli, ["agree", run_id, "--human", "coherence", "--db", db, "--json"])
     assert out.exit_code == 0, out.output
     result = json.loads(out.output)
