@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats as st
+from reference_stats import grouped_by_scipy
 
 from geval_core import agreement, tie_rate
 from geval_core.types import Scale
@@ -33,24 +34,6 @@ def columns(rows: list[dict], dim: str) -> tuple[np.ndarray, np.ndarray, list[st
     return turker, expert, [r["doc_id"] for r in rows]
 
 
-def by_hand(turker: np.ndarray, expert: np.ndarray, docs: list[str]) -> dict:
-    """Per document with scipy, skip documents with a constant side, average by hand."""
-    rhos, taus, skipped, tied, pairs = [], [], 0, 0, 0
-    for doc in sorted(set(docs)):
-        idx = [i for i, d in enumerate(docs) if d == doc]
-        x, y = turker[idx], expert[idx]
-        _, counts = np.unique(np.round(x, 6), return_counts=True)
-        tied += int((counts * (counts - 1) // 2).sum())
-        pairs += len(idx) * (len(idx) - 1) // 2
-        if np.ptp(x) == 0 or np.ptp(y) == 0:
-            skipped += 1
-            continue
-        rhos.append(st.spearmanr(x, y).statistic)
-        taus.append(st.kendalltau(x, y).statistic)
-    return {"spearman": sum(rhos) / len(rhos), "kendall": sum(taus) / len(taus), "groups": len(rhos),
-            "skipped": skipped, "tie_rate": tied / pairs}
-
-
 def test_data_shape(rows):
     assert len(rows) == 1200 and len({r["doc_id"] for r in rows}) == 100
 
@@ -58,7 +41,7 @@ def test_data_shape(rows):
 @pytest.mark.parametrize("dim", DIMENSIONS)
 def test_group_level_turkers_vs_experts_match_scipy_per_document(rows, dim):
     turker, expert, docs = columns(rows, dim)
-    expected = by_hand(turker, expert, docs)
+    expected = grouped_by_scipy(turker, expert, docs)
     result = agreement(turker, expert, docs, Scale(1, 5))
     assert result.reading == "group" and result.items == 1200
     assert (result.groups, result.groups_skipped) == (expected["groups"], expected["skipped"])
@@ -83,7 +66,7 @@ def test_one_expert_predicting_the_other_two(rows, dim):
     first = np.array([r["expert_annotations"][dim][0] for r in rows], dtype=float)
     others = np.array([sum(r["expert_annotations"][dim][1:]) / 2 for r in rows])
     docs = [r["doc_id"] for r in rows]
-    expected = by_hand(first, others, docs)
+    expected = grouped_by_scipy(first, others, docs)
     result = agreement(first, others, docs, Scale(1, 5))
     assert result.spearman == pytest.approx(expected["spearman"], abs=1e-12) and result.spearman > 0.3
     assert result.kendall == pytest.approx(expected["kendall"], abs=1e-12)

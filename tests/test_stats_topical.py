@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 from click.testing import CliRunner
+from reference_stats import grouped_by_scipy
 
 from geval_core import agreement
 from geval_core.cli import cli
@@ -33,24 +34,6 @@ def column(rows: list[dict], aspect: str) -> np.ndarray:
     return np.array([float(r["scores"][aspect]) for r in rows])
 
 
-def per_context(x: np.ndarray, y: np.ndarray, docs: list[str]) -> dict:
-    """scipy within every dialogue context, constant contexts skipped, plain average; pooled ties."""
-    rhos, taus, skipped, tied, pairs = [], [], 0, 0, 0
-    for doc in sorted(set(docs)):
-        idx = [i for i, d in enumerate(docs) if d == doc]
-        gx, gy = x[idx], y[idx]
-        _, counts = np.unique(np.round(gx, 6), return_counts=True)
-        tied += int((counts * (counts - 1) // 2).sum())
-        pairs += len(idx) * (len(idx) - 1) // 2
-        if np.ptp(gx) == 0 or np.ptp(gy) == 0:
-            skipped += 1
-            continue
-        rhos.append(st.spearmanr(gx, gy).statistic)
-        taus.append(st.kendalltau(gx, gy).statistic)
-    return {"spearman": float(np.mean(rhos)), "kendall": float(np.mean(taus)), "groups": len(rhos),
-            "skipped": skipped, "tie_rate": tied / pairs}
-
-
 def test_data_shape(rows):
     assert len(rows) == 360 and len({r["doc_id"] for r in rows}) == 60
 
@@ -58,7 +41,7 @@ def test_data_shape(rows):
 @pytest.mark.parametrize("aspect", ["coherence", "naturalness", "engagingness"])
 def test_group_level_aspect_predicting_overall_matches_scipy(rows, aspect):
     x, y, docs = column(rows, aspect), column(rows, "overall"), [r["doc_id"] for r in rows]
-    expected = per_context(x, y, docs)
+    expected = grouped_by_scipy(x, y, docs)
     result = agreement(x, y, docs, Scale(1, 5))
     assert (result.reading, result.items) == ("group", 360)
     assert (result.groups, result.groups_skipped) == (expected["groups"], expected["skipped"])
@@ -89,7 +72,7 @@ def test_geval_agree_on_the_real_file(rows, tmp_path, monkeypatch):
                                    "--json"])
     assert out.exit_code == 0, out.output
     got = json.loads(out.output)
-    expected = per_context(column(rows, "coherence"), column(rows, "overall"), [r["doc_id"] for r in rows])
+    expected = grouped_by_scipy(column(rows, "coherence"), column(rows, "overall"), [r["doc_id"] for r in rows])
     assert (got["reading"], got["items"], got["groups"], got["groups_skipped"]) == (
         "group", 360, expected["groups"], expected["skipped"])
     assert got["spearman"] == pytest.approx(expected["spearman"], abs=1e-12)
