@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from .datafiles import read_rows, require
+from .datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
 from .errors import GEvalError, InputError
 from .stats import AgreementResult, agreement
 from .types import Scale
@@ -124,8 +124,9 @@ def library_rows(library: Any, run_id: str | None, dataset: str | None, human_fi
     if not dataset:
         return judged, None
     data = _Rows()
-    label = library.get_dataset(dataset)["label"]
-    for line, item in enumerate(library.dataset_items(library.get_dataset(dataset)["id"]), 1):
+    row = library.get_dataset(dataset)
+    label = row["label"]
+    for line, item in enumerate(library.dataset_items(row["id"]), 1):
         if human_field not in item.human:
             raise InputError(f"no human rating {human_field!r} (has: {', '.join(item.human) or 'none'})",
                              file=f"dataset {label}", line=line, field=human_field)
@@ -139,7 +140,7 @@ def library_rows(library: Any, run_id: str | None, dataset: str | None, human_fi
 def _is_file_name(source: str) -> bool:
     """A file on disk, or a name that can only mean one (a path or a data-file suffix)."""
     path = Path(source)
-    return path.is_file() or len(path.parts) > 1 or path.suffix.lower() in (".jsonl", ".json", ".csv", ".tsv")
+    return path.is_file() or len(path.parts) > 1 or path.suffix.lower() in JSONL_SUFFIXES + CSV_SUFFIXES
 
 
 def _load_sides(judge_source: str, data_source: str | None, db: str | None, fields: dict[str, Any],
@@ -198,8 +199,8 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
               "human": human_field, "group_by": group_by}
     try:
         judged, data, data_file = _load_sides(judge_file, data_file, db, fields)
-        # Library datasets carry their own group field; files are grouped only when --group-by says so.
-        if not group_by and data.groups and not pooled and not _is_file_name(data_file):
+        # Library datasets carry their own group field; files have groups only when --group-by says so.
+        if not group_by and data.groups and not pooled:
             group_by = "group"
         for item_id, line in judged.lines.items():
             if item_id not in data.lines:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from .cli_library import echo_json, library_command, table
-from .export import export_prompt, production_snippet, read_agreement
+from .export import export_prompt, production_snippet, read_agreement, write_export
 from .prompts import render
 from .types import Dimension
 
@@ -87,13 +87,11 @@ def prompts_export(library: Any, prompt: str, output: str | None, agreement_file
     """Export a frozen prompt as one self-contained, hash-checked JSON file."""
     frozen = library.get_prompt(prompt)
     agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field)
-    name = Path(output).name if output else None  # the snippet loads the file by the name it was given
-    text = json.dumps(export_prompt(frozen, agreement, name), indent=2, ensure_ascii=False)
     if output:
-        Path(output).write_text(text + "\n", encoding="utf-8")
+        write_export(frozen, output, agreement)  # the snippet loads the file by the name it was given
         click.echo(f"wrote {output} ({frozen.label}, {frozen.id[:12]})", err=True)
     elif not snippet:
-        click.echo(text)
+        click.echo(json.dumps(export_prompt(frozen, agreement), indent=2, ensure_ascii=False))
     if snippet:
         click.echo(production_snippet(frozen, output))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from typing import Any
 
 from .types import Dimension, FrozenPrompt, Item
 
@@ -131,7 +132,12 @@ def metric_fields(dimension: Dimension) -> dict:
     }
 
 
+def canonical_hash(value: Any) -> str:
+    """sha256 hex of a value's canonical JSON (sorted keys, no spaces, UTF-8)."""
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 def content_hash(dimension: Dimension) -> str:
     """sha256 over the canonical JSON of the metric-defining fields."""
-    canonical = json.dumps(metric_fields(dimension), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return canonical_hash(metric_fields(dimension))

@@ -35,9 +35,13 @@ def _floats(values: Iterable[float | None]) -> np.ndarray:
         return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
-def _codes(groups: Sequence[Hashable]) -> tuple[np.ndarray, int]:
+def _codes(groups: Sequence[Hashable] | None, keep: np.ndarray) -> tuple[np.ndarray, int]:
+    """0-based group codes of the kept items and the number of groups (one group when ungrouped)."""
+    if groups is None:
+        return np.zeros(int(keep.sum()), dtype=np.int64), 1
+    kept = [g for g, k in zip(groups, keep.tolist(), strict=True) if k]
     index: dict[Hashable, int] = {}
-    codes = np.fromiter((index.setdefault(g, len(index)) for g in groups), dtype=np.int64, count=len(groups))
+    codes = np.fromiter((index.setdefault(g, len(index)) for g in kept), dtype=np.int64, count=len(kept))
     return codes, len(index)
 
 
@@ -56,15 +60,8 @@ def _pair(judge: Iterable[float | None], human: Iterable[float | None],
     if len(x) != len(y) or (groups is not None and len(groups) != len(x)):
         raise ValueError(f"judge ({len(x)}), human ({len(y)}) and groups must have the same length")
     keep = np.isfinite(x) & np.isfinite(y)
-    if groups is None:
-        codes, n_groups = np.zeros(int(keep.sum()), dtype=np.int64), 1
-    else:
-        codes, n_groups = _codes([g for g, k in zip(groups, keep.tolist(), strict=True) if k])
+    codes, n_groups = _codes(groups, keep)
     return _Paired(x[keep], y[keep], codes, n_groups, int(len(x) - keep.sum()))
-
-
-def _value(v: float) -> float | None:
-    return None if v is None or not math.isfinite(v) else float(v)
 
 
 def _mean_used(values: np.ndarray, use: np.ndarray) -> float | None:
@@ -98,10 +95,7 @@ def tie_rate(scores: Iterable[float | None], groups: Sequence[Hashable] | None =
     if groups is not None and len(groups) != len(x):
         raise ValueError(f"scores ({len(x)}) and groups ({len(groups)}) must have the same length")
     keep = np.isfinite(x)
-    if groups is None:
-        codes, n_groups = np.zeros(int(keep.sum()), dtype=np.int64), 1
-    else:
-        codes, n_groups = _codes([g for g, k in zip(groups, keep.tolist(), strict=True) if k])
+    codes, n_groups = _codes(groups, keep)
     sizes = np.bincount(codes, minlength=n_groups)
     pairs = float((sizes * (sizes - 1) / 2.0).sum())
     tied = float(runs(np.round(x[keep], DECIMALS), codes, n_groups).tied_pairs.sum())
@@ -137,11 +131,17 @@ def kappa_from_confusion(confusion: np.ndarray, weights: str | None = None) -> f
     return None if denominator == 0 else 1.0 - float((w * confusion).sum()) / denominator
 
 
-def _confusion(x: np.ndarray, y: np.ndarray, scale: Scale) -> np.ndarray:
+def _confusions(x: np.ndarray, y: np.ndarray, scale: Scale, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """One k x k table per group (groups x k x k); 1 x 1 tables, where kappa is undefined, on too wide a scale."""
     k = scale.max - scale.min + 1
     if k > MAX_KAPPA_POINTS:
-        return np.zeros((1, 1), dtype=np.int64)  # kappa_from_confusion: undefined
-    return np.bincount(to_points(x, scale) * k + to_points(y, scale), minlength=k * k).reshape(k, k)
+        return np.zeros((n_groups, 1, 1), dtype=np.int64)
+    cells = (codes * k + to_points(x, scale)) * k + to_points(y, scale)
+    return np.bincount(cells, minlength=n_groups * k * k).reshape(n_groups, k, k)
+
+
+def _confusion(x: np.ndarray, y: np.ndarray, scale: Scale) -> np.ndarray:
+    return _confusions(x, y, scale, np.zeros(len(x), dtype=np.int64), 1)[0]
 
 
 def cohen_kappa(judge: Iterable[float | None], human: Iterable[float | None], scale: Scale,
@@ -237,12 +237,7 @@ def agreement(judge: Iterable[float | None], human: Iterable[float | None],
 def _bootstrap(p: _Paired, gs: GroupStats, scale: Scale, reading: str, resamples: int,
                seed: int) -> dict[str, list[float | None]]:
     if reading == "group":
-        k = scale.max - scale.min + 1
-        if k > MAX_KAPPA_POINTS:
-            confusions = np.zeros((p.n_groups, 1, 1))
-        else:
-            cells = (p.codes * k + to_points(p.x, scale)) * k + to_points(p.y, scale)
-            confusions = np.bincount(cells, minlength=p.n_groups * k * k).reshape(p.n_groups, k, k)
+        confusions = _confusions(p.x, p.y, scale, p.codes, p.n_groups)
         return grouped_ci(gs, confusions, resamples, seed, kappa_from_confusion, CI_METRICS)
     return items_ci(p.x, p.y, lambda x, y: _confusion(x, y, scale), _figures, resamples, seed, CI_METRICS)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -11,6 +9,7 @@ from typing import Any
 
 from geval_core.datafiles import field_paths, lookup, read_rows
 from geval_core.errors import InputError, NotFoundError
+from geval_core.prompts import canonical_hash
 from geval_core.types import Item
 
 from .base import LibraryBase, dumps, loads, now
@@ -92,9 +91,7 @@ def read_items(path: str | Path, mapping: DatasetMapping) -> list[Item]:
 
 def dataset_hash(name: str, items: list[Item]) -> str:
     """sha256 over the name and every item in order: equal content gives an equal version id."""
-    content = {"name": name, "items": [[i.id, i.fields, i.human, i.group] for i in items]}
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return canonical_hash({"name": name, "items": [[i.id, i.fields, i.human, i.group] for i in items]})
 
 
 class DatasetsMixin(LibraryBase):
@@ -102,8 +99,8 @@ class DatasetsMixin(LibraryBase):
 
     def import_dataset(self, path: str | Path, name: str, mapping: DatasetMapping | None = None) -> dict[str, Any]:
         """Import a CSV/JSONL file as dataset `name`; returns the dataset row plus `created`."""
-        items = read_items(path, mapping or DatasetMapping())
-        return self.import_items(name, items, source=str(path), mapping=mapping or DatasetMapping())
+        mapping = mapping or DatasetMapping()
+        return self.import_items(name, read_items(path, mapping), source=str(path), mapping=mapping)
 
     def import_items(self, name: str, items: list[Item], source: str = "memory",
                      mapping: DatasetMapping | None = None) -> dict[str, Any]:

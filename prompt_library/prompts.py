@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from geval_core.checks import check_dimension
+from geval_core.checks import check_dimension, errors
 from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.prompts import content_hash, template_of
 from geval_core.types import Dimension, FrozenPrompt
@@ -86,7 +86,7 @@ class PromptsMixin(LibraryBase):
         if not isinstance(dim, Dimension):
             dim = self.get_draft(int(dim))
         findings = check_dimension(dim)
-        failed = [c for c in findings if c.level == "error"]
+        failed = errors(findings)
         if failed:
             raise InputError("cannot freeze: " + "; ".join(f"{c.field}: {c.message}" for c in failed),
                              field=failed[0].field)

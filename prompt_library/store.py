@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from geval_core.export import export_prompt, prompt_from_export, read_export
+from geval_core.export import prompt_from_export, read_export
 
 from . import migrations
-from .base import dumps, now
+from .base import now
 from .prompts import FreezeResult
 from .runs import RunsMixin
 from .seed import SEEDED_KEY, seed
@@ -26,8 +26,7 @@ class Library(RunsMixin):
                 migrations.apply(self.db)
                 if seed_examples and not self._seeded():
                     seed(self)
-                    self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                                    [SEEDED_KEY, dumps(now())])
+                    self.set_setting(SEEDED_KEY, now())
 
     def _seeded(self) -> bool:
         if not self.db["meta"].exists():
@@ -39,10 +38,6 @@ class Library(RunsMixin):
         data = data_or_path if isinstance(data_or_path, dict) else read_export(data_or_path)
         prompt = prompt_from_export(data)
         return self.freeze(prompt.dimension, name=prompt.name)
-
-    def export_prompt(self, name_or_id: str, agreement: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The self-contained export dict of a frozen prompt."""
-        return export_prompt(self.get_prompt(name_or_id), agreement=agreement)
 
 
 def open_library(path: str | Path | None = None, seed_examples: bool = True) -> Library:
