@@ -97,16 +97,22 @@ def write_batch(prompt: FrozenPrompt, items: list[Item], run_id: str, settings: 
     return count
 
 
+def _run_items(library: Any, dataset_id: str, item_ids: list[str] | None) -> list[Item]:
+    """The dataset's items, only those in `item_ids` when a run was limited to some."""
+    items = library.dataset_items(dataset_id)
+    if item_ids is None:
+        return items
+    wanted = set(item_ids)
+    return [i for i in items if i.id in wanted]
+
+
 def prepare_batch(library: Any, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
                   path: str | Path, item_ids: list[str] | None = None) -> dict[str, Any]:
     """Create a run in the library and write its Batch API input file: {run_id, requests, path}."""
     if settings.provider != "openai":
         raise InputError(f"batch files are for the OpenAI Batch API, not the {settings.judge_id} judge; "
                          "choose an openai:MODEL judge")
-    items = library.dataset_items(dataset_id)
-    if item_ids is not None:
-        wanted = set(item_ids)
-        items = [i for i in items if i.id in wanted]
+    items = _run_items(library, dataset_id, item_ids)
     run_id = library.create_run(prompt.id, dataset_id, settings, item_ids)
     count = write_batch(prompt, items, run_id, settings, path)
     library.set_run_fields(run_id, batch_file=str(path), batch_requests=count)
@@ -171,10 +177,7 @@ def _collect_run(library: Any, run_id: str, lines: dict[str, dict[int, dict]],
     run = library.get_run(run_id)
     prompt = library.get_prompt(run["prompt_id"])
     settings = JudgeSettings(**run["judge"])
-    items = library.dataset_items(run["dataset_id"])
-    if run.get("item_ids") is not None:
-        wanted = set(run["item_ids"])
-        items = [i for i in items if i.id in wanted]
+    items = _run_items(library, run["dataset_id"], run.get("item_ids"))
     judged = library.judged_item_ids(run["id"])
     summary = RunSummary(run["id"], "done", settings.mode, len(items), skipped=len(judged))
     # Scoring as logprobs, not auto: a batch cannot send the fallback request, so say so per item.
@@ -202,8 +205,7 @@ def _collect_run(library: Any, run_id: str, lines: dict[str, dict[int, dict]],
 
 
 def _collect_item(scoring: _Run, item: Item, requests: list[JudgeRequest], got: dict[int, dict]) -> None:
-    mode = batch_mode(scoring.settings)
-    job = _Job(item, mode, cache_key(requests[0], "openai"), requests[0])
+    job = _Job(item, scoring.settings.mode, cache_key(requests[0], "openai"), requests[0])
     replies = []
     for replica, request in enumerate(requests):
         line = got[replica]

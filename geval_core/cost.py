@@ -91,6 +91,13 @@ def price_for(settings: JudgeSettings, prices: dict[str, dict[str, float]]) -> d
     return prices[max(matches, key=len)] if matches else None
 
 
+def _usd(price: dict[str, float] | None, input_tokens: int, output_tokens: int) -> float | None:
+    """USD for the tokens at a price per million (None when the model is unpriced)."""
+    if price is None:
+        return None
+    return (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000
+
+
 def estimate_tokens(text: str) -> int:
     """Tokens in a text by the 4-characters rule (see the module docstring)."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
@@ -110,15 +117,12 @@ def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettin
     input_tokens = sum(estimate_request_tokens(prompts.messages(prompt, item)) for item in items)
     output_tokens = len(items) * settings.n * settings.max_tokens
     price = price_for(settings, prices)
-    usd = None
-    if price is not None:
-        usd = (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000
     return {
         "items": len(items),
         "requests": len(items),
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
-        "usd": usd,
+        "usd": _usd(price, input_tokens, output_tokens),
         "model": settings.judge_id,
         "price": price,
         "note": _note(settings, price),
@@ -141,8 +145,7 @@ def record_run_totals(library: Any, run_id: str, status: str, settings: JudgeSet
     paid = [r for r in rows if not r.get("cached")]  # cached answers cost nothing
     input_tokens = sum(r.get("input_tokens") or 0 for r in paid)
     output_tokens = sum(r.get("output_tokens") or 0 for r in paid)
-    price = price_for(settings, load_prices(library=library))
-    usd = None if price is None else (input_tokens * price["input"] + output_tokens * price["output"]) / 1e6
+    usd = _usd(price_for(settings, load_prices(library=library)), input_tokens, output_tokens)
     versions = sorted({r["model_version"] for r in rows if r.get("model_version")})
     library.finish_run(
         run_id, status, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=usd,

@@ -95,17 +95,15 @@ class _Run:
 
     def first_job(self, item: Item) -> tuple[_Job, JudgeReply | None]:
         """The item's first request and its cached reply, if any."""
-        mode = self.settings.mode
-        if mode != "auto":
-            job = self.job(item, mode)
+        auto = self.settings.mode == "auto"
+        if auto and self.sampling_only:
+            job = self.job(item, "sampling", fallback=True)
             return job, self.cached(job)
-        sampling = self.job(item, "sampling", fallback=True)
-        if self.sampling_only:
-            return sampling, self.cached(sampling)
-        job = self.job(item, "logprobs")
+        job = self.job(item, "logprobs" if auto else self.settings.mode)
         reply = self.cached(job)
-        if reply is None:
+        if auto and reply is None and self.use_cache:
             # An earlier auto run that fell back cached the sampling answer: use it, call nobody.
+            sampling = self.job(item, "sampling", fallback=True)
             fallback_reply = self.cached(sampling)
             if fallback_reply is not None:
                 return sampling, fallback_reply
@@ -128,10 +126,8 @@ class _Run:
             return  # dropped: a resumed run asks again
         except Exception as exc:
             self.summary.judge_calls += getattr(exc, "attempts", 1)
-            if isinstance(exc, LogprobsUnavailableError) and self.fall_back(job, None):
-                return
-            self.stop_if_hopeless(exc)
-            self.write_error(job, exc)
+            if not (isinstance(exc, LogprobsUnavailableError) and self.fall_back(job, None)):
+                self.write_error(job, exc)
             return
         self.replied = True
         self.summary.judge_calls += attempts
@@ -160,7 +156,6 @@ class _Run:
         except LogprobsUnavailableError as exc:
             if not self.fall_back(job, reply, seconds):
                 self.write_error(job, exc, reply)
-                self.stop_if_hopeless(exc)
             return
         if job.mode == "logprobs":
             self.logprobs_seen = True
@@ -180,7 +175,7 @@ class _Run:
         self.write(judgment)
 
     def write_error(self, job: _Job, exc: BaseException, reply: JudgeReply | None = None) -> None:
-        """Record a failed item: no score, the error text, and the run goes on."""
+        """Record a failed item: no score, the error text, and the run goes on unless it is hopeless."""
         attempts = getattr(exc, "attempts", 1)
         where = f" after {attempts} attempts" if attempts > 1 else ""
         self.summary.failed += 1
@@ -193,8 +188,9 @@ class _Run:
             "latency_s": job.spent["latency_s"], "cached": False,
             "error": f"{type(exc).__name__}{where}: {exc}",
         })
+        self.stop_if_hopeless(exc)
 
-    def stop_if_hopeless(self, exc: Exception) -> None:
+    def stop_if_hopeless(self, exc: BaseException) -> None:
         """Stop when items keep failing alike before any succeeded: no logprobs, or no server to reach."""
         if isinstance(exc, LogprobsUnavailableError):
             kind, seen, why = "logprobs", self.logprobs_seen, str(exc)

@@ -9,8 +9,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlparse
 
-from ..errors import JudgeError, MissingKeyError, RetryableJudgeError
-from ..types import Choice
+from ..errors import JudgeError, LogprobsUnavailableError, MissingKeyError, RetryableJudgeError
+from ..types import Choice, JudgeRequest
 
 # A placeholder for OpenAI-compatible servers that need no key (llama.cpp server, vLLM, Ollama).
 NO_KEY = "not-needed"
@@ -64,6 +64,20 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
     except (TypeError, ValueError):
         return None
+
+
+def status_error(status: int, message: str, retry_after: str | None, request: JudgeRequest, *, who: str,
+                 model: str, retryable: set[int], key_hint: str) -> JudgeError:
+    """An HTTP error answer as the workbench's error: retryable (honouring Retry-After), logprobs refused,
+    or final (with a hint at the key variable for 401/403). `who` answered; `model` names the model."""
+    if status in retryable or status >= 500:
+        return RetryableJudgeError(f"{who} answered {status}: {message}", retry_after=parse_retry_after(retry_after))
+    if status == 400 and request.logprobs and "logprob" in message.lower():
+        return LogprobsUnavailableError(
+            f"{model} {request.model!r} refused log-probabilities ({message}); use --mode sampling"
+        )
+    hint = f"; check {key_hint}" if status in (401, 403) else ""
+    return JudgeError(f"{who} answered {status}: {message}{hint}")
 
 
 def redact(text: str, key: str | None) -> str:

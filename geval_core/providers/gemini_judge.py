@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import UnreachableError, gather_choices, parse_retry_after, redact
+from ._common import UnreachableError, gather_choices, redact, status_error
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 RETRYABLE_STATUS = {408, 429}
@@ -104,18 +104,10 @@ class GeminiJudge:
             raise self._transport_error(exc) from None
 
     def _api_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
-        code = int(exc.code or 0)
         message = redact(str(exc.message or exc), self._key)[:300]
-        if code in RETRYABLE_STATUS or code >= 500:
-            headers = getattr(exc.response, "headers", None) or {}
-            return RetryableJudgeError(f"Gemini answered {code}: {message}",
-                                       retry_after=parse_retry_after(headers.get("retry-after")))
-        if code == 400 and request.logprobs and "logprob" in message.lower():
-            return LogprobsUnavailableError(
-                f"Gemini model {request.model!r} refused log-probabilities ({message}); use --mode sampling"
-            )
-        hint = f"; check {' or '.join(KEY_VARIABLES)}" if code in (401, 403) else ""
-        return JudgeError(f"Gemini answered {code}: {message}{hint}")
+        headers = getattr(exc.response, "headers", None) or {}
+        return status_error(int(exc.code or 0), message, headers.get("retry-after"), request, who="Gemini",
+                            model="Gemini model", retryable=RETRYABLE_STATUS, key_hint=" or ".join(KEY_VARIABLES))
 
     def _where(self) -> str:
         return f"Gemini at {self.base_url}" if self.base_url else "the Gemini API"

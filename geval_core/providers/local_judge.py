@@ -149,7 +149,8 @@ class LocalJudge:
                 reused = self._eval_prompt(llm, ids)
                 first = self._last_logits(llm)
                 rng = np.random.default_rng(request.seed)
-                replies = [self._generate(llm, request, len(ids), first, rng)
+                ratings = self._rating_ids(llm, request.ratings)
+                replies = [self._generate(llm, request, len(ids), first, rng, ratings)
                            for _ in range(1 if request.temperature <= 0 else request.n)]
             except RuntimeError as exc:  # llama_decode failed: start the next call from a clean cache
                 llm.reset()
@@ -211,13 +212,12 @@ class LocalJudge:
         return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy()
 
     def _generate(self, llm: Any, request: JudgeRequest, prompt_len: int, first: np.ndarray,
-                  rng: np.random.Generator) -> tuple[Choice, list[int]]:
-        """One reply from the prompt's end: the first position reports every rating token."""
+                  rng: np.random.Generator, ratings: tuple[int, ...]) -> tuple[Choice, list[int]]:
+        """One reply from the prompt's end: the first position reports every rating token (`ratings`)."""
         import llama_cpp
 
         llm.n_tokens = prompt_len  # drop the previous reply's tokens from the KV cache
         logits, tokens, positions = first, [], []
-        ratings = self._rating_ids(llm, request.ratings)
         for step in range(request.max_tokens):
             logprobs = _log_softmax(logits)
             token = _pick(logprobs, request.temperature, rng)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import UnreachableError, gather_choices, parse_retry_after, redact
+from ._common import UnreachableError, gather_choices, redact, status_error
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 # Status codes worth another try; the runner retries, never the SDK (max_retries=0).
@@ -78,17 +78,9 @@ class OpenAIJudge:
                              f"{redact(str(exc), self._key)[:300]}") from None
 
     def _status_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
-        status = exc.status_code
         message = redact(str(getattr(exc, "message", "") or exc), self._key)[:300]
-        if status in RETRYABLE_STATUS or status >= 500:
-            retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            return RetryableJudgeError(f"{self._where()} answered {status}: {message}", retry_after=retry_after)
-        if status == 400 and request.logprobs and "logprob" in message.lower():
-            return LogprobsUnavailableError(
-                f"model {request.model!r} refused log-probabilities ({message}); use --mode sampling"
-            )
-        hint = f"; check {KEY_VARIABLE}" if status in (401, 403) else ""
-        return JudgeError(f"{self._where()} answered {status}: {message}{hint}")
+        return status_error(exc.status_code, message, exc.response.headers.get("retry-after"), request,
+                            who=self._where(), model="model", retryable=RETRYABLE_STATUS, key_hint=KEY_VARIABLE)
 
 
 def choice_from_openai(choice: Any) -> Choice:
