@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import threading
 import time
@@ -55,8 +53,7 @@ def cache_key(request: JudgeRequest, provider: str, replica: int = 0) -> str:
         },
         "replica": replica,
     }
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return prompts.canonical_hash(payload)
 
 
 def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
