@@ -31,16 +31,18 @@ def headline(result: dict, title: str) -> None:
         col.metric(label, views.fmt(result.get(key)))
 
 
-def agreement_section(run: dict, prompt, dataset: dict) -> None:
-    """Judge vs human on one run: figures with intervals, scatter, and the replies curve for sampling."""
+def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
+    """Judge vs human on one run: figures with intervals, scatter, and the replies curve for sampling.
+
+    Returns the human rating chosen (None when the dataset has none)."""
     humans = list(dataset.get("human") or [])
     if not humans:
         st.info("This run's dataset has no human ratings: agreement needs them (compare runs below).")
-        return
+        return None
     items = data.dataset_items(dataset["id"])
-    default = data.human_key(items, prompt.name)
+    default = data.human_key(humans, prompt.name)
     c1, c2 = st.columns(2)
-    field = c1.selectbox("Human rating", humans, index=humans.index(default) if default in humans else 0,
+    field = c1.selectbox("Human rating", humans, index=humans.index(default) if default else 0,
                          key=K + "field")
     bootstrap = int(c2.number_input("Bootstrap resamples (95% intervals)", min_value=0, max_value=5000,
                                     value=1000, step=100, key=K + "boot"))
@@ -56,6 +58,7 @@ def agreement_section(run: dict, prompt, dataset: dict) -> None:
     st.plotly_chart(charts.scatter_figure(p["human"], p["judge"], p["ids"], f"human {field}",
                                           "judge weighted score", "Judge vs human"), key=K + "scatter")
     replies_curve(run, p, scale, grouped)
+    return field
 
 
 def replies_curve(run: dict, p: dict, scale: Scale, grouped: bool) -> None:
@@ -75,7 +78,8 @@ def replies_curve(run: dict, p: dict, scale: Scale, grouped: bool) -> None:
     st.dataframe(pd.DataFrame(curve), hide_index=True)
 
 
-def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], field: str | None) -> None:
+def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], scale: Scale,
+                    field: str | None) -> None:
     """Run A (above) vs run B on the same dataset: per-item differences, top movers, agreement of each."""
     st.header("Compare two runs")
     others = [r["id"] for r in runs if r["dataset_id"] == run["dataset_id"] and r["id"] != run["id"]]
@@ -103,10 +107,8 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], fi
     with st.expander("Every item"):
         st.dataframe(diffs, hide_index=True, height=300)
     if field:
-        prompt = lib.get_prompt(run["prompt_id"])
-        each = {f"A: {labels[run['id']]}": agree.agreement_for(run, field, "score", False, prompt.dimension.scale, 0),
-                f"B: {labels[other['id']]}": agree.agreement_for(other, field, "score", False,
-                                                                 prompt.dimension.scale, 0)}
+        each = {f"A: {labels[run['id']]}": agree.agreement_for(run, field, "score", False, scale, 0),
+                f"B: {labels[other['id']]}": agree.agreement_for(other, field, "score", False, scale, 0)}
         st.caption("Agreement of each run with the human ratings (dataset-level, weighted score)")
         st.dataframe(agree.results_frame(each), hide_index=True)
 
@@ -126,8 +128,8 @@ def main() -> None:
     if not int(run.get("judged") or 0):
         st.info("No item of this run is judged yet.")
         return
-    agreement_section(run, prompt, dataset)
-    compare_section(lib, run, runs, labels, st.session_state.get(K + "field"))
+    field = agreement_section(run, prompt, dataset)
+    compare_section(lib, run, runs, labels, prompt.dimension.scale, field)
 
 
 views.guarded(main)

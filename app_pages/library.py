@@ -100,7 +100,7 @@ def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
                           key=f"{K}agree_run_{prompt.id}")
     run = runs[run_id]
     humans = run["human"]
-    default = next((h for h in humans if h.lower() == prompt.dimension.name.lower()), humans[0])
+    default = data.human_key(humans, prompt.dimension.name) or humans[0]
     field = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{K}agree_human_{run_id}")
     try:
         result = agree.export_agreement(run, field)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from workbench_ui import data, live, runview, state, views
-from workbench_ui.runview import judge_of
 
 
-def pick_items(lib, dataset: dict) -> list:
+def pick_items(dataset: dict) -> list:
     """The dataset's items, or the first N / chosen groups of them."""
     items = data.dataset_items(dataset["id"])
     groups = sorted({i.group for i in items if i.group})
@@ -32,7 +31,7 @@ def new_run(lib) -> None:
     d_labels = {f"{d['name']}@{d['version']}": d for d in datasets}
     prompt = lib.get_prompt(c1.selectbox("Frozen prompt", list(p_labels), key="score_prompt"))
     dataset = d_labels[c2.selectbox("Dataset", list(d_labels), key="score_dataset")]
-    items = pick_items(lib, dataset)
+    items = pick_items(dataset)
     settings = runview.judge_choice(prompt)
     concurrency = st.number_input("Concurrent requests", min_value=1, max_value=64, step=1,
                                   value=1 if settings.provider == "local" else 8, key="score_concurrency")
@@ -62,14 +61,14 @@ def resume(lib, run: dict, prompt) -> None:
     st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}; "
             "resume when it is not still running elsewhere).")
     if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
-        settings = judge_of(run, prompt)
+        settings = runview.judge_of(run, prompt)
         concurrency = 1 if settings.provider == "local" else 8
         finish(live.run_live(lib, prompt, todo, state.make_judge(settings), settings, run["id"], concurrency))
 
 
 def show_run(lib) -> None:
     """Pick a run and show its summary, its table and the selected item."""
-    runs = lib.list_runs()  # newest first
+    runs = lib.list_runs()  # newest first; read after new_run, so a run it started is listed
     if not runs:
         st.info("No runs yet: start one above.")
         return
@@ -84,7 +83,7 @@ def show_run(lib) -> None:
         st.warning("Run stopped. Items judged so far are saved; resume below.")
     runview.last_summary(run_id)
     resume(lib, run, prompt)
-    rows = data.judgments(run_id)
+    rows = data.judgments(run)
     if not rows:
         st.info("No item of this run is judged yet.")
         return

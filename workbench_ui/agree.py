@@ -21,7 +21,7 @@ def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -
     """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group."""
     items = data.items_by_id(run["dataset_id"])
     out: dict[str, list] = {"ids": [], "judge": [], "human": [], "groups": [], "replies": []}
-    for row in data.judgments(run["id"]):
+    for row in data.judgments(run):
         item = items.get(row["item_id"])
         out["ids"].append(row["item_id"])
         out["judge"].append(row.get(which))
@@ -32,12 +32,12 @@ def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -
 
 
 @st.cache_data(show_spinner="Computing agreement…", max_entries=64)
-def _agreement(path: str, run_id: str, judged: int, human_field: str, which: str, grouped: bool,
-               scale: tuple[int, int], bootstrap: int, seed: int) -> dict[str, Any]:
+def _agreement(path: str, run_id: str, version: tuple[int, int, str], human_field: str, which: str,
+               grouped: bool, scale: tuple[int, int], bootstrap: int, seed: int,
+               _run: dict[str, Any]) -> dict[str, Any]:
     from geval_core.stats import agreement
 
-    run = state.library().get_run(run_id)
-    p = paired(run, human_field, which)
+    p = paired(_run, human_field, which)
     groups = p["groups"] if grouped else None
     return agreement(p["judge"], p["human"], groups=groups, scale=Scale(*scale), bootstrap=bootstrap,
                      seed=seed).to_dict()
@@ -45,9 +45,9 @@ def _agreement(path: str, run_id: str, judged: int, human_field: str, which: str
 
 def agreement_for(run: dict[str, Any], human_field: str, which: str, grouped: bool, scale: Scale,
                   bootstrap: int, seed: int = 0) -> dict[str, Any]:
-    """geval_core.stats.agreement on a run (cached per run size and options)."""
-    return _agreement(os.path.abspath(state.sidebar().db_path), run["id"], int(run.get("judged") or 0),
-                      human_field, which, grouped, (scale.min, scale.max), bootstrap, seed)
+    """geval_core.stats.agreement on a run (cached per data.run_state and options)."""
+    return _agreement(os.path.abspath(state.sidebar().db_path), run["id"], data.run_state(run),
+                      human_field, which, grouped, (scale.min, scale.max), bootstrap, seed, run)
 
 
 def _cell(result: dict[str, Any], metric: str) -> str:
@@ -72,8 +72,8 @@ def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
 
 def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
     """Items judged in both runs: score A, score B and B − A, largest moves first."""
-    a = {r["item_id"]: r.get("score") for r in data.judgments(run_a["id"])}
-    b = {r["item_id"]: r.get("score") for r in data.judgments(run_b["id"])}
+    a = {r["item_id"]: r.get("score") for r in data.judgments(run_a)}
+    b = {r["item_id"]: r.get("score") for r in data.judgments(run_b)}
     common = [i for i in a if i in b and a[i] is not None and b[i] is not None]
     frame = pd.DataFrame({"item": common, "score A": [a[i] for i in common], "score B": [b[i] for i in common]})
     frame["B − A"] = frame["score B"] - frame["score A"]
@@ -93,18 +93,19 @@ def incomparable(run_a: dict[str, Any], run_b: dict[str, Any]) -> list[str]:
 
 def export_runs(lib, prompt_id: str) -> list[dict[str, Any]]:
     """Finished ("done") runs of exactly this prompt version on a dataset with human ratings, newest first."""
+    human = {d["id"]: d.get("human") or [] for d in lib.list_datasets()}  # one read, not one per run
     out = []
     for run in lib.list_runs(prompt=prompt_id):
         if run["prompt_id"] != prompt_id or run["status"] != "done":
             continue
-        humans = list(lib.get_dataset(run["dataset_id"]).get("human") or [])
+        humans = list(human.get(run["dataset_id"], []))
         if humans:
             out.append({**run, "human": humans})
     return out
 
 
 @st.cache_data(show_spinner="Measuring agreement…", max_entries=32)
-def _run_agreement(path: str, run_id: str, judged: int, human_field: str) -> dict[str, Any]:
+def _run_agreement(path: str, run_id: str, version: tuple[int, int, str], human_field: str) -> dict[str, Any]:
     from prompt_library import run_agreement
 
     return run_agreement(state.library(), run_id, human_field)
@@ -112,6 +113,5 @@ def _run_agreement(path: str, run_id: str, judged: int, human_field: str) -> dic
 
 def export_agreement(run: dict[str, Any], human_field: str) -> dict[str, Any]:
     """prompt_library.run_agreement for a prompt export, the same function as `geval prompts export
-    --agreement-run` (cached per run size and rating)."""
-    return _run_agreement(os.path.abspath(state.sidebar().db_path), run["id"], int(run.get("judged") or 0),
-                          human_field)
+    --agreement-run` (cached per data.run_state and rating)."""
+    return _run_agreement(os.path.abspath(state.sidebar().db_path), run["id"], data.run_state(run), human_field)

@@ -1,12 +1,14 @@
 """Library reads the pages repeat on every rerun, cached where the data cannot change.
 
-Datasets are immutable versions, so their items are cached by id. A run's judgments only grow, so
-they are cached by (run, how many judged, status): a finished run is read from SQLite once.
+Datasets are immutable versions, so their items are cached by id. A run's judgments only grow (a
+resume replaces errored ones), so they are cached by the run's `run_state`: a finished run is read
+from SQLite once.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -22,10 +24,16 @@ def _path() -> str:
     return os.path.abspath(state.sidebar().db_path)
 
 
+def run_state(run: dict[str, Any]) -> tuple[int, int, str]:
+    """What changes whenever a run's judgments do: how many judged, how many errored (a resume
+    replaces errored judgments without adding rows) and the status; the key of the per-run caches."""
+    return int(run.get("judged") or 0), int(run.get("errors") or 0), str(run.get("status"))
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _items(path: str, dataset_id: str) -> tuple[list[Item], dict[str, Item]]:
+def _items(path: str, dataset_id: str) -> tuple[list[Item], dict[str, Item], list[str]]:
     items = state.library().dataset_items(dataset_id)
-    return items, {i.id: i for i in items}
+    return items, {i.id: i for i in items}, sorted({k for i in items for k in i.human})
 
 
 def dataset_items(dataset_id: str) -> list[Item]:
@@ -38,19 +46,23 @@ def items_by_id(dataset_id: str) -> dict[str, Item]:
     return _items(_path(), dataset_id)[1]
 
 
+def human_names(dataset_id: str) -> list[str]:
+    """The human ratings the items of a dataset version carry, sorted (as the dataset row's "human")."""
+    return _items(_path(), dataset_id)[2]
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _judgments(path: str, run_id: str, judged: int, status: str) -> list[dict[str, Any]]:
+def _judgments(path: str, run_id: str, version: tuple[int, int, str]) -> list[dict[str, Any]]:
     return state.library().judgments(run_id)
 
 
-def judgments(run_id: str) -> list[dict[str, Any]]:
-    """A run's judgments (read again only when the run gained items or changed status)."""
-    run = state.library().get_run(run_id)
-    return _judgments(_path(), run["id"], int(run.get("judged") or 0), str(run.get("status")))
+def judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The judgments of a run (as lib.get_run returns it), read again only when its run_state changed."""
+    return _judgments(_path(), run["id"], run_state(run))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _summary(path: str, run_id: str, count: int, _rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(path: str, run_id: str, version: tuple[int, int, str], _rows: list[dict[str, Any]]) -> dict[str, Any]:
     from geval_core.stats import tie_rate
 
     weighted = [r["score"] for r in _rows if r.get("score") is not None]
@@ -68,14 +80,13 @@ def _summary(path: str, run_id: str, count: int, _rows: list[dict[str, Any]]) ->
     }
 
 
-def run_summary(run_id: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Run-level figures (tie rates from geval_core.stats), computed once per run and size."""
-    return _summary(_path(), run_id, len(rows), rows)
+def run_summary(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run-level figures (tie rates from geval_core.stats) of judgments(run), computed once per run_state."""
+    return _summary(_path(), run["id"], run_state(run), rows)
 
 
-def human_key(items: list[Item], name: str) -> str | None:
-    """The human-rating field for a dimension name (case-insensitive), if the items carry one."""
-    keys = {k for item in items[:50] for k in item.human}
+def human_key(keys: Iterable[str], name: str) -> str | None:
+    """The human rating named like a dimension (case-insensitive), among a dataset's rating names."""
     for key in sorted(keys):
         if key.lower() == name.lower():
             return key

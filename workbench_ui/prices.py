@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from geval_core.cost import DEFAULT_PRICES, load_prices
+from geval_core.cost import DEFAULT_PRICES
 from geval_core.errors import ConfigError
 from geval_core.types import JudgeSettings
 from workbench_ui import views
@@ -53,8 +53,8 @@ def overrides(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]
     return {k: v for k, v in table.items() if DEFAULT_PRICES.get(k) != v}
 
 
-def price_editor(lib, settings: JudgeSettings) -> None:
-    """Edit the prices the cost estimate and the run's cost use; saved to the library on request."""
+def price_editor(lib, settings: JudgeSettings, table: dict[str, dict[str, float]]) -> None:
+    """Edit the price table (load_prices) the cost estimate and the run's cost use; saved to the library on request."""
     ss = st.session_state
     version = ss.setdefault(KEY + "_version", 0)  # a new editor after a save: its edits are stored now
     with st.expander("Price table (USD per million tokens; edit and save)"):
@@ -62,7 +62,7 @@ def price_editor(lib, settings: JudgeSettings) -> None:
             st.success("Prices saved to the library.")
         st.caption("Built-in prices date from the time of writing; providers change them. Saved prices go "
                    "into this library file and override the built-in ones ($GEVAL_PRICES wins over both).")
-        edited = st.data_editor(price_frame(load_prices(library=lib), settings), key=f"{KEY}_{version}",
+        edited = st.data_editor(price_frame(table, settings), key=f"{KEY}_{version}",
                                 hide_index=True,
                                 num_rows="dynamic", width="stretch",
                                 column_config={"input": st.column_config.NumberColumn(min_value=0.0),

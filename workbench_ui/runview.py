@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 from typing import Any
 
 import streamlit as st
@@ -32,33 +31,28 @@ def judge_choice(prompt: FrozenPrompt) -> JudgeSettings:
 
 def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings) -> None:
     """The cost estimate, shown before any run starts, from the price table the user can edit."""
-    from geval_core.cost import estimate_cost
+    from geval_core.cost import estimate_cost, load_prices
 
-    est = estimate_cost(prompt, items, settings, library=lib)
+    table = load_prices(library=lib)  # read once: the estimate and the editor show the same table
+    est = estimate_cost(prompt, items, settings, prices=table)
     c = st.columns(4)
     c[0].metric("Items", est["items"])
     c[1].metric("Input tokens (est.)", f"{est['input_tokens']:,}")
     c[2].metric("Output tokens (max)", f"{est['output_tokens']:,}")
     c[3].metric("Cost (est.)", "unknown" if est["usd"] is None else f"${est['usd']:.4f}")
     st.caption(views.md_escape(est.get("note", "")))
-    prices.price_editor(lib, settings)
+    prices.price_editor(lib, settings, table)
 
 
 def run_item_ids(run: dict[str, Any]) -> set[str] | None:
-    """The run's chosen item ids (None: the whole dataset)."""
+    """The run's chosen item ids (None: the whole dataset); lib.get_run has decoded them."""
     ids = run.get("item_ids")
-    if isinstance(ids, str):
-        ids = json.loads(ids)
     return set(ids) if ids else None
 
 
 def judge_of(run: dict[str, Any], prompt: FrozenPrompt) -> JudgeSettings:
-    """The JudgeSettings a run was started with."""
+    """The JudgeSettings a run was started with (lib.get_run has decoded them into a dict)."""
     judge = run.get("judge")
-    if isinstance(judge, str):
-        judge = json.loads(judge)
-    if isinstance(judge, JudgeSettings):
-        return judge
     return JudgeSettings(**judge) if judge else prompt.dimension.judge
 
 
@@ -76,7 +70,7 @@ def last_summary(run_id: str) -> None:
 
 def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """Run-level figures: ties weighted vs top-token, unparsed, low mass, tokens and cost."""
-    s = data.run_summary(run["id"], rows)
+    s = data.run_summary(run, rows)
     total = run.get("items_total") or len(rows)
     c = st.columns(6)
     c[0].metric("Judged", f"{len(rows)} / {total}")
@@ -102,7 +96,7 @@ def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str,
 def table_and_item(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """One dataframe for every item (select a row) and one chart for the selected item."""
     items = data.items_by_id(run["dataset_id"])
-    key = data.human_key(list(items.values()), prompt.name)
+    key = data.human_key(data.human_names(run["dataset_id"]), prompt.name)
     human = {i: it.human.get(key) for i, it in items.items()} if key else None
     frame = data.judgments_frame(rows, human)
     event = st.dataframe(frame, key="score_table", on_select="rerun", selection_mode="single-row",

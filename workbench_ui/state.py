@@ -7,6 +7,9 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
+from geval_core.providers._common import env_key
+from geval_core.providers.gemini_judge import KEY_VARIABLES as GEMINI_KEYS
+from geval_core.providers.openai_judge import KEY_VARIABLE as OPENAI_KEY
 from geval_core.types import JudgeRequest, JudgeSettings
 
 # Sidebar choice -> label; "compatible" is the openai provider with a base URL.
@@ -23,8 +26,8 @@ DEFAULT_MODELS = {
     "compatible": "smollm2",
     "scripted": "scripted-1",
 }
-KEY_VARS = {"openai": ("OPENAI_API_KEY",), "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-            "compatible": ("OPENAI_API_KEY",)}
+# The variables the providers read their keys from (get_judge), by sidebar choice.
+KEY_VARS = {"openai": (OPENAI_KEY,), "gemini": GEMINI_KEYS, "compatible": (OPENAI_KEY,)}
 # Tests (AppTest, the bench) set GEVAL_TEST_JUDGE=scripted to get a fast, predictable judge.
 TEST_JUDGE_ENV = "GEVAL_TEST_JUDGE"
 SIDEBAR_KEY = "workbench_sidebar"
@@ -45,10 +48,10 @@ class SidebarChoice:
 
     @property
     def key_present(self) -> bool | None:
-        """Whether a key is set (None when the judge needs none); never the key itself."""
+        """Whether a key is set, as get_judge reads it (None when the judge needs none); never the key itself."""
         if not self.key_vars:
             return None
-        return any(os.environ.get(var) for var in self.key_vars)
+        return env_key(*self.key_vars) is not None
 
 
 def provider_choices() -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,25 +25,17 @@ def save_upload(name: str, data: bytes) -> Path:
 
 def first_rows(path: Path) -> list[dict[str, Any]]:
     """The first rows of a CSV/JSONL file (InputError with file and line on a broken one)."""
-    from prompt_library import datasets
+    from geval_core.datafiles import read_rows
 
-    return [row for _, row in itertools.islice(datasets.read_rows(path), SAMPLE_ROWS)]
+    return [row for _, row in itertools.islice(read_rows(path), SAMPLE_ROWS)]
 
 
 def columns(rows: list[dict[str, Any]]) -> list[str]:
-    """Every scalar column as a dotted path ('scores.coherence'), in first-seen order."""
-    seen: dict[str, None] = {}
+    """Every scalar column of the rows as a dotted path ('scores.coherence'), in first-seen order."""
+    from geval_core.datafiles import field_paths
 
-    def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, dict) and value:
-            for key, inner in value.items():
-                walk(f"{prefix}.{key}" if prefix else str(key), inner)
-        elif prefix:
-            seen.setdefault(prefix, None)
-
-    for row in rows:
-        walk("", row)
-    return list(seen)
+    # An unnamed column (a CSV's empty header) has no path to map.
+    return list(dict.fromkeys(path for row in rows for path in field_paths(row, limit=sys.maxsize) if path))
 
 
 def guess_id(cols: list[str]) -> str:
