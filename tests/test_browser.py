@@ -49,8 +49,16 @@ def app_url(tmp_path):
 def choose(page, testid: str, label: str, option: str) -> None:
     """Pick an option in a Streamlit selectbox / multiselect found by its label."""
     box = page.get_by_test_id(testid).filter(has=page.get_by_text(label, exact=True))
-    box.locator("input").first.click()
-    page.get_by_role("option", name=option, exact=True).click()
+    # A rerun that lands between opening the list and clicking (the end of a live run reruns the
+    # page) closes the list again: open it anew, a bounded number of times.
+    for attempt in range(4):
+        box.locator("input").first.click()
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
+            break
+        except playwright_api.Error:
+            if attempt == 3:
+                raise
     page.keyboard.press("Escape")  # a multiselect stays open, hiding the page from role queries
 
 
