@@ -34,7 +34,7 @@ def key_status(picked: state.SidebarChoice) -> str:
 def draw_sidebar() -> state.SidebarChoice:
     """Library file, judge connection and key status; stored for the pages in session state."""
     sb = st.sidebar
-    db_path = sb.text_input("Library file", value=state.default_db_path(), key="sb_db",
+    db_path = sb.text_input("Library file", value=str(state.default_path()), key="sb_db",
                             help="SQLite file of the prompt library ($GEVAL_DB overrides the default).")
     choices = state.provider_choices()
     choice = sb.selectbox("Judge", choices, key="sb_judge", format_func=lambda c: state.PROVIDERS.get(c, c))
@@ -44,7 +44,7 @@ def draw_sidebar() -> state.SidebarChoice:
     base_url = None
     if choice == "compatible":
         base_url = sb.text_input("Base URL", value="http://127.0.0.1:8080/v1", key="sb_base_url")
-    picked = state.SidebarChoice(db_path.strip() or state.default_db_path(), choice,
+    picked = state.SidebarChoice(db_path.strip() or str(state.default_path()), choice,
                                  state.judge_settings_for(choice, model.strip(), base_url))
     sb.caption(key_status(picked))
     if choice == "local":

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.types import Scale
-from workbench_ui import agree, charts, data, state, views
+from workbench_ui import agree, cached_reads, charts, safe_text, state
 
 K = "ag_"
 
@@ -23,12 +23,12 @@ def readings(run: dict, field: str, scale: Scale, grouped: bool, bootstrap: int)
 
 def headline(result: dict, title: str) -> None:
     """The main reading's figures as metrics."""
-    st.caption(views.md_escape(title))
+    st.caption(safe_text.md_escape(title))
     c = st.columns(6)
     for col, (key, label) in zip(c, [("spearman", "Spearman ρ"), ("kendall", "Kendall τ-b"),
                                      ("pearson", "Pearson r"), ("kappa_quadratic", "κ (quadratic)"),
                                      ("tie_rate", "Tie rate (judge)"), ("items", "Items")], strict=True):
-        col.metric(label, views.fmt(result.get(key)))
+        col.metric(label, safe_text.fmt(result.get(key)))
 
 
 def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
@@ -39,8 +39,8 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     if not humans:
         st.info("This run's dataset has no human ratings: agreement needs them (compare runs below).")
         return None
-    items = data.dataset_items(dataset["id"])
-    default = data.human_key(humans, prompt.name)
+    items = cached_reads.dataset_items(dataset["id"])
+    default = cached_reads.human_key(humans, prompt.name)
     c1, c2 = st.columns(2)
     field = c1.selectbox("Human rating", humans, index=humans.index(default) if default else 0,
                          key=K + "field")
@@ -53,7 +53,7 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     headline(results[main], f"{main} (the paper's reading on SummEval is group-level: per document, averaged)"
              if grouped else main)
     st.dataframe(agree.results_frame(results), hide_index=True)
-    st.caption(views.md_escape(results[main].get("note", "")))
+    st.caption(safe_text.md_escape(results[main].get("note", "")))
     p = agree.paired(run, field)
     st.plotly_chart(charts.scatter_figure(p["human"], p["judge"], p["ids"], f"human {field}",
                                           "judge weighted score", "Judge vs human"), key=K + "scatter")
@@ -90,7 +90,7 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
     differ = agree.incomparable(run, other)
     if differ:
         st.warning("These runs are not comparable item by item; their judges differ in: "
-                   + views.md_escape("; ".join(differ)))
+                   + safe_text.md_escape("; ".join(differ)))
     diffs = agree.differences(run, other)
     if diffs.empty:
         st.info("No item has a score in both runs.")
@@ -99,8 +99,8 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
 
     c = st.columns(3)
     c[0].metric("Items in both", len(diffs))
-    c[1].metric("Spearman between the runs", views.fmt(spearman(diffs["score A"], diffs["score B"])))
-    c[2].metric("Largest move", views.fmt(float(diffs["B − A"].iloc[0])))
+    c[1].metric("Spearman between the runs", safe_text.fmt(spearman(diffs["score A"], diffs["score B"])))
+    c[2].metric("Largest move", safe_text.fmt(float(diffs["B − A"].iloc[0])))
     st.caption("Items that moved most")
     st.dataframe(diffs.head(10), hide_index=True)
     st.plotly_chart(charts.difference_histogram(diffs["B − A"].tolist()), key=K + "diffs")
@@ -121,7 +121,7 @@ def main() -> None:
     if not runs:
         st.info("No runs yet: score a dataset on the Score page first.")
         return
-    labels = {r["id"]: data.run_label(r) for r in runs}
+    labels = {r["id"]: cached_reads.run_label(r) for r in runs}
     run = lib.get_run(st.selectbox("Run", list(labels), format_func=labels.get, key=K + "run"))
     prompt = lib.get_prompt(run["prompt_id"])
     dataset = lib.get_dataset(run["dataset_id"])
@@ -132,4 +132,4 @@ def main() -> None:
     compare_section(lib, run, runs, labels, prompt.dimension.scale, field)
 
 
-views.guarded(main)
+safe_text.guarded(main)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench_ui import data, state, upload, views
+from workbench_ui import cached_reads, safe_text, state, upload
 
 K = "ds_"
 
@@ -26,7 +26,7 @@ def versions_table(lib) -> dict | None:
 
 def items_table(dataset: dict) -> None:
     """The items of one version: id, group, fields and human ratings (text shown as data, not markup)."""
-    items = data.dataset_items(dataset["id"])
+    items = cached_reads.dataset_items(dataset["id"])
     frame = pd.DataFrame([{"id": i.id, "group": i.group, **i.fields,
                            **{f"human.{k}": v for k, v in i.human.items()}} for i in items])
     st.caption(f"{len(items)} items; the dataset version is immutable (hash {dataset['id'][:12]}).")
@@ -58,7 +58,7 @@ def renamed(cols: list[str], label: str, key: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for col in picked:
         # A widget label renders Markdown; the column name comes from the uploaded file.
-        name = st.text_input(f"name for column {views.md_escape(repr(col))}", value=upload.field_name(col),
+        name = st.text_input(f"name for column {safe_text.md_escape(repr(col))}", value=upload.field_name(col),
                              key=f"{key}_{col}")
         out[name.strip() or upload.field_name(col)] = col
     return out
@@ -75,7 +75,7 @@ def upload_section(lib) -> None:
     path = upload.save_upload(file.name, file.getvalue())
     rows = upload.first_rows(path)
     cols = upload.columns(rows)
-    st.caption(f"First rows of {views.md_escape(file.name)} as read:")
+    st.caption(f"First rows of {safe_text.md_escape(file.name)} as read:")
     st.dataframe(pd.json_normalize(rows[:20]).astype(str), hide_index=True, height=200)
     name, mapping = mapping_form(cols, file.name.rsplit(".", 1)[0])
     if not mapping.inputs:
@@ -88,7 +88,7 @@ def upload_section(lib) -> None:
     if st.button("Import", type="primary", key=K + "import"):
         result = lib.import_items(name, items, source=file.name, mapping=mapping)
         verb = "Imported as" if result["created"] else "Identical content already stored as"
-        st.success(f"{verb} {views.md_escape(result['label'])} ({result['item_count']} items).")
+        st.success(f"{verb} {safe_text.md_escape(result['label'])} ({result['item_count']} items).")
 
 
 def main() -> None:
@@ -98,7 +98,7 @@ def main() -> None:
     picked = versions_table(lib)
     if picked is not None:
         items_table(picked)
-    views.guarded(lambda: upload_section(lib))
+    safe_text.guarded(lambda: upload_section(lib))
 
 
-views.guarded(main)
+safe_text.guarded(main)

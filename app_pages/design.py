@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from geval_core import prompts
-from geval_core.types import Dimension
+from geval_core.types import MODES, Dimension, JudgeSettings, bounds_of
 from workbench_ui import design_form as form
-from workbench_ui import state, views
+from workbench_ui import safe_text, state
 
 K = form.K
 
@@ -59,11 +59,13 @@ def definition_inputs() -> tuple[int, int]:
 def judge_inputs() -> None:
     """Scoring mode, n and temperature: part of the frozen metric."""
     conn = state.sidebar().judge
-    st.caption(f"Judge (from the sidebar): {views.md_escape(conn.provider + ':' + conn.model)}")
+    st.caption(f"Judge (from the sidebar): {safe_text.md_escape(conn.provider + ':' + conn.model)}")
     c1, c2, c3 = st.columns(3)
-    c1.selectbox("Scoring mode", ["logprobs", "sampling", "auto"], key=K + "mode")
-    c2.number_input("Replies n", min_value=1, max_value=100, step=1, key=K + "n")
-    c3.number_input("Temperature", min_value=0.0, max_value=2.0, step=0.1, key=K + "temperature")
+    c1.selectbox("Scoring mode", list(MODES), key=K + "mode")
+    n, temperature = bounds_of(JudgeSettings, "n"), bounds_of(JudgeSettings, "temperature")
+    c2.number_input("Replies n", min_value=n.min, max_value=n.max, step=1, key=K + "n", help=n.help)
+    c3.number_input("Temperature", min_value=float(temperature.min), max_value=float(temperature.max), step=0.1,
+                    key=K + "temperature", help=temperature.help)
     with st.expander("Custom template (optional)"):
         st.text_area("Template ({{name}} placeholders; empty = the default G-Eval template)",
                      key=K + "template", height=200)
@@ -84,9 +86,9 @@ def steps_section(lib) -> None:
     c1, c2 = st.columns([2, 3])
     c1.button("Generate evaluation steps", key=K + "generate", on_click=form.act,
               args=(form.generate, lib), type="primary")
-    c2.caption(f"One call to {views.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps.")
+    c2.caption(f"One call to {safe_text.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps.")
     st.text_area("Steps (one per line; edit freely before freezing)", key=K + "steps", height=160)
-    st.caption(f"Steps written by: {views.md_escape(form.steps_model())}")
+    st.caption(f"Steps written by: {safe_text.md_escape(form.steps_model())}")
     with st.expander("Drift check: how different are steps generated k times?"):
         k = st.number_input("k", min_value=2, max_value=10, value=3, key=K + "drift_k")
         st.button("Run drift check", key=K + "drift", on_click=form.act, args=(form.run_drift, lib, int(k)))
@@ -100,7 +102,7 @@ def checks_section(dim: Dimension) -> bool:
     st.subheader("Checks before freezing")
     found = form.checks(dim)
     for check in found:
-        text = f"{views.md_escape(check.field)}: {views.md_escape(check.message)}"
+        text = f"{safe_text.md_escape(check.field)}: {safe_text.md_escape(check.message)}"
         (st.error if check.level == "error" else st.warning)(text)
     if not found:
         st.success("All checks pass.")
@@ -116,10 +118,10 @@ def actions(lib, dim: Dimension, ok: bool) -> None:
     frozen = st.session_state.get(K + "frozen")
     if frozen:
         verb = "Frozen as" if frozen["created"] else "Identical content already frozen as"
-        st.success(f"{verb} {views.md_escape(frozen['label'])}. Content hash:")
+        st.success(f"{verb} {safe_text.md_escape(frozen['label'])}. Content hash:")
         st.code(frozen["hash"], language=None, wrap_lines=True)
         for warning in frozen["warnings"]:
-            st.warning(views.md_escape(warning))
+            st.warning(safe_text.md_escape(warning))
 
 
 def main() -> None:
@@ -141,4 +143,4 @@ def main() -> None:
     form.remember()
 
 
-views.guarded(main)
+safe_text.guarded(main)

@@ -12,7 +12,7 @@ import streamlit as st
 from geval_core.errors import GEvalError
 from geval_core.export import export_prompt, production_snippet
 from geval_core.types import FrozenPrompt
-from workbench_ui import agree, data, state, views
+from workbench_ui import agree, cached_reads, safe_text, state
 
 K = "lib_"
 
@@ -76,7 +76,7 @@ def versions_section(lib, rows: list[dict]) -> None:
 
 def export_section(lib, prompt: FrozenPrompt) -> None:
     """Download the hash-checked export (optionally with a run's agreement) and show the production snippet."""
-    st.subheader(f"Export {views.md_escape(prompt.label)}")
+    st.subheader(f"Export {safe_text.md_escape(prompt.label)}")
     agreement = agreement_choice(lib, prompt)
     exported = export_prompt(prompt, agreement)
     st.download_button("Download export (JSON)", json.dumps(exported, indent=2, ensure_ascii=False),
@@ -96,16 +96,16 @@ def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
     if not st.checkbox("Attach agreement measured on a run", key=f"{K}attach_{prompt.id}"):
         return None
     c1, c2 = st.columns(2)
-    run_id = c1.selectbox("Run of this version", list(runs), format_func=lambda r: data.run_label(runs[r]),
+    run_id = c1.selectbox("Run of this version", list(runs), format_func=lambda r: cached_reads.run_label(runs[r]),
                           key=f"{K}agree_run_{prompt.id}")
     run = runs[run_id]
     humans = run["human"]
-    default = data.human_key(humans, prompt.dimension.name) or humans[0]
+    default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
     field = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{K}agree_human_{run_id}")
     try:
         result = agree.export_agreement(run, field)
     except GEvalError as exc:  # e.g. no scored item has this rating: say so, export without agreement
-        views.show_error(exc)
+        safe_text.show_error(exc)
         st.caption("The export below carries no agreement.")
         return None
     attached_figures(result)
@@ -115,15 +115,15 @@ def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
 def attached_figures(result: dict) -> None:
     """The figures the export will carry, as measured."""
     cols = st.columns(4)
-    cols[0].metric("Spearman", views.fmt(result.get("spearman")))
-    cols[1].metric("Kendall τ-b", views.fmt(result.get("kendall")))
-    cols[2].metric("Tie rate (judge)", views.fmt(result.get("tie_rate")))
-    cols[3].metric("Items", views.fmt(result.get("items")))
+    cols[0].metric("Spearman", safe_text.fmt(result.get("spearman")))
+    cols[1].metric("Kendall τ-b", safe_text.fmt(result.get("kendall")))
+    cols[2].metric("Tie rate (judge)", safe_text.fmt(result.get("tie_rate")))
+    cols[3].metric("Items", safe_text.fmt(result.get("items")))
     reading = result.get("reading")
     how = (f"group-level: per group, averaged over {result.get('groups')} groups "
            f"({result.get('groups_skipped')} skipped: constant or too small)" if reading == "group"
            else "dataset-level: all items pooled")
-    st.caption(views.md_escape(f"Reading: {reading} ({how}). Dataset: {result.get('dataset')}; human rating: "
+    st.caption(safe_text.md_escape(f"Reading: {reading} ({how}). Dataset: {result.get('dataset')}; human rating: "
                                f"{result.get('human')}; run: {result.get('run')}; judge model: "
                                f"{result.get('judge_model') or 'not reported'}."))
 
@@ -137,13 +137,13 @@ def import_section(lib) -> None:
     try:
         data = json.loads(file.getvalue().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        st.error(views.md_escape(f"{file.name} is not a JSON file: {exc}"))
+        st.error(safe_text.md_escape(f"{file.name} is not a JSON file: {exc}"))
         return
     if not st.button("Import", type="primary", key=K + "import"):
         return
     result = lib.import_prompt(data)
     verb = "Imported as" if result.created else "Identical content already in the library as"
-    st.success(f"{verb} {views.md_escape(result.prompt.label)}")
+    st.success(f"{verb} {safe_text.md_escape(result.prompt.label)}")
     st.code(result.prompt.id, language=None, wrap_lines=True)
 
 
@@ -153,11 +153,11 @@ def main() -> None:
     lib = state.library()
     top, bottom = st.container(), st.container()
     with bottom:  # runs first, so an imported version is already in the table drawn above it
-        views.guarded(lambda: import_section(lib))
+        safe_text.guarded(lambda: import_section(lib))
     with top:
         rows = prompts_table(lib)
         if rows:
             versions_section(lib, rows)
 
 
-views.guarded(main)
+safe_text.guarded(main)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench_ui import data, live, runview, state, views
+from geval_core.run.options import RunOptions
+from geval_core.types import bounds_of
+from workbench_ui import cached_reads, live, safe_text, score_parts, state
 
 
 def pick_items(dataset: dict) -> list:
     """The dataset's items, or the first N / chosen groups of them."""
-    items = data.dataset_items(dataset["id"])
+    items = cached_reads.dataset_items(dataset["id"])
     groups = sorted({i.group for i in items if i.group})
     c1, c2 = st.columns(2)
     chosen = c2.multiselect("Only these groups (optional)", groups, key="score_groups") if groups else []
@@ -32,10 +34,12 @@ def new_run(lib) -> None:
     prompt = lib.get_prompt(c1.selectbox("Frozen prompt", list(p_labels), key="score_prompt"))
     dataset = d_labels[c2.selectbox("Dataset", list(d_labels), key="score_dataset")]
     items = pick_items(dataset)
-    settings = runview.judge_choice(prompt)
-    concurrency = st.number_input("Concurrent requests", min_value=1, max_value=64, step=1,
-                                  value=1 if settings.provider == "local" else 8, key="score_concurrency")
-    runview.cost_box(lib, prompt, items, settings)
+    settings = score_parts.judge_choice(prompt)
+    bounds = bounds_of(RunOptions, "concurrency")
+    concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=bounds.max, step=1,
+                                  value=1 if settings.provider == "local" else 8, key="score_concurrency",
+                                  help=bounds.help)
+    score_parts.cost_box(lib, prompt, items, settings)
     if st.button("Start run", type="primary", key="score_start", disabled=not items):
         judge = state.make_judge(settings)  # a missing key fails here, before a run is recorded
         run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=[i.id for i in items])
@@ -53,15 +57,15 @@ def finish(summary) -> None:
 def resume(lib, run: dict, prompt) -> None:
     """Resume a run that stopped before every item was judged."""
     judged = lib.judged_item_ids(run["id"])
-    wanted = runview.run_item_ids(run)
-    todo = [i for i in data.dataset_items(run["dataset_id"])
+    wanted = score_parts.run_item_ids(run)
+    todo = [i for i in cached_reads.dataset_items(run["dataset_id"])
             if (wanted is None or i.id in wanted) and i.id not in judged]
     if not todo:
         return
     st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}; "
             "resume when it is not still running elsewhere).")
     if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
-        settings = runview.judge_of(run, prompt)
+        settings = score_parts.judge_of(run, prompt)
         concurrency = 1 if settings.provider == "local" else 8
         finish(live.run_live(lib, prompt, todo, state.make_judge(settings), settings, run["id"], concurrency))
 
@@ -72,7 +76,7 @@ def show_run(lib) -> None:
     if not runs:
         st.info("No runs yet: start one above.")
         return
-    labels = {r["id"]: data.run_label(r) for r in runs}
+    labels = {r["id"]: cached_reads.run_label(r) for r in runs}
     if st.session_state.get("score_run") not in labels:
         st.session_state["score_run"] = runs[0]["id"]
     run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="score_run")
@@ -81,15 +85,15 @@ def show_run(lib) -> None:
     stopped = st.session_state.pop("score_stopped_run", None) == run_id
     if stopped or st.session_state.get("score_stop"):
         st.warning("Run stopped. Items judged so far are saved; resume below.")
-    runview.last_summary(run_id)
+    score_parts.last_summary(run_id)
     resume(lib, run, prompt)
-    rows = data.judgments(run)
+    rows = cached_reads.judgments(run)
     if not rows:
         st.info("No item of this run is judged yet.")
         return
-    runview.summary(lib, run, prompt, rows)
-    runview.table_and_item(run, prompt, rows)
-    runview.downloads(run, rows)
+    score_parts.summary(lib, run, prompt, rows)
+    score_parts.table_and_item(run, prompt, rows)
+    score_parts.downloads(run, rows)
 
 
 def main() -> None:
@@ -101,4 +105,4 @@ def main() -> None:
     show_run(lib)
 
 
-views.guarded(main)
+safe_text.guarded(main)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from geval_core.providers.local_judge import LocalJudge
-from geval_core.runner import run_scoring
+from geval_core.run import RunOptions, run_scoring
 from geval_core.types import JudgeReply, JudgeRequest
 from prompt_library import Library
 
@@ -41,7 +41,7 @@ def measure(library: Library, prefix_cache: bool, limit: int | None) -> dict:
     judge.inner.judge(_warm_request(prompt, items[0]))  # load the model outside the timing
     run_id = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge, [i.id for i in items])
     start = time.perf_counter()
-    summary = run_scoring(prompt, items, judge, library, run_id, concurrency=1, use_cache=False)
+    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=1, use_cache=False))
     seconds = time.perf_counter() - start
     rows = library.judgments(run_id)
     return {
@@ -55,7 +55,7 @@ def measure(library: Library, prefix_cache: bool, limit: int | None) -> dict:
 
 
 def _warm_request(prompt, item) -> JudgeRequest:
-    from geval_core.calls import build_request
+    from geval_core.run.calls import build_request
 
     return build_request(prompt, item, prompt.dimension.judge, "logprobs")
 

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from geval_core.run import RunOptions
+
 ROOT = Path(__file__).resolve().parent.parent
 SUMMEVAL = ROOT.parent / "shared" / "data" / "summeval" / "summeval.jsonl"
 SETTINGS = {"provider": "scripted", "model": "scripted-1"}
@@ -26,7 +28,7 @@ SETTINGS = {"provider": "scripted", "model": "scripted-1"}
 def build_library(path: Path) -> tuple[str, int]:
     """A library with a 1,600-item dataset and one finished run of it; returns (run id, items)."""
     from geval_core.providers.scripted import ScriptedJudge
-    from geval_core.runner import run_scoring
+    from geval_core.run.runner import run_scoring
     from geval_core.types import Item, JudgeSettings
     from prompt_library import DatasetMapping, Library
 
@@ -43,7 +45,7 @@ def build_library(path: Path) -> tuple[str, int]:
     prompt = lib.get_prompt("coherence")
     run_id = lib.create_run(prompt.id, dataset["id"], settings)
     items = lib.dataset_items(dataset["id"])
-    run_scoring(prompt, items, ScriptedJudge(), lib, run_id, concurrency=8, settings=settings)
+    run_scoring(prompt, items, ScriptedJudge(), lib, run_id, RunOptions(concurrency=8, settings=settings))
     return run_id, len(items)
 
 

@@ -1,7 +1,6 @@
 """G-Eval Workbench core: scoring, statistics, prompts, judges and the runner (no Streamlit here)."""
 
 from .checks import Check, check_dimension
-from .cost import estimate_cost
 from .errors import (
     ConfigError,
     GEvalError,
@@ -12,14 +11,17 @@ from .errors import (
     MissingKeyError,
     NotFoundError,
     RetryableJudgeError,
+    UnreachableError,
 )
 from .export import export_prompt, load_prompt, score_item
+from .judgment import Judgment
 from .prompts import content_hash, default_template, render
 from .providers import get_judge
-from .runner import RunSummary, run_scoring
+from .run import RunOptions, RunSummary, estimate_cost, run_scoring
 from .scoring import ItemScore, SampledScore, WeightedScore, sampled_score, score_reply, weighted_score
 from .stats import AgreementResult, agreement, tie_rate
 from .steps import DriftReport, drift, generate_steps, parse_steps
+from .store import Store
 from .types import (
     HAND_WRITTEN,
     Choice,
@@ -53,15 +55,19 @@ __all__ = [
     "JudgeReply",
     "JudgeRequest",
     "JudgeSettings",
+    "Judgment",
     "LogprobsUnavailableError",
     "MissingKeyError",
     "NotFoundError",
     "Position",
     "RetryableJudgeError",
+    "RunOptions",
     "RunSummary",
     "SampledScore",
     "Scale",
+    "Store",
     "TopLogprob",
+    "UnreachableError",
     "Usage",
     "WeightedScore",
     "agreement",

@@ -1,13 +1,43 @@
-"""The workbench's error hierarchy: every message says what is wrong, where, and how to fix it."""
+"""The workbench's one error hierarchy: every message says what is wrong, where, and how to fix it.
+
+    Exception
+     └── GEvalError                  every error the workbench raises on purpose
+          ├── ConfigError            a setting is missing or out of bounds      (also a ValueError)
+          │    └── MissingKeyError   a hosted judge needs a key that is not set
+          ├── InputError             bad input data: file, line, field          (also a ValueError)
+          ├── NotFoundError          no such prompt, dataset or run
+          ├── IntegrityError         content does not match its hash; a frozen row would change
+          └── JudgeError             a judge call failed for good
+               ├── LogprobsUnavailableError   log-probabilities asked for, none given
+               └── RetryableJudgeError        worth retrying: 429, 5xx, timeout, connection
+                    └── UnreachableError      the server could not be reached at all
+
+Validation errors stay `ValueError` subclasses so code that guarded a constructor with
+`except ValueError` keeps working. Judge errors carry `attempts`: how many calls the runner made
+before giving up (1 when it did not retry).
+"""
 
 from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "GEvalError",
+    "InputError",
+    "IntegrityError",
+    "JudgeError",
+    "LogprobsUnavailableError",
+    "MissingKeyError",
+    "NotFoundError",
+    "RetryableJudgeError",
+    "UnreachableError",
+]
 
 
 class GEvalError(Exception):
     """Base of every error the workbench raises on purpose."""
 
 
-class ConfigError(GEvalError):
+class ConfigError(GEvalError, ValueError):
     """A setting is missing or out of bounds."""
 
 
@@ -15,7 +45,7 @@ class MissingKeyError(ConfigError):
     """A hosted judge needs an API key that is not set; the message names the variable."""
 
 
-class InputError(GEvalError):
+class InputError(GEvalError, ValueError):
     """Bad input data; the message names the file, the line and the field."""
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
@@ -37,14 +67,22 @@ class IntegrityError(GEvalError):
 class JudgeError(GEvalError):
     """A judge call failed for good (bad request, refused option, unusable reply)."""
 
-
-class RetryableJudgeError(JudgeError):
-    """A judge call failed in a way worth retrying (429, 5xx, timeout, connection)."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, attempts: int = 1) -> None:
         super().__init__(message)
-        self.retry_after = retry_after
+        self.attempts = attempts  # calls made for this request before giving up
 
 
 class LogprobsUnavailableError(JudgeError):
     """Log-probabilities were asked for but the judge returned none."""
+
+
+class RetryableJudgeError(JudgeError):
+    """A judge call failed in a way worth retrying (429, 5xx, timeout, connection)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, attempts: int = 1) -> None:
+        super().__init__(message, attempts=attempts)
+        self.retry_after = retry_after
+
+
+class UnreachableError(RetryableJudgeError):
+    """The judge's server could not be reached at all (connection refused, unknown host)."""

@@ -9,19 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import InputError, IntegrityError, LogprobsUnavailableError
+from .judgment import Judgment
 from .prompts import content_hash, template_of
 from .types import Dimension, FrozenPrompt, Item, JudgeSettings, Scale
 
 if TYPE_CHECKING:
     from .providers.base import Judge
-    from .scoring import ItemScore
 
 SCHEMA_VERSION = 1
 FORMAT = "geval-workbench/prompt"
 HASH_NOTE = "sha256 of the canonical JSON of geval_core.prompts.metric_fields (every field but name/version)"
-JUDGMENT_FIELDS = ("item_id", "score", "raw_score", "top_score", "distribution", "valid_mass", "replies",
-                   "parsed", "unparsed", "ambiguous", "mode", "fallback", "model_version", "input_tokens",
-                   "output_tokens", "latency_s", "cached", "error")
+JUDGMENT_FIELDS = Judgment.columns()
 
 SNIPPET = '''\
 from geval_core.export import load_prompt, score_item
@@ -100,11 +98,6 @@ def prompt_from_export(data: dict[str, Any]) -> FrozenPrompt:
                         str(data.get("created_at") or ""))
 
 
-def import_prompt(data: dict[str, Any]) -> Dimension:
-    """The hash-checked dimension of an export (IntegrityError on mismatch)."""
-    return prompt_from_export(data).dimension
-
-
 def write_export(prompt: FrozenPrompt, path: str | Path, agreement: dict[str, Any] | None = None) -> Path:
     """Write the export JSON to `path` (UTF-8, indented)."""
     path = Path(path)
@@ -153,10 +146,10 @@ def production_snippet(prompt: FrozenPrompt, path: str | None = None) -> str:
     return SNIPPET.format(path=path or f"{prompt.name}@{prompt.version}.json", fields=fields)
 
 
-def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None = None) -> ItemScore:
+def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None = None) -> Judgment:
     """Score one item with a frozen prompt: one judge call (two in auto mode without logprobs)."""
-    from .calls import build_request
     from .providers import get_judge
+    from .run.calls import build_request
     from .scoring import score_reply
 
     settings = prompt.dimension.judge
@@ -165,12 +158,15 @@ def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None
     mode = "sampling" if settings.mode == "sampling" else "logprobs"
     reply = judge.judge(build_request(prompt, item, settings, mode))
     try:
-        return score_reply(reply, prompt.dimension.scale, mode)
+        scored = score_reply(reply, prompt.dimension.scale, mode)
     except LogprobsUnavailableError:
         if settings.mode != "auto":
             raise
-    reply = judge.judge(build_request(prompt, item, settings, "sampling"))
-    return score_reply(reply, prompt.dimension.scale, "sampling")
+        reply = judge.judge(build_request(prompt, item, settings, "sampling"))
+        scored = score_reply(reply, prompt.dimension.scale, "sampling")
+    return Judgment.from_score(item.id, scored, model_version=reply.model_version, fallback=scored.mode != mode,
+                               input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
+                               latency_s=reply.latency_s)
 
 
 def _cell(value: Any) -> Any:

@@ -228,10 +228,12 @@ class ItemScore:
     """Everything the library stores about how one item was scored."""
 
     score: float | None
-    raw_score: float | None  # logprobs: the unrenormalised sum; sampling: None
-    top_score: float | None  # logprobs: the top-token rating; sampling: the first parsed reply
+    raw_score: float | None  # logprobs: the unrenormalised sum
+    top_rating: float | None  # logprobs: the allowed rating with the highest probability
+    first_rating: float | None  # sampling: the rating of the first reply that parsed
     distribution: dict[int, float]  # every allowed rating
-    valid_mass: float  # logprobs: mass on allowed ratings; sampling: share of replies that parsed
+    valid_mass: float | None  # logprobs: probability on the allowed ratings
+    parsed_share: float | None  # sampling: share of the replies that parsed
     replies: list[str]
     parsed: int
     unparsed: int
@@ -258,16 +260,16 @@ def _logprobs_item(reply: JudgeReply, scale: Scale) -> ItemScore:
                 scored.append((weighted, ambiguous))
     texts = reply.texts
     if not scored:
-        return ItemScore(None, None, None, dict.fromkeys(scale.points, 0.0), 0.0, texts, 0, len(texts),
-                         False, "logprobs", False)
+        return ItemScore(None, None, None, None, dict.fromkeys(scale.points, 0.0), 0.0, None, texts, 0,
+                         len(texts), False, "logprobs", False)
     k = len(scored)
     dist = {r: sum(w.distribution[r] for w, _ in scored) / k for r in scale.points}
     tops = [w.top_rating for w, _ in scored]
     return ItemScore(
         score=statistics.fmean(w.score for w, _ in scored),
         raw_score=statistics.fmean(w.raw_score for w, _ in scored),
-        top_score=tops[0], distribution=dist,
-        valid_mass=statistics.fmean(w.valid_mass for w, _ in scored),
+        top_rating=tops[0], first_rating=None, distribution=dist,
+        valid_mass=statistics.fmean(w.valid_mass for w, _ in scored), parsed_share=None,
         replies=texts, parsed=k, unparsed=len(texts) - k,
         ambiguous=any(a for _, a in scored), mode="logprobs", differs=len(set(tops)) > 1,
     )
@@ -280,8 +282,8 @@ def _sampling_item(reply: JudgeReply, scale: Scale, reducer: str) -> ItemScore:
     dist = dict.fromkeys(scale.points, 0.0)
     for value, share in sampled.distribution.items():
         dist[min(max(math.floor(value + 0.5), scale.min), scale.max)] += share
-    top = sampled.values[0] if sampled.values else None
-    return ItemScore(sampled.score, None, top, dist, sampled.parsed / len(texts) if texts else 0.0,
+    first = sampled.values[0] if sampled.values else None
+    return ItemScore(sampled.score, None, None, first, dist, None, sampled.parsed / len(texts) if texts else 0.0,
                      texts, sampled.parsed, sampled.unparsed, False, "sampling", sampled.differs)
 
 

@@ -6,11 +6,46 @@ scoring reads it, the library stores the dicts that `to_dict` makes.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal, get_args
+
+from .errors import ConfigError
 
 HAND_WRITTEN = "written by hand"
-MODES = ("logprobs", "sampling", "auto")
+Mode = Literal["logprobs", "sampling", "auto"]
+MODES: tuple[str, ...] = get_args(Mode)
+ScoredMode = Literal["logprobs", "sampling"]  # what one request asks for; auto resolves to one of them
+
+
+def bounded(default: float | int, low: float | int, high: float | int, help: str) -> Any:
+    """A dataclass field with its bounds and help stated once (read by checks, click and the pages)."""
+    return field(default=default, metadata={"min": low, "max": high, "help": help})
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The allowed range of one numeric setting and what it means."""
+
+    min: float | int
+    max: float | int
+    help: str
+
+
+def bounds_of(cls: type, name: str) -> Bounds:
+    """The bounds of a `bounded` field of a dataclass."""
+    meta = next(f.metadata for f in fields(cls) if f.name == name)
+    return Bounds(meta["min"], meta["max"], meta["help"])
+
+
+def check_bounds(instance: Any) -> None:
+    """ConfigError for the first bounded field outside its range."""
+    for f in fields(instance):
+        if "min" in f.metadata:
+            value = getattr(instance, f.name)
+            if not f.metadata["min"] <= value <= f.metadata["max"]:
+                raise ConfigError(f"{f.name} must be between {f.metadata['min']} and {f.metadata['max']}, "
+                                  f"got {value}")
 
 
 @dataclass(frozen=True)
@@ -22,9 +57,9 @@ class Scale:
 
     def __post_init__(self) -> None:
         if int(self.min) != self.min or int(self.max) != self.max:
-            raise ValueError(f"scale ends must be integers, got {self.min}-{self.max}")
+            raise ConfigError(f"scale ends must be integers, got {self.min}-{self.max}")
         if self.min > self.max:
-            raise ValueError(f"scale minimum {self.min} is above its maximum {self.max}")
+            raise ConfigError(f"scale minimum {self.min} is above its maximum {self.max}")
 
     @property
     def points(self) -> list[int]:
@@ -45,24 +80,17 @@ class JudgeSettings:
     provider: str = "local"  # local | openai | gemini
     model: str = "smollm2-135m-instruct"
     base_url: str | None = None  # OpenAI-compatible server; not part of the metric hash
-    mode: str = "logprobs"  # logprobs | sampling | auto
-    n: int = 1
-    temperature: float = 0.0
-    top_logprobs: int = 20
-    max_tokens: int = 5
+    mode: Mode = "logprobs"
+    n: int = bounded(1, 1, 100, "replies per item (sampling mode averages them)")
+    temperature: float = bounded(0.0, 0.0, 2.0, "sampling temperature")
+    top_logprobs: int = bounded(20, 0, 20, "alternatives per position (the APIs give at most 20)")
+    max_tokens: int = bounded(5, 1, 4096, "reply budget in tokens")
     seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        if not 1 <= self.n <= 100:
-            raise ValueError(f"n must be between 1 and 100, got {self.n}")
-        if not 0.0 <= self.temperature <= 2.0:
-            raise ValueError(f"temperature must be between 0 and 2, got {self.temperature}")
-        if not 0 <= self.top_logprobs <= 20:
-            raise ValueError(f"top_logprobs must be between 0 and 20, got {self.top_logprobs}")
-        if not 1 <= self.max_tokens <= 4096:
-            raise ValueError(f"max_tokens must be between 1 and 4096, got {self.max_tokens}")
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        check_bounds(self)
 
     @property
     def judge_id(self) -> str:
@@ -151,6 +179,16 @@ class Position:
     logprob: float
     top: tuple[TopLogprob, ...] = ()
 
+    def to_list(self) -> list[Any]:
+        """[token, logprob, [[token, logprob], ...]]: compact, so a cached reply with 20 alternatives stays small."""
+        return [self.token, self.logprob, [[t.token, t.logprob] for t in self.top]]
+
+    @classmethod
+    def from_list(cls, data: list[Any]) -> Position:
+        """Rebuild from `to_list` output."""
+        token, logprob, top = data
+        return cls(token, float(logprob), tuple(TopLogprob(t, float(lp)) for t, lp in top))
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -186,12 +224,13 @@ class JudgeRequest:
     ratings: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if not 0 <= self.top_logprobs <= 20:
-            raise ValueError(f"top_logprobs must be between 0 and 20, got {self.top_logprobs}")
+        for name in ("top_logprobs", "temperature"):
+            bounds = bounds_of(JudgeSettings, name)
+            if not bounds.min <= getattr(self, name) <= bounds.max:
+                raise ConfigError(f"{name} must be between {bounds.min} and {bounds.max}, "
+                                  f"got {getattr(self, name)}")
         if self.n < 1:
-            raise ValueError(f"n must be at least 1, got {self.n}")
-        if not 0.0 <= self.temperature <= 2.0:
-            raise ValueError(f"temperature must be between 0 and 2, got {self.temperature}")
+            raise ConfigError(f"n must be at least 1, got {self.n}")
 
 
 @dataclass(frozen=True)
@@ -208,3 +247,44 @@ class JudgeReply:
     def texts(self) -> list[str]:
         """Every reply text."""
         return [c.text for c in self.choices]
+
+    def to_dict(self, keep_raw: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict (the raw provider payload only when keep_raw), for the judge cache."""
+        return {
+            "choices": [{"text": c.text,
+                         "positions": None if c.positions is None else [p.to_list() for p in c.positions]}
+                        for c in self.choices],
+            "model_version": self.model_version,
+            "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
+            "latency_s": self.latency_s,
+            "raw": _json_safe(self.raw) if keep_raw else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JudgeReply:
+        """Rebuild a reply from `to_dict` output."""
+        choices = tuple(
+            Choice(c["text"], None if c.get("positions") is None
+                   else tuple(Position.from_list(p) for p in c["positions"]))
+            for c in data["choices"])
+        usage = data.get("usage") or {}
+        return cls(choices, data.get("model_version", ""),
+                   Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
+                   float(data.get("latency_s", 0.0)), data.get("raw"))
+
+    @classmethod
+    def merge(cls, replies: list[JudgeReply]) -> JudgeReply:
+        """One reply holding every choice of several (replica requests of one item), usage summed."""
+        if len(replies) == 1:
+            return replies[0]
+        return cls(tuple(c for r in replies for c in r.choices), replies[0].model_version,
+                   Usage(sum(r.usage.input_tokens for r in replies), sum(r.usage.output_tokens for r in replies)),
+                   sum(r.latency_s for r in replies), None)
+
+
+def _json_safe(value: Any) -> Any:
+    """The value if it survives a JSON round trip, else None (raw payloads are for audit only)."""
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError):
+        return None

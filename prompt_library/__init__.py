@@ -3,16 +3,13 @@
 from .base import default_path
 from .datasets import DatasetMapping, read_items
 from .prompts import FreezeResult
-from .runs import agreement_inputs_from_run, run_agreement
 from .store import Library, open_library
 
 __all__ = [
     "DatasetMapping",
     "FreezeResult",
     "Library",
-    "agreement_inputs_from_run",
     "default_path",
     "open_library",
     "read_items",
-    "run_agreement",
 ]

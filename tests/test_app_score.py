@@ -15,7 +15,7 @@ from app_support import metric, open_page, page_text, use_temp_library, values
 from geval_core import prompts
 from geval_core.errors import JudgeError
 from geval_core.providers.scripted import ScriptedJudge
-from geval_core.runner import run_scoring
+from geval_core.run import RunOptions, run_scoring
 from geval_core.types import JudgeSettings
 from prompt_library import Library
 
@@ -115,7 +115,7 @@ def test_markup_in_an_item_is_shown_literally(lib_path):
     items = [i for i in lib.dataset_items("sample") if "<script>" in i.fields["summary"]]
     assert items, "the sample set has an item with <script> and markdown"
     run_id = lib.create_run("coherence", "sample", SCRIPTED, item_ids=[items[0].id])
-    run_scoring(lib.get_prompt("coherence"), items[:1], ScriptedJudge(), lib, run_id, settings=SCRIPTED)
+    run_scoring(lib.get_prompt("coherence"), items[:1], ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
     at = open_page("score")
     assert items[0].fields["summary"] in [c.value for c in at.code]  # st.code: no HTML, no markdown
     assert not any("<script>" in m.value for m in at.markdown)
@@ -125,7 +125,7 @@ def test_an_interrupted_run_resumes_without_duplicates(lib_path):
     lib = Library(lib_path)
     prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:6]
     run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
-    run_scoring(prompt, items[:3], ScriptedJudge(), lib, run_id, settings=SCRIPTED)
+    run_scoring(prompt, items[:3], ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
     at = open_page("score")
     assert metric(at, "Judged") == "3 / 6"
     assert "3 item(s) of this run are not judged yet" in page_text(at)
@@ -168,7 +168,7 @@ def test_low_valid_mass_is_flagged_and_warned(lib_path):
     lib = Library(lib_path)
     prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:4]
     run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
-    run_scoring(prompt, items, ScriptedJudge(shy), lib, run_id, settings=SCRIPTED)
+    run_scoring(prompt, items, ScriptedJudge(shy), lib, run_id, RunOptions(settings=SCRIPTED))
     at = open_page("score")
     assert metric(at, "Low valid mass") == "4"
     assert any("little probability on the scale" in w for w in values(at.warning))
@@ -188,7 +188,7 @@ def test_a_failing_item_shows_its_error_as_a_message(lib_path):
     lib = Library(lib_path)
     prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:2]
     run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
-    run_scoring(prompt, items, BrokenJudge(), lib, run_id, settings=SCRIPTED, max_attempts=1)
+    run_scoring(prompt, items, BrokenJudge(), lib, run_id, RunOptions(settings=SCRIPTED, max_attempts=1))
     at = open_page("score", clean=False)
     assert not at.exception
     assert metric(at, "Errors") == "2"
@@ -233,7 +233,7 @@ def test_the_next_script_run_cancels_a_run_left_scoring(lib_path):
 
 
 def test_prices_edited_in_the_app_drive_the_estimate(lib_path):
-    from geval_core.cost import estimate_cost
+    from geval_core.run.cost import estimate_cost
 
     at = start_run(open_page("score"), 4)
     assert metric(at, "Cost (est.)") == "unknown"  # the scripted judge is in no price table
@@ -255,7 +255,7 @@ def test_prices_edited_in_the_app_drive_the_estimate(lib_path):
 def test_an_unreachable_judge_is_a_readable_message(lib_path, monkeypatch):
     from conftest import free_port
 
-    monkeypatch.setattr("geval_core.calls.backoff_delay", lambda *args: 0.0)  # retries at once
+    monkeypatch.setattr("geval_core.run.calls.backoff_delay", lambda *args: 0.0)  # retries at once
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens here
     at = open_page("score")
     at.sidebar.selectbox(key="sb_judge").set_value("compatible").run()
@@ -272,8 +272,8 @@ def test_an_unreachable_judge_is_a_readable_message(lib_path, monkeypatch):
 def test_price_rows_are_checked_and_only_changes_are_stored():
     import pandas as pd
 
-    from geval_core.cost import DEFAULT_PRICES
     from geval_core.errors import ConfigError
+    from geval_core.run.cost import DEFAULT_PRICES
     from workbench_ui.prices import overrides, price_frame, table_from_frame
 
     frame = price_frame(DEFAULT_PRICES, JudgeSettings(provider="openai", model="gpt-5-test"))

@@ -6,18 +6,18 @@ import json
 import math
 import random
 
+import openai  # noqa: F401 -- a hard dependency: missing, this fails instead of skipping
 import pytest
 from click.testing import CliRunner
 from faultserver import completion
 from runner_helpers import WORKED, WORKED_RAW, WORKED_SCORE, close, setup_library, worked_judge
 
-from geval_core.batch import collect_batch, parse_custom_id, prepare_batch
 from geval_core.cli import cli
 from geval_core.prompts import messages
-from geval_core.runner import run_scoring
+from geval_core.run import RunOptions, run_scoring
+from geval_core.run.batch import collect_batch, parse_custom_id, prepare_batch
 from geval_core.types import JudgeSettings
 
-pytest.importorskip("openai")
 GPT = JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18", top_logprobs=5, max_tokens=3)
 
 
@@ -86,13 +86,13 @@ def test_collect_scores_like_a_live_run_and_records_failures(tmp_path):
     rows = {r["item_id"]: r for r in library.judgments(run_id)}
     for item in ("i000", "i001", "i002"):
         row = rows[item]
-        assert close(row["score"], WORKED_SCORE) and close(row["raw_score"], WORKED_RAW) and row["top_score"] == 3
+        assert close(row["score"], WORKED_SCORE) and close(row["raw_score"], WORKED_RAW) and row["top_rating"] == 3
         assert close(row["valid_mass"], 0.95) and row["model_version"] == "gpt-4o-mini-2024-07-18"
     assert rows["i003"]["error"] == "JudgeError: batch error batch_expired: not completed in time"
     assert rows["i004"]["error"] == "JudgeError: batch request answered 500: The server had an error"
     # The same items scored live by a judge giving the same distribution: identical judgments.
     live_id = library.create_run(prompt.id, dataset["id"], GPT)
-    run_scoring(prompt, items[:3], worked_judge(), library, live_id, use_cache=False)
+    run_scoring(prompt, items[:3], worked_judge(), library, live_id, RunOptions(use_cache=False))
     for live in library.judgments(live_id):
         batch = rows[live["item_id"]]
         assert live["score"] == batch["score"] and live["distribution"] == batch["distribution"]

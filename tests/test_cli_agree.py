@@ -12,6 +12,7 @@ from runner_helpers import judged_run
 
 from geval_core import agreement
 from geval_core.cli import cli
+from geval_core.judgment import Judgment
 from geval_core.types import Scale
 from prompt_library import open_library
 
@@ -201,7 +202,7 @@ def test_agree_on_a_library_run_uses_its_prompt_scale_for_kappa(tmp_path):
         assert (prompt.dimension.scale.min, prompt.dimension.scale.max) == (1, 3)
         run_id = library.create_run(prompt.id, "sample", prompt.dimension.judge)
         for item in items:
-            library.save_judgment(run_id, item.id, {"score": 2.0, "mode": "logprobs"})
+            library.save_judgment(run_id, Judgment(item.id, score=2.0, mode="logprobs"))
     out = CliRunner().invoke(cli, ["agree", run_id, "--human", "fluency", "--db", db, "--json", "--pooled"])
     assert out.exit_code == 0, out.output
     result = json.loads(out.output)

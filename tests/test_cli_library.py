@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from geval_core.cli import cli
+from geval_core.judgment import Judgment
 from geval_core.types import JudgeSettings
 from prompt_library import Library
 
@@ -118,7 +119,7 @@ def test_datasets_import_list_show(db, tmp_path):
 def test_runs_list_show_export(db, tmp_path):
     with Library(db) as library:
         run = library.create_run("fluency", "sample", JudgeSettings(), item_ids=["d01-a", "d01-b"])
-        library.save_judgment(run, "d01-a", {"score": 2.5, "distribution": {2: 0.5, 3: 0.5}, "replies": ["3"]})
+        library.save_judgment(run, Judgment("d01-a", score=2.5, distribution={2: 0.5, 3: 0.5}, replies=["3"]))
         library.finish_run(run, "done")
     listed = json.loads(invoke("runs", "list", "--db", db, "--json", "--prompt", "fluency").output)
     assert [r["id"] for r in listed] == [run] and listed[0]["judged"] == 1
@@ -149,7 +150,7 @@ def _scored_run(db: str, prompt: str = "coherence") -> tuple[str, dict[str, floa
         scores = {}
         for n, item in enumerate(items):
             scores[item.id] = item.human["coherence"] + (0.5, -0.25, 0.0)[n % 3]
-            library.save_judgment(run, item.id, {"score": scores[item.id], "mode": "logprobs"})
+            library.save_judgment(run, Judgment(item.id, score=scores[item.id], mode="logprobs"))
         library.finish_run(run, "done")
     return run, scores, items
 

@@ -10,19 +10,18 @@ import subprocess
 import sys
 import time
 
-import pytest
+import openai  # noqa: F401 -- a hard dependency: missing, this fails instead of skipping
 from click.testing import CliRunner
 from faultserver import FaultServer
 from runner_helpers import WORKED_RAW, WORKED_SCORE, close, make_items, setup_library
 
 from geval_core.cli import cli
 from geval_core.export import export_judgments, write_export
+from geval_core.judgment import Judgment
 from geval_core.types import JudgeSettings
 
-pytest.importorskip("openai")
 KEY = "sk-test-XYZ9Q7secretKEYforTHEloopback000000000001"
-FIELDS = {"id", "score", "raw_score", "top_score", "distribution", "valid_mass", "replies", "parsed", "unparsed",
-          "mode", "model", "error"}
+FIELDS = {"id", *Judgment.columns()[1:]}
 CLI = [sys.executable, "-c", "from geval_core.cli import cli; cli()"]
 
 
@@ -51,10 +50,10 @@ def test_score_writes_one_json_line_per_item(tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [x["id"] for x in lines] == [i.id for i in items] and all(set(x) == FIELDS for x in lines)
     first = lines[0]
-    assert close(first["score"], WORKED_SCORE) and close(first["raw_score"], WORKED_RAW) and first["top_score"] == 3
+    assert close(first["score"], WORKED_SCORE) and close(first["raw_score"], WORKED_RAW) and first["top_rating"] == 3
     assert set(first["distribution"]) == {"1", "2", "3", "4", "5"} and close(first["distribution"]["4"], 0.3 / 0.95)
     assert first["replies"] == ["3"] and first["parsed"] == 1 and first["unparsed"] == 0
-    assert first["mode"] == "logprobs" and first["model"] == "fault-model-2024-01-01" and first["error"] is None
+    assert first["mode"] == "logprobs" and first["model_version"] == "fault-model-2024-01-01" and first["error"] is None
     assert "4 scored" in result.output and "warning" not in result.output
     dataset = library.get_dataset("golden")
     assert dataset["item_count"] == 4 and dataset["fields"] == ["document", "summary"]

@@ -13,7 +13,6 @@ from geval_core.export import (
     SCHEMA_VERSION,
     export_judgments,
     export_prompt,
-    import_prompt,
     load_prompt,
     production_snippet,
     prompt_from_export,
@@ -57,7 +56,7 @@ def test_round_trip_through_a_file_and_another_library(library, tmp_path):
     assert 'load_prompt("fluency.json")' in json.loads(path.read_text())["usage"]
     assert loaded.id == prompt.id and loaded.dimension == prompt.dimension and loaded.label == "fluency@1"
     assert render(loaded, {"summary": "S."}) == render(prompt, {"summary": "S."})
-    assert import_prompt(json.loads(path.read_text())) == prompt.dimension
+    assert prompt_from_export(json.loads(path.read_text())).dimension == prompt.dimension
     with Library(tmp_path / "other.db", seed_examples=False) as other:
         result = other.import_prompt(path)
         assert result.created and result.prompt.id == prompt.id and result.prompt.label == "fluency@1"
@@ -103,7 +102,7 @@ def test_score_item_weights_the_rating_distribution(library):
     result = score_item(prompt, {"document": "D.", "summary": "S."}, judge=judge)
     assert result.score == pytest.approx((3 * 0.6 + 4 * 0.3 + 2 * 0.05) / 0.95)
     assert result.score == pytest.approx(3.2632, abs=1e-4)
-    assert result.valid_mass == pytest.approx(0.95) and result.top_score == 3
+    assert result.valid_mass == pytest.approx(0.95) and result.top_rating == 3
     request = judge.requests[0]
     assert request.ratings == (1, 2, 3, 4, 5) and request.assistant_prefix == "- Coherence: "
     assert "S." in request.messages[0]["content"] and request.logprobs
@@ -123,7 +122,7 @@ def test_production_snippet_runs(library, tmp_path, monkeypatch):
 
 def test_judgments_export_csv_and_jsonl(tmp_path):
     rows = [
-        {"item_id": "a", "score": 3.26, "raw_score": 3.1, "top_score": 3, "distribution": {2: 0.05, 3: 0.6},
+        {"item_id": "a", "score": 3.26, "raw_score": 3.1, "top_rating": 3, "distribution": {2: 0.05, 3: 0.6},
          "replies": ["3"], "parsed": 1, "unparsed": 0, "ambiguous": False, "mode": "logprobs",
          "fallback": False, "error": None, "group": "d1", "human_coherence": 4.0},
         {"item_id": "b", "score": None, "distribution": {}, "replies": [], "error": "JudgeError: x"},
@@ -175,9 +174,10 @@ def _write(path, text):
 
 
 @pytest.mark.slow
-def test_readme_production_snippet_runs_as_written_with_the_local_judge(library, tmp_path, monkeypatch):
-    """The README's lines, copied verbatim, score an item with the embedded judge from an exported file."""
-    pytest.importorskip("llama_cpp")
+def test_readme_production_snippet_runs_as_written_with_the_local_judge(gguf_path, library, tmp_path,
+                                                                        monkeypatch):
+    """The README's lines, copied verbatim, score an item with the embedded judge from an exported file
+    (gguf_path: the local extra is installed, or the test skips locally and fails under CI)."""
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import traceback
 
+from geval_core.judgment import Judgment
 from geval_core.types import JudgeSettings
 from prompt_library import Library
 
@@ -21,8 +22,8 @@ def _worker(path: str, worker: int, barrier, errors) -> None:
             run = library.create_run("coherence", "sample", JudgeSettings(), item_ids=items)
             for n, item_id in enumerate(items):
                 # One transaction per judgment, as the runner writes them.
-                library.save_judgment(run, item_id, {"score": 1.0 + (n % 5), "distribution": {1: 1.0},
-                                                     "replies": [f"w{worker}"], "mode": "logprobs"})
+                library.save_judgment(run, Judgment(item_id, score=1.0 + (n % 5), distribution={1: 1.0},
+                                                              replies=[f"w{worker}"], mode="logprobs"))
                 library.cache_put(f"w{worker}-{run}-{item_id}", {"text": str(n)})
             library.finish_run(run, "done", input_tokens=worker)
         library.close()
@@ -67,7 +68,7 @@ def test_threads_sharing_one_library_do_not_interleave_transactions(tmp_path):
     def write(part: list[str]) -> None:
         try:
             for item_id in part:
-                library.save_judgment(run, item_id, {"score": 2.0, "distribution": {2: 1.0}})
+                library.save_judgment(run, Judgment(item_id, score=2.0, distribution={2: 1.0}))
         except BaseException:
             failures.append(traceback.format_exc())
 

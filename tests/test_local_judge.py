@@ -7,18 +7,18 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from runner_helpers import dimension
 
 from geval_core.errors import ConfigError, JudgeError
 from geval_core.prompts import form_line, messages
 from geval_core.providers import get_judge
 from geval_core.providers.local_judge import LocalJudge, local_model_path
 from geval_core.scoring import score_reply
-from geval_core.types import Dimension, Item, JudgeRequest, JudgeSettings, Scale
+from geval_core.types import Item, JudgeRequest, JudgeSettings, Scale
 
 pytestmark = pytest.mark.slow
 
-DIM = Dimension(
-    name="Coherence",
+DIM = dimension(
     definition="How well the summary hangs together: each sentence follows from the one before.",
     scale=Scale(1, 5),
     anchors={1: "no structure", 3: "uneven but followable", 5: "one well-ordered account"},
@@ -112,7 +112,7 @@ def test_greedy_n_replies_are_copies_and_logprobs_can_be_off(local_judge):
 
 
 def test_ten_point_scale_reports_every_first_digit(local_judge):
-    dim = Dimension("Coherence", DIM.definition, Scale(1, 10))
+    dim = dimension(definition=DIM.definition, scale=Scale(1, 10), anchors={}, steps=())
     req = JudgeRequest(messages(dim, ITEMS[0]), "smollm2", max_tokens=2, top_logprobs=3,
                        ratings=tuple(range(1, 11)), assistant_prefix=form_line(dim))
     first = local_judge.judge(req).choices[0].positions[0]

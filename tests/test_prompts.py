@@ -1,18 +1,20 @@
 """Rendering and hashing of judge prompts."""
 
+from functools import partial
+
+from runner_helpers import dimension
+
 from geval_core.prompts import content_hash, default_template, form_line, placeholders, render
 from geval_core.types import Dimension, Item, JudgeSettings, Scale
 
-
-def coherence() -> Dimension:
-    return Dimension(
-        name="Coherence",
-        definition="The collective quality of all sentences.",
-        scale=Scale(1, 3),
-        anchors={1: "Incoherent.", 2: "Partly coherent.", 3: "Well structured."},
-        inputs=("document", "summary"),
-        steps=("Read the article.", "Read the summary.", "Rate it."),
-    )
+# A three-point Coherence dimension over document and summary.
+coherence = partial(
+    dimension,
+    definition="The collective quality of all sentences.",
+    scale=Scale(1, 3),
+    anchors={1: "Incoherent.", 2: "Partly coherent.", 3: "Well structured."},
+    steps=("Read the article.", "Read the summary.", "Rate it."),
+)
 
 
 def test_default_template_puts_fixed_part_first_and_ends_on_the_form():

@@ -90,7 +90,7 @@ def test_gemini_contract_split_rating_scores_as_ten(gemini):
     p10, p9, p8 = math.exp(-0.25) * 1.0, math.exp(-2.0), math.exp(-3.0)
     assert scored.valid_mass == pytest.approx(p10 + p9 + p8)
     assert scored.score == pytest.approx((10 * p10 + 9 * p9 + 8 * p8) / (p10 + p9 + p8))
-    assert scored.top_score == 10
+    assert scored.top_rating == 10
 
 
 def test_gemini_contract_sends_the_documented_request(gemini):

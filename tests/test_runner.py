@@ -17,10 +17,9 @@ from runner_helpers import (
     worked_judge,
 )
 
-from geval_core.errors import JudgeError, LogprobsUnavailableError
-from geval_core.providers import UnreachableError
+from geval_core.errors import ConfigError, JudgeError, LogprobsUnavailableError, UnreachableError
 from geval_core.providers.scripted import ScriptedJudge
-from geval_core.runner import run_scoring
+from geval_core.run import RunOptions, run_scoring
 from geval_core.types import JudgeSettings
 
 
@@ -34,8 +33,8 @@ def test_scores_every_item_with_the_weighted_score_and_writes_it(tmp_path):
     run_id = new_run(library, prompt, dataset)
     seen = []
     main = threading.get_ident()
-    summary = run_scoring(prompt, items, judge, library, run_id, concurrency=3,
-                          on_progress=lambda d, t, j: seen.append((d, t, j["item_id"], threading.get_ident())))
+    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=3),
+                          on_progress=lambda d, t, j: seen.append((d, t, j.item_id, threading.get_ident())))
     assert summary.status == "done" and summary.judged == 5 and summary.scored == 5
     assert summary.judge_calls == 5 and summary.failed == 0 and summary.cached == 0
     assert [d for d, *_ in seen] == [1, 2, 3, 4, 5] and {t for _, t, *_ in seen} == {5}
@@ -44,7 +43,7 @@ def test_scores_every_item_with_the_weighted_score_and_writes_it(tmp_path):
     assert [r["item_id"] for r in rows] == [i.id for i in items]
     for row in rows:
         assert close(row["score"], WORKED_SCORE) and close(row["raw_score"], WORKED_RAW)
-        assert close(row["valid_mass"], 0.95) and row["top_score"] == 3
+        assert close(row["valid_mass"], 0.95) and row["top_rating"] == 3
         assert close(row["distribution"][3], 0.6 / 0.95) and close(row["distribution"][1], 0.0)
         assert row["mode"] == "logprobs" and row["fallback"] is False and row["cached"] is False
         assert row["error"] is None and row["model_version"] == "scripted-1"
@@ -94,14 +93,14 @@ def test_cache_off_calls_the_judge_again(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=3)
     run_scoring(prompt, items, worked_judge(), library, new_run(library, prompt, dataset))
     judge = worked_judge()
-    run_scoring(prompt, items, judge, library, new_run(library, prompt, dataset), use_cache=False)
+    run_scoring(prompt, items, judge, library, new_run(library, prompt, dataset), RunOptions(use_cache=False))
     assert len(judge.requests) == 3
 
 
 def test_resume_skips_judged_items_and_retries_errored_ones(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=6)
     run_id = new_run(library, prompt, dataset)
-    run_scoring(prompt, items[:2], worked_judge(), library, run_id, use_cache=False)
+    run_scoring(prompt, items[:2], worked_judge(), library, run_id, RunOptions(use_cache=False))
 
     class FailOne(ScriptedJudge):
         def judge(self, request):
@@ -110,13 +109,13 @@ def test_resume_skips_judged_items_and_retries_errored_ones(tmp_path):
             return super().judge(request)
 
     failing = FailOne(lambda r: {"4": 1.0})
-    summary = run_scoring(prompt, items, failing, library, run_id, use_cache=False)
+    summary = run_scoring(prompt, items, failing, library, run_id, RunOptions(use_cache=False))
     assert summary.skipped == 2 and summary.judge_calls == 4 and summary.failed == 1
     assert library.get_run(run_id)["errors"] == 1
     error_row = next(r for r in library.judgments(run_id) if r["item_id"] == "i003")
     assert error_row["score"] is None and error_row["error"] == "JudgeError: HTTP 400: bad request"
     fixed = worked_judge()
-    summary = run_scoring(prompt, items, fixed, library, run_id, use_cache=False)
+    summary = run_scoring(prompt, items, fixed, library, run_id, RunOptions(use_cache=False))
     assert len(fixed.requests) == 1 and summary.skipped == 5  # only the errored item again
     rows = library.judgments(run_id)
     assert len(rows) == 6 and len({r["item_id"] for r in rows}) == 6
@@ -127,8 +126,7 @@ def test_retries_honour_retry_after_and_then_succeed(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=3)
     judge = FlakyJudge(failures=2, retry_after=0.3)
     # The backoff alone would wait at most 2 ms here: gaps of 0.3 s can only come from Retry-After.
-    summary = run_scoring(prompt, items, judge, library, new_run(library, prompt, dataset), max_attempts=5,
-                          retry_base=0.001)
+    summary = run_scoring(prompt, items, judge, library, new_run(library, prompt, dataset), RunOptions(max_attempts=5, retry_base=0.001))
     assert summary.scored == 3 and summary.failed == 0 and summary.judge_calls == 9
     for times in judge.seen.values():
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
@@ -139,7 +137,7 @@ def test_retries_are_bounded_and_the_item_keeps_its_error(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=4)
     judge = FlakyJudge(failures=99)  # no Retry-After: exponential backoff with jitter
     run_id = new_run(library, prompt, dataset)
-    summary = run_scoring(prompt, items, judge, library, run_id, max_attempts=3, retry_base=0.01)
+    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(max_attempts=3, retry_base=0.01))
     assert summary.status == "done" and summary.failed == 4 and summary.judge_calls == 12
     assert all(len(times) == 3 for times in judge.seen.values())
     rows = library.judgments(run_id)
@@ -160,7 +158,7 @@ def test_concurrency_is_bounded_and_reached(tmp_path):
                 active[0] -= 1
             return super().judge(request)
 
-    summary = run_scoring(prompt, items, Slow(), library, new_run(library, prompt, dataset), concurrency=4)
+    summary = run_scoring(prompt, items, Slow(), library, new_run(library, prompt, dataset), RunOptions(concurrency=4))
     assert summary.scored == 12 and peak[0] == 4
 
 
@@ -180,13 +178,12 @@ def test_cancel_stops_sending_and_a_resume_finishes_each_item_once(tmp_path):
         if done == 3:
             cancel.set()
 
-    summary = run_scoring(prompt, items, judge, library, run_id, concurrency=1, cancel=cancel,
-                          on_progress=progress)
+    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=1), cancel=cancel, on_progress=progress)
     assert summary.status == "cancelled" and library.get_run(run_id)["status"] == "cancelled"
     # One worker: after the third result at most the one queued request had started.
     assert 3 <= summary.judged <= 4 and len(judge.requests) <= 4
     rest = Slow(lambda r: {"2": 1.0})
-    summary = run_scoring(prompt, items, rest, library, run_id, concurrency=2, use_cache=False)
+    summary = run_scoring(prompt, items, rest, library, run_id, RunOptions(concurrency=2, use_cache=False))
     assert summary.status == "done" and len(judge.requests) + len(rest.requests) == 10
     rows = library.judgments(run_id)
     assert sorted(r["item_id"] for r in rows) == [i.id for i in items]
@@ -198,7 +195,7 @@ def test_auto_falls_back_to_sampling_and_records_it(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=5, judge=settings)
     judge = NoLogprobsJudge()
     run_id = new_run(library, prompt, dataset)
-    summary = run_scoring(prompt, items, judge, library, run_id, concurrency=1)
+    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=1))
     assert summary.fallbacks == 5 and summary.scored == 5
     modes = [(r.logprobs, r.n) for r in judge.requests]
     # The first item finds out (one logprobs request); the rest go straight to sampling.
@@ -226,7 +223,7 @@ def test_auto_falls_back_when_the_judge_refuses_logprobs(tmp_path):
             return super().judge(request)
 
     run_id = new_run(library, prompt, dataset)
-    summary = run_scoring(prompt, items, Refuses(), library, run_id, concurrency=1)
+    summary = run_scoring(prompt, items, Refuses(), library, run_id, RunOptions(concurrency=1))
     assert summary.fallbacks == 3 and summary.failed == 0
     assert all(r["fallback"] and close(r["score"], 11 / 3) for r in library.judgments(run_id))
 
@@ -235,7 +232,7 @@ def test_logprobs_mode_without_logprobs_fails_fast_with_a_clear_error(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=20)
     judge = NoLogprobsJudge()
     run_id = new_run(library, prompt, dataset)
-    summary = run_scoring(prompt, items, judge, library, run_id, concurrency=1)
+    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=1))
     assert summary.status == "failed" and "sampling" in summary.error
     assert len(judge.requests) <= 4  # three in a row, one more in flight: stopped, not 20 failures
     rows = library.judgments(run_id)
@@ -257,8 +254,8 @@ def test_sampling_mode_asks_for_n_replies_at_the_temperature(tmp_path):
 
 def test_bad_settings_are_refused(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=1)
-    with pytest.raises(Exception, match="at least 1"):
-        run_scoring(prompt, items, worked_judge(), library, new_run(library, prompt, dataset), concurrency=0)
+    with pytest.raises(ConfigError, match="between 1 and 64"):
+        run_scoring(prompt, items, worked_judge(), library, new_run(library, prompt, dataset), RunOptions(concurrency=0))
 
 
 def test_cancel_also_stops_a_run_answered_from_the_cache(tmp_path):
@@ -296,7 +293,7 @@ def test_an_unreachable_judge_stops_the_run_with_a_readable_error(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=20)
     judge = UnreachableJudge()
     run_id = new_run(library, prompt, dataset)
-    summary = run_scoring(prompt, items, judge, library, run_id, concurrency=1, max_attempts=2, retry_base=0.001)
+    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=1, max_attempts=2, retry_base=0.001))
     # Stopped after three items failed alike (one more may have been in flight), not after twenty.
     assert summary.status == "failed" and summary.failed == summary.judged in (3, 4)
     assert summary.error.startswith("could not connect to http://127.0.0.1:9/v1")
@@ -304,7 +301,7 @@ def test_an_unreachable_judge_stops_the_run_with_a_readable_error(tmp_path):
     errors = [r["error"] for r in library.judgments(run_id)]
     assert len(errors) == summary.judged and all(e.startswith("UnreachableError after 2 attempts: ") for e in errors)
     assert library.get_run(run_id)["status"] == "failed"
-    again = run_scoring(prompt, items, UnreachableJudge(answers=99), library, run_id, concurrency=1)
+    again = run_scoring(prompt, items, UnreachableJudge(answers=99), library, run_id, RunOptions(concurrency=1))
     # Resumed once the server answers: the failed items are asked again, nothing is duplicated.
     assert again.status == "done" and again.scored == 20 and again.failed == 0
     rows = library.judgments(run_id)
@@ -313,6 +310,5 @@ def test_an_unreachable_judge_stops_the_run_with_a_readable_error(tmp_path):
 
 def test_a_judge_that_answered_once_is_not_stopped_by_later_connection_errors(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=6)
-    summary = run_scoring(prompt, items, UnreachableJudge(answers=1), library, new_run(library, prompt, dataset),
-                          concurrency=1, max_attempts=1)
+    summary = run_scoring(prompt, items, UnreachableJudge(answers=1), library, new_run(library, prompt, dataset), RunOptions(concurrency=1, max_attempts=1))
     assert summary.status == "done" and summary.scored == 1 and summary.failed == 5 and summary.error is None

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-import pytest
+import openai  # noqa: F401 -- a hard dependency: missing, this fails instead of skipping
 from faultserver import FaultServer
 from runner_helpers import WORKED_RAW, WORKED_SCORE, close, setup_library
 
 from geval_core.providers import get_judge
-from geval_core.runner import run_scoring
+from geval_core.run import RunOptions, run_scoring
 from geval_core.types import JudgeSettings
 
-pytest.importorskip("openai")
 KEY = "sk-test-FAULTS0000000000000000000000000000"
 
 
@@ -63,8 +62,7 @@ def test_every_fault_ends_in_a_score_or_an_error_and_retries_stay_bounded(tmp_pa
         library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=10, judge=settings_for(server))
         judge = get_judge(prompt.dimension.judge, api_key=KEY, timeout=0.5)
         run_id = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
-        summary = run_scoring(prompt, items, judge, library, run_id, concurrency=4, max_attempts=3,
-                              retry_base=0.05)
+        summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=4, max_attempts=3, retry_base=0.05))
         by_item = requests_by_item(server)
     rows = {r["item_id"]: r for r in library.judgments(run_id)}
     assert summary.status == "done" and len(rows) == 10
@@ -92,7 +90,7 @@ def test_auto_mode_falls_back_on_a_server_without_logprobs(tmp_path):
         library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=6, judge=settings)
         judge = get_judge(settings, api_key=KEY, timeout=5)
         run_id = library.create_run(prompt.id, dataset["id"], settings)
-        summary = run_scoring(prompt, items, judge, library, run_id, concurrency=2)
+        summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=2))
         asked = [(body.get("logprobs", False), body["n"]) for _, body in server.log]
     assert summary.fallbacks == 6 and summary.failed == 0
     # Only the items in flight before the first refusal asked for logprobs; all six sampled.

@@ -9,11 +9,10 @@ import random
 import pytest
 from runner_helpers import dimension, make_items
 
-from geval_core.calls import backoff_delay, build_request, cache_key
-from geval_core.cost import estimate_cost, estimate_tokens, load_prices, price_for
 from geval_core.errors import ConfigError
 from geval_core.prompts import render
-from geval_core.replies import merge_replies, reply_from_dict, reply_to_dict
+from geval_core.run.calls import backoff_delay, build_request, cache_key
+from geval_core.run.cost import estimate_cost, estimate_tokens, load_prices, price_for
 from geval_core.types import Choice, FrozenPrompt, JudgeReply, JudgeSettings, Position, TopLogprob, Usage
 
 
@@ -28,20 +27,20 @@ def test_reply_round_trips_through_json_exactly():
          Choice("no logprobs", None)),
         "gpt-4o-2024-08-06", Usage(321, 2), 0.25, {"id": "chatcmpl-1", "object": {1, 2}},
     )
-    data = json.loads(json.dumps(reply_to_dict(reply)))
-    back = reply_from_dict(data)
+    data = json.loads(json.dumps(reply.to_dict()))
+    back = JudgeReply.from_dict(data)
     assert back.choices == reply.choices and back.usage == reply.usage
     assert back.model_version == "gpt-4o-2024-08-06" and back.latency_s == 0.25 and back.raw is None
-    kept = reply_from_dict(json.loads(json.dumps(reply_to_dict(reply, keep_raw=True))))
+    kept = JudgeReply.from_dict(json.loads(json.dumps(reply.to_dict(keep_raw=True))))
     assert kept.raw is None  # a set is not JSON: dropped rather than failing the cache write
     plain = JudgeReply((Choice("1"),), "m", raw={"id": "x"})
-    assert reply_from_dict(reply_to_dict(plain, keep_raw=True)).raw == {"id": "x"}
+    assert JudgeReply.from_dict(plain.to_dict(keep_raw=True)).raw == {"id": "x"}
 
 
 def test_merge_replies_keeps_every_choice_and_adds_usage():
     a = JudgeReply((Choice("3"),), "m1", Usage(100, 1), 0.5)
     b = JudgeReply((Choice("4"), Choice("2")), "m1", Usage(100, 2), 0.25)
-    merged = merge_replies([a, b])
+    merged = JudgeReply.merge([a, b])
     assert merged.texts == ["3", "4", "2"] and merged.usage == Usage(200, 3) and merged.latency_s == 0.75
 
 
@@ -134,6 +133,6 @@ def test_price_table_from_the_library_setting(tmp_path, monkeypatch):
     monkeypatch.delenv("GEVAL_PRICES", raising=False)
     library = Library(tmp_path / "lib.db", seed_examples=False)
     library.set_setting("prices", {"gemini:gemini-2.5-flash": {"input": 9, "output": 9}})
-    table = load_prices(library=library)
+    table = load_prices(store=library)
     assert price_for(JudgeSettings(provider="gemini", model="gemini-2.5-flash"), table) == {"input": 9.0, "output": 9.0}
     assert price_for(JudgeSettings(provider="gemini", model="gemini-2.5-pro"), table)["input"] == 1.25

@@ -208,10 +208,11 @@ def test_score_reply_logprobs_from_a_scripted_judge():
     judge = ScriptedJudge(lambda r: {"3": 0.6, "4": 0.3, "2": 0.05, "The": 0.05})
     item = score_reply(judge.judge(request()), FIVE, "logprobs")
     assert item.score == pytest.approx(3.1 / 0.95) and item.raw_score == pytest.approx(3.1)
-    assert item.top_score == 3 and item.valid_mass == pytest.approx(0.95)
+    assert item.top_rating == 3 and item.valid_mass == pytest.approx(0.95) and item.parsed_share is None
     assert (item.mode, item.parsed, item.unparsed, item.replies, item.ambiguous) == ("logprobs", 1, 0, ["3"], False)
-    assert set(item.to_dict()) == {"score", "raw_score", "top_score", "distribution", "valid_mass", "replies",
-                                   "parsed", "unparsed", "ambiguous", "mode", "differs"}
+    assert set(item.to_dict()) == {"score", "raw_score", "top_rating", "first_rating", "distribution",
+                                   "valid_mass", "parsed_share", "replies", "parsed", "unparsed", "ambiguous",
+                                   "mode", "differs"}
     assert item.to_dict()["distribution"][3] == pytest.approx(0.6 / 0.95)
 
 
@@ -225,15 +226,15 @@ def test_score_reply_auto_falls_back_to_sampling():
     reply = JudgeReply((Choice("4"), Choice("5"), Choice("no idea")), "m")
     item = score_reply(reply, FIVE, "auto")
     assert item.mode == "sampling" and item.score == 4.5 and item.raw_score is None
-    assert (item.parsed, item.unparsed, item.top_score, item.differs) == (2, 1, 4, True)
-    assert item.valid_mass == pytest.approx(2 / 3)
+    assert (item.parsed, item.unparsed, item.first_rating, item.differs) == (2, 1, 4, True)
+    assert item.parsed_share == pytest.approx(2 / 3) and item.valid_mass is None and item.top_rating is None
     assert item.distribution == {1: 0.0, 2: 0.0, 3: 0.0, 4: 0.5, 5: 0.5}
 
 
 def test_score_reply_sampling_median_and_decimal_binning():
     reply = JudgeReply((Choice("3.5"), Choice("2"), Choice("5")), "m")
     item = score_reply(reply, FIVE, "sampling", reducer="median")
-    assert item.score == 3.5 and item.top_score == 3.5
+    assert item.score == 3.5 and item.first_rating == 3.5
     assert item.distribution == pytest.approx({1: 0, 2: 1 / 3, 3: 0, 4: 1 / 3, 5: 1 / 3})
 
 
@@ -244,13 +245,13 @@ def test_score_reply_logprobs_with_several_choices_averages_the_scored_ones():
     item = score_reply(JudgeReply((a, b, unscored, Choice("5")), "m"), FIVE, "logprobs")
     assert item.score == pytest.approx((4.0 + 2.5) / 2)
     assert item.distribution == pytest.approx({1: 0, 2: 0.25, 3: 0.25, 4: 0.5, 5: 0})
-    assert (item.parsed, item.unparsed, item.top_score, item.differs) == (2, 2, 4, True)
+    assert (item.parsed, item.unparsed, item.top_rating, item.differs) == (2, 2, 4, True)
 
 
 def test_score_reply_logprobs_with_no_valid_mass_is_null_and_unparsed():
     reply = JudgeReply((Choice("Good", (pos("Good", {"Good": 1.0}),)),), "m")
     item = score_reply(reply, FIVE, "logprobs")
-    assert item.score is None and item.top_score is None and (item.parsed, item.unparsed) == (0, 1)
+    assert item.score is None and item.top_rating is None and (item.parsed, item.unparsed) == (0, 1)
 
 
 def test_score_reply_rejects_an_unknown_mode():

@@ -1,6 +1,7 @@
 """The statistics on real human judgments: SummEval turker means predicting the expert means.
 
-Read from ../shared (never copied into the project); skipped with a reason when the file is absent.
+Read from ../shared (never copied into the project); skipped with a reason when the file is absent,
+a failure under CI (see needs.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats as st
+from needs import require_file
 from reference_stats import grouped_by_scipy
 
 from geval_core import agreement, tie_rate
@@ -19,7 +21,7 @@ from geval_core.types import Scale
 SUMMEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "summeval" / "summeval.jsonl"
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 
-pytestmark = pytest.mark.skipif(not SUMMEVAL.is_file(), reason=f"SummEval data not found at {SUMMEVAL}")
+require_file(SUMMEVAL, "SummEval data")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """The statistics on Topical-Chat human judgments (USR means): one human aspect predicting another.
 
-Read from ../shared (never copied into the project); skipped with a reason when the file is absent.
+Read from ../shared (never copied into the project); skipped with a reason when the file is absent,
+a failure under CI (see needs.py).
 Every figure is checked against scipy per dialogue context and a hand-built kappa table.
 """
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 from click.testing import CliRunner
+from needs import require_file
 from reference_stats import grouped_by_scipy
 
 from geval_core import agreement
@@ -21,7 +23,7 @@ from geval_core.types import Scale
 
 TOPICAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "topical_chat" / "topical_chat.jsonl"
 
-pytestmark = pytest.mark.skipif(not TOPICAL.is_file(), reason=f"Topical-Chat data not found at {TOPICAL}")
+require_file(TOPICAL, "Topical-Chat data")
 
 
 @pytest.fixture(scope="module")

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import pytest
+from runner_helpers import dimension
 
 from geval_core.errors import GEvalError, JudgeError
 from geval_core.steps import PRIMER, drift, generate_steps, parse_steps, similarity, steps_prompt
-from geval_core.types import Choice, Dimension, JudgeReply, JudgeRequest, JudgeSettings, Scale, Usage
+from geval_core.types import Choice, JudgeReply, JudgeRequest, JudgeSettings, Usage
 
-DIM = Dimension(
+DIM = dimension(
+    JudgeSettings(provider="openai", model="gpt-test"),
     name="Relevance",
     definition="Selection of important content from the source.",
-    scale=Scale(1, 5),
     anchors={1: "Misses the main points.", 3: "Some key points.", 5: "Every key point, nothing else."},
-    judge=JudgeSettings(provider="openai", model="gpt-test"),
+    steps=(),
 )
 
 
@@ -119,8 +120,8 @@ def test_drift_counts_unusable_generations_and_needs_two_good_ones():
 
 @pytest.mark.slow
 def test_generate_steps_with_the_local_model(local_judge):
-    dim = Dimension("Coherence", "How well the summary's sentences follow from one another.", Scale(1, 5),
-                    anchors={1: "Disconnected.", 5: "One well-ordered account."})
+    dim = dimension(definition="How well the summary's sentences follow from one another.",
+                    anchors={1: "Disconnected.", 5: "One well-ordered account."}, steps=())
     steps, version = generate_steps(dim, local_judge, model="smollm2", max_tokens=96)
     assert steps and all(sum(c.isalpha() for c in s) >= 3 for s in steps)
     assert len(set(steps)) == len(steps)

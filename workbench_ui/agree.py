@@ -8,10 +8,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from geval_core.judgment import single_rating
 from geval_core.types import Scale
-from workbench_ui import data, state
+from workbench_ui import cached_reads, state
 
-SCORES = {"score": "weighted score", "top_score": "top-token score"}
+SCORES = {"score": "weighted score", "single_rating": "top-token score"}
 METRICS = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic",
            "tie_rate": "tie rate (judge)", "human_tie_rate": "tie rate (human)"}
 COMPARED = ("provider", "model", "mode", "n", "temperature")  # what makes two runs comparable item by item
@@ -19,12 +20,12 @@ COMPARED = ("provider", "model", "mode", "n", "temperature")  # what makes two r
 
 def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -> dict[str, list]:
     """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group."""
-    items = data.items_by_id(run["dataset_id"])
+    items = cached_reads.items_by_id(run["dataset_id"])
     out: dict[str, list] = {"ids": [], "judge": [], "human": [], "groups": [], "replies": []}
-    for row in data.judgments(run):
+    for row in cached_reads.judgments(run):
         item = items.get(row["item_id"])
         out["ids"].append(row["item_id"])
-        out["judge"].append(row.get(which))
+        out["judge"].append(single_rating(row) if which == "single_rating" else row.get(which))
         out["human"].append(item.human.get(human_field) if item is not None and human_field else None)
         out["groups"].append(item.group if item is not None else None)
         out["replies"].append(row.get("replies") or [])
@@ -45,8 +46,8 @@ def _agreement(path: str, run_id: str, version: tuple[int, int, str], human_fiel
 
 def agreement_for(run: dict[str, Any], human_field: str, which: str, grouped: bool, scale: Scale,
                   bootstrap: int, seed: int = 0) -> dict[str, Any]:
-    """geval_core.stats.agreement on a run (cached per data.run_state and options)."""
-    return _agreement(os.path.abspath(state.sidebar().db_path), run["id"], data.run_state(run),
+    """geval_core.stats.agreement on a run (cached per cached_reads.run_state and options)."""
+    return _agreement(os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run),
                       human_field, which, grouped, (scale.min, scale.max), bootstrap, seed, run)
 
 
@@ -72,8 +73,8 @@ def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
 
 def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
     """Items judged in both runs: score A, score B and B − A, largest moves first."""
-    a = {r["item_id"]: r.get("score") for r in data.judgments(run_a)}
-    b = {r["item_id"]: r.get("score") for r in data.judgments(run_b)}
+    a = {r["item_id"]: r.get("score") for r in cached_reads.judgments(run_a)}
+    b = {r["item_id"]: r.get("score") for r in cached_reads.judgments(run_b)}
     common = [i for i in a if i in b and a[i] is not None and b[i] is not None]
     frame = pd.DataFrame({"item": common, "score A": [a[i] for i in common], "score B": [b[i] for i in common]})
     frame["B − A"] = frame["score B"] - frame["score A"]
@@ -106,12 +107,12 @@ def export_runs(lib, prompt_id: str) -> list[dict[str, Any]]:
 
 @st.cache_data(show_spinner="Measuring agreement…", max_entries=32)
 def _run_agreement(path: str, run_id: str, version: tuple[int, int, str], human_field: str) -> dict[str, Any]:
-    from prompt_library import run_agreement
+    from geval_core.stats import run_agreement
 
     return run_agreement(state.library(), run_id, human_field)
 
 
 def export_agreement(run: dict[str, Any], human_field: str) -> dict[str, Any]:
     """prompt_library.run_agreement for a prompt export, the same function as `geval prompts export
-    --agreement-run` (cached per data.run_state and rating)."""
-    return _run_agreement(os.path.abspath(state.sidebar().db_path), run["id"], data.run_state(run), human_field)
+    --agreement-run` (cached per cached_reads.run_state and rating)."""
+    return _run_agreement(os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run), human_field)

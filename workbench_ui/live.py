@@ -19,8 +19,9 @@ from typing import Any
 
 import streamlit as st
 
+from geval_core.judgment import Judgment
 from geval_core.types import FrozenPrompt, Item, JudgeSettings
-from workbench_ui import data
+from workbench_ui import cached_reads
 
 REFRESH_S = 0.5  # redraw the table at most twice a second: 1,600 redraws would dominate the run
 STOP_WAIT_S = 30.0  # the runner drops calls still running 2 s after cancel; this is a safety bound
@@ -53,7 +54,7 @@ def stop_previous() -> str | None:
 def run_live(lib, prompt: FrozenPrompt, items: list[Item], judge, settings: JudgeSettings, run_id: str,
              concurrency: int) -> Any:
     """Score items into run_id with this judge, drawing progress; returns the runner's summary."""
-    from geval_core.runner import run_scoring
+    from geval_core.run import RunOptions, run_scoring
 
     cancel = threading.Event()
     st.button("Stop run", key="score_stop", help="Stops after the items in flight; resume later.")
@@ -63,16 +64,16 @@ def run_live(lib, prompt: FrozenPrompt, items: list[Item], judge, settings: Judg
     signal: list[BaseException] = []
     last = [0.0]
 
-    def on_progress(done: int, total: int, judgment: dict[str, Any]) -> None:
+    def on_progress(done: int, total: int, judgment: Judgment) -> None:
         if signal:
             return
-        rows.append(judgment)
+        rows.append(judgment.to_dict())
         try:
             bar.progress(min(done / max(total, 1), 1.0), text=f"{done} / {total} items")
             now = time.monotonic()
             if now - last[0] >= REFRESH_S or done >= total:
                 last[0] = now
-                table.dataframe(data.judgments_frame(rows[::-1]), hide_index=True, height=300)
+                table.dataframe(cached_reads.judgments_frame(rows[::-1]), hide_index=True, height=300)
         except BaseException as exc:  # Streamlit's rerun/stop signal (or Ctrl-C): stop cleanly first
             signal.append(exc)
             cancel.set()
@@ -81,8 +82,9 @@ def run_live(lib, prompt: FrozenPrompt, items: list[Item], judge, settings: Judg
     with _LOCK:
         _ACTIVE[_session_id()] = (run_id, cancel, finished)
     try:
-        summary = run_scoring(prompt, items, judge, lib, run_id, concurrency=concurrency,
-                              on_progress=on_progress, cancel=cancel, settings=settings)
+        summary = run_scoring(prompt, items, judge, lib, run_id,
+                              RunOptions(settings=settings, concurrency=concurrency),
+                              on_progress=on_progress, cancel=cancel)
     finally:
         finished.set()
         with _LOCK:

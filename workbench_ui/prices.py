@@ -7,10 +7,10 @@ import math
 import pandas as pd
 import streamlit as st
 
-from geval_core.cost import DEFAULT_PRICES
 from geval_core.errors import ConfigError
+from geval_core.run.cost import DEFAULT_PRICES
 from geval_core.types import JudgeSettings
-from workbench_ui import views
+from workbench_ui import safe_text
 
 KEY = "score_prices"
 COLUMNS = ["judge", "input", "output"]
@@ -71,7 +71,7 @@ def price_editor(lib, settings: JudgeSettings, table: dict[str, dict[str, float]
             try:
                 table = table_from_frame(edited)
             except ConfigError as exc:
-                st.error(views.md_escape(exc))
+                st.error(safe_text.md_escape(exc))
                 return
             lib.set_setting("prices", overrides(table))
             ss[KEY + "_version"], ss[KEY + "_saved"] = version + 1, True

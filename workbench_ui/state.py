@@ -11,6 +11,7 @@ from geval_core.providers._common import env_key
 from geval_core.providers.gemini_judge import KEY_VARIABLES as GEMINI_KEYS
 from geval_core.providers.openai_judge import KEY_VARIABLE as OPENAI_KEY
 from geval_core.types import JudgeRequest, JudgeSettings
+from prompt_library import default_path
 
 # Sidebar choice -> label; "compatible" is the openai provider with a base URL.
 PROVIDERS = {
@@ -62,11 +63,6 @@ def provider_choices() -> list[str]:
     return choices
 
 
-def default_db_path() -> str:
-    """$GEVAL_DB, else ./geval.db."""
-    return os.environ.get("GEVAL_DB") or "geval.db"
-
-
 def secrets_to_env() -> None:
     """Copy Streamlit secrets' root-level string keys into the environment (never shown)."""
     try:
@@ -91,7 +87,7 @@ def sidebar() -> SidebarChoice:
     if isinstance(found, SidebarChoice):
         return found
     choice = provider_choices()[0]
-    return SidebarChoice(default_db_path(), choice, judge_settings_for(choice, "", None))
+    return SidebarChoice(str(default_path()), choice, judge_settings_for(choice, "", None))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

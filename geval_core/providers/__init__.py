@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import ConfigError
+from ..errors import ConfigError, UnreachableError
 from ..types import JudgeSettings
-from ._common import NO_KEY, UnreachableError, env_key, is_custom_server, require_key
+from ._common import NO_KEY, env_key, is_custom_server, require_key
 from .base import Judge
 from .scripted import ScriptedJudge
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 import os
 import re
 from collections.abc import Callable
@@ -18,8 +21,25 @@ OPENAI_HOSTS = {"api.openai.com"}
 _WORD = re.compile(r"[A-Za-z0-9_\-]{6,}")
 
 
-class UnreachableError(RetryableJudgeError):
-    """The judge's server could not be reached at all (connection refused, unknown host)."""
+class HttpErrors:
+    """The transport error types of the HTTP clients the SDKs talk through (httpx and its fork httpx2).
+
+    google-genai uses whichever of the two is installed and lets their errors through; classifying by
+    their own types, never by names, keeps a renamed class from turning a timeout into a final error.
+    """
+
+    def __init__(self, modules: tuple[str, ...] = ("httpx2", "httpx")) -> None:
+        found = [importlib.import_module(m) for m in modules if importlib.util.find_spec(m)]
+        self.transport: tuple[type[Exception], ...] = tuple(m.TransportError for m in found)
+        self.connect: tuple[type[Exception], ...] = tuple(m.ConnectError for m in found)
+        self.transient: tuple[type[Exception], ...] = tuple(
+            t for m in found for t in (m.TimeoutException, m.NetworkError, m.ProtocolError))
+
+
+@functools.cache
+def http_errors() -> HttpErrors:
+    """The transport error types, looked up once (only a judge that talks HTTP pays for the import)."""
+    return HttpErrors()
 
 
 def env_key(*variables: str) -> str | None:

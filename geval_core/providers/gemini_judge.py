@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError
-from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import UnreachableError, gather_choices, redact, status_error
+from ..errors import JudgeError, RetryableJudgeError, UnreachableError
+from ..types import Choice, JudgeRequest, Position, TopLogprob
+from ._common import http_errors, redact, status_error
+from .hosted import HostedJudge
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 RETRYABLE_STATUS = {408, 429}
@@ -43,47 +43,40 @@ def _text(candidate: Any) -> str:
     return "".join(p.text for p in parts if p.text is not None and not getattr(p, "thought", False))
 
 
-class GeminiJudge:
+class GeminiJudge(HostedJudge):
     """generateContent with response_logprobs, logprobs (top-k) and candidate_count."""
 
     provider = "gemini"
-    primes = False
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 60.0) -> None:
         from google import genai
         from google.genai import types
 
-        self.model = model
-        self.base_url = base_url
-        self._key = api_key  # kept only to scrub it from error messages
+        super().__init__(model, api_key, base_url)
         options = types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000),
                                     retry_options=types.HttpRetryOptions(attempts=1))  # the runner retries
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
 
-    def __repr__(self) -> str:  # never show the key
-        return f"GeminiJudge(model={self.model!r}, base_url={self.base_url!r})"
+    def _where(self) -> str:
+        return f"Gemini at {self.base_url}" if self.base_url else "the Gemini API"
 
-    def judge(self, request: JudgeRequest) -> JudgeReply:
-        """Ask for n candidates; if fewer come back, ask again until n are in (bounded by n calls)."""
-        start = time.perf_counter()
-        responses, choices = gather_choices(
-            request.n, lambda missing, call: self._generate(request, missing, call),
-            lambda response: [Choice(_text(c), _positions(c.logprobs_result)) for c in (response.candidates or [])],
-            lambda response: f"Gemini returned no candidates for model {request.model!r}{_blocked(response)}")
-        if request.logprobs and not any(c.positions for c in choices):
-            raise LogprobsUnavailableError(
-                f"Gemini model {request.model!r} returned no log-probabilities; "
-                "use --mode sampling (n replies at a temperature above 0) for this judge"
-            )
-        usage = Usage(sum(_usage(r, "prompt_token_count") for r in responses),
-                      sum(_usage(r, "candidates_token_count") for r in responses))
-        raw = [r.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=RAW_EXCLUDE)
-               for r in responses]
-        version = responses[0].model_version or request.model
-        return JudgeReply(tuple(choices), version, usage, time.perf_counter() - start,
-                          raw[0] if len(raw) == 1 else {"responses": raw})
+    def _choices(self, response: Any) -> list[Choice]:
+        return [Choice(_text(c), _positions(c.logprobs_result)) for c in (response.candidates or [])]
 
-    def _generate(self, request: JudgeRequest, n: int, call: int) -> Any:
+    def _nothing(self, response: Any, request: JudgeRequest) -> str:
+        return f"Gemini returned no candidates for model {request.model!r}{_blocked(response)}"
+
+    def _usage(self, response: Any) -> tuple[int, int]:
+        return _usage(response, "prompt_token_count"), _usage(response, "candidates_token_count")
+
+    def _raw(self, response: Any) -> Any:
+        return response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=RAW_EXCLUDE)
+
+    def _version(self, response: Any) -> str | None:
+        return response.model_version
+
+    def _call(self, request: JudgeRequest, n: int, call: int) -> Any:
+        """One generateContent call with every failure mapped onto the workbench's errors."""
         from google.genai import errors
 
         contents, system = _contents(request.messages)
@@ -100,8 +93,11 @@ class GeminiJudge:
                                                         config=config)
         except errors.APIError as exc:
             raise self._api_error(exc, request) from None
-        except Exception as exc:  # transport errors come from the SDK's HTTP client
+        except http_errors().transport as exc:  # the SDK lets its HTTP client's errors through
             raise self._transport_error(exc) from None
+        except ValueError as exc:  # a body that is not JSON, or JSON that is not a response (pydantic)
+            raise JudgeError(f"Gemini gave an unusable answer ({type(exc).__name__}): "
+                             f"{redact(str(exc), self._key)[:300]}") from None
 
     def _api_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
         message = redact(str(exc.message or exc), self._key)[:300]
@@ -109,17 +105,12 @@ class GeminiJudge:
         return status_error(int(exc.code or 0), message, headers.get("retry-after"), request, who="Gemini",
                             model="Gemini model", retryable=RETRYABLE_STATUS, key_hint=" or ".join(KEY_VARIABLES))
 
-    def _where(self) -> str:
-        return f"Gemini at {self.base_url}" if self.base_url else "the Gemini API"
-
     def _transport_error(self, exc: Exception) -> JudgeError:
         name = type(exc).__name__
         message = redact(str(exc), self._key)[:300]
-        # httpx-style transport errors (timeouts, refused connections, dropped streams) are transient.
-        transient = ("Timeout", "Connect", "Network", "Protocol", "ReadError", "WriteError")
-        if "Connect" in name or isinstance(exc, ConnectionError):
+        if isinstance(exc, http_errors().connect):
             return UnreachableError(f"could not connect to {self._where()} ({name}): {message}")
-        if any(word in name for word in transient) or isinstance(exc, TimeoutError):
+        if isinstance(exc, http_errors().transient):
             return RetryableJudgeError(f"could not reach Gemini ({name}): {message}")
         return JudgeError(f"Gemini gave an unusable answer ({name}): {message}")
 

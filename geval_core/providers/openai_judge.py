@@ -2,57 +2,48 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError
-from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import UnreachableError, gather_choices, redact, status_error
+from ..errors import JudgeError, RetryableJudgeError, UnreachableError
+from ..types import Choice, JudgeRequest, Position, TopLogprob
+from ._common import redact, status_error
+from .hosted import HostedJudge
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 # Status codes worth another try; the runner retries, never the SDK (max_retries=0).
 RETRYABLE_STATUS = {408, 409, 429}
 
 
-class OpenAIJudge:
+class OpenAIJudge(HostedJudge):
     """Chat completions with logprobs/top_logprobs and n; tops up servers that ignore n."""
 
     provider = "openai"
-    primes = False  # a chat API cannot start the assistant turn with given text
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 60.0) -> None:
         from openai import OpenAI
 
-        self.model = model
-        self.base_url = base_url
-        self._key = api_key  # kept only to scrub it from error messages
+        super().__init__(model, api_key, base_url)
         self._client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
-
-    def __repr__(self) -> str:  # never show the key
-        return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r})"
-
-    def judge(self, request: JudgeRequest) -> JudgeReply:
-        """Ask for n replies; servers that return fewer are asked again until n are in."""
-        start = time.perf_counter()
-        responses, choices = gather_choices(
-            request.n, lambda missing, call: self._create(request, missing, call),
-            lambda response: [choice_from_openai(c) for c in (response.choices or [])],
-            lambda response: f"{self._where()} returned no choices for model {request.model!r}")
-        if request.logprobs and not any(c.positions for c in choices):
-            raise LogprobsUnavailableError(
-                f"model {request.model!r} at {self._where()} returned no log-probabilities; "
-                "use --mode sampling (n replies at a temperature above 0) for this judge"
-            )
-        usage = Usage(sum(_usage(r, "prompt_tokens") for r in responses),
-                      sum(_usage(r, "completion_tokens") for r in responses))
-        raw = [r.model_dump(mode="json") for r in responses]
-        return JudgeReply(tuple(choices), responses[0].model or request.model, usage,
-                          time.perf_counter() - start, raw[0] if len(raw) == 1 else {"responses": raw})
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
 
-    def _create(self, request: JudgeRequest, n: int, call: int) -> Any:
+    def _choices(self, response: Any) -> list[Choice]:
+        return [choice_from_openai(c) for c in (response.choices or [])]
+
+    def _nothing(self, response: Any, request: JudgeRequest) -> str:
+        return f"{self._where()} returned no choices for model {request.model!r}"
+
+    def _usage(self, response: Any) -> tuple[int, int]:
+        return _usage(response, "prompt_tokens"), _usage(response, "completion_tokens")
+
+    def _raw(self, response: Any) -> Any:
+        return response.model_dump(mode="json")
+
+    def _version(self, response: Any) -> str | None:
+        return response.model
+
+    def _call(self, request: JudgeRequest, n: int, call: int) -> Any:
         """One SDK call with every failure mapped onto the workbench's errors."""
         import openai
 

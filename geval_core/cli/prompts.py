@@ -8,10 +8,12 @@ from typing import Any
 
 import click
 
-from .cli_library import echo_json, library_command, table
-from .export import export_prompt, production_snippet, read_agreement, write_export
-from .prompts import render
-from .types import Dimension
+from prompt_library import Library
+
+from ..export import export_prompt, production_snippet, read_agreement, write_export
+from ..prompts import render
+from ..types import Dimension
+from ._common import echo_json, library_command, table
 
 
 # --- prompts ------------------------------------------------------------------------------------------
@@ -22,7 +24,7 @@ def prompts() -> None:
 
 @library_command(prompts, "list", lists=True)
 @click.option("--all-versions", is_flag=True, help="One line per version instead of the latest of each name.")
-def prompts_list(library: Any, as_json: bool, all_versions: bool) -> None:
+def prompts_list(library: Library, as_json: bool, all_versions: bool) -> None:
     """List frozen prompts (latest version of each name)."""
     rows = library.list_prompts(latest_only=not all_versions)
     for row in rows:
@@ -36,7 +38,7 @@ def prompts_list(library: Any, as_json: bool, all_versions: bool) -> None:
 @library_command(prompts, "show", lists=True)
 @click.argument("prompt")
 @click.option("--rendered", is_flag=True, help="Also print the template with the dimension filled in.")
-def prompts_show(library: Any, prompt: str, as_json: bool, rendered: bool) -> None:
+def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -> None:
     """Show one frozen prompt: PROMPT is a name (latest), name@version or a content hash (prefix)."""
     frozen = library.get_prompt(prompt)
     if as_json:
@@ -58,7 +60,7 @@ def prompts_show(library: Any, prompt: str, as_json: bool, rendered: bool) -> No
 @library_command(prompts, "freeze")
 @click.argument("dimension_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--name", default=None, help="Library name (default: the dimension name, lower-cased).")
-def prompts_freeze(library: Any, dimension_file: str, name: str | None) -> None:
+def prompts_freeze(library: Library, dimension_file: str, name: str | None) -> None:
     """Freeze a dimension JSON file (Dimension.to_dict shape) into a new immutable version."""
     try:
         data = json.loads(Path(dimension_file).read_text(encoding="utf-8"))
@@ -82,7 +84,7 @@ def prompts_freeze(library: Any, dimension_file: str, name: str | None) -> None:
 @click.option("--human", "human_field", default=None,
               help="Human rating of the run's dataset for --agreement-run, e.g. coherence.")
 @click.option("--snippet", is_flag=True, help="Print the Python lines that load the export and score an item.")
-def prompts_export(library: Any, prompt: str, output: str | None, agreement_file: str | None,
+def prompts_export(library: Library, prompt: str, output: str | None, agreement_file: str | None,
                    agreement_run: str | None, human_field: str | None, snippet: bool) -> None:
     """Export a frozen prompt as one self-contained, hash-checked JSON file."""
     frozen = library.get_prompt(prompt)
@@ -96,10 +98,10 @@ def prompts_export(library: Any, prompt: str, output: str | None, agreement_file
         click.echo(production_snippet(frozen, output))
 
 
-def _export_agreement(library: Any, frozen: Any, agreement_file: str | None, run_id: str | None,
+def _export_agreement(library: Library, frozen: Any, agreement_file: str | None, run_id: str | None,
                       human_field: str | None) -> dict[str, Any] | None:
     """The agreement for an export: from a file, measured from a run of this very prompt, or none."""
-    from prompt_library import run_agreement
+    from geval_core.stats import run_agreement
 
     if agreement_file and run_id:
         raise click.UsageError("give --agreement or --agreement-run, not both")
@@ -118,7 +120,7 @@ def _export_agreement(library: Any, frozen: Any, agreement_file: str | None, run
 
 @library_command(prompts, "import")
 @click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
-def prompts_import(library: Any, export_file: str) -> None:
+def prompts_import(library: Library, export_file: str) -> None:
     """Import an exported prompt; refused when its content does not match its hash."""
     result = library.import_prompt(export_file)
     click.echo(f"{'imported as' if result.created else 'already in the library as'} {result.prompt.label} "

@@ -19,9 +19,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import prompts
-from .errors import ConfigError
-from .types import FrozenPrompt, Item, JudgeSettings
+from .. import prompts
+from ..errors import ConfigError
+from ..store import Store
+from ..types import FrozenPrompt, Item, JudgeSettings
 
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 4  # role markers and separators the chat format adds around each message
@@ -62,14 +63,14 @@ def _merge(table: dict[str, dict[str, float]], data: Any, where: str) -> None:
             ) from exc
 
 
-def load_prices(path: str | Path | None = None, library: Any = None) -> dict[str, dict[str, float]]:
+def load_prices(path: str | Path | None = None, store: Store | None = None) -> dict[str, dict[str, float]]:
     """The price table: built-in < ~/.config/geval/prices.json < library setting "prices" < $GEVAL_PRICES / path."""
     table = {k: dict(v) for k, v in DEFAULT_PRICES.items()}
     user = USER_PRICES.expanduser()
     if user.exists():
         _merge(table, _read_price_file(user), f"price file {user}")
-    if library is not None and hasattr(library, "get_setting"):
-        stored = library.get_setting("prices")
+    if store is not None:
+        stored = store.get_setting("prices")
         if stored:
             _merge(table, stored, 'library setting "prices"')
     env = os.environ.get("GEVAL_PRICES")
@@ -109,10 +110,10 @@ def estimate_request_tokens(messages: tuple[dict[str, str], ...] | list[dict[str
 
 
 def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings | None = None,
-                  prices: dict[str, dict[str, float]] | None = None, library: Any = None) -> dict[str, Any]:
+                  prices: dict[str, dict[str, float]] | None = None, store: Store | None = None) -> dict[str, Any]:
     """Estimated input/output tokens and USD of scoring items (usd None when the model is unpriced)."""
     settings = settings or prompt.dimension.judge
-    prices = load_prices(library=library) if prices is None else prices
+    prices = load_prices(store=store) if prices is None else prices
     # One request per item carries all n replies: the prompt is billed once, the output n times.
     input_tokens = sum(estimate_request_tokens(prompts.messages(prompt, item)) for item in items)
     output_tokens = len(items) * settings.n * settings.max_tokens
@@ -138,18 +139,22 @@ def _note(settings: JudgeSettings, price: dict[str, float] | None) -> str:
     return "; ".join(parts)
 
 
-def record_run_totals(library: Any, run_id: str, status: str, settings: JudgeSettings, mode: str,
-                      error: str | None) -> None:
-    """Store a run's status and totals over every session of it (a resumed run adds up)."""
-    rows = library.judgments(run_id)
-    paid = [r for r in rows if not r.get("cached")]  # cached answers cost nothing
+def run_totals(judgments: list[dict[str, Any]], settings: JudgeSettings,
+               prices: dict[str, dict[str, float]], discount: float = 1.0) -> dict[str, Any]:
+    """A run's totals from its judgments: tokens and USD paid (cached answers cost nothing), versions, counts.
+
+    `discount` scales the price (0.5 for the Batch API).
+    """
+    paid = [r for r in judgments if not r.get("cached")]
     input_tokens = sum(r.get("input_tokens") or 0 for r in paid)
     output_tokens = sum(r.get("output_tokens") or 0 for r in paid)
-    usd = _usd(price_for(settings, load_prices(library=library)), input_tokens, output_tokens)
-    versions = sorted({r["model_version"] for r in rows if r.get("model_version")})
-    library.finish_run(
-        run_id, status, input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=usd,
-        model_version=", ".join(versions) or None, mode=mode,
-        fallbacks=sum(bool(r.get("fallback")) for r in rows), errors=sum(r.get("error") is not None for r in rows),
-        cached=sum(bool(r.get("cached")) for r in rows), run_error=error,
-    )
+    usd = _usd(price_for(settings, prices), input_tokens, output_tokens)
+    versions = sorted({r["model_version"] for r in judgments if r.get("model_version")})
+    return {
+        "input_tokens": input_tokens, "output_tokens": output_tokens,
+        "cost_usd": None if usd is None else usd * discount,
+        "model_version": ", ".join(versions) or None,
+        "fallbacks": sum(bool(r.get("fallback")) for r in judgments),
+        "errors": sum(r.get("error") is not None for r in judgments),
+        "cached": sum(bool(r.get("cached")) for r in judgments),
+    }

@@ -8,8 +8,9 @@ from typing import Any
 import streamlit as st
 
 from geval_core.export import write_judgments
+from geval_core.judgment import single_rating
 from geval_core.types import FrozenPrompt, JudgeSettings
-from workbench_ui import charts, data, prices, state, views
+from workbench_ui import cached_reads, charts, prices, safe_text, state
 
 MOSTLY_LOW = 0.25  # warn when more than this share of items put little mass on the scale
 
@@ -18,10 +19,10 @@ def judge_choice(prompt: FrozenPrompt) -> JudgeSettings:
     """The prompt's pinned judge, or the sidebar's connection with the prompt's decoding settings."""
     pinned = prompt.dimension.judge
     side = state.run_settings(pinned, use_sidebar=True)
-    options = {"prompt": f"The prompt's pinned judge: {views.judge_label(pinned)}",
-               "sidebar": f"The sidebar's judge: {views.judge_label(side)}"}
+    options = {"prompt": f"The prompt's pinned judge: {safe_text.judge_label(pinned)}",
+               "sidebar": f"The sidebar's judge: {safe_text.judge_label(side)}"}
     # Radio options render Markdown; the model name and URL are user text.
-    pick = st.radio("Judge", list(options), format_func=lambda o: views.md_escape(options[o]),
+    pick = st.radio("Judge", list(options), format_func=lambda o: safe_text.md_escape(options[o]),
                     key="score_judge_source")
     if pick == "sidebar" and (side.provider, side.model) != (pinned.provider, pinned.model):
         st.caption("A different judge than the one frozen with the prompt: its scores are not the frozen "
@@ -31,16 +32,16 @@ def judge_choice(prompt: FrozenPrompt) -> JudgeSettings:
 
 def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings) -> None:
     """The cost estimate, shown before any run starts, from the price table the user can edit."""
-    from geval_core.cost import estimate_cost, load_prices
+    from geval_core.run.cost import estimate_cost, load_prices
 
-    table = load_prices(library=lib)  # read once: the estimate and the editor show the same table
+    table = load_prices(store=lib)  # read once: the estimate and the editor show the same table
     est = estimate_cost(prompt, items, settings, prices=table)
     c = st.columns(4)
     c[0].metric("Items", est["items"])
     c[1].metric("Input tokens (est.)", f"{est['input_tokens']:,}")
     c[2].metric("Output tokens (max)", f"{est['output_tokens']:,}")
     c[3].metric("Cost (est.)", "unknown" if est["usd"] is None else f"${est['usd']:.4f}")
-    st.caption(views.md_escape(est.get("note", "")))
+    st.caption(safe_text.md_escape(est.get("note", "")))
     prices.price_editor(lib, settings, table)
 
 
@@ -62,7 +63,7 @@ def last_summary(run_id: str) -> None:
     if not done or done.get("run_id") != run_id:
         return
     if done.get("status") == "failed":
-        st.error(f"The run stopped: {views.md_escape(done.get('error'))}")
+        st.error(f"The run stopped: {safe_text.md_escape(done.get('error'))}")
         return
     st.caption(f"Last session of this run: {done['judged']} judged in {done['seconds']:.1f} s, "
                f"{done['cached']} from the cache, {done['judge_calls']} judge calls, status {done['status']}.")
@@ -70,24 +71,24 @@ def last_summary(run_id: str) -> None:
 
 def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """Run-level figures: ties weighted vs top-token, unparsed, low mass, tokens and cost."""
-    s = data.run_summary(run, rows)
+    s = cached_reads.run_summary(run, rows)
     total = run.get("items_total") or len(rows)
     c = st.columns(6)
     c[0].metric("Judged", f"{len(rows)} / {total}")
-    c[1].metric("Tie rate, weighted", views.fmt(s["tie_weighted"]))
-    c[2].metric("Tie rate, top-token", views.fmt(s["tie_top"]))
+    c[1].metric("Tie rate, weighted", safe_text.fmt(s["tie_weighted"]))
+    c[2].metric("Tie rate, top-token", safe_text.fmt(s["tie_top"]))
     c[3].metric("Unparsed replies", s["unparsed"])
-    c[4].metric("Low valid mass", s["low_mass"], help=f"items with valid mass < {data.LOW_MASS}")
+    c[4].metric("Low valid mass", s["low_mass"], help=f"items with valid mass < {cached_reads.LOW_MASS}")
     c[5].metric("Errors", s["errors"])
     c = st.columns(3)
     c[0].metric("Input tokens", f"{s['input_tokens']:,}")
     c[1].metric("Output tokens", f"{s['output_tokens']:,}")
     cost = run.get("cost_usd")
     c[2].metric("Cost", "—" if cost is None else f"${cost:.4f}")
-    st.caption(f"Model version the judge reported: {views.md_escape(run.get('model_version') or '—')}")
+    st.caption(f"Model version the judge reported: {safe_text.md_escape(run.get('model_version') or '—')}")
     if s["low_mass"] > MOSTLY_LOW * len(rows):
         st.warning(f"The judge put little probability on the scale for {s['low_mass']} of {len(rows)} items "
-                   f"(valid mass < {data.LOW_MASS}): their weighted scores rest on a small share of its "
+                   f"(valid mass < {cached_reads.LOW_MASS}): their weighted scores rest on a small share of its "
                    "belief. The tiny local model does this; a stronger judge or priming helps.")
     st.plotly_chart(charts.score_histogram(s["weighted"], s["top"], prompt.dimension.scale.points),
                     key="score_hist")
@@ -95,10 +96,10 @@ def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str,
 
 def table_and_item(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """One dataframe for every item (select a row) and one chart for the selected item."""
-    items = data.items_by_id(run["dataset_id"])
-    key = data.human_key(data.human_names(run["dataset_id"]), prompt.name)
+    items = cached_reads.items_by_id(run["dataset_id"])
+    key = cached_reads.human_key(cached_reads.human_names(run["dataset_id"]), prompt.name)
     human = {i: it.human.get(key) for i, it in items.items()} if key else None
-    frame = data.judgments_frame(rows, human)
+    frame = cached_reads.judgments_frame(rows, human)
     event = st.dataframe(frame, key="score_table", on_select="rerun", selection_mode="single-row",
                          hide_index=True, height=min(380, 38 + 35 * len(frame)),
                          column_config=_columns())
@@ -139,25 +140,27 @@ def _columns() -> dict:
 def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: str | None) -> None:
     """One item: its numbers, its distribution chart, the replies and the item text (verbatim)."""
     c = st.columns(5)
-    c[0].metric("Weighted score", views.fmt(judgment.get("score")))
-    c[1].metric("Top-token score", views.fmt_rating(judgment.get("top_score")))
-    c[2].metric("Valid mass", views.fmt(judgment.get("valid_mass")))
+    c[0].metric("Weighted score", safe_text.fmt(judgment.get("score")))
+    sampled = judgment.get("mode") == "sampling"
+    c[1].metric("First reply" if sampled else "Top-token score", safe_text.fmt_rating(single_rating(judgment)))
+    c[2].metric("Parsed share" if sampled else "Valid mass",
+                safe_text.fmt(judgment.get("parsed_share" if sampled else "valid_mass")))
     c[3].metric("Unparsed", judgment.get("unparsed") or 0)
-    c[4].metric("Human", views.fmt_rating(item.human.get(human_key)) if item and human_key else "—")
+    c[4].metric("Human", safe_text.fmt_rating(item.human.get(human_key)) if item and human_key else "—")
     if judgment.get("error"):
-        st.error(views.md_escape(judgment["error"]))
+        st.error(safe_text.md_escape(judgment["error"]))
     left, right = st.columns([1, 1], gap="large")
     with left:
         fig = charts.distribution_figure(judgment.get("distribution") or {}, judgment.get("valid_mass"),
                                          prompt.dimension.scale.points, "Probability on each rating")
         st.plotly_chart(fig, key="score_item_chart")
-        st.caption(f"Mode: {judgment.get('mode')} · model: {views.md_escape(judgment.get('model_version'))}"
+        st.caption(f"Mode: {judgment.get('mode')} · model: {safe_text.md_escape(judgment.get('model_version'))}"
                    + (" · fell back to sampling" if judgment.get("fallback") else ""))
         for n, reply in enumerate(judgment.get("replies") or [], 1):
-            views.show_text(f"Reply {n}", reply)
+            safe_text.show_text(f"Reply {n}", reply)
     with right:
         if item is None:
             st.info("The item is not in the dataset any more.")
             return
         for name in prompt.dimension.inputs:
-            views.show_text(name, item.fields.get(name, ""))
+            safe_text.show_text(name, item.fields.get(name, ""))

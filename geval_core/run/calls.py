@@ -7,10 +7,10 @@ import threading
 import time
 from typing import Any
 
-from . import prompts
-from .errors import RetryableJudgeError
-from .providers.base import Judge
-from .types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
+from .. import prompts
+from ..errors import JudgeError, RetryableJudgeError
+from ..providers.base import Judge
+from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
 
 
 class Cancelled(Exception):
@@ -72,8 +72,9 @@ def call_with_retries(judge: Judge, request: JudgeRequest, max_attempts: int = 5
                       cap: float = 30.0) -> tuple[JudgeReply, int, float]:
     """judge.judge(request), retried on RetryableJudgeError: (reply, attempts, seconds).
 
-    Runs in a worker thread. Other errors and the last retryable one propagate with the attempt
-    count in `attempts` on the exception; a set `cancel` ends the wait between attempts.
+    Runs in a worker thread. The last retryable error and any other JudgeError propagate with the
+    attempt count in `attempts`; anything else a judge raises becomes a JudgeError naming it. A set
+    `cancel` ends the wait between attempts.
     """
     start = time.perf_counter()
     if cancel is not None and cancel.is_set():
@@ -82,7 +83,7 @@ def call_with_retries(judge: Judge, request: JudgeRequest, max_attempts: int = 5
         try:
             return judge.judge(request), attempt, time.perf_counter() - start
         except RetryableJudgeError as exc:
-            exc.attempts = attempt  # type: ignore[attr-defined]
+            exc.attempts = attempt
             if attempt >= max_attempts:
                 raise
             delay = backoff_delay(attempt, base, cap, exc.retry_after)
@@ -91,7 +92,9 @@ def call_with_retries(judge: Judge, request: JudgeRequest, max_attempts: int = 5
                     raise Cancelled() from exc
             else:
                 time.sleep(delay)
-        except Exception as exc:
-            exc.attempts = attempt  # type: ignore[attr-defined]
+        except JudgeError as exc:
+            exc.attempts = attempt
             raise
+        except Exception as exc:  # a judge adapter's bug must cost one item, not the run
+            raise JudgeError(f"{type(exc).__name__}: {exc}", attempts=attempt) from exc
     raise AssertionError("unreachable: max_attempts must be at least 1")

@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError, JudgeError
+from ..store import Store
+from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, Usage
 from .calls import build_request, cache_key
-from .cost import record_run_totals
-from .errors import InputError, JudgeError
-from .replies import merge_replies, reply_to_dict
-from .runner import RunSummary, _Job, _Run
-from .types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, Usage
+from .options import RunSummary
+from .runner import finish
+from .session import Job, Progress, Session
 
 BATCH_URL = "/v1/chat/completions"
 MAX_REQUESTS = 50_000  # the Batch API's limit per input file
@@ -43,7 +44,7 @@ def parse_custom_id(value: str) -> tuple[str, str, int]:
     run_id, sep, rest = value.partition(":")
     item_id, sep2, replica = rest.rpartition(":")
     if not (sep and sep2 and run_id and item_id and replica.isdigit()):
-        raise ValueError(f"custom_id {value!r} is not <run>:<item>:<replica>")
+        raise InputError(f"custom_id {value!r} is not <run>:<item>:<replica>")
     return run_id, item_id, int(replica)
 
 
@@ -97,25 +98,25 @@ def write_batch(prompt: FrozenPrompt, items: list[Item], run_id: str, settings: 
     return count
 
 
-def _run_items(library: Any, dataset_id: str, item_ids: list[str] | None) -> list[Item]:
+def _run_items(store: Store, dataset_id: str, item_ids: list[str] | None) -> list[Item]:
     """The dataset's items, only those in `item_ids` when a run was limited to some."""
-    items = library.dataset_items(dataset_id)
+    items = store.dataset_items(dataset_id)
     if item_ids is None:
         return items
     wanted = set(item_ids)
     return [i for i in items if i.id in wanted]
 
 
-def prepare_batch(library: Any, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
+def prepare_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
                   path: str | Path, item_ids: list[str] | None = None) -> dict[str, Any]:
     """Create a run in the library and write its Batch API input file: {run_id, requests, path}."""
     if settings.provider != "openai":
         raise InputError(f"batch files are for the OpenAI Batch API, not the {settings.judge_id} judge; "
                          "choose an openai:MODEL judge")
-    items = _run_items(library, dataset_id, item_ids)
-    run_id = library.create_run(prompt.id, dataset_id, settings, item_ids)
+    items = _run_items(store, dataset_id, item_ids)
+    run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
     count = write_batch(prompt, items, run_id, settings, path)
-    library.set_run_fields(run_id, batch_file=str(path), batch_requests=count)
+    store.set_run_fields(run_id, batch_file=str(path), batch_requests=count)
     return {"run_id": run_id, "requests": count, "path": str(path)}
 
 
@@ -124,7 +125,7 @@ def completion_to_reply(body: dict[str, Any]) -> JudgeReply:
     from openai.types.chat import ChatCompletion
     from pydantic import ValidationError
 
-    from .providers.openai_judge import choice_from_openai
+    from ..providers.openai_judge import choice_from_openai
 
     try:
         completion = ChatCompletion.model_validate(body)
@@ -166,24 +167,22 @@ def _line_error(line: dict) -> str | None:
     return None
 
 
-def collect_batch(library: Any, paths: list[str | Path],
-                  on_progress: Callable[[int, int, dict], None] | None = None) -> list[RunSummary]:
+def collect_batch(store: Store, paths: list[str | Path], on_progress: Progress | None = None) -> list[RunSummary]:
     """Score and store every item in Batch API output/error files; one summary per run found."""
-    return [_collect_run(library, run_id, lines, on_progress) for run_id, lines in read_output(paths).items()]
+    return [_collect_run(store, run_id, lines, on_progress) for run_id, lines in read_output(paths).items()]
 
 
-def _collect_run(library: Any, run_id: str, lines: dict[str, dict[int, dict]],
-                 on_progress: Callable[[int, int, dict], None] | None) -> RunSummary:
-    run = library.get_run(run_id)
-    prompt = library.get_prompt(run["prompt_id"])
+def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
+                 on_progress: Progress | None) -> RunSummary:
+    run = store.get_run(run_id)
+    prompt = store.get_prompt(run["prompt_id"])
     settings = JudgeSettings(**run["judge"])
-    items = _run_items(library, run["dataset_id"], run.get("item_ids"))
-    judged = library.judged_item_ids(run["id"])
+    items = _run_items(store, run["dataset_id"], run.get("item_ids"))
+    judged = store.judged_item_ids(run["id"])
     summary = RunSummary(run["id"], "done", settings.mode, len(items), skipped=len(judged))
     # Scoring as logprobs, not auto: a batch cannot send the fallback request, so say so per item.
-    scoring = _Run(prompt, None, library, summary, replace(settings, mode=batch_mode(settings)), True, "mean",
-                   on_progress)
-    scoring.provider = "openai"
+    session = Session(prompt, store, summary, replace(settings, mode=batch_mode(settings)), "openai",
+                      on_progress=on_progress)
     missing = 0
     for item in items:
         if item.id in judged:
@@ -193,19 +192,16 @@ def _collect_run(library: Any, run_id: str, lines: dict[str, dict[int, dict]],
         if any(r not in got for r in range(len(requests))):
             missing += 1  # not in these files: a later collect (or a live resume) fills it in
             continue
-        _collect_item(scoring, item, requests, got)
+        _collect_item(session, item, requests, got)
     summary.status = "done" if missing == 0 else "running"
     if missing == 0:
-        record_run_totals(library, summary.run_id, summary.status, settings, summary.mode, summary.error)
-        cost = library.get_run(run["id"]).get("cost_usd")
-        if cost:
-            library.set_run_fields(run["id"], cost_usd=cost * BATCH_DISCOUNT)
-    library.set_run_fields(run["id"], batch_missing=missing)
+        finish(store, summary, settings, discount=BATCH_DISCOUNT)
+    store.set_run_fields(run["id"], batch_missing=missing)
     return summary
 
 
-def _collect_item(scoring: _Run, item: Item, requests: list[JudgeRequest], got: dict[int, dict]) -> None:
-    job = _Job(item, scoring.settings.mode, cache_key(requests[0], "openai"), requests[0])
+def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], got: dict[int, dict]) -> None:
+    job = Job(item, session.settings.mode, cache_key(requests[0], "openai"), requests[0])
     replies = []
     for replica, request in enumerate(requests):
         line = got[replica]
@@ -215,11 +211,11 @@ def _collect_item(scoring: _Run, item: Item, requests: list[JudgeRequest], got: 
                 raise JudgeError(error)
             reply = completion_to_reply(line["response"]["body"])
         except JudgeError as exc:
-            scoring.write_error(job, exc)
+            session.write_error(job, exc)
             return
-        scoring.library.cache_put(cache_key(request, "openai", replica), reply_to_dict(reply))
+        session.store.cache_put(cache_key(request, "openai", replica), reply.to_dict())
         replies.append(reply)
-    reply = merge_replies(replies)
-    scoring.summary.input_tokens += reply.usage.input_tokens
-    scoring.summary.output_tokens += reply.usage.output_tokens
-    scoring.score(job, reply, cached=False)
+    reply = JudgeReply.merge(replies)
+    session.summary.input_tokens += reply.usage.input_tokens
+    session.summary.output_tokens += reply.usage.output_tokens
+    session.score(job, reply, cached=False)

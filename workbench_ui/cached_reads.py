@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from geval_core.judgment import single_rating
 from geval_core.types import Item
 from workbench_ui import state
 
@@ -66,7 +67,7 @@ def _summary(path: str, run_id: str, version: tuple[int, int, str], _rows: list[
     from geval_core.stats import tie_rate
 
     weighted = [r["score"] for r in _rows if r.get("score") is not None]
-    top = [r["top_score"] for r in _rows if r.get("top_score") is not None]
+    top = [v for v in map(single_rating, _rows) if v is not None]
     return {
         "weighted": weighted,
         "top": top,
@@ -74,10 +75,15 @@ def _summary(path: str, run_id: str, version: tuple[int, int, str], _rows: list[
         "tie_top": tie_rate(top) if len(top) > 1 else None,
         "unparsed": sum(r.get("unparsed") or 0 for r in _rows),
         "errors": sum(1 for r in _rows if r.get("error")),
-        "low_mass": sum(1 for r in _rows if (r.get("valid_mass") or 0.0) < LOW_MASS),
+        "low_mass": sum(1 for r in _rows if _low_mass(r)),
         "input_tokens": sum(r.get("input_tokens") or 0 for r in _rows),
         "output_tokens": sum(r.get("output_tokens") or 0 for r in _rows),
     }
+
+
+def _low_mass(row: dict[str, Any]) -> bool:
+    # Valid mass is a logprobs figure; a sampling item's parsed share is shown as "unparsed" instead.
+    return row.get("mode") != "sampling" and (row.get("valid_mass") or 0.0) < LOW_MASS
 
 
 def run_summary(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -98,13 +104,13 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None =
     frame = pd.DataFrame({
         "item": [r["item_id"] for r in rows],
         "score": [r.get("score") for r in rows],
-        "top-token": [r.get("top_score") for r in rows],
+        "top-token": [single_rating(r) for r in rows],
         "valid mass": [r.get("valid_mass") for r in rows],
         "unparsed": [r.get("unparsed") or 0 for r in rows],
         "reply": [(r.get("replies") or [""])[0] if r.get("replies") else "" for r in rows],
         "error": [r.get("error") or "" for r in rows],
     })
-    frame["low mass"] = frame["valid mass"].fillna(0.0) < LOW_MASS
+    frame["low mass"] = [_low_mass(r) for r in rows]
     if human is not None:
         frame.insert(3, "human", [human.get(r["item_id"]) for r in rows])
     for col in ("score", "top-token", "valid mass"):

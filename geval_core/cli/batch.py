@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .cli_score import JUDGE_HELP, open_db, resolve_inputs, write_results
-from .errors import GEvalError
-from .types import MODES
+from prompt_library import open_library
+
+from ._common import db_option, judge_options, resolve_inputs, workbench_errors
+from .score import write_results
 
 
 @click.group("batch")
@@ -18,25 +19,20 @@ def batch_group() -> None:
 @click.option("--prompt", "prompt_ref", required=True, help="Library prompt name[@version], or an exported prompt file.")
 @click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The JSONL request file to write.")
-@click.option("--judge", "judge_ref", default=None, help=JUDGE_HELP + "; must be openai:MODEL")
-@click.option("--mode", type=click.Choice(MODES), default=None, help="Override the prompt's scoring mode.")
-@click.option("--n", type=click.IntRange(1, 100), default=None, help="Override the number of replies per item.")
-@click.option("--temperature", type=click.FloatRange(0, 2), default=None, help="Override the temperature.")
-@click.option("--db", type=click.Path(dir_okay=False), default=None, help="Library file (default: $GEVAL_DB or ./geval.db).")
+@judge_options
+@db_option
+@workbench_errors
 def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | None, mode: str | None,
                     n: int | None, temperature: float | None, db: str | None) -> None:
-    """Create a run and write its Batch API input file (one line per item and replica)."""
-    from .batch import prepare_batch
+    """Create a run and write its Batch API input file (one line per item and replica); --judge must be openai:MODEL."""
+    from ..run.batch import prepare_batch
 
-    try:
-        library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, None, mode, n,
-                                                            temperature)
-        if settings.mode == "auto":
-            click.echo("warning: a batch cannot fall back mid-way: auto asks for logprobs, and items "
-                       "without them get an error (prepare a sampling batch for those)", err=True)
-        result = prepare_batch(library, prompt, dataset["id"], settings, out)
-    except GEvalError as exc:
-        raise click.ClickException(str(exc)) from None
+    library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, None, mode, n,
+                                                        temperature)
+    if settings.mode == "auto":
+        click.echo("warning: a batch cannot fall back mid-way: auto asks for logprobs, and items "
+                   "without them get an error (prepare a sampling batch for those)", err=True)
+    result = prepare_batch(library, prompt, dataset["id"], settings, out)
     click.echo(f"run {result['run_id']}: {result['requests']} requests written to {result['path']}")
     click.echo("Upload it with purpose 'batch', create a batch for endpoint /v1/chat/completions, and when it "
                "completes run `geval batch collect OUTPUT.jsonl [ERRORS.jsonl]`.", err=True)
@@ -45,16 +41,14 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
 @batch_group.command("collect")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Results file (default: stdout).")
-@click.option("--db", type=click.Path(dir_okay=False), default=None, help="Library file (default: $GEVAL_DB or ./geval.db).")
+@db_option
+@workbench_errors
 def collect_command(files: tuple[str, ...], out: str | None, db: str | None) -> None:
     """Score Batch API output (and error) files into their runs, as a live run would."""
-    from .batch import collect_batch
+    from ..run.batch import collect_batch
 
-    try:
-        library = open_db(db)
-        summaries = collect_batch(library, list(files))
-    except GEvalError as exc:
-        raise click.ClickException(str(exc)) from None
+    library = open_library(db)
+    summaries = collect_batch(library, list(files))
     for number, summary in enumerate(summaries):
         missing = library.get_run(summary.run_id).get("batch_missing", 0)
         click.echo(f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.failed} errors, "

@@ -1,6 +1,6 @@
 """Per-group rank statistics, vectorised: ranks, tie counts, Spearman, Kendall tau-b and Pearson.
 
-Every figure in stats.py comes from here. A dataset-level reading is the special case of one group.
+Every agreement figure in geval_core.stats comes from here. A dataset-level reading is the special case of one group.
 Values are compared after rounding to `DECIMALS` places, so float noise from probability weighting
 neither breaks nor makes ties; Pearson uses the unrounded values.
 """
@@ -18,40 +18,40 @@ SMALL_GROUP = 64
 
 
 @dataclass(frozen=True)
-class Runs:
-    """Sorted-order runs of equal (group, value): the basis of ranks and tie counts."""
+class TieBlocks:
+    """Blocks of equal (group, value) in sorted order: the basis of ranks and tie counts."""
 
     order: np.ndarray  # item indices sorted by (group, value)
-    run_id: np.ndarray  # run of each item, in sorted order
-    run_start: np.ndarray  # first sorted index of each run
-    run_len: np.ndarray
+    block_id: np.ndarray  # block of each item, in sorted order
+    block_start: np.ndarray  # first sorted index of each block
+    block_len: np.ndarray
     distinct: np.ndarray  # distinct values per group
     tied_pairs: np.ndarray  # pairs with equal values per group
 
 
-def runs(values: np.ndarray, codes: np.ndarray, n_groups: int) -> Runs:
-    """Find runs of equal values within each group in O(n log n)."""
+def tie_blocks(values: np.ndarray, codes: np.ndarray, n_groups: int) -> TieBlocks:
+    """Find blocks of equal values within each group in O(n log n)."""
     n = len(values)
     order = np.argsort(values, kind="stable") if n_groups == 1 else np.lexsort((values, codes))
     cs, vs = codes[order], values[order]
     new = np.ones(n, dtype=bool)
     if n > 1:
         new[1:] = (cs[1:] != cs[:-1]) | (vs[1:] != vs[:-1])
-    run_start = np.flatnonzero(new)
-    run_len = np.diff(np.append(run_start, n))
-    run_group = cs[run_start]
-    distinct = np.bincount(run_group, minlength=n_groups)
-    tied = np.bincount(run_group, weights=run_len * (run_len - 1) / 2.0, minlength=n_groups)
-    return Runs(order, np.cumsum(new) - 1, run_start, run_len, distinct, tied)
+    block_start = np.flatnonzero(new)
+    block_len = np.diff(np.append(block_start, n))
+    block_group = cs[block_start]
+    distinct = np.bincount(block_group, minlength=n_groups)
+    tied = np.bincount(block_group, weights=block_len * (block_len - 1) / 2.0, minlength=n_groups)
+    return TieBlocks(order, np.cumsum(new) - 1, block_start, block_len, distinct, tied)
 
 
-def ranks(r: Runs, codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+def ranks(b: TieBlocks, codes: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """1-based average ranks within each group (ties share the mean of their positions)."""
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    run_group = codes[r.order][r.run_start]
-    mean_pos = r.run_start + (r.run_len - 1) / 2.0 - starts[run_group] + 1.0
-    out = np.empty(len(r.order), dtype=float)
-    out[r.order] = mean_pos[r.run_id]
+    block_group = codes[b.order][b.block_start]
+    mean_pos = b.block_start + (b.block_len - 1) / 2.0 - starts[block_group] + 1.0
+    out = np.empty(len(b.order), dtype=float)
+    out[b.order] = mean_pos[b.block_id]
     return out
 
 
@@ -130,7 +130,7 @@ def group_stats(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int) 
     """Correlate judge x with human y inside every group."""
     sizes = np.bincount(codes, minlength=n_groups)
     xr, yr = np.round(x, DECIMALS), np.round(y, DECIMALS)
-    rx, ry = runs(xr, codes, n_groups), runs(yr, codes, n_groups)
+    rx, ry = tie_blocks(xr, codes, n_groups), tie_blocks(yr, codes, n_groups)
     use = (sizes >= 2) & (rx.distinct >= 2) & (ry.distinct >= 2)
     nan = np.full(n_groups, np.nan)
     if not use.any():

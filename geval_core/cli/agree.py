@@ -10,10 +10,13 @@ from typing import Any
 
 import click
 
-from .datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
-from .errors import GEvalError, InputError
-from .stats import AgreementResult, agreement
-from .types import Scale
+from prompt_library import Library, open_library
+
+from ..datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
+from ..errors import InputError
+from ..stats import AgreementResult, agreement
+from ..types import Scale
+from ._common import workbench_errors
 
 
 @dataclass
@@ -110,7 +113,7 @@ def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None)
     return f"{head}\n{body}\n\nNote: {r.note}"
 
 
-def library_rows(library: Any, run_id: str | None, dataset: str | None, human_field: str,
+def library_rows(library: Library, run_id: str | None, dataset: str | None, human_field: str,
                  ) -> tuple[_Rows | None, _Rows | None]:
     """(judge rows of a library run, human rows of a library dataset); either may be None."""
     judged = None
@@ -146,8 +149,6 @@ def _is_file_name(source: str) -> bool:
 def _load_sides(judge_source: str, data_source: str | None, db: str | None, fields: dict[str, Any],
                 ) -> tuple[_Rows, _Rows, str]:
     """Judge and human rows from files, or from a library run / dataset when no such file exists."""
-    from prompt_library import open_library  # the store is only needed for library sources
-
     judge_is_file, data_is_file = _is_file_name(judge_source), bool(data_source) and _is_file_name(data_source)
     judged = data = None
     if judge_is_file:
@@ -188,6 +189,7 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
 @click.option("--pooled", is_flag=True,
               help="Dataset-level reading (all items pooled) even when a library dataset has groups.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@workbench_errors
 def agree(judge_file: str, data_file: str | None, human_field: str, db: str | None, score_field: str,
           id_field: str, judge_id_field: str | None, group_by: str | None, scale: Scale | None,
           bootstrap: int, seed: int, pooled: bool, as_json: bool) -> None:
@@ -197,21 +199,18 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
     """
     fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,
               "human": human_field, "group_by": group_by}
-    try:
-        judged, data, data_file = _load_sides(judge_file, data_file, db, fields)
-        # Library datasets carry their own group field; files have groups only when --group-by says so.
-        if not group_by and data.groups and not pooled:
-            group_by = "group"
-        for item_id, line in judged.lines.items():
-            if item_id not in data.lines:
-                raise InputError(f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
-                                 file=judge_file, line=line, field=judge_id_field or id_field)
-        ids = list(judged.values)
-        groups = [data.groups.get(i) for i in ids] if group_by else None
-        result = agreement([judged.values[i] for i in ids], [data.values[i] for i in ids], groups,
-                           scale or judged.scale, bootstrap, seed)
-    except GEvalError as exc:
-        raise click.ClickException(str(exc)) from None
+    judged, data, data_file = _load_sides(judge_file, data_file, db, fields)
+    # Library datasets carry their own group field; files have groups only when --group-by says so.
+    if not group_by and data.groups and not pooled:
+        group_by = "group"
+    for item_id, line in judged.lines.items():
+        if item_id not in data.lines:
+            raise InputError(f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
+                             file=judge_file, line=line, field=judge_id_field or id_field)
+    ids = list(judged.values)
+    groups = [data.groups.get(i) for i in ids] if group_by else None
+    result = agreement([judged.values[i] for i in ids], [data.values[i] for i in ids], groups,
+                       scale or judged.scale, bootstrap, seed)
     extra = {
         "judge_file": judge_file, "data_file": data_file, "human_field": human_field,
         "judge_missing": sum(v is None for v in judged.values.values()),

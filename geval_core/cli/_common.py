@@ -1,0 +1,194 @@
+"""What every `geval` command shares: --db, --json, clean errors, tables, prompt/judge/data resolution."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from prompt_library import DatasetMapping, Library, open_library
+
+from ..datafiles import read_rows
+from ..errors import GEvalError, InputError
+from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
+
+DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
+JUDGE_HELP = "local | openai:MODEL | gemini:MODEL (default: the prompt's own judge)"
+DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv")
+
+
+def workbench_errors(func: Callable) -> Callable:
+    """Turn the workbench's own errors into a clean click error (message, exit code 1, no traceback)."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except GEvalError as exc:
+            raise click.ClickException(str(exc)) from None
+    return wrapper
+
+
+def db_option(func: Callable) -> Callable:
+    """The --db option."""
+    return click.option("--db", type=click.Path(dir_okay=False), default=None, help=DB_HELP)(func)
+
+
+def json_option(func: Callable) -> Callable:
+    """The --json flag (passed as `as_json`)."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
+
+
+def bounded_option(cls: type, name: str, *flags: str, **kwargs: Any) -> Callable:
+    """A click option whose range and help come from a `bounded` dataclass field (stated once)."""
+    bounds = bounds_of(cls, name)
+    kind = click.IntRange if isinstance(bounds.min, int) and isinstance(bounds.max, int) else click.FloatRange
+    kwargs.setdefault("help", bounds.help[:1].upper() + bounds.help[1:] + ".")
+    return click.option(*(flags or (f"--{name.replace('_', '-')}",)), type=kind(bounds.min, bounds.max), **kwargs)
+
+
+def judge_options(func: Callable) -> Callable:
+    """--judge, --mode, --n, --temperature: overrides of the prompt's frozen judge settings."""
+    for option in reversed((
+        click.option("--judge", "judge_ref", default=None, help=JUDGE_HELP),
+        click.option("--mode", type=click.Choice(MODES), default=None, help="Override the prompt's scoring mode."),
+        bounded_option(JudgeSettings, "n", default=None, help="Override the number of replies per item."),
+        bounded_option(JudgeSettings, "temperature", default=None, help="Override the temperature."),
+    )):
+        func = option(func)
+    return func
+
+
+def library_command(group: click.Group, name: str, lists: bool = False) -> Callable:
+    """A sub-command that gets the open library first, with --db (and --json when it lists or shows)."""
+    def wrap(func: Callable) -> click.Command:
+        @functools.wraps(func)
+        @workbench_errors
+        def run(db: str | None, **kwargs: Any) -> None:
+            with open_library(db) as library:
+                func(library, **kwargs)
+
+        command = db_option(run)
+        if lists:
+            command = json_option(command)
+        return group.command(name)(command)
+    return wrap
+
+
+def echo_json(value: Any) -> None:
+    """Print a value as indented JSON (for --json)."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def table(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """Print rows as an aligned text table of the given columns."""
+    if not rows:
+        click.echo("(none)")
+        return
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
+    for row in cells:
+        click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+
+
+# --- prompt, judge and data resolution ----------------------------------------------------------------
+def resolve_prompt(library: Library, ref: str) -> FrozenPrompt:
+    """A library name[@version] or id, or an exported prompt file (frozen into the library as is)."""
+    path = Path(ref)
+    if path.suffix.lower() == ".json" or path.is_file():
+        if not path.is_file():
+            raise InputError("no such prompt file", file=ref)
+        return library.import_prompt(path).prompt
+    return library.get_prompt(ref)
+
+
+def parse_judge(ref: str) -> tuple[str, str | None]:
+    """'openai:gpt-4o' -> ('openai', 'gpt-4o'); 'local' -> ('local', None)."""
+    provider, _, model = ref.partition(":")
+    hosted = provider in ("openai", "gemini")
+    # "scripted" is the test judge: accepted, not advertised.
+    if not (hosted or provider in ("local", "scripted")) or (hosted and not model):
+        raise click.BadParameter(f"{ref!r}: use local, openai:MODEL or gemini:MODEL", param_hint="--judge")
+    return provider, model or None
+
+
+def effective_settings(frozen: JudgeSettings, judge: str | None, base_url: str | None, mode: str | None,
+                       n: int | None, temperature: float | None) -> tuple[JudgeSettings, list[str]]:
+    """The prompt's settings with the command line's overrides, and a warning for each metric change.
+
+    The frozen settings are the metric; an override makes a run that is not comparable item by item
+    with runs of the prompt's own settings, so it is allowed, recorded on the run, and warned about.
+    """
+    changes: dict[str, Any] = {}
+    if judge is not None:
+        provider, model = parse_judge(judge)
+        changes["provider"] = provider
+        changes["model"] = model or (frozen.model if frozen.provider == "local" else JudgeSettings().model)
+        if provider != frozen.provider:
+            changes["base_url"] = None  # the prompt's server belongs to its own provider
+    changes.update({k: v for k, v in (("mode", mode), ("n", n), ("temperature", temperature)) if v is not None})
+    if base_url is not None:
+        changes["base_url"] = base_url
+    try:
+        settings = replace(frozen, **changes)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    changed = [f"{name} {getattr(frozen, name)!r} -> {getattr(settings, name)!r}"
+               for name in ("provider", "model", "mode", "n", "temperature")
+               if getattr(settings, name) != getattr(frozen, name)]
+    warnings = [] if not changed else [
+        "overriding the prompt's frozen judge settings: " + ", ".join(changed) + ". Scores of this run are "
+        "not comparable item by item with runs of the prompt's own settings; the run records what was used."
+    ]
+    return settings, warnings
+
+
+def data_mapping(path: Path, prompt: FrozenPrompt) -> DatasetMapping:
+    """id from "id"; the prompt's inputs when every one is a field, else every other top-level string field."""
+    first = next((row for _, row in read_rows(path)), None)
+    if first is None:
+        raise InputError("the file has no rows", file=str(path))
+    if "id" not in first:
+        raise InputError("every row needs an 'id' field", file=str(path), line=1, field="id")
+    wanted = prompt.dimension.inputs
+    if all(f in first for f in wanted):
+        inputs = {f: f for f in wanted}
+    else:
+        inputs = {k: k for k, v in first.items() if k != "id" and isinstance(v, str)}
+        missing = [f for f in wanted if f not in inputs]
+        if missing:
+            raise InputError(f"the prompt reads {', '.join(wanted)} but rows have no {', '.join(missing)} "
+                             f"(fields: {', '.join(first)})", file=str(path), line=1, field=missing[0])
+    return DatasetMapping(id="id", inputs=inputs)
+
+
+def resolve_data(library: Library, ref: str, prompt: FrozenPrompt) -> dict[str, Any]:
+    """A library dataset name[@version], or a CSV/JSONL file imported as a dataset version."""
+    path = Path(ref)
+    if path.suffix.lower() in DATA_SUFFIXES or path.is_file():
+        name = path.stem.replace("@", "-") or "data"
+        return library.import_dataset(path, name, data_mapping(path, prompt))
+    return library.get_dataset(ref)
+
+
+def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: str | None,
+                   base_url: str | None, mode: str | None, n: int | None, temperature: float | None,
+                   ) -> tuple[Library, FrozenPrompt, JudgeSettings, dict[str, Any]]:
+    """(library, prompt, settings used, dataset) for a run; overrides of the frozen settings are warned."""
+    library = open_library(db)
+    prompt = resolve_prompt(library, prompt_ref)
+    settings, warnings = effective_settings(prompt.dimension.judge, judge_ref, base_url, mode, n, temperature)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return library, prompt, settings, resolve_data(library, data_ref, prompt)

@@ -1,0 +1,76 @@
+"""`geval datasets`: golden datasets as immutable versions (list, import, show)."""
+
+from __future__ import annotations
+
+import click
+
+from prompt_library import DatasetMapping, Library
+
+from ._common import echo_json, library_command, table
+
+
+@click.group("datasets")
+def datasets() -> None:
+    """Golden datasets (immutable versions): list, import, show."""
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    out = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise click.BadParameter(f"expected NAME=PATH (e.g. summary=output), got {value!r}",
+                                     param_hint=option)
+        out[name.strip()] = path.strip()
+    return out
+
+
+@library_command(datasets, "list", lists=True)
+def datasets_list(library: Library, as_json: bool) -> None:
+    """List dataset versions."""
+    rows = library.list_datasets()
+    if as_json:
+        echo_json(rows)
+        return
+    for row in rows:
+        row["id"], row["fields"], row["human"] = row["id"][:12], ", ".join(row["fields"]), ", ".join(row["human"])
+    table(rows, ["label", "id", "item_count", "fields", "human", "created_at"])
+
+
+@library_command(datasets, "import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--name", required=True, help="Dataset name; re-importing the same content reuses its version.")
+@click.option("--id", "id_field", default="id", show_default=True, help="Item id field (dotted path).")
+@click.option("--input", "inputs", multiple=True, required=True,
+              help="Input field as NAME=PATH, e.g. document=source (repeat for each field).")
+@click.option("--human", "human", multiple=True,
+              help="Human rating as NAME=PATH, e.g. coherence=scores.coherence (repeatable).")
+@click.option("--group", default=None, help="Group field, e.g. doc_id (for summary-level agreement).")
+def datasets_import(library: Library, path: str, name: str, id_field: str, inputs: tuple[str, ...],
+                    human: tuple[str, ...], group: str | None) -> None:
+    """Import a CSV or JSONL file as a new dataset version; a bad row stops it and nothing is written."""
+    mapping = DatasetMapping(id=id_field, inputs=_pairs(inputs, "--input"), human=_pairs(human, "--human"),
+                             group=group)
+    row = library.import_dataset(path, name, mapping)
+    verb = "imported" if row["created"] else "same content already stored as"
+    click.echo(f"{verb} {row['label']} ({row['item_count']} items, {row['id'][:12]})")
+
+
+@library_command(datasets, "show", lists=True)
+@click.argument("dataset")
+@click.option("--items", "limit", default=5, show_default=True, type=click.IntRange(0),
+              help="How many items to print (0: none).")
+def datasets_show(library: Library, dataset: str, as_json: bool, limit: int) -> None:
+    """Show a dataset version (name, name@version or id) and its first items."""
+    row = library.get_dataset(dataset)
+    items = library.dataset_items(row["id"])[:limit]
+    if as_json:
+        echo_json({**row, "items": [{"id": i.id, "fields": i.fields, "human": i.human, "group": i.group}
+                                     for i in items]})
+        return
+    click.echo(f"{row['label']}  {row['id']}\n{row['item_count']} items from {row['source']}, "
+               f"created {row['created_at']}\nfields: {', '.join(row['fields'])}\n"
+               f"human ratings: {', '.join(row['human']) or 'none'}")
+    for item in items:
+        preview = " | ".join(f"{k}: {v[:60]!r}" for k, v in item.fields.items())
+        click.echo(f"- {item.id} [{item.group or '-'}] {item.human} {preview}")

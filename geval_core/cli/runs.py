@@ -1,0 +1,74 @@
+"""`geval runs`: scoring runs and their judgments (list, show, export)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from prompt_library import Library
+
+from ..export import export_judgments, write_judgments
+from ._common import echo_json, library_command, table
+
+
+@click.group("runs")
+def runs() -> None:
+    """Scoring runs and their judgments: list, show, export."""
+
+
+@library_command(runs, "list", lists=True)
+@click.option("--prompt", default=None, help="Only runs of this prompt (name, name@version or id).")
+@click.option("--dataset", default=None, help="Only runs on this dataset (name, name@version or id).")
+def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str | None) -> None:
+    """List runs, newest first."""
+    rows = library.list_runs(prompt=prompt, dataset=dataset)
+    if as_json:
+        echo_json(rows)
+        return
+    for row in rows:
+        row["judge"] = row["judge"].get("model") if isinstance(row["judge"], dict) else row["judge"]
+    table(rows, ["id", "prompt_label", "dataset_label", "judge", "status", "judged", "items_total", "errors",
+                  "created_at"])
+
+
+@library_command(runs, "show", lists=True)
+@click.argument("run_id")
+@click.option("--judgments", "show_judgments", is_flag=True, help="Also list every item's judgment.")
+def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool) -> None:
+    """Show one run (id or unique prefix): prompt, dataset, judge, status, totals."""
+    run = library.get_run(run_id)
+    rows = library.judgments(run["id"]) if show_judgments or as_json else []
+    if as_json:
+        echo_json({**run, "judgments": rows if show_judgments else None})
+        return
+    for key in ("id", "prompt_label", "dataset_label", "status", "judged", "items_total", "errors",
+                "model_version", "input_tokens", "output_tokens", "cost_usd", "created_at", "finished_at"):
+        click.echo(f"{key:<14} {run.get(key) if run.get(key) is not None else '-'}")
+    click.echo(f"{'judge':<14} {json.dumps(run['judge'])}")
+    for row in rows:
+        score = "-" if row["score"] is None else f"{row['score']:.3f}"
+        click.echo(f"- {row['item_id']}: {score} {row['error'] or ''}".rstrip())
+
+
+@library_command(runs, "export")
+@click.argument("run_id")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="File to write (default: print JSONL).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default=None,
+              help="Output format (default: from the file suffix, else jsonl).")
+def runs_export(library: Library, run_id: str, output: str | None, fmt: str | None) -> None:
+    """Export a run's judgments, with each item's group and human ratings, as CSV or JSONL."""
+    run = library.get_run(run_id)
+    items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
+    rows = []
+    for row in library.judgments(run["id"]):
+        item = items.get(row["item_id"])
+        human = {f"human_{k}": v for k, v in (item.human if item else {}).items()}
+        rows.append({**row, "group": item.group if item else None, **human})
+    if output is None:
+        write_judgments(rows, sys.stdout, fmt or "jsonl")
+        return
+    export_judgments(rows, output, fmt)
+    click.echo(f"wrote {len(rows)} judgments to {output}", err=True)

@@ -1,0 +1,131 @@
+"""`geval score`: run a frozen prompt over a dataset and write one JSON line per item."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+
+from prompt_library import Library
+
+from ..judgment import Judgment
+from ..run.options import RunOptions, RunSummary
+from ..types import FrozenPrompt, JudgeSettings
+from ._common import bounded_option, db_option, judge_options, resolve_inputs, workbench_errors
+
+RESUMABLE = ("running", "cancelled")
+# The results file names the item "id" (what `geval agree --id-field` expects); the rest are Judgment's fields.
+RESULT_KEYS = ("id", *Judgment.columns()[1:])
+
+
+def find_run(library: Library, prompt: FrozenPrompt, dataset: dict, settings: JudgeSettings) -> str | None:
+    """The newest unfinished run of this prompt, dataset and judge settings: what a restart resumes."""
+    judge = asdict(settings)
+    for run in library.list_runs(prompt=prompt.id, dataset=dataset["id"]):
+        if run["status"] in RESUMABLE and run["judge"] == judge and run.get("item_ids") is None:
+            return run["id"]
+    return None
+
+
+def output_line(row: dict[str, Any]) -> dict[str, Any]:
+    """One item of the results file: the judgment's fields, the item id as "id".
+
+    "mode" is the mode the item was scored in, so an auto-mode fallback shows as "sampling".
+    """
+    line = {"id": row["item_id"], **{k: row.get(k) for k in RESULT_KEYS[1:]}}
+    line["distribution"] = {str(k): v for k, v in (row.get("distribution") or {}).items()}
+    for key in ("top_rating", "first_rating"):
+        line[key] = _number(line[key])
+    return line
+
+
+def _number(value: Any) -> Any:
+    # SQLite hands back a whole rating as 3.0; the file says 3 (sampling's first reply may be 3.5).
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def write_results(library: Library, run_id: str, out: str | None, append: bool = False) -> None:
+    """Every judgment of the run as JSON lines, to --out or stdout."""
+    lines = (json.dumps(output_line(r), ensure_ascii=False) + "\n" for r in library.judgments(run_id))
+    if out:
+        with Path(out).open("a" if append else "w", encoding="utf-8") as handle:
+            handle.writelines(lines)
+    else:
+        sys.stdout.writelines(lines)
+
+
+def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
+    """The one-paragraph account printed after a run."""
+    rate = summary.judged / summary.seconds if summary.seconds else 0.0
+    cost = "" if run.get("cost_usd") is None else f", ${run['cost_usd']:.4f}"
+    return (f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.null_scores} without a "
+            f"score, {summary.failed} errors, {summary.cached} from cache, {summary.fallbacks} fell back to "
+            f"sampling, {summary.skipped} done before; {summary.judge_calls} judge calls in "
+            f"{summary.seconds:.1f}s ({rate:.1f} items/s); tokens {run.get('input_tokens')} in / "
+            f"{run.get('output_tokens')} out{cost}")
+
+
+@click.command("score")
+@click.option("--prompt", "prompt_ref", required=True, help="Library prompt name[@version], or an exported prompt file.")
+@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
+@judge_options
+@click.option("--base-url", default=None, help="An OpenAI-compatible server (vLLM, Ollama, llama.cpp) for openai:MODEL.")
+@bounded_option(RunOptions, "concurrency", default=8, show_default=True, help="Judge calls in flight.")
+@bounded_option(RunOptions, "max_attempts", default=5, show_default=True, help="Tries per call.")
+@click.option("--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True, help="Seconds per call.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Results file (default: stdout).")
+@db_option
+@click.option("--run", "run_id", default=None, help="Resume this run id.")
+@click.option("--new-run", is_flag=True, help="Start a new run even when an unfinished one would be resumed.")
+@click.option("--no-cache", is_flag=True, help="Ask the judge even for requests answered before.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
+@workbench_errors
+def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_url: str | None, mode: str | None,
+                  n: int | None, temperature: float | None, concurrency: int, max_attempts: int, timeout: float,
+                  out: str | None, db: str | None, run_id: str | None, new_run: bool, no_cache: bool,
+                  quiet: bool) -> None:
+    """Score a dataset with a frozen prompt; an interrupted run resumes where it stopped."""
+    from ..providers import get_judge
+
+    library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
+                                                        n, temperature)
+    items = library.dataset_items(dataset["id"])
+    run_id = run_id or (None if new_run else find_run(library, prompt, dataset, settings))
+    if run_id is None:
+        run_id = library.create_run(prompt.id, dataset["id"], settings)
+    already = len(library.judged_item_ids(run_id))
+    if already and not quiet:
+        click.echo(f"resuming run {run_id}: {already} of {len(items)} items judged before", err=True)
+    judge = get_judge(settings, timeout=timeout)
+    options = RunOptions(settings=settings, concurrency=concurrency, max_attempts=max_attempts,
+                         use_cache=not no_cache)
+    summary = _run_with_bar(prompt, items, judge, library, run_id, options, quiet, already)
+    write_results(library, run_id, out)
+    if not quiet:
+        click.echo(summary_text(summary, library.get_run(run_id)), err=True)
+    if summary.status == "failed":
+        raise click.ClickException(summary.error or "the run failed")
+
+
+def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Library, run_id: str,
+                  options: RunOptions, quiet: bool, already: int) -> RunSummary:
+    """run_scoring with a click progress bar on stderr (the results may be going to stdout)."""
+    from ..run.runner import run_scoring
+
+    with click.progressbar(length=len(items), label=f"{prompt.label} ", file=sys.stderr,
+                           hidden=quiet, show_pos=True) as bar:
+        bar.update(already)
+        position = [already]
+
+        def progress(done: int, total: int, judgment: Judgment) -> None:
+            bar.update(done - position[0])
+            position[0] = done
+
+        try:
+            return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress)
+        except KeyboardInterrupt:
+            raise click.ClickException(f"interrupted; run the same command again to resume run {run_id}") from None

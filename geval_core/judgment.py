@@ -1,0 +1,71 @@
+"""One item's judgment: the runner builds it, the library stores it, exports write it, the CLI prints it.
+
+Every list of judgment columns in the workbench derives from `Judgment`'s fields. Fields that only
+one scoring mode can fill are named for what they hold and stay None in the other mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from .scoring import ItemScore
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """How one item of a run was judged (or why it could not be)."""
+
+    item_id: str
+    score: float | None = None  # G-Eval's score: probability-weighted (logprobs) or reduced replies (sampling)
+    raw_score: float | None = None  # logprobs: sum of p(r)*r over allowed ratings, not renormalised
+    top_rating: float | None = None  # logprobs: the allowed rating with the highest probability
+    first_rating: float | None = None  # sampling: the rating of the first reply that parsed
+    distribution: dict[int, float] = field(default_factory=dict)  # allowed rating -> probability / share
+    valid_mass: float | None = None  # logprobs: total probability on the allowed ratings
+    parsed_share: float | None = None  # sampling: share of the replies that parsed as a rating
+    replies: list[str] = field(default_factory=list)
+    parsed: int = 0  # replies (logprobs: choices) that gave a rating
+    unparsed: int = 0
+    ambiguous: bool = False  # logprobs: a longer rating could begin at the rating position
+    differs: bool = False  # the replies' ratings are not all the same
+    mode: str | None = None  # the mode actually used for this item: logprobs | sampling
+    fallback: bool = False  # auto mode fell back to sampling for this item
+    model_version: str | None = None  # as the judge's API reported it
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False  # answered from the library's judge cache
+    error: str | None = None  # why the item has no judgment; None when the judge answered
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        """Every field name, in order: the one column list of stores, exports and the CLI."""
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_score(cls, item_id: str, scored: ItemScore, **about: Any) -> Judgment:
+        """A judgment from a scored reply; `about` adds model_version, tokens, latency, cached, fallback."""
+        return cls(item_id=item_id, **scored.to_dict(), **about)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Judgment:
+        """Build from a dict with (some of) the field names; other keys are ignored."""
+        known = {k: data[k] for k in cls.columns() if k in data}
+        if known.get("distribution"):
+            known["distribution"] = {int(k): float(v) for k, v in known["distribution"].items()}
+        return cls(**known)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict of every field."""
+        return asdict(self)
+
+    @property
+    def single_rating(self) -> float | None:
+        """The rating of one answer without G-Eval's aggregation: top rating, or the first parsed reply."""
+        return self.top_rating if self.mode == "logprobs" else self.first_rating
+
+
+def single_rating(row: dict[str, Any]) -> float | None:
+    """`Judgment.single_rating` of a judgment dict."""
+    return row.get("top_rating") if row.get("mode") == "logprobs" else row.get("first_rating")

@@ -1,0 +1,130 @@
+"""Score a dataset with a frozen prompt: bounded concurrency, retries, cache, progress, resume, cancel.
+
+Threads (see DESIGN.md): worker threads only call `judge.judge` (with retries). Their results are
+collected in the calling thread, which scores them through a `Session`, writes them to the store one
+item at a time and calls `on_progress`, because Streamlit elements and sqlite3 connections belong to
+that thread. Results are taken as they complete (`wait(FIRST_COMPLETED)`, the loop `as_completed`
+runs inside) so a slow or hanging request never holds back the items behind it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from ..providers.base import Judge
+from ..store import Store
+from ..types import FrozenPrompt, Item, JudgeSettings
+from .calls import Cancelled, call_with_retries
+from .cost import load_prices, run_totals
+from .options import RunOptions, RunSummary
+from .session import Job, Progress, Session
+
+POLL_S = 0.2  # how often the collecting loop looks at the cancel flag while every call is slow
+
+
+def _unique_todo(items: list[Item], judged: set[str]) -> list[Item]:
+    seen = set(judged)
+    todo = []
+    for item in items:
+        if item.id not in seen:
+            seen.add(item.id)
+            todo.append(item)
+    return todo
+
+
+def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, store: Store, run_id: str,
+                options: RunOptions | None = None, on_progress: Progress | None = None,
+                cancel: threading.Event | None = None) -> RunSummary:
+    """Judge every item not yet judged in `run_id`, writing each judgment as it finishes.
+
+    options.settings: the judge settings to use (default: the prompt's own, which define the metric).
+    on_progress(done, total, judgment) is called in this thread after each write; done counts
+    items judged earlier too. After `cancel` is set no request is sent; calls already running are
+    written if they finish within `options.cancel_grace` seconds and dropped otherwise (a resumed run
+    redoes them). Re-running a finished run makes no judge call: its items are skipped, and the same
+    requests in another run are answered from the store's judge cache.
+    """
+    options = options or RunOptions()
+    settings = options.settings or prompt.dimension.judge
+    start = time.perf_counter()
+    todo = _unique_todo(items, store.judged_item_ids(run_id))
+    total = len({item.id for item in items})
+    summary = RunSummary(run_id, "done", settings.mode, total, skipped=total - len(todo))
+    session = Session(prompt, store, summary, settings, getattr(judge, "provider", "unknown"),
+                      options.use_cache, options.reducer, on_progress)
+    stop = threading.Event()  # tells workers waiting to retry that the run is over
+    pool = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="geval-judge")
+    try:
+        _loop(session, judge, deque(todo), pool, stop, cancel, options)
+    finally:
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+    if summary.error:
+        summary.status = "failed"
+    elif cancel is not None and cancel.is_set() and summary.skipped + summary.judged < summary.total:
+        summary.status = "cancelled"
+    summary.seconds = time.perf_counter() - start
+    finish(store, summary, settings)
+    return summary
+
+
+def finish(store: Store, summary: RunSummary, settings: JudgeSettings, discount: float = 1.0) -> None:
+    """Store a run's status and its totals over every session of it (a resumed run adds up)."""
+    totals = run_totals(store.judgments(summary.run_id), settings, load_prices(store=store), discount)
+    store.finish_run(summary.run_id, summary.status, mode=summary.mode, run_error=summary.error, **totals)
+
+
+def _loop(session: Session, judge: Judge, queue: deque[Item], pool: ThreadPoolExecutor,
+          stop: threading.Event, cancel: threading.Event | None, options: RunOptions) -> None:
+    """Keep up to 2x concurrency requests queued (so workers never idle while this thread writes)."""
+    pending: dict[Future, Job] = {}
+    deadline: float | None = None
+    concurrency = options.concurrency
+
+    def stopping() -> bool:
+        return (cancel is not None and cancel.is_set()) or session.summary.error is not None
+
+    while pending or (deadline is None and (queue or session.followups)):
+        if deadline is None and stopping():
+            deadline = time.monotonic() + options.cancel_grace
+            stop.set()
+            for future in pending:
+                future.cancel()  # not started yet: never sent
+            continue
+        # Checked per item: a stream of cache hits must not run past a cancel either.
+        while (queue or session.followups) and len(pending) < 2 * concurrency and not stopping():
+            if session.followups:
+                job = session.followups.popleft()
+                reply = session.cached(job)
+            else:
+                job, reply = session.first_job(queue.popleft())
+            if reply is not None:
+                session.score(job, reply, cached=True)
+                continue
+            future = pool.submit(call_with_retries, judge, job.request, options.max_attempts, stop,
+                                 options.retry_base, options.retry_cap)
+            pending[future] = job
+        if not pending:
+            continue
+        if deadline is not None and time.monotonic() > deadline:
+            return
+        finished, _ = wait(list(pending), timeout=POLL_S, return_when=FIRST_COMPLETED)
+        for future in finished:
+            _collect(session, future, pending.pop(future))
+
+
+def _collect(session: Session, future: Future, job: Job) -> None:
+    """Hand one finished worker call to the session."""
+    if future.cancelled():
+        return
+    try:
+        reply, attempts, seconds = future.result()
+    except Cancelled:
+        return  # dropped: a resumed run asks again
+    except Exception as exc:
+        session.failed(job, exc)
+        return
+    session.answered(job, reply, attempts, seconds)

@@ -1,0 +1,171 @@
+"""One scoring session of a run: turns replies (live, cached or from a batch file) into stored judgments.
+
+Every method runs in the thread that owns the store (see DESIGN.md): the live runner calls it from its
+collecting loop, `batch.collect_batch` calls it line by line. This is the runner's public hook.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import JudgeError, LogprobsUnavailableError, UnreachableError
+from ..judgment import Judgment
+from ..scoring import score_reply
+from ..store import Store
+from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
+from .calls import build_request, cache_key
+from .options import RunSummary
+
+Progress = Callable[[int, int, Judgment], None]
+# A run stops when this many items failed alike before any succeeded: logprobs mode on a judge that gives
+# none, or a judge that cannot be reached at all. Paying (or waiting) for every item to fail helps nobody.
+HOPELESS_LIMIT = 3
+
+
+@dataclass
+class Job:
+    """One request for one item; a fallback job carries what the logprobs attempt spent."""
+
+    item: Item
+    mode: str  # logprobs | sampling: what this request asks for
+    key: str  # the judge-cache key of the request
+    request: JudgeRequest
+    fallback: bool = False
+    spent_input: int = 0
+    spent_output: int = 0
+    spent_s: float = 0.0
+
+
+@dataclass
+class Session:
+    """Scores and stores the items of one run; counts what it did in `summary`."""
+
+    prompt: FrozenPrompt
+    store: Store
+    summary: RunSummary
+    settings: JudgeSettings
+    provider: str
+    use_cache: bool = True
+    reducer: str = "mean"
+    on_progress: Progress | None = None
+    followups: deque[Job] = field(default_factory=deque)  # auto-mode sampling requests still to send
+    sampling_only: bool = False  # auto mode saw a judge without logprobs: go straight to sampling
+    logprobs_seen: bool = False
+    replied: bool = False  # the judge answered at least once
+    hopeless: dict[str, int] = field(default_factory=lambda: {"logprobs": 0, "unreachable": 0})
+
+    @property
+    def done(self) -> int:
+        """Items judged, earlier sessions included."""
+        return self.summary.skipped + self.summary.judged
+
+    def job(self, item: Item, mode: str, fallback: bool = False) -> Job:
+        """The request for an item in one mode."""
+        request = build_request(self.prompt, item, self.settings, mode)
+        return Job(item, mode, cache_key(request, self.provider), request, fallback)
+
+    def first_job(self, item: Item) -> tuple[Job, JudgeReply | None]:
+        """The item's first request and its cached reply, if any."""
+        auto = self.settings.mode == "auto"
+        if auto and self.sampling_only:
+            job = self.job(item, "sampling", fallback=True)
+            return job, self.cached(job)
+        job = self.job(item, "logprobs" if auto else self.settings.mode)
+        reply = self.cached(job)
+        if auto and reply is None and self.use_cache:
+            # An earlier auto run that fell back cached the sampling answer: use it, call nobody.
+            sampling = self.job(item, "sampling", fallback=True)
+            fallback_reply = self.cached(sampling)
+            if fallback_reply is not None:
+                return sampling, fallback_reply
+        return job, reply
+
+    def cached(self, job: Job) -> JudgeReply | None:
+        """The cached reply to a job's request, if caching is on and there is one."""
+        if not self.use_cache:
+            return None
+        data = self.store.cache_get(job.key)
+        return None if data is None else JudgeReply.from_dict(data)
+
+    def answered(self, job: Job, reply: JudgeReply, attempts: int = 1, seconds: float = 0.0) -> None:
+        """A fresh reply from the judge: count it, cache it, score it."""
+        self.replied = True
+        self.summary.judge_calls += attempts
+        self.summary.input_tokens += reply.usage.input_tokens
+        self.summary.output_tokens += reply.usage.output_tokens
+        if self.use_cache:
+            self.store.cache_put(job.key, reply.to_dict())
+        self.score(job, reply, cached=False, seconds=seconds)
+
+    def failed(self, job: Job, exc: Exception) -> None:
+        """A judge call that failed for good (after its retries)."""
+        self.summary.judge_calls += exc.attempts if isinstance(exc, JudgeError) else 1
+        if not (isinstance(exc, LogprobsUnavailableError) and self.fall_back(job, None)):
+            self.write_error(job, exc)
+
+    def fall_back(self, job: Job, reply: JudgeReply | None, seconds: float = 0.0) -> bool:
+        """In auto mode, queue the sampling request for an item the judge gave no logprobs for."""
+        if self.settings.mode != "auto" or job.mode != "logprobs":
+            return False
+        self.sampling_only = True  # a judge without logprobs will not grow them on the next item
+        follow = self.job(job.item, "sampling", fallback=True)
+        if reply is not None:
+            follow.spent_input, follow.spent_output = reply.usage.input_tokens, reply.usage.output_tokens
+            follow.spent_s = seconds
+        self.followups.append(follow)
+        return True
+
+    def score(self, job: Job, reply: JudgeReply, cached: bool, seconds: float = 0.0) -> None:
+        """Score a reply and write the judgment (or queue the auto fallback)."""
+        try:
+            scored = score_reply(reply, self.prompt.dimension.scale, job.mode, self.reducer)
+        except LogprobsUnavailableError as exc:
+            if not self.fall_back(job, reply, seconds):
+                self.write_error(job, exc, reply)
+            return
+        self.logprobs_seen |= job.mode == "logprobs"
+        judgment = Judgment.from_score(
+            job.item.id, scored, fallback=job.fallback, model_version=reply.model_version,
+            input_tokens=job.spent_input + reply.usage.input_tokens,
+            output_tokens=job.spent_output + reply.usage.output_tokens,
+            latency_s=0.0 if cached else job.spent_s + seconds, cached=cached)
+        s = self.summary
+        s.scored += judgment.score is not None
+        s.null_scores += judgment.score is None
+        s.cached += cached
+        s.fallbacks += job.fallback
+        s.model_version = s.model_version or reply.model_version
+        self.write(judgment)
+
+    def write_error(self, job: Job, exc: BaseException, reply: JudgeReply | None = None) -> None:
+        """Record a failed item: no score, the error text, and the run goes on unless it is hopeless."""
+        attempts = exc.attempts if isinstance(exc, JudgeError) else 1
+        where = f" after {attempts} attempts" if attempts > 1 else ""
+        self.summary.failed += 1
+        self.write(Judgment(
+            job.item.id, replies=reply.texts if reply else [], mode=job.mode, fallback=job.fallback,
+            model_version=reply.model_version if reply else None, input_tokens=job.spent_input,
+            output_tokens=job.spent_output, latency_s=job.spent_s, error=f"{type(exc).__name__}{where}: {exc}"))
+        self.stop_if_hopeless(exc)
+
+    def stop_if_hopeless(self, exc: BaseException) -> None:
+        """Stop when items keep failing alike before any succeeded: no logprobs, or no server to reach."""
+        if isinstance(exc, LogprobsUnavailableError):
+            kind, seen, why = "logprobs", self.logprobs_seen, str(exc)
+        elif isinstance(exc, UnreachableError):
+            kind, seen = "unreachable", self.replied
+            why = f"{exc}; check that the judge's server is running and its URL, then resume the run"
+        else:
+            return
+        self.hopeless[kind] += 1
+        if not seen and self.hopeless[kind] >= HOPELESS_LIMIT and self.summary.error is None:
+            self.summary.error = why
+
+    def write(self, judgment: Judgment) -> None:
+        """Save one judgment now (a crash loses nothing written) and report progress."""
+        self.store.save_judgment(self.summary.run_id, judgment)
+        self.summary.judged += 1
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.summary.total, judgment)

@@ -1,0 +1,39 @@
+"""Agreement statistics, in layers (each module imports only those above it):
+
+    kernels     per-group ranks, tie blocks, Spearman, Kendall tau-b, Pearson (vectorised)
+    paired      judge/human scores as float arrays, missing pairs dropped, groups as codes
+    kappa       Cohen's kappa: scale points, weights, confusion tables, the inferred scale
+    figures     the figures of one reading from per-group stats and a confusion table
+    bootstrap   95% intervals, resampling groups (or items when ungrouped)
+    agreement   AgreementResult, agreement, spearman/kendall/pearson/tie_rate, replies_curve
+    ties        per-item ties and the largest tied clusters
+    from_runs   the agreement of a stored run, read through a library object
+"""
+
+from .agreement import (
+    AgreementResult,
+    agreement,
+    kendall,
+    pearson,
+    replies_curve,
+    spearman,
+    tie_rate,
+)
+from .from_runs import agreement_inputs_from_run, run_agreement
+from .kappa import cohen_kappa
+from .ties import item_ties, tie_clusters
+
+__all__ = [
+    "AgreementResult",
+    "agreement",
+    "agreement_inputs_from_run",
+    "cohen_kappa",
+    "item_ties",
+    "kendall",
+    "pearson",
+    "replies_curve",
+    "run_agreement",
+    "spearman",
+    "tie_clusters",
+    "tie_rate",
+]

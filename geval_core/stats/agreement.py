@@ -1,0 +1,142 @@
+"""Agreement between judge and human scores: Spearman, Kendall tau-b, Pearson, tie rate, Cohen's kappa.
+
+Two readings. Group-level (the G-Eval paper's SummEval reading): correlate within each group (source
+document), skip groups where either side is constant, average over groups; tie rate pooled over
+within-group pairs. Dataset-level: all items pooled. `agreement` is the one place the CLI and the app
+get these figures from; it assembles them from kernels (per-group ranks), kappa, figures and bootstrap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..scoring import parse_reply
+from ..types import Scale
+from .bootstrap import bootstrap_ci
+from .figures import figures, mean_used
+from .kappa import MAX_KAPPA_POINTS, confusion, infer_scale
+from .kernels import DECIMALS, group_stats, tie_blocks
+from .paired import group_codes, pair, to_floats
+
+REPLY_KS = (1, 2, 4, 5, 10, 20)
+
+
+def _pooled(judge: Iterable[float | None], human: Iterable[float | None], name: str) -> float | None:
+    p = pair(judge, human)
+    gs = group_stats(p.x, p.y, p.codes, 1)
+    return mean_used(getattr(gs, name), gs.use)
+
+
+def spearman(judge: Iterable[float | None], human: Iterable[float | None]) -> float | None:
+    """Spearman's rho over all pairs; None when a side is constant or there are fewer than 2 pairs."""
+    return _pooled(judge, human, "spearman")
+
+
+def kendall(judge: Iterable[float | None], human: Iterable[float | None]) -> float | None:
+    """Kendall's tau-b over all pairs; None when a side is constant or there are fewer than 2 pairs."""
+    return _pooled(judge, human, "kendall")
+
+
+def pearson(judge: Iterable[float | None], human: Iterable[float | None]) -> float | None:
+    """Pearson's r over all pairs; None when a side is constant or there are fewer than 2 pairs."""
+    return _pooled(judge, human, "pearson")
+
+
+def tie_rate(scores: Iterable[float | None], groups: Sequence[Hashable] | None = None) -> float | None:
+    """Share of item pairs (within-group pairs when grouped) whose scores are equal to 6 decimals."""
+    x = to_floats(scores)
+    if groups is not None and len(groups) != len(x):
+        raise ValueError(f"scores ({len(x)}) and groups ({len(groups)}) must have the same length")
+    keep = np.isfinite(x)
+    codes, n_groups = group_codes(groups, keep)
+    sizes = np.bincount(codes, minlength=n_groups)
+    pairs = float((sizes * (sizes - 1) / 2.0).sum())
+    tied = float(tie_blocks(np.round(x[keep], DECIMALS), codes, n_groups).tied_pairs.sum())
+    return tied / pairs if pairs else None
+
+
+# ---- agreement -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AgreementResult:
+    """Judge-human agreement, with the reading it was computed under and what was left out."""
+
+    reading: str  # "group" (per group, averaged) or "dataset" (all items pooled)
+    items: int  # pairs with both scores
+    groups: int  # groups averaged over (0 for the dataset reading)
+    groups_skipped: int  # groups with < 2 items or a constant side
+    spearman: float | None
+    kendall: float | None  # tau-b
+    pearson: float | None
+    tie_rate: float | None  # judge scores
+    human_tie_rate: float | None
+    kappa: float | None
+    kappa_linear: float | None
+    kappa_quadratic: float | None
+    scale: str
+    missing: int = 0  # pairs dropped because the judge or the human score was missing
+    bootstrap: int = 0
+    seed: int = 0
+    ci: dict[str, list[float | None]] = field(default_factory=dict)  # 95% percentile intervals
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def _note(reading: str, scale: Scale, inferred: bool) -> str:
+    how = "inferred from the data" if inferred else "given"
+    where = ("Correlations computed within each group and averaged over groups with no constant side; "
+             "tie rate pooled over within-group pairs; kappa pooled over all items"
+             if reading == "group" else "All items pooled")
+    if scale.max - scale.min + 1 > MAX_KAPPA_POINTS:
+        return (f"{where}. No kappa: the {scale} scale ({how}) has more than {MAX_KAPPA_POINTS} points. "
+                f"Ties and ranks compare scores rounded to {DECIMALS} decimals.")
+    return (f"{where}. Kappa: both sides rounded to the nearest point of the {scale} scale ({how}; halves up, "
+            f"values outside clipped). Ties and ranks compare scores rounded to {DECIMALS} decimals.")
+
+
+def agreement(judge: Iterable[float | None], human: Iterable[float | None],
+              groups: Sequence[Hashable] | None = None, scale: Scale | None = None,
+              bootstrap: int = 0, seed: int = 0) -> AgreementResult:
+    """All agreement figures in one result; bootstrap>0 adds 95% CIs (resampling groups when grouped)."""
+    p = pair(judge, human, groups)
+    inferred = scale is None
+    scale = infer_scale(p.x, p.y) if scale is None else scale
+    gs = group_stats(p.x, p.y, p.codes, p.n_groups)
+    reading = "dataset" if groups is None else "group"
+    figs = figures(gs, confusion(p.x, p.y, scale))
+    ci = bootstrap_ci(p, gs, scale, groups is not None, bootstrap, seed) if bootstrap > 0 and len(p.x) else {}
+    used = int(gs.use.sum())
+    return AgreementResult(
+        reading=reading, items=len(p.x),
+        groups=used if reading == "group" else 0,
+        groups_skipped=p.n_groups - used if reading == "group" else 0,
+        scale=str(scale), missing=p.missing, bootstrap=int(bootstrap), seed=int(seed), ci=ci,
+        note=_note(reading, scale, inferred), **figs)
+
+
+def replies_curve(replies_per_item: Sequence[Sequence[str | float]], human: Sequence[float | None],
+                  scale: Scale, groups: Sequence[Hashable] | None = None,
+                  ks: Iterable[int] = REPLY_KS) -> list[dict[str, Any]]:
+    """For each k (<= replies per item): score items by the mean of their first k parsed replies."""
+    parsed = []
+    for replies in replies_per_item:
+        values = [v if isinstance(v, (int, float)) else parse_reply(v) for v in replies]
+        parsed.append([v for v in values if v is not None and scale.min <= v <= scale.max])
+    n = max((len(r) for r in replies_per_item), default=0)
+    curve = []
+    for k in sorted(set(ks)):
+        if k > n:
+            continue
+        scores = [float(np.mean(v[:k])) if v else None for v in parsed]
+        result = agreement(scores, human, groups, scale)
+        curve.append({"k": k, "spearman": result.spearman, "kendall": result.kendall,
+                      "tie_rate": result.tie_rate, "items": result.items, "groups": result.groups,
+                      "groups_skipped": result.groups_skipped, "reading": result.reading})
+    return curve

@@ -1,0 +1,70 @@
+"""What the runner, batch files, cost and statistics need from the library: the `Store` protocol.
+
+`prompt_library.Library` is the one implementation (a SQLite file); geval_core never imports it,
+so the core can be used, and tested, with any object that has these methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from .judgment import Judgment
+from .types import FrozenPrompt, Item, JudgeSettings
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Runs, their judgments, datasets, prompts, the judge cache and settings."""
+
+    def get_prompt(self, ref: str) -> FrozenPrompt:
+        """A frozen prompt by id, name or name@version."""
+        ...
+
+    def get_dataset(self, ref: str) -> dict[str, Any]:
+        """A dataset version's row (id, label, fields, human, item_count, ...)."""
+        ...
+
+    def dataset_items(self, ref: str) -> list[Item]:
+        """A dataset version's items, in order."""
+        ...
+
+    def create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
+                   item_ids: list[str] | None = None) -> str:
+        """Start a run record; its id."""
+        ...
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """One run's row with its judge settings."""
+        ...
+
+    def set_run_fields(self, run_id: str, **fields: Any) -> None:
+        """Update a run's columns and extra fields."""
+        ...
+
+    def finish_run(self, run_id: str, status: str = "done", **totals: Any) -> None:
+        """Mark a run finished and store its totals."""
+        ...
+
+    def judged_item_ids(self, run_id: str, include_errors: bool = False) -> set[str]:
+        """Items of a run that already have a judgment (errored ones only when asked)."""
+        ...
+
+    def save_judgment(self, run_id: str, judgment: Judgment) -> bool:
+        """Store one judgment; False when the item already had one."""
+        ...
+
+    def judgments(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's judgments as dicts keyed by `Judgment.columns()`, in dataset order."""
+        ...
+
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        """A cached reply dict (`JudgeReply.to_dict`) for a request key."""
+        ...
+
+    def cache_put(self, key: str, reply: dict[str, Any]) -> None:
+        """Cache a reply dict under its request key."""
+        ...
+
+    def get_setting(self, key: str, default: Any = None) -> Any:
+        """A JSON setting stored in the library (e.g. a price table)."""
+        ...

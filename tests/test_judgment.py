@@ -1,0 +1,104 @@
+"""One Judgment type: the runner builds it, the library stores it, exports and the CLI write its fields."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+
+import click
+import pytest
+from runner_helpers import dimension, make_items
+
+from geval_core import Judgment, errors
+from geval_core.cli._common import bounded_option
+from geval_core.cli.score import RESULT_KEYS, output_line
+from geval_core.export import JUDGMENT_FIELDS, write_judgments
+from geval_core.providers import ScriptedJudge
+from geval_core.run import RunOptions, run_scoring
+from geval_core.store import Store
+from geval_core.types import JudgeSettings, bounds_of
+from prompt_library import Library
+
+SCRIPTED = JudgeSettings(provider="scripted", model="scripted-1")
+
+
+def test_every_column_list_is_judgments_fields(tmp_path):
+    columns = Judgment.columns()
+    assert columns[0] == "item_id" and columns == JUDGMENT_FIELDS
+    assert ("id", *columns[1:]) == RESULT_KEYS
+    with Library(tmp_path / "lib.db") as lib:
+        assert isinstance(lib, Store)
+        stored = {r["name"] for r in lib.db.query("PRAGMA table_info(judgments)")}
+        assert set(columns[1:]) <= stored
+        lib.import_items("d", make_items(2))
+        prompt = lib.freeze(dimension(SCRIPTED)).prompt
+        run_id = lib.create_run(prompt.id, "d", SCRIPTED)
+        seen: list[Judgment] = []
+        run_scoring(prompt, lib.dataset_items("d"), ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED),
+                    on_progress=lambda done, total, judgment: seen.append(judgment))
+        rows = lib.judgments(run_id)
+    assert all(isinstance(j, Judgment) for j in seen) and len(seen) == 2
+    assert [Judgment.from_dict(r) for r in rows] == seen  # stored and read back field for field
+    out = io.StringIO()
+    write_judgments(rows, out, "jsonl")
+    assert list(json.loads(out.getvalue().splitlines()[0])) == list(columns)
+    assert list(output_line(rows[0])) == list(RESULT_KEYS)
+
+
+def test_mode_dependent_fields_hold_one_thing_each():
+    from geval_core.scoring import score_reply
+    from geval_core.types import Choice, JudgeReply, Scale
+
+    sampled = Judgment.from_score("a", score_reply(JudgeReply((Choice("4"), Choice("x")), "m"), Scale(), "sampling"))
+    assert (sampled.first_rating, sampled.parsed_share, sampled.top_rating, sampled.valid_mass) == (4, 0.5, None, None)
+    assert sampled.single_rating == 4
+
+
+def test_migration_moves_old_rows_to_the_named_fields(tmp_path):
+    path = tmp_path / "old.db"
+    with Library(path) as lib:
+        lib.import_items("d", make_items(2))
+        run = lib.create_run("coherence", "d", JudgeSettings())
+        lib.save_judgment(run, Judgment("i000", score=3.5, top_rating=4, valid_mass=0.8, mode="logprobs"))
+    # Put the file back to the first schema: the old column name and meanings, differs in extra.
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE judgments RENAME COLUMN top_rating TO top_score")
+    for column in ("first_rating", "parsed_share", "differs"):
+        db.execute(f"ALTER TABLE judgments DROP COLUMN {column}")
+    db.execute("INSERT INTO judgments (run_id, item_id, score, top_score, valid_mass, mode, extra) "
+               "VALUES (?, 'i001', 3.0, 3.5, 0.5, 'sampling', '{\"differs\": true}')", [run])
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm002_judgment_fields'")
+    db.commit()
+    db.close()
+    with Library(path) as lib:
+        rows = {r["item_id"]: r for r in lib.judgments(run)}
+    assert (rows["i000"]["top_rating"], rows["i000"]["valid_mass"], rows["i000"]["first_rating"]) == (4, 0.8, None)
+    assert (rows["i001"]["first_rating"], rows["i001"]["parsed_share"], rows["i001"]["valid_mass"]) == (3.5, 0.5, None)
+    assert rows["i001"]["differs"] is True and rows["i000"]["differs"] is False
+
+
+def test_bounds_are_stated_once_and_read_by_click():
+    n = bounds_of(JudgeSettings, "n")
+    assert (n.min, n.max) == (1, 100)
+    with pytest.raises(errors.ConfigError, match="n must be between 1 and 100"):
+        JudgeSettings(n=101)
+    with pytest.raises(errors.ConfigError, match="concurrency must be between 1 and 64"):
+        RunOptions(concurrency=0)
+
+    @click.command()
+    @bounded_option(JudgeSettings, "temperature")
+    def command(temperature: float) -> None:
+        """Test."""
+
+    option = command.params[0]
+    assert isinstance(option.type, click.FloatRange) and (option.type.min, option.type.max) == (0.0, 2.0)
+    assert "temperature" in option.help.lower()
+
+
+def test_error_hierarchy_is_closed_and_validation_stays_a_value_error():
+    assert issubclass(errors.ConfigError, ValueError) and issubclass(errors.InputError, ValueError)
+    assert issubclass(errors.UnreachableError, errors.RetryableJudgeError)
+    assert {name for name in errors.__all__} == {
+        name for name, value in vars(errors).items() if isinstance(value, type) and issubclass(value, errors.GEvalError)}
+    assert errors.RetryableJudgeError("x", attempts=3).attempts == 3 and errors.JudgeError("x").attempts == 1
