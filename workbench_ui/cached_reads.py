@@ -54,11 +54,14 @@ def human_names(dataset_id: str) -> list[str]:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _judgments(path: str, run_id: str, version: tuple[int, int, str]) -> list[dict[str, Any]]:
-    return state.library().judgments(run_id)
+    from geval_core.stats import judgment_rows
+
+    return judgment_rows(state.library(), run_id)
 
 
 def judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
-    """The judgments of a run (as lib.get_run returns it), read again only when its run_state changed."""
+    """The judgments of a run (as lib.get_run returns it) with group, human ratings and ties per item,
+    read again only when its run_state changed."""
     return _judgments(_path(), run["id"], run_state(run))
 
 
@@ -106,6 +109,8 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None =
         "score": [r.get("score") for r in rows],
         "top-token": [single_rating(r) for r in rows],
         "valid mass": [r.get("valid_mass") for r in rows],
+        "ties": [r.get("ties_weighted") for r in rows],
+        "ties top-token": [r.get("ties_top") for r in rows],
         "unparsed": [r.get("unparsed") or 0 for r in rows],
         "reply": [(r.get("replies") or [""])[0] if r.get("replies") else "" for r in rows],
         "error": [r.get("error") or "" for r in rows],
@@ -113,7 +118,12 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None =
     frame["low mass"] = [_low_mass(r) for r in rows]
     if human is not None:
         frame.insert(3, "human", [human.get(r["item_id"]) for r in rows])
-    for col in ("score", "top-token", "valid mass"):
+    if any(r.get("ties_weighted_in_group") is not None for r in rows):
+        frame.insert(frame.columns.get_loc("ties top-token") + 1, "ties in group",
+                     [r.get("ties_weighted_in_group") for r in rows])
+    if any(r.get("reply_agreement") is not None for r in rows):
+        frame["reply agreement"] = [r.get("reply_agreement") for r in rows]
+    for col in ("score", "top-token", "valid mass", "ties", "ties top-token"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce")
     return frame
 

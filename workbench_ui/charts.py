@@ -75,3 +75,18 @@ def difference_histogram(diffs: Sequence[float]) -> go.Figure:
     fig.update_layout(title="Score difference (run B − run A)", xaxis_title="difference",
                       yaxis_title="items", **_LAYOUT)
     return fig
+
+
+def tie_clusters_figure(clusters: dict[str, list[dict]]) -> go.Figure:
+    """The largest sets of tied items per score kind; bar text says how many human ratings each hides."""
+    fig = go.Figure()
+    for kind, rows in clusters.items():
+        hidden = [r["human_distinct"] for r in rows]
+        text = [f"{r['size']} items" + ("" if h is None else f", {h} human ratings") for r, h in zip(rows, hidden, strict=True)]
+        fig.add_trace(go.Bar(x=[f"{r['score']:.3f}" for r in rows], y=[r["size"] for r in rows], name=_safe(kind),
+                             text=text, textposition="outside",
+                             hovertemplate="score %{x}: %{text}<extra>" + _safe(kind) + "</extra>"))
+    fig.update_layout(barmode="group", title="Largest tie clusters", xaxis_title="shared score",
+                      yaxis_title="items tied", **_LAYOUT)
+    fig.update_xaxes(type="category")
+    return fig

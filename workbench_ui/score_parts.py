@@ -92,6 +92,24 @@ def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str,
                    "belief. The tiny local model does this; a stronger judge or priming helps.")
     st.plotly_chart(charts.score_histogram(s["weighted"], s["top"], prompt.dimension.scale.points),
                     key="score_hist")
+    tie_clusters_view(run, prompt, rows)
+
+
+def tie_clusters_view(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
+    """The largest sets of items sharing one score, and how many distinct human ratings each hides."""
+    from geval_core.stats import tie_clusters
+
+    key = cached_reads.human_key(cached_reads.human_names(run["dataset_id"]), prompt.name)
+    human = [r.get(f"human_{key}") for r in rows] if key else None
+    clusters = {"weighted": tie_clusters([r.get("score") for r in rows], human, top=8),
+                "top-token": tie_clusters([single_rating(r) for r in rows], human, top=8)}
+    if not any(clusters.values()):
+        return
+    st.plotly_chart(charts.tie_clusters_figure(clusters), key="score_tie_clusters")
+    costly = [c for c in clusters["weighted"] if (c["human_distinct"] or 0) > 1]
+    if costly:
+        st.caption(f"{len(costly)} weighted-score ties hide items people rated differently (up to "
+                   f"{max(c['human_distinct'] for c in costly)} distinct ratings): ties that cost agreement.")
 
 
 def table_and_item(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
@@ -113,11 +131,28 @@ def table_and_item(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[st
         ss["score_item"] = ids[0]
     item_id = st.selectbox("Open item", ids, key="score_item")
     judgment = next(r for r in rows if r["item_id"] == item_id)
-    show_item(judgment, items.get(item_id), prompt, key)
+    scored = sum(r.get("score") is not None for r in rows)
+    show_item(judgment, items.get(item_id), prompt, key, max(scored - 1, 0))
+
+
+def tie_sentence(judgment: dict[str, Any], others: int) -> str:
+    """'Top-token rating tied with 11 of 66 other items at 3.000; 0 after weighting' (and in its group)."""
+    if judgment.get("ties_top") is None or judgment.get("score") is None:
+        return "No score, so no ties."
+    top = single_rating(judgment)
+    text = (f"Top-token rating tied with {judgment['ties_top']} of {others} other items at {top:.3f}; "
+            f"{judgment['ties_weighted']} after weighting (at {judgment['score']:.3f}).")
+    if judgment.get("ties_top_in_group") is not None:
+        text += (f" Within its group: {judgment['ties_top_in_group']} top-token, "
+                 f"{judgment['ties_weighted_in_group']} weighted.")
+    if judgment.get("reply_agreement") is not None:
+        text += f" Replies agreed on {judgment['reply_agreement']:.0%} of pairs."
+    return text
 
 
 def downloads(run: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    """The run's judgments as CSV and JSONL files (the same columns as `geval runs export`)."""
+    """The run's judgments as CSV and JSONL files (the same columns as `geval runs export`: group,
+    human ratings and per-item ties included)."""
     c1, c2, _ = st.columns([1, 1, 3])
     for column, fmt, mime in ((c1, "csv", "text/csv"), (c2, "jsonl", "application/jsonl")):
         column.download_button(f"Download judgments ({fmt.upper()})", judgments_text(rows, fmt),
@@ -137,7 +172,8 @@ def _columns() -> dict:
             "low mass": st.column_config.CheckboxColumn()}
 
 
-def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: str | None) -> None:
+def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: str | None,
+              others: int = 0) -> None:
     """One item: its numbers, its distribution chart, the replies and the item text (verbatim)."""
     c = st.columns(5)
     c[0].metric("Weighted score", safe_text.fmt(judgment.get("score")))
@@ -147,6 +183,7 @@ def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: s
                 safe_text.fmt(judgment.get("parsed_share" if sampled else "valid_mass")))
     c[3].metric("Unparsed", judgment.get("unparsed") or 0)
     c[4].metric("Human", safe_text.fmt_rating(item.human.get(human_key)) if item and human_key else "—")
+    st.caption(tie_sentence(judgment, others))
     if judgment.get("error"):
         st.error(safe_text.md_escape(judgment["error"]))
     left, right = st.columns([1, 1], gap="large")

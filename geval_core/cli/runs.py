@@ -59,14 +59,10 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default=None,
               help="Output format (default: from the file suffix, else jsonl).")
 def runs_export(library: Library, run_id: str, output: str | None, fmt: str | None) -> None:
-    """Export a run's judgments, with each item's group and human ratings, as CSV or JSONL."""
-    run = library.get_run(run_id)
-    items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
-    rows = []
-    for row in library.judgments(run["id"]):
-        item = items.get(row["item_id"])
-        human = {f"human_{k}": v for k, v in (item.human if item else {}).items()}
-        rows.append({**row, "group": item.group if item else None, **human})
+    """Export a run's judgments with each item's group, human ratings and ties, as CSV or JSONL."""
+    from ..stats import judgment_rows  # numpy only when exporting
+
+    rows = judgment_rows(library, run_id)
     if output is None:
         write_judgments(rows, sys.stdout, fmt or "jsonl")
         return

@@ -19,9 +19,9 @@ from .agreement import (
     spearman,
     tie_rate,
 )
-from .from_runs import agreement_inputs_from_run, run_agreement
+from .from_runs import agreement_inputs_from_run, judgment_rows, run_agreement
 from .kappa import cohen_kappa
-from .ties import item_ties, tie_clusters
+from .ties import item_ties, judgment_ties, reply_agreement, tie_clusters, with_ties
 
 __all__ = [
     "AgreementResult",
@@ -29,11 +29,15 @@ __all__ = [
     "agreement_inputs_from_run",
     "cohen_kappa",
     "item_ties",
+    "judgment_rows",
+    "judgment_ties",
     "kendall",
     "pearson",
     "replies_curve",
+    "reply_agreement",
     "run_agreement",
     "spearman",
     "tie_clusters",
     "tie_rate",
+    "with_ties",
 ]

@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import InputError
 from ..store import Store
 from .agreement import agreement
+from .ties import with_ties
 
 
 def agreement_inputs_from_run(library: Store, run_id: str, human_field: str
@@ -49,3 +50,20 @@ def run_agreement(library: Store, run_id: str, human_field: str, pooled: bool = 
     return {"dataset": dataset["label"], "dataset_id": dataset["id"], "human": human_field, "run": run["id"],
             "judge_model": run["model_version"], "measured_at": run["finished_at"] or run["created_at"],
             **result.to_dict()}
+
+
+def judgment_rows(library: Store, run_id: str) -> list[dict[str, Any]]:
+    """A run's judgments for export: each item's group, its human ratings (human_NAME) and its ties.
+
+    Ties within groups are added when every judged item has a group (the pairs the per-document
+    reading counts).
+    """
+    run = library.get_run(run_id)
+    items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
+    rows = []
+    for row in library.judgments(run["id"]):
+        item = items.get(row["item_id"])
+        human = {f"human_{k}": v for k, v in (item.human if item else {}).items()}
+        rows.append({**row, "group": item.group if item else None, **human})
+    groups = [r["group"] for r in rows]
+    return with_ties(rows, groups if rows and all(g is not None for g in groups) else None)

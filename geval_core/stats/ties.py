@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..judgment import single_rating
 from .kernels import DECIMALS, tie_blocks
 from .paired import group_codes, to_floats
 
@@ -82,3 +83,45 @@ def tie_clusters(scores: Iterable[float | None], human: Iterable[float | None] |
         distinct = tie_blocks(hv[rated], item_block[rated], len(b.block_start)).distinct
     return [{"score": float(block_score[k]), "size": int(b.block_len[k]),
              "human_distinct": None if distinct is None else int(distinct[k])} for k in pick]
+
+
+def _counts(values: np.ndarray) -> list[int | None]:
+    return [None if v < 0 else int(v) for v in values.tolist()]
+
+
+def _shares(values: np.ndarray) -> list[float | None]:
+    return [None if v != v else float(v) for v in values.tolist()]  # NaN -> None
+
+
+def reply_agreement(row: dict[str, Any]) -> float | None:
+    """Sampling: the share of pairs of parsed replies that gave the same rating (None below 2 replies)."""
+    parsed = int(row.get("parsed") or 0)
+    if row.get("mode") != "sampling" or parsed < 2:
+        return None
+    counts = [round(share * parsed) for share in (row.get("distribution") or {}).values()]
+    return sum(c * (c - 1) for c in counts) / (parsed * (parsed - 1))
+
+
+def judgment_ties(rows: list[dict[str, Any]], groups: Sequence[Hashable] | None = None) -> dict[str, list]:
+    """Per judgment row: ties of its weighted and its single (top-token) rating, in the run and its group.
+
+    Columns: ties_weighted / ties_top (other items with the same score; None without a score), their
+    shares of the other scored items, the same within the item's group when groups are given, and
+    reply_agreement for sampling items.
+    """
+    out: dict[str, list] = {}
+    for name, scores in (("weighted", [r.get("score") for r in rows]), ("top", [single_rating(r) for r in rows])):
+        ties = item_ties(scores, groups)
+        out[f"ties_{name}"] = _counts(ties["tied_others"])
+        out[f"ties_{name}_share"] = _shares(ties["tied_share"])
+        if groups is not None:
+            out[f"ties_{name}_in_group"] = _counts(ties["tied_in_group"])
+            out[f"ties_{name}_group_share"] = _shares(ties["group_share"])
+    out["reply_agreement"] = [reply_agreement(r) for r in rows]
+    return out
+
+
+def with_ties(rows: list[dict[str, Any]], groups: Sequence[Hashable] | None = None) -> list[dict[str, Any]]:
+    """The rows with `judgment_ties` columns added (for exports and tables)."""
+    columns = judgment_ties(rows, groups)
+    return [{**row, **{name: values[i] for name, values in columns.items()}} for i, row in enumerate(rows)]
