@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -16,14 +17,17 @@ from ..judgment import Judgment
 from ..run.options import RunOptions, RunSummary
 from ..types import FrozenPrompt, JudgeSettings
 from ._common import bounded_option, db_option, judge_options, resolve_inputs, workbench_errors
+from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 
-RESUMABLE = ("running", "cancelled")
+# A finished run is reported again (its errored items retried), not repeated: --new-run starts another.
+RESUMABLE = ("running", "cancelled", "failed", "done")
+EXIT_FAILED, EXIT_NO_SCORES = 3, 4
 # The results file names the item "id" (what `geval agree --id-field` expects); the rest are Judgment's fields.
 RESULT_KEYS = ("id", *Judgment.columns()[1:])
 
 
 def find_run(library: Library, prompt: FrozenPrompt, dataset: dict, settings: JudgeSettings) -> str | None:
-    """The newest unfinished run of this prompt, dataset and judge settings: what a restart resumes."""
+    """The newest run of this prompt, dataset and judge settings: what the same command resumes."""
     judge = asdict(settings)
     for run in library.list_runs(prompt=prompt.id, dataset=dataset["id"]):
         if run["status"] in RESUMABLE and run["judge"] == judge and run.get("item_ids") is None:
@@ -73,7 +77,10 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 @click.option("--prompt", "prompt_ref", required=True, help="Library prompt name[@version], or an exported prompt file.")
 @click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
 @judge_options
-@click.option("--base-url", default=None, help="An OpenAI-compatible server (vLLM, Ollama, llama.cpp) for openai:MODEL.")
+@click.option("--base-url", default=None,
+              help="Your server for this run: an OpenAI-compatible one (vLLM, Ollama, llama.cpp) for openai:MODEL. "
+                   "Requests and the key go here, never to a URL stored with a prompt or file. No credentials in "
+                   "the URL: the key comes from OPENAI_API_KEY.")
 @bounded_option(RunOptions, "concurrency", default=8, show_default=True, help="Judge calls in flight.")
 @bounded_option(RunOptions, "max_attempts", default=5, show_default=True, help="Tries per call.")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True, help="Seconds per call.")
@@ -88,7 +95,13 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
                   n: int | None, temperature: float | None, concurrency: int, max_attempts: int, timeout: float,
                   out: str | None, db: str | None, run_id: str | None, new_run: bool, no_cache: bool,
                   quiet: bool) -> None:
-    """Score a dataset with a frozen prompt; an interrupted run resumes where it stopped."""
+    """Score a dataset with a frozen prompt; an interrupted run resumes where it stopped.
+
+    \b
+    Exit codes: 0 the run is done with scores; 1 bad input or settings (nothing was scored);
+    2 bad command line; 3 the run stopped as hopeless (the message says why; fix it, then run the
+    same command to resume); 4 the run ended with no score; 130 interrupted (run it again to resume).
+    """
     from ..providers import get_judge
 
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
@@ -107,8 +120,7 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     write_results(library, run_id, out)
     if not quiet:
         click.echo(summary_text(summary, library.get_run(run_id)), err=True)
-    if summary.status == "failed":
-        raise click.ClickException(summary.error or "the run failed")
+    exit_for(summary, run_id)
 
 
 def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Library, run_id: str,
@@ -116,8 +128,9 @@ def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Librar
     """run_scoring with a click progress bar on stderr (the results may be going to stdout)."""
     from ..run.runner import run_scoring
 
+    cancel = threading.Event()
     with click.progressbar(length=len(items), label=f"{prompt.label} ", file=sys.stderr,
-                           hidden=quiet, show_pos=True) as bar:
+                           hidden=quiet, show_pos=True) as bar, stop_on_interrupt(cancel):
         bar.update(already)
         position = [already]
 
@@ -125,7 +138,24 @@ def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Librar
             bar.update(done - position[0])
             position[0] = done
 
-        try:
-            return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress)
-        except KeyboardInterrupt:
-            raise click.ClickException(f"interrupted; run the same command again to resume run {run_id}") from None
+        return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress, cancel=cancel)
+
+
+def exit_for(summary: RunSummary, run_id: str) -> None:
+    """Leave with the documented exit code when the run did not end done with scores."""
+    if summary.status == "cancelled":
+        click.echo(f"interrupted; run the same command again to resume run {run_id}", err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
+    if summary.status == "failed":
+        raise RunEnded(summary.error or "the run failed", EXIT_FAILED)
+    if summary.scored == 0 and summary.skipped == 0:
+        raise RunEnded(f"run {run_id} scored no item: see the errors with `geval runs show {run_id} "
+                       "--judgments`", EXIT_NO_SCORES)
+
+
+class RunEnded(click.ClickException):
+    """A run that ended without a usable result, with its own exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

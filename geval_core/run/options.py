@@ -24,7 +24,7 @@ class RunOptions:
     reducer: str = "mean"
     retry_base: float = bounded(0.5, 0.0, 60.0, "first backoff in seconds (doubles per retry, jittered)")
     retry_cap: float = bounded(30.0, 0.0, 3600.0, "longest wait between tries in seconds")
-    cancel_grace: float = bounded(2.0, 0.0, 600.0, "seconds a stopped run waits for calls in flight")
+    cancel_grace: float = bounded(0.5, 0.0, 600.0, "seconds a stopped run waits for calls in flight")
 
     def __post_init__(self) -> None:
         check_bounds(self)
@@ -46,6 +46,7 @@ class RunSummary:
     null_scores: int = 0  # ... without a score and without an error (no valid rating)
     failed: int = 0  # ... carrying an error
     cached: int = 0  # ... answered from the judge cache
+    cache_rejected: int = 0  # cache entries that failed their hash check: ignored, the judge asked again
     fallbacks: int = 0  # ... where auto mode fell back to sampling
     judge_calls: int = 0  # requests sent to the judge, retries included
     input_tokens: int = 0  # spent by this call; cached answers cost nothing

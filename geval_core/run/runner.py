@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 
 from ..providers.base import Judge
 from ..store import Store
@@ -21,6 +21,7 @@ from .calls import Cancelled, call_with_retries
 from .cost import load_prices, run_totals
 from .options import RunOptions, RunSummary
 from .session import Job, Progress, Session
+from .workers import DaemonPool
 
 POLL_S = 0.2  # how often the collecting loop looks at the cancel flag while every call is slow
 
@@ -56,12 +57,12 @@ def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, store: St
     session = Session(prompt, store, summary, settings, getattr(judge, "provider", "unknown"),
                       options.use_cache, options.reducer, on_progress)
     stop = threading.Event()  # tells workers waiting to retry that the run is over
-    pool = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="geval-judge")
+    pool = DaemonPool(options.concurrency)
     try:
         _loop(session, judge, deque(todo), pool, stop, cancel, options)
     finally:
         stop.set()
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown()
     if summary.error:
         summary.status = "failed"
     elif cancel is not None and cancel.is_set() and summary.skipped + summary.judged < summary.total:
@@ -77,7 +78,7 @@ def finish(store: Store, summary: RunSummary, settings: JudgeSettings, discount:
     store.finish_run(summary.run_id, summary.status, mode=summary.mode, run_error=summary.error, **totals)
 
 
-def _loop(session: Session, judge: Judge, queue: deque[Item], pool: ThreadPoolExecutor,
+def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
           stop: threading.Event, cancel: threading.Event | None, options: RunOptions) -> None:
     """Keep up to 2x concurrency requests queued (so workers never idle while this thread writes)."""
     pending: dict[Future, Job] = {}

@@ -1,0 +1,46 @@
+"""Worker threads that never hold the process: a stopped run abandons calls that hang.
+
+`concurrent.futures.ThreadPoolExecutor` joins its threads when the interpreter exits, so a request
+stuck in a judge's socket kept a stopped `geval score` alive until its timeout (61 s). These threads
+are daemons: the run returns at once and the process can exit; their items stay unjudged for resume.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+
+class DaemonPool:
+    """A fixed number of daemon threads running submitted calls, each answered through a Future."""
+
+    def __init__(self, workers: int, name: str = "geval-judge") -> None:
+        self._tasks: queue.SimpleQueue[tuple[Future, Callable, tuple] | None] = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+                         for i in range(workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, func: Callable[..., Any], *args: Any) -> Future:
+        """Run func(*args) on a worker; the Future can be cancelled until a worker takes it."""
+        future: Future = Future()
+        self._tasks.put((future, func, args))
+        return future
+
+    def shutdown(self) -> None:
+        """Let idle workers end; busy ones end when their call returns (nobody waits for them)."""
+        for _ in self._threads:
+            self._tasks.put(None)
+
+    def _work(self) -> None:
+        while (task := self._tasks.get()) is not None:
+            future, func, args = task
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled before it started: never sent
+            try:
+                future.set_result(func(*args))
+            except BaseException as exc:  # handed to the collecting thread, which decides
+                future.set_exception(exc)
