@@ -14,7 +14,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/streamlit run app.py
+	# Loopback only (also in .streamlit/config.toml); the README says how to expose the app on purpose.
+	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench_ui import live, state
+from geval_core.errors import ConfigError
+from workbench_ui import live, safe_text, state
 
 # The page files live in app_pages/, not pages/: Streamlit treats a pages/ folder as the old multipage
 # layout and, until st.navigation has run once in the process, runs a page file alone without this
@@ -14,6 +15,7 @@ PAGES = [
     st.Page("app_pages/library.py", title="Library", icon=":material/library_books:"),
     st.Page("app_pages/datasets.py", title="Datasets", icon=":material/dataset:"),
     st.Page("app_pages/score.py", title="Score", icon=":material/speed:"),
+    st.Page("app_pages/rate.py", title="Rate", icon=":material/how_to_vote:"),
     st.Page("app_pages/agreement.py", title="Agreement", icon=":material/query_stats:"),
 ]
 
@@ -34,8 +36,14 @@ def key_status(picked: state.SidebarChoice) -> str:
 def draw_sidebar() -> state.SidebarChoice:
     """Library file, judge connection and key status; stored for the pages in session state."""
     sb = st.sidebar
-    db_path = sb.text_input("Library file", value=str(state.default_path()), key="sb_db",
-                            help="SQLite file of the prompt library ($GEVAL_DB overrides the default).")
+    typed = sb.text_input("Library file", value=str(state.default_path()), key="sb_db",
+                          help=f"SQLite file of the prompt library, inside {state.library_home()} "
+                               f"(${state.HOME_ENV} chooses the folder, $GEVAL_DB the default file).")
+    try:
+        db_path = state.library_path(typed)
+    except ConfigError as exc:  # a visitor may only reach the library folder: keep the default open
+        sb.error(safe_text.md_escape(f"{exc}. Using {state.default_path()}."))
+        db_path = state.default_path()
     choices = state.provider_choices()
     choice = sb.selectbox("Judge", choices, key="sb_judge", format_func=lambda c: state.PROVIDERS.get(c, c))
     model = sb.text_input("Model", value=state.DEFAULT_MODELS.get(choice, ""), key=f"sb_model_{choice}",
@@ -43,9 +51,21 @@ def draw_sidebar() -> state.SidebarChoice:
                           help="Pin a dated model version: hosted aliases change under you.")
     base_url = None
     if choice == "compatible":
-        base_url = sb.text_input("Base URL", value="http://127.0.0.1:8080/v1", key="sb_base_url")
-    picked = state.SidebarChoice(db_path.strip() or str(state.default_path()), choice,
-                                 state.judge_settings_for(choice, model.strip(), base_url))
+        # The default goes through session state: scrub_base_url rewrites the value, and a widget given both
+        # a value= and a session-state value makes Streamlit warn on the page.
+        st.session_state.setdefault(state.BASE_URL_KEY, "http://127.0.0.1:8080/v1")
+        base_url = sb.text_input("Base URL", key=state.BASE_URL_KEY, on_change=state.scrub_base_url,
+                                 help=f"Your server: requests and the key go here only. No key in the URL: "
+                                      f"{state.OPENAI_KEY} holds it.")
+        said = st.session_state.pop(state.BASE_URL_SAID, None)
+        if said:
+            sb.error(safe_text.md_escape(said))
+    try:
+        judge = state.judge_settings_for(choice, model.strip(), base_url)
+    except ConfigError as exc:  # never fall back to another server: nothing runs until the URL is fixed
+        sb.error(safe_text.md_escape(str(exc)))
+        st.stop()
+    picked = state.SidebarChoice(str(db_path), choice, judge)
     sb.caption(key_status(picked))
     if choice == "local":
         sb.info("The local SmolLM2-135M judge is tiny: good for trying the workbench, "
@@ -53,7 +73,8 @@ def draw_sidebar() -> state.SidebarChoice:
     return picked
 
 
-st.set_page_config(page_title="G-Eval Workbench", page_icon=":material/balance:", layout="wide")
+# An emoji icon is drawn in the browser; a :material/...: page icon would be fetched from fonts.gstatic.com.
+st.set_page_config(page_title="G-Eval Workbench", page_icon="⚖️", layout="wide")
 state.secrets_to_env()
 page = st.navigation(PAGES)
 st.session_state[state.SIDEBAR_KEY] = draw_sidebar()

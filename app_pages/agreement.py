@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.types import Scale
-from workbench_ui import agree, cached_reads, charts, safe_text, state
+from workbench_ui import agree, cached_reads, charts, diagnostics, raters_view, safe_text, state
 
 K = "ag_"
 
@@ -129,6 +129,8 @@ def main() -> None:
         st.info("No item of this run is judged yet.")
         return
     field = agreement_section(run, prompt, dataset)
+    raters_view.panel(run, prompt, field)
+    diagnostics.panels(lib, run, field)
     compare_section(lib, run, runs, labels, prompt.dimension.scale, field)
 
 

@@ -89,6 +89,10 @@ def upload_section(lib) -> None:
         result = lib.import_items(name, items, source=file.name, mapping=mapping)
         verb = "Imported as" if result["created"] else "Identical content already stored as"
         st.success(f"{verb} {safe_text.md_escape(result['label'])} ({result['item_count']} items).")
+        missing = {k: n for k, n in result.get("human_missing", {}).items() if n}
+        if missing:
+            st.info(safe_text.md_escape("Items without a rating (null or empty, imported as missing): "
+                                        + ", ".join(f"{k} {n}" for k, n in missing.items())))
 
 
 def main() -> None:

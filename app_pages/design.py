@@ -19,7 +19,8 @@ def start_from_picker(lib) -> None:
     for row in lib.list_drafts():
         options[f"draft:{row['id']}"] = f"draft #{row['id']}: {row['name']}"
     for row in lib.list_prompts():
-        options[f"prompt:{row['name']}@{row['version']}"] = f"prompt {row['name']}@{row['version']}"
+        # The hash beside the label: version numbers count within this library, the hash is the identity.
+        options[f"prompt:{row['name']}@{row['version']}"] = f"prompt {row['name']}@{row['version']} · {row['id'][:12]}"
     cols = st.columns([4, 1])
     pick = cols[0].selectbox("Start from", list(options), format_func=options.get, key=K + "pick")
     cols[1].button("Load", key=K + "load", on_click=form.act, args=(form.load_choice, lib, pick),
@@ -59,7 +60,8 @@ def definition_inputs() -> tuple[int, int]:
 def judge_inputs() -> None:
     """Scoring mode, n and temperature: part of the frozen metric."""
     conn = state.sidebar().judge
-    st.caption(f"Judge (from the sidebar): {safe_text.md_escape(conn.provider + ':' + conn.model)}")
+    st.caption(f"Judge (from the sidebar): {safe_text.md_escape(conn.provider + ':' + conn.model)}. A server URL is "
+               "never frozen: every run sends to the server named then (the sidebar, or --base-url).")
     c1, c2, c3 = st.columns(3)
     c1.selectbox("Scoring mode", list(MODES), key=K + "mode")
     n, temperature = bounds_of(JudgeSettings, "n"), bounds_of(JudgeSettings, "temperature")
@@ -118,7 +120,8 @@ def actions(lib, dim: Dimension, ok: bool) -> None:
     frozen = st.session_state.get(K + "frozen")
     if frozen:
         verb = "Frozen as" if frozen["created"] else "Identical content already frozen as"
-        st.success(f"{verb} {safe_text.md_escape(frozen['label'])}. Content hash:")
+        st.success(f"{verb} {safe_text.md_escape(frozen['label'])} · {frozen['hash'][:12]}. Content hash (the "
+                   "prompt's identity; the name and version number are labels within this library):")
         st.code(frozen["hash"], language=None, wrap_lines=True)
         for warning in frozen["warnings"]:
             st.warning(safe_text.md_escape(warning))

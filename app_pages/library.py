@@ -10,11 +10,15 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.errors import GEvalError
-from geval_core.export import export_prompt, production_snippet
+from geval_core.export import export_filename, export_prompt, production_snippet
 from geval_core.types import FrozenPrompt
+from prompt_library.verify import summary_line, verify_library
 from workbench_ui import agree, cached_reads, safe_text, state
 
 K = "lib_"
+UNVERIFIED = ("Unverified metadata: the name, version number, creation time, 'steps by' and attached agreement are "
+              "labels outside the content hash. Version numbers count within this library; the hash is the "
+              "prompt's identity across libraries.")
 
 
 def prompts_table(lib) -> list[dict]:
@@ -24,6 +28,7 @@ def prompts_table(lib) -> list[dict]:
         "prompt": r["label"], "dimension": r["dimension"], "scale": r["scale"], "inputs": ", ".join(r["inputs"]),
         "judge": r["judge"], "mode": r["mode"], "steps by": r["steps_model"], "created": r["created_at"],
         "hash": r["id"][:12]} for r in rows]), hide_index=True)
+    st.caption(UNVERIFIED)
     return rows
 
 
@@ -36,7 +41,7 @@ def sections(prompt: FrozenPrompt) -> dict[str, str]:
         "Steps": "\n".join(f"{i}. {s}" for i, s in enumerate(dim.steps, 1)) + f"\n(written by: {dim.steps_model})",
         "Settings": "\n".join([
             f"scale: {dim.scale}", f"inputs: {', '.join(dim.inputs)}", f"judge: {judge.judge_id}",
-            f"base_url: {judge.base_url}", f"mode: {judge.mode}", f"n: {judge.n}",
+            f"mode: {judge.mode}", f"n: {judge.n}",
             f"temperature: {judge.temperature}", f"top_logprobs: {judge.top_logprobs}",
             f"max_tokens: {judge.max_tokens}", f"seed: {judge.seed}", f"hash: {prompt.id}"]),
     }
@@ -63,10 +68,11 @@ def versions_section(lib, rows: list[dict]) -> None:
     name = st.selectbox("Prompt", names, key=K + "name")
     versions = lib.prompt_versions(name)
     labels = [v.label for v in versions]
-    c1, c2 = st.columns(2)
-    a = c1.selectbox("Version A", labels, index=0, key=f"{K}a_{name}")
-    b = c2.selectbox("Version B", labels, index=len(labels) - 1, key=f"{K}b_{name}")
     by_label = {v.label: v for v in versions}
+    c1, c2 = st.columns(2)
+    shown = lambda label: f"{label} · {by_label[label].id[:12]}"  # noqa: E731 -- the hash beside every label
+    a = c1.selectbox("Version A", labels, index=0, key=f"{K}a_{name}", format_func=shown)
+    b = c2.selectbox("Version B", labels, index=len(labels) - 1, key=f"{K}b_{name}", format_func=shown)
     st.subheader("Compare versions")
     if a == b:
         st.caption("Pick two different versions to see what changed.")
@@ -76,12 +82,13 @@ def versions_section(lib, rows: list[dict]) -> None:
 
 def export_section(lib, prompt: FrozenPrompt) -> None:
     """Download the hash-checked export (optionally with a run's agreement) and show the production snippet."""
-    st.subheader(f"Export {safe_text.md_escape(prompt.label)}")
+    st.subheader(f"Export {safe_text.md_escape(prompt.label)} · {prompt.id[:12]}")
+    st.caption("The file carries the content hash; no server URL (whoever scores with it names their own). "
+               + UNVERIFIED)
     agreement = agreement_choice(lib, prompt)
     exported = export_prompt(prompt, agreement)
     st.download_button("Download export (JSON)", json.dumps(exported, indent=2, ensure_ascii=False),
-                       file_name=f"{prompt.name}@{prompt.version}.json", mime="application/json",
-                       key=K + "download")
+                       file_name=export_filename(prompt), mime="application/json", key=K + "download")
     st.caption("Production use, without the workbench:")
     st.code(production_snippet(prompt), language="python")
 
@@ -142,9 +149,29 @@ def import_section(lib) -> None:
     if not st.button("Import", type="primary", key=K + "import"):
         return
     result = lib.import_prompt(data)
-    verb = "Imported as" if result.created else "Identical content already in the library as"
-    st.success(f"{verb} {safe_text.md_escape(result.prompt.label)}")
+    for warning in result.warnings:  # a server URL in the file, agreement failing its own hash, a bad name
+        st.warning(safe_text.md_escape(warning))
+    st.success(safe_text.md_escape(result.note[:1].upper() + result.note[1:]))
     st.code(result.prompt.id, language=None, wrap_lines=True)
+
+
+def verify_section(lib) -> None:
+    """The `geval verify` check: every hash recomputed, every protection trigger looked up."""
+    st.subheader("Integrity")
+    for warning in getattr(lib, "integrity_warnings", []):
+        st.warning(safe_text.md_escape(f"When this library was opened: {warning}"))
+    if not st.button("Verify library", key=K + "verify"):
+        st.caption("Recomputes the hash of every prompt, dataset version and cache entry and checks the triggers "
+                   "that keep frozen rows unchanged (the same check as `geval verify`).")
+        return
+    report = verify_library(lib)
+    st.caption(safe_text.md_escape(summary_line(report)))
+    if report["ok"]:
+        st.success("Every hash matches its content and every protection trigger is in place.")
+        return
+    st.error(safe_text.md_escape(f"{len(report['problems'])} problems: the library file was changed outside the "
+                                 "workbench."))
+    st.code("\n".join(p["text"] for p in report["problems"]), language=None, wrap_lines=True)
 
 
 def main() -> None:
@@ -154,6 +181,7 @@ def main() -> None:
     top, bottom = st.container(), st.container()
     with bottom:  # runs first, so an imported version is already in the table drawn above it
         safe_text.guarded(lambda: import_section(lib))
+        safe_text.guarded(lambda: verify_section(lib))
     with top:
         rows = prompts_table(lib)
         if rows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from geval_core.inputs import mismatch_message, missing_inputs
 from geval_core.run.options import RunOptions
 from geval_core.types import bounds_of
 from workbench_ui import cached_reads, live, safe_text, score_parts, state
@@ -30,9 +31,20 @@ def new_run(lib) -> None:
         return
     c1, c2 = st.columns(2)
     p_labels = {f"{p['name']}@{p['version']}": p for p in prompts}
-    d_labels = {f"{d['name']}@{d['version']}": d for d in datasets}
     prompt = lib.get_prompt(c1.selectbox("Frozen prompt", list(p_labels), key="score_prompt"))
-    dataset = d_labels[c2.selectbox("Dataset", list(d_labels), key="score_dataset")]
+    # Datasets that hold every input of the prompt come first; the others say what they lack.
+    unfit = {d["id"]: missing_inputs(prompt, d["fields"]) for d in datasets}
+    d_labels = {f"{d['name']}@{d['version']}": d for d in sorted(datasets, key=lambda d: bool(unfit[d["id"]]))}
+
+    def label(key: str) -> str:
+        lacks = unfit[d_labels[key]["id"]]
+        return key if not lacks else f"{key} (does not fit: no {', '.join(lacks)})"
+
+    dataset = d_labels[c2.selectbox("Dataset", list(d_labels), key="score_dataset", format_func=label)]
+    problem = mismatch_message(prompt, dataset["fields"], f"dataset {dataset['name']}@{dataset['version']}")
+    if problem:
+        st.error(safe_text.md_escape(problem))
+        return
     items = pick_items(dataset)
     settings = score_parts.judge_choice(prompt)
     bounds = bounds_of(RunOptions, "concurrency")

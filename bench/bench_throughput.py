@@ -48,11 +48,11 @@ def setup(folder: Path, base_url: str) -> tuple[Path, str]:
     return data, prompt.label
 
 
-def run_cli(folder: Path, label: str, data: Path) -> tuple[float, float, str]:
+def run_cli(folder: Path, label: str, data: Path, base_url: str) -> tuple[float, float, str]:
     """(wall seconds of the process, seconds of the scoring loop as the command reports, stderr)."""
     env = {**os.environ, "OPENAI_API_KEY": KEY, "HOME": str(folder)}
     args = [*CLI, "score", "--prompt", label, "--data", str(data), "--db", str(folder / "bench.db"),
-            "--concurrency", str(CONCURRENCY), "--out", str(folder / "out.jsonl")]
+            "--concurrency", str(CONCURRENCY), "--base-url", base_url, "--out", str(folder / "out.jsonl")]
     start = time.perf_counter()
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     wall = time.perf_counter() - start
@@ -80,7 +80,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, FaultServer(delay=DELAY) as server:
         folder = Path(tmp)
         data, label = setup(folder, server.base_url)
-        wall, loop, summary = run_cli(folder, label, data)
+        wall, loop, summary = run_cli(folder, label, data, server.base_url)
         calls = server.count
         print(f"geval score: {ITEMS} items, concurrency {CONCURRENCY}, server delay {DELAY * 1000:.0f} ms")
         print(f"  {summary}")
@@ -95,7 +95,7 @@ def main() -> None:
         print(f"paper-like loop with {PAPER_SLEEP} s sleep ({PAPER_ITEMS} items): {paper * 1000:.0f} ms/item; "
               f"geval score is {ITEMS / loop * paper:.1f}x faster")
         before = server.count
-        wall2, loop2, summary2 = run_cli(folder, label, data)
+        wall2, loop2, summary2 = run_cli(folder, label, data, server.base_url)
         print(f"same command again: {server.count - before} judge calls (target 0); wall {wall2:.2f} s vs {wall:.2f} s "
               f"= ratio {wall2 / wall:.3f}; scoring loop {loop2:.2f} s vs {loop:.2f} s = {loop2 / loop:.3f}")
         print(f"  {summary2}")

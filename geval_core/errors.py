@@ -6,11 +6,13 @@
           │    └── MissingKeyError   a hosted judge needs a key that is not set
           ├── InputError             bad input data: file, line, field          (also a ValueError)
           ├── NotFoundError          no such prompt, dataset or run
+          ├── RunBusyError           another process is scoring this run right now
           ├── IntegrityError         content does not match its hash; a frozen row would change
           └── JudgeError             a judge call failed for good
                ├── LogprobsUnavailableError   log-probabilities asked for, none given
                └── RetryableJudgeError        worth retrying: 429, 5xx, timeout, connection
-                    └── UnreachableError      the server could not be reached at all
+                    ├── UnreachableError      the server could not be reached at all
+                    └── InvalidReplyError     impossible log-probabilities (NaN, > 0, mass > 1)
 
 Validation errors stay `ValueError` subclasses so code that guarded a constructor with
 `except ValueError` keeps working. Judge errors carry `attempts`: how many calls the runner made
@@ -24,11 +26,13 @@ __all__ = [
     "GEvalError",
     "InputError",
     "IntegrityError",
+    "InvalidReplyError",
     "JudgeError",
     "LogprobsUnavailableError",
     "MissingKeyError",
     "NotFoundError",
     "RetryableJudgeError",
+    "RunBusyError",
     "UnreachableError",
 ]
 
@@ -60,6 +64,10 @@ class NotFoundError(GEvalError):
     """A prompt, dataset or run that was asked for does not exist."""
 
 
+class RunBusyError(GEvalError):
+    """A run has one runner at a time; the message names the process that holds it and since when."""
+
+
 class IntegrityError(GEvalError):
     """Stored or exported content does not match its hash, or a frozen row would change."""
 
@@ -86,3 +94,11 @@ class RetryableJudgeError(JudgeError):
 
 class UnreachableError(RetryableJudgeError):
     """The judge's server could not be reached at all (connection refused, unknown host)."""
+
+
+class InvalidReplyError(RetryableJudgeError):
+    """The judge answered with log-probabilities that cannot be (NaN, infinite, above 0, a mass above 1).
+
+    Retryable: a glitch in one answer should cost a retry, not the item; if it persists the item
+    carries this error (what the judge sent), never a score.
+    """

@@ -1,34 +1,70 @@
-"""Frozen prompts as self-contained, hash-checked JSON files; scoring from one; judgments as CSV/JSONL."""
+"""Frozen prompts as self-contained, hash-checked JSON files; scoring from one (judgments files: judgment_files).
+
+An export never says where requests go: it is written without a server URL, and a URL found in a file is
+dropped with a warning (ExportWarning), so a file can never send the user's key elsewhere. The content hash
+covers everything that decides what the judge is asked and how its reply is scored; the rest (name,
+version, created_at, steps_model, agreement) is unverified metadata and labelled so. Attached agreement
+carries its own hash and is dropped with a warning when it does not match.
+"""
 
 from __future__ import annotations
 
-import csv
 import json
-from collections.abc import Iterable
+import re
+import warnings
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, IntegrityError, LogprobsUnavailableError
 from .judgment import Judgment
-from .prompts import content_hash, template_of
+from .judgment_files import JUDGMENT_FIELDS, export_judgments, write_judgments
+from .names import is_name, slug
+from .prompts import canonical_hash, content_hash, template_of
 from .types import Dimension, FrozenPrompt, Item, JudgeSettings, Scale
 
 if TYPE_CHECKING:
     from .providers.base import Judge
 
+__all__ = [
+    "JUDGMENT_FIELDS", "SCHEMA_VERSION", "ExportWarning", "LoadedExport", "agreement_hash", "export_filename",
+    "export_judgments", "export_prompt", "load_prompt", "open_export", "production_snippet", "prompt_from_export",
+    "read_agreement", "read_export", "score_item", "write_export", "write_judgments",
+]
+
 SCHEMA_VERSION = 1
 FORMAT = "geval-workbench/prompt"
-HASH_NOTE = "sha256 of the canonical JSON of geval_core.prompts.metric_fields (every field but name/version)"
-JUDGMENT_FIELDS = Judgment.columns()
+HASH_NOTE = ("sha256 of the canonical JSON of geval_core.prompts.metric_fields: everything that decides what "
+             "the judge is asked and how its reply is scored; the unverified_metadata fields are outside it")
+UNVERIFIED = ("name", "version", "created_at", "steps_model", "agreement")
+UNVERIFIED_NOTE = ("unverified metadata: labels outside the content hash. A version number counts within one "
+                   "library; the content hash is the prompt's identity across libraries. Attached agreement is "
+                   "checked against agreement_hash only.")
 
+# Every value is pasted with repr(): a name, path or field can never become code.
 SNIPPET = '''\
 from geval_core.export import load_prompt, score_item
 
-prompt = load_prompt("{path}")  # refuses a file whose content does not match its hash
-# The judge comes from the file's settings; API keys from the environment (OPENAI_API_KEY, ...).
-result = score_item(prompt, {fields})
+prompt = load_prompt({path})  # refuses a file whose content does not match its hash
+fields = {fields}  # one item's inputs: put its texts here
+# Keys come from the environment (OPENAI_API_KEY, ...) and go only to the server named here:
+# base_url=None is the provider's own API; give your OpenAI-compatible server's URL to use that instead.
+result = score_item(prompt, fields, base_url=None)
 print(result.score, result.distribution)  # weighted score; p(rating) for every rating
 '''
+
+
+class ExportWarning(UserWarning):
+    """Something in an export file was ignored (a server URL, agreement that fails its hash, a bad name)."""
+
+
+@dataclass(frozen=True)
+class LoadedExport:
+    """A checked export: the prompt, its agreement (None when absent or failing its hash), what was ignored."""
+
+    prompt: FrozenPrompt
+    agreement: dict[str, Any] | None
+    warnings: list[str] = field(default_factory=list)
 
 
 def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None,
@@ -44,6 +80,7 @@ def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None,
         "name": prompt.name,
         "version": prompt.version,
         "created_at": prompt.created_at,
+        "unverified_metadata": {"fields": list(UNVERIFIED), "note": UNVERIFIED_NOTE},
         "content_hash": prompt.id,
         "hash": HASH_NOTE,
         "dimension": dim.name,
@@ -54,12 +91,13 @@ def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None,
         "steps": list(dim.steps),
         "steps_model": dim.steps_model,
         "template": template_of(dim),
-        "judge": {"provider": judge.provider, "model": judge.model, "base_url": judge.base_url},
+        "judge": {"provider": judge.provider, "model": judge.model},  # no server: the user names it
         "decoding": {"temperature": judge.temperature, "n": judge.n, "top_logprobs": judge.top_logprobs,
                      "max_tokens": judge.max_tokens, "seed": judge.seed},
         "scoring": {"mode": judge.mode, "ratings": dim.scale.points,
                     "score": "sum over allowed ratings r of p(r) * r, renormalised over the allowed ratings"},
         "agreement": agreement,
+        "agreement_hash": None if agreement is None else agreement_hash(prompt.id, agreement),
         "usage": production_snippet(prompt, path),
     }
 
@@ -70,18 +108,18 @@ def _require(data: dict[str, Any], *keys: str) -> None:
         raise InputError(f"not a prompt export: missing {', '.join(missing)}", field=missing[0])
 
 
-def prompt_from_export(data: dict[str, Any]) -> FrozenPrompt:
-    """Rebuild the frozen prompt; IntegrityError when the content does not match its hash."""
-    if not isinstance(data, dict):
-        raise InputError("not a prompt export: expected a JSON object")
-    _require(data, "schema_version", "content_hash", "dimension", "definition", "scale", "anchors", "inputs",
-             "steps", "template", "judge", "decoding", "scoring")
-    if not isinstance(data["schema_version"], int) or data["schema_version"] > SCHEMA_VERSION:
-        raise InputError(f"export schema_version {data['schema_version']!r} is newer than this workbench "
-                         f"reads ({SCHEMA_VERSION}); upgrade geval-workbench", field="schema_version")
+def agreement_hash(prompt_hash: str, agreement: dict[str, Any]) -> str:
+    """sha256 binding attached agreement to one prompt: (prompt hash, dataset version hash, run id, figures)."""
+    figures = json.loads(json.dumps(agreement, default=str))  # hash what the file holds, after a JSON round trip
+    return canonical_hash({"prompt_hash": prompt_hash, "dataset_hash": figures.get("dataset_id"),
+                           "run_id": figures.get("run"), "figures": figures})
+
+
+def _dimension(data: dict[str, Any], judge_data: dict[str, Any]) -> Dimension:
+    """The Dimension an export describes; InputError when a field has the wrong shape."""
     try:
-        judge = JudgeSettings(**data["judge"], **data["decoding"], mode=data["scoring"]["mode"])
-        dim = Dimension(
+        judge = JudgeSettings(**judge_data, **data["decoding"], mode=data["scoring"]["mode"])
+        return Dimension(
             name=data["dimension"], definition=data["definition"], scale=Scale(**data["scale"]),
             anchors={int(k): v for k, v in data["anchors"].items()}, inputs=tuple(data["inputs"]),
             steps=tuple(data["steps"]), steps_model=data.get("steps_model") or "", template=data["template"],
@@ -89,13 +127,74 @@ def prompt_from_export(data: dict[str, Any]) -> FrozenPrompt:
         )
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise InputError(f"not a valid prompt export: {exc}") from None
+
+
+def _judge_fields(data: dict[str, Any], said: list[str]) -> dict[str, Any]:
+    """The export's judge fields without a server URL; a URL in the file is reported in `said`, never used."""
+    if not isinstance(data["judge"], dict):
+        raise InputError("not a valid prompt export: judge must be an object", field="judge")
+    judge = dict(data["judge"])
+    url = judge.pop("base_url", None)
+    if url:
+        from .providers._common import shown_url
+
+        said.append(f"the export names a server ({shown_url(str(url))}); ignored: a file never chooses where "
+                    "requests and your key go. Name your server yourself: --base-url, the sidebar's Base URL, "
+                    "or score_item(..., base_url=...)")
+    return judge
+
+
+def _checked_agreement(data: dict[str, Any], prompt_hash: str, said: list[str]) -> dict[str, Any] | None:
+    """The attached agreement when it matches its own hash; otherwise None, with the reason in `said`."""
+    agreement = data.get("agreement")
+    if agreement is None:
+        return None
+    stored = data.get("agreement_hash")
+    if not isinstance(agreement, dict) or stored is None or stored != agreement_hash(prompt_hash, agreement):
+        why = "carries no agreement_hash" if stored is None else "does not match its agreement_hash"
+        said.append(f"the attached agreement {why} (over this prompt's hash, the dataset version, the run and "
+                    "the figures); dropped: measure it again on a run of this prompt")
+        return None
+    return agreement
+
+
+def _label(data: dict[str, Any], dim: Dimension, said: list[str]) -> tuple[str, int]:
+    """The export's name and version (unverified labels); a name that breaks the naming rule is replaced."""
+    name = data.get("name") or slug(dim.name)
+    if not is_name(name):
+        said.append(f"the export's name {str(name)[:80]!r} is not a usable prompt name; using {slug(dim.name)!r}")
+        name = slug(dim.name)
+    version = data.get("version")
+    return name, version if isinstance(version, int) and not isinstance(version, bool) and version > 0 else 1
+
+
+def open_export(data: dict[str, Any]) -> LoadedExport:
+    """Check an export: content against its hash (IntegrityError), agreement against its own; no server kept."""
+    if not isinstance(data, dict):
+        raise InputError("not a prompt export: expected a JSON object")
+    _require(data, "schema_version", "content_hash", "dimension", "definition", "scale", "anchors", "inputs",
+             "steps", "template", "judge", "decoding", "scoring")
+    if not isinstance(data["schema_version"], int) or data["schema_version"] > SCHEMA_VERSION:
+        raise InputError(f"export schema_version {data['schema_version']!r} is newer than this workbench "
+                         f"reads ({SCHEMA_VERSION}); upgrade geval-workbench", field="schema_version")
+    said: list[str] = []
+    dim = _dimension(data, _judge_fields(data, said))
     actual = content_hash(dim)
     if actual != data["content_hash"]:
         raise IntegrityError(f"the export's content does not match its hash (stored "
                              f"{str(data['content_hash'])[:12]}, computed {actual[:12]}): the file was "
                              "changed after export; export it again from the library")
-    return FrozenPrompt(actual, str(data.get("name") or dim.name.lower()), int(data.get("version") or 1), dim,
-                        str(data.get("created_at") or ""))
+    agreement = _checked_agreement(data, actual, said)
+    name, version = _label(data, dim, said)
+    return LoadedExport(FrozenPrompt(actual, name, version, dim, str(data.get("created_at") or "")), agreement, said)
+
+
+def prompt_from_export(data: dict[str, Any]) -> FrozenPrompt:
+    """Rebuild the frozen prompt (IntegrityError when the content does not match its hash); ignored parts warn."""
+    loaded = open_export(data)
+    for message in loaded.warnings:
+        warnings.warn(message, ExportWarning, stacklevel=2)
+    return loaded.prompt
 
 
 def write_export(prompt: FrozenPrompt, path: str | Path, agreement: dict[str, Any] | None = None) -> Path:
@@ -136,72 +235,58 @@ def read_agreement(path: str | Path) -> dict[str, Any]:
 
 
 def load_prompt(path: str | Path) -> FrozenPrompt:
-    """Load an exported prompt file for production scoring (hash-checked)."""
-    return prompt_from_export(read_export(path))
+    """Load an exported prompt file for production scoring (hash-checked; a server URL in it is ignored)."""
+    loaded = open_export(read_export(path))
+    for message in loaded.warnings:
+        warnings.warn(f"{path}: {message}", ExportWarning, stacklevel=2)
+    return loaded.prompt
+
+
+def export_filename(prompt: FrozenPrompt) -> str:
+    """name@version.json with anything but letters, digits and - _ . replaced (a file name, never a path)."""
+    return re.sub(r"[^\w.-]+", "-", prompt.name).strip(".-") + f"@{prompt.version}.json"
 
 
 def production_snippet(prompt: FrozenPrompt, path: str | None = None) -> str:
-    """A few lines of Python that load this export and score one item."""
-    fields = "{" + ", ".join(f'"{f}": {f}' for f in prompt.dimension.inputs) + "}"
-    return SNIPPET.format(path=path or f"{prompt.name}@{prompt.version}.json", fields=fields)
+    """A few lines of Python that load this export and score one item; every value is a Python literal."""
+    fields = "{" + ", ".join(f"{f!r}: {'your ' + f.replace('_', ' ') + ' text'!r}"
+                             for f in prompt.dimension.inputs) + "}"
+    return SNIPPET.format(path=repr(str(path or export_filename(prompt))), fields=fields)
 
 
-def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None = None) -> Judgment:
-    """Score one item with a frozen prompt: one judge call (two in auto mode without logprobs)."""
+def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None = None,
+               base_url: str | None = None) -> Judgment:
+    """Score one item with a frozen prompt: one judge call (two in auto mode without logprobs).
+
+    The server is the caller's: `base_url` (an OpenAI-compatible server) or the provider's own API when
+    None; never one named by the prompt. Impossible log-probabilities raise InvalidReplyError.
+    """
     from .providers import get_judge
+    from .providers._common import check_base_url
     from .run.calls import build_request
-    from .scoring import score_reply
 
-    settings = prompt.dimension.judge
+    settings = replace(prompt.dimension.judge, base_url=check_base_url(base_url))
     judge = judge if judge is not None else get_judge(settings)
     item = Item("item", {k: str(v) for k, v in fields.items()})
-    mode = "sampling" if settings.mode == "sampling" else "logprobs"
-    reply = judge.judge(build_request(prompt, item, settings, mode))
-    try:
-        scored = score_reply(reply, prompt.dimension.scale, mode)
-    except LogprobsUnavailableError:
-        if settings.mode != "auto":
-            raise
-        reply = judge.judge(build_request(prompt, item, settings, "sampling"))
-        scored = score_reply(reply, prompt.dimension.scale, "sampling")
-    return Judgment.from_score(item.id, scored, model_version=reply.model_version, fallback=scored.mode != mode,
+    first = "sampling" if settings.mode == "sampling" else "logprobs"
+    reply, scored = _ask(judge, build_request(prompt, item, settings, first), prompt, first)
+    if scored is None:  # auto mode, and the judge gave no log-probabilities: ask for n sampled replies
+        reply, scored = _ask(judge, build_request(prompt, item, settings, "sampling"), prompt, "sampling")
+    return Judgment.from_score(item.id, scored, model_version=reply.model_version, fallback=scored.mode != first,
                                input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
                                latency_s=reply.latency_s)
 
 
-def _cell(value: Any) -> Any:
-    if isinstance(value, (dict, list, tuple)):
-        return json.dumps({str(k): v for k, v in value.items()} if isinstance(value, dict) else list(value),
-                          ensure_ascii=False)
-    return "" if value is None else value
+def _ask(judge: Judge, request: Any, prompt: FrozenPrompt, mode: str) -> tuple[Any, Any]:
+    """(reply, its score); the score is None when auto mode should fall back to sampling."""
+    from .reply_check import check_reply
+    from .scoring import score_reply
 
-
-def write_judgments(rows: Iterable[dict[str, Any]], out: TextIO, format: str = "jsonl") -> None:
-    """Write judgments to an open text stream as CSV (nested values as JSON text) or JSONL."""
-    rows = list(rows)
-    if format not in ("csv", "jsonl"):
-        raise InputError(f"judgments export format must be csv or jsonl, got {format!r}")
-    extra = list(dict.fromkeys(k for r in rows for k in r if k not in JUDGMENT_FIELDS))
-    columns = [*JUDGMENT_FIELDS, *extra]
-    if format == "jsonl":
-        for row in rows:
-            record = {k: row.get(k) for k in columns}
-            if isinstance(record.get("distribution"), dict):
-                record["distribution"] = {str(k): v for k, v in record["distribution"].items()}
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return
-    writer = csv.DictWriter(out, fieldnames=columns)
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: _cell(row.get(k)) for k in columns})
-
-
-def export_judgments(rows: Iterable[dict[str, Any]], path: str | Path, format: str | None = None) -> Path:
-    """Write judgments to a .csv or .jsonl file; format defaults from the suffix (else jsonl)."""
-    path = Path(path)
-    format = (format or path.suffix.lstrip(".").lower() or "jsonl")
-    if format not in ("csv", "jsonl"):
-        raise InputError(f"judgments export format must be csv or jsonl, got {format!r}", file=str(path))
-    with path.open("w", encoding="utf-8", newline="") as out:
-        write_judgments(rows, out, format)
-    return path
+    reply = judge.judge(request)
+    check_reply(reply, request.ratings)  # the runner's check: impossible numbers never become a score
+    try:
+        return reply, score_reply(reply, prompt.dimension.scale, mode)
+    except LogprobsUnavailableError:
+        if prompt.dimension.judge.mode != "auto" or mode != "logprobs":
+            raise
+        return reply, None

@@ -58,13 +58,25 @@ class Store(Protocol):
         ...
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
-        """A cached reply dict (`JudgeReply.to_dict`) for a request key."""
+        """A cached reply dict (`JudgeReply.to_dict`) for a request key; IntegrityError when it fails its hash."""
         ...
 
     def cache_put(self, key: str, reply: dict[str, Any]) -> None:
-        """Cache a reply dict under its request key."""
+        """Cache a reply dict under its request key (a verified entry is kept, a bad one replaced)."""
         ...
 
     def get_setting(self, key: str, default: Any = None) -> Any:
         """A JSON setting stored in the library (e.g. a price table)."""
+        ...
+
+    def take_lease(self, run_id: str, owner: str) -> None:
+        """Become the run's one runner (RunBusyError when a live runner already is)."""
+        ...
+
+    def renew_lease(self, run_id: str, owner: str) -> None:
+        """Keep the lease alive."""
+        ...
+
+    def release_lease(self, run_id: str, owner: str) -> None:
+        """Give the run back."""
         ...

@@ -4,12 +4,15 @@ from .base import default_path
 from .datasets import DatasetMapping, read_items
 from .prompts import FreezeResult
 from .store import Library, open_library
+from .verify import LibraryIntegrityWarning, verify_library
 
 __all__ = [
     "DatasetMapping",
     "FreezeResult",
     "Library",
+    "LibraryIntegrityWarning",
     "default_path",
     "open_library",
     "read_items",
+    "verify_library",
 ]

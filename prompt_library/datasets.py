@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from geval_core.datafiles import field_paths, lookup, read_rows
-from geval_core.errors import InputError, NotFoundError
+from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.prompts import canonical_hash
 from geval_core.types import Item
 
@@ -55,17 +57,42 @@ def _get(row: dict, path: str, where: dict, what: str) -> Any:
     return value
 
 
+def _rating_value(row: dict, path: str, where: dict, name: str) -> Any:
+    """A rating's raw value; None for null, an empty cell or a null parent (missing, counted on import)."""
+    try:
+        value = lookup(row, path)
+    except KeyError:
+        parts = path.split(".")
+        if any(lookup(row, ".".join(parts[:n]), "") is None for n in range(1, len(parts))):
+            return None  # e.g. expert_annotations: null -- no rating, not a mistyped path
+        return _get(row, path, where, f"human rating {name!r}")
+    if isinstance(value, str) and value.strip().startswith("["):
+        with contextlib.suppress(ValueError):
+            value = json.loads(value)  # a CSV cell holding a JSON list of per-rater ratings
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def _ratings(name: str, value: Any, path: str, where: dict) -> dict[str, float]:
+    """{NAME: x}; for a list, NAME.0, NAME.1, ... per non-null entry and NAME = their mean; {} for null."""
+    values = value if isinstance(value, list) else [value]
+    try:
+        numbers = {k: _rating(v) for k, v in enumerate(values) if v is not None}
+    except (TypeError, ValueError):
+        raise InputError(f"human rating {name!r} is not a number: {value!r}", field=path, **where) from None
+    if not numbers:
+        return {}
+    if not isinstance(value, list):
+        return {name: numbers[0]}
+    return {**{f"{name}.{k}": v for k, v in numbers.items()}, name: math.fsum(numbers.values()) / len(numbers)}
+
+
 def item_from_row(row: dict[str, Any], mapping: DatasetMapping, where: dict) -> Item:
     """One Item from one row; InputError (with file and line from `where`) on a missing or bad value."""
     item_id = _text(_get(row, mapping.id, where, "item id")).strip()
     fields = {name: _text(_get(row, path, where, f"input field {name!r}")) for name, path in mapping.inputs.items()}
-    human = {}
+    human: dict[str, float] = {}
     for name, path in mapping.human.items():
-        value = _get(row, path, where, f"human rating {name!r}")
-        try:
-            human[name] = _rating(value)
-        except (TypeError, ValueError):
-            raise InputError(f"human rating {name!r} is not a number: {value!r}", field=path, **where) from None
+        human.update(_ratings(name, _rating_value(row, path, where, name), path, where))
     group = _text(_get(row, mapping.group, where, "group")) if mapping.group else None
     return Item(item_id, fields, human, group)
 
@@ -87,6 +114,12 @@ def read_items(path: str | Path, mapping: DatasetMapping) -> list[Item]:
     if not items:
         raise InputError("the file has no rows", file=str(path))
     return items
+
+
+def missing_ratings(items: list[Item]) -> dict[str, int]:
+    """Per human rating name (not the per-rater NAME.k), how many items carry none (null on import)."""
+    names = {k for i in items for k in i.human if not k.rpartition(".")[2].isdigit()}
+    return {name: sum(name not in i.human for i in items) for name in sorted(names)}
 
 
 def dataset_hash(name: str, items: list[Item]) -> str:
@@ -111,7 +144,7 @@ class DatasetsMixin(LibraryBase):
         dataset_id = dataset_hash(name, items)
         with self._write() as db:
             if db.execute("SELECT 1 FROM datasets WHERE id = ?", [dataset_id]).fetchone():
-                return {**self.get_dataset(dataset_id), "created": False}
+                return {**self.get_dataset(dataset_id), "created": False, "human_missing": missing_ratings(items)}
             version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?",
                                  [name]).fetchone()[0]
             human = sorted({h for i in items for h in i.human})
@@ -126,7 +159,7 @@ class DatasetsMixin(LibraryBase):
                   "human": dumps(i.human), "group_id": i.group} for n, i in enumerate(items)),
                 batch_size=500,
             )
-        return {**self.get_dataset(dataset_id), "created": True}
+        return {**self.get_dataset(dataset_id), "created": True, "human_missing": missing_ratings(items)}
 
     def _dataset_row(self, name_or_id: str, version: int | None) -> dict[str, Any] | None:
         name, version = split_label(name_or_id, version)
@@ -151,7 +184,21 @@ class DatasetsMixin(LibraryBase):
         """The items of one dataset version (id, name or name@version), in import order."""
         dataset = self.get_dataset(dataset_id)
         rows = self._rows("SELECT * FROM items WHERE dataset_id = ? ORDER BY position", [dataset["id"]])
-        return [Item(r["item_id"], loads(r["fields"], {}), loads(r["human"], {}), r["group_id"]) for r in rows]
+        items = [Item(r["item_id"], loads(r["fields"], {}), loads(r["human"], {}), r["group_id"]) for r in rows]
+        problem = version_problem(dataset, items)
+        if problem:  # checked on every read: a run must never grade items other than the pinned ones
+            raise IntegrityError(f"stored dataset {dataset['label']} ({dataset['id'][:12]}) {problem}; the library "
+                                 "file was altered outside the workbench (`geval verify` lists what differs)")
+        return items
+
+
+def version_problem(dataset: dict[str, Any], items: list[Item]) -> str | None:
+    """Why a stored version's items differ from its row (count, content hash), or None when they match."""
+    if len(items) != dataset["item_count"]:
+        return f"holds {len(items)} items where its version says {dataset['item_count']}"
+    if dataset_hash(dataset["name"], items) != dataset["id"]:
+        return "stored hash does not match its items"
+    return None
 
 
 def _validate(items: list[Item]) -> None:

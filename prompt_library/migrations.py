@@ -86,6 +86,101 @@ def m002_judgment_fields(db: Database) -> None:
                "extra = json_remove(extra, '$.differs') WHERE extra IS NOT NULL")
 
 
+@migrations()
+def m003_pin(db: Database) -> None:
+    """History refuses every change: REPLACE, UPSERT, extra items, judgment and run edits; cache hashes.
+
+    REPLACE deletes the old row without firing DELETE triggers (unless recursive_triggers is on, which
+    another tool's connection will not set), so each frozen table gets a BEFORE INSERT trigger that
+    aborts when the key is taken; an UPSERT's INSERT part fires it too. Items may only fill the free
+    positions 0..item_count-1 of their version, so a finished version takes no new item. Cache rows
+    written before this migration carry no hash and cannot be verified: they are dropped (it is a cache).
+    """
+    db.execute("CREATE INDEX items_position ON items (dataset_id, position)")
+    for sql in _M003_TRIGGERS:
+        db.execute(sql)
+    db.execute("ALTER TABLE judge_cache ADD COLUMN hash TEXT")
+    db.execute("DELETE FROM judge_cache")
+
+
+def _abort(name: str, when: str, message: str, action: str = "INSERT", table: str = "") -> str:
+    table = table or name.partition("_no_")[0]
+    return (f"CREATE TRIGGER {name} BEFORE {action} ON {table} WHEN {when} "
+            f"BEGIN SELECT RAISE(ABORT, '{message}'); END")
+
+
+_M003_TRIGGERS = (
+    _abort("prompts_no_replace",
+           "EXISTS (SELECT 1 FROM prompts WHERE id = NEW.id OR (name = NEW.name AND version = NEW.version))",
+           "frozen prompts are immutable: REPLACE of an existing version refused"),
+    _abort("datasets_no_replace",
+           "EXISTS (SELECT 1 FROM datasets WHERE id = NEW.id OR (name = NEW.name AND version = NEW.version))",
+           "dataset versions are immutable: REPLACE of an existing version refused"),
+    _abort("items_no_replace",
+           "EXISTS (SELECT 1 FROM items WHERE dataset_id = NEW.dataset_id AND item_id = NEW.item_id) "
+           "OR EXISTS (SELECT 1 FROM items WHERE dataset_id = NEW.dataset_id AND position = NEW.position)",
+           "dataset items are immutable: REPLACE of an existing item refused"),
+    _abort("items_no_extra",
+           "typeof(NEW.position) != 'integer' OR NEW.position < 0 OR NEW.position >= "
+           "COALESCE((SELECT item_count FROM datasets WHERE id = NEW.dataset_id), 0)",
+           "dataset versions are immutable: INSERT of an item beyond the version refused"),
+    _abort("judgments_no_replace",
+           "EXISTS (SELECT 1 FROM judgments WHERE run_id = NEW.run_id AND item_id = NEW.item_id)",
+           "judgments are immutable: INSERT over a stored judgment refused (a re-judge is a new run)"),
+    # An errored judgment is the one row a later attempt of the same run may overwrite.
+    _abort("judgments_no_update",
+           "OLD.error IS NULL OR NEW.run_id IS NOT OLD.run_id OR NEW.item_id IS NOT OLD.item_id",
+           "judgments are immutable: UPDATE refused (only an errored one is retried)", "UPDATE"),
+    _abort("judgments_no_delete", "1", "judgments are immutable: DELETE refused", "DELETE"),
+    _abort("runs_no_replace", "EXISTS (SELECT 1 FROM runs WHERE id = NEW.id)",
+           "runs are immutable: REPLACE of an existing run refused"),
+    # Status, finish time, totals and `extra` change as a run goes on; what it ran never does.
+    _abort("runs_no_update",
+           "NEW.id IS NOT OLD.id OR NEW.prompt_id IS NOT OLD.prompt_id OR NEW.dataset_id IS NOT OLD.dataset_id "
+           "OR NEW.judge IS NOT OLD.judge OR NEW.item_ids IS NOT OLD.item_ids OR NEW.created_at IS NOT OLD.created_at",
+           "runs change only their status and totals: UPDATE of what was run refused", "UPDATE"),
+    _abort("runs_no_delete", "1", "runs are immutable: DELETE refused", "DELETE"),
+)
+
+
+@migrations()
+def m004_run_leases(db: Database) -> None:
+    """One runner per run: who scores it (owner, process, host) and its last heartbeat (epoch seconds).
+
+    A table of its own, not columns of `runs`: a lease changes every few seconds, runs are pinned.
+    """
+    db["run_leases"].create(
+        {"run_id": str, "owner": str, "pid": int, "host": str, "started_at": str, "heartbeat": float},
+        pk="run_id", foreign_keys=[("run_id", "runs", "id")],
+    )
+
+
+@migrations()
+def m005_ratings(db: Database) -> None:
+    """Human ratings made on the Rate page: append-only, one row per act (rate, skip, cannot judge, undo).
+
+    A later row by the same rater on the same item and dimension supersedes an earlier one; an `undo`
+    row names the row it takes back. Nothing is ever updated or deleted, so the history stays complete.
+    """
+    db.execute(
+        "CREATE TABLE ratings (id INTEGER PRIMARY KEY, dataset_id TEXT NOT NULL, item_id TEXT NOT NULL, "
+        "dimension TEXT NOT NULL, prompt_id TEXT, rater TEXT NOT NULL, rating REAL, "
+        "status TEXT NOT NULL CHECK (status IN ('rated', 'skipped', 'cannot_judge', 'undo')), "
+        "undoes INTEGER REFERENCES ratings(id), created_at TEXT NOT NULL, "
+        "FOREIGN KEY (dataset_id, item_id) REFERENCES items(dataset_id, item_id), "
+        "CHECK ((status = 'rated') = (rating IS NOT NULL)), CHECK ((status = 'undo') = (undoes IS NOT NULL)))"
+    )
+    db.execute("CREATE INDEX ratings_by_rater ON ratings (dataset_id, dimension, rater)")
+    for sql in (
+        _abort("ratings_no_replace", "EXISTS (SELECT 1 FROM ratings WHERE id = NEW.id)",
+               "ratings are append-only: REPLACE of a stored rating refused (a new rating supersedes it)"),
+        _abort("ratings_no_update", "1", "ratings are append-only: UPDATE refused (a new rating supersedes it)",
+               "UPDATE"),
+        _abort("ratings_no_delete", "1", "ratings are append-only: DELETE refused (undo adds a row)", "DELETE"),
+    ):
+        db.execute(sql)
+
+
 def pending(db: Database) -> bool:
     """Whether any migration still has to run (read-only)."""
     return bool(migrations.pending(db))

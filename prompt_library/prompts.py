@@ -8,7 +8,9 @@ from typing import Any
 
 from geval_core.checks import check_dimension, errors
 from geval_core.errors import InputError, IntegrityError, NotFoundError
-from geval_core.prompts import content_hash, template_of
+from geval_core.export import LoadedExport
+from geval_core.names import check_dimension_name, check_name, slug
+from geval_core.prompts import content_hash, metric_fields, template_of
 from geval_core.types import Dimension, FrozenPrompt
 
 from .base import LibraryBase, dumps, loads, now
@@ -21,11 +23,28 @@ class FreezeResult:
     prompt: FrozenPrompt
     created: bool
     warnings: list[str] = field(default_factory=list)
+    note: str = ""  # what an import did ("imported as coherence@5: a new version; ...")
 
 
-def slug(name: str) -> str:
-    """'Answer Relevance' -> 'answer-relevance': the library name of a dimension's prompts."""
-    return re.sub(r"[^a-z0-9_.]+", "-", name.strip().lower()).strip("-") or "prompt"
+def content_differences(a: Dimension, b: Dimension) -> list[str]:
+    """The hashed fields in which two dimensions differ: "steps", "definition", "judge.model", ..."""
+    fa, fb = metric_fields(a), metric_fields(b)
+    found = [k for k in fa if k != "judge" and fa[k] != fb[k]]
+    return found + [f"judge.{k}" for k in fa["judge"] if fa["judge"][k] != fb["judge"][k]]
+
+
+def import_note(result: FreezeResult, before: list[FrozenPrompt], imported: FrozenPrompt) -> str:
+    """What an import did: "imported as coherence@5 (hash): a new version; its content differs from ... in steps"."""
+    label = f"{result.prompt.label} ({result.prompt.id[:12]})"
+    if not result.created:
+        other = "" if imported.label == result.prompt.label else \
+            f"; the file calls it {imported.label} (unverified metadata)"
+        return f"already in the library as {label}{other}"
+    if not before:
+        return f"imported as {label}: a new prompt"
+    latest = before[-1]
+    changed = content_differences(latest.dimension, result.prompt.dimension)
+    return f"imported as {label}: a new version; its content differs from {latest.label} in {', '.join(changed)}"
 
 
 def split_label(name_or_id: str, version: int | None = None) -> tuple[str, int | None]:
@@ -86,10 +105,12 @@ class PromptsMixin(LibraryBase):
             raise InputError("cannot freeze: " + "; ".join(f"{c.field}: {c.message}" for c in failed),
                              field=failed[0].field)
         warnings = [f"{c.field}: {c.message}" for c in findings if c.level == "warning"]
+        check_dimension_name(dim.name)
+        label = check_name(name or slug(dim.name))
         # Store the full template, so a later change to the default template cannot alter this version.
-        dim = replace(dim, template=template_of(dim))
+        # No server URL: where a run sends its requests (and the key) is chosen by the user at run time.
+        dim = replace(dim, template=template_of(dim), judge=replace(dim.judge, base_url=None))
         prompt_id = content_hash(dim)
-        label = name or slug(dim.name)
         with self._write() as db:
             existing = db.execute("SELECT id FROM prompts WHERE id = ?", [prompt_id]).fetchone()
             if existing:
@@ -102,6 +123,16 @@ class PromptsMixin(LibraryBase):
             })
         return FreezeResult(self.get_prompt(prompt_id), True, warnings)
 
+    def import_checked(self, loaded: LoadedExport) -> FreezeResult:
+        """Freeze a checked export under its (unverified) name; the note says whether its content is new."""
+        prompt = loaded.prompt
+        before = self.prompt_versions(prompt.name)
+        result = self.freeze(prompt.dimension, name=prompt.name)
+        note = import_note(result, before, prompt)
+        # The pre-freeze check's warnings matter for new content only; a known version was checked before.
+        checks = result.warnings if result.created else []
+        return replace(result, warnings=[*loaded.warnings, *checks], note=note)
+
     # --- frozen prompts -----------------------------------------------------------------------------
     def _prompt_row(self, name_or_id: str, version: int | None) -> dict[str, Any] | None:
         name, version = split_label(name_or_id, version)
@@ -110,9 +141,13 @@ class PromptsMixin(LibraryBase):
         row = self._one("SELECT * FROM prompts WHERE id = ?", [name])
         if row is None:
             row = self._one("SELECT * FROM prompts WHERE name = ? ORDER BY version DESC LIMIT 1", [name])
-        if row is None and len(name) >= 6 and re.fullmatch(r"[0-9a-f]+", name):
-            rows = self._rows("SELECT * FROM prompts WHERE id LIKE ? LIMIT 2", [name + "%"])
-            row = rows[0] if len(rows) == 1 else None
+        if row is None and len(name) >= 6 and re.fullmatch(r"[0-9a-fA-F]+", name):
+            rows = self._rows("SELECT * FROM prompts WHERE id LIKE ? LIMIT 2", [name.lower() + "%"])
+            if len(rows) > 1:
+                raise NotFoundError(f"hash prefix {name!r} matches several prompts "
+                                    f"({', '.join(r['name'] + '@' + str(r['version']) for r in rows)}, ...); "
+                                    "give more characters of the hash")
+            row = rows[0] if rows else None
         return row
 
     def get_prompt(self, name_or_id: str, version: int | None = None) -> FrozenPrompt:
@@ -139,7 +174,10 @@ class PromptsMixin(LibraryBase):
 
 
 def _frozen(row: dict[str, Any]) -> FrozenPrompt:
-    dim = Dimension.from_dict(loads(row["dimension"]))
+    data = loads(row["dimension"])
+    # Versions frozen before URLs were left out may hold the sidebar's server here: a run must never use it.
+    (data.get("judge") or {}).pop("base_url", None)
+    dim = Dimension.from_dict(data)
     if content_hash(dim) != row["id"]:
         raise IntegrityError(f"stored prompt {row['name']}@{row['version']} does not match its hash "
                              f"{row['id'][:12]}; the library file was altered outside the workbench")

@@ -7,8 +7,9 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
-from geval_core.errors import InputError, NotFoundError
+from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.judgment import Judgment
+from geval_core.prompts import canonical_hash
 from geval_core.types import JudgeSettings
 
 from .base import LibraryBase, dumps, loads, now
@@ -57,6 +58,17 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
                 "created_at": now(), "extra": dumps({}),
             })
         return run_id
+
+    def find_or_create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
+                           statuses: tuple[str, ...]) -> tuple[str, bool]:
+        """(run id, created): the newest whole-dataset run of this prompt, dataset and judge whose status is
+        in `statuses`, else a new run; one transaction, so two commands started together share one run."""
+        wanted = asdict(judge)
+        with self._write():
+            for run in self.list_runs(prompt=prompt_id, dataset=dataset_id):
+                if run["status"] in statuses and run["judge"] == wanted and run.get("item_ids") is None:
+                    return run["id"], False
+            return self.create_run(prompt_id, dataset_id, judge), True
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         """One run with its judge settings, labels and counts (judged, errors); a unique id prefix works."""
@@ -122,12 +134,22 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
                 value = int(bool(value))
             row[key] = value
         row["extra"] = dumps({})
-        names = list(row)
-        updates = ", ".join(f"{n} = excluded.{n}" for n in names if n not in ("run_id", "item_id"))
-        sql = (f"INSERT INTO judgments ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)}) "
-               f"ON CONFLICT(run_id, item_id) DO UPDATE SET {updates} WHERE judgments.error IS NOT NULL")
+        key = [run_id, judgment.item_id]
         with self._write() as db:
-            return db.execute(sql, [row[n] for n in names]).rowcount > 0
+            # The triggers refuse any INSERT over a stored row (an UPSERT included) and any UPDATE of a
+            # final one, so look first: under the write lock nobody can change the answer meanwhile.
+            stored = db.execute("SELECT error IS NULL FROM judgments WHERE run_id = ? AND item_id = ?",
+                                key).fetchone()
+            if stored is None:
+                db.execute(f"INSERT INTO judgments ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+                           list(row.values()))
+                return True
+            if stored[0]:
+                return False
+            names = [n for n in row if n not in ("run_id", "item_id")]
+            db.execute(f"UPDATE judgments SET {', '.join(f'{n} = ?' for n in names)} "
+                       "WHERE run_id = ? AND item_id = ?", [row[n] for n in names] + key)
+            return True
 
     def judgments(self, run_id: str) -> list[dict[str, Any]]:
         """Every judgment of a run in dataset order; distribution as {int: float}, replies as a list."""
@@ -139,15 +161,38 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
 
     # --- judge cache --------------------------------------------------------------------------------
     def cache_get(self, key: str) -> dict[str, Any] | None:
-        """A stored reply dict for an identical request, or None."""
-        row = self._one("SELECT reply FROM judge_cache WHERE key = ?", [key])
-        return None if row is None else loads(row["reply"])
+        """A stored reply dict for an identical request, or None; IntegrityError when it fails its hash."""
+        row = self._one("SELECT reply, hash FROM judge_cache WHERE key = ?", [key])
+        if row is None:
+            return None
+        if not cache_entry_ok(key, row["reply"], row["hash"]):
+            raise IntegrityError(f"judge cache entry {key[:12]} does not match its hash; it is asked again")
+        return loads(row["reply"])
 
     def cache_put(self, key: str, reply: dict[str, Any]) -> None:
-        """Store a reply dict under its request key."""
+        """Store a reply dict under its request key; a verified entry is kept, a bad one replaced."""
+        text = dumps(_json_ready(reply))
         with self._write() as db:
-            db.execute("INSERT OR REPLACE INTO judge_cache (key, reply, created_at) VALUES (?, ?, ?)",
-                       [key, dumps(_json_ready(reply)), now()])
+            stored = db.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
+            if stored is not None and cache_entry_ok(key, *stored):
+                return
+            # The one overwrite of a cache row: a fresh reply replacing an entry that failed its hash.
+            db.execute("INSERT INTO judge_cache (key, reply, hash, created_at) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT(key) DO UPDATE SET reply = excluded.reply, hash = excluded.hash, "
+                       "created_at = excluded.created_at", [key, text, cache_hash(key, text), now()])
+
+
+def cache_hash(key: str, reply_text: str) -> str:
+    """The hash a cache entry carries: over its key and its reply's canonical JSON."""
+    return canonical_hash({"key": key, "reply": loads(reply_text)})
+
+
+def cache_entry_ok(key: str, reply_text: str | None, stored_hash: str | None) -> bool:
+    """Whether a cache row's reply is the one its hash was computed over."""
+    try:
+        return stored_hash is not None and reply_text is not None and cache_hash(key, reply_text) == stored_hash
+    except (TypeError, ValueError):  # not JSON text at all
+        return False
 
 
 def _json_ready(value: Any) -> Any:

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
-from geval_core.export import prompt_from_export, read_export
+from geval_core.export import open_export, read_export
 
 from . import migrations
 from .base import now
+from .leases import LeasesMixin
 from .prompts import FreezeResult
+from .ratings import RatingsMixin
 from .runs import RunsMixin
 from .seed import SEEDED_KEY, seed
+from .verify import LibraryIntegrityWarning, trigger_problems
 
 
-class Library(RunsMixin):
+class Library(LeasesMixin, RunsMixin, RatingsMixin):
     """The prompt library. Rows come back as plain dicts; prompts as FrozenPrompt, items as Item."""
 
     def __init__(self, path: str | Path | None = None, seed_examples: bool = True) -> None:
@@ -27,6 +31,16 @@ class Library(RunsMixin):
                 if seed_examples and not self._seeded():
                     seed(self)
                     self.set_setting(SEEDED_KEY, now())
+        self.integrity_warnings: list[str] = self._check_protection()
+
+    def _check_protection(self) -> list[str]:
+        """Warn about missing or altered protection triggers; never re-create them over possibly changed data."""
+        with self._lock:
+            problems = [p["text"] for p in trigger_problems(self.db)]
+        for problem in problems:
+            warnings.warn(f"library {self.path}: {problem}; frozen rows may have been changed, run `geval verify`",
+                          LibraryIntegrityWarning, stacklevel=3)
+        return problems
 
     def _seeded(self) -> bool:
         if not self.db["meta"].exists():
@@ -34,10 +48,13 @@ class Library(RunsMixin):
         return self._one("SELECT 1 AS x FROM meta WHERE key = ?", [SEEDED_KEY]) is not None
 
     def import_prompt(self, data_or_path: dict[str, Any] | str | Path) -> FreezeResult:
-        """Freeze an exported prompt (dict or file) after checking its hash; identical content is reused."""
+        """Freeze an exported prompt (dict or file) after checking its hash; identical content is reused.
+
+        A server URL in the file is ignored and agreement failing its own hash dropped: both are in
+        `warnings`; `note` says whether the content is new and how it differs from the latest version.
+        """
         data = data_or_path if isinstance(data_or_path, dict) else read_export(data_or_path)
-        prompt = prompt_from_export(data)
-        return self.freeze(prompt.dimension, name=prompt.name)
+        return self.import_checked(open_export(data))
 
 
 def open_library(path: str | Path | None = None, seed_examples: bool = True) -> Library:

@@ -56,7 +56,7 @@ def test_export_offers_the_file_and_the_production_snippet(lib_path):
     at = open_page("library")
     assert at.get("download_button")
     snippets = [c.value for c in at.code if c.language == "python"]
-    assert any('load_prompt("coherence@1.json")' in s and "score_item(prompt" in s for s in snippets)
+    assert any("load_prompt('coherence@1.json')" in s and "score_item(prompt" in s for s in snippets)
 
 
 def test_import_checks_the_hash(lib_path, tmp_path):

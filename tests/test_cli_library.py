@@ -85,9 +85,9 @@ def test_prompts_freeze_export_import(db, tmp_path):
     invoke("prompts", "export", "fluency@2", "--db", db, "-o", str(export), "--agreement", str(tmp_path / "agree.json"))
     data = json.loads(export.read_text())
     assert data["version"] == 2 and data["agreement"] == {"spearman": 0.5}
-    assert 'load_prompt("fluency.json")' in data["usage"]  # the embedded snippet loads the file as named
+    assert "load_prompt('fluency.json')" in data["usage"]  # the embedded snippet loads the file as named
     snippet = invoke("prompts", "export", "fluency@2", "--db", db, "--snippet").output
-    assert "load_prompt(" in snippet and '{"summary": summary}' in snippet
+    assert "load_prompt(" in snippet and "fields = {'summary': 'your summary text'}" in snippet
 
     other = str(tmp_path / "other.db")
     assert "imported as fluency@2" in invoke("prompts", "import", str(export), "--db", other).output

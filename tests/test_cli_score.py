@@ -44,7 +44,7 @@ def test_score_writes_one_json_line_per_item(tmp_path):
         library, prompt, items, _ = openai_prompt(tmp_path, server)
         data = write_jsonl(tmp_path / "golden.jsonl", items, {"notes": "ignored by the prompt"})
         result = invoke(["score", "--prompt", prompt.label, "--data", str(data), "--db", str(tmp_path / "lib.db"),
-                         "--out", str(tmp_path / "out.jsonl"), "--concurrency", "2"])
+                         "--out", str(tmp_path / "out.jsonl"), "--concurrency", "2", "--base-url", server.base_url])
         assert result.exit_code == 0, result.output
         assert server.count == 4 and f"Bearer {KEY}" in server.authorizations
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
@@ -66,10 +66,11 @@ def test_rerun_is_answered_from_the_cache_and_csv_and_export_inputs_work(tmp_pat
         csv.write_text("id,summary,document\n" + "".join(f'{i.id},{i.fields["summary"]},"{i.fields["document"]}"\n'
                                                          for i in items))
         export = write_export(prompt, tmp_path / "coherence.json")
-        args = ["--data", str(csv), "--db", str(tmp_path / "lib.db"), "--out", str(tmp_path / "out.jsonl")]
+        args = ["--data", str(csv), "--db", str(tmp_path / "lib.db"), "--out", str(tmp_path / "out.jsonl"),
+                "--base-url", server.base_url]
         assert invoke(["score", "--prompt", prompt.label, *args]).exit_code == 0
         assert server.count == 3
-        again = invoke(["score", "--prompt", str(export), *args])
+        again = invoke(["score", "--prompt", str(export), *args, "--new-run"])  # the same command reports its run
         assert again.exit_code == 0, again.output
         assert server.count == 3 and "3 from cache" in again.output and "0 judge calls" in again.output
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
@@ -83,7 +84,8 @@ def test_overrides_warn_and_are_recorded_on_the_run(tmp_path):
     with FaultServer() as server:
         library, prompt, items, _ = openai_prompt(tmp_path, server, count=2)
         result = invoke(["score", "--prompt", prompt.label, "--data", "tiny", "--db", str(tmp_path / "lib.db"),
-                         "--mode", "sampling", "--n", "4", "--temperature", "1.0", "--out", str(tmp_path / "o.jsonl")])
+                         "--mode", "sampling", "--n", "4", "--temperature", "1.0", "--out", str(tmp_path / "o.jsonl"),
+                         "--base-url", server.base_url])
         assert result.exit_code == 0, result.output
         bodies = [body for _, body in server.log]
     assert ("warning: overriding the prompt's frozen judge settings: mode 'logprobs' -> 'sampling', n 1 -> 4, "
@@ -129,7 +131,7 @@ def test_kill_9_mid_run_then_restart_judges_every_item_exactly_once(tmp_path):
         library, prompt, items, _ = openai_prompt(tmp_path, server, count=1)
         data = write_jsonl(tmp_path / "crash.jsonl", make_items(60))
         args = [*CLI, "score", "--prompt", prompt.label, "--data", str(data), "--db", str(tmp_path / "lib.db"),
-                "--concurrency", "4", "--out", str(tmp_path / "out.jsonl"), "--quiet"]
+                "--concurrency", "4", "--base-url", server.base_url, "--out", str(tmp_path / "out.jsonl"), "--quiet"]
         proc = subprocess.Popen(args, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while _judged(tmp_path / "lib.db") < 12 and time.monotonic() < deadline and proc.poll() is None:
@@ -163,7 +165,7 @@ def test_the_key_is_nowhere_after_a_run(tmp_path, caplog):
     with FaultServer(script, retry_after="0.01") as server:
         library, prompt, items, dataset = openai_prompt(tmp_path, server, count=4)
         args = ["score", "--prompt", prompt.label, "--data", "tiny", "--db", str(tmp_path / "lib.db"),
-                "--max-attempts", "2", "--out", str(tmp_path / "out.jsonl")]
+                "--max-attempts", "2", "--base-url", server.base_url, "--out", str(tmp_path / "out.jsonl")]
         proc = subprocess.run([*CLI, *args], env=_env(tmp_path), capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         in_process = invoke([*args[:-2], "--new-run", "--no-cache", "--out", str(tmp_path / "out2.jsonl")])
@@ -175,6 +177,10 @@ def test_the_key_is_nowhere_after_a_run(tmp_path, caplog):
     write_export(prompt, tmp_path / "prompt.json")
     assert "/chat/completions" in caplog.text  # the SDK's debug log was captured
     texts = [proc.stdout, proc.stderr, in_process.output, caplog.text]
+    db = str(tmp_path / "lib.db")  # the runs as scripts read them (issue 9: every surface)
+    texts += [invoke(["runs", "list", "--json", "--db", db]).output,
+              invoke(["runs", "show", run["id"], "--json", "--judgments", "--db", db]).output]
+    assert run["id"] in texts[-2]
     # Read the files while the library is open (its WAL present) and again after it closed.
     contents = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
     library.close()

@@ -53,7 +53,7 @@ def test_round_trip_through_a_file_and_another_library(library, tmp_path):
     prompt = library.get_prompt("fluency")
     path = write_export(prompt, tmp_path / "fluency.json", agreement=AGREEMENT)
     loaded = load_prompt(path)
-    assert 'load_prompt("fluency.json")' in json.loads(path.read_text())["usage"]
+    assert "load_prompt('fluency.json')" in json.loads(path.read_text())["usage"]
     assert loaded.id == prompt.id and loaded.dimension == prompt.dimension and loaded.label == "fluency@1"
     assert render(loaded, {"summary": "S."}) == render(prompt, {"summary": "S."})
     assert prompt_from_export(json.loads(path.read_text())).dimension == prompt.dimension

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-import sqlite3
 
 import click
 import pytest
 from runner_helpers import dimension, make_items
+from sqlite_utils import Database
 
 from geval_core import Judgment, errors
 from geval_core.cli._common import bounded_option
@@ -19,6 +19,7 @@ from geval_core.run import RunOptions, run_scoring
 from geval_core.store import Store
 from geval_core.types import JudgeSettings, bounds_of
 from prompt_library import Library
+from prompt_library import migrations as library_migrations
 
 SCRIPTED = JudgeSettings(provider="scripted", model="scripted-1")
 
@@ -57,25 +58,21 @@ def test_mode_dependent_fields_hold_one_thing_each():
 
 def test_migration_moves_old_rows_to_the_named_fields(tmp_path):
     path = tmp_path / "old.db"
-    with Library(path) as lib:
-        lib.import_items("d", make_items(2))
-        run = lib.create_run("coherence", "d", JudgeSettings())
-        lib.save_judgment(run, Judgment("i000", score=3.5, top_rating=4, valid_mass=0.8, mode="logprobs"))
-    # Put the file back to the first schema: the old column name and meanings, differs in extra.
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE judgments RENAME COLUMN top_rating TO top_score")
-    for column in ("first_rating", "parsed_share", "differs"):
-        db.execute(f"ALTER TABLE judgments DROP COLUMN {column}")
-    db.execute("INSERT INTO judgments (run_id, item_id, score, top_score, valid_mass, mode, extra) "
-               "VALUES (?, 'i001', 3.0, 3.5, 0.5, 'sampling', '{\"differs\": true}')", [run])
-    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm002_judgment_fields'")
-    db.commit()
-    db.close()
-    with Library(path) as lib:
-        rows = {r["item_id"]: r for r in lib.judgments(run)}
-    assert (rows["i000"]["top_rating"], rows["i000"]["valid_mass"], rows["i000"]["first_rating"]) == (4, 0.8, None)
-    assert (rows["i001"]["first_rating"], rows["i001"]["parsed_share"], rows["i001"]["valid_mass"]) == (3.5, 0.5, None)
-    assert rows["i001"]["differs"] is True and rows["i000"]["differs"] is False
+    db = Database(path)
+    library_migrations.migrations.apply(db, stop_before="m002_judgment_fields")  # the first schema
+    db["runs"].insert({"id": "r1", "status": "done"})
+    # The old column name and meanings: top_score and valid_mass held the sampling figures, differs sat in extra.
+    db["judgments"].insert_all([
+        {"run_id": "r1", "item_id": "a", "score": 3.5, "top_score": 4, "valid_mass": 0.8, "mode": "logprobs",
+         "extra": "{}"},
+        {"run_id": "r1", "item_id": "b", "score": 3.0, "top_score": 3.5, "valid_mass": 0.5, "mode": "sampling",
+         "extra": '{"differs": true}'}])
+    library_migrations.apply(db)
+    rows = {r["item_id"]: r for r in db.query("SELECT * FROM judgments")}
+    assert (rows["a"]["top_rating"], rows["a"]["valid_mass"], rows["a"]["first_rating"]) == (4, 0.8, None)
+    assert (rows["b"]["first_rating"], rows["b"]["parsed_share"], rows["b"]["valid_mass"]) == (3.5, 0.5, None)
+    assert rows["b"]["top_rating"] is None and rows["b"]["differs"] == 1 and rows["a"]["differs"] == 0
+    assert json.loads(rows["b"]["extra"]) == {}
 
 
 def test_bounds_are_stated_once_and_read_by_click():

@@ -140,7 +140,9 @@ def test_csv_in_the_wrong_encoding_is_refused(lib, tmp_path):
     assert_refused(lib, path, 3, "not UTF-8", "save the file as UTF-8")
 
 
-def test_empty_rating_cell_is_refused_not_read_as_zero(lib, tmp_path):
+def test_empty_rating_cell_is_missing_and_counted_not_read_as_zero(lib, tmp_path):
     path = tmp_path / "blank.csv"
     path.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,\n", encoding="utf-8")
-    assert_refused(lib, path, 3, "human rating 'coherence'", "empty value")
+    result = lib.import_dataset(path, "blank", MAPPING)  # issue 12: a null rating imports as missing
+    assert result["human_missing"] == {"coherence": 1}
+    assert [i.human for i in lib.dataset_items("blank")] == [{"coherence": 3.0}, {}]

@@ -9,10 +9,12 @@ import subprocess
 import sys
 import time
 
+import pytest
 from faultserver import FaultServer
 from runner_helpers import setup_library
 
 from geval_core.types import JudgeSettings
+from prompt_library import Library
 
 KEY = "sk-test-STOPS0000000000000000000000000000000001"
 CLI = [sys.executable, "-c", "from geval_core.cli import cli; cli()"]
@@ -72,3 +74,40 @@ def test_a_finished_command_reports_its_run_and_an_unscored_run_exits_non_zero(t
         failing = start_score(tmp_path / "other", server)
         _, err = failing.communicate(timeout=120)
     assert failing.returncode in (3, 4) and "Traceback" not in err
+
+
+def test_two_identical_commands_pay_for_each_item_once(tmp_path):
+    with FaultServer(delay=0.2) as server:
+        settings = JudgeSettings(provider="openai", model="fault-model", base_url=server.base_url)
+        library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=20, judge=settings)
+        library.close()
+        env = {**os.environ, "OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""}
+        args = [*CLI, "score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(tmp_path / "lib.db"),
+                "--base-url", server.base_url, "--concurrency", "4"]
+        both = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for _ in range(2)]
+        results = [(p.wait(timeout=120), p.stderr.read()) for p in both]
+    assert server.count <= 1.05 * 20, server.count
+    assert all("Traceback" not in err for _, err in results)
+    codes = sorted(code for code, _ in results)
+    assert codes[0] == 0  # one scored every item; the other either found it finished or was refused
+    if codes[1] != 0:
+        assert "is being scored by process" in results[[c for c, _ in results].index(codes[1])][1]
+    with Library(tmp_path / "lib.db") as lib:
+        assert len(lib.list_runs(prompt=prompt.id)) == 1 and len(lib.judged_item_ids(lib.list_runs()[0]["id"])) == 20
+
+
+def test_a_lease_is_refused_while_alive_and_taken_over_when_its_heartbeat_stops(tmp_path):
+    from geval_core.errors import RunBusyError
+
+    library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=1)
+    run_id = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
+    library.take_lease(run_id, "first")
+    with pytest.raises(RunBusyError, match=f"run {run_id} is being scored by process {os.getpid()}"):
+        library.take_lease(run_id, "second")
+    library.take_lease(run_id, "second", stale_s=0.0)  # the first stopped renewing: taken over
+    library.release_lease(run_id, "first")  # a late release of the old owner removes nothing
+    with pytest.raises(RunBusyError):
+        library.take_lease(run_id, "third")
+    library.release_lease(run_id, "second")
+    library.take_lease(run_id, "third")

@@ -60,8 +60,8 @@ def test_every_fault_ends_in_a_score_or_an_error_and_retries_stay_bounded(tmp_pa
     }
     with FaultServer(per_item_script(plan), hang_s=3.0, retry_after="0.05") as server:
         library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=10, judge=settings_for(server))
-        judge = get_judge(prompt.dimension.judge, api_key=KEY, timeout=0.5)
-        run_id = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
+        judge = get_judge(settings_for(server), api_key=KEY, timeout=0.5)
+        run_id = library.create_run(prompt.id, dataset["id"], settings_for(server))
         summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=4, max_attempts=3, retry_base=0.05))
         by_item = requests_by_item(server)
     rows = {r["item_id"]: r for r in library.judgments(run_id)}
@@ -104,11 +104,11 @@ def test_auto_mode_falls_back_on_a_server_without_logprobs(tmp_path):
 def test_a_second_run_sends_no_request(tmp_path):
     with FaultServer() as server:
         library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=8, judge=settings_for(server))
-        judge = get_judge(prompt.dimension.judge, api_key=KEY, timeout=5)
+        judge = get_judge(settings_for(server), api_key=KEY, timeout=5)
         first = run_scoring(prompt, items, judge, library,
-                            library.create_run(prompt.id, dataset["id"], prompt.dimension.judge))
+                            library.create_run(prompt.id, dataset["id"], settings_for(server)))
         assert server.count == 8 and first.judge_calls == 8
-        run_id = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
+        run_id = library.create_run(prompt.id, dataset["id"], settings_for(server))
         second = run_scoring(prompt, items, judge, library, run_id)
         assert server.count == 8 and second.judge_calls == 0 and second.cached == 8
     assert all(r["cached"] and close(r["score"], WORKED_SCORE) for r in library.judgments(run_id))

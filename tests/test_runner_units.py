@@ -11,7 +11,7 @@ from runner_helpers import dimension, make_items
 
 from geval_core.errors import ConfigError
 from geval_core.prompts import render
-from geval_core.run.calls import backoff_delay, build_request, cache_key
+from geval_core.run.calls import backoff_delay, build_request, cache_key, server_id
 from geval_core.run.cost import estimate_cost, estimate_tokens, load_prices, price_for
 from geval_core.types import Choice, FrozenPrompt, JudgeReply, JudgeSettings, Position, TopLogprob, Usage
 
@@ -49,21 +49,20 @@ def test_cache_key_changes_with_what_decides_the_answer_only():
     item, other = make_items(2)
     settings = prompt.dimension.judge
     base = build_request(prompt, item, settings, "logprobs")
-    key = cache_key(base, "openai")
-    assert len(key) == 64 and key == cache_key(build_request(prompt, item, settings, "logprobs"), "openai")
-    same_server_elsewhere = JudgeSettings(base_url="http://127.0.0.1:9/v1")
-    assert key == cache_key(build_request(prompt, item, same_server_elsewhere, "logprobs"), "openai")
+    key = cache_key(base, "openai", "openai")
+    assert len(key) == 64 and key == cache_key(build_request(prompt, item, settings, "logprobs"), "openai", "openai")
     different = {
-        cache_key(base, "gemini"),
-        cache_key(base, "openai", replica=1),
-        cache_key(build_request(prompt, other, settings, "logprobs"), "openai"),
-        cache_key(build_request(prompt, item, settings, "sampling"), "openai"),
-        cache_key(build_request(prompt, item, JudgeSettings(temperature=1.0), "logprobs"), "openai"),
-        cache_key(build_request(prompt, item, JudgeSettings(model="other"), "logprobs"), "openai"),
-        cache_key(build_request(prompt, item, settings, "logprobs", n=3), "openai"),
-        cache_key(build_request(prompt, item, settings, "logprobs", seed=5), "openai"),
+        cache_key(base, "gemini", "openai"),
+        cache_key(base, "openai", server_id("http://127.0.0.1:9/v1", "openai")),  # another server
+        cache_key(base, "openai", "openai", replica=1),
+        cache_key(build_request(prompt, other, settings, "logprobs"), "openai", "openai"),
+        cache_key(build_request(prompt, item, settings, "sampling"), "openai", "openai"),
+        cache_key(build_request(prompt, item, JudgeSettings(temperature=1.0), "logprobs"), "openai", "openai"),
+        cache_key(build_request(prompt, item, JudgeSettings(model="other"), "logprobs"), "openai", "openai"),
+        cache_key(build_request(prompt, item, settings, "logprobs", n=3), "openai", "openai"),
+        cache_key(build_request(prompt, item, settings, "logprobs", seed=5), "openai", "openai"),
     }
-    assert len(different) == 8 and key not in different
+    assert len(different) == 9 and key not in different
 
 
 def test_build_request_by_mode():

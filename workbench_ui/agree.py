@@ -40,8 +40,10 @@ def _agreement(path: str, run_id: str, version: tuple[int, int, str], human_fiel
 
     p = paired(_run, human_field, which)
     groups = p["groups"] if grouped else None
+    # The dataset-level reading of grouped data resamples whole groups (items of a group are not independent).
+    clusters = p["groups"] if not grouped and all(g is not None for g in p["groups"]) else None
     return agreement(p["judge"], p["human"], groups=groups, scale=Scale(*scale), bootstrap=bootstrap,
-                     seed=seed).to_dict()
+                     seed=seed, clusters=clusters).to_dict()
 
 
 def agreement_for(run: dict[str, Any], human_field: str, which: str, grouped: bool, scale: Scale,
@@ -58,6 +60,9 @@ def _cell(result: dict[str, Any], metric: str) -> str:
     ci = (result.get("ci") or {}).get(metric)
     if ci and ci[0] is not None and ci[1] is not None:
         return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+    undefined = (result.get("ci_undefined") or {}).get(metric)
+    if ci and undefined:  # too many undefined resamples: an interval of the rest would mislead
+        return f"{value:.3f} (no CI: {undefined} of {result.get('bootstrap')} resamples undefined)"
     return f"{value:.3f}"
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.judgment import single_rating
+from geval_core.stats.confidence import CONFIDENCE_KEYS, confidence
 from geval_core.types import Item
 from workbench_ui import state
 
@@ -116,6 +117,9 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None =
         "error": [r.get("error") or "" for r in rows],
     })
     frame["low mass"] = [_low_mass(r) for r in rows]
+    spread = [confidence(r.get("distribution")) for r in rows]  # the judge's confidence, sortable per column
+    for col in CONFIDENCE_KEYS:
+        frame[col] = pd.to_numeric(pd.Series([c[col] for c in spread], dtype=object), errors="coerce")
     if human is not None:
         frame.insert(3, "human", [human.get(r["item_id"]) for r in rows])
     if any(r.get("ties_weighted_in_group") is not None for r in rows):

@@ -9,9 +9,13 @@ import streamlit as st
 
 from geval_core.export import write_judgments
 from geval_core.judgment import single_rating
+from geval_core.stats.confidence import describe
 from geval_core.types import FrozenPrompt, JudgeSettings
 from workbench_ui import cached_reads, charts, prices, safe_text, state
 
+CONFIDENCE_HELP = {"entropy": "bits of uncertainty in the judge's distribution (0: certain)",
+                   "sd": "standard deviation of the distribution over the scale (sampling: of the replies)",
+                   "margin": "probability of the likeliest rating minus the next one (1: certain)"}
 MOSTLY_LOW = 0.25  # warn when more than this share of items put little mass on the scale
 
 
@@ -169,7 +173,8 @@ def judgments_text(rows: list[dict[str, Any]], fmt: str) -> str:
 def _columns() -> dict:
     num = st.column_config.NumberColumn
     return {"score": num(format="%.3f"), "valid mass": num(format="%.3f"), "human": num(format="%.2f"),
-            "low mass": st.column_config.CheckboxColumn()}
+            "low mass": st.column_config.CheckboxColumn(),
+            **{c: num(format="%.3f", help=h) for c, h in CONFIDENCE_HELP.items()}}
 
 
 def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: str | None,
@@ -184,6 +189,7 @@ def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: s
     c[3].metric("Unparsed", judgment.get("unparsed") or 0)
     c[4].metric("Human", safe_text.fmt_rating(item.human.get(human_key)) if item and human_key else "—")
     st.caption(tie_sentence(judgment, others))
+    st.caption(describe(judgment.get("distribution"), judgment.get("mode") == "sampling"))
     if judgment.get("error"):
         st.error(safe_text.md_escape(judgment["error"]))
     left, right = st.columns([1, 1], gap="large")

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import streamlit as st
 
-from geval_core.providers._common import env_key
+from geval_core.errors import ConfigError
+from geval_core.providers._common import check_base_url, credentials_in, env_key, shown_url
 from geval_core.providers.gemini_judge import KEY_VARIABLES as GEMINI_KEYS
 from geval_core.providers.openai_judge import KEY_VARIABLE as OPENAI_KEY
 from geval_core.types import JudgeRequest, JudgeSettings
-from prompt_library import default_path
 
 # Sidebar choice -> label; "compatible" is the openai provider with a base URL.
 PROVIDERS = {
@@ -32,6 +33,10 @@ KEY_VARS = {"openai": (OPENAI_KEY,), "gemini": GEMINI_KEYS, "compatible": (OPENA
 # Tests (AppTest, the bench) set GEVAL_TEST_JUDGE=scripted to get a fast, predictable judge.
 TEST_JUDGE_ENV = "GEVAL_TEST_JUDGE"
 SIDEBAR_KEY = "workbench_sidebar"
+# The sidebar opens library files inside this one folder only (a visitor must not reach the rest of the disk).
+HOME_ENV = "GEVAL_HOME"
+LIBRARY_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+BASE_URL_KEY, BASE_URL_SAID = "sb_base_url", "sb_base_url_said"
 
 
 @dataclass(frozen=True)
@@ -74,11 +79,56 @@ def secrets_to_env() -> None:
             os.environ.setdefault(key, value)
 
 
+def library_home() -> Path:
+    """The one folder the sidebar opens libraries in: $GEVAL_HOME, else the working directory."""
+    return Path(os.environ.get(HOME_ENV) or os.getcwd()).resolve()
+
+
+def default_path() -> Path:
+    """The library the app opens first: $GEVAL_DB (chosen by whoever started the app), else geval.db at home."""
+    chosen = os.environ.get("GEVAL_DB")
+    return Path(chosen) if chosen else library_home() / "geval.db"
+
+
+def library_path(text: str) -> Path:
+    """The library file typed in the sidebar: the default, or a .db file inside library_home(); ConfigError else.
+
+    Relative paths are read from the home folder; symlinks are followed before the check; no folder is created.
+    """
+    home, typed = library_home(), Path(text.strip())
+    if not text.strip() or typed == default_path():
+        return default_path()
+    path = (typed if typed.is_absolute() else home / typed).resolve()
+    if path == default_path().resolve():
+        return path
+    if not path.is_relative_to(home):
+        raise ConfigError(f"the library file must be inside {home} (set {HOME_ENV} to choose another folder "
+                          f"when starting the app); {text.strip()!r} is outside it")
+    if path.suffix.lower() not in LIBRARY_SUFFIXES or path.is_dir():
+        raise ConfigError(f"{text.strip()!r} is not a library file name: use a name ending in "
+                          f"{', '.join(LIBRARY_SUFFIXES)}")
+    if not path.parent.is_dir():
+        raise ConfigError(f"the folder {path.parent.relative_to(home)} does not exist inside {home}; the workbench "
+                          "never creates folders")
+    return path
+
+
+def scrub_base_url() -> None:
+    """on_change of the sidebar's Base URL: credentials typed into it are removed at once, never used or shown."""
+    value = st.session_state.get(BASE_URL_KEY) or ""
+    where = credentials_in(value)
+    if where is not None:
+        st.session_state[BASE_URL_KEY] = shown_url(value)
+        st.session_state[BASE_URL_SAID] = (
+            f"The Base URL carried credentials ({where}): they were removed and not used. A key never goes in a "
+            f"URL: set {OPENAI_KEY} in the environment (or .streamlit/secrets.toml) instead.")
+
+
 def judge_settings_for(choice: str, model: str, base_url: str | None) -> JudgeSettings:
-    """The connection part of JudgeSettings for a sidebar choice."""
+    """The connection part of JudgeSettings for a sidebar choice; ConfigError for a URL carrying credentials."""
     provider = "openai" if choice == "compatible" else choice
-    return JudgeSettings(provider=provider, model=model or DEFAULT_MODELS.get(choice, ""),
-                         base_url=(base_url or None) if choice == "compatible" else None)
+    url = check_base_url(base_url, OPENAI_KEY) if choice == "compatible" else None
+    return JudgeSettings(provider=provider, model=model or DEFAULT_MODELS.get(choice, ""), base_url=url)
 
 
 def sidebar() -> SidebarChoice:
@@ -103,10 +153,13 @@ def library():
 
 
 def run_settings(frozen: JudgeSettings, use_sidebar: bool) -> JudgeSettings:
-    """Judge settings for a run: the prompt's own, or the sidebar's connection with the prompt's decoding."""
-    if not use_sidebar:
-        return frozen
+    """Judge settings for a run: the prompt's own, or the sidebar's connection with the prompt's decoding.
+
+    The server is always the sidebar's (for the prompt's own provider), never a URL stored with a prompt.
+    """
     conn = sidebar().judge
+    if not use_sidebar:
+        return replace(frozen, base_url=conn.base_url if conn.provider == frozen.provider else None)
     return replace(frozen, provider=conn.provider, model=conn.model, base_url=conn.base_url)
 
 

@@ -15,6 +15,7 @@ from prompt_library import DatasetMapping, Library, open_library
 
 from ..datafiles import read_rows
 from ..errors import GEvalError, InputError
+from ..providers._common import check_base_url
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
 
 DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
@@ -104,12 +105,19 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 # --- prompt, judge and data resolution ----------------------------------------------------------------
 def resolve_prompt(library: Library, ref: str) -> FrozenPrompt:
-    """A library name[@version] or id, or an exported prompt file (frozen into the library as is)."""
+    """A library name[@version], id or id prefix, or an exported prompt file (frozen into the library as is).
+
+    A file's import is reported on stderr: what it became, and what in it was ignored (a server URL).
+    """
     path = Path(ref)
     if path.suffix.lower() == ".json" or path.is_file():
         if not path.is_file():
             raise InputError("no such prompt file", file=ref)
-        return library.import_prompt(path).prompt
+        result = library.import_prompt(path)
+        for warning in result.warnings:
+            click.echo(f"warning: {ref}: {warning}", err=True)
+        click.echo(f"{ref}: {result.note}", err=True)
+        return result.prompt
     return library.get_prompt(ref)
 
 
@@ -135,11 +143,10 @@ def effective_settings(frozen: JudgeSettings, judge: str | None, base_url: str |
         provider, model = parse_judge(judge)
         changes["provider"] = provider
         changes["model"] = model or (frozen.model if frozen.provider == "local" else JudgeSettings().model)
-        if provider != frozen.provider:
-            changes["base_url"] = None  # the prompt's server belongs to its own provider
     changes.update({k: v for k, v in (("mode", mode), ("n", n), ("temperature", temperature)) if v is not None})
-    if base_url is not None:
-        changes["base_url"] = base_url
+    # The server is the user's, named in this process (--base-url): never a URL stored with a prompt.
+    variable = "GEMINI_API_KEY" if changes.get("provider", frozen.provider) == "gemini" else "OPENAI_API_KEY"
+    changes["base_url"] = check_base_url(base_url, variable)
     try:
         settings = replace(frozen, **changes)
     except ValueError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import click
 from prompt_library import Library, open_library
 
 from ..datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
-from ..errors import InputError
+from ..errors import GEvalError, InputError
 from ..stats import AgreementResult, agreement
 from ..types import Scale
 from ._common import workbench_errors
@@ -75,11 +76,13 @@ def read_scores(path: str, id_field: str, value_field: str, group_field: str | N
 def _parse_scale(ctx: click.Context, param: click.Parameter, value: str | None) -> Scale | None:
     if value is None:
         return None
+    match = re.fullmatch(r"\s*(-?\d+)\s*-\s*(-?\d+)\s*", value)
+    if match is None:
+        raise click.BadParameter(f"expected MIN-MAX with integers, e.g. 1-5 or -2-2; got {value!r}")
     try:
-        low, high = value.split("-", 1)
-        return Scale(int(low), int(high))
-    except ValueError:
-        raise click.BadParameter(f"expected MIN-MAX with integers, e.g. 1-5; got {value!r}") from None
+        return Scale(int(match[1]), int(match[2]))
+    except GEvalError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _fmt(value: float | None, ci: list[float | None] | None = None) -> str:
@@ -89,6 +92,16 @@ def _fmt(value: float | None, ci: list[float | None] | None = None) -> str:
     if ci and ci[0] is not None:
         text += f"   95% CI [{ci[0]:.3f}, {ci[1]:.3f}]"
     return text
+
+
+def _bootstrap_line(r: AgreementResult) -> str:
+    """What the bootstrap resampled, and which figures got no interval for too many undefined resamples."""
+    if not r.bootstrap:
+        return "- (no intervals: --bootstrap N)"
+    hidden = [f"{m} ({n} of {r.bootstrap} undefined)" for m, n in r.ci_undefined.items()
+              if n and r.ci.get(m, [None])[0] is None]
+    return (f"{r.bootstrap} resamples of {r.ci_resampled or 'items'}"
+            + (f"; no interval for {', '.join(hidden)}: over 5% undefined" if hidden else ""))
 
 
 def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None) -> str:
@@ -106,15 +119,27 @@ def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None)
         ("Pearson r", _fmt(r.pearson, ci.get("pearson"))),
         ("tie rate", f"{_fmt(r.tie_rate, ci.get('tie_rate'))}   (human: {_fmt(r.human_tie_rate)})"),
         ("kappa", f"{_fmt(r.kappa)}   linear {_fmt(r.kappa_linear)}   quadratic {_fmt(r.kappa_quadratic)}"),
-        ("scale", r.scale),
+        ("bootstrap", _bootstrap_line(r)),
+        ("scale", r.scale + (f"   ({r.out_of_scale} judge scores outside it: kappa clips them to its ends)"
+                             if r.out_of_scale else "")),
     ]
     head = f"{extra['judge_file']} vs {extra['data_file']} (human: {extra['human_field']})"
     body = "\n".join(f"{name:<14} {text}" for name, text in rows)
     return f"{head}\n{body}\n\nNote: {r.note}"
 
 
+def _library_group(item: Any, group_by: str | None, mapping: dict[str, Any], where: dict[str, Any]) -> str | None:
+    """An item's group: its stored group, or with --group-by the named input field (or the group's path)."""
+    if not group_by or group_by in ("group", (mapping or {}).get("group")):
+        return item.group
+    if group_by not in item.fields:
+        raise InputError(f"no field {group_by!r} to group by (input fields: {', '.join(item.fields) or 'none'}; "
+                         "'group' is the dataset's own group)", field=group_by, **where)
+    return item.fields[group_by]
+
+
 def library_rows(library: Library, run_id: str | None, dataset: str | None, human_field: str,
-                 ) -> tuple[_Rows | None, _Rows | None]:
+                 group_by: str | None = None) -> tuple[_Rows | None, _Rows | None]:
     """(judge rows of a library run, human rows of a library dataset); either may be None."""
     judged = None
     if run_id:
@@ -130,13 +155,14 @@ def library_rows(library: Library, run_id: str | None, dataset: str | None, huma
     row = library.get_dataset(dataset)
     label = row["label"]
     for line, item in enumerate(library.dataset_items(row["id"]), 1):
-        if human_field not in item.human:
+        if human_field not in row["human"]:  # an item may lack it (null on import, unrated): counted missing
             raise InputError(f"no human rating {human_field!r} (has: {', '.join(item.human) or 'none'})",
                              file=f"dataset {label}", line=line, field=human_field)
-        data.values[item.id] = item.human[human_field]
+        data.values[item.id] = item.human.get(human_field)
         data.lines[item.id] = line
-        if item.group is not None:
-            data.groups[item.id] = item.group
+        group = _library_group(item, group_by, row.get("mapping"), {"file": f"dataset {label}", "line": line})
+        if group is not None:
+            data.groups[item.id] = group
     return judged, data
 
 
@@ -153,12 +179,15 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
     judged = data = None
     if judge_is_file:
         judged = read_scores(judge_source, fields["judge_id"], fields["score"])
+        if not judged.values:
+            raise InputError("the judge file has no rows", file=judge_source)
     if data_is_file:
         data = read_scores(data_source, fields["id"], fields["human"], fields["group_by"])
     if judged is None or data is None:
         with open_library(db) as library:
             run_rows, data_rows = library_rows(library, None if judge_is_file else judge_source,
-                                               None if data_is_file else data_source, fields["human"])
+                                               None if data_is_file else data_source, fields["human"],
+                                               fields["group_by"])
         judged, data = judged or run_rows, data or data_rows
     if data is None:
         raise InputError("give --data: a JSONL/CSV file or a library dataset name", file=judge_source)
@@ -180,11 +209,15 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
 @click.option("--judge-id-field", default=None,
               help="Item id field in JUDGE_FILE when it differs from --id-field (e.g. item_id).")
 @click.option("--group-by", default=None,
-              help="Group field in the data file (e.g. doc_id): per-group correlations, averaged.")
+              help="Group field (e.g. doc_id): per-group correlations, averaged. For a library dataset: an "
+                   "input field, or 'group' (the dataset's own group, used by default).")
 @click.option("--scale", callback=_parse_scale, default=None,
-              help="Rating scale for kappa, e.g. 1-5 (default: a library run's prompt scale, else spanned by the data).")
+              help="Rating scale for kappa, e.g. 1-5 or -2-2 (default: a library run's prompt scale, else "
+                   "spanned by the data). Kappa rounds both sides to the nearest point, halves up "
+                   "(2.5 -> 3, -1.5 -> -1), and clips values outside the scale to its ends (counted first).")
 @click.option("--bootstrap", default=0, show_default=True, type=click.IntRange(0, 100_000),
-              help="Resamples for 95% confidence intervals (groups are resampled when grouped).")
+              help="Resamples for 95% confidence intervals (groups are resampled when the data has groups, "
+                   "also for --pooled; no interval when more than 5% of resamples are undefined).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for the bootstrap.")
 @click.option("--pooled", is_flag=True,
               help="Dataset-level reading (all items pooled) even when a library dataset has groups.")
@@ -197,20 +230,28 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
 
     JUDGE_FILE is a JSONL/CSV file of judge scores, or a library run id (`geval runs list`).
     """
+    if pooled and group_by:
+        raise click.UsageError("--pooled (all items pooled) and --group-by (per group) are two readings: "
+                               "give one")
     fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,
               "human": human_field, "group_by": group_by}
     judged, data, data_file = _load_sides(judge_file, data_file, db, fields)
     # Library datasets carry their own group field; files have groups only when --group-by says so.
     if not group_by and data.groups and not pooled:
         group_by = "group"
+    if group_by and len(data.groups) < len(data.values):
+        raise InputError(f"{len(data.values) - len(data.groups)} items have no {group_by!r} to group by",
+                         file=data_file, field=group_by)
     for item_id, line in judged.lines.items():
         if item_id not in data.lines:
             raise InputError(f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
                              file=judge_file, line=line, field=judge_id_field or id_field)
     ids = list(judged.values)
     groups = [data.groups.get(i) for i in ids] if group_by else None
+    # The pooled reading of grouped data still resamples whole groups: items of a group are not independent.
+    clusters = [data.groups.get(i) for i in ids] if pooled and len(data.groups) == len(data.values) else None
     result = agreement([judged.values[i] for i in ids], [data.values[i] for i in ids], groups,
-                       scale or judged.scale, bootstrap, seed)
+                       scale or judged.scale, bootstrap, seed, clusters)
     extra = {
         "judge_file": judge_file, "data_file": data_file, "human_field": human_field,
         "judge_missing": sum(v is None for v in judged.values.values()),

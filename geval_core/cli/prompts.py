@@ -39,18 +39,21 @@ def prompts_list(library: Library, as_json: bool, all_versions: bool) -> None:
 @click.argument("prompt")
 @click.option("--rendered", is_flag=True, help="Also print the template with the dimension filled in.")
 def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -> None:
-    """Show one frozen prompt: PROMPT is a name (latest), name@version or a content hash (prefix)."""
+    """Show one frozen prompt: PROMPT is a name (latest), name@version or a content hash (a prefix of 6+)."""
     frozen = library.get_prompt(prompt)
     if as_json:
         echo_json(export_prompt(frozen))
         return
     dim = frozen.dimension
-    click.echo(f"{frozen.label}  {frozen.id}\ncreated {frozen.created_at}  judge {dim.judge.judge_id} "
-               f"({dim.judge.mode}, n={dim.judge.n}, temperature={dim.judge.temperature})\n")
+    click.echo(f"{frozen.label}  {frozen.id[:12]}  (content hash {frozen.id}: the prompt's identity)\n"
+               f"judge {dim.judge.judge_id} ({dim.judge.mode}, n={dim.judge.n}, "
+               f"temperature={dim.judge.temperature})\n"
+               f"unverified metadata (outside the hash): name {frozen.name!r}, version {frozen.version} (counts "
+               f"within this library), created {frozen.created_at}, steps written by {dim.steps_model}\n")
     click.echo(f"{dim.name} ({dim.scale}): {dim.definition}\n")
     for point in reversed(dim.scale.points):
         click.echo(f"  {point}: {dim.anchors.get(point, '')}")
-    click.echo(f"\ninputs: {', '.join(dim.inputs)}\nsteps ({dim.steps_model}):")
+    click.echo(f"\ninputs: {', '.join(dim.inputs)}\nsteps:")
     for i, step in enumerate(dim.steps, 1):
         click.echo(f"  {i}. {step}")
     if rendered:
@@ -121,7 +124,12 @@ def _export_agreement(library: Library, frozen: Any, agreement_file: str | None,
 @library_command(prompts, "import")
 @click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
 def prompts_import(library: Library, export_file: str) -> None:
-    """Import an exported prompt; refused when its content does not match its hash."""
+    """Import an exported prompt; refused when its content does not match its hash.
+
+    A server URL in the file is ignored and agreement that fails its own hash is dropped (both warned
+    about); the output says whether the content is new and how it differs from the latest version.
+    """
     result = library.import_prompt(export_file)
-    click.echo(f"{'imported as' if result.created else 'already in the library as'} {result.prompt.label} "
-               f"{result.prompt.id}")
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(result.note)

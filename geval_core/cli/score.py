@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +12,10 @@ import click
 
 from prompt_library import Library
 
+from ..inputs import require_inputs
 from ..judgment import Judgment
 from ..run.options import RunOptions, RunSummary
-from ..types import FrozenPrompt, JudgeSettings
+from ..types import FrozenPrompt
 from ._common import bounded_option, db_option, judge_options, resolve_inputs, workbench_errors
 from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 
@@ -24,15 +24,6 @@ RESUMABLE = ("running", "cancelled", "failed", "done")
 EXIT_FAILED, EXIT_NO_SCORES = 3, 4
 # The results file names the item "id" (what `geval agree --id-field` expects); the rest are Judgment's fields.
 RESULT_KEYS = ("id", *Judgment.columns()[1:])
-
-
-def find_run(library: Library, prompt: FrozenPrompt, dataset: dict, settings: JudgeSettings) -> str | None:
-    """The newest run of this prompt, dataset and judge settings: what the same command resumes."""
-    judge = asdict(settings)
-    for run in library.list_runs(prompt=prompt.id, dataset=dataset["id"]):
-        if run["status"] in RESUMABLE and run["judge"] == judge and run.get("item_ids") is None:
-            return run["id"]
-    return None
 
 
 def output_line(row: dict[str, Any]) -> dict[str, Any]:
@@ -107,9 +98,10 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
                                                         n, temperature)
     items = library.dataset_items(dataset["id"])
-    run_id = run_id or (None if new_run else find_run(library, prompt, dataset, settings))
+    require_inputs(prompt, items, f"dataset {dataset['label']}")  # before a run is recorded or paid for
     if run_id is None:
-        run_id = library.create_run(prompt.id, dataset["id"], settings)
+        run_id = (library.create_run(prompt.id, dataset["id"], settings) if new_run else
+                  library.find_or_create_run(prompt.id, dataset["id"], settings, RESUMABLE)[0])
     already = len(library.judged_item_ids(run_id))
     if already and not quiet:
         click.echo(f"resuming run {run_id}: {already} of {len(items)} items judged before", err=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import ConfigError, UnreachableError
 from ..types import JudgeSettings
-from ._common import NO_KEY, env_key, is_custom_server, require_key
+from ._common import NO_KEY, check_base_url, env_key, is_custom_server, require_key
 from .base import Judge
 from .scripted import ScriptedJudge
 
@@ -12,8 +12,12 @@ PROVIDERS = ("local", "openai", "gemini", "scripted")
 
 
 def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> Judge:
-    """The judge for `settings`; keys come from `api_key` or the environment, never from storage."""
+    """The judge for `settings`; keys come from `api_key` or the environment, never from storage.
+
+    The last guard before a key is used: a server URL carrying credentials is refused here too.
+    """
     provider = settings.provider
+    base_url = check_base_url(settings.base_url, "GEMINI_API_KEY" if provider == "gemini" else "OPENAI_API_KEY")
     if provider == "local":
         from .local_judge import LocalJudge
 
@@ -23,15 +27,15 @@ def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: floa
         from .openai_judge import KEY_VARIABLE, OpenAIJudge
 
         key = api_key or env_key(KEY_VARIABLE)
-        if not key and is_custom_server(settings.base_url):
+        if not key and is_custom_server(base_url):
             key = NO_KEY  # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need none
         key = require_key(key, (KEY_VARIABLE,), "openai")
-        return OpenAIJudge(settings.model, key, base_url=settings.base_url, timeout=timeout)
+        return OpenAIJudge(settings.model, key, base_url=base_url, timeout=timeout)
     if provider == "gemini":
         from .gemini_judge import KEY_VARIABLES, GeminiJudge
 
         key = require_key(api_key or env_key(*KEY_VARIABLES), KEY_VARIABLES, "gemini")
-        return GeminiJudge(settings.model, key, base_url=settings.base_url, timeout=timeout)
+        return GeminiJudge(settings.model, key, base_url=base_url, timeout=timeout)
     if provider == "scripted":
         return ScriptedJudge()
     raise ConfigError(f"unknown judge provider {provider!r}: use one of {', '.join(PROVIDERS)}")

@@ -53,7 +53,7 @@ class GeminiJudge(HostedJudge):
         from google.genai import types
 
         super().__init__(model, api_key, base_url)
-        options = types.HttpOptions(base_url=base_url, timeout=int(timeout * 1000),
+        options = types.HttpOptions(base_url=self.base_url, timeout=int(timeout * 1000),
                                     retry_options=types.HttpRetryOptions(attempts=1))  # the runner retries
         self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import LogprobsUnavailableError
 from ..types import Choice, JudgeReply, JudgeRequest, Usage
-from ._common import gather_choices
+from ._common import check_base_url, gather_choices
 
 
 class HostedJudge:
@@ -22,7 +22,7 @@ class HostedJudge:
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None) -> None:
         self.model = model
-        self.base_url = base_url
+        self.base_url = check_base_url(base_url)  # never a key inside the URL, whoever built this judge
         self._key = api_key  # kept only to scrub it from error messages
 
     def __repr__(self) -> str:  # never show the key

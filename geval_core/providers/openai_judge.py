@@ -23,7 +23,7 @@ class OpenAIJudge(HostedJudge):
         from openai import OpenAI
 
         super().__init__(model, api_key, base_url)
-        self._client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        self._client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"

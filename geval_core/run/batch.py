@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, JudgeError
+from ..inputs import require_inputs
+from ..reply_check import check_reply
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, Usage
-from .calls import build_request, cache_key
+from .calls import build_request, cache_key, server_id
 from .options import RunSummary
 from .runner import finish
 from .session import Job, Progress, Session
@@ -32,6 +34,7 @@ from .session import Job, Progress, Session
 BATCH_URL = "/v1/chat/completions"
 MAX_REQUESTS = 50_000  # the Batch API's limit per input file
 BATCH_DISCOUNT = 0.5  # batch requests are billed at half the live price
+BATCH_SERVER = server_id(None, "openai")  # batch files go to OpenAI's own Batch API, whatever base_url says
 
 
 def custom_id(run_id: str, item_id: str, replica: int) -> str:
@@ -114,6 +117,7 @@ def prepare_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings:
         raise InputError(f"batch files are for the OpenAI Batch API, not the {settings.judge_id} judge; "
                          "choose an openai:MODEL judge")
     items = _run_items(store, dataset_id, item_ids)
+    require_inputs(prompt, items, f"dataset {dataset_id[:12]}")  # before a run is recorded
     run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
     count = write_batch(prompt, items, run_id, settings, path)
     store.set_run_fields(run_id, batch_file=str(path), batch_requests=count)
@@ -201,7 +205,7 @@ def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
 
 
 def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], got: dict[int, dict]) -> None:
-    job = Job(item, session.settings.mode, cache_key(requests[0], "openai"), requests[0])
+    job = Job(item, session.settings.mode, cache_key(requests[0], "openai", BATCH_SERVER), requests[0])
     replies = []
     for replica, request in enumerate(requests):
         line = got[replica]
@@ -210,10 +214,11 @@ def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], go
             if error:
                 raise JudgeError(error)
             reply = completion_to_reply(line["response"]["body"])
+            check_reply(reply, request.ratings)  # no retry in a batch: the item keeps the error
         except JudgeError as exc:
             session.write_error(job, exc)
             return
-        session.store.cache_put(cache_key(request, "openai", replica), reply.to_dict())
+        session.store.cache_put(cache_key(request, "openai", BATCH_SERVER, replica), reply.to_dict())
         replies.append(reply)
     reply = JudgeReply.merge(replies)
     session.summary.input_tokens += reply.usage.input_tokens

@@ -6,10 +6,12 @@ import random
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from .. import prompts
 from ..errors import JudgeError, RetryableJudgeError
 from ..providers.base import Judge
+from ..reply_check import check_reply
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
 
 
@@ -35,14 +37,26 @@ def build_request(prompt: FrozenPrompt, item: Item, settings: JudgeSettings, mod
     )
 
 
-def cache_key(request: JudgeRequest, provider: str, replica: int = 0) -> str:
-    """sha256 of the canonical JSON of everything that decides the answer.
+def server_id(base_url: str | None, provider: str) -> str:
+    """Who answers: a base URL as scheme://host[:port]/path (no credentials, query or trailing slash,
+    host in lower case), or the provider's name for its own API."""
+    if not base_url or not base_url.strip():
+        return provider
+    parts = urlsplit(base_url.strip())
+    host = parts.netloc.rpartition("@")[2].lower()  # user:key@ never reaches the cache (nor its key)
+    return f"{parts.scheme.lower()}://{host}{parts.path.rstrip('/')}"
 
-    The server URL is left out on purpose: the same model behind another URL answers the same. The
-    replica index keeps separate requests for the samples of one item (batch files) apart.
+
+def cache_key(request: JudgeRequest, provider: str, server: str, replica: int = 0) -> str:
+    """sha256 of the canonical JSON of everything that decides the answer, the server included.
+
+    `server` comes from `server_id`: the same model name behind another URL may be another model (or
+    another quantisation), so its replies are never replayed for this one. The replica index keeps
+    separate requests for the samples of one item (batch files) apart.
     """
     payload: dict[str, Any] = {
         "provider": provider,
+        "server": server,
         "model": request.model,
         "messages": list(request.messages),
         "options": {
@@ -81,7 +95,9 @@ def call_with_retries(judge: Judge, request: JudgeRequest, max_attempts: int = 5
         raise Cancelled()
     for attempt in range(1, max_attempts + 1):
         try:
-            return judge.judge(request), attempt, time.perf_counter() - start
+            reply = judge.judge(request)
+            check_reply(reply, request.ratings)  # impossible log-probabilities: ask again, never score them
+            return reply, attempt, time.perf_counter() - start
         except RetryableJudgeError as exc:
             exc.attempts = attempt
             if attempt >= max_attempts:

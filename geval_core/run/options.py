@@ -24,6 +24,7 @@ class RunOptions:
     reducer: str = "mean"
     retry_base: float = bounded(0.5, 0.0, 60.0, "first backoff in seconds (doubles per retry, jittered)")
     retry_cap: float = bounded(30.0, 0.0, 3600.0, "longest wait between tries in seconds")
+    fail_fast: int = bounded(5, 0, 10_000, "stop when the first this many items all fail (0: never)")
     cancel_grace: float = bounded(0.5, 0.0, 600.0, "seconds a stopped run waits for calls in flight")
 
     def __post_init__(self) -> None:

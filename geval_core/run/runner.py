@@ -12,8 +12,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 
+from ..inputs import require_inputs
 from ..providers.base import Judge
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeSettings
@@ -21,8 +23,9 @@ from .calls import Cancelled, call_with_retries
 from .cost import load_prices, run_totals
 from .options import RunOptions, RunSummary
 from .session import Job, Progress, Session
-from .workers import DaemonPool
+from .workers import DaemonPool, new_owner
 
+HEARTBEAT_S = 5.0  # how often a running run renews its lease (a lease unrenewed for 20 s is taken over)
 POLL_S = 0.2  # how often the collecting loop looks at the cancel flag while every call is slow
 
 
@@ -49,20 +52,24 @@ def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, store: St
     requests in another run are answered from the store's judge cache.
     """
     options = options or RunOptions()
+    require_inputs(prompt, items, "the data")  # before any judge call: never score empty placeholders
     settings = options.settings or prompt.dimension.judge
     start = time.perf_counter()
     todo = _unique_todo(items, store.judged_item_ids(run_id))
     total = len({item.id for item in items})
     summary = RunSummary(run_id, "done", settings.mode, total, skipped=total - len(todo))
     session = Session(prompt, store, summary, settings, getattr(judge, "provider", "unknown"),
-                      options.use_cache, options.reducer, on_progress)
+                      options.use_cache, options.reducer, on_progress, fail_fast=options.fail_fast)
     stop = threading.Event()  # tells workers waiting to retry that the run is over
+    owner = new_owner()
+    store.take_lease(run_id, owner)  # one runner per run: a second one is refused before any call
     pool = DaemonPool(options.concurrency)
     try:
-        _loop(session, judge, deque(todo), pool, stop, cancel, options)
+        _loop(session, judge, deque(todo), pool, stop, cancel, options, lambda: store.renew_lease(run_id, owner))
     finally:
         stop.set()
         pool.shutdown()
+        store.release_lease(run_id, owner)
     if summary.error:
         summary.status = "failed"
     elif cancel is not None and cancel.is_set() and summary.skipped + summary.judged < summary.total:
@@ -79,10 +86,12 @@ def finish(store: Store, summary: RunSummary, settings: JudgeSettings, discount:
 
 
 def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
-          stop: threading.Event, cancel: threading.Event | None, options: RunOptions) -> None:
+          stop: threading.Event, cancel: threading.Event | None, options: RunOptions,
+          heartbeat: Callable[[], None]) -> None:
     """Keep up to 2x concurrency requests queued (so workers never idle while this thread writes)."""
     pending: dict[Future, Job] = {}
     deadline: float | None = None
+    beat = time.monotonic()
     concurrency = options.concurrency
 
     def stopping() -> bool:
@@ -112,6 +121,9 @@ def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
             continue
         if deadline is not None and time.monotonic() > deadline:
             return
+        if time.monotonic() - beat > HEARTBEAT_S:
+            heartbeat()  # in this thread: the store's connection belongs to it
+            beat = time.monotonic()
         finished, _ = wait(list(pending), timeout=POLL_S, return_when=FIRST_COMPLETED)
         for future in finished:
             _collect(session, future, pending.pop(future))

@@ -10,12 +10,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import JudgeError, LogprobsUnavailableError, UnreachableError
+from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError, UnreachableError
 from ..judgment import Judgment
 from ..scoring import score_reply
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
-from .calls import build_request, cache_key
+from .calls import build_request, cache_key, server_id
 from .options import RunSummary
 
 Progress = Callable[[int, int, Judgment], None]
@@ -55,6 +55,7 @@ class Session:
     logprobs_seen: bool = False
     replied: bool = False  # the judge answered at least once
     hopeless: dict[str, int] = field(default_factory=lambda: {"logprobs": 0, "unreachable": 0})
+    fail_fast: int = 5  # stop when this many items failed before any was scored (0: never)
 
     @property
     def done(self) -> int:
@@ -64,7 +65,8 @@ class Session:
     def job(self, item: Item, mode: str, fallback: bool = False) -> Job:
         """The request for an item in one mode."""
         request = build_request(self.prompt, item, self.settings, mode)
-        return Job(item, mode, cache_key(request, self.provider), request, fallback)
+        server = server_id(self.settings.base_url, self.provider)
+        return Job(item, mode, cache_key(request, self.provider, server), request, fallback)
 
     def first_job(self, item: Item) -> tuple[Job, JudgeReply | None]:
         """The item's first request and its cached reply, if any."""
@@ -83,11 +85,16 @@ class Session:
         return job, reply
 
     def cached(self, job: Job) -> JudgeReply | None:
-        """The cached reply to a job's request, if caching is on and there is one."""
+        """The cached reply to a job's request, if caching is on and there is one that passes its check."""
         if not self.use_cache:
             return None
-        data = self.store.cache_get(job.key)
-        return None if data is None else JudgeReply.from_dict(data)
+        try:
+            data = self.store.cache_get(job.key)
+            return None if data is None else JudgeReply.from_dict(data)
+        except (IntegrityError, KeyError, TypeError, ValueError):
+            # A tampered or unreadable entry is a miss: the judge is asked again and its reply replaces it.
+            self.summary.cache_rejected += 1
+            return None
 
     def answered(self, job: Job, reply: JudgeReply, attempts: int = 1, seconds: float = 0.0) -> None:
         """A fresh reply from the judge: count it, cache it, score it."""
@@ -151,7 +158,18 @@ class Session:
         self.stop_if_hopeless(exc)
 
     def stop_if_hopeless(self, exc: BaseException) -> None:
-        """Stop when items keep failing alike before any succeeded: no logprobs, or no server to reach."""
+        """Stop when items keep failing before any succeeded: no logprobs, no server, a refused key, or
+        simply the first `fail_fast` items all failed, whatever the error."""
+        if self.summary.error is not None:
+            return
+        if getattr(exc, "status", None) in (401, 403):
+            self.summary.error = f"{exc}; the judge refused the key: nothing more is sent until it is fixed"
+            return
+        if self.fail_fast and self.summary.scored == 0 and self.summary.failed >= self.fail_fast:
+            self.summary.error = (f"the first {self.summary.failed} items all failed and none was scored "
+                                  f"(last: {type(exc).__name__}: {exc}); fix the judge or its settings, then "
+                                  "run the same command to resume")
+            return
         if isinstance(exc, LogprobsUnavailableError):
             kind, seen, why = "logprobs", self.logprobs_seen, str(exc)
         elif isinstance(exc, UnreachableError):

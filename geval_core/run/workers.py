@@ -7,7 +7,9 @@ are daemons: the run returns at once and the process can exit; their items stay 
 
 from __future__ import annotations
 
+import os
 import queue
+import secrets
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -44,3 +46,8 @@ class DaemonPool:
                 future.set_result(func(*args))
             except BaseException as exc:  # handed to the collecting thread, which decides
                 future.set_exception(exc)
+
+
+def new_owner() -> str:
+    """A token naming one runner for a run's lease (a process may run several runs)."""
+    return f"{os.getpid()}-{secrets.token_hex(4)}"

@@ -83,6 +83,9 @@ class AgreementResult:
     seed: int = 0
     ci: dict[str, list[float | None]] = field(default_factory=dict)  # 95% percentile intervals
     note: str = ""
+    ci_undefined: dict[str, int] = field(default_factory=dict)  # resamples where a figure was undefined
+    ci_resampled: str = ""  # what the bootstrap resampled: "groups" or "items"
+    out_of_scale: int = 0  # judge scores outside the scale (kappa clips them to its ends)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -103,22 +106,32 @@ def _note(reading: str, scale: Scale, inferred: bool) -> str:
 
 def agreement(judge: Iterable[float | None], human: Iterable[float | None],
               groups: Sequence[Hashable] | None = None, scale: Scale | None = None,
-              bootstrap: int = 0, seed: int = 0) -> AgreementResult:
-    """All agreement figures in one result; bootstrap>0 adds 95% CIs (resampling groups when grouped)."""
+              bootstrap: int = 0, seed: int = 0, clusters: Sequence[Hashable] | None = None) -> AgreementResult:
+    """All agreement figures in one result; bootstrap>0 adds 95% CIs.
+
+    The bootstrap resamples groups when grouped, and for the dataset-level reading resamples the
+    `clusters` (e.g. the documents of grouped data) when given, items otherwise.
+    """
+    judge, human = list(judge), list(human)
     p = pair(judge, human, groups)
     inferred = scale is None
     scale = infer_scale(p.x, p.y) if scale is None else scale
     gs = group_stats(p.x, p.y, p.codes, p.n_groups)
     reading = "dataset" if groups is None else "group"
     figs = figures(gs, confusion(p.x, p.y, scale))
-    ci = bootstrap_ci(p, gs, scale, groups is not None, bootstrap, seed) if bootstrap > 0 and len(p.x) else {}
+    codes = pair(judge, human, clusters).codes if clusters is not None and groups is None else None
+    ci, undefined = (bootstrap_ci(p, gs, scale, groups is not None, bootstrap, seed, codes)
+                     if bootstrap > 0 and len(p.x) else ({}, {}))
     used = int(gs.use.sum())
     return AgreementResult(
         reading=reading, items=len(p.x),
         groups=used if reading == "group" else 0,
-        groups_skipped=p.n_groups - used if reading == "group" else 0,
+        # A group whose every pair is missing (e.g. no judge score) is skipped too, not silently gone.
+        groups_skipped=len(set(groups)) - used if reading == "group" else 0,
         scale=str(scale), missing=p.missing, bootstrap=int(bootstrap), seed=int(seed), ci=ci,
-        note=_note(reading, scale, inferred), **figs)
+        note=_note(reading, scale, inferred), ci_undefined=undefined,
+        ci_resampled=("groups" if groups is not None or codes is not None else "items") if ci else "",
+        out_of_scale=int(((p.x < scale.min) | (p.x > scale.max)).sum()), **figs)
 
 
 def replies_curve(replies_per_item: Sequence[Sequence[str | float]], human: Sequence[float | None],

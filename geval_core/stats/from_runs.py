@@ -49,7 +49,15 @@ def run_agreement(library: Store, run_id: str, human_field: str, pooled: bool = 
     result = agreement(judge, human, groups if grouped else None, scale)
     return {"dataset": dataset["label"], "dataset_id": dataset["id"], "human": human_field, "run": run["id"],
             "judge_model": run["model_version"], "measured_at": run["finished_at"] or run["created_at"],
-            **result.to_dict()}
+            **result.to_dict(), "missing": _unscored(library, run, human_field)}
+
+
+def _unscored(library: Store, run: dict[str, Any], human_field: str) -> int:
+    """Items of the run with the human rating but no judge score (not judged, failed or null)."""
+    scored = {r["item_id"] for r in library.judgments(run["id"]) if r["score"] is not None}
+    wanted = set(run.get("item_ids") or []) or None
+    return sum(1 for i in library.dataset_items(run["dataset_id"])
+               if human_field in i.human and i.id not in scored and (wanted is None or i.id in wanted))
 
 
 def judgment_rows(library: Store, run_id: str) -> list[dict[str, Any]]:

@@ -1,0 +1,63 @@
+"""Rate page: people rate a dataset version's items on a frozen prompt's dimension, one at a time."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench_ui import cached_reads, rate_parts, safe_text, state
+
+K = rate_parts.K
+
+
+def choose(lib) -> tuple[dict, object] | None:
+    """The dataset version and the frozen prompt (the dimension to rate)."""
+    datasets = {d["id"]: d for d in lib.list_datasets()}
+    prompts = {p["id"]: p for p in lib.list_prompts()}
+    if not datasets or not prompts:
+        st.info("Rating needs a dataset (Datasets page) and a frozen prompt (Design page).")
+        return None
+    c1, c2 = st.columns(2)
+    dataset_id = c1.selectbox("Dataset version", list(datasets), key=K + "dataset",
+                              format_func=lambda i: f"{datasets[i]['label']} ({datasets[i]['item_count']} items)")
+    prompt_id = c2.selectbox("Dimension (frozen prompt)", list(prompts), key=K + "prompt",
+                             format_func=lambda i: f"{prompts[i]['name']}@{prompts[i]['version']}")
+    return datasets[dataset_id], lib.get_prompt(prompt_id)
+
+
+def choose_run(lib, dataset: dict) -> tuple[dict | None, str, bool]:
+    """(run for the review queue and the judge's score, queue order, show the judge's score)."""
+    runs = [r for r in lib.list_runs(dataset=dataset["id"]) if int(r.get("judged") or 0)]
+    labels = {r["id"]: cached_reads.run_label(r) for r in runs}
+    c1, c2 = st.columns(2)
+    run_id = c1.selectbox("Judge run (review queue)", [None, *labels], key=K + "run",
+                          format_func=lambda i: "none" if i is None else labels[i])
+    options = rate_parts.order_options(runs if run_id else [])
+    order = c2.radio("Order", list(options), format_func=options.get, key=K + "order", horizontal=True)
+    show = st.checkbox("Show the judge's score", value=False, key=K + "show_judge", disabled=run_id is None,
+                       help="Off by default: seeing the judge's score pulls ratings towards it.")
+    return (lib.get_run(run_id) if run_id else None), order, bool(show and run_id)
+
+
+def main() -> None:
+    """The Rate page."""
+    st.title("Rate")
+    lib = state.library()
+    rater = rate_parts.rater_name()
+    picked = choose(lib)
+    if picked is None:
+        return
+    dataset, prompt = picked
+    run, order, show_judge = choose_run(lib, dataset)
+    rate_parts.show_prompt(prompt)
+    if not rater:
+        st.info("Type your name in the sidebar (Rater name) to start rating.")
+    else:
+        ctx = {"where": (dataset["id"],), "dimension": prompt.name, "rater": rater}
+        queue = rate_parts.queue_order(lib, dataset, prompt, run, order)
+        rate_parts.rate_next(lib, ctx, prompt, queue, run, show_judge)
+    st.header("Raters")
+    rate_parts.raters_table(lib, dataset["id"], prompt.name)
+    rate_parts.save_version(lib, dataset, prompt.name)
+
+
+safe_text.guarded(main)

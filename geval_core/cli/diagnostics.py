@@ -1,0 +1,132 @@
+"""`geval calibration` and `geval estimate`: how far a judge's probabilities and means can be trusted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from prompt_library import open_library
+
+from ..errors import InputError
+from ..stats.of_runs import estimate_rows, item_value, run_calibration, run_estimate
+from ..stats.ppi import METHODS
+from ._common import db_option, echo_json, json_option, workbench_errors
+from .agree import _is_file_name, read_scores
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+@click.command("calibration")
+@click.argument("run_id")
+@click.option("--human", required=True, help="Human rating name in the run's dataset (e.g. coherence).")
+@click.option("--bins", default=10, show_default=True, type=click.IntRange(2, 50),
+              help="Equal-width bins of the judge's probability.")
+@db_option
+@json_option
+@workbench_errors
+def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_json: bool) -> None:
+    """Reliability of a run's rating probabilities against people: bins, ECE, expected vs observed.
+
+    Per item, "how often people gave rating r" is the share of raters (ratings NAME.0, NAME.1, ...)
+    at r, else the mean rating rounded to the nearest scale point (halves up). Each (item, rating)
+    pair is one prediction; ECE is the count-weighted gap between predicted and observed per bin.
+    """
+    with open_library(db) as library:
+        result = run_calibration(library, run_id, human, bins)
+    if as_json:
+        echo_json(result)
+        return
+    how = "share of raters" if result["per_rater"] else "the mean rating rounded to a point (halves up)"
+    click.echo(f"run {result['run']} vs human {result['human']}: {result['items']} items; observed = {how}")
+    if "sampling" in result["modes"]:
+        click.echo("note: sampling items' distributions are shares of replies, not probabilities")
+    click.echo(f"ECE {_f(result['ece'])}")
+    click.echo(f"{'bin':<12}{'predicted':>10}{'observed':>10}{'count':>8}")
+    for b in result["bins"]:
+        click.echo(f"{b['lo']:.1f}-{b['hi']:.1f}{'':<5}{b['predicted']:>10.3f}{b['observed']:>10.3f}{b['count']:>8}")
+    click.echo(f"{'rating':<12}{'expected':>10}{'observed':>10}")
+    for r, e, o in zip(result["points"], result["expected"], result["observed"], strict=True):
+        click.echo(f"{r:<12}{e:>10.1f}{o:>10.1f}")
+
+
+def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, id_field: str,
+                 judge_id_field: str, score_field: str, db: str | None) -> tuple[list, list, list | None]:
+    """(judge, human, levels) from a judge results file and a data file or library dataset."""
+    if not data:
+        raise InputError("give --data: a JSONL/CSV file or a library dataset name", file=judge_file)
+    judged = read_scores(judge_file, judge_id_field, score_field)
+    if not judged.values:
+        raise InputError("the judge file has no rows", file=judge_file)
+    if _is_file_name(data):
+        rows = read_scores(data, id_field, human, by)
+        ratings, levels = rows.values, rows.groups
+    else:
+        with open_library(db) as library:
+            items = {i.id: i for i in library.dataset_items(library.get_dataset(data)["id"])}
+        ratings = {k: i.human.get(human) for k, i in items.items()}
+        levels = {k: item_value(i, by) for k, i in items.items()} if by else {}
+    ids = list(judged.values)
+    return ([judged.values[i] for i in ids], [ratings.get(i) for i in ids],
+            [levels.get(i) for i in ids] if by else None)
+
+
+def _print_estimate(out: dict[str, Any]) -> None:
+    click.echo(f"method {out['method']} (lambda {out['lam']:.3f}); {out['n_rated']} rated of {out['n_total']} items")
+    click.echo(f"PPI estimate of the mean human rating {_f(out['estimate'])}   "
+               f"95% CI [{_f(out['ci'][0])}, {_f(out['ci'][1])}]")
+    hci = out.get("human_ci") or [None, None]
+    click.echo(f"judge-only mean {_f(out['judge_mean'])}   human-only mean {_f(out['human_mean'])}   "
+               f"95% CI [{_f(hci[0])}, {_f(hci[1])}]")
+    for level, e in (out.get("by") or {}).items():
+        click.echo(f"  {click.style(str(level), bold=True)}: {_f(e['estimate'])} [{_f(e['ci'][0])}, "
+                   f"{_f(e['ci'][1])}]  judge {_f(e['judge_mean'])}  human {_f(e['human_mean'])}  "
+                   f"n {e['n_rated']}/{e['n_total']}")
+    if out.get("by_skipped"):
+        click.echo(f"  no estimate (fewer than 2 rated items): {', '.join(map(str, out['by_skipped']))}")
+    if "difference" in out:
+        d = out["difference"]
+        click.echo(f"difference {d['a']} - {d['b']}: {_f(d['estimate'])} [{_f(d['ci'][0])}, {_f(d['ci'][1])}]")
+
+
+@click.command("estimate")
+@click.argument("run_or_file")
+@click.option("--data", default=None, help="Human ratings for a judge file: JSONL/CSV or a library dataset.")
+@click.option("--human", required=True, help="Human rating name (dataset) or dotted field (file).")
+@click.option("--by", default=None, help="An input field (or 'group') to estimate per level, e.g. system_id.")
+@click.option("--diff", nargs=2, default=None, metavar="A B", help="With --by: the difference of levels A - B.")
+@click.option("--method", type=click.Choice(METHODS), default="ppi++", show_default=True,
+              help="classic PPI, or PPI++ with the variance-minimising judge weight lambda.")
+@click.option("--rated", default=None, type=click.IntRange(2, None),
+              help="Use only this many randomly chosen human ratings (the rest as unrated).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed for --rated.")
+@click.option("--id-field", default="id", show_default=True, help="Item id field in a data file.")
+@click.option("--judge-id-field", default="item_id", show_default=True, help="Item id field in a judge file.")
+@click.option("--score-field", default="score", show_default=True, help="Judge score field in a judge file.")
+@db_option
+@json_option
+@workbench_errors
+def estimate_command(run_or_file: str, data: str | None, human: str, by: str | None,
+                     diff: tuple[str, str] | None, method: str, rated: int | None, seed: int, id_field: str,
+                     judge_id_field: str, score_field: str, db: str | None, as_json: bool) -> None:
+    """Prediction-powered estimate of the mean human rating: the judge on all items, people on the rated.
+
+    Reports the estimate and its 95% interval beside the judge-only and human-only means. Items with
+    a judge score but no human rating are the unrated ones; --rated K simulates having rated only K.
+    """
+    if diff and not by:
+        raise click.UsageError("--diff needs --by")
+    if _is_file_name(run_or_file):
+        judge, ratings, levels = _file_inputs(run_or_file, data, human, by, id_field, judge_id_field,
+                                              score_field, db)
+        out = {"file": run_or_file, "human": human,
+               **estimate_rows(judge, ratings, levels, method, rated, seed, diff)}
+    else:
+        with open_library(db) as library:
+            out = run_estimate(library, run_or_file, human, method, by, rated, seed, diff)
+    if as_json:
+        echo_json(out)
+    else:
+        _print_estimate(out)

@@ -1,0 +1,38 @@
+"""What a prompt may be called: names end up in tables, file names and generated code, so keep them plain."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import InputError
+
+__all__ = ["NAME_RULE", "check_dimension_name", "check_name", "is_name", "slug"]
+
+NAME_RULE = "letters, digits, spaces and - _ . only, starting with a letter or digit, at most 100 characters"
+
+
+def slug(name: str) -> str:
+    """'Answer Relevance' -> 'answer-relevance': the library name of a dimension's prompts."""
+    return re.sub(r"[^a-z0-9_.]+", "-", name.strip().lower()).strip("-._") or "prompt"
+
+
+def is_name(name: object) -> bool:
+    """Whether `name` follows NAME_RULE (Unicode letters and digits count; quotes, slashes, controls do not)."""
+    return (isinstance(name, str) and 0 < len(name) <= 100 and name[0].isalnum() and name == name.strip()
+            and all(c.isalnum() or c in " -_." for c in name))
+
+
+def check_name(name: str) -> str:
+    """The library name when it follows NAME_RULE; InputError saying the rule otherwise."""
+    if not is_name(name):
+        raise InputError(f"prompt name {name!r} cannot be used: a name has {NAME_RULE}", field="name")
+    return name
+
+
+def check_dimension_name(name: str) -> None:
+    """InputError when the dimension name holds control or invisible format characters (it ends the form line)."""
+    bad = [c for c in name if unicodedata.category(c).startswith("C")]
+    if bad:
+        raise InputError(f"dimension name {name!r} holds a control or invisible character ({bad[0]!r}); "
+                         "the reply form ends on this name, so use visible characters only", field="name")

@@ -1,0 +1,102 @@
+"""Calibration of a judge's rating probabilities against people: reliability bins, ECE, histograms.
+
+What "how often people gave rating r" means for one item:
+- with per-rater ratings (human ratings named NAME.0, NAME.1, ... beside the mean NAME, as an import
+  of `expert_annotations.coherence.0` ... gives), the share of raters whose rating, rounded to the
+  nearest scale point (halves up), is r;
+- otherwise the mean rating rounded to the nearest scale point (halves up, clipped into the scale: the
+  kappa rule), counted as one observation. A SummEval expert mean of 3.67 counts as a 4.
+Every (item, rating) pair is one prediction, the judge's p(r), against that observed share
+(class-wise, one-vs-rest). Bins are equal-width on the predicted probability; the expected calibration
+error is the count-weighted mean of |mean predicted - mean observed| over the bins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..types import Scale
+from .kappa import to_points
+
+DEFAULT_BINS = 10
+
+
+def rater_ratings(human: dict[str, float], name: str) -> list[float]:
+    """The per-rater ratings NAME.<digits> of an item, else its mean rating NAME alone ([] if neither)."""
+    pattern = re.compile(re.escape(name) + r"\.\d+")
+    raters = [v for k, v in human.items() if pattern.fullmatch(k) and v is not None]
+    if raters:
+        return [float(v) for v in raters]
+    return [float(human[name])] if human.get(name) is not None else []
+
+
+def observed_shares(ratings: Sequence[float], scale: Scale) -> np.ndarray:
+    """Share of the ratings at each scale point after rounding halves up and clipping into the scale."""
+    k = scale.max - scale.min + 1
+    counts = np.bincount(to_points(np.asarray(ratings, dtype=float), scale), minlength=k)
+    return counts / max(len(ratings), 1)
+
+
+def predicted_shares(distribution: dict[Any, float], scale: Scale) -> np.ndarray:
+    """The judge's probability at each scale point, renormalised over the scale (None when it has none)."""
+    p = np.array([float(distribution.get(r, distribution.get(str(r), 0.0)) or 0.0) for r in scale.points])
+    total = p.sum()
+    return p / total if total > 0 else p
+
+
+def reliability(predicted: np.ndarray, observed: np.ndarray, bins: int = DEFAULT_BINS
+                ) -> tuple[float | None, list[dict[str, Any]]]:
+    """(ECE, bins) of flat predicted probabilities against observed shares; bins with lo, hi, counts."""
+    p, o = predicted.ravel(), observed.ravel()
+    if not len(p):
+        return None, []
+    which = np.minimum((p * bins).astype(int), bins - 1)  # p == 1 goes in the last bin
+    count = np.bincount(which, minlength=bins)
+    pred = np.bincount(which, weights=p, minlength=bins)
+    obs = np.bincount(which, weights=o, minlength=bins)
+    out = [{"lo": b / bins, "hi": (b + 1) / bins, "predicted": pred[b] / count[b],
+            "observed": obs[b] / count[b], "count": int(count[b])} for b in range(bins) if count[b]]
+    ece = float(sum(r["count"] * abs(r["predicted"] - r["observed"]) for r in out) / len(p))
+    return ece, out
+
+
+def score_bins(judge: np.ndarray, human: np.ndarray, scale: Scale) -> list[dict[str, Any]]:
+    """Items binned by their weighted score's nearest scale point: mean judge vs mean human per bin."""
+    points = to_points(judge, scale)
+    out = []
+    for k, r in enumerate(scale.points):
+        mask = points == k
+        if mask.any():
+            out.append({"point": r, "count": int(mask.sum()), "judge_mean": float(judge[mask].mean()),
+                        "human_mean": float(human[mask].mean())})
+    return out
+
+
+def calibration(distributions: Sequence[dict[Any, float]], ratings: Sequence[Sequence[float]],
+                scale: Scale, scores: Sequence[float | None] | None = None,
+                bins: int = DEFAULT_BINS) -> dict[str, Any]:
+    """Reliability bins, ECE and expected vs observed histograms of the items with a distribution and a rating.
+
+    ratings: per item the raters' ratings (or its mean alone); scores: the weighted scores, for the
+    mean judge vs mean human per score bin.
+    """
+    keep = [i for i, (d, r) in enumerate(zip(distributions, ratings, strict=True))
+            if r and d and predicted_shares(d, scale).sum() > 0]
+    k = scale.max - scale.min + 1
+    pred = np.array([predicted_shares(distributions[i], scale) for i in keep]).reshape(-1, k)
+    obs = np.array([observed_shares(ratings[i], scale) for i in keep]).reshape(-1, k)
+    ece, reliability_bins = reliability(pred, obs, bins)
+    result = {"ece": ece, "bins": reliability_bins, "items": len(keep), "scale": str(scale),
+              "points": list(scale.points),
+              "expected": pred.sum(axis=0).tolist(), "observed": obs.sum(axis=0).tolist(),
+              "per_rater": any(len(ratings[i]) > 1 for i in keep)}
+    if scores is not None:
+        pairs = [(scores[i], float(np.mean(ratings[i]))) for i in keep if scores[i] is not None]
+        judge = np.array([s for s, _ in pairs], dtype=float)
+        human = np.array([h for _, h in pairs], dtype=float)
+        result["score_bins"] = score_bins(judge, human, scale)
+    return result

@@ -1,0 +1,118 @@
+"""Human ratings made on the Rate page: append-only rows, the current rating per rater, snapshots.
+
+Every act is a row (rated, skipped, cannot_judge, undo); the current state of a rater on an item is
+their latest row that no undo took back. "Save as dataset version" snapshots the current ratings of
+one dimension into a new immutable dataset version: each item carries NAME.0, NAME.1, ... (one per
+rater, in the sorted order of the raters' names, the order written into the version's source) and
+NAME, their mean; an item nobody rated carries no NAME.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from geval_core.errors import InputError
+from geval_core.types import Item
+
+from .base import now
+from .datasets import DatasetsMixin
+
+STATUSES = ("rated", "skipped", "cannot_judge")
+
+
+def current_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """item id -> the latest row not taken back by an undo, from one rater's rows in id order."""
+    undone = {r["undoes"] for r in rows if r["status"] == "undo"}
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["status"] != "undo" and row["id"] not in undone:
+            out[row["item_id"]] = row
+    return out
+
+
+def snapshot_items(items: list[Item], name: str, ratings: dict[str, dict[str, float]]) -> tuple[list[Item], list[str]]:
+    """(items with NAME.k per rater and NAME = their mean, rater order); other human ratings kept as they were.
+
+    ratings: rater -> item id -> rating. An item without a rating carries no NAME at all.
+    """
+    raters = sorted(r for r, by_item in ratings.items() if by_item)
+    out = []
+    for item in items:
+        human = {k: v for k, v in item.human.items() if k != name and not _is_rater_key(k, name)}
+        given = {k: ratings[r][item.id] for k, r in enumerate(raters) if item.id in ratings[r]}
+        for k, value in given.items():
+            human[f"{name}.{k}"] = value
+        if given:
+            human[name] = math.fsum(given.values()) / len(given)
+        out.append(replace(item, human=human))
+    return out, raters
+
+
+def _is_rater_key(key: str, name: str) -> bool:
+    head, dot, tail = key.rpartition(".")
+    return bool(dot) and head == name and tail.isdigit()
+
+
+class RatingsMixin(DatasetsMixin):
+    """Append-only human ratings of dataset items, per rater and dimension."""
+
+    def add_rating(self, dataset_id: str, item_id: str, dimension: str, rater: str, rating: float | None = None,
+                   status: str = "rated", prompt_id: str | None = None) -> int:
+        """Append one act (a rating, a skip or "cannot judge"); returns the new row's id."""
+        rater, dimension = rater.strip(), dimension.strip()
+        if not rater or not dimension:
+            raise InputError("a rating needs a rater name and a dimension (type your name in the sidebar)")
+        if status not in STATUSES:
+            raise InputError(f"rating status must be one of {', '.join(STATUSES)}, got {status!r}")
+        if (status == "rated") != (rating is not None and math.isfinite(float(rating))):
+            raise InputError("a rating needs a number; a skip or 'cannot judge' has none")
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO ratings (dataset_id, item_id, dimension, prompt_id, rater, rating, status, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [dataset_id, item_id, dimension, prompt_id, rater, rating, status, now()])
+            return int(cursor.lastrowid)
+
+    def undo_rating(self, dataset_id: str, dimension: str, rater: str) -> dict[str, Any] | None:
+        """Take back the rater's latest act still standing (an undo row names it); the act, or None."""
+        with self._write() as db:
+            rows = self.rating_rows(dataset_id, dimension, rater)
+            undone = {r["undoes"] for r in rows if r["status"] == "undo"}
+            standing = [r for r in rows if r["status"] != "undo" and r["id"] not in undone]
+            if not standing:
+                return None
+            last = standing[-1]
+            db.execute("INSERT INTO ratings (dataset_id, item_id, dimension, prompt_id, rater, status, undoes, "
+                       "created_at) VALUES (?, ?, ?, ?, ?, 'undo', ?, ?)",
+                       [dataset_id, last["item_id"], dimension, last["prompt_id"], rater, last["id"], now()])
+            return last
+
+    def rating_rows(self, dataset_id: str, dimension: str, rater: str | None = None) -> list[dict[str, Any]]:
+        """Every stored act on one dataset version and dimension (one rater's, when named), oldest first."""
+        sql = "SELECT * FROM ratings WHERE dataset_id = ? AND dimension = ?"
+        params = [dataset_id, dimension]
+        if rater is not None:
+            sql, params = sql + " AND rater = ?", [*params, rater.strip()]
+        return self._rows(sql + " ORDER BY id", params)
+
+    def current_ratings(self, dataset_id: str, dimension: str) -> dict[str, dict[str, dict[str, Any]]]:
+        """rater -> item id -> that rater's current act (rated, skipped or cannot_judge)."""
+        by_rater: dict[str, list[dict[str, Any]]] = {}
+        for row in self.rating_rows(dataset_id, dimension):
+            by_rater.setdefault(row["rater"], []).append(row)
+        return {rater: current_rows(rows) for rater, rows in sorted(by_rater.items())}
+
+    def save_ratings_version(self, dataset_id: str, dimension: str) -> dict[str, Any]:
+        """A new version of the dataset whose items carry every rater's current rating of `dimension` and the mean."""
+        dataset = self.get_dataset(dataset_id)
+        current = self.current_ratings(dataset["id"], dimension)
+        ratings = {r: {i: row["rating"] for i, row in acts.items() if row["status"] == "rated"}
+                   for r, acts in current.items()}
+        if not any(ratings.values()):
+            raise InputError(f"no ratings of {dimension!r} on {dataset['label']} yet: rate some items first")
+        items, raters = snapshot_items(self.dataset_items(dataset["id"]), dimension, ratings)
+        order = ", ".join(f"{k}={name}" for k, name in enumerate(raters))
+        source = f"ratings of {dimension} on {dataset['label']} ({dataset['id'][:12]}); raters {order}"
+        return {**self.import_items(dataset["name"], items, source=source), "raters": raters}

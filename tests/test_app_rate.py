@@ -1,0 +1,83 @@
+"""The Rate page in AppTest: rate, skip, cannot judge, undo, resume and save a dataset version."""
+
+from __future__ import annotations
+
+from prompt_library import Library
+from tests.app_support import assert_clean, open_page, page_text, plain, use_temp_library
+
+HOSTILE = "<script>alert(1)</script> **bold** [link](http://evil.example) :red[x] $x^2$"
+
+
+def _rate_as(at, name: str):
+    at.text_input(key="rate_name_box").input(name).run()
+    assert_clean(at)
+    return at
+
+
+def _click(at, key: str):
+    at.button(key=key).click().run()
+    assert_clean(at)
+    return at
+
+
+def _shown_item(at) -> str:
+    return next(plain(s.value) for s in at.subheader if str(s.value).startswith("Item ")).removeprefix("Item ")
+
+
+def test_rate_skip_undo_resume_and_save(tmp_path, monkeypatch):
+    path = use_temp_library(tmp_path, monkeypatch)
+    at = _rate_as(open_page("rate"), "alice")
+    assert "Type your name" not in page_text(at)
+    first = _shown_item(at)
+    _click(at, "rate_point_4")
+    second = _shown_item(at)
+    assert second != first and f"{first}: 4" in page_text(at)
+    _click(at, "rate_skip")
+    third = _shown_item(at)
+    _click(at, "rate_cannot")
+    _click(at, "rate_undo")  # takes back "cannot judge" on the third item
+    assert _shown_item(at) == third
+    _click(at, "rate_point_2")
+    assert "2 rated" in at.get("progress")[0].proto.text
+    # Resume: a new session with the same name continues after the third item; the skipped one comes last.
+    again = _rate_as(open_page("rate"), "alice")
+    resumed = _shown_item(again)
+    assert resumed not in (first, second, third)
+    _click(again, "rate_save")
+    assert any("sample@2" in str(s.value) for s in again.success)
+    with Library(path) as lib:
+        items = {i.id: i for i in lib.dataset_items("sample@2")}
+        assert items[first].human["coherence"] == 4.0 and items[first].human["coherence.0"] == 4.0
+        assert items[third].human["coherence"] == 2.0
+        assert "coherence" not in items[second].human  # skipped: no rating in the snapshot
+        rows = lib.rating_rows(lib.get_dataset("sample@1")["id"], "coherence", "alice")
+        assert [r["status"] for r in rows] == ["rated", "skipped", "cannot_judge", "undo", "rated"]
+
+
+def test_two_raters_give_per_rater_ratings_and_their_mean(tmp_path, monkeypatch):
+    path = use_temp_library(tmp_path, monkeypatch)
+    at = _rate_as(open_page("rate"), "bob")
+    item = _shown_item(at)
+    _click(at, "rate_point_5")
+    _rate_as(at, "alice")
+    assert _shown_item(at) == item  # alice has not rated it yet
+    _click(at, "rate_point_2")
+    _click(at, "rate_save")
+    with Library(path) as lib:
+        human = {i.id: i for i in lib.dataset_items("sample@2")}[item].human
+    assert (human["coherence.0"], human["coherence.1"], human["coherence"]) == (2.0, 5.0, 3.5)  # alice, bob
+
+
+def test_hostile_item_text_is_shown_as_text_and_judge_hidden(tmp_path, monkeypatch):
+    path = use_temp_library(tmp_path, monkeypatch)
+    with Library(path) as lib:
+        from geval_core.types import Item
+
+        lib.import_items("hostile", [Item("h1", {"document": HOSTILE, "summary": HOSTILE}, {}, None)])
+    at = open_page("rate")
+    at.selectbox(key="rate_dataset").select(next(o for o in at.selectbox(key="rate_dataset").options
+                                                  if o.startswith("hostile"))).run()
+    _rate_as(at, "eve")
+    assert sum(c.value == HOSTILE for c in at.code) == 2
+    assert all(HOSTILE not in str(m.value) for m in at.markdown)
+    assert "Judge's weighted score" not in page_text(at)

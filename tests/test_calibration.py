@@ -1,0 +1,105 @@
+"""Calibration: reliability bins and ECE by hand, the human-rating rule, `geval calibration` end to end."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from runner_helpers import dimension
+
+from geval_core.cli import cli
+from geval_core.judgment import Judgment
+from geval_core.stats.calibration import calibration, observed_shares, rater_ratings
+from geval_core.types import Item, Scale
+from prompt_library import Library
+
+S = Scale(1, 5)
+
+
+def test_mean_rounds_halves_up_and_raters_give_shares():
+    assert observed_shares([3.5], S).tolist() == [0, 0, 0, 1, 0]
+    assert observed_shares([2.5], S).tolist() == [0, 0, 1, 0, 0]
+    assert observed_shares([3.67], S).tolist() == [0, 0, 0, 1, 0]
+    assert observed_shares([2, 3, 3], S).tolist() == pytest.approx([0, 1 / 3, 2 / 3, 0, 0])
+    assert rater_ratings({"coherence": 2.67, "coherence.0": 2, "coherence.1": 3, "coherence.2": 3}, "coherence") \
+        == [2, 3, 3]
+    assert rater_ratings({"coherence": 2.67, "fluency.0": 1}, "coherence") == [2.67]
+    assert rater_ratings({"fluency": 1}, "coherence") == []
+
+
+def by_hand(dists, ratings, bins):
+    """Loop version: every (item, rating) pair into its bin, ECE as the weighted gap."""
+    cells = {}
+    for d, r in zip(dists, ratings, strict=True):
+        total = sum(d.values())
+        for point in S.points:
+            p = d.get(point, 0) / total
+            obs = sum(int(np.floor(x + 0.5)) == point for x in r) / len(r)
+            b = min(int(p * bins), bins - 1)
+            cells.setdefault(b, []).append((p, obs))
+    ece = sum(len(v) * abs(np.mean([a for a, _ in v]) - np.mean([o for _, o in v])) for v in cells.values())
+    return ece / sum(len(v) for v in cells.values()), cells
+
+
+def test_reliability_and_ece_match_a_loop():
+    rng = np.random.default_rng(3)
+    dists, ratings = [], []
+    for _ in range(80):
+        p = rng.dirichlet(np.ones(5) * 0.7)
+        dists.append({r: float(q) for r, q in zip(S.points, p, strict=True)})
+        ratings.append(list(rng.integers(1, 6, size=rng.integers(1, 4)).astype(float)))
+    out = calibration(dists, ratings, S, bins=10)
+    ece, cells = by_hand(dists, ratings, 10)
+    assert out["ece"] == pytest.approx(ece)
+    assert [b["count"] for b in out["bins"]] == [len(cells[k]) for k in sorted(cells)]
+    for b, k in zip(out["bins"], sorted(cells), strict=True):
+        assert b["predicted"] == pytest.approx(np.mean([a for a, _ in cells[k]]))
+        assert b["observed"] == pytest.approx(np.mean([o for _, o in cells[k]]))
+    assert sum(out["expected"]) == pytest.approx(80) and sum(out["observed"]) == pytest.approx(80)
+
+
+def test_a_calibrated_judge_has_a_small_ece():
+    rng = np.random.default_rng(4)
+    dists, ratings = [], []
+    for _ in range(3000):
+        p = rng.dirichlet(np.ones(5))
+        dists.append(dict(zip(S.points, p.tolist(), strict=True)))
+        ratings.append([float(rng.choice(S.points, p=p))])  # people draw from the judge's own distribution
+    assert calibration(dists, ratings, S)["ece"] < 0.02
+    overconfident = [{r: (1.0 if r == max(d, key=d.get) else 0.0) for r in S.points} for d in dists]
+    assert calibration(overconfident, ratings, S)["ece"] > 0.1
+
+
+def test_score_bins():
+    out = calibration([{1: 1.0}, {4: 1.0}, {4: 0.5, 5: 0.5}], [[1.0], [3.0], [5.0]], S, scores=[1.0, 4.0, 4.5])
+    assert out["score_bins"] == [{"point": 1, "count": 1, "judge_mean": 1.0, "human_mean": 1.0},
+                                 {"point": 4, "count": 1, "judge_mean": 4.0, "human_mean": 3.0},
+                                 {"point": 5, "count": 1, "judge_mean": 4.5, "human_mean": 5.0}]
+
+
+def test_calibration_cli(tmp_path):
+    lib = Library(tmp_path / "lib.db", seed_examples=False)
+    prompt = lib.freeze(dimension()).prompt
+    items = [Item(f"i{k}", {"document": "d", "summary": f"s{k}"},
+                  {"coherence": 1 + k % 5, **({"coherence.0": 1 + k % 5, "coherence.1": 1 + (k + 1) % 5} if k % 2 else {})})
+             for k in range(20)]
+    lib.import_items("gold", items)
+    run_id = lib.create_run(prompt.id, "gold", prompt.dimension.judge)
+    for k, item in enumerate(items):
+        dist = {r: (0.6 if r == 1 + k % 5 else 0.1) for r in S.points}
+        lib.save_judgment(run_id, Judgment(item.id, score=float(1 + k % 5), distribution=dist, mode="logprobs"))
+    lib.close()
+    res = CliRunner().invoke(cli, ["calibration", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db"),
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    ratings = [rater_ratings(i.human, "coherence") for i in items]
+    ref = calibration([{r: (0.6 if r == 1 + k % 5 else 0.1) for r in S.points} for k in range(20)], ratings, S)
+    assert out["ece"] == pytest.approx(ref["ece"]) and out["per_rater"] is True
+    assert all({"predicted", "observed", "count"} <= set(b) for b in out["bins"])
+    text = CliRunner().invoke(cli, ["calibration", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db")])
+    assert text.exit_code == 0 and "ECE" in text.output
+    bad = CliRunner().invoke(cli, ["calibration", "nope", "--human", "coherence", "--db", str(tmp_path / "lib.db")])
+    assert bad.exit_code == 1 and "Traceback" not in bad.output

@@ -1,0 +1,120 @@
+"""PPI (classic and PPI++): the formulas by hand, coverage by simulation, `geval estimate` end to end."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from runner_helpers import dimension
+
+from geval_core.cli import cli
+from geval_core.judgment import Judgment
+from geval_core.stats.ppi import hold_out, ppi_difference, ppi_mean
+from geval_core.types import Item
+from prompt_library import Library
+
+
+def synthetic(rng, n_total, n_rated, bias=0.4):
+    """Human ratings 1-5 with a known mean (3.2) and a biased, noisy judge; the first n_rated are rated."""
+    probs = np.array([0.1, 0.15, 0.3, 0.3, 0.15])  # mean 3.25
+    human = rng.choice(np.arange(1, 6), size=n_total, p=probs).astype(float)
+    judge = np.clip(0.6 * human + 1.0 + bias + rng.normal(0, 0.6, n_total), 1, 5)
+    shown = [float(h) if i < n_rated else None for i, h in enumerate(human)]
+    return judge.tolist(), shown, float(probs @ np.arange(1, 6))
+
+
+def test_classic_by_hand():
+    rng = np.random.default_rng(1)
+    judge, human, _ = synthetic(rng, 200, 40)
+    e = ppi_mean(judge, human, "classic")
+    x, y = np.array(judge[:40]), np.array(human[:40])
+    u = np.array(judge[40:])
+    theta = u.mean() + (y - x).mean()
+    se = np.sqrt(u.var(ddof=1) / len(u) + (y - x).var(ddof=1) / len(y))
+    assert e.estimate == pytest.approx(theta) and e.se == pytest.approx(se) and e.lam == 1.0
+    assert e.ci == pytest.approx([theta - 1.959964 * se, theta + 1.959964 * se], abs=1e-5)
+    assert (e.n_rated, e.n_total) == (40, 200)
+    assert e.judge_mean == pytest.approx(np.mean(judge)) and e.human_mean == pytest.approx(y.mean())
+
+
+def test_ppi_plus_plus_by_hand():
+    rng = np.random.default_rng(2)
+    judge, human, _ = synthetic(rng, 300, 50)
+    e = ppi_mean(judge, human, "ppi++")
+    x, y, u = np.array(judge[:50]), np.array(human[:50]), np.array(judge[50:])
+    lam = np.cov(y, x)[0, 1] / ((1 + 50 / 250) * x.var(ddof=1))
+    assert 0 < lam < 1 and e.lam == pytest.approx(lam)
+    assert e.estimate == pytest.approx(y.mean() + lam * (u.mean() - x.mean()))
+    var = (y - lam * x).var(ddof=1) / 50 + lam**2 * u.var(ddof=1) / 250
+    assert e.se == pytest.approx(np.sqrt(var))
+    assert e.se <= ppi_mean(judge, human, "classic").se + 1e-12  # lambda minimises the variance
+
+
+def test_uninformative_judge_falls_back_to_the_human_mean():
+    human = [1.0, 2.0, 3.0, 4.0, None, None]
+    e = ppi_mean([3.0] * 6, human, "ppi++")
+    assert e.lam == 0 and e.estimate == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("method", ["classic", "ppi++"])
+def test_coverage_by_simulation(method):
+    rng = np.random.default_rng(7)
+    hits = []
+    for _ in range(1500):
+        judge, human, truth = synthetic(rng, 400, 40)
+        lo, hi = ppi_mean(judge, human, method).ci
+        hits.append(lo <= truth <= hi)
+    assert np.mean(hits) >= 0.93, np.mean(hits)
+
+
+def test_difference_coverage_by_simulation():
+    rng = np.random.default_rng(8)
+    hits = []
+    for _ in range(1000):
+        ja, ha, ta = synthetic(rng, 300, 40, bias=0.2)
+        jb, hb, tb = synthetic(rng, 300, 40, bias=0.8)  # same people, a judge biased differently
+        d = ppi_difference(ppi_mean(ja, ha), ppi_mean(jb, hb))
+        hits.append(d["ci"][0] <= ta - tb <= d["ci"][1])
+    assert np.mean(hits) >= 0.93
+
+
+def test_hold_out_keeps_k_ratings():
+    kept = hold_out([1.0, 2.0, None, 4.0, 5.0], 2, seed=3)
+    assert sum(v is not None for v in kept) == 2 and kept[2] is None
+
+
+def test_too_few_rated_is_a_clean_error(tmp_path):
+    judge = tmp_path / "j.jsonl"
+    judge.write_text('{"item_id": "a", "score": 3}\n{"item_id": "b", "score": 4}\n')
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "a", "h": 3}\n{"id": "b", "h": null}\n')
+    out = CliRunner().invoke(cli, ["estimate", str(judge), "--data", str(data), "--human", "h"])
+    assert out.exit_code == 1 and "at least 2" in out.output and "Traceback" not in out.output
+
+
+def test_estimate_cli_on_a_library_run(tmp_path):
+    lib = Library(tmp_path / "lib.db", seed_examples=False)
+    prompt = lib.freeze(dimension()).prompt
+    rng = np.random.default_rng(0)
+    items = [Item(f"i{k}", {"document": "d", "summary": f"s{k}", "system": "A" if k % 2 else "B"},
+                  {"coherence": float(rng.integers(1, 6))}) for k in range(60)]
+    lib.import_items("gold", items)
+    run_id = lib.create_run(prompt.id, "gold", prompt.dimension.judge)
+    for item in items:
+        lib.save_judgment(run_id, Judgment(item.id, score=min(5.0, item.human["coherence"] * 0.8 + 1), mode="logprobs"))
+    lib.close()
+    args = ["estimate", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db"), "--rated", "20",
+            "--by", "system", "--diff", "A", "B", "--json"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert {"estimate", "ci", "judge_mean", "human_mean", "n_rated", "n_total", "method"} <= set(out)
+    assert (out["n_rated"], out["n_total"], out["method"]) == (20, 60, "ppi++")
+    assert set(out["by"]) == {"A", "B"}
+    assert out["difference"]["estimate"] == pytest.approx(out["by"]["A"]["estimate"] - out["by"]["B"]["estimate"])
+    text = CliRunner().invoke(cli, args[:-1])
+    assert text.exit_code == 0 and "PPI estimate" in text.output
+    bad = CliRunner().invoke(cli, ["estimate", run_id, "--human", "nope", "--db", str(tmp_path / "lib.db")])
+    assert bad.exit_code == 1 and "no human rating 'nope'" in bad.output

@@ -1,0 +1,119 @@
+"""Agreement page panels for the judge diagnostics: calibration, PPI estimate, bias probes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from geval_core.errors import GEvalError
+from workbench_ui import safe_text
+from workbench_ui.charts import _LAYOUT, _safe
+
+K = "dg_"
+
+
+def reliability_figure(bins: list[dict[str, Any]]) -> go.Figure:
+    """Mean predicted probability against how often people gave the rating, per bin (size = count)."""
+    fig = go.Figure([go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "#999"},
+                                name="perfect calibration"),
+                     go.Scatter(x=[b["predicted"] for b in bins], y=[b["observed"] for b in bins],
+                                mode="lines+markers", name="judge",
+                                marker={"size": [6 + 14 * (b["count"] / max(c["count"] for c in bins)) for b in bins]},
+                                text=[f"{b['count']} predictions" for b in bins])])
+    fig.update_layout(title="Reliability: judge probability vs people", xaxis_title="judge's probability of a rating",
+                      yaxis_title="share of people giving it", **_LAYOUT)
+    return fig
+
+
+def histogram_figure(points: Sequence[int], expected: Sequence[float], observed: Sequence[float]) -> go.Figure:
+    """Expected rating counts (sum of the judge's probabilities) beside the observed ones."""
+    labels = [str(p) for p in points]
+    fig = go.Figure([go.Bar(x=labels, y=list(expected), name="expected (judge)"),
+                     go.Bar(x=labels, y=list(observed), name="observed (people)")])
+    fig.update_layout(title="Rating counts", barmode="group", xaxis_title="rating", **_LAYOUT)
+    return fig
+
+
+def estimate_figure(out: dict[str, Any], human: str) -> go.Figure:
+    """The PPI estimate and the human-only mean with their intervals, and the judge-only mean."""
+    rows = [("PPI", out["estimate"], out["ci"]), ("human only", out["human_mean"], out.get("human_ci")),
+            ("judge only", out["judge_mean"], None)]
+    fig = go.Figure(go.Scatter(
+        x=[v for _, v, _ in rows], y=[n for n, _, _ in rows], mode="markers",
+        error_x={"type": "data", "symmetric": False,
+                 "array": [(ci[1] - v) if ci else 0 for _, v, ci in rows],
+                 "arrayminus": [(v - ci[0]) if ci else 0 for _, v, ci in rows]}))
+    fig.update_layout(title=f"Mean human {_safe(human)}: estimates with 95% intervals", **_LAYOUT)
+    return fig
+
+
+def calibration_panel(lib, run: dict[str, Any], field: str) -> None:
+    """Reliability diagram, ECE and rating histograms of a run against one human rating."""
+    from geval_core.stats.of_runs import run_calibration
+
+    out = run_calibration(lib, run["id"], field)
+    c = st.columns(3)
+    c[0].metric("ECE", safe_text.fmt(out["ece"]))
+    c[1].metric("Items", out["items"])
+    c[2].metric("Observed from", "raters' shares" if out["per_rater"] else "rounded means")
+    st.caption("Each (item, rating) pair is one prediction. Without per-rater ratings (NAME.0, NAME.1, …) the "
+               "mean rating, rounded to the nearest point (halves up), is what people gave.")
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(reliability_figure(out["bins"]), key=K + "rel")
+    c2.plotly_chart(histogram_figure(out["points"], out["expected"], out["observed"]), key=K + "hist")
+    st.dataframe(pd.DataFrame(out.get("score_bins", [])), hide_index=True)
+
+
+def estimate_panel(lib, run: dict[str, Any], field: str) -> None:
+    """The PPI estimate of the mean human rating beside the judge-only and human-only means."""
+    from geval_core.stats.of_runs import run_estimate
+
+    c1, c2 = st.columns(2)
+    method = c1.selectbox("Method", ["ppi++", "classic"], key=K + "method")
+    rated = int(c2.number_input("Use only this many ratings (0 = all)", 0, 100_000, 0, key=K + "rated"))
+    out = run_estimate(lib, run["id"], field, method, rated=rated or None)
+    c = st.columns(4)
+    c[0].metric("PPI estimate", safe_text.fmt(out["estimate"]))
+    c[1].metric("95% interval", f"{out['ci'][0]:.3f} – {out['ci'][1]:.3f}")
+    c[2].metric("Rated / total", f"{out['n_rated']} / {out['n_total']}")
+    c[3].metric("λ", safe_text.fmt(out["lam"]))
+    st.plotly_chart(estimate_figure(out, field), key=K + "ppi")
+
+
+def bias_panel(lib, run: dict[str, Any], field: str) -> None:
+    """Verbosity, per-system offsets, and a perturbation probe run on request."""
+    from geval_core.probes import bias_report, perturbation_probe
+
+    fields = sorted({*lib.get_prompt(run["prompt_id"]).dimension.inputs, "group"})
+    system = st.selectbox("System field (optional)", ["(none)", *fields], key=K + "sys")
+    out = bias_report(lib, run["id"], field, None if system == "(none)" else system)
+    c = st.columns(2)
+    c[0].metric("Spearman(score, length)", safe_text.fmt(out["length_spearman"]))
+    c[1].metric("… partial on the human rating", safe_text.fmt(out.get("length_partial_spearman")))
+    if out.get("systems"):
+        st.dataframe(pd.DataFrame(out["systems"]), hide_index=True)
+    limit = int(st.number_input("Damaged copies to score", 1, 500, 20, key=K + "limit"))
+    if st.button("Run perturbation probe (costs judge calls)", key=K + "probe"):
+        p = perturbation_probe(lib, run["id"], limit=limit)
+        st.metric(f"Sensitivity ({p['kind']})", safe_text.fmt(p["sensitivity"]),
+                  help="Share of damaged copies the judge rated lower than the original")
+        st.caption(safe_text.md_escape(f"95% interval [{safe_text.fmt(p['ci'][0])}, {safe_text.fmt(p['ci'][1])}] "
+                                       f"over {p['pairs']} copies; mean drop {safe_text.fmt(p['mean_drop'])}"))
+
+
+def panels(lib, run: dict[str, Any], field: str | None) -> None:
+    """The diagnostics section of the Agreement page (each panel's input errors shown as text)."""
+    if not field:
+        return
+    st.header("Judge diagnostics")
+    for title, panel in (("Calibration", calibration_panel), ("Corrected estimate (PPI)", estimate_panel),
+                         ("Bias probes", bias_panel)):
+        with st.expander(title):
+            try:
+                panel(lib, run, field)
+            except GEvalError as exc:
+                st.warning(safe_text.md_escape(str(exc)))

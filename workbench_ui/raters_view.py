@@ -1,0 +1,85 @@
+"""The Agreement page's raters panel: alpha among people, the human ceiling beside the judge, item spread."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from geval_core.stats.raters import base_name, rater_keys
+from geval_core.types import Scale
+from workbench_ui import agree, cached_reads, safe_text, state
+
+K = "ag_raters_"
+CEILING = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic"}
+
+
+@st.cache_data(show_spinner="Measuring the raters…", max_entries=16)
+def _report(path: str, dataset_id: str, run_id: str, version: tuple[int, int, str], human: str,
+            scale: tuple[int, int], grouped: bool, bootstrap: int) -> dict[str, Any]:
+    from geval_core.stats.of_raters import dataset_raters
+
+    return dataset_raters(state.library(), dataset_id, human, Scale(*scale), bootstrap, 0, run_id, grouped)
+
+
+def report(run: dict, human: str, scale: Scale, grouped: bool, bootstrap: int) -> dict[str, Any]:
+    """geval_core.stats.of_raters.dataset_raters for a run's dataset (cached per run_state and options)."""
+    return _report(os.path.abspath(state.sidebar().db_path), run["dataset_id"], run["id"],
+                   cached_reads.run_state(run), human, (scale.min, scale.max), grouped, bootstrap)
+
+
+def alpha_metrics(result: dict[str, Any]) -> None:
+    """Alpha (three levels) with intervals, and the counts that say what it rests on."""
+    c = st.columns(6)
+    for col, metric in zip(c, ("nominal", "ordinal", "interval"), strict=False):
+        key = f"alpha_{metric}"
+        ci = (result.get("ci") or {}).get(key) or [None, None]
+        col.metric(f"α {metric}", safe_text.fmt(result[key]),
+                   help=None if ci[0] is None else f"95% interval {ci[0]:.3f} to {ci[1]:.3f} (items resampled)")
+    c[3].metric("Raters", result["raters"])
+    c[4].metric("Items with 2+ ratings", result["items"])
+    c[5].metric("Pairable values", result["pairable_values"])
+
+
+def ceiling_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per rater (vs the others' mean) and the judge (vs every rater's mean), figures with intervals."""
+    out = []
+    for r in rows:
+        cells = {name: agree._cell(r, metric) for metric, name in CEILING.items()}
+        out.append({"who": r["who"], "against": r["against"], **cells, "items": r["items"], "reading": r["reading"]})
+    return pd.DataFrame(out)
+
+
+def ceiling_sentence(summary: dict[str, Any] | None) -> str:
+    """'Judge Spearman 0.41; the raters against the others: 0.62 to 0.73 (mean 0.69).'"""
+    if not summary or not summary.get("raters"):
+        return ""
+    judge = summary.get("judge")
+    head = f"Judge {summary['figure']} {safe_text.fmt(judge)}; " if judge is not None else ""
+    return (f"{head}each rater against the other raters: {summary['min']:.3f} to {summary['max']:.3f} "
+            f"(mean {summary['mean']:.3f}). A judge inside that range agrees with people about as well as a person.")
+
+
+def panel(run: dict, prompt, field: str | None) -> None:
+    """Inter-rater agreement and the human ceiling, when the run's dataset has per-rater ratings."""
+    if not field:
+        return
+    human = base_name(field)
+    if not rater_keys(cached_reads.human_names(run["dataset_id"]), human):
+        return
+    st.header("Raters and the human ceiling")
+    items = cached_reads.dataset_items(run["dataset_id"])
+    bootstrap = int(st.number_input("Bootstrap resamples (raters)", min_value=0, max_value=5000, value=200,
+                                    step=100, key=K + "boot"))
+    result = report(run, human, prompt.dimension.scale, any(i.group for i in items), bootstrap)
+    alpha_metrics(result)
+    st.caption(safe_text.md_escape(f"Krippendorff's alpha over the {result['items']} items rated by two or more of "
+                                   f"{', '.join(result['rater_keys'])}; ratings per item: "
+                                   + ", ".join(f"{n} items with {k}" for k, n in result["raters_per_item"].items())))
+    st.dataframe(ceiling_frame(result["ceiling"]), hide_index=True)
+    st.caption(safe_text.md_escape(ceiling_sentence(result["ceiling_summary"])))
+    with st.expander("Pairwise quadratic kappa and the items people disagree on most"):
+        st.dataframe(pd.DataFrame(result["pairwise_kappa_quadratic"]), hide_index=True)
+        st.dataframe(pd.DataFrame(result["spread"]), hide_index=True)
