@@ -6,7 +6,17 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.types import Scale
-from workbench_ui import agree, cached_reads, charts, diagnostics, raters_view, safe_text, state
+from workbench_ui import (
+    agree,
+    archive_view,
+    cached_reads,
+    charts,
+    compare_view,
+    diagnostics,
+    raters_view,
+    safe_text,
+    state,
+)
 
 K = "ag_"
 
@@ -52,9 +62,11 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     main = next(iter(results))
     headline(results[main], f"{main} (the paper's reading on SummEval is group-level: per document, averaged)"
              if grouped else main)
+    p = agree.paired(run, field)
+    if grouped:
+        compare_view.groups_note(results[main], p)
     st.dataframe(agree.results_frame(results), hide_index=True)
     st.caption(safe_text.md_escape(results[main].get("note", "")))
-    p = agree.paired(run, field)
     st.plotly_chart(charts.scatter_figure(p["human"], p["judge"], p["ids"], f"human {field}",
                                           "judge weighted score", "Judge vs human"), key=K + "scatter")
     replies_curve(run, p, scale, grouped)
@@ -106,6 +118,7 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
     st.plotly_chart(charts.difference_histogram(diffs["B − A"].tolist()), key=K + "diffs")
     with st.expander("Every item"):
         st.dataframe(diffs, hide_index=True, height=300)
+    compare_view.item_side_by_side(run, other, labels, diffs["item"].tolist(), scale.points)
     if field:
         each = {f"A: {labels[run['id']]}": agree.agreement_for(run, field, "score", False, scale, 0),
                 f"B: {labels[other['id']]}": agree.agreement_for(other, field, "score", False, scale, 0)}
@@ -117,7 +130,7 @@ def main() -> None:
     """The Agreement page."""
     st.title("Agreement and comparison")
     lib = state.library()
-    runs = lib.list_runs()
+    runs = archive_view.visible(lib, "run", lib.list_runs())
     if not runs:
         st.info("No runs yet: score a dataset on the Score page first.")
         return

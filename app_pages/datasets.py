@@ -1,18 +1,21 @@
-"""Datasets page: golden datasets and their versions; upload CSV/JSONL with a field mapping."""
+"""Datasets page: golden datasets and their versions (archive, restore); upload CSV/JSONL/JSON with a field mapping."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from workbench_ui import cached_reads, safe_text, state, upload
+from geval_core.errors import InputError
+from workbench_ui import archive_view, cached_reads, safe_text, state, upload
 
 K = "ds_"
 
 
 def versions_table(lib) -> dict | None:
-    """Every dataset version; returns the one picked for browsing."""
-    rows = lib.list_datasets()
+    """Every dataset version not archived; returns the one picked for browsing."""
+    every = lib.list_datasets()
+    rows = archive_view.visible(lib, "dataset", every)
+    archive_view.panel(lib, "dataset", {r["id"]: f"{r['label']} · {r['id'][:12]}" for r in every})
     if not rows:
         st.info("No dataset yet: upload one below.")
         return None
@@ -33,21 +36,25 @@ def items_table(dataset: dict) -> None:
     st.dataframe(frame, hide_index=True, height=320)
 
 
-def mapping_form(cols: list[str], stem: str):
-    """Name, id, group, input fields and human ratings: returns (name, DatasetMapping)."""
+def mapping_form(cols: list[str], stem: str, tag: str):
+    """Name, id, group, input fields and human ratings: returns (name, DatasetMapping).
+
+    Every key carries the upload's tag, so a new file starts from its own name and a fresh mapping.
+    """
     from prompt_library.datasets import DatasetMapping
 
-    name = st.text_input("Dataset name", value=stem, key=K + "name")
+    key = f"{K}{tag}_"
+    name = st.text_input("Dataset name", value=stem, key=key + "name")
     c1, c2 = st.columns(2)
-    id_col = c1.selectbox("Item id column", cols, index=cols.index(upload.guess_id(cols)), key=K + "id")
+    id_col = c1.selectbox("Item id column", cols, index=cols.index(upload.guess_id(cols)), key=key + "id")
     groups = ["(none)", *cols]
     guess = upload.guess_group(cols)
     group = c2.selectbox("Group column (e.g. doc_id, for group-level agreement)", groups,
-                         index=groups.index(guess) if guess else 0, key=K + "group")
+                         index=groups.index(guess) if guess else 0, key=key + "group")
     st.caption("Input fields: name each one as the prompts expect it (e.g. document, summary).")
-    inputs = renamed(cols, "Input columns", K + "inputs")
+    inputs = renamed(cols, "Input columns", key + "inputs")
     st.caption("Human ratings: name each one as the dimension it rates (e.g. coherence).")
-    human = renamed(cols, "Human rating columns (optional)", K + "human")
+    human = renamed(cols, "Human rating columns (optional)", key + "human")
     mapping = DatasetMapping(id=id_col, inputs=inputs, human=human, group=None if group == "(none)" else group)
     return name.strip(), mapping
 
@@ -66,18 +73,29 @@ def renamed(cols: list[str], label: str, key: str) -> dict[str, str]:
 
 def upload_section(lib) -> None:
     """Upload a file, map its fields, preview the items, import as a new immutable version."""
-    st.subheader("Upload a dataset (CSV or JSONL)")
-    file = st.file_uploader("CSV or JSONL file", type=["csv", "jsonl", "ndjson"], key=K + "file")
+    st.subheader("Upload a dataset (CSV, JSONL or a JSON array)")
+    for level, text in st.session_state.pop(K + "said", []):  # what the last import did, after its rerun
+        getattr(st, level)(safe_text.md_escape(text))
+    file = st.file_uploader("CSV, JSONL or JSON file", type=["csv", "tsv", "jsonl", "ndjson", "json"], key=K + "file")
     if file is None:
         return
+    data = file.getvalue()
+    path = upload.save_upload(file.name, data)
+    try:
+        mapped(lib, file.name, path, upload.tag(file.name, data))
+    except InputError as exc:  # the message names the uploaded file, never the temporary copy
+        raise upload.renamed_error(exc, path, file.name) from None
+
+
+def mapped(lib, name: str, path, tag: str) -> None:
+    """The rows of one upload as read, the mapping form, the items preview and the import button."""
     from prompt_library.datasets import read_items
 
-    path = upload.save_upload(file.name, file.getvalue())
     rows = upload.first_rows(path)
     cols = upload.columns(rows)
-    st.caption(f"First rows of {safe_text.md_escape(file.name)} as read:")
+    st.caption(f"First rows of {safe_text.md_escape(name)} as read:")
     st.dataframe(pd.json_normalize(rows[:20]).astype(str), hide_index=True, height=200)
-    name, mapping = mapping_form(cols, file.name.rsplit(".", 1)[0])
+    dataset, mapping = mapping_form(cols, name.rsplit(".", 1)[0], tag)
     if not mapping.inputs:
         st.info("Choose at least one input column.")
         return
@@ -86,13 +104,20 @@ def upload_section(lib) -> None:
     st.dataframe(pd.DataFrame([{"id": i.id, "group": i.group, **i.fields, **i.human} for i in items[:50]]),
                  hide_index=True, height=240)
     if st.button("Import", type="primary", key=K + "import"):
-        result = lib.import_items(name, items, source=file.name, mapping=mapping)
-        verb = "Imported as" if result["created"] else "Identical content already stored as"
-        st.success(f"{verb} {safe_text.md_escape(result['label'])} ({result['item_count']} items).")
-        missing = {k: n for k, n in result.get("human_missing", {}).items() if n}
-        if missing:
-            st.info(safe_text.md_escape("Items without a rating (null or empty, imported as missing): "
-                                        + ", ".join(f"{k} {n}" for k, n in missing.items())))
+        result = lib.import_items(dataset, items, source=name, mapping=mapping)
+        st.session_state[K + "said"] = import_messages(result, name)
+        st.rerun()  # draw the versions table again, with the new version in it
+
+
+def import_messages(result: dict, name: str) -> list[tuple[str, str]]:
+    """What an import did, as (level, text) messages shown after the page is drawn again."""
+    verb = "Imported" if result["created"] else "Identical content already stored:"
+    said = [("success", f"{verb} {name} as {result['label']} ({result['item_count']} items).")]
+    missing = {k: n for k, n in result.get("human_missing", {}).items() if n}
+    if missing:
+        said.append(("info", "Items without a rating (null or empty, imported as missing): "
+                             + ", ".join(f"{k} {n}" for k, n in missing.items())))
+    return said
 
 
 def main() -> None:

@@ -6,9 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from geval_core import prompts
+from geval_core.prompts import content_hash
 from geval_core.types import MODES, Dimension, JudgeSettings, bounds_of
+from workbench_ui import archive_view, safe_text, state
+from workbench_ui import design_extras as extras
 from workbench_ui import design_form as form
-from workbench_ui import safe_text, state
 
 K = form.K
 
@@ -16,7 +18,7 @@ K = form.K
 def start_from_picker(lib) -> None:
     """Load a draft or a frozen prompt into the form (through a callback, before widgets exist)."""
     options = {"": "(keep the current form)"}
-    for row in lib.list_drafts():
+    for row in archive_view.visible(lib, "draft", lib.list_drafts()):
         options[f"draft:{row['id']}"] = f"draft #{row['id']}: {row['name']}"
     for row in lib.list_prompts():
         # The hash beside the label: version numbers count within this library, the hash is the identity.
@@ -25,6 +27,11 @@ def start_from_picker(lib) -> None:
     pick = cols[0].selectbox("Start from", list(options), format_func=options.get, key=K + "pick")
     cols[1].button("Load", key=K + "load", on_click=form.act, args=(form.load_choice, lib, pick),
                    disabled=not pick, width="stretch")
+    c1, c2, _ = st.columns([1, 1, 2])
+    c1.button("New dimension", key=K + "new", on_click=form.act, args=(form.new_dimension,), width="stretch",
+              help="A blank form with the default template.")
+    c2.button("Duplicate as new", key=K + "duplicate", on_click=form.act, args=(form.duplicate,), width="stretch",
+              help="This form under a new name: a new draft and, once frozen, a new prompt.")
 
 
 def anchors_editor(smin: int, smax: int) -> None:
@@ -53,6 +60,11 @@ def definition_inputs() -> tuple[int, int]:
     anchors_editor(smin, smax)
     st.text_input("Input fields (comma-separated)", key=K + "inputs",
                   help="The fields each item gives the judge, e.g. document, summary.")
+    inputs = tuple(f.strip() for f in st.session_state[K + "inputs"].split(",") if f.strip())
+    mismatch = extras.template_mismatch(st.session_state.get(K + "template") or "", inputs)
+    if mismatch:  # said here, where the inputs changed, with the fix one click away
+        st.warning(safe_text.md_escape(mismatch))
+        st.button("Use the default template", key=K + "reset_template", on_click=extras.reset_template)
     judge_inputs()
     return smin, smax
 
@@ -85,10 +97,10 @@ def steps_section(lib) -> None:
     """Generate steps with the sidebar judge, edit them, check their drift."""
     st.subheader("Evaluation steps")
     conn = state.sidebar().judge
-    c1, c2 = st.columns([2, 3])
-    c1.button("Generate evaluation steps", key=K + "generate", on_click=form.act,
-              args=(form.generate, lib), type="primary")
-    c2.caption(f"One call to {safe_text.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps.")
+    # A row of its own: in a narrow column the label was cut ("Generate evaluation s…").
+    st.button("Generate evaluation steps", key=K + "generate", on_click=form.act, args=(form.generate, lib),
+              type="primary")
+    st.caption(f"One call to {safe_text.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps.")
     st.text_area("Steps (one per line; edit freely before freezing)", key=K + "steps", height=160)
     st.caption(f"Steps written by: {safe_text.md_escape(form.steps_model())}")
     with st.expander("Drift check: how different are steps generated k times?"):
@@ -118,7 +130,7 @@ def actions(lib, dim: Dimension, ok: bool) -> None:
     c2.button("Freeze", key=K + "freeze", type="primary", disabled=not ok,
               on_click=form.act, args=(form.freeze, lib))
     frozen = st.session_state.get(K + "frozen")
-    if frozen:
+    if frozen and frozen.get("form") == content_hash(dim):  # about this very form, not an earlier one
         verb = "Frozen as" if frozen["created"] else "Identical content already frozen as"
         st.success(f"{verb} {safe_text.md_escape(frozen['label'])} · {frozen['hash'][:12]}. Content hash (the "
                    "prompt's identity; the name and version number are labels within this library):")
@@ -143,7 +155,8 @@ def main() -> None:
         preview(lib, dim)
         ok = checks_section(dim)
         actions(lib, dim, ok)
-    form.remember()
+    form.remember(lib)
+    archive_view.panel(lib, "draft", {str(r["id"]): f"draft #{r['id']}: {r['name']}" for r in lib.list_drafts()})
 
 
 safe_text.guarded(main)

@@ -11,6 +11,7 @@ import streamlit as st
 
 from geval_core.errors import GEvalError
 from geval_core.export import export_filename, export_prompt, production_snippet
+from geval_core.tool_exports import FORMATS, MIMES, tool_export, tool_filename
 from geval_core.types import FrozenPrompt
 from prompt_library.verify import summary_line, verify_library
 from workbench_ui import agree, cached_reads, safe_text, state
@@ -19,6 +20,10 @@ K = "lib_"
 UNVERIFIED = ("Unverified metadata: the name, version number, creation time, 'steps by' and attached agreement are "
               "labels outside the content hash. Version numbers count within this library; the hash is the "
               "prompt's identity across libraries.")
+READINGS = {"group": "group-level (per group, averaged; needs groups on every item)",
+            "dataset": "dataset-level (all items pooled)"}
+FORMAT_LABELS = {"json": "JSON (this workbench, hash-checked)", "deepeval": "DeepEval metric (.py)",
+                 "promptfoo": "promptfoo assertion (.yaml)", "openai-grader": "OpenAI Evals grader (.json)"}
 
 
 def prompts_table(lib) -> list[dict]:
@@ -85,6 +90,16 @@ def export_section(lib, prompt: FrozenPrompt) -> None:
     st.subheader(f"Export {safe_text.md_escape(prompt.label)} · {prompt.id[:12]}")
     st.caption("The file carries the content hash; no server URL (whoever scores with it names their own). "
                + UNVERIFIED)
+    fmt = st.radio("Format", FORMATS, format_func=FORMAT_LABELS.get, key=K + "format", horizontal=True)
+    if fmt != "json":
+        text = tool_export(prompt, fmt)
+        st.download_button(f"Download {FORMAT_LABELS[fmt]}", text, file_name=tool_filename(prompt, fmt),
+                           mime=MIMES[fmt], key=K + "download")
+        st.caption("What the file holds (its first lines say which frozen prompt it came from and what the tool "
+                   "cannot reproduce):")
+        st.code(text, language={"deepeval": "python", "promptfoo": "yaml"}.get(fmt, "json"), wrap_lines=True,
+                height=360)
+        return
     agreement = agreement_choice(lib, prompt)
     exported = export_prompt(prompt, agreement)
     st.download_button("Download export (JSON)", json.dumps(exported, indent=2, ensure_ascii=False),
@@ -109,8 +124,10 @@ def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
     humans = run["human"]
     default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
     field = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{K}agree_human_{run_id}")
+    reading = st.radio("Reading to attach", list(READINGS), format_func=READINGS.get, horizontal=True,
+                       key=f"{K}agree_reading_{prompt.id}")
     try:
-        result = agree.export_agreement(run, field)
+        result = agree.export_agreement(run, field, pooled=reading == "dataset")
     except GEvalError as exc:  # e.g. no scored item has this rating: say so, export without agreement
         safe_text.show_error(exc)
         st.caption("The export below carries no agreement.")

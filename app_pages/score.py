@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from geval_core.cli._common import default_concurrency
 from geval_core.inputs import mismatch_message, missing_inputs
 from geval_core.run.options import RunOptions
 from geval_core.types import bounds_of
-from workbench_ui import cached_reads, live, safe_text, score_parts, state
+from workbench_ui import archive_view, cached_reads, live, safe_text, score_parts, state
 
 
 def pick_items(dataset: dict) -> list:
@@ -25,7 +26,7 @@ def pick_items(dataset: dict) -> list:
 
 def new_run(lib) -> None:
     """Choose prompt, dataset, subset and judge; see the cost; start a live run."""
-    prompts, datasets = lib.list_prompts(), lib.list_datasets()
+    prompts, datasets = lib.list_prompts(), archive_view.visible(lib, "dataset", lib.list_datasets())
     if not prompts or not datasets:
         st.info("Freeze a prompt on the Design page and add a dataset first.")
         return
@@ -49,7 +50,7 @@ def new_run(lib) -> None:
     settings = score_parts.judge_choice(prompt)
     bounds = bounds_of(RunOptions, "concurrency")
     concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=bounds.max, step=1,
-                                  value=1 if settings.provider == "local" else 8, key="score_concurrency",
+                                  value=default_concurrency(settings), key="score_concurrency",
                                   help=bounds.help)
     score_parts.cost_box(lib, prompt, items, settings)
     if st.button("Start run", type="primary", key="score_start", disabled=not items):
@@ -78,23 +79,30 @@ def resume(lib, run: dict, prompt) -> None:
             "resume when it is not still running elsewhere).")
     if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
         settings = score_parts.judge_of(run, prompt)
-        concurrency = 1 if settings.provider == "local" else 8
+        concurrency = default_concurrency(settings)
         finish(live.run_live(lib, prompt, todo, state.make_judge(settings), settings, run["id"], concurrency))
 
 
 def show_run(lib) -> None:
     """Pick a run and show its summary, its table and the selected item."""
-    runs = lib.list_runs()  # newest first; read after new_run, so a run it started is listed
+    every = lib.list_runs()  # newest first; read after new_run, so a run it started is listed
+    archive_view.panel(lib, "run", {r["id"]: cached_reads.run_label(r) for r in every})
+    runs = archive_view.visible(lib, "run", every)
     if not runs:
         st.info("No runs yet: start one above.")
         return
     labels = {r["id"]: cached_reads.run_label(r) for r in runs}
+    # The run a Stop interrupted is shown with its Resume button: the click's rerun would otherwise bring
+    # back the run the picker showed before that run started.
+    stopped_id = st.session_state.pop("score_stopped_run", None)
+    if stopped_id in labels:
+        st.session_state["score_run"] = stopped_id
     if st.session_state.get("score_run") not in labels:
         st.session_state["score_run"] = runs[0]["id"]
     run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="score_run")
     run = lib.get_run(run_id)
     prompt = lib.get_prompt(run["prompt_id"])
-    stopped = st.session_state.pop("score_stopped_run", None) == run_id
+    stopped = stopped_id == run_id
     if stopped or st.session_state.get("score_stop"):
         st.warning("Run stopped. Items judged so far are saved; resume below.")
     score_parts.last_summary(run_id)

@@ -39,12 +39,26 @@ class Check:
         return f"{self.level}: {self.field}: {self.message}"
 
 
-def check_dimension(dimension: Dimension) -> list[Check]:
-    """Every pre-freeze check on one dimension, errors and warnings together."""
+def check_dimension(dimension: Dimension, probe: dict | None = None) -> list[Check]:
+    """Every pre-freeze check on one dimension, errors and warnings together; `probe` is the judge's latest
+    `geval probe` result (judge_probe.latest_probe), when there is one."""
     found: list[Check] = []
-    for check in (_basics, _anchors, _template, _form, _single_token, _polarity, _judge_settings):
+    for check in (_basics, _anchors, _template, _form, _single_token, _polarity, _judge_settings, _steps):
         found.extend(check(dimension))
     found.extend(Check("warning", "judge.model", m) for m in model_alias_warnings(dimension.judge))
+    found.extend(_capabilities(dimension.judge, probe))
+    return found
+
+
+def _capabilities(judge: JudgeSettings, probe: dict | None) -> list[Check]:
+    """What the judge cannot do (documented facts and its latest probe): no logprobs, split ratings, n ignored."""
+    from .judge_probe import probe_findings
+    from .providers.capabilities import preflight
+
+    blocking = preflight(judge, probe)
+    found = [Check("error", "judge", m) for m in blocking]
+    found.extend(Check("warning", "judge", m) for m in probe_findings(probe, judge) if m not in blocking
+                 and not any(m in b for b in blocking))
     return found
 
 
@@ -82,6 +96,13 @@ def _anchors(dim: Dimension) -> list[Check]:
     if outside:
         found.append(Check("error", "anchors", f"anchors for {', '.join(map(str, outside))} are outside "
                                                f"the scale {dim.scale}; remove them"))
+    seen: dict[str, int] = {}
+    for point in dim.scale.points:
+        text = " ".join(dim.anchors.get(point, "").split()).lower()
+        if text and text in seen:
+            found.append(Check("error", "anchors", f"the anchors of {seen[text]} and {point} are identical: the "
+                                                   "judge cannot tell these points apart; describe each one"))
+        seen.setdefault(text, point)
     return found
 
 
@@ -163,6 +184,28 @@ def _judge_settings(dim: Dimension) -> list[Check]:
         found.append(Check("warning", "judge.top_logprobs", f"top_logprobs {judge.top_logprobs} is fewer "
                                                             f"than the {len(dim.scale.points)} ratings; "
                                                             "some ratings can never be weighed"))
+    return found
+
+
+# Words that name an input field in G-Eval steps; a step naming one the prompt does not have was written for
+# another dimension (e.g. Coherence's "the summary" left in a dimension on context and response).
+FIELD_WORDS = ("document", "summary", "article", "reference", "response", "answer", "question", "context",
+               "dialogue", "conversation", "transcript", "passage", "premise", "hypothesis", "query", "translation",
+               "caption", "essay")
+
+
+def _steps(dim: Dimension) -> list[Check]:
+    found = []
+    if len(dim.steps) == 1:
+        found.append(Check("warning", "steps", "only one evaluation step: G-Eval's steps break the judgement into "
+                                               "several checks; generate them again or add steps by hand"))
+    own = {w.lower() for f in dim.inputs for w in re.split(r"[\W_]+", f) if w}
+    for n, step in enumerate(dim.steps, 1):
+        named = [w for w in FIELD_WORDS if w not in own and re.search(rf"\b{w}s?\b", step, re.IGNORECASE)]
+        if named:
+            found.append(Check("warning", "steps", f"step {n} names {', '.join(map(repr, named))}: not an "
+                                                   f"input of this prompt ({', '.join(dim.inputs) or 'none'}); "
+                                                   "reword it or generate the steps again"))
     return found
 
 

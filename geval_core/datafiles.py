@@ -38,10 +38,38 @@ def read_rows(path: str | Path) -> Iterator[tuple[int, Row]]:
     fmt = file_format(path)
     if not path.is_file():
         raise InputError("no such file", file=str(path))
-    if fmt == "jsonl":
-        yield from _jsonl_rows(path)
-    else:
+    if fmt == "csv":
         yield from _csv_rows(path)
+    elif path.suffix.lower() == ".json" and _starts_array(path):
+        yield from _json_array_rows(path)
+    else:
+        yield from _jsonl_rows(path)
+
+
+def _starts_array(path: Path) -> bool:
+    with path.open("rb") as handle:
+        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"[")
+
+
+def _json_array_rows(path: Path) -> Iterator[tuple[int, Row]]:
+    """A .json file holding one array of objects; each row's line is where its object starts."""
+    name = str(path)
+    text = _decode(path.read_bytes(), name)
+    try:
+        rows = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"broken JSON: {exc.msg} at column {exc.colno} (expected an array of objects, or "
+                         "one JSON object per line)", file=name, line=exc.lineno) from None
+    decoder, position = json.JSONDecoder(), text.index("[") + 1
+    for row in rows:
+        while text[position] in " \t\r\n,":
+            position += 1
+        line = text.count("\n", 0, position) + 1
+        if not isinstance(row, dict):
+            raise InputError(f"expected a JSON object, got {type(row).__name__}", file=name, line=line)
+        position = decoder.raw_decode(text, position)[1]
+        yield line, row
 
 
 def _decode(data: bytes, name: str, first_line: int = 1) -> str:
@@ -75,7 +103,9 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
     name = str(path)
     text = _decode(path.read_bytes(), name)
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    # strict: a quote left open must be an error, not one garbled row that swallows the rest of the file.
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    start = 1
     try:
         header = next(reader, None)
         if header is None:
@@ -83,11 +113,19 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
         start = reader.line_num + 1  # a quoted cell may span lines: report where the row starts
         for cells in reader:
             if any(c.strip() for c in cells):
-                # A short row leaves its last fields missing (not ""), so lookups report them as absent.
-                yield start, dict(zip(header, cells, strict=False))
+                _check_width(cells, header, name, start)
+                yield start, dict(zip(header, cells, strict=True))
             start = reader.line_num + 1
     except csv.Error as exc:
-        raise InputError(f"broken CSV: {exc}", file=name, line=reader.line_num) from None
+        hint = " (a quote opened here is never closed)" if "end of data" in str(exc) else ""
+        raise InputError(f"broken CSV: {exc}{hint}", file=name, line=start) from None
+
+
+def _check_width(cells: list[str], header: list[str], name: str, line: int) -> None:
+    # A ragged row usually means a stray delimiter or quote: refuse it rather than guess which cell moved.
+    if len(cells) != len(header):
+        raise InputError(f"broken CSV: this row has {len(cells)} cells where the header has {len(header)} "
+                         "(a stray comma or quote?)", file=name, line=line)
 
 
 def _as_mapping(value: Any) -> Any:

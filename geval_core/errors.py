@@ -7,16 +7,18 @@
           ├── InputError             bad input data: file, line, field          (also a ValueError)
           ├── NotFoundError          no such prompt, dataset or run
           ├── RunBusyError           another process is scoring this run right now
+          ├── LibraryLockedError     another process has held the library's write lock too long
           ├── IntegrityError         content does not match its hash; a frozen row would change
           └── JudgeError             a judge call failed for good
                ├── LogprobsUnavailableError   log-probabilities asked for, none given
+               ├── RetryLaterError            asked to wait longer than the run may pause
                └── RetryableJudgeError        worth retrying: 429, 5xx, timeout, connection
                     ├── UnreachableError      the server could not be reached at all
                     └── InvalidReplyError     impossible log-probabilities (NaN, > 0, mass > 1)
 
 Validation errors stay `ValueError` subclasses so code that guarded a constructor with
 `except ValueError` keeps working. Judge errors carry `attempts`: how many calls the runner made
-before giving up (1 when it did not retry).
+before giving up (1 when it did not retry), and `status`: the HTTP status when the judge answered one.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ __all__ = [
     "IntegrityError",
     "InvalidReplyError",
     "JudgeError",
+    "LibraryLockedError",
     "LogprobsUnavailableError",
     "MissingKeyError",
     "NotFoundError",
+    "RetryLaterError",
     "RetryableJudgeError",
     "RunBusyError",
     "UnreachableError",
@@ -68,6 +72,10 @@ class RunBusyError(GEvalError):
     """A run has one runner at a time; the message names the process that holds it and since when."""
 
 
+class LibraryLockedError(GEvalError):
+    """SQLite's lock on the library stayed taken past the busy timeout; the message says who may hold it."""
+
+
 class IntegrityError(GEvalError):
     """Stored or exported content does not match its hash, or a frozen row would change."""
 
@@ -75,9 +83,14 @@ class IntegrityError(GEvalError):
 class JudgeError(GEvalError):
     """A judge call failed for good (bad request, refused option, unusable reply)."""
 
-    def __init__(self, message: str, *, attempts: int = 1) -> None:
+    def __init__(self, message: str, *, attempts: int = 1, status: int | None = None) -> None:
         super().__init__(message)
         self.attempts = attempts  # calls made for this request before giving up
+        self.status = status  # the HTTP status the judge answered, when it answered one
+
+
+class RetryLaterError(JudgeError):
+    """The judge asked to wait longer than the run may pause (Retry-After above the cap): stop, resume later."""
 
 
 class LogprobsUnavailableError(JudgeError):
@@ -87,8 +100,9 @@ class LogprobsUnavailableError(JudgeError):
 class RetryableJudgeError(JudgeError):
     """A judge call failed in a way worth retrying (429, 5xx, timeout, connection)."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, attempts: int = 1) -> None:
-        super().__init__(message, attempts=attempts)
+    def __init__(self, message: str, *, retry_after: float | None = None, attempts: int = 1,
+                 status: int | None = None) -> None:
+        super().__init__(message, attempts=attempts, status=status)
         self.retry_after = retry_after
 
 

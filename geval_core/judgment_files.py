@@ -14,6 +14,8 @@ from .judgment import Judgment
 __all__ = ["JUDGMENT_FIELDS", "export_judgments", "write_judgments"]
 
 JUDGMENT_FIELDS = Judgment.columns()
+# Files name the item "id", as `geval score --out` does and `geval agree --id-field` expects by default.
+FILE_FIELDS = tuple("id" if f == "item_id" else f for f in JUDGMENT_FIELDS)
 
 
 def _cell(value: Any) -> Any:
@@ -28,8 +30,9 @@ def write_judgments(rows: Iterable[dict[str, Any]], out: TextIO, format: str = "
     rows = list(rows)
     if format not in ("csv", "jsonl"):
         raise InputError(f"judgments export format must be csv or jsonl, got {format!r}")
-    extra = list(dict.fromkeys(k for r in rows for k in r if k not in JUDGMENT_FIELDS))
-    columns = [*JUDGMENT_FIELDS, *extra]
+    rows = [{"id": r.get("item_id"), **{k: v for k, v in r.items() if k != "item_id"}} for r in rows]
+    extra = list(dict.fromkeys(k for r in rows for k in r if k not in FILE_FIELDS))
+    columns = [*FILE_FIELDS, *extra]
     if format == "jsonl":
         for row in rows:
             record = {k: row.get(k) for k in columns}

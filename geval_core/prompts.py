@@ -128,6 +128,8 @@ def metric_fields(dimension: Dimension) -> dict:
             "top_logprobs": judge.top_logprobs,
             "max_tokens": judge.max_tokens,
             "seed": judge.seed,
+            # Only when set: every prompt frozen before the setting existed keeps its hash.
+            **({"reasoning_effort": judge.reasoning_effort} if judge.reasoning_effort is not None else {}),
         },
     }
 

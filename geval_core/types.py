@@ -16,6 +16,8 @@ HAND_WRITTEN = "written by hand"
 Mode = Literal["logprobs", "sampling", "auto"]
 MODES: tuple[str, ...] = get_args(Mode)
 ScoredMode = Literal["logprobs", "sampling"]  # what one request asks for; auto resolves to one of them
+# OpenAI's reasoning_effort values; None sends none (the model's own default).
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
 
 def bounded(default: float | int, low: float | int, high: float | int, help: str) -> Any:
@@ -77,7 +79,7 @@ class Scale:
 class JudgeSettings:
     """Which judge scores a prompt and how: part of the frozen metric."""
 
-    provider: str = "local"  # local | openai | gemini
+    provider: str = "local"  # local | openai | gemini | vertex
     model: str = "smollm2-135m-instruct"
     base_url: str | None = None  # OpenAI-compatible server; not part of the metric hash
     mode: Mode = "logprobs"
@@ -86,10 +88,14 @@ class JudgeSettings:
     top_logprobs: int = bounded(20, 0, 20, "alternatives per position (the APIs give at most 20)")
     max_tokens: int = bounded(5, 1, 4096, "reply budget in tokens")
     seed: int | None = None
+    reasoning_effort: str | None = None  # reasoning models only; part of the metric when set
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
+            raise ConfigError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                              f"got {self.reasoning_effort!r}")
         check_bounds(self)
 
     @property
@@ -222,6 +228,7 @@ class JudgeRequest:
     assistant_prefix: str | None = None
     # The allowed ratings, so a judge that sees the whole distribution (local) can report all of them.
     ratings: tuple[int, ...] = ()
+    reasoning_effort: str | None = None  # sent to reasoning models only
 
     def __post_init__(self) -> None:
         for name in ("top_logprobs", "temperature"):

@@ -15,7 +15,9 @@ from typing import Any
 
 from sqlite_utils import Database
 
-BUSY_TIMEOUT_S = 30.0
+from geval_core.errors import InputError, LibraryLockedError
+
+BUSY_TIMEOUT_S = float(os.environ.get("GEVAL_BUSY_TIMEOUT") or 30.0)  # seconds a write waits for a lock
 DEFAULT_FILE = "geval.db"
 
 
@@ -51,12 +53,19 @@ class LibraryBase:
         conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
         self.db = Database(conn)
         self._lock = threading.RLock()
-        self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if str(self.path) != ":memory:":
-            self._enable_wal()
-            # In WAL mode NORMAL stays crash-safe for the database; it saves an fsync per judgment.
-            self.db.execute("PRAGMA synchronous = NORMAL")
-        self.db.execute("PRAGMA foreign_keys = ON")
+        try:
+            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            if str(self.path) != ":memory:":
+                self._enable_wal()
+                # In WAL mode NORMAL stays crash-safe for the database; it saves an fsync per judgment.
+                self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if "locked" in str(exc):
+                raise LibraryLockedError(locked_message(self.path)) from None
+            raise InputError(f"not a workbench library ({exc}); name a library file, or a new file to "
+                             "create one", file=str(self.path)) from None
 
     def _enable_wal(self) -> None:
         """Switch a file to WAL, waiting for other openers: the switch ignores SQLite's busy timeout.
@@ -128,3 +137,16 @@ class LibraryBase:
         """Store a JSON value under `key`."""
         with self._write() as db:
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [key, dumps(value)])
+
+
+def locked_message(path: Path | str) -> str:
+    """Why the library cannot be written: another process holds SQLite's lock; who may be scoring it."""
+    holders = ""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0) as conn:
+            rows = conn.execute("SELECT run_id, pid, host, started_at FROM run_leases").fetchall()
+        holders = "; ".join(f"run {r[0]} is being scored by process {r[1]} on {r[2]} since {r[3]}" for r in rows)
+    except sqlite3.Error:
+        pass  # an older library without leases, or the lock reaches readers too
+    return (f"the library {path} has been locked by another process for more than {BUSY_TIMEOUT_S:.0f} s"
+            + (f" ({holders})" if holders else "") + "; try again when it has finished")

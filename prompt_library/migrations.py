@@ -181,6 +181,17 @@ def m005_ratings(db: Database) -> None:
         db.execute(sql)
 
 
+@migrations()
+def m006_archived(db: Database) -> None:
+    """Archived datasets, runs and drafts: hidden from pickers, kept whole, restorable.
+
+    A table of its own: archiving must never touch a frozen row (its triggers refuse UPDATE), and a
+    restore is a DELETE here, nothing else.
+    """
+    db.execute("CREATE TABLE archived (kind TEXT NOT NULL CHECK (kind IN ('dataset', 'run', 'draft')), "
+               "id TEXT NOT NULL, archived_at TEXT NOT NULL, PRIMARY KEY (kind, id))")
+
+
 def pending(db: Database) -> bool:
     """Whether any migration still has to run (read-only)."""
     return bool(migrations.pending(db))

@@ -9,6 +9,7 @@ from typing import Any
 from geval_core.export import open_export, read_export
 
 from . import migrations
+from .archive import ArchiveMixin
 from .base import now
 from .leases import LeasesMixin
 from .prompts import FreezeResult
@@ -18,7 +19,7 @@ from .seed import SEEDED_KEY, seed
 from .verify import LibraryIntegrityWarning, trigger_problems
 
 
-class Library(LeasesMixin, RunsMixin, RatingsMixin):
+class Library(LeasesMixin, RunsMixin, RatingsMixin, ArchiveMixin):
     """The prompt library. Rows come back as plain dicts; prompts as FrozenPrompt, items as Item."""
 
     def __init__(self, path: str | Path | None = None, seed_examples: bool = True) -> None:

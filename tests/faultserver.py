@@ -1,7 +1,9 @@
 """A loopback OpenAI-compatible chat-completions server whose answer to each request can be scripted.
 
-Behaviours: "ok" (answer with logprobs), "nologprobs", "429" (with Retry-After), "500", "hang" (wait
-past the client's timeout), "malformed" (200 with broken JSON). `script` picks one per request: a list
+Behaviours: "ok" (answer with logprobs), "nologprobs", "429" (with Retry-After), "500", "503", "401",
+"hang" (wait past the client's timeout), "malformed" (200 with broken JSON), "close" (the connection
+ends with no answer), "truncated" (the body stops half way), "empty" (no choices), "nan" (a NaN
+log-probability). `script` picks one per request: a list
 (request index -> behaviour, "ok" past its end) or a function (index, body) -> behaviour. `delay`
 seconds are waited before every answer. Only ever binds 127.0.0.1.
 """
@@ -176,8 +178,31 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(429, json.dumps(error).encode(), {"Retry-After": fault.retry_after})
         elif behaviour == "500":
             self._send(500, b'{"error": {"message": "The server had an error", "type": "server_error"}}')
+        elif behaviour in ("503", "401"):
+            self._send(int(behaviour), json.dumps({"error": {"message": f"status {behaviour}",
+                                                             "type": "fault"}}).encode())
         elif behaviour == "malformed":
             self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "mess')
+        elif behaviour == "close":
+            self.close_connection = True  # no answer at all: the connection just ends
+            self.connection.shutdown(2)
+        elif behaviour == "truncated":
+            payload = json.dumps(completion(body, fault.distribution if isinstance(fault.distribution, dict)
+                                            else WORKED_EXAMPLE, True, fault.model)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload[: len(payload) // 2])  # the body stops half way, then the connection
+            self.close_connection = True
+            self.connection.shutdown(2)
+        elif behaviour == "empty":
+            payload = completion(body, WORKED_EXAMPLE, True, fault.model)
+            self._send(200, json.dumps({**payload, "choices": []}).encode())
+        elif behaviour == "nan":
+            payload = completion(body, WORKED_EXAMPLE, True, fault.model)
+            payload["choices"][0]["logprobs"]["content"][0]["top_logprobs"][0]["logprob"] = float("nan")
+            self._send(200, json.dumps(payload).encode())  # Python writes NaN, as a buggy server might
         else:
             dist = fault.distribution(body) if callable(fault.distribution) else fault.distribution
             payload = completion(body, dist, behaviour != "nologprobs", fault.model)

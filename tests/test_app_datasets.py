@@ -8,6 +8,7 @@ import pytest
 from app_support import open_page, use_temp_library, values
 
 from prompt_library import Library
+from workbench_ui.upload import tag
 
 
 @pytest.fixture
@@ -23,19 +24,28 @@ CSV = (
 )
 
 
+LAST: list[str] = []  # the key prefix of the last upload's mapping widgets
+
+
 def upload(at, name: str, data: bytes):
     at.file_uploader(key="ds_file").set_value((name, data, "text/plain"))
+    LAST[:] = [f"ds_{tag(name, data)}_"]
     return at.run()
 
 
-def map_csv(at):
-    at.selectbox(key="ds_id").set_value("uid")
-    at.multiselect(key="ds_inputs").set_value(["article", "system"]).run()
-    at.text_input(key="ds_inputs_article").set_value("document")
-    at.text_input(key="ds_inputs_system").set_value("summary")
-    at.multiselect(key="ds_human").set_value(["coh"]).run()
-    at.text_input(key="ds_human_coh").set_value("coherence")
-    at.text_input(key="ds_name").set_value("mine")
+def k(part: str) -> str:
+    """The key of one mapping widget of the last upload."""
+    return LAST[0] + part
+
+
+def map_csv(at, name: str = "mine"):
+    at.selectbox(key=k("id")).set_value("uid")
+    at.multiselect(key=k("inputs")).set_value(["article", "system"]).run()
+    at.text_input(key=k("inputs_article")).set_value("document")
+    at.text_input(key=k("inputs_system")).set_value("summary")
+    at.multiselect(key=k("human")).set_value(["coh"]).run()
+    at.text_input(key=k("human_coh")).set_value("coherence")
+    at.text_input(key=k("name")).set_value(name)
     return at.run()
 
 
@@ -56,28 +66,28 @@ def test_lists_the_sample_set_and_its_items_as_data(lib_path):
 def test_upload_map_preview_and_import_a_csv(lib_path):
     at = map_csv(upload(open_page("datasets"), "mine.csv", CSV))
     assert not at.exception and not at.error
-    assert at.selectbox(key="ds_group").value == "doc"  # guessed from the column name
+    assert at.selectbox(key=k("group")).value == "doc"  # guessed from the column name
     preview = at.dataframe[-1].value
     assert list(preview["id"]) == ["a1", "a2", "a3"]
     assert list(preview["coherence"]) == [4.0, 2.5, 1.0]
     assert preview["summary"][1] == "Summary **two** <script>x()</script>"
     at.button(key="ds_import").click().run()
-    assert any("Imported as mine@1 (3 items)" in s for s in values(at.success))
+    assert any("Imported mine.csv as mine@1 (3 items)" in s for s in values(at.success))
     items = Library(lib_path).dataset_items("mine")
     assert [i.fields for i in items][0] == {"document": "First article, with a comma.", "summary": "Summary one"}
     assert [i.human for i in items] == [{"coherence": 4.0}, {"coherence": 2.5}, {"coherence": 1.0}]
     assert [i.group for i in items] == ["d1", "d1", "d2"]
     at.button(key="ds_import").click().run()
-    assert any("Identical content already stored as mine@1" in s for s in values(at.success))
+    assert any("Identical content already stored: mine.csv as mine@1" in s for s in values(at.success))
 
 
 def test_nested_jsonl_fields_are_offered_as_dotted_paths(lib_path):
     rows = [{"id": f"r{n}", "text": {"src": f"doc {n}", "out": f"sum {n}"}, "scores": {"coherence": n}}
             for n in (1, 2)]
     at = upload(open_page("datasets"), "nested.jsonl", "\n".join(map(json.dumps, rows)).encode())
-    assert {"text.src", "text.out", "scores.coherence"} <= set(at.multiselect(key="ds_inputs").options)
-    at.multiselect(key="ds_inputs").set_value(["text.src"]).run()
-    assert at.text_input(key="ds_inputs_text.src").value == "src"  # default name: the last segment
+    assert {"text.src", "text.out", "scores.coherence"} <= set(at.multiselect(key=k("inputs")).options)
+    at.multiselect(key=k("inputs")).set_value(["text.src"]).run()
+    assert at.text_input(key=k("inputs_text.src")).value == "src"  # default name: the last segment
     assert list(at.dataframe[-1].value["src"]) == ["doc 1", "doc 2"]
 
 
@@ -100,8 +110,53 @@ def test_broken_json_is_a_message(lib_path):
 def test_column_names_from_the_file_show_literally_in_labels(lib_path):
     data = b'id,**bold** <b>col</b>\nx1,some text\n'
     at = upload(open_page("datasets"), "odd.csv", data)
-    at.multiselect(key="ds_inputs").set_value(["**bold** <b>col</b>"]).run()
+    at.multiselect(key=k("inputs")).set_value(["**bold** <b>col</b>"]).run()
     assert not at.exception
-    [box] = [t for t in at.text_input if t.key == "ds_inputs_**bold** <b>col</b>"]
+    [box] = [t for t in at.text_input if t.key == k("inputs_**bold** <b>col</b>")]
     # A widget label renders Markdown: every special character arrives backslash-escaped.
     assert box.label == r"name for column '\*\*bold\*\* \<b\>col\</b\>'"
+
+
+def test_a_second_upload_starts_from_its_own_name_and_a_fresh_mapping(lib_path):
+    at = map_csv(upload(open_page("datasets"), "mine.csv", CSV), name="first")
+    other = CSV.replace(b"a1,", b"b1,").replace(b"a2,", b"b2,")
+    at = upload(at, "second.csv", other)
+    assert not at.exception and not at.error
+    assert at.text_input(key=k("name")).value == "second"  # not "first" from the earlier file
+    assert at.multiselect(key=k("inputs")).value == [] and at.multiselect(key=k("human")).value == []
+
+
+def test_an_unterminated_quote_is_refused_with_the_line_and_the_uploaded_name(lib_path):
+    broken = b'uid,article,system\na1,fine,one\na2,"never closed,two\na3,third,three\n'
+    at = upload(open_page("datasets"), "golden.csv", broken)
+    [message] = values(at.error)
+    assert message.startswith("golden.csv, line 3") and "never closed" in message
+    assert "geval-uploads" not in message  # never the temporary copy's path
+    assert "ds_import" not in [b.key for b in at.button]
+
+
+def test_a_json_array_is_accepted_and_the_table_refreshes_after_import(lib_path):
+    rows = [{"id": f"r{n}", "doc": f"doc {n}", "out": f"sum {n}"} for n in (1, 2)]
+    at = upload(open_page("datasets"), "arr.json", json.dumps(rows, indent=2).encode())
+    at.multiselect(key=k("inputs")).set_value(["doc", "out"]).run()
+    at.button(key="ds_import").click().run()
+    assert not at.exception and not at.error
+    assert any("Imported arr.json as arr@1 (2 items)" in s for s in values(at.success))
+    assert list(at.dataframe[0].value["dataset"]) == ["arr@1", "sample@1"]  # drawn again after the import
+
+
+def test_a_dataset_is_archived_hidden_and_restored(lib_path):
+    lib = Library(lib_path)
+    sample = lib.get_dataset("sample")
+    at = open_page("datasets")
+    at.multiselect(key="archive_dataset_pick").set_value([sample["id"]]).run()
+    at.button(key="archive_dataset_go").click().run()
+    assert not at.exception and lib.archived_ids("dataset") == {sample["id"]}
+    assert "No dataset yet" in " ".join(values(at.info))
+    assert lib.dataset_items("sample")  # kept whole in the library
+    score = open_page("score")
+    assert "add a dataset first" in " ".join(values(score.info))  # hidden from the Score page's picker too
+    at.multiselect(key="archive_dataset_restore").set_value([sample["id"]]).run()
+    at.button(key="archive_dataset_back").click().run()
+    assert lib.archived_ids("dataset") == set()
+    assert list(at.dataframe[0].value["dataset"]) == ["sample@1"]

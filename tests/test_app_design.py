@@ -93,7 +93,7 @@ def test_failed_checks_block_freezing_with_readable_messages(lib_path):
     at.run()
     errors = " ".join(values(at.error))
     assert "write a definition of the dimension" in errors
-    assert "reference" in errors  # the custom template never shows the new input field
+    assert "Reference:\n\n[the item's reference goes here]" in preview(at)  # the default template follows inputs
     assert at.button(key="design_freeze").disabled
     assert not at.exception
 
@@ -128,3 +128,85 @@ def test_save_and_load_a_draft(lib_path):
     at.selectbox(key="design_pick").set_value(f"draft:{draft['id']}").run()
     at.button(key="design_load").click().run()
     assert at.text_input(key="design_name").value == "Clarity"
+
+
+def test_new_dimension_is_blank_with_the_default_template(lib_path):
+    at = open_page("design")
+    at.button(key="design_new").click().run()
+    assert not at.exception
+    for key in ("design_name", "design_inputs"):
+        assert at.text_input(key=key).value == ""
+    assert at.text_area(key="design_definition").value == "" and at.text_area(key="design_steps").value == ""
+    assert at.text_area(key="design_template").value == ""  # the default template, following the inputs
+    at.text_input(key="design_inputs").set_value("context, response").run()
+    text = preview(at)
+    assert "Context:" in text and "Response:" in text and "Summary" not in text
+    assert at.button(key="design_freeze").disabled  # no name, definition or anchors yet
+
+
+def test_duplicate_as_new_keeps_the_content_under_a_new_name_and_no_draft(lib_path):
+    at = open_page("design")
+    at.button(key="design_save").click().run()
+    at.button(key="design_duplicate").click().run()
+    assert at.text_input(key="design_name").value == "Coherence copy"
+    assert at.session_state["design_draft_id"] is None
+    at.button(key="design_save").click().run()
+    assert len(Library(lib_path).list_drafts()) == 2  # a new draft, the first one untouched
+
+
+def test_a_custom_template_that_misses_the_inputs_is_flagged_inline_with_a_reset(lib_path):
+    at = open_page("design")
+    at.text_area(key="design_template").set_value("Rate {{document}} and {{summary}}.\n\n- {{name}}:").run()
+    at.text_input(key="design_inputs").set_value("context, response").run()
+    [warning] = [w for w in values(at.warning) if w.startswith("The custom template")]
+    assert "never shows context, response" in warning and "document, summary" in warning
+    at.button(key="design_reset_template").click().run()
+    assert at.text_area(key="design_template").value == ""
+    assert not any(w.startswith("The custom template") for w in values(at.warning))
+    assert "Context:" in preview(at)
+
+
+def test_checks_name_steps_for_other_inputs_a_single_step_and_identical_anchors(lib_path):
+    at = open_page("design")
+    at.text_input(key="design_inputs").set_value("context, response")
+    at.text_area(key="design_steps").set_value("1. Read the summary and the document.")
+    at.session_state["design_anchors_1_5"] = {
+        "edited_rows": {0: {"description": "Same text."}, 1: {"description": "same  text."}},
+        "added_rows": [], "deleted_rows": []}
+    at.run()
+    warnings = " ".join(values(at.warning))
+    assert "only one evaluation step" in warnings
+    assert "step 1 names 'document', 'summary': not an input of this prompt (context, response)" in warnings
+    assert "the anchors of 4 and 5 are identical" in " ".join(values(at.error))
+    assert not any("All checks pass" in s for s in values(at.success))
+
+
+def test_the_frozen_message_goes_away_when_the_form_changes(lib_path):
+    at = open_page("design")
+    at.button(key="design_freeze").click().run()
+    assert any("Frozen as coherence@2" in s for s in values(at.success))
+    at.text_area(key="design_definition").set_value("Something else entirely.").run()
+    assert not any("frozen as" in s for s in values(at.success))
+
+
+def test_a_reload_restores_the_form_as_left(lib_path):
+    at = open_page("design")
+    at.text_input(key="design_name").set_value("Clarity")
+    at.text_area(key="design_definition").set_value("How clear the response is.").run()
+    reloaded = open_page()  # a new session, as a browser reload starts (Design is the default page)
+    assert reloaded.text_input(key="design_name").value == "Clarity"
+    assert reloaded.text_area(key="design_definition").value == "How clear the response is."
+    assert any("Restored the form as you left it" in s for s in values(reloaded.info))
+    assert Library(lib_path).list_drafts() == []  # the autosave is no draft in the pickers
+
+
+def test_a_draft_is_archived_out_of_the_picker_and_kept(lib_path):
+    at = open_page("design")
+    at.text_input(key="design_name").set_value("Clarity")
+    at.button(key="design_save").click().run()
+    lib = Library(lib_path)
+    [draft] = lib.list_drafts()
+    at.multiselect(key="archive_draft_pick").set_value([str(draft["id"])]).run()
+    at.button(key="archive_draft_go").click().run()
+    assert f"draft:{draft['id']}" not in at.selectbox(key="design_pick").options
+    assert lib.get_draft(draft["id"]).name == "Clarity"  # kept, restorable

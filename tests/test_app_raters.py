@@ -56,3 +56,22 @@ def test_score_table_has_confidence_columns(tmp_path, monkeypatch):
     table = next(d.value for d in at.dataframe if "item" in d.value.columns and "score" in d.value.columns)
     assert {"entropy", "sd", "margin"} <= set(table.columns)
     assert (table["margin"].dropna().between(0, 1)).all()
+
+
+def test_ratings_saved_on_the_rate_page_sit_beside_a_run_of_the_earlier_version(tmp_path, monkeypatch):
+    path = use_temp_library(tmp_path, monkeypatch)
+    with Library(path) as lib:
+        sample = lib.get_dataset("sample")
+        items = lib.dataset_items(sample["id"])
+        for k, rater in enumerate(("al", "bo", "cy")):
+            for n, item in enumerate(items[:12]):
+                lib.add_rating(sample["id"], item.id, "coherence", rater, float(1 + (n + k * (n % 2)) % 5))
+        saved = lib.save_ratings_version(sample["id"], "coherence")
+        prompt = lib.get_prompt("coherence")
+        run_id = lib.create_run(prompt.id, sample["id"], SCRIPTED)
+        run_scoring(prompt, items, ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
+    at = open_page("agreement")
+    at.number_input(key="ag_boot").set_value(0).run()
+    assert at.selectbox(key="ag_raters_version").value == saved["id"]
+    ceiling = next(d.value for d in at.dataframe if "who" in d.value.columns)
+    assert ceiling["who"].tolist()[-1] == "judge" and int(ceiling["items"].tolist()[-1]) == 12

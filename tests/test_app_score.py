@@ -100,13 +100,13 @@ def test_the_run_downloads_as_csv_and_jsonl(lib_path, downloads):
     at.button(key="score_start").click().run()
     lib = Library(lib_path)
     stored = {r["item_id"]: r for r in lib.judgments(lib.list_runs()[0]["id"])}
-    lines = [json.loads(line) for line in downloads(at, "Download judgments (JSONL)").splitlines()]
-    assert [r["item_id"] for r in lines] == [i.id for i in lib.dataset_items("sample")[:6]]
+    lines = [json.loads(line) for line in downloads(at, "Download JSONL").splitlines()]
+    assert [r["id"] for r in lines] == [i.id for i in lib.dataset_items("sample")[:6]]  # "id", as the CLI's
     for row in lines:
-        assert row["score"] == pytest.approx(stored[row["item_id"]]["score"])
+        assert row["score"] == pytest.approx(stored[row["id"]]["score"])
         assert sum(row["distribution"].values()) == pytest.approx(1.0)
-    table = list(csv.DictReader(io.StringIO(downloads(at, "Download judgments (CSV)"))))
-    assert [r["item_id"] for r in table] == [r["item_id"] for r in lines]
+    table = list(csv.DictReader(io.StringIO(downloads(at, "Download CSV"))))
+    assert [r["id"] for r in table] == [r["id"] for r in lines]
     assert [float(r["score"]) for r in table] == pytest.approx([r["score"] for r in lines])
 
 

@@ -161,7 +161,7 @@ def test_stop_a_live_run_then_resume_it(chromium, app_url, tmp_path):
             for group in ("d02", "d03", "d04"):
                 choose(page, "stMultiSelect", "Only these groups (optional)", group)
             page.get_by_role("button", name="Start run").click()
-            progress = page.get_by_text(re.compile(r"^[12] / \d+ items$"))
+            progress = page.get_by_text(re.compile(r"^[12] / \d+ items( · about .* left)?$"))
             expect(progress).to_be_visible(timeout=SLOW_MS)
             total = int(progress.inner_text().split(" / ")[1].split()[0])  # 10 items in these groups
             page.get_by_role("button", name="Stop run").click()

@@ -49,7 +49,7 @@ def shown_item(page) -> str:
 
 def press(page, key: str, before: str) -> str:
     """Press a key on the page body and wait for the next item to appear."""
-    page.locator("body").press(key)
+    page.keyboard.press(key)
     page.wait_for_function("t => !document.body.innerText.includes('Item ' + t)", arg=before, timeout=30_000)
     return shown_item(page)
 
@@ -60,18 +60,18 @@ def test_keyboard_rating_and_literal_text(rate_url):
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         page = browser.new_page()
         page.goto(url + "/rate", timeout=60_000)
-        name = page.get_by_label("Rater name")
+        name = page.get_by_role("textbox", name="Rater name")
         name.fill("kim")
         name.press("Enter")
         page.get_by_text("Item h0", exact=True).wait_for(timeout=60_000)
         # The hostile text is on the page as characters, not as markup; its script never ran.
         assert page.get_by_text(HOSTILE, exact=True).count() == 2
         assert page.evaluate("window.pwned === undefined")
-        page.locator("body").click(position={"x": 5, "y": 5})  # focus leaves the name box
+        page.get_by_role("heading", name="Rate", exact=True).click()  # focus leaves the name box
         second = press(page, "4", "h0")
         third = press(page, "2", second)
         fourth = press(page, "s", third)
-        page.locator("body").press("u")  # undo the skip: the third item is back
+        page.keyboard.press("u")  # undo the skip: the third item is back
         page.get_by_text(f"Item {third}", exact=True).wait_for(timeout=30_000)
         press(page, "5", third)
         browser.close()

@@ -130,7 +130,7 @@ def test_runs_list_show_export(db, tmp_path):
     out = tmp_path / "run.csv"
     invoke("runs", "export", run, "--db", db, "-o", str(out))
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
-    assert rows[0]["item_id"] == "d01-a" and rows[0]["score"] == "2.5" and rows[0]["group"] == "d01"
+    assert rows[0]["id"] == "d01-a" and rows[0]["score"] == "2.5" and rows[0]["group"] == "d01"
     assert rows[0]["human_fluency"] == "3.0"
     lines = invoke("runs", "export", run, "--db", db).output.splitlines()
     assert json.loads(lines[0])["human_coherence"] == 5.0

@@ -133,7 +133,7 @@ def test_judgments_export_csv_and_jsonl(tmp_path):
     assert records[1]["score"] is None and records[1]["error"] == "JudgeError: x"
     path = export_judgments(rows, tmp_path / "j.csv")
     table = list(csv.DictReader(path.open(encoding="utf-8")))
-    assert [r["item_id"] for r in table] == ["a", "b"]
+    assert [r["id"] for r in table] == ["a", "b"]  # the id column name of every file the workbench writes
     assert math.isclose(float(table[0]["score"]), 3.26) and table[1]["score"] == ""
     assert json.loads(table[0]["distribution"]) == {"2": 0.05, "3": 0.6}
     assert table[0]["group"] == "d1" and table[0]["human_coherence"] == "4.0"

@@ -216,4 +216,4 @@ def test_verify_refuses_a_missing_file(tmp_path):
     assert not (tmp_path / "none.db").exists()
     (tmp_path / "text.db").write_text("not a database")
     result = verify(tmp_path / "text.db")
-    assert result.exit_code == 1 and "cannot be read as a library" in result.output
+    assert result.exit_code == 1 and "not a workbench library" in result.output

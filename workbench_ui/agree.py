@@ -111,13 +111,15 @@ def export_runs(lib, prompt_id: str) -> list[dict[str, Any]]:
 
 
 @st.cache_data(show_spinner="Measuring agreement…", max_entries=32)
-def _run_agreement(path: str, run_id: str, version: tuple[int, int, str], human_field: str) -> dict[str, Any]:
+def _run_agreement(path: str, run_id: str, version: tuple[int, int, str], human_field: str,
+                   pooled: bool) -> dict[str, Any]:
     from geval_core.stats import run_agreement
 
-    return run_agreement(state.library(), run_id, human_field)
+    return run_agreement(state.library(), run_id, human_field, pooled=pooled)
 
 
-def export_agreement(run: dict[str, Any], human_field: str) -> dict[str, Any]:
+def export_agreement(run: dict[str, Any], human_field: str, pooled: bool = False) -> dict[str, Any]:
     """prompt_library.run_agreement for a prompt export, the same function as `geval prompts export
-    --agreement-run` (cached per cached_reads.run_state and rating)."""
-    return _run_agreement(os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run), human_field)
+    --agreement-run` (cached per cached_reads.run_state, rating and reading)."""
+    return _run_agreement(os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run),
+                          human_field, pooled)

@@ -14,8 +14,10 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.errors import GEvalError
+from geval_core.prompts import content_hash, default_template
 from geval_core.types import HAND_WRITTEN, Dimension, JudgeSettings, Scale
 from workbench_ui import cached_reads, safe_text, state
+from workbench_ui import design_extras as extras
 
 K = "design_"
 FIELDS = ("name", "definition", "smin", "smax", "inputs", "mode", "n", "temperature", "template", "steps")
@@ -27,9 +29,14 @@ BLANK = Dimension(name="Coherence", definition="", scale=Scale(1, 5), inputs=("d
 
 
 def ensure_defaults(lib) -> None:
-    """Fill the form the first time (the first example prompt), or restore it after a page switch."""
+    """Fill the form the first time (the autosaved form, else the first example), or restore it after a
+    page switch."""
     ss = st.session_state
     saved = ss.get(SAVED)
+    if saved is None and extras.restore(lib, FIELDS):
+        ss[SAVED] = {field: ss.get(K + field) for field in FIELDS}
+        _say("info", "Restored the form as you left it (autosaved). 'New dimension' starts a blank one.")
+        return
     if saved is None:
         prompts = lib.list_prompts()
         dim = lib.get_prompt(prompts[0]["name"]).dimension if prompts else BLANK
@@ -40,10 +47,11 @@ def ensure_defaults(lib) -> None:
             ss[K + field] = saved[field]
 
 
-def remember() -> None:
-    """Copy the widget values to the copy that survives page switches."""
+def remember(lib) -> None:
+    """Copy the widget values to the copy that survives page switches, and autosave them to the library."""
     ss = st.session_state
     ss[SAVED] = {field: ss.get(K + field) for field in FIELDS}
+    extras.autosave(lib, FIELDS)
 
 
 def set_form(dim: Dimension, draft_id: int | None) -> None:
@@ -52,7 +60,9 @@ def set_form(dim: Dimension, draft_id: int | None) -> None:
     values = {
         "name": dim.name, "definition": dim.definition, "smin": dim.scale.min, "smax": dim.scale.max,
         "inputs": ", ".join(dim.inputs), "mode": dim.judge.mode, "n": dim.judge.n,
-        "temperature": float(dim.judge.temperature), "template": dim.template,
+        # A template equal to the default for its inputs is stored as empty: it then follows input changes.
+        "temperature": float(dim.judge.temperature),
+        "template": "" if dim.template.strip() == default_template(dim.inputs).strip() else dim.template,
         "steps": steps_text(dim.steps),
     }
     for field, value in values.items():
@@ -65,6 +75,7 @@ def set_form(dim: Dimension, draft_id: int | None) -> None:
     for key in ("frozen", "drift_report"):
         ss.pop(K + key, None)
     ss[SAVED] = values
+    ss[extras.AUTOSAVED] = extras.snapshot(FIELDS)  # a form just loaded is not an edit to autosave
 
 
 def steps_text(steps) -> str:
@@ -137,6 +148,19 @@ def load_choice(lib, pick: str) -> None:
     _say("info", f"Loaded {kind} {ref}.")
 
 
+def new_dimension() -> None:
+    """A blank form with the default template (nothing carried over from the form before)."""
+    set_form(extras.BLANK, None)
+    _say("info", "A blank dimension: name it, define it, describe every scale point and list the inputs.")
+
+
+def duplicate() -> None:
+    """The current form as a new dimension: saving makes a new draft, freezing a new prompt name."""
+    dim = extras.duplicate(dimension())
+    set_form(dim, None)
+    _say("info", f"Duplicated as {dim.name!r}: rename it; saving creates a new draft.")
+
+
 def generate(lib) -> None:
     """One steps-generation call with the sidebar judge; the steps replace the editor's."""
     from geval_core.steps import generate_steps
@@ -148,7 +172,7 @@ def generate(lib) -> None:
     ss[K + "steps_model_gen"] = model
     if ss.get(K + "draft_id") is not None:
         lib.set_steps(ss[K + "draft_id"], list(steps), model)
-    _say("success", f"Generated {len(steps)} steps with {model}.")
+    _say("success", f"Generated {len(steps)} step{'s' if len(steps) != 1 else ''} with {model}.")
 
 
 def run_drift(lib, k: int) -> None:
@@ -188,8 +212,10 @@ def save(lib) -> None:
 def freeze(lib) -> None:
     """Freeze the form into an immutable prompt version."""
     result = lib.freeze(dimension())
+    # Keyed by the form's content: the message goes away as soon as the form changes.
     st.session_state[K + "frozen"] = {"label": result.prompt.label, "hash": result.prompt.id,
-                                      "created": result.created, "warnings": list(result.warnings)}
+                                      "created": result.created, "warnings": list(result.warnings),
+                                      "form": content_hash(dimension())}
 
 
 def preview_item(lib, inputs: tuple[str, ...]) -> dict[str, str]:

@@ -51,6 +51,15 @@ def stop_previous() -> str | None:
     return run_id
 
 
+def progress_text(done: int, total: int, elapsed: float) -> str:
+    """'3 / 12 items · about 20 s left' (the rate so far, this session's items only)."""
+    text = f"{done} / {total} items"
+    if 0 < done < total:
+        left = elapsed / done * (total - done)
+        text += f" · about {left:.0f} s left" if left < 120 else f" · about {left / 60:.0f} min left"
+    return text
+
+
 def run_live(lib, prompt: FrozenPrompt, items: list[Item], judge, settings: JudgeSettings, run_id: str,
              concurrency: int) -> Any:
     """Score items into run_id with this judge, drawing progress; returns the runner's summary."""
@@ -58,7 +67,9 @@ def run_live(lib, prompt: FrozenPrompt, items: list[Item], judge, settings: Judg
 
     cancel = threading.Event()
     st.button("Stop run", key="score_stop", help="Stops after the items in flight; resume later.")
-    bar = st.progress(0.0, text=f"0 / {len(items)} items")
+    # The local model loads on the first call (~25 s on two cores): say so instead of a silent "0 / N".
+    bar = st.progress(0.0, text=f"Loading the judge and sending the first requests… 0 / {len(items)} items")
+    started = time.monotonic()
     table = st.empty()
     rows: list[dict[str, Any]] = []
     signal: list[BaseException] = []
@@ -69,7 +80,7 @@ def run_live(lib, prompt: FrozenPrompt, items: list[Item], judge, settings: Judg
             return
         rows.append(judgment.to_dict())
         try:
-            bar.progress(min(done / max(total, 1), 1.0), text=f"{done} / {total} items")
+            bar.progress(min(done / max(total, 1), 1.0), text=progress_text(done, total, time.monotonic() - started))
             now = time.monotonic()
             if now - last[0] >= REFRESH_S or done >= total:
                 last[0] = now

@@ -24,10 +24,17 @@ def _report(path: str, dataset_id: str, run_id: str, version: tuple[int, int, st
     return dataset_raters(state.library(), dataset_id, human, Scale(*scale), bootstrap, 0, run_id, grouped)
 
 
-def report(run: dict, human: str, scale: Scale, grouped: bool, bootstrap: int) -> dict[str, Any]:
-    """geval_core.stats.of_raters.dataset_raters for a run's dataset (cached per run_state and options)."""
-    return _report(os.path.abspath(state.sidebar().db_path), run["dataset_id"], run["id"],
+def report(run: dict, dataset_id: str, human: str, scale: Scale, grouped: bool, bootstrap: int) -> dict[str, Any]:
+    """geval_core.stats.of_raters.dataset_raters beside a run (cached per run_state and options)."""
+    return _report(os.path.abspath(state.sidebar().db_path), dataset_id, run["id"],
                    cached_reads.run_state(run), human, (scale.min, scale.max), grouped, bootstrap)
+
+
+def rated_versions(lib, run: dict, human: str) -> dict[str, str]:
+    """Versions of the run's dataset whose items carry per-rater ratings of `human` (id -> label), latest first."""
+    name = lib.get_dataset(run["dataset_id"])["name"]
+    found = [d for d in lib.list_datasets() if d["name"] == name and rater_keys(d["human"], human)]
+    return {d["id"]: d["label"] for d in sorted(found, key=lambda d: -d["version"])}
 
 
 def alpha_metrics(result: dict[str, Any]) -> None:
@@ -67,13 +74,18 @@ def panel(run: dict, prompt, field: str | None) -> None:
     if not field:
         return
     human = base_name(field)
-    if not rater_keys(cached_reads.human_names(run["dataset_id"]), human):
+    versions = rated_versions(state.library(), run, human)
+    if not versions:
         return
     st.header("Raters and the human ceiling")
-    items = cached_reads.dataset_items(run["dataset_id"])
-    bootstrap = int(st.number_input("Bootstrap resamples (raters)", min_value=0, max_value=5000, value=200,
+    c1, c2 = st.columns(2)
+    dataset_id = c1.selectbox("Ratings from", list(versions), format_func=versions.get, key=K + "version",
+                              help="A version saved on the Rate page carries the raters; the judge's scores are "
+                                   "matched by item id where the item's inputs are identical.")
+    bootstrap = int(c2.number_input("Bootstrap resamples (raters)", min_value=0, max_value=5000, value=200,
                                     step=100, key=K + "boot"))
-    result = report(run, human, prompt.dimension.scale, any(i.group for i in items), bootstrap)
+    items = cached_reads.dataset_items(dataset_id)
+    result = report(run, dataset_id, human, prompt.dimension.scale, any(i.group for i in items), bootstrap)
     alpha_metrics(result)
     st.caption(safe_text.md_escape(f"Krippendorff's alpha over the {result['items']} items rated by two or more of "
                                    f"{', '.join(result['rater_keys'])}; ratings per item: "

@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from geval_core import prompts
 from geval_core.export import write_judgments
 from geval_core.judgment import single_rating
 from geval_core.stats.confidence import describe
@@ -157,9 +158,10 @@ def tie_sentence(judgment: dict[str, Any], others: int) -> str:
 def downloads(run: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     """The run's judgments as CSV and JSONL files (the same columns as `geval runs export`: group,
     human ratings and per-item ties included)."""
+    st.caption("Download this run's judgments (one row per item, the item named \"id\" as in `geval score`):")
     c1, c2, _ = st.columns([1, 1, 3])
     for column, fmt, mime in ((c1, "csv", "text/csv"), (c2, "jsonl", "application/jsonl")):
-        column.download_button(f"Download judgments ({fmt.upper()})", judgments_text(rows, fmt),
+        column.download_button(f"Download {fmt.upper()}", judgments_text(rows, fmt),
                                file_name=f"judgments-{run['id']}.{fmt}", mime=mime, key=f"score_dl_{fmt}")
 
 
@@ -207,3 +209,5 @@ def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: s
             return
         for name in prompt.dimension.inputs:
             safe_text.show_text(name, item.fields.get(name, ""))
+        with st.expander("The prompt the judge was sent for this item"):
+            st.code(prompts.render(prompt, item), language=None, wrap_lines=True, height=400)

@@ -19,19 +19,24 @@ PROVIDERS = {
     "local": "Local SmolLM2 (no key, no network)",
     "openai": "OpenAI",
     "gemini": "Gemini",
+    "vertex": "Vertex AI (Google Cloud credentials)",
     "compatible": "OpenAI-compatible server",
 }
 DEFAULT_MODELS = {
     "local": "smollm2-135m-instruct",
     "openai": "gpt-4o-mini-2024-07-18",
     "gemini": "gemini-2.0-flash-001",
+    "vertex": "gemini-2.5-flash",
     "compatible": "smollm2",
     "scripted": "scripted-1",
 }
 # The variables the providers read their keys from (get_judge), by sidebar choice.
-KEY_VARS = {"openai": (OPENAI_KEY,), "gemini": GEMINI_KEYS, "compatible": (OPENAI_KEY,)}
+# Vertex AI has no key: application default credentials, and the project named in GOOGLE_CLOUD_PROJECT.
+KEY_VARS = {"openai": (OPENAI_KEY,), "gemini": GEMINI_KEYS, "vertex": ("GOOGLE_CLOUD_PROJECT",),
+            "compatible": (OPENAI_KEY,)}
 # Tests (AppTest, the bench) set GEVAL_TEST_JUDGE=scripted to get a fast, predictable judge.
 TEST_JUDGE_ENV = "GEVAL_TEST_JUDGE"
+TEST_JUDGE_DELAY_ENV = "GEVAL_TEST_JUDGE_DELAY"  # seconds the scripted judge waits per rating request
 SIDEBAR_KEY = "workbench_sidebar"
 # The sidebar opens library files inside this one folder only (a visitor must not reach the rest of the disk).
 HOME_ENV = "GEVAL_HOME"
@@ -190,6 +195,11 @@ def _scripted_script(request: JudgeRequest) -> dict[str, float]:
     # A request without allowed ratings is a steps-generation request: answer with numbered steps.
     if not request.ratings:
         return {SCRIPTED_STEPS: 1.0}
+    delay = float(os.environ.get(TEST_JUDGE_DELAY_ENV) or 0)
+    if delay:  # the browser test needs a run slow enough to click Stop in
+        import time
+
+        time.sleep(min(delay, 5.0))
     return _default_script(request)
 
 

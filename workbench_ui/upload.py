@@ -23,6 +23,20 @@ def save_upload(name: str, data: bytes) -> Path:
     return path
 
 
+def tag(name: str, data: bytes) -> str:
+    """A short id of one upload (name and content): the key suffix of its mapping widgets."""
+    return hashlib.sha256(name.encode("utf-8") + b"\0" + data).hexdigest()[:10]
+
+
+def renamed_error(exc, path: Path, name: str):
+    """The same InputError with the uploaded file's name where the temporary copy's path was."""
+    from geval_core.errors import InputError
+
+    renamed = InputError(str(exc).replace(str(path), name))
+    renamed.file, renamed.line, renamed.field = name, exc.line, exc.field
+    return renamed
+
+
 def first_rows(path: Path) -> list[dict[str, Any]]:
     """The first rows of a CSV/JSONL file (InputError with file and line on a broken one)."""
     from geval_core.datafiles import read_rows

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -11,15 +13,16 @@ from typing import Any
 
 import click
 
-from prompt_library import DatasetMapping, Library, open_library
+from prompt_library import DatasetMapping, Library, default_path, open_library
+from prompt_library.base import locked_message
 
-from ..datafiles import read_rows
+from ..datafiles import lookup, read_rows
 from ..errors import GEvalError, InputError
 from ..providers._common import check_base_url
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
 
 DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
-JUDGE_HELP = "local | openai:MODEL | gemini:MODEL (default: the prompt's own judge)"
+JUDGE_HELP = "local | openai:MODEL | gemini:MODEL | vertex:MODEL (default: the prompt's own judge)"
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv")
 
 
@@ -31,7 +34,24 @@ def workbench_errors(func: Callable) -> Callable:
             return func(*args, **kwargs)
         except GEvalError as exc:
             raise click.ClickException(str(exc)) from None
+        except sqlite3.OperationalError as exc:  # a write waited past the busy timeout
+            if "locked" not in str(exc):
+                raise
+            raise click.ClickException(locked_message(kwargs.get("db") or default_path())) from None
+        except OSError as exc:  # a file to read or write: say which and why, never a traceback
+            raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")) from None
     return wrapper
+
+
+def check_output(path: str | None) -> None:
+    """Refuse an output file whose folder is missing or not writable, before anything is paid for."""
+    if path is None:
+        return
+    folder = Path(path).expanduser().resolve().parent
+    if not folder.is_dir():
+        raise InputError(f"the folder {folder} does not exist; create it or choose another path", file=path)
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"the folder {folder} is not writable", file=path)
 
 
 def db_option(func: Callable) -> Callable:
@@ -124,10 +144,11 @@ def resolve_prompt(library: Library, ref: str) -> FrozenPrompt:
 def parse_judge(ref: str) -> tuple[str, str | None]:
     """'openai:gpt-4o' -> ('openai', 'gpt-4o'); 'local' -> ('local', None)."""
     provider, _, model = ref.partition(":")
-    hosted = provider in ("openai", "gemini")
+    hosted = provider in ("openai", "gemini", "vertex")
     # "scripted" is the test judge: accepted, not advertised.
     if not (hosted or provider in ("local", "scripted")) or (hosted and not model):
-        raise click.BadParameter(f"{ref!r}: use local, openai:MODEL or gemini:MODEL", param_hint="--judge")
+        raise click.BadParameter(f"{ref!r}: use local, openai:MODEL, gemini:MODEL or vertex:MODEL",
+                                 param_hint="--judge")
     return provider, model or None
 
 
@@ -161,36 +182,73 @@ def effective_settings(frozen: JudgeSettings, judge: str | None, base_url: str |
     return settings, warnings
 
 
-def data_mapping(path: Path, prompt: FrozenPrompt) -> DatasetMapping:
-    """id from "id"; the prompt's inputs when every one is a field, else every other top-level string field."""
+def pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    """NAME=PATH options (--input, --human) as {NAME: PATH}; a malformed one is a usage error."""
+    out = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            raise click.BadParameter(f"expected NAME=PATH (e.g. summary=output), got {value!r}",
+                                     param_hint=option)
+        out[name.strip()] = path.strip()
+    return out
+
+
+def data_options(func: Callable) -> Callable:
+    """--id and --input NAME=PATH: how a data file's rows map to items (as on `datasets import`)."""
+    func = click.option("--input", "inputs", multiple=True,
+                        help="For a data file: input field as NAME=PATH, e.g. document=source (repeatable; "
+                             "default: fields named like the prompt's inputs).")(func)
+    return click.option("--id", "id_field", default="id", show_default=True,
+                        help="For a data file: the item id field (dotted path).")(func)
+
+
+def file_mapping(id_field: str, inputs: tuple[str, ...]) -> DatasetMapping | None:
+    """The mapping --id/--input give, or None when no --input was given (the prompt's inputs are looked up)."""
+    return DatasetMapping(id=id_field, inputs=pairs(inputs, "--input")) if inputs else None
+
+
+def default_concurrency(settings: JudgeSettings) -> int:
+    """Calls in flight when not given: the local judge runs one call at a time, so more only adds waiting."""
+    return 1 if settings.provider == "local" else 8
+
+
+def data_mapping(path: Path, prompt: FrozenPrompt, id_field: str = "id") -> DatasetMapping:
+    """id from `id_field`; the prompt's inputs when every one is a field, else every other top-level string field."""
     first = next((row for _, row in read_rows(path)), None)
     if first is None:
         raise InputError("the file has no rows", file=str(path))
-    if "id" not in first:
-        raise InputError("every row needs an 'id' field", file=str(path), line=1, field="id")
+    if lookup(first, id_field, None) is None:
+        raise InputError(f"every row needs an {id_field!r} field (name another with --id)", file=str(path),
+                         line=1, field=id_field)
     wanted = prompt.dimension.inputs
     if all(f in first for f in wanted):
         inputs = {f: f for f in wanted}
     else:
-        inputs = {k: k for k, v in first.items() if k != "id" and isinstance(v, str)}
+        inputs = {k: k for k, v in first.items() if k != id_field and isinstance(v, str)}
         missing = [f for f in wanted if f not in inputs]
         if missing:
             raise InputError(f"the prompt reads {', '.join(wanted)} but rows have no {', '.join(missing)} "
-                             f"(fields: {', '.join(first)})", file=str(path), line=1, field=missing[0])
-    return DatasetMapping(id="id", inputs=inputs)
+                             f"(fields: {', '.join(first)}); map them with --input NAME=PATH", file=str(path),
+                             line=1, field=missing[0])
+    return DatasetMapping(id=id_field, inputs=inputs)
 
 
-def resolve_data(library: Library, ref: str, prompt: FrozenPrompt) -> dict[str, Any]:
-    """A library dataset name[@version], or a CSV/JSONL file imported as a dataset version."""
+def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
+                 mapping: DatasetMapping | None = None) -> dict[str, Any]:
+    """A library dataset name[@version], or a CSV/JSONL/JSON file imported as a dataset version."""
     path = Path(ref)
     if path.suffix.lower() in DATA_SUFFIXES or path.is_file():
         name = path.stem.replace("@", "-") or "data"
-        return library.import_dataset(path, name, data_mapping(path, prompt))
+        return library.import_dataset(path, name, mapping or data_mapping(path, prompt))
+    if mapping is not None:
+        raise click.UsageError("--id and --input map a data file's fields; a library dataset is mapped already")
     return library.get_dataset(ref)
 
 
 def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: str | None,
                    base_url: str | None, mode: str | None, n: int | None, temperature: float | None,
+                   mapping: DatasetMapping | None = None,
                    ) -> tuple[Library, FrozenPrompt, JudgeSettings, dict[str, Any]]:
     """(library, prompt, settings used, dataset) for a run; overrides of the frozen settings are warned."""
     library = open_library(db)
@@ -198,4 +256,17 @@ def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: st
     settings, warnings = effective_settings(prompt.dimension.judge, judge_ref, base_url, mode, n, temperature)
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
-    return library, prompt, settings, resolve_data(library, data_ref, prompt)
+    refuse_hopeless(library, settings)
+    return library, prompt, settings, resolve_data(library, data_ref, prompt, mapping)
+
+
+def refuse_hopeless(library: Library, settings: JudgeSettings) -> None:
+    """Stop before a run is recorded or paid for when the judge cannot score in these settings at all
+    (documented facts, and the latest `geval probe` of this judge on this server)."""
+    from ..errors import ConfigError
+    from ..judge_probe import latest_probe
+    from ..providers.capabilities import preflight
+
+    problems = preflight(settings, latest_probe(library, settings))
+    if problems:
+        raise ConfigError("; ".join(problems))

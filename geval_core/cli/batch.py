@@ -1,4 +1,4 @@
-"""`geval batch prepare` / `geval batch collect`: score through the OpenAI Batch API."""
+"""`geval batch`: score through the providers' batch engines (submit, status, collect) or by hand (prepare)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,34 @@ import click
 
 from prompt_library import open_library
 
-from ._common import db_option, judge_options, resolve_inputs, workbench_errors
+from ._common import (
+    check_output,
+    db_option,
+    echo_json,
+    json_option,
+    judge_options,
+    resolve_inputs,
+    workbench_errors,
+)
 from .score import write_results
+
+
+def base_url_option(func):
+    """--base-url: your batch endpoint (a proxy, or a test server); keys still come from the environment."""
+    return click.option("--base-url", default=None, help="Send to this server instead of the provider's API "
+                        "(no credentials in the URL).")(func)
+
+
+def _echo_status(result: dict) -> None:
+    counts = result.get("counts") or {}
+    done = f" ({counts.get('completed', 0)} of {counts.get('total', 0)} done)" if counts else ""
+    click.echo(f"batch {result['batch_id']} for run {result['run_id']}: {result['status']}{done}", err=True)
+    summary = result.get("summary")
+    if summary:
+        click.echo(f"collected: {summary['scored']} scored, {summary['failed']} errors, {summary['skipped']} "
+                   "collected before", err=True)
+    elif result.get("collected") is False:
+        click.echo("not finished yet: run `geval batch collect` again later", err=True)
 
 
 @click.group("batch")
@@ -27,6 +53,7 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
     """Create a run and write its Batch API input file (one line per item and replica); --judge must be openai:MODEL."""
     from ..run.batch import prepare_batch
 
+    check_output(out)
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, None, mode, n,
                                                         temperature)
     if settings.mode == "auto":
@@ -38,19 +65,87 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
                "completes run `geval batch collect OUTPUT.jsonl [ERRORS.jsonl]`.", err=True)
 
 
-@batch_group.command("collect")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Results file (default: stdout).")
+@batch_group.command("submit")
+@click.option("--prompt", "prompt_ref", required=True, help="Library prompt name[@version], or an exported prompt file.")
+@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL file.")
+@judge_options
+@base_url_option
 @db_option
+@json_option
 @workbench_errors
-def collect_command(files: tuple[str, ...], out: str | None, db: str | None) -> None:
-    """Score Batch API output (and error) files into their runs, as a live run would."""
+def submit_command(prompt_ref: str, data_ref: str, judge_ref: str | None, mode: str | None, n: int | None,
+                   temperature: float | None, base_url: str | None, db: str | None, as_json: bool) -> None:
+    """Create a run and send its requests to the provider's batch engine (OpenAI Batches, Gemini Batch API)."""
+    from ..run.batch import BATCH_DISCOUNT
+    from ..run.batch_engines import submit_batch
+    from ..run.cost import estimate_cost
+
+    library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode, n,
+                                                        temperature)
+    items = library.dataset_items(dataset["id"])
+    estimate = estimate_cost(prompt, items, settings, store=library)
+    result = submit_batch(library, prompt, dataset["id"], settings)
+    usd = None if estimate["usd"] is None else estimate["usd"] * BATCH_DISCOUNT
+    result["estimated_usd"] = usd  # batch requests are billed at half the live price
+    if as_json:
+        echo_json(result)
+        return
+    _echo_status(result)
+    cost = "unpriced" if usd is None else f"about ${usd:.4f} at the batch discount"
+    click.echo(f"{result['requests']} requests, {cost}; follow it with `geval batch status {result['batch_id']}`",
+               err=True)
+
+
+@batch_group.command("status")
+@click.argument("batch_id")
+@base_url_option
+@db_option
+@json_option
+@workbench_errors
+def status_command(batch_id: str, base_url: str | None, db: str | None, as_json: bool) -> None:
+    """The provider's status of a submitted batch."""
+    from ..run.batch_engines import batch_status
+
+    result = batch_status(open_library(db), batch_id, base_url)
+    result.pop("_batch")
+    if as_json:
+        echo_json(result)
+    else:
+        _echo_status(result)
+
+
+@batch_group.command("collect")
+@click.argument("refs", nargs=-1, required=True)
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Results file (default: stdout).")
+@base_url_option
+@db_option
+@json_option
+@workbench_errors
+def collect_command(refs: tuple[str, ...], out: str | None, base_url: str | None, db: str | None,
+                    as_json: bool) -> None:
+    """Score a batch into its run, as a live run would: BATCH_ID (downloads its results; idempotent, resumable)
+    or Batch API output (and error) files downloaded by hand."""
+    from pathlib import Path
+
     from ..run.batch import collect_batch
+    from ..run.batch_engines import collect_remote
 
     library = open_library(db)
-    summaries = collect_batch(library, list(files))
+    if len(refs) == 1 and not Path(refs[0]).is_file():
+        result = collect_remote(library, refs[0], base_url)
+        if as_json:
+            echo_json(result)
+        else:
+            _echo_status(result)
+        if result["collected"] and not as_json:
+            write_results(library, result["run_id"], out)
+        return
+    missing = [r for r in refs if not Path(r).is_file()]
+    if missing:
+        raise click.BadParameter(f"no such file: {missing[0]}", param_hint="REFS")
+    summaries = collect_batch(library, list(refs))
     for number, summary in enumerate(summaries):
-        missing = library.get_run(summary.run_id).get("batch_missing", 0)
+        missing_items = library.get_run(summary.run_id).get("batch_missing", 0)
         click.echo(f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.failed} errors, "
-                   f"{summary.skipped} collected before, {missing} not in these files", err=True)
+                   f"{summary.skipped} collected before, {missing_items} not in these files", err=True)
         write_results(library, summary.run_id, out, append=number > 0)

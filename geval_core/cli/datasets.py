@@ -6,23 +6,12 @@ import click
 
 from prompt_library import DatasetMapping, Library
 
-from ._common import echo_json, library_command, table
+from ._common import echo_json, library_command, pairs, table
 
 
 @click.group("datasets")
 def datasets() -> None:
     """Golden datasets (immutable versions): list, import, show."""
-
-
-def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
-    out = {}
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or not name.strip() or not path.strip():
-            raise click.BadParameter(f"expected NAME=PATH (e.g. summary=output), got {value!r}",
-                                     param_hint=option)
-        out[name.strip()] = path.strip()
-    return out
 
 
 @library_command(datasets, "list", lists=True)
@@ -49,7 +38,7 @@ def datasets_list(library: Library, as_json: bool) -> None:
 def datasets_import(library: Library, path: str, name: str, id_field: str, inputs: tuple[str, ...],
                     human: tuple[str, ...], group: str | None) -> None:
     """Import a CSV or JSONL file as a new dataset version; a bad row stops it and nothing is written."""
-    mapping = DatasetMapping(id=id_field, inputs=_pairs(inputs, "--input"), human=_pairs(human, "--human"),
+    mapping = DatasetMapping(id=id_field, inputs=pairs(inputs, "--input"), human=pairs(human, "--human"),
                              group=group)
     row = library.import_dataset(path, name, mapping)
     verb = "imported" if row["created"] else "same content already stored as"

@@ -11,6 +11,7 @@ from prompt_library import open_library
 from ..perturb import KINDS
 from ..probes import bias_report, perturbation_probe
 from ._common import db_option, echo_json, json_option, workbench_errors
+from .judge_probe import probe_options, run_probe
 
 
 def _families(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -44,9 +45,18 @@ def _print(out: dict[str, Any]) -> None:
                    f"{_f(p['ci'][1])}]); mean drop {_f(p['mean_drop'])}; probe run {p['probe_run']}")
 
 
-@click.group("probe")
-def probe_group() -> None:
-    """Probe a judge: bias checks on a scored run."""
+@click.group("probe", invoke_without_command=True)
+@probe_options
+@db_option
+@json_option
+@click.pass_context
+@workbench_errors
+def probe_group(ctx: click.Context, judge_ref: str | None, base_url: str | None, prompt_ref: str | None,
+                timeout: float, db: str | None, as_json: bool) -> None:
+    """Probe a judge: `geval probe --judge J` measures what it can do (log-probabilities and their cap,
+    single-token ratings, n, latency, cost; kept in the library); `geval probe bias RUN` checks a run."""
+    if ctx.invoked_subcommand is None:
+        run_probe(db, judge_ref, base_url, prompt_ref, timeout, as_json)
 
 
 @probe_group.command("bias")

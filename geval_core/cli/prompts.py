@@ -12,8 +12,9 @@ from prompt_library import Library
 
 from ..export import export_prompt, production_snippet, read_agreement, write_export
 from ..prompts import render
+from ..tool_exports import FORMATS, tool_export
 from ..types import Dimension
-from ._common import echo_json, library_command, table
+from ._common import check_output, echo_json, library_command, table
 
 
 # --- prompts ------------------------------------------------------------------------------------------
@@ -86,12 +87,25 @@ def prompts_freeze(library: Library, dimension_file: str, name: str | None) -> N
               help="Measure the agreement from this library run of the prompt (needs --human).")
 @click.option("--human", "human_field", default=None,
               help="Human rating of the run's dataset for --agreement-run, e.g. coherence.")
+@click.option("--pooled", is_flag=True,
+              help="With --agreement-run: attach the dataset-level reading (all items pooled) instead of the "
+                   "group-level one.")
 @click.option("--snippet", is_flag=True, help="Print the Python lines that load the export and score an item.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True,
+              help="json: the workbench's hash-checked file; deepeval: a Python file defining a GEval metric; "
+                   "promptfoo: a YAML llm-rubric assertion; openai-grader: OpenAI Evals score_model grader JSON.")
 def prompts_export(library: Library, prompt: str, output: str | None, agreement_file: str | None,
-                   agreement_run: str | None, human_field: str | None, snippet: bool) -> None:
-    """Export a frozen prompt as one self-contained, hash-checked JSON file."""
+                   agreement_run: str | None, human_field: str | None, pooled: bool, snippet: bool,
+                   fmt: str) -> None:
+    """Export a frozen prompt: a self-contained, hash-checked JSON file, or a file another judge tool loads."""
+    check_output(output)
     frozen = library.get_prompt(prompt)
-    agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field)
+    if fmt != "json":
+        if agreement_file or agreement_run or snippet:
+            raise click.UsageError("--agreement, --agreement-run and --snippet go with --format json only")
+        _write_text(tool_export(frozen, fmt), output, frozen)
+        return
+    agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field, pooled)
     if output:
         write_export(frozen, output, agreement)  # the snippet loads the file by the name it was given
         click.echo(f"wrote {output} ({frozen.label}, {frozen.id[:12]})", err=True)
@@ -101,8 +115,17 @@ def prompts_export(library: Library, prompt: str, output: str | None, agreement_
         click.echo(production_snippet(frozen, output))
 
 
+def _write_text(text: str, output: str | None, frozen: Any) -> None:
+    """An export's text to a file (saying so on stderr) or to stdout."""
+    if not output:
+        click.echo(text, nl=False)
+        return
+    Path(output).write_text(text, encoding="utf-8")
+    click.echo(f"wrote {output} ({frozen.label}, {frozen.id[:12]})", err=True)
+
+
 def _export_agreement(library: Library, frozen: Any, agreement_file: str | None, run_id: str | None,
-                      human_field: str | None) -> dict[str, Any] | None:
+                      human_field: str | None, pooled: bool = False) -> dict[str, Any] | None:
     """The agreement for an export: from a file, measured from a run of this very prompt, or none."""
     from geval_core.stats import run_agreement
 
@@ -118,7 +141,7 @@ def _export_agreement(library: Library, frozen: Any, agreement_file: str | None,
     if run["prompt_id"] != frozen.id:
         raise click.ClickException(f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
                                    "an export carries the agreement of its own prompt version only")
-    return run_agreement(library, run["id"], human_field)
+    return run_agreement(library, run["id"], human_field, pooled=pooled)
 
 
 @library_command(prompts, "import")

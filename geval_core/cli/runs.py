@@ -10,7 +10,7 @@ import click
 from prompt_library import Library
 
 from ..export import export_judgments, write_judgments
-from ._common import echo_json, library_command, table
+from ._common import check_output, echo_json, library_command, table
 
 
 @click.group("runs")
@@ -62,6 +62,7 @@ def runs_export(library: Library, run_id: str, output: str | None, fmt: str | No
     """Export a run's judgments with each item's group, human ratings and ties, as CSV or JSONL."""
     from ..stats import judgment_rows  # numpy only when exporting
 
+    check_output(output)
     rows = judgment_rows(library, run_id)
     if output is None:
         write_judgments(rows, sys.stdout, fmt or "jsonl")

@@ -15,8 +15,19 @@ from prompt_library import Library
 from ..inputs import require_inputs
 from ..judgment import Judgment
 from ..run.options import RunOptions, RunSummary
+from ..run.pacing import Gate
 from ..types import FrozenPrompt
-from ._common import bounded_option, db_option, judge_options, resolve_inputs, workbench_errors
+from ._common import (
+    bounded_option,
+    check_output,
+    data_options,
+    db_option,
+    default_concurrency,
+    file_mapping,
+    judge_options,
+    resolve_inputs,
+    workbench_errors,
+)
 from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 
 # A finished run is reported again (its errored items retried), not repeated: --new-run starts another.
@@ -66,15 +77,24 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 
 @click.command("score")
 @click.option("--prompt", "prompt_ref", required=True, help="Library prompt name[@version], or an exported prompt file.")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
+@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
+@data_options
 @judge_options
 @click.option("--base-url", default=None,
               help="Your server for this run: an OpenAI-compatible one (vLLM, Ollama, llama.cpp) for openai:MODEL. "
                    "Requests and the key go here, never to a URL stored with a prompt or file. No credentials in "
                    "the URL: the key comes from OPENAI_API_KEY.")
-@bounded_option(RunOptions, "concurrency", default=8, show_default=True, help="Judge calls in flight.")
+@bounded_option(RunOptions, "concurrency", default=None,
+                help="Judge calls in flight [default: 1 for the local judge, which runs one call at a time; else 8].")
 @bounded_option(RunOptions, "max_attempts", default=5, show_default=True, help="Tries per call.")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True, help="Seconds per call.")
+@click.option("--rpm", type=click.FloatRange(min=0.1), default=None, help="At most this many requests per minute.")
+@click.option("--tpm", type=click.FloatRange(min=1), default=None,
+              help="At most this many tokens per minute (estimated from the rendered prompts).")
+@bounded_option(RunOptions, "retry_cap", default=30.0, show_default=True,
+                help="Longest pause in seconds; a judge asking to wait longer stops the run (resume later).")
+@bounded_option(RunOptions, "fail_fast", default=5, show_default=True,
+                help="Stop when the first this many items all fail (0: never).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Results file (default: stdout).")
 @db_option
 @click.option("--run", "run_id", default=None, help="Resume this run id.")
@@ -85,7 +105,8 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_url: str | None, mode: str | None,
                   n: int | None, temperature: float | None, concurrency: int, max_attempts: int, timeout: float,
                   out: str | None, db: str | None, run_id: str | None, new_run: bool, no_cache: bool,
-                  quiet: bool) -> None:
+                  quiet: bool, rpm: float | None, tpm: float | None, retry_cap: float, fail_fast: int,
+                  id_field: str, inputs: tuple[str, ...]) -> None:
     """Score a dataset with a frozen prompt; an interrupted run resumes where it stopped.
 
     \b
@@ -95,8 +116,10 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     """
     from ..providers import get_judge
 
+    check_output(out)  # before anything is paid for
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
-                                                        n, temperature)
+                                                        n, temperature, file_mapping(id_field, inputs))
+    concurrency = concurrency or default_concurrency(settings)
     items = library.dataset_items(dataset["id"])
     require_inputs(prompt, items, f"dataset {dataset['label']}")  # before a run is recorded or paid for
     if run_id is None:
@@ -107,7 +130,7 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
         click.echo(f"resuming run {run_id}: {already} of {len(items)} items judged before", err=True)
     judge = get_judge(settings, timeout=timeout)
     options = RunOptions(settings=settings, concurrency=concurrency, max_attempts=max_attempts,
-                         use_cache=not no_cache)
+                         use_cache=not no_cache, rpm=rpm, tpm=tpm, retry_cap=retry_cap, fail_fast=fail_fast)
     summary = _run_with_bar(prompt, items, judge, library, run_id, options, quiet, already)
     write_results(library, run_id, out)
     if not quiet:
@@ -121,8 +144,11 @@ def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Librar
     from ..run.runner import run_scoring
 
     cancel = threading.Event()
+    gate = Gate(options.concurrency, options.rpm, options.tpm)
+    # Off a terminal click prints only the label, a stray "coherence@1" line in a log: no bar there.
     with click.progressbar(length=len(items), label=f"{prompt.label} ", file=sys.stderr,
-                           hidden=quiet, show_pos=True) as bar, stop_on_interrupt(cancel):
+                           hidden=quiet or not sys.stderr.isatty(),
+                           show_pos=True, item_show_func=lambda _: gate.describe()) as bar, stop_on_interrupt(cancel):
         bar.update(already)
         position = [already]
 
@@ -130,7 +156,8 @@ def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Librar
             bar.update(done - position[0])
             position[0] = done
 
-        return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress, cancel=cancel)
+        return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress, cancel=cancel,
+                           gate=gate)
 
 
 def exit_for(summary: RunSummary, run_id: str) -> None:

@@ -8,7 +8,7 @@ from ._common import NO_KEY, check_base_url, env_key, is_custom_server, require_
 from .base import Judge
 from .scripted import ScriptedJudge
 
-PROVIDERS = ("local", "openai", "gemini", "scripted")
+PROVIDERS = ("local", "openai", "gemini", "vertex", "scripted")
 
 
 def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> Judge:
@@ -36,6 +36,11 @@ def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: floa
 
         key = require_key(api_key or env_key(*KEY_VARIABLES), KEY_VARIABLES, "gemini")
         return GeminiJudge(settings.model, key, base_url=base_url, timeout=timeout)
+    if provider == "vertex":
+        from .vertex_judge import VertexJudge, vertex_project
+
+        # No key: application default credentials, looked up by the SDK at the first request.
+        return VertexJudge(settings.model, *vertex_project(), base_url=base_url, timeout=timeout)
     if provider == "scripted":
         return ScriptedJudge()
     raise ConfigError(f"unknown judge provider {provider!r}: use one of {', '.join(PROVIDERS)}")

@@ -142,13 +142,14 @@ def status_error(status: int, message: str, retry_after: str | None, request: Ju
     """An HTTP error answer as the workbench's error: retryable (honouring Retry-After), logprobs refused,
     or final (with a hint at the key variable for 401/403). `who` answered; `model` names the model."""
     if status in retryable or status >= 500:
-        return RetryableJudgeError(f"{who} answered {status}: {message}", retry_after=parse_retry_after(retry_after))
+        return RetryableJudgeError(f"{who} answered {status}: {message}", retry_after=parse_retry_after(retry_after),
+                                   status=status)
     if status == 400 and request.logprobs and "logprob" in message.lower():
         return LogprobsUnavailableError(
             f"{model} {request.model!r} refused log-probabilities ({message}); use --mode sampling"
         )
     hint = f"; check {key_hint}" if status in (401, 403) else ""
-    return JudgeError(f"{who} answered {status}: {message}{hint}")
+    return JudgeError(f"{who} answered {status}: {message}{hint}", status=status)
 
 
 def redact(text: str, key: str | None) -> str:
@@ -171,8 +172,8 @@ def gather_choices(n: int, ask: Callable[[int, int], Any], choices_of: Callable[
     while len(choices) < n and len(responses) < n:
         response = ask(n - len(choices), len(responses))
         got = choices_of(response)
-        if not got:
-            raise JudgeError(nothing(response))
+        if not got:  # an empty answer is a glitch of this one call more often than of the judge: ask again
+            raise RetryableJudgeError(nothing(response))
         responses.append(response)
         choices.extend(got)
     return responses, choices[:n]

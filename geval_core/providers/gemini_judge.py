@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import JudgeError, RetryableJudgeError, UnreachableError
-from ..types import Choice, JudgeRequest, Position, TopLogprob
+from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError, UnreachableError
+from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
 from ._common import http_errors, redact, status_error
+from .capabilities import gemini_thinking
 from .hosted import HostedJudge
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -49,13 +50,20 @@ class GeminiJudge(HostedJudge):
     provider = "gemini"
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 60.0) -> None:
+        super().__init__(model, api_key, base_url)
+        self._client = self._make_client(timeout)
+
+    def _make_client(self, timeout: float) -> Any:
+        """The google-genai client for the Gemini API (VertexJudge makes one for Vertex AI)."""
         from google import genai
+
+        return genai.Client(api_key=self._key, vertexai=False, http_options=self._http_options(timeout))
+
+    def _http_options(self, timeout: float) -> Any:
         from google.genai import types
 
-        super().__init__(model, api_key, base_url)
-        options = types.HttpOptions(base_url=self.base_url, timeout=int(timeout * 1000),
-                                    retry_options=types.HttpRetryOptions(attempts=1))  # the runner retries
-        self._client = genai.Client(api_key=api_key, vertexai=False, http_options=options)
+        return types.HttpOptions(base_url=self.base_url, timeout=int(timeout * 1000),
+                                 retry_options=types.HttpRetryOptions(attempts=1))  # the runner retries
 
     def _where(self) -> str:
         return f"Gemini at {self.base_url}" if self.base_url else "the Gemini API"
@@ -67,7 +75,9 @@ class GeminiJudge(HostedJudge):
         return f"Gemini returned no candidates for model {request.model!r}{_blocked(response)}"
 
     def _usage(self, response: Any) -> tuple[int, int]:
-        return _usage(response, "prompt_token_count"), _usage(response, "candidates_token_count")
+        # Thought tokens are billed as output: count them, so usage and cost say what was paid.
+        return (_usage(response, "prompt_token_count"),
+                _usage(response, "candidates_token_count") + _usage(response, "thoughts_token_count"))
 
     def _raw(self, response: Any) -> Any:
         return response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=RAW_EXCLUDE)
@@ -79,15 +89,7 @@ class GeminiJudge(HostedJudge):
         """One generateContent call with every failure mapped onto the workbench's errors."""
         from google.genai import errors
 
-        contents, system = _contents(request.messages)
-        config: dict[str, Any] = {
-            "temperature": request.temperature, "max_output_tokens": request.max_tokens,
-            "candidate_count": n, "system_instruction": system or None,
-        }
-        if request.seed is not None:
-            config["seed"] = request.seed + call  # a repeated call with the same seed repeats itself
-        if request.logprobs:
-            config.update(response_logprobs=True, logprobs=request.top_logprobs)
+        contents, config = gemini_request(request, n, None if request.seed is None else request.seed + call)
         try:
             return self._client.models.generate_content(model=request.model, contents=contents,
                                                         config=config)
@@ -96,14 +98,22 @@ class GeminiJudge(HostedJudge):
         except http_errors().transport as exc:  # the SDK lets its HTTP client's errors through
             raise self._transport_error(exc) from None
         except ValueError as exc:  # a body that is not JSON, or JSON that is not a response (pydantic)
-            raise JudgeError(f"Gemini gave an unusable answer ({type(exc).__name__}): "
+            raise RetryableJudgeError(f"Gemini gave an unusable answer ({type(exc).__name__}): "
                              f"{redact(str(exc), self._key)[:300]}") from None
 
     def _api_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
         message = redact(str(exc.message or exc), self._key)[:300]
+        if int(exc.code or 0) == 400 and request.logprobs and "logprob" in message.lower():
+            return LogprobsUnavailableError(
+                f"{self._where()} gives no log-probabilities for model {request.model!r} ({message}): freeze in "
+                f"sampling mode{self._elsewhere(request)}", status=400)
         headers = getattr(exc.response, "headers", None) or {}
         return status_error(int(exc.code or 0), message, headers.get("retry-after"), request, who="Gemini",
                             model="Gemini model", retryable=RETRYABLE_STATUS, key_hint=" or ".join(KEY_VARIABLES))
+
+    def _elsewhere(self, request: JudgeRequest) -> str:
+        """Where else the model may give log-probabilities (Vertex AI serves them for several models)."""
+        return f", or use the same model on Vertex AI (--judge vertex:{request.model})"
 
     def _transport_error(self, exc: Exception) -> JudgeError:
         name = type(exc).__name__
@@ -113,6 +123,33 @@ class GeminiJudge(HostedJudge):
         if isinstance(exc, http_errors().transient):
             return RetryableJudgeError(f"could not reach Gemini ({name}): {message}")
         return JudgeError(f"Gemini gave an unusable answer ({name}): {message}")
+
+
+def gemini_request(request: JudgeRequest, n: int, seed: int | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(contents, config) of one generateContent call; the Batch API sends the same (see run/batch_engines)."""
+    from google.genai import types
+
+    contents, system = _contents(request.messages)
+    thinking = gemini_thinking(request.model)
+    config: dict[str, Any] = {
+        # Thinking tokens come out of max_output_tokens: add room for the least thinking the model does.
+        "temperature": request.temperature, "max_output_tokens": request.max_tokens + thinking.allowance,
+        "candidate_count": n, "system_instruction": system or None,
+        # A ThinkingConfig, not a dict: the SDK passes a nested dict's keys through unconverted.
+        "thinking_config": types.ThinkingConfig(**thinking.config()) if thinking.config() else None,
+    }
+    if seed is not None:
+        config["seed"] = seed  # a repeated call passes seed + call: the same seed would repeat itself
+    if request.logprobs:
+        config.update(response_logprobs=True, logprobs=request.top_logprobs)
+    return contents, config
+
+
+def gemini_reply(response: Any) -> JudgeReply:
+    """A GenerateContentResponse as a JudgeReply, with the live judge's own mapping (batch results use it)."""
+    read = GeminiJudge  # its response-reading hooks keep no state: call them unbound
+    return JudgeReply(tuple(read._choices(None, response)), read._version(None, response) or "",
+                      Usage(*read._usage(None, response)), 0.0, read._raw(None, response))
 
 
 def _contents(messages: tuple[dict[str, str], ...]) -> tuple[list[dict[str, Any]], str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..errors import LogprobsUnavailableError
+from ..errors import LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Usage
 from ._common import check_base_url, gather_choices
 
@@ -24,6 +24,7 @@ class HostedJudge:
         self.model = model
         self.base_url = check_base_url(base_url)  # never a key inside the URL, whoever built this judge
         self._key = api_key  # kept only to scrub it from error messages
+        self.gave_logprobs = False  # this judge has answered with log-probabilities before
 
     def __repr__(self) -> str:  # never show the key
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
@@ -35,9 +36,13 @@ class HostedJudge:
             request.n, lambda missing, call: self._call(request, missing, call), self._choices,
             lambda response: self._nothing(response, request))
         if request.logprobs and not any(c.positions for c in choices):
+            if self.gave_logprobs:  # it did before: this one answer lost them, so ask again
+                raise RetryableJudgeError(f"model {request.model!r} at {self._where()} sent a reply without "
+                                          "the log-probabilities its earlier replies had")
             raise LogprobsUnavailableError(
                 f"model {request.model!r} at {self._where()} returned no log-probabilities; "
                 "use --mode sampling (n replies at a temperature above 0) for this judge")
+        self.gave_logprobs |= request.logprobs
         usage = Usage(*map(sum, zip(*(self._usage(r) for r in responses), strict=True)))
         raw = [self._raw(r) for r in responses]
         return JudgeReply(tuple(choices), self._version(responses[0]) or request.model, usage,

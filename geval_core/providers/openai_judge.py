@@ -4,14 +4,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import JudgeError, RetryableJudgeError, UnreachableError
+from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError, UnreachableError
 from ..types import Choice, JudgeRequest, Position, TopLogprob
 from ._common import redact, status_error
+from .capabilities import NO_LOGPROBS, completion_budget, is_reasoning_model
 from .hosted import HostedJudge
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 # Status codes worth another try; the runner retries, never the SDK (max_retries=0).
 RETRYABLE_STATUS = {408, 409, 429}
+# The documented 400 codes for a parameter a model does not take, or a value it does not accept.
+UNSUPPORTED = {"unsupported_parameter", "unsupported_value"}
+
+
+def chat_body(request: JudgeRequest, n: int, reasoning: bool, seed: int | None) -> dict[str, Any]:
+    """The chat-completions body: reasoning models get max_completion_tokens (reply + reasoning room),
+    no temperature unless it is their default (1), and no logprobs; others the classic options."""
+    body: dict[str, Any] = {"model": request.model, "messages": [dict(m) for m in request.messages], "n": n}
+    if reasoning:
+        body["max_completion_tokens"] = completion_budget(request.max_tokens, request.reasoning_effort)
+        if request.logprobs:
+            raise LogprobsUnavailableError(f"{NO_LOGPROBS} (model {request.model!r})")
+        if request.temperature != 1.0:
+            raise JudgeError(f"model {request.model!r} takes only the default temperature (1), not "
+                             f"{request.temperature}: freeze the prompt with temperature 1")
+    else:
+        body.update(temperature=request.temperature, max_tokens=request.max_tokens)
+        if request.logprobs:
+            body.update(logprobs=True, top_logprobs=request.top_logprobs)
+    if request.reasoning_effort:
+        body["reasoning_effort"] = request.reasoning_effort
+    if seed is not None:
+        body["seed"] = seed
+    return body
 
 
 class OpenAIJudge(HostedJudge):
@@ -24,6 +49,8 @@ class OpenAIJudge(HostedJudge):
 
         super().__init__(model, api_key, base_url)
         self._client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
+        self.reasoning = is_reasoning_model(model)  # also set once a server refuses max_tokens
+        self.adapted: list[str] = []  # what this judge changed after a documented 400, for the record
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
@@ -38,26 +65,40 @@ class OpenAIJudge(HostedJudge):
         return _usage(response, "prompt_tokens"), _usage(response, "completion_tokens")
 
     def _raw(self, response: Any) -> Any:
-        return response.model_dump(mode="json")
+        raw = response.model_dump(mode="json")
+        if self.adapted:  # the request differed from the prompt's options: say how, beside the answer
+            raw["geval_adapted"] = list(self.adapted)
+        return raw
 
     def _version(self, response: Any) -> str | None:
         return response.model
 
     def _call(self, request: JudgeRequest, n: int, call: int) -> Any:
-        """One SDK call with every failure mapped onto the workbench's errors."""
+        """One SDK call; a documented 400 for max_tokens switches to the reasoning options once."""
         import openai
 
-        options: dict[str, Any] = {
-            "model": request.model, "messages": [dict(m) for m in request.messages],
-            "temperature": request.temperature, "max_tokens": request.max_tokens, "n": n,
-        }
-        if request.seed is not None:
-            # A repeated call with the same seed would repeat the same replies.
-            options["seed"] = request.seed + call
-        if request.logprobs:
-            options.update(logprobs=True, top_logprobs=request.top_logprobs)
+        # A repeated call with the same seed would repeat the same replies.
+        seed = None if request.seed is None else request.seed + call
         try:
-            return self._client.chat.completions.create(**options)
+            return self._send(chat_body(request, n, self.reasoning, seed), request)
+        except openai.BadRequestError as exc:
+            if self.reasoning or not _refused(exc, "max_tokens"):
+                raise self._status_error(exc, request) from None
+        self.reasoning = True  # the server said so: this model reasons, whatever its name
+        self.adapted.append("max_tokens -> max_completion_tokens (the server refused max_tokens)")
+        try:
+            return self._send(chat_body(request, n, True, seed), request)
+        except openai.BadRequestError as exc:
+            raise self._status_error(exc, request) from None
+
+    def _send(self, body: dict[str, Any], request: JudgeRequest) -> Any:
+        """One chat-completions call; every failure but a 400 mapped onto the workbench's errors."""
+        import openai
+
+        try:
+            return self._client.chat.completions.create(**body)
+        except openai.BadRequestError:
+            raise
         except openai.APIStatusError as exc:
             raise self._status_error(exc, request) from None
         except openai.APITimeoutError:
@@ -65,11 +106,14 @@ class OpenAIJudge(HostedJudge):
         except openai.APIConnectionError as exc:
             raise UnreachableError(f"could not connect to {self._where()}: {redact(str(exc), self._key)}") from None
         except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
-            raise JudgeError(f"{self._where()} gave an unusable answer: "
+            # A malformed or truncated body is one broken answer, not a broken judge: ask again.
+            raise RetryableJudgeError(f"{self._where()} gave an unusable answer: "
                              f"{redact(str(exc), self._key)[:300]}") from None
 
     def _status_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
         message = redact(str(getattr(exc, "message", "") or exc), self._key)[:300]
+        if exc.status_code == 400 and getattr(exc, "code", None) in UNSUPPORTED:
+            return _unsupported(exc, request, message)
         return status_error(exc.status_code, message, exc.response.headers.get("retry-after"), request,
                             who=self._where(), model="model", retryable=RETRYABLE_STATUS, key_hint=KEY_VARIABLE)
 
@@ -86,6 +130,23 @@ def choice_from_openai(choice: Any) -> Choice:
         )
     text = choice.message.content if choice.message and choice.message.content else ""
     return Choice(text, positions)
+
+
+def _refused(exc: Any, param: str) -> bool:
+    """True for the documented 400 refusing `param` (code unsupported_parameter or unsupported_value)."""
+    return getattr(exc, "code", None) in UNSUPPORTED and getattr(exc, "param", None) == param
+
+
+def _unsupported(exc: Any, request: JudgeRequest, message: str) -> JudgeError:
+    """A documented refusal of one parameter, as an error that names it and says what to change."""
+    param = getattr(exc, "param", None) or "a parameter"
+    if param in ("logprobs", "top_logprobs"):
+        return LogprobsUnavailableError(f"{NO_LOGPROBS} (model {request.model!r}: {message})", status=400)
+    fix = {"temperature": "freeze the prompt with temperature 1 (sampling mode)",
+           "n": "this model gives one reply per call: use n 1",
+           "reasoning_effort": "clear reasoning_effort (this model does not reason)"}.get(
+        param, f"this judge cannot take {param!r}")
+    return JudgeError(f"model {request.model!r} refused {param!r} ({exc.code}): {message}; {fix}", status=400)
 
 
 def _usage(response: Any, name: str) -> int:

@@ -67,16 +67,11 @@ def item_requests(prompt: FrozenPrompt, item: Item, settings: JudgeSettings) -> 
 
 
 def request_body(request: JudgeRequest) -> dict[str, Any]:
-    """The chat-completions body, with the same options the live OpenAI judge sends."""
-    body: dict[str, Any] = {
-        "model": request.model, "messages": [dict(m) for m in request.messages],
-        "temperature": request.temperature, "max_tokens": request.max_tokens, "n": request.n,
-    }
-    if request.seed is not None:
-        body["seed"] = request.seed
-    if request.logprobs:
-        body.update(logprobs=True, top_logprobs=request.top_logprobs)
-    return body
+    """The chat-completions body, built by the live OpenAI judge's own code (reasoning models included)."""
+    from ..providers.capabilities import is_reasoning_model
+    from ..providers.openai_judge import chat_body
+
+    return chat_body(request, request.n, is_reasoning_model(request.model), request.seed)
 
 
 def batch_lines(prompt: FrozenPrompt, items: list[Item], run_id: str,
@@ -101,7 +96,7 @@ def write_batch(prompt: FrozenPrompt, items: list[Item], run_id: str, settings: 
     return count
 
 
-def _run_items(store: Store, dataset_id: str, item_ids: list[str] | None) -> list[Item]:
+def run_items(store: Store, dataset_id: str, item_ids: list[str] | None) -> list[Item]:
     """The dataset's items, only those in `item_ids` when a run was limited to some."""
     items = store.dataset_items(dataset_id)
     if item_ids is None:
@@ -116,7 +111,7 @@ def prepare_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings:
     if settings.provider != "openai":
         raise InputError(f"batch files are for the OpenAI Batch API, not the {settings.judge_id} judge; "
                          "choose an openai:MODEL judge")
-    items = _run_items(store, dataset_id, item_ids)
+    items = run_items(store, dataset_id, item_ids)
     require_inputs(prompt, items, f"dataset {dataset_id[:12]}")  # before a run is recorded
     run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
     count = write_batch(prompt, items, run_id, settings, path)
@@ -140,6 +135,21 @@ def completion_to_reply(body: dict[str, Any]) -> JudgeReply:
         tuple(choice_from_openai(c) for c in completion.choices), completion.model or "",
         Usage(usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0), 0.0, body,
     )
+
+
+def body_to_reply(body: dict[str, Any], provider: str) -> JudgeReply:
+    """One batch result body (a chat completion, or a Gemini GenerateContentResponse) as a JudgeReply."""
+    if provider != "gemini":
+        return completion_to_reply(body)
+    from google.genai import types
+    from pydantic import ValidationError
+
+    from ..providers.gemini_judge import gemini_reply
+
+    try:
+        return gemini_reply(types.GenerateContentResponse.model_validate(body))
+    except ValidationError as exc:
+        raise JudgeError(f"not a Gemini response: {str(exc)[:300]}") from None
 
 
 def read_output(paths: list[str | Path]) -> dict[str, dict[str, dict[int, dict]]]:
@@ -181,11 +191,11 @@ def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
     run = store.get_run(run_id)
     prompt = store.get_prompt(run["prompt_id"])
     settings = JudgeSettings(**run["judge"])
-    items = _run_items(store, run["dataset_id"], run.get("item_ids"))
+    items = run_items(store, run["dataset_id"], run.get("item_ids"))
     judged = store.judged_item_ids(run["id"])
     summary = RunSummary(run["id"], "done", settings.mode, len(items), skipped=len(judged))
     # Scoring as logprobs, not auto: a batch cannot send the fallback request, so say so per item.
-    session = Session(prompt, store, summary, replace(settings, mode=batch_mode(settings)), "openai",
+    session = Session(prompt, store, summary, replace(settings, mode=batch_mode(settings)), settings.provider,
                       on_progress=on_progress)
     missing = 0
     for item in items:
@@ -205,7 +215,8 @@ def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
 
 
 def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], got: dict[int, dict]) -> None:
-    job = Job(item, session.settings.mode, cache_key(requests[0], "openai", BATCH_SERVER), requests[0])
+    server = server_id(None, session.provider)  # the provider's own Batch API, whatever base_url says
+    job = Job(item, session.settings.mode, cache_key(requests[0], session.provider, server), requests[0])
     replies = []
     for replica, request in enumerate(requests):
         line = got[replica]
@@ -213,12 +224,12 @@ def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], go
         try:
             if error:
                 raise JudgeError(error)
-            reply = completion_to_reply(line["response"]["body"])
+            reply = body_to_reply(line["response"]["body"], session.provider)
             check_reply(reply, request.ratings)  # no retry in a batch: the item keeps the error
         except JudgeError as exc:
             session.write_error(job, exc)
             return
-        session.store.cache_put(cache_key(request, "openai", BATCH_SERVER, replica), reply.to_dict())
+        session.store.cache_put(cache_key(request, session.provider, server, replica), reply.to_dict())
         replies.append(reply)
     reply = JudgeReply.merge(replies)
     session.summary.input_tokens += reply.usage.input_tokens

@@ -9,10 +9,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import prompts
-from ..errors import JudgeError, RetryableJudgeError
+from ..errors import JudgeError, RetryableJudgeError, RetryLaterError
 from ..providers.base import Judge
 from ..reply_check import check_reply
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
+from .pacing import Gate
 
 
 class Cancelled(Exception):
@@ -34,6 +35,7 @@ def build_request(prompt: FrozenPrompt, item: Item, settings: JudgeSettings, mod
         seed=settings.seed if seed is None else seed,
         assistant_prefix=prompts.form_line(prompt),
         ratings=tuple(prompt.dimension.scale.points),
+        reasoning_effort=settings.reasoning_effort,
     )
 
 
@@ -64,6 +66,8 @@ def cache_key(request: JudgeRequest, provider: str, server: str, replica: int = 
             "logprobs": request.logprobs, "top_logprobs": request.top_logprobs, "n": request.n,
             "seed": request.seed, "assistant_prefix": request.assistant_prefix,
             "ratings": list(request.ratings),
+            # Only when set, so cache entries made before the setting existed still answer.
+            **({"reasoning_effort": request.reasoning_effort} if request.reasoning_effort else {}),
         },
         "replica": replica,
     }
@@ -74,43 +78,68 @@ def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | No
     """Seconds to wait before retry number `attempt` (1-based).
 
     Retry-After wins when the server sent one (plus up to 10% so waiting clients do not return in
-    lockstep); otherwise exponential backoff with full jitter, capped.
+    lockstep; a wait above the cap never gets here: see `too_long`); otherwise exponential backoff
+    with full jitter, capped.
     """
     if retry_after is not None and retry_after >= 0:
         return min(cap, retry_after * random.uniform(1.0, 1.1))
     return random.uniform(0.0, min(cap, base * 2 ** (attempt - 1)))
 
 
+def too_long(exc: RetryableJudgeError, cap: float) -> RetryLaterError | None:
+    """The error that stops the run when the judge asks to wait longer than the run may pause."""
+    if exc.retry_after is None or exc.retry_after <= cap:
+        return None
+    until = time.strftime("%H:%M:%S", time.localtime(time.time() + exc.retry_after))
+    return RetryLaterError(f"the judge asked to wait {exc.retry_after:.0f} s (until {until}) before the next "
+                           f"request, longer than the {cap:.0f} s a run pauses ({exc}); run the same command "
+                           "again then, or allow a longer pause", attempts=exc.attempts, status=exc.status)
+
+
 def call_with_retries(judge: Judge, request: JudgeRequest, max_attempts: int = 5,
-                      cancel: threading.Event | None = None, base: float = 0.5,
-                      cap: float = 30.0) -> tuple[JudgeReply, int, float]:
+                      cancel: threading.Event | None = None, base: float = 0.5, cap: float = 30.0,
+                      gate: Gate | None = None, tokens: int = 0) -> tuple[JudgeReply, int, float]:
     """judge.judge(request), retried on RetryableJudgeError: (reply, attempts, seconds).
 
-    Runs in a worker thread. The last retryable error and any other JudgeError propagate with the
-    attempt count in `attempts`; anything else a judge raises becomes a JudgeError naming it. A set
-    `cancel` ends the wait between attempts.
+    Runs in a worker thread. Every attempt passes the `gate` (calls in flight, rpm/tpm) and leaves it
+    before any backoff. The last retryable error and any other JudgeError propagate with the attempt
+    count in `attempts`; anything else a judge raises becomes a JudgeError naming it. A set `cancel`
+    ends the waits.
     """
     start = time.perf_counter()
-    if cancel is not None and cancel.is_set():
-        raise Cancelled()
     for attempt in range(1, max_attempts + 1):
+        if (cancel is not None and cancel.is_set()) or (gate is not None and not gate.enter(tokens, cancel)):
+            raise Cancelled()
         try:
-            reply = judge.judge(request)
-            check_reply(reply, request.ratings)  # impossible log-probabilities: ask again, never score them
+            reply = _attempt(judge, request, attempt, gate)
             return reply, attempt, time.perf_counter() - start
         except RetryableJudgeError as exc:
-            exc.attempts = attempt
+            stop = too_long(exc, cap)
+            if stop is not None:
+                raise stop from exc
             if attempt >= max_attempts:
                 raise
             delay = backoff_delay(attempt, base, cap, exc.retry_after)
-            if cancel is not None:
-                if cancel.wait(delay):
-                    raise Cancelled() from exc
-            else:
+            if cancel is not None and cancel.wait(delay):
+                raise Cancelled() from exc
+            if cancel is None:
                 time.sleep(delay)
-        except JudgeError as exc:
-            exc.attempts = attempt
-            raise
-        except Exception as exc:  # a judge adapter's bug must cost one item, not the run
-            raise JudgeError(f"{type(exc).__name__}: {exc}", attempts=attempt) from exc
     raise AssertionError("unreachable: max_attempts must be at least 1")
+
+
+def _attempt(judge: Judge, request: JudgeRequest, attempt: int, gate: Gate | None) -> JudgeReply:
+    """One call through the gate, every failure a JudgeError carrying the attempt number."""
+    throttled = False
+    try:
+        reply = judge.judge(request)
+        check_reply(reply, request.ratings)  # impossible log-probabilities: ask again, never score them
+        return reply
+    except JudgeError as exc:
+        exc.attempts = attempt
+        throttled = exc.status == 429
+        raise
+    except Exception as exc:  # a judge adapter's bug must cost one item, not the run
+        raise JudgeError(f"{type(exc).__name__}: {exc}", attempts=attempt) from exc
+    finally:
+        if gate is not None:
+            gate.leave(throttled)

@@ -22,7 +22,7 @@ from typing import Any
 from .. import prompts
 from ..errors import ConfigError
 from ..store import Store
-from ..types import FrozenPrompt, Item, JudgeSettings
+from ..types import FrozenPrompt, Item, JudgeRequest, JudgeSettings
 
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 4  # role markers and separators the chat format adds around each message
@@ -107,6 +107,11 @@ def estimate_tokens(text: str) -> int:
 def estimate_request_tokens(messages: tuple[dict[str, str], ...] | list[dict[str, str]]) -> int:
     """Input tokens of one chat request."""
     return sum(estimate_tokens(m["content"]) + TOKENS_PER_MESSAGE for m in messages)
+
+
+def request_tokens(request: JudgeRequest) -> int:
+    """Estimated tokens one request spends: its prompt plus the largest reply it allows (for tpm pacing)."""
+    return estimate_request_tokens(request.messages) + request.n * request.max_tokens
 
 
 def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings | None = None,

@@ -27,8 +27,15 @@ class RunOptions:
     fail_fast: int = bounded(5, 0, 10_000, "stop when the first this many items all fail (0: never)")
     cancel_grace: float = bounded(0.5, 0.0, 600.0, "seconds a stopped run waits for calls in flight")
 
+    rpm: float | None = None  # requests per minute at most (None: no limit)
+    tpm: float | None = None  # estimated tokens per minute at most (None: no limit)
+
     def __post_init__(self) -> None:
         check_bounds(self)
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"{name} must be above 0 (or unset for no limit), got {value}")
         if self.reducer not in REDUCERS:
             raise ConfigError(f"reducer must be one of {', '.join(REDUCERS)}, got {self.reducer!r}")
 

@@ -23,6 +23,7 @@ class Gate:
         self.rpm, self.tpm, self.clock = rpm, tpm, clock
         self.in_flight = 0
         self.throttled = 0  # 429s seen
+        self.entered = 0  # attempts let through (requests sent, retries included)
         self._sent: deque[tuple[float, int]] = deque()  # (time, tokens) of requests in the last minute
         self._cond = threading.Condition()
 
@@ -40,6 +41,7 @@ class Gate:
                 wait = self._budget_wait(tokens)
                 if self.in_flight < self.current and wait <= 0:
                     self.in_flight += 1
+                    self.entered += 1
                     self._sent.append((self.clock(), tokens))
                     return True
                 self._cond.wait(timeout=min(max(wait, 0.05), 0.5))
@@ -74,3 +76,7 @@ class Gate:
                         waits.append(60.0 - (now - sent_at))
                         break
         return max(waits)
+
+    def describe(self) -> str:
+        """'concurrency 4/16, 120 requests, 3 rate-limited' for progress lines."""
+        return f"concurrency {self.current}/{self.max}, {self.entered} requests, {self.throttled} rate-limited"

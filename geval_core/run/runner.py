@@ -20,8 +20,9 @@ from ..providers.base import Judge
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeSettings
 from .calls import Cancelled, call_with_retries
-from .cost import load_prices, run_totals
+from .cost import load_prices, request_tokens, run_totals
 from .options import RunOptions, RunSummary
+from .pacing import Gate
 from .session import Job, Progress, Session
 from .workers import DaemonPool, new_owner
 
@@ -41,7 +42,7 @@ def _unique_todo(items: list[Item], judged: set[str]) -> list[Item]:
 
 def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, store: Store, run_id: str,
                 options: RunOptions | None = None, on_progress: Progress | None = None,
-                cancel: threading.Event | None = None) -> RunSummary:
+                cancel: threading.Event | None = None, gate: Gate | None = None) -> RunSummary:
     """Judge every item not yet judged in `run_id`, writing each judgment as it finishes.
 
     options.settings: the judge settings to use (default: the prompt's own, which define the metric).
@@ -49,7 +50,8 @@ def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, store: St
     items judged earlier too. After `cancel` is set no request is sent; calls already running are
     written if they finish within `options.cancel_grace` seconds and dropped otherwise (a resumed run
     redoes them). Re-running a finished run makes no judge call: its items are skipped, and the same
-    requests in another run are answered from the store's judge cache.
+    requests in another run are answered from the store's judge cache. `gate` (made from the options
+    when not given) paces the calls; a caller passes its own to show its state while the run goes.
     """
     options = options or RunOptions()
     require_inputs(prompt, items, "the data")  # before any judge call: never score empty placeholders
@@ -64,8 +66,10 @@ def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, store: St
     owner = new_owner()
     store.take_lease(run_id, owner)  # one runner per run: a second one is refused before any call
     pool = DaemonPool(options.concurrency)
+    gate = gate or Gate(options.concurrency, options.rpm, options.tpm)
     try:
-        _loop(session, judge, deque(todo), pool, stop, cancel, options, lambda: store.renew_lease(run_id, owner))
+        _loop(session, judge, deque(todo), pool, stop, cancel, options, gate,
+              lambda: store.renew_lease(run_id, owner))
     finally:
         stop.set()
         pool.shutdown()
@@ -86,7 +90,7 @@ def finish(store: Store, summary: RunSummary, settings: JudgeSettings, discount:
 
 
 def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
-          stop: threading.Event, cancel: threading.Event | None, options: RunOptions,
+          stop: threading.Event, cancel: threading.Event | None, options: RunOptions, gate: Gate,
           heartbeat: Callable[[], None]) -> None:
     """Keep up to 2x concurrency requests queued (so workers never idle while this thread writes)."""
     pending: dict[Future, Job] = {}
@@ -115,7 +119,7 @@ def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
                 session.score(job, reply, cached=True)
                 continue
             future = pool.submit(call_with_retries, judge, job.request, options.max_attempts, stop,
-                                 options.retry_base, options.retry_cap)
+                                 options.retry_base, options.retry_cap, gate, request_tokens(job.request))
             pending[future] = job
         if not pending:
             continue

@@ -10,7 +10,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError, UnreachableError
+from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError, RetryLaterError, UnreachableError
 from ..judgment import Judgment
 from ..scoring import score_reply
 from ..store import Store
@@ -148,6 +148,8 @@ class Session:
 
     def write_error(self, job: Job, exc: BaseException, reply: JudgeReply | None = None) -> None:
         """Record a failed item: no score, the error text, and the run goes on unless it is hopeless."""
+        if self.summary.error is not None:
+            return  # the run has stopped: calls still in flight fail alike; their items wait for the resume
         attempts = exc.attempts if isinstance(exc, JudgeError) else 1
         where = f" after {attempts} attempts" if attempts > 1 else ""
         self.summary.failed += 1
@@ -161,6 +163,9 @@ class Session:
         """Stop when items keep failing before any succeeded: no logprobs, no server, a refused key, or
         simply the first `fail_fast` items all failed, whatever the error."""
         if self.summary.error is not None:
+            return
+        if isinstance(exc, RetryLaterError):
+            self.summary.error = str(exc)
             return
         if getattr(exc, "status", None) in (401, 403):
             self.summary.error = f"{exc}; the judge refused the key: nothing more is sent until it is fixed"

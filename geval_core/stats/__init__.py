@@ -7,7 +7,13 @@
     bootstrap   95% intervals, resampling groups (or items when ungrouped)
     agreement   AgreementResult, agreement, spearman/kendall/pearson/tie_rate, replies_curve
     ties        per-item ties and the largest tied clusters
-    from_runs   the agreement of a stored run, read through a library object
+    raters      Krippendorff's alpha, pairwise kappa, rater spread (items x raters tables)
+    ceiling     the human ceiling: each rater against the others, the judge beside them
+    confidence  the judge's own certainty per item (entropy, spread, margin)
+    calibration reliability bins and ECE of the judge's rating probabilities
+    ppi         prediction-powered estimates of the human mean (classic, PPI++)
+    bias        length and per-system bias, perturbation sensitivity
+    from_runs, of_runs, of_raters   the figures of stored runs and datasets, read through a Store
 """
 
 from .agreement import (

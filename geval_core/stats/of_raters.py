@@ -42,6 +42,15 @@ def run_scores(library: Store, run_id: str) -> tuple[dict[str, Any], dict[str, f
     return run, scores, library.get_prompt(run["prompt_id"]).dimension.scale
 
 
+def same_items(library: Store, run: dict[str, Any], dataset_id: str, scores: dict[str, float | None]
+               ) -> dict[str, float | None]:
+    """The run's scores of items whose inputs are identical in `dataset_id` (e.g. a version saved from ratings)."""
+    if run["dataset_id"] == dataset_id:
+        return scores
+    judged = {i.id: i.fields for i in library.dataset_items(run["dataset_id"])}
+    return {i.id: scores.get(i.id) for i in library.dataset_items(dataset_id) if judged.get(i.id) == i.fields}
+
+
 def dataset_raters(library: Store, dataset_ref: str, human: str, scale: Scale | None = None,
                    bootstrap: int = 0, seed: int = 0, run_id: str | None = None,
                    grouped: bool = True) -> dict[str, Any]:
@@ -52,6 +61,8 @@ def dataset_raters(library: Store, dataset_ref: str, human: str, scale: Scale | 
         scale = scale or run_scale
         dataset_ref = dataset_ref or run["dataset_id"]
     dataset, matrix = dataset_matrix(library, dataset_ref, human)
+    if run_id:
+        judge = same_items(library, run, dataset["id"], judge)
     scale = _scale(matrix, scale)
     result = rater_agreement(matrix, scale, bootstrap, seed)
     ceiling = human_ceiling(matrix, scale, judge, grouped, bootstrap, seed) if len(matrix.raters) > 1 or judge else []

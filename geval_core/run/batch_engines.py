@@ -1,0 +1,177 @@
+"""The providers' batch engines end to end: submit a run's requests, follow the batch, collect its results.
+
+OpenAI: the Files API (purpose "batch") and the Batches API (endpoint /v1/chat/completions, window 24h)
+through the `openai` SDK, with the input file `batch.prepare_batch` writes by hand. Gemini: the Batch API
+through google-genai `client.batches` with inlined requests, each the request the live judge sends.
+Collecting downloads the results and scores them through `batch.collect_batch`, exactly as a live run
+would; it is idempotent (judged items are skipped) and resumable: a crash loses nothing written, and
+collecting again downloads again. Which run a batch belongs to is kept in the library ("batch:ID").
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, InputError, NotFoundError
+from ..inputs import require_inputs
+from ..providers._common import NO_KEY, check_base_url, env_key, is_custom_server, require_key
+from ..store import Store
+from ..types import FrozenPrompt, JudgeSettings
+from .batch import (
+    BATCH_URL,
+    MAX_REQUESTS,
+    batch_lines,
+    batch_mode,
+    collect_batch,
+    custom_id,
+    item_requests,
+    run_items,
+)
+from .options import RunSummary
+from .session import Progress
+
+ENGINES = ("openai", "gemini")
+DONE = {"completed", "failed", "expired", "cancelled", "JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
+        "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
+COLLECTABLE = {"completed", "expired", "cancelled", "JOB_STATE_SUCCEEDED"}  # finished with results to read
+
+
+def _client(provider: str, base_url: str | None) -> Any:
+    """The SDK client for a provider's batch engine; the key from the environment, as live judges get it."""
+    base_url = check_base_url(base_url)
+    if provider == "openai":
+        from openai import OpenAI
+
+        from ..providers.openai_judge import KEY_VARIABLE
+
+        key = env_key(KEY_VARIABLE) or (NO_KEY if is_custom_server(base_url) else None)
+        return OpenAI(api_key=require_key(key, (KEY_VARIABLE,), "openai"), base_url=base_url)
+    from google import genai
+    from google.genai import types
+
+    from ..providers.gemini_judge import KEY_VARIABLES
+
+    key = require_key(env_key(*KEY_VARIABLES), KEY_VARIABLES, "gemini")
+    return genai.Client(api_key=key, vertexai=False, http_options=types.HttpOptions(base_url=base_url))
+
+
+def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
+                 item_ids: list[str] | None = None, client: Any = None) -> dict[str, Any]:
+    """Create a run and submit its requests to the provider's batch engine: {batch_id, run_id, status, requests}."""
+    if settings.provider not in ENGINES:
+        raise ConfigError(f"batch engines are OpenAI's and Gemini's, not the {settings.judge_id} judge's; "
+                          "choose openai:MODEL or gemini:MODEL")
+    items = run_items(store, dataset_id, item_ids)
+    require_inputs(prompt, items, f"dataset {dataset_id[:12]}")  # before a run is recorded or paid for
+    count = len(items) * (settings.n if batch_mode(settings) == "sampling" else 1)
+    if count > MAX_REQUESTS:
+        raise InputError(f"{count} requests exceed a batch's {MAX_REQUESTS}; split the dataset (or lower n)")
+    run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
+    client = client or _client(settings.provider, settings.base_url)
+    if settings.provider == "openai":
+        lines = "".join(json.dumps(line, ensure_ascii=False) + "\n"
+                        for line in batch_lines(prompt, items, run_id, settings))
+        upload = client.files.create(file=(f"geval-{run_id}.jsonl", lines.encode("utf-8")), purpose="batch")
+        batch = client.batches.create(input_file_id=upload.id, endpoint=BATCH_URL, completion_window="24h",
+                                      metadata={"geval_run": run_id})
+        batch_id, status = batch.id, batch.status
+    else:
+        batch = client.batches.create(model=settings.model, src=_gemini_requests(prompt, items, run_id, settings),
+                                      config={"display_name": f"geval-{run_id}"})
+        batch_id, status = batch.name, _state(batch)
+    store.set_run_fields(run_id, batch_id=batch_id, batch_provider=settings.provider, batch_requests=count)
+    store.set_setting(f"batch:{batch_id}", {"run_id": run_id, "provider": settings.provider})
+    return {"batch_id": batch_id, "run_id": run_id, "status": status, "requests": count}
+
+
+def _gemini_requests(prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings) -> list[dict]:
+    """Inlined generateContent requests, each keyed by its custom_id in metadata."""
+    from ..providers.gemini_judge import gemini_request
+
+    out = []
+    for item in items:
+        for replica, request in enumerate(item_requests(prompt, item, settings)):
+            contents, config = gemini_request(request, request.n, request.seed)
+            out.append({"contents": contents, "config": config,
+                        "metadata": {"key": custom_id(run_id, item.id, replica)}})
+    return out
+
+
+def _state(batch: Any) -> str:
+    state = batch.state
+    return getattr(state, "value", None) or str(state)
+
+
+def _record(store: Store, batch_id: str) -> dict[str, Any]:
+    record = store.get_setting(f"batch:{batch_id}")
+    if not record:
+        raise NotFoundError(f"no batch {batch_id!r} in this library; `geval batch submit` records the ones it sends")
+    return record
+
+
+def batch_status(store: Store, batch_id: str, base_url: str | None = None, client: Any = None) -> dict[str, Any]:
+    """The provider's status of a batch: {batch_id, run_id, status, done, counts}."""
+    record = _record(store, batch_id)
+    client = client or _client(record["provider"], base_url)
+    if record["provider"] == "openai":
+        batch = client.batches.retrieve(batch_id)
+        counts = batch.request_counts.model_dump() if batch.request_counts else None
+        status = batch.status
+    else:
+        batch = client.batches.get(name=batch_id)
+        status, counts = _state(batch), None
+    return {"batch_id": batch_id, "run_id": record["run_id"], "status": status, "done": status in DONE,
+            "counts": counts, "_batch": batch}
+
+
+def collect_remote(store: Store, batch_id: str, base_url: str | None = None, client: Any = None,
+                   on_progress: Progress | None = None) -> dict[str, Any]:
+    """Download a finished batch's results and score them into its run (idempotent, resumable)."""
+    record = _record(store, batch_id)
+    client = client or _client(record["provider"], base_url)
+    status = batch_status(store, batch_id, client=client)
+    batch = status.pop("_batch")
+    if status["status"] not in COLLECTABLE:
+        return {**status, "collected": False, "summary": None}
+    with tempfile.TemporaryDirectory(prefix="geval-batch-") as folder:
+        paths = _download(client, record["provider"], batch, Path(folder))
+        summaries = collect_batch(store, paths, on_progress) if paths else []
+    summary = next((s for s in summaries if s.run_id == record["run_id"]), None)
+    return {**status, "collected": True, "summary": None if summary is None else _summary(summary)}
+
+
+def _summary(summary: RunSummary) -> dict[str, Any]:
+    return {k: v for k, v in summary.to_dict().items() if k in ("status", "scored", "failed", "skipped", "judged")}
+
+
+def _download(client: Any, provider: str, batch: Any, folder: Path) -> list[Path]:
+    """The batch's results as Batch-API-shaped JSONL files in `folder`."""
+    if provider == "openai":
+        paths = []
+        for name in ("output_file_id", "error_file_id"):
+            file_id = getattr(batch, name, None)
+            if file_id:
+                path = folder / f"{name}.jsonl"
+                path.write_bytes(client.files.content(file_id).content)
+                paths.append(path)
+        return paths
+    path = folder / "gemini.jsonl"
+    responses = (batch.dest.inlined_responses or []) if batch.dest else []
+    path.write_text("".join(json.dumps(_gemini_line(r)) + "\n" for r in responses), encoding="utf-8")
+    return [path]
+
+
+def _gemini_line(result: Any) -> dict[str, Any]:
+    """One inlined Gemini result in the Batch API output line shape `collect_batch` reads."""
+    from ..providers.gemini_judge import RAW_EXCLUDE
+
+    key = (result.metadata or {}).get("key", "")
+    if result.error is not None or result.response is None:
+        error = result.error.model_dump(mode="json") if result.error is not None else {"message": "no response"}
+        return {"custom_id": key, "response": None, "error": {"code": error.get("code"),
+                                                               "message": error.get("message")}}
+    body = result.response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=RAW_EXCLUDE)
+    return {"custom_id": key, "response": {"status_code": 200, "body": body}, "error": None}

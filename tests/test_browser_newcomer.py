@@ -1,0 +1,149 @@
+"""The newcomer's way through in headless Chromium (issue 14): a blank dimension → freeze → upload a CSV with
+a mapping → score → Stop → the stopped run shown with Resume → resume to the end.
+
+The app runs with the scripted judge (GEVAL_TEST_JUDGE) slowed per item, so a run lasts long enough to stop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pytest
+from conftest import free_port, served
+from needs import require_executable, require_module
+from test_browser import ARGS, CHROMIUM, choose, go, metric_value
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+playwright_api = require_module("playwright.sync_api", "install the test extra: pip install -e '.[test]'")
+ITEMS = 30
+DEFINITION = "How clearly the response answers in the given context."
+ANCHORS = ["Unclear throughout.", "Mostly unclear.", "Partly clear.", "Mostly clear.", "Clear throughout."]
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's /usr/bin/chromium (.ci/run installs it), else one on PATH."""
+    return require_executable(CHROMIUM, "chromium", hint="install Debian's chromium (.ci/run does)")
+
+
+@pytest.fixture
+def scripted_app(chromium, tmp_path):
+    """`streamlit run app.py` with the scripted judge waiting 0.4 s per item."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(GEVAL_DB=str(tmp_path / "newcomer.db"), GEVAL_TEST_JUDGE="scripted", GEVAL_TEST_JUDGE_DELAY="0.4",
+               STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+               "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+    url = f"http://127.0.0.1:{port}"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with served(command, f"{url}/_stcore/health", tmp_path / "streamlit.log", timeout=60.0, cwd=root, env=env):
+        yield url
+
+
+def fill_anchors(page, expect) -> None:
+    """Type the five anchors into the data editor (rating 5 first), each once the page shows the one before.
+
+    The grid is a canvas: click the description cell of the row, open the cell editor, type, commit. A commit racing the previous rerun can be dropped: try again, a few times.
+    """
+    for point, text in zip(range(5, 0, -1), reversed(ANCHORS), strict=True):
+        shown = page.get_by_text(f"- {point}: {text}", exact=False).first
+        for attempt in range(3):
+            page.keyboard.press("Escape")
+            box = page.get_by_test_id("stDataFrame").first.bounding_box()
+            # Rows of 35 px; the element ends about one row below the last one (rating 1).
+            page.mouse.click(box["x"] + box["width"] * 0.6, box["y"] + box["height"] - 35 * (point + 1) + 17)
+            page.wait_for_timeout(200)
+            page.keyboard.press("Enter")  # open the cell editor first: keys typed while it opens are lost
+            page.wait_for_timeout(400)
+            page.keyboard.type(text)
+            page.keyboard.press("Enter")
+            try:
+                expect(shown).to_be_visible(timeout=10_000)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
+
+
+def design(page, expect) -> None:
+    """A blank dimension on context and response, steps generated, frozen."""
+    page.get_by_role("button", name="New dimension").click()
+    expect(page.get_by_text("A blank dimension", exact=False)).to_be_visible(timeout=60_000)
+    page.get_by_role("textbox", name="Name", exact=True).fill("Clarity")
+    page.keyboard.press("Tab")
+    expect(page.get_by_text("- Clarity:", exact=False).first).to_be_visible(timeout=30_000)
+    page.get_by_role("textbox", name="Definition", exact=True).fill(DEFINITION)
+    page.keyboard.press("Tab")
+    expect(page.get_by_text(f"Clarity (1-5) - {DEFINITION}", exact=False).first).to_be_visible(timeout=30_000)
+    page.get_by_role("textbox", name="Input fields (comma-separated)").fill("context, response")
+    page.keyboard.press("Tab")
+    expect(page.get_by_text("Response:", exact=False).first).to_be_visible(timeout=30_000)
+    fill_anchors(page, expect)
+    page.get_by_role("button", name="Generate evaluation steps").click()
+    expect(page.get_by_text("Generated 3 steps with scripted-1")).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Freeze").click()
+    expect(page.get_by_text("Frozen as clarity@1")).to_be_visible(timeout=60_000)
+
+
+def upload(page, expect, tmp_path) -> None:
+    """A CSV whose columns are renamed to the prompt's inputs, imported as a new dataset."""
+    path = tmp_path / "answers.csv"
+    rows = [f'a{n},"Question {n}, asked plainly.",Answer {n} in a sentence.' for n in range(ITEMS)]
+    path.write_text("id,ctx,resp\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    go(page, "Datasets")
+    expect(page.get_by_text("Upload a dataset", exact=False)).to_be_visible(timeout=60_000)
+    page.locator("input[type=file]").set_input_files(str(path))
+    expect(page.get_by_text("First rows of answers.csv")).to_be_visible(timeout=60_000)
+    choose(page, "stMultiSelect", "Input columns", "ctx")
+    choose(page, "stMultiSelect", "Input columns", "resp")
+    page.get_by_role("textbox", name="name for column 'ctx'").fill("context")
+    page.keyboard.press("Tab")
+    page.get_by_role("textbox", name="name for column 'resp'").fill("response")
+    page.keyboard.press("Tab")
+    expect(page.get_by_text(f"Preview: {ITEMS} items", exact=False)).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_text(f"Imported answers.csv as answers@1 ({ITEMS} items).")).to_be_visible(timeout=60_000)
+
+
+def score_stop_resume(page, expect) -> None:
+    """Start a run, stop it early, find it selected with its Resume button, resume to the end."""
+    go(page, "Score")
+    expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
+    choose(page, "stSelectbox", "Frozen prompt", "clarity@1")
+    choose(page, "stSelectbox", "Dataset", "answers@1")
+    page.get_by_role("spinbutton", name="Concurrent requests").fill("1")
+    page.keyboard.press("Tab")
+    page.get_by_role("button", name="Start run").click()
+    progress = page.get_by_text(re.compile(rf"^[2-5] / {ITEMS} items · about \d+ s left$"))
+    expect(progress).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name="Stop run").click()
+    expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
+    judged = int(metric_value(page, "Judged").split(" / ")[0])
+    assert 1 <= judged < ITEMS
+    resume = page.get_by_role("button", name=f"Resume ({ITEMS - judged} items)")
+    expect(resume).to_be_visible()
+    resume.click()
+    expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
+        f"{ITEMS} / {ITEMS}", timeout=120_000)
+    expect(page.get_by_text(re.compile(rf"clarity@1 on answers@1 .* {ITEMS}/{ITEMS} · done"))).to_be_visible()
+
+
+def test_new_dimension_upload_score_stop_resume(scripted_app, chromium, tmp_path):
+    expect = playwright_api.expect
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 1500, "height": 2200})
+        try:
+            page.goto(scripted_app)
+            expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
+            design(page, expect)
+            upload(page, expect, tmp_path)
+            score_stop_resume(page, expect)
+        except BaseException:
+            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()

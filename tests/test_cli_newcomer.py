@@ -1,0 +1,65 @@
+"""`geval score` as a newcomer meets it (issue 14): --id/--input map a data file as `datasets import` does,
+the local judge defaults to one call at a time, and nothing but the summary reaches stderr off a terminal."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from geval_core.cli import cli
+from geval_core.cli._common import default_concurrency
+from geval_core.types import JudgeSettings
+from prompt_library import Library
+
+CLI = [sys.executable, "-c", "from geval_core.cli import cli; cli()"]
+
+
+def data_file(tmp_path):
+    """A CSV whose columns are named unlike the coherence prompt's inputs (document, summary)."""
+    path = tmp_path / "mine.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["key", "source", "output"])
+        writer.writerows([[f"k{n}", f"Source text {n}.", f"Summary {n}."] for n in range(3)])
+    return path
+
+
+def test_id_and_input_map_a_data_file_for_score(tmp_path):
+    db, out = str(tmp_path / "lib.db"), tmp_path / "out.jsonl"
+    args = ["score", "--prompt", "coherence", "--data", str(data_file(tmp_path)), "--judge", "scripted",
+            "--db", db, "--out", str(out)]
+    refused = CliRunner().invoke(cli, args)
+    assert refused.exit_code == 1 and "name another with --id" in refused.output
+    done = CliRunner().invoke(cli, [*args, "--id", "key", "--input", "document=source", "--input",
+                                    "summary=output"])
+    assert done.exit_code == 0, done.output
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["k0", "k1", "k2"]
+    [item] = Library(db).dataset_items("mine")[:1]
+    assert item.fields == {"document": "Source text 0.", "summary": "Summary 0."}
+    bad = CliRunner().invoke(cli, [*args, "--input", "document"])
+    assert bad.exit_code == 2 and "expected NAME=PATH" in bad.output
+    library = CliRunner().invoke(cli, ["score", "--prompt", "coherence", "--data", "sample", "--judge", "scripted",
+                                       "--db", db, "--input", "document=source"])
+    assert library.exit_code == 2 and "a library dataset is mapped already" in library.output
+
+
+def test_the_local_judge_defaults_to_one_call_at_a_time():
+    assert default_concurrency(JudgeSettings(provider="local")) == 1
+    assert default_concurrency(JudgeSettings(provider="openai", model="gpt-4o-2024-08-06")) == 8
+    help_text = CliRunner().invoke(cli, ["score", "--help"]).output
+    assert "1 for the local judge" in " ".join(help_text.split())  # click wraps the help
+
+
+def test_no_stray_label_line_off_a_terminal(tmp_path):
+    db = str(tmp_path / "lib.db")
+    proc = subprocess.run([*CLI, "score", "--prompt", "coherence", "--data", "sample", "--judge", "scripted",
+                           "--db", db, "--out", str(tmp_path / "o.jsonl")], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert not any(line.strip() == "coherence@1" for line in lines)
+    assert all(line.startswith(("warning:", "run ")) for line in lines), lines

@@ -1,0 +1,42 @@
+"""Archive and restore panel shared by the pages: hides datasets, runs and drafts from pickers, deletes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from workbench_ui import safe_text
+
+
+def visible(lib, kind: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows a picker offers: every one not archived (by its "id")."""
+    hidden = lib.archived_ids(kind)
+    return [r for r in rows if str(r["id"]) not in hidden]
+
+
+def _apply(lib, kind: str, key: str, archive: bool) -> None:
+    # A callback: runs before the page is drawn, so every picker below already sees the change.
+    for object_id in st.session_state.get(key) or []:
+        (lib.archive if archive else lib.restore)(kind, object_id)
+    st.session_state[key] = []
+
+
+def panel(lib, kind: str, labels: dict[str, str]) -> None:
+    """An expander to archive some of `labels` (id -> label) and restore archived ones."""
+    hidden = lib.archived_ids(kind)
+    active = [i for i in labels if i not in hidden]
+    archived = [i for i in labels if i in hidden]
+    show = lambda i: safe_text.md_escape(labels[i])  # noqa: E731 -- labels carry user names
+    with st.expander(f"Archive {kind}s ({len(archived)} archived)"):
+        st.caption(f"An archived {kind} is hidden from the pickers and kept whole in the library; restore it "
+                   "any time. Nothing frozen is deleted or changed.")
+        key = f"archive_{kind}_pick"
+        st.multiselect(f"{kind.capitalize()}s to archive", active, format_func=show, key=key)
+        st.button("Archive", key=f"archive_{kind}_go", on_click=_apply, args=(lib, kind, key, True),
+                  disabled=not st.session_state.get(key))
+        if archived:
+            back = f"archive_{kind}_restore"
+            st.multiselect(f"Archived {kind}s to restore", archived, format_func=show, key=back)
+            st.button("Restore", key=f"archive_{kind}_back", on_click=_apply, args=(lib, kind, back, False),
+                      disabled=not st.session_state.get(back))

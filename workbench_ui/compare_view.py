@@ -1,0 +1,55 @@
+"""Agreement page parts: how many groups the headline used, and one item's distributions in two runs."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from typing import Any
+
+import streamlit as st
+
+from workbench_ui import cached_reads, charts, safe_text
+
+TINY_GROUP = 3  # below this median size a per-group correlation is mostly undefined or ±1
+
+
+def group_sizes(paired: dict[str, list]) -> list[int]:
+    """Items per group among those with both a judge score and a human rating."""
+    counts = Counter(g for g, j, h in zip(paired["groups"], paired["judge"], paired["human"], strict=True)
+                     if g is not None and j is not None and h is not None)
+    return sorted(counts.values())
+
+
+def groups_note(result: dict[str, Any], paired: dict[str, list]) -> None:
+    """Groups used and skipped and the median group size beside a group-level headline; a warning when tiny."""
+    sizes = group_sizes(paired)
+    if not sizes:
+        return
+    median = statistics.median(sizes)
+    st.caption(f"Group-level reading: {result.get('groups')} groups used, {result.get('groups_skipped')} skipped "
+               f"(constant or too small), median group size {median:g} items ({len(sizes)} groups in all).")
+    if median < TINY_GROUP:
+        st.warning(f"The groups are tiny (median {median:g} items): a correlation within one or two items is "
+                   "undefined or ±1, so the group-level figures and their intervals swing widely. Read the "
+                   "dataset-level row in the table too.")
+
+
+def item_side_by_side(run_a: dict[str, Any], run_b: dict[str, Any], labels: dict[str, str], ids: list[str],
+                      points: tuple[int, ...] | list[int]) -> None:
+    """Pick an item scored in both runs and see each run's rating distribution next to the other."""
+    if not ids:
+        return
+    st.caption("One item in both runs: the probability each judge put on every rating")
+    item_id = st.selectbox("Item", ids, key="ag_compare_item")
+    left, right = st.columns(2)
+    for column, run, name in ((left, run_a, "A"), (right, run_b, "B")):
+        row = next((r for r in cached_reads.judgments(run) if r["item_id"] == item_id), None)
+        with column:
+            st.caption(safe_text.md_escape(f"{name}: {labels[run['id']]}"))
+            if row is None:
+                st.info("Not judged in this run.")
+                continue
+            st.metric(f"Weighted score ({name})", safe_text.fmt(row.get("score")))
+            fig = charts.distribution_figure(row.get("distribution") or {}, row.get("valid_mass"), points,
+                                             f"Run {name}")
+            st.plotly_chart(fig, key=f"ag_compare_chart_{name}")
