@@ -8,7 +8,7 @@ import streamlit as st
 from geval_core import prompts
 from geval_core.prompts import content_hash
 from geval_core.types import MODES, Dimension, JudgeSettings, bounds_of
-from workbench_ui import archive_view, safe_text, state
+from workbench_ui import archive_view, safe_text, stability_view, state
 from workbench_ui import design_extras as extras
 from workbench_ui import design_form as form
 
@@ -115,9 +115,10 @@ def checks_section(dim: Dimension) -> bool:
     """Pre-freeze checks as messages; True when nothing blocks freezing."""
     st.subheader("Checks before freezing")
     found = form.checks(dim)
-    for check in found:
+    stability = stability_view.current_check(dim)
+    for check in [*found, *([stability] if stability else [])]:
         text = f"{safe_text.md_escape(check.field)}: {safe_text.md_escape(check.message)}"
-        (st.error if check.level == "error" else st.warning)(text)
+        {"error": st.error, "warning": st.warning}.get(check.level, st.info)(text)
     if not found:
         st.success("All checks pass.")
     return not any(c.level == "error" for c in found)
@@ -153,6 +154,7 @@ def main() -> None:
     dim = form.dimension()
     with right:
         preview(lib, dim)
+        stability_view.panel(lib, dim)
         ok = checks_section(dim)
         actions(lib, dim, ok)
     form.remember(lib)

@@ -91,7 +91,9 @@ def show_run(lib) -> None:
     if not runs:
         st.info("No runs yet: start one above.")
         return
-    labels = {r["id"]: cached_reads.run_label(r) for r in runs}
+    # The picker's labels leave out judged/status: a select box keeps showing the label it first drew for its
+    # value, so "cancelled" stayed after a resume. Those two are drawn below it, fresh on every rerun.
+    labels = {r["id"]: cached_reads.run_title(r) for r in runs}
     # The run a Stop interrupted is shown with its Resume button: the click's rerun would otherwise bring
     # back the run the picker showed before that run started.
     stopped_id = st.session_state.pop("score_stopped_run", None)
@@ -101,6 +103,7 @@ def show_run(lib) -> None:
         st.session_state["score_run"] = runs[0]["id"]
     run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="score_run")
     run = lib.get_run(run_id)
+    st.caption(f"Judged {safe_text.md_escape(cached_reads.run_progress(run))}")
     prompt = lib.get_prompt(run["prompt_id"])
     stopped = stopped_id == run_id
     if stopped or st.session_state.get("score_stop"):

@@ -1,42 +1,72 @@
 """G-Eval Workbench core: scoring, statistics, prompts, judges and the runner (no Streamlit here)."""
 
-from .checks import Check, check_dimension
-from .errors import (
-    ConfigError,
-    GEvalError,
-    InputError,
-    IntegrityError,
-    InvalidReplyError,
-    JudgeError,
-    LogprobsUnavailableError,
-    MissingKeyError,
-    NotFoundError,
-    RetryableJudgeError,
-    UnreachableError,
-)
-from .export import export_prompt, load_prompt, score_item
-from .judgment import Judgment
-from .prompts import content_hash, default_template, render
-from .providers import get_judge
-from .run import RunOptions, RunSummary, estimate_cost, run_scoring
-from .scoring import ItemScore, SampledScore, WeightedScore, sampled_score, score_reply, weighted_score
-from .stats import AgreementResult, agreement, tie_rate
-from .steps import DriftReport, drift, generate_steps, parse_steps
-from .store import Store
-from .types import (
-    HAND_WRITTEN,
-    Choice,
-    Dimension,
-    FrozenPrompt,
-    Item,
-    JudgeReply,
-    JudgeRequest,
-    JudgeSettings,
-    Position,
-    Scale,
-    TopLogprob,
-    Usage,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
+
+# The public names are loaded on first use (PEP 562): `geval --help` and `geval runs list` need neither
+# numpy (stats) nor a judge's SDK, and `from geval_core.errors import X` should not pay for them either.
+# `from geval_core import X` and `geval_core.X` work as before.
+_EXPORTS = {
+    ".checks": ("Check", "check_dimension"),
+    ".errors": ("ConfigError", "GEvalError", "InputError", "IntegrityError", "InvalidReplyError", "JudgeError",
+                "LogprobsUnavailableError", "MissingKeyError", "NotFoundError", "RetryableJudgeError",
+                "UnreachableError"),
+    ".export": ("export_prompt", "load_prompt", "score_item"),
+    ".judgment": ("Judgment",),
+    ".prompts": ("content_hash", "default_template", "render"),
+    ".providers": ("get_judge",),
+    ".run": ("RunOptions", "RunSummary", "estimate_cost", "run_scoring"),
+    ".scoring": ("ItemScore", "SampledScore", "WeightedScore", "sampled_score", "score_reply", "weighted_score"),
+    ".stats": ("AgreementResult", "agreement", "tie_rate"),
+    ".steps": ("DriftReport", "drift", "generate_steps", "parse_steps"),
+    ".store": ("Store",),
+    ".types": ("HAND_WRITTEN", "Choice", "Dimension", "FrozenPrompt", "Item", "JudgeReply", "JudgeRequest",
+               "JudgeSettings", "Position", "Scale", "TopLogprob", "Usage"),
+}
+_MODULE_OF, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from .checks import Check, check_dimension
+    from .errors import (
+        ConfigError,
+        GEvalError,
+        InputError,
+        IntegrityError,
+        InvalidReplyError,
+        JudgeError,
+        LogprobsUnavailableError,
+        MissingKeyError,
+        NotFoundError,
+        RetryableJudgeError,
+        UnreachableError,
+    )
+    from .export import export_prompt, load_prompt, score_item
+    from .judgment import Judgment
+    from .prompts import content_hash, default_template, render
+    from .providers import get_judge
+    from .run import RunOptions, RunSummary, estimate_cost, run_scoring
+    from .scoring import ItemScore, SampledScore, WeightedScore, sampled_score, score_reply, weighted_score
+    from .stats import AgreementResult, agreement, tie_rate
+    from .steps import DriftReport, drift, generate_steps, parse_steps
+    from .store import Store
+    from .types import (
+        HAND_WRITTEN,
+        Choice,
+        Dimension,
+        FrozenPrompt,
+        Item,
+        JudgeReply,
+        JudgeRequest,
+        JudgeSettings,
+        Position,
+        Scale,
+        TopLogprob,
+        Usage,
+    )
+
 
 __all__ = [
     "HAND_WRITTEN",

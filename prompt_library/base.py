@@ -13,9 +13,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
 from geval_core.errors import InputError, LibraryLockedError
+
+from ._sqlite import Database  # sqlite-utils without its pandas and numpy import
 
 BUSY_TIMEOUT_S = float(os.environ.get("GEVAL_BUSY_TIMEOUT") or 30.0)  # seconds a write waits for a lock
 DEFAULT_FILE = "geval.db"
@@ -51,7 +51,9 @@ class LibraryBase:
         # One connection shared by the threads of one process (Streamlit reruns hop threads), guarded by
         # an RLock; other processes are kept apart by SQLite's own locks and the busy timeout.
         conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-        self.db = Database(conn)
+        # No sqlite-utils plugins on the library's connection: looking them up scans every installed
+        # package's metadata at each start, and the library's SQL must not depend on what else is installed.
+        self.db = Database(conn, execute_plugins=False)
         self._lock = threading.RLock()
         try:
             self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")

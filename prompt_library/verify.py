@@ -32,7 +32,7 @@ class LibraryIntegrityWarning(UserWarning):
 @functools.lru_cache(maxsize=1)
 def expected_triggers() -> dict[str, str]:
     """Trigger name -> SQL, as the migrations create them (read from a freshly migrated memory database)."""
-    db = Database(memory=True)
+    db = Database(memory=True, execute_plugins=False)
     migrations.apply(db)
     return {r["name"]: _normal(r["sql"]) for r in db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
 

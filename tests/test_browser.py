@@ -118,7 +118,7 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     snap(page, tmp_path, shots, "library")
     go(page, "Datasets")
     expect(page.get_by_text("Browse items of")).to_be_visible(timeout=60_000)
-    expect(page.get_by_text("Upload a dataset (CSV or JSONL)")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Upload a dataset (CSV, JSONL or a JSON array)")).to_be_visible(timeout=60_000)
     snap(page, tmp_path, shots, "datasets")
     # Score: the new prompt on two documents of the sample set (one holds <script> and Markdown).
     go(page, "Score")

@@ -129,9 +129,9 @@ def test_unsupported_file_and_empty_mapping(lib, tmp_path):
 
 def test_csv_row_missing_a_mapped_column_is_refused(lib, tmp_path):
     path = tmp_path / "short.csv"
-    # Line 3 stops after the source: its output and rating cells are absent, not empty strings.
+    # Line 3 stops after the source: a ragged row is refused as it is read, before any field is mapped.
     path.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s\n", encoding="utf-8")
-    assert_refused(lib, path, 3, "input field 'summary'", "'output'")
+    assert_refused(lib, path, 3, "broken CSV", "3 cells where the header has 5")
 
 
 def test_csv_in_the_wrong_encoding_is_refused(lib, tmp_path):

@@ -132,10 +132,19 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None =
     return frame
 
 
-def run_label(run: dict[str, Any]) -> str:
-    """'20250102-130405-1a2b3c · coherence@1 on sample@1 · local:smollm2 logprobs n=1 T=0 · 24/24 · done'."""
+def run_title(run: dict[str, Any]) -> str:
+    """'20250102-130405-1a2b3c · coherence@1 on sample@1 · local:smollm2 logprobs n=1 T=0': what never changes."""
     judge = run.get("judge") or {}
     how = (f"{judge.get('provider')}:{judge.get('model')} {judge.get('mode')} n={judge.get('n')} "
            f"T={judge.get('temperature')}") if isinstance(judge, dict) else str(judge)
-    return (f"{run.get('id')} · {run.get('prompt_label')} on {run.get('dataset_label')} · {how} · "
-            f"{run.get('judged')}/{run.get('items_total')} · {run.get('status')}")
+    return f"{run.get('id')} · {run.get('prompt_label')} on {run.get('dataset_label')} · {how}"
+
+
+def run_progress(run: dict[str, Any]) -> str:
+    """'24/24 · done': what changes while a run goes on."""
+    return f"{run.get('judged')}/{run.get('items_total')} · {run.get('status')}"
+
+
+def run_label(run: dict[str, Any]) -> str:
+    """'20250102-130405-1a2b3c · coherence@1 on sample@1 · local:smollm2 logprobs n=1 T=0 · 24/24 · done'."""
+    return f"{run_title(run)} · {run_progress(run)}"

@@ -2,34 +2,64 @@
 
 from __future__ import annotations
 
-import click
+import importlib
 
-from .agree import agree
-from .batch import batch_group
-from .datasets import datasets
-from .diagnostics import calibration_command, estimate_command
-from .probes import probe_group
-from .prompts import prompts
-from .raters import raters_command
-from .runs import runs
-from .score import score_command
-from .verify import verify_command
+import click
 
 __all__ = ["cli"]
 
+# Command name -> (module, attribute). A command's module is imported when that command runs (or when
+# --help lists it), so `geval runs list` or a re-run of `geval score` pays for no other command's imports.
+COMMANDS = {
+    "agree": (".agree", "agree"),
+    "prompts": (".prompts", "prompts"),
+    "datasets": (".datasets", "datasets"),
+    "runs": (".runs", "runs"),
+    "score": (".score", "score_command"),
+    "batch": (".batch", "batch_group"),
+    "verify": (".verify", "verify_command"),
+    # Judge diagnostics (issue 13).
+    "calibration": (".diagnostics", "calibration_command"),
+    "estimate": (".diagnostics", "estimate_command"),
+    "probe": (".probes", "probe_group"),
+    "stability": (".stability", "stability_command"),
+    # Raters and the human ceiling (issue 12).
+    "raters": (".raters", "raters_command"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class _Commands(dict):
+    """A group's commands by name; one of COMMANDS is imported when first looked up (`cli.commands[name]` too)."""
+
+    def __missing__(self, name: str) -> click.Command:
+        if name not in COMMANDS:
+            raise KeyError(name)
+        module, attribute = COMMANDS[name]
+        self[name] = command = getattr(importlib.import_module(module, __name__), attribute)
+        return command
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name) or name in COMMANDS
+
+    def get(self, name: str, default: click.Command | None = None) -> click.Command | None:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
+class LazyGroup(click.Group):
+    """A click group whose COMMANDS are imported on first use (commands added directly work as usual)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _Commands(self.commands)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="geval-workbench")
 def cli() -> None:
     """G-Eval Workbench: design, freeze, run and calibrate LLM-as-a-judge prompts."""
-
-
-for _command in (agree, prompts, datasets, runs, score_command, batch_group, verify_command):
-    cli.add_command(_command)
-
-# Judge diagnostics (issue 13).
-for _command in (calibration_command, estimate_command, probe_group):
-    cli.add_command(_command)
-
-# Raters and the human ceiling (issue 12).
-cli.add_command(raters_command)

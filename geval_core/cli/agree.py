@@ -7,7 +7,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,9 +15,11 @@ from prompt_library import Library, open_library
 
 from ..datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
 from ..errors import GEvalError, InputError
-from ..stats import AgreementResult, agreement
 from ..types import Scale
 from ._common import workbench_errors
+
+if TYPE_CHECKING:  # numpy is loaded only when agreement is computed
+    from ..stats import AgreementResult
 
 
 @dataclass
@@ -250,6 +252,8 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
     groups = [data.groups.get(i) for i in ids] if group_by else None
     # The pooled reading of grouped data still resamples whole groups: items of a group are not independent.
     clusters = [data.groups.get(i) for i in ids] if pooled and len(data.groups) == len(data.values) else None
+    from ..stats import agreement
+
     result = agreement([judged.values[i] for i in ids], [data.values[i] for i in ids], groups,
                        scale or judged.scale, bootstrap, seed, clusters)
     extra = {

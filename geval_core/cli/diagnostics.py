@@ -9,10 +9,12 @@ import click
 from prompt_library import open_library
 
 from ..errors import InputError
-from ..stats.of_runs import estimate_rows, item_value, run_calibration, run_estimate
-from ..stats.ppi import METHODS
 from ._common import db_option, echo_json, json_option, workbench_errors
 from .agree import _is_file_name, read_scores
+
+# geval_core.stats.ppi.METHODS, stated here so that `geval --help` needs no numpy (tests/test_layers.py
+# checks they agree); the statistics are imported when a command runs.
+METHODS = ("classic", "ppi++")
 
 
 def _f(value: float | None, digits: int = 3) -> str:
@@ -34,6 +36,8 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
     at r, else the mean rating rounded to the nearest scale point (halves up). Each (item, rating)
     pair is one prediction; ECE is the count-weighted gap between predicted and observed per bin.
     """
+    from ..stats.of_runs import run_calibration
+
     with open_library(db) as library:
         result = run_calibration(library, run_id, human, bins)
     if as_json:
@@ -55,6 +59,8 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
 def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, id_field: str,
                  judge_id_field: str, score_field: str, db: str | None) -> tuple[list, list, list | None]:
     """(judge, human, levels) from a judge results file and a data file or library dataset."""
+    from ..stats.of_runs import item_value
+
     if not data:
         raise InputError("give --data: a JSONL/CSV file or a library dataset name", file=judge_file)
     judged = read_scores(judge_file, judge_id_field, score_field)
@@ -116,6 +122,8 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
     Reports the estimate and its 95% interval beside the judge-only and human-only means. Items with
     a judge score but no human rating are the unrated ones; --rated K simulates having rated only K.
     """
+    from ..stats.of_runs import estimate_rows, run_estimate
+
     if diff and not by:
         raise click.UsageError("--diff needs --by")
     if _is_file_name(run_or_file):

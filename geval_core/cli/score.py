@@ -115,6 +115,7 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     same command to resume); 4 the run ended with no score; 130 interrupted (run it again to resume).
     """
     from ..providers import get_judge
+    from ..providers.on_demand import JudgeOnDemand
 
     check_output(out)  # before anything is paid for
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
@@ -128,7 +129,8 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     already = len(library.judged_item_ids(run_id))
     if already and not quiet:
         click.echo(f"resuming run {run_id}: {already} of {len(items)} items judged before", err=True)
-    judge = get_judge(settings, timeout=timeout)
+    # Made at the first request: a re-run of a finished run, or one answered from the cache, needs no SDK.
+    judge = JudgeOnDemand(settings.provider, lambda: get_judge(settings, timeout=timeout))
     options = RunOptions(settings=settings, concurrency=concurrency, max_attempts=max_attempts,
                          use_cache=not no_cache, rpm=rpm, tpm=tpm, retry_cap=retry_cap, fail_fast=fail_fast)
     summary = _run_with_bar(prompt, items, judge, library, run_id, options, quiet, already)

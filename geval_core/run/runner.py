@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 
 from ..inputs import require_inputs
 from ..providers.base import Judge
+from ..providers.on_demand import built
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeSettings
 from .calls import Cancelled, call_with_retries
@@ -118,6 +119,7 @@ def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
             if reply is not None:
                 session.score(job, reply, cached=True)
                 continue
+            judge = built(judge)  # the first request: a judge made on demand is made now, in this thread
             future = pool.submit(call_with_retries, judge, job.request, options.max_attempts, stop,
                                  options.retry_base, options.retry_cap, gate, request_tokens(job.request))
             pending[future] = job

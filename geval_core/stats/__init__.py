@@ -16,18 +16,50 @@
     from_runs, of_runs, of_raters   the figures of stored runs and datasets, read through a Store
 """
 
-from .agreement import (
-    AgreementResult,
-    agreement,
-    kendall,
-    pearson,
-    replies_curve,
-    spearman,
-    tie_rate,
-)
-from .from_runs import agreement_inputs_from_run, judgment_rows, run_agreement
-from .kappa import cohen_kappa
-from .ties import item_ties, judgment_ties, reply_agreement, tie_clusters, with_ties
+from __future__ import annotations
+
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from .._lazy import lazy_exports
+
+# Loaded on first use (PEP 562): `import geval_core.stats.stability` (no numpy) must not load numpy through
+# this package, and neither must `geval --help`. `from geval_core.stats import X` works as before.
+_EXPORTS = {
+    ".agreement": ("AgreementResult", "agreement", "kendall", "pearson", "replies_curve", "spearman", "tie_rate"),
+    ".from_runs": ("agreement_inputs_from_run", "judgment_rows", "run_agreement"),
+    ".kappa": ("cohen_kappa",),
+    ".ties": ("item_ties", "judgment_ties", "reply_agreement", "tie_clusters", "with_ties"),
+}
+_MODULE_OF, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from .agreement import (
+        AgreementResult,
+        agreement,
+        kendall,
+        pearson,
+        replies_curve,
+        spearman,
+        tie_rate,
+    )
+    from .from_runs import agreement_inputs_from_run, judgment_rows, run_agreement
+    from .kappa import cohen_kappa
+    from .ties import item_ties, judgment_ties, reply_agreement, tie_clusters, with_ties
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Importing a submodule binds it on the package; `agreement` stays the function (as when it was
+        # imported eagerly here), never the module geval_core.stats.agreement.
+        if name in _MODULE_OF and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "AgreementResult",
