@@ -6,6 +6,7 @@ so the core can be used, and tested, with any object that has these methods.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from .judgment import Judgment
@@ -15,6 +16,10 @@ from .types import FrozenPrompt, Item, JudgeSettings
 @runtime_checkable
 class Store(Protocol):
     """Runs, their judgments, datasets, prompts, the judge cache and settings."""
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Several writes committed together."""
+        ...
 
     def get_prompt(self, ref: str) -> FrozenPrompt:
         """A frozen prompt by id, name or name@version."""

@@ -99,6 +99,12 @@ class LibraryBase:
         self.close()
 
     @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Several writes committed together (one write lock, one commit); nested writes join it."""
+        with self._write():
+            yield
+
+    @contextmanager
     def _write(self) -> Iterator[Database]:
         """One atomic write; the outermost one takes SQLite's write lock up front.
 

@@ -71,7 +71,8 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
     return (f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.null_scores} without a "
             f"score, {summary.failed} errors, {summary.cached} from cache, {summary.fallbacks} fell back to "
             f"sampling, {summary.skipped} done before; {summary.judge_calls} judge calls in "
-            f"{summary.seconds:.1f}s ({rate:.1f} items/s); tokens {run.get('input_tokens')} in / "
+            f"{summary.seconds:.1f}s ({rate:.1f} items/s; {summary.setup_seconds:.1f}s more loading the judge); "
+            f"tokens {run.get('input_tokens')} in / "
             f"{run.get('output_tokens')} out{cost}")
 
 

@@ -59,7 +59,8 @@ class RunSummary:
     judge_calls: int = 0  # requests sent to the judge, retries included
     input_tokens: int = 0  # spent by this call; cached answers cost nothing
     output_tokens: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # scoring, without setup_seconds
+    setup_seconds: float = 0.0  # making the judge (an SDK import, a model load) before its first request
     model_version: str | None = None
     error: str | None = None  # why a failed run stopped
 

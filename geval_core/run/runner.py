@@ -79,7 +79,7 @@ def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, store: St
         summary.status = "failed"
     elif cancel is not None and cancel.is_set() and summary.skipped + summary.judged < summary.total:
         summary.status = "cancelled"
-    summary.seconds = time.perf_counter() - start
+    summary.seconds = time.perf_counter() - start - summary.setup_seconds
     finish(store, summary, settings)
     return summary
 
@@ -119,7 +119,7 @@ def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
             if reply is not None:
                 session.score(job, reply, cached=True)
                 continue
-            judge = built(judge)  # the first request: a judge made on demand is made now, in this thread
+            judge = _built_timed(judge, session.summary)  # a judge made on demand is made now, in this thread
             future = pool.submit(call_with_retries, judge, job.request, options.max_attempts, stop,
                                  options.retry_base, options.retry_cap, gate, request_tokens(job.request))
             pending[future] = job
@@ -133,6 +133,15 @@ def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
         finished, _ = wait(list(pending), timeout=POLL_S, return_when=FIRST_COMPLETED)
         for future in finished:
             _collect(session, future, pending.pop(future))
+
+
+def _built_timed(judge: Judge, summary: RunSummary) -> Judge:
+    """The judge, made now if made on demand; the time it took (SDK import, model load) kept apart."""
+    began = time.perf_counter()
+    real = built(judge)
+    if real is not judge:
+        summary.setup_seconds += time.perf_counter() - began
+    return real
 
 
 def _collect(session: Session, future: Future, job: Job) -> None:

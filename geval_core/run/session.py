@@ -102,9 +102,10 @@ class Session:
         self.summary.judge_calls += attempts
         self.summary.input_tokens += reply.usage.input_tokens
         self.summary.output_tokens += reply.usage.output_tokens
-        if self.use_cache:
-            self.store.cache_put(job.key, reply.to_dict())
-        self.score(job, reply, cached=False, seconds=seconds)
+        with self.store.transaction():  # the cache entry and the judgment in one commit, not two
+            if self.use_cache:
+                self.store.cache_put(job.key, reply.to_dict())
+            self.score(job, reply, cached=False, seconds=seconds)
 
     def failed(self, job: Job, exc: Exception) -> None:
         """A judge call that failed for good (after its retries)."""
