@@ -24,6 +24,14 @@ def pick_items(dataset: dict) -> list:
     return items[: int(count)]
 
 
+def rate_limits() -> None:
+    """Optional rpm / tpm limits for a low-tier key (0: none); the runner paces requests to them."""
+    c1, c2 = st.columns(2)
+    c1.number_input("Requests per minute at most (0: no limit)", min_value=0, value=0, step=10, key="score_rpm")
+    c2.number_input("Tokens per minute at most (0: no limit)", min_value=0, value=0, step=1000, key="score_tpm",
+                    help="Estimated from the rendered prompts, as the cost estimate is.")
+
+
 def new_run(lib) -> None:
     """Choose prompt, dataset, subset and judge; see the cost; start a live run."""
     prompts, datasets = lib.list_prompts(), archive_view.visible(lib, "dataset", lib.list_datasets())
@@ -52,6 +60,7 @@ def new_run(lib) -> None:
     concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=bounds.max, step=1,
                                   value=default_concurrency(settings), key="score_concurrency",
                                   help=bounds.help)
+    rate_limits()
     score_parts.cost_box(lib, prompt, items, settings)
     if st.button("Start run", type="primary", key="score_start", disabled=not items):
         judge = state.make_judge(settings)  # a missing key fails here, before a run is recorded

@@ -262,10 +262,12 @@ def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None
     The server is the caller's: `base_url` (an OpenAI-compatible server) or the provider's own API when
     None; never one named by the prompt. Impossible log-probabilities raise InvalidReplyError.
     """
+    from .inputs import require_inputs
     from .providers import get_judge
     from .providers._common import check_base_url
     from .run.calls import build_request
 
+    require_inputs(prompt, [fields], "the fields given to score_item")  # a misspelled key is no empty input
     settings = replace(prompt.dimension.judge, base_url=check_base_url(base_url))
     judge = judge if judge is not None else get_judge(settings)
     item = Item("item", {k: str(v) for k, v in fields.items()})

@@ -72,3 +72,33 @@ def test_the_score_page_says_what_a_dataset_lacks_and_offers_no_start(tmp_path, 
     at.selectbox(key="score_dataset").set_value("dialogues@1").run()
     assert "has no 'document', 'summary'" in page_text(at)
     assert not [b for b in at.button if b.key == "score_start"]
+
+
+def test_score_item_refuses_fields_without_the_inputs():
+    from geval_core.export import score_item
+
+    prompt = Library(":memory:").freeze(dimension(SCRIPTED)).prompt
+    Counting.calls = 0
+    with pytest.raises(InputError, match=r"'summary' \(closest field: 'sumary'\)"):
+        score_item(prompt, {"document": "d", "sumary": "s"}, judge=Counting())
+    with pytest.raises(InputError, match="has no 'document', 'summary'"):
+        score_item(prompt, {"context": "x"}, judge=Counting())
+    assert Counting.calls == 0
+    assert score_item(prompt, {"document": "d", "summary": "s"}, judge=Counting()).score is not None
+
+
+def test_the_score_page_passes_rate_limits_to_the_run(tmp_path, monkeypatch):
+    import geval_core.run.runner as runner
+
+    use_temp_library(tmp_path, monkeypatch)
+    made = []
+    real = runner.Gate
+    monkeypatch.setattr(runner, "Gate", lambda *args: made.append(args) or real(*args))
+    at = open_page("score")
+    at.radio(key="score_judge_source").set_value("sidebar").run()
+    [count] = [w for w in at.number_input if w.label.startswith("Items to score")]
+    count.set_value(3).run()
+    at.number_input(key="score_rpm").set_value(600)
+    at.number_input(key="score_tpm").set_value(90000).run()
+    at.button(key="score_start").click().run()
+    assert not at.exception and made and made[-1][1:] == (600, 90000)

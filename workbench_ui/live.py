@@ -94,7 +94,9 @@ def run_live(lib, prompt: FrozenPrompt, items: list[Item], judge, settings: Judg
         _ACTIVE[_session_id()] = (run_id, cancel, finished)
     try:
         summary = run_scoring(prompt, items, judge, lib, run_id,
-                              RunOptions(settings=settings, concurrency=concurrency),
+                              RunOptions(settings=settings, concurrency=concurrency,
+                                         rpm=st.session_state.get("score_rpm") or None,
+                                         tpm=st.session_state.get("score_tpm") or None),
                               on_progress=on_progress, cancel=cancel)
     finally:
         finished.set()
