@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from needs import require_file
 
 from geval_core.cli import cli
 from geval_core.judgment import Judgment
@@ -197,9 +198,7 @@ def test_verify_json_lists_each_problem(library_file):
 
 def test_verify_as_a_command_exits_non_zero_naming_the_object(library_file):
     path, params = library_file
-    geval = Path(sys.executable).with_name("geval")
-    if not geval.exists():
-        pytest.skip("the geval script is not installed next to this interpreter")
+    geval = require_file(Path(sys.executable).with_name("geval"), "the geval script `pip install -e .` makes")
     ok = subprocess.run([str(geval), "verify", "--db", str(path)], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and "every protection trigger is in place" in ok.stdout
     execute(path, "DROP TRIGGER prompts_no_update; UPDATE prompts SET dimension = json_set(dimension, '$.steps[0]', "

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 from app_support import open_page, use_temp_library
 from click.testing import CliRunner
+from needs import require_module
 
 from geval_core.cli import cli
 from geval_core.prompts import content_hash
@@ -76,7 +77,7 @@ def test_deepeval_imports_the_metric(tmp_path):
 
 
 def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt():
-    yaml = pytest.importorskip("yaml")
+    yaml = require_module("yaml", "PyYAML comes with the local extra (llm)")
     prompt = frozen()
     text = tool_export(prompt, "promptfoo")
     data = yaml.safe_load(text)
