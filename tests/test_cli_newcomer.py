@@ -63,3 +63,22 @@ def test_no_stray_label_line_off_a_terminal(tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert not any(line.strip() == "coherence@1" for line in lines)
     assert all(line.startswith(("warning:", "run ")) for line in lines), lines
+
+
+def test_archived_datasets_and_runs_are_hidden_from_the_lists_until_asked_for(tmp_path):
+    db = str(tmp_path / "lib.db")
+    with Library(db) as lib:
+        run = lib.create_run("coherence", "sample", JudgeSettings())
+        sample = lib.get_dataset("sample")["id"]
+        lib.archive("run", run)
+        lib.archive("dataset", sample)
+
+    def listed(*args):
+        out = CliRunner().invoke(cli, [*args, "--db", db, "--json"])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)
+
+    assert [r["id"] for r in listed("runs", "list")] == [] and sample not in [d["id"] for d in listed("datasets", "list")]
+    shown = listed("runs", "list", "--archived")
+    assert [(r["id"], r["archived"]) for r in shown] == [(run, True)]
+    assert {d["id"]: d["archived"] for d in listed("datasets", "list", "--archived")}[sample] is True

@@ -100,6 +100,13 @@ def library_command(group: click.Group, name: str, lists: bool = False) -> Calla
     return wrap
 
 
+def visible(rows: list[dict[str, Any]], archived_ids: set[str], show_archived: bool) -> list[dict[str, Any]]:
+    """Rows not archived (all of them, marked, with --archived)."""
+    if show_archived:
+        return [{**row, "archived": str(row["id"]) in archived_ids} for row in rows]
+    return [row for row in rows if str(row["id"]) not in archived_ids]
+
+
 def echo_json(value: Any) -> None:
     """Print a value as indented JSON (for --json)."""
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))

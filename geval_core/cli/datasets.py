@@ -6,7 +6,7 @@ import click
 
 from prompt_library import DatasetMapping, Library
 
-from ._common import echo_json, library_command, pairs, table
+from ._common import echo_json, library_command, pairs, table, visible
 
 
 @click.group("datasets")
@@ -15,9 +15,10 @@ def datasets() -> None:
 
 
 @library_command(datasets, "list", lists=True)
-def datasets_list(library: Library, as_json: bool) -> None:
+@click.option("--archived", is_flag=True, help="Also list archived versions (hidden by default, never deleted).")
+def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
     """List dataset versions."""
-    rows = library.list_datasets()
+    rows = visible(library.list_datasets(), library.archived_ids("dataset"), archived)
     if as_json:
         echo_json(rows)
         return

@@ -10,7 +10,7 @@ import click
 from prompt_library import Library
 
 from ..export import export_judgments, write_judgments
-from ._common import check_output, echo_json, library_command, table
+from ._common import check_output, echo_json, library_command, table, visible
 
 
 @click.group("runs")
@@ -21,9 +21,10 @@ def runs() -> None:
 @library_command(runs, "list", lists=True)
 @click.option("--prompt", default=None, help="Only runs of this prompt (name, name@version or id).")
 @click.option("--dataset", default=None, help="Only runs on this dataset (name, name@version or id).")
-def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str | None) -> None:
+@click.option("--archived", is_flag=True, help="Also list archived runs (hidden by default, never deleted).")
+def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str | None, archived: bool) -> None:
     """List runs, newest first."""
-    rows = library.list_runs(prompt=prompt, dataset=dataset)
+    rows = visible(library.list_runs(prompt=prompt, dataset=dataset), library.archived_ids("run"), archived)
     if as_json:
         echo_json(rows)
         return
