@@ -11,13 +11,14 @@ from collections.abc import Iterable
 from difflib import get_close_matches
 
 from .errors import InputError
-from .types import FrozenPrompt, Item
+from .types import Dimension, FrozenPrompt, Item
 
 
-def missing_inputs(prompt: FrozenPrompt, fields: Iterable[str]) -> list[str]:
-    """The prompt's inputs that `fields` lacks, in the prompt's order."""
+def missing_inputs(prompt: FrozenPrompt | Dimension, fields: Iterable[str]) -> list[str]:
+    """The inputs of a prompt (or of a dimension still being designed) that `fields` lacks, in its order."""
     have = set(fields)
-    return [name for name in prompt.dimension.inputs if name not in have]
+    inputs = prompt.dimension.inputs if isinstance(prompt, FrozenPrompt) else prompt.inputs
+    return [name for name in inputs if name not in have]
 
 
 def mismatch_message(prompt: FrozenPrompt, fields: Iterable[str], where: str) -> str | None:

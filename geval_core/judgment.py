@@ -63,7 +63,7 @@ class Judgment:
     @property
     def single_rating(self) -> float | None:
         """The rating of one answer without G-Eval's aggregation: top rating, or the first parsed reply."""
-        return self.top_rating if self.mode == "logprobs" else self.first_rating
+        return single_rating(vars(self))
 
 
 def single_rating(row: dict[str, Any]) -> float | None:

@@ -186,3 +186,12 @@ class JsonStub:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """The Chromium executable for the browser tests: Debian's /usr/bin/chromium (.ci/run installs it), else one
+    on PATH; skipped locally without it, a failure under CI."""
+    from needs import require_executable
+
+    return require_executable("/usr/bin/chromium", "chromium", hint="install Debian's chromium (.ci/run does)")

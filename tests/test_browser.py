@@ -8,44 +8,23 @@ holds `<script>` and Markdown, which must show literally.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import free_port, served
-from needs import require_executable, require_module
+from browser_support import browser_page, playwright_api, serve_app
 
-CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parent.parent
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 SLOW_MS = 240_000  # the local judge writes steps in ~20 s and scores an item in ~2 s on two cores
 NUMBER = re.compile(r"^-?\d+\.\d{3}$")
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-# Skipped without playwright or Chromium on a developer's machine; a failure under CI (needs.py).
-playwright_api = require_module("playwright.sync_api", "install the test extra: pip install -e '.[test]'")
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """The Chromium executable: Debian's /usr/bin/chromium (.ci/run installs it), else one on PATH."""
-    return require_executable(CHROMIUM, "chromium", hint="install Debian's chromium (.ci/run does)")
 
 
 @pytest.fixture
 def app_url(gguf_path, tmp_path):
     """`streamlit run app.py` on a free loopback port with a temporary library and the local judge
     (gguf_path: the local extra is there, or the test skips locally and fails under CI)."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("GEVAL_TEST_JUDGE", "OPENAI_API_KEY")}
-    env.update(GEVAL_DB=str(tmp_path / "browser.db"), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
-    url = f"http://127.0.0.1:{port}"
-    with served(command, f"{url}/_stcore/health", tmp_path / "streamlit.log", timeout=60.0, cwd=ROOT, env=env):
+    with serve_app(tmp_path, tmp_path / "browser.db") as url:
         yield url
 
 
@@ -83,17 +62,9 @@ def snap(page, tmp_path: Path, shots: list, name: str) -> None:
 def test_design_freeze_score_inspect_agree(chromium, app_url, tmp_path):
     shots: list[Path] = []
     dialogs: list[str] = []
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1500, "height": 2000})
+    with browser_page(chromium, tmp_path) as page:
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        try:
-            flow(page, app_url, tmp_path, shots)
-        except BaseException:
-            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
-            raise
-        finally:
-            browser.close()
+        flow(page, app_url, tmp_path, shots)
     assert dialogs == []  # the <script> in the item never ran
     assert all(s.stat().st_size > 10_000 for s in shots)
 
@@ -151,29 +122,21 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
 def test_stop_a_live_run_then_resume_it(chromium, app_url, tmp_path):
     """A click on Stop interrupts the run after the items in flight; Resume judges the rest once."""
     expect = playwright_api.expect
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1500, "height": 2000})
-        try:
-            page.goto(app_url)
-            go(page, "Score")
-            expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
-            for group in ("d02", "d03", "d04"):
-                choose(page, "stMultiSelect", "Only these groups (optional)", group)
-            page.get_by_role("button", name="Start run").click()
-            progress = page.get_by_text(re.compile(r"^[12] / \d+ items( · about .* left)?$"))
-            expect(progress).to_be_visible(timeout=SLOW_MS)
-            total = int(progress.inner_text().split(" / ")[1].split()[0])  # 10 items in these groups
-            page.get_by_role("button", name="Stop run").click()
-            expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
-            judged = int(metric_value(page, "Judged").split(" / ")[0])
-            assert 1 <= judged < total
-            snap(page, tmp_path, [], "score-stopped")
-            page.get_by_role("button", name=f"Resume ({total - judged} items)").click()
-            expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
-                f"{total} / {total}", timeout=SLOW_MS)
-        except BaseException:
-            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
-            raise
-        finally:
-            browser.close()
+    with browser_page(chromium, tmp_path) as page:
+        page.goto(app_url)
+        go(page, "Score")
+        expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
+        for group in ("d02", "d03", "d04"):
+            choose(page, "stMultiSelect", "Only these groups (optional)", group)
+        page.get_by_role("button", name="Start run").click()
+        progress = page.get_by_text(re.compile(r"^[12] / \d+ items( · about .* left)?$"))
+        expect(progress).to_be_visible(timeout=SLOW_MS)
+        total = int(progress.inner_text().split(" / ")[1].split()[0])  # 10 items in these groups
+        page.get_by_role("button", name="Stop run").click()
+        expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
+        judged = int(metric_value(page, "Judged").split(" / ")[0])
+        assert 1 <= judged < total
+        snap(page, tmp_path, [], "score-stopped")
+        page.get_by_role("button", name=f"Resume ({total - judged} items)").click()
+        expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
+            f"{total} / {total}", timeout=SLOW_MS)

@@ -6,40 +6,23 @@ The app runs with the scripted judge (GEVAL_TEST_JUDGE) slowed per item, so a ru
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 import pytest
-from conftest import free_port, served
-from needs import require_executable, require_module
-from test_browser import ARGS, CHROMIUM, choose, go, metric_value
+from browser_support import browser_page, playwright_api, serve_app
+from test_browser import choose, go, metric_value
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-playwright_api = require_module("playwright.sync_api", "install the test extra: pip install -e '.[test]'")
 ITEMS = 30
 DEFINITION = "How clearly the response answers in the given context."
 ANCHORS = ["Unclear throughout.", "Mostly unclear.", "Partly clear.", "Mostly clear.", "Clear throughout."]
 
 
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """Debian's /usr/bin/chromium (.ci/run installs it), else one on PATH."""
-    return require_executable(CHROMIUM, "chromium", hint="install Debian's chromium (.ci/run does)")
-
-
 @pytest.fixture
 def scripted_app(chromium, tmp_path):
     """`streamlit run app.py` with the scripted judge waiting 0.4 s per item."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    env.update(GEVAL_DB=str(tmp_path / "newcomer.db"), GEVAL_TEST_JUDGE="scripted", GEVAL_TEST_JUDGE_DELAY="0.4",
-               STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
-    url = f"http://127.0.0.1:{port}"
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with served(command, f"{url}/_stcore/health", tmp_path / "streamlit.log", timeout=60.0, cwd=root, env=env):
+    with serve_app(tmp_path, tmp_path / "newcomer.db", GEVAL_TEST_JUDGE="scripted",
+                   GEVAL_TEST_JUDGE_DELAY="0.4") as url:
         yield url
 
 
@@ -153,17 +136,9 @@ def score_stop_resume(page, expect) -> None:
 
 def test_new_dimension_upload_score_stop_resume(scripted_app, chromium, tmp_path):
     expect = playwright_api.expect
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1500, "height": 2200})
-        try:
-            page.goto(scripted_app)
-            expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
-            design(page, expect)
-            upload(page, expect, tmp_path)
-            score_stop_resume(page, expect)
-        except BaseException:
-            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
-            raise
-        finally:
-            browser.close()
+    with browser_page(chromium, tmp_path, height=2200) as page:
+        page.goto(scripted_app)
+        expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
+        design(page, expect)
+        upload(page, expect, tmp_path)
+        score_stop_resume(page, expect)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from geval_core.inputs import missing_inputs
 from geval_core.prompts import content_hash
 from geval_core.types import Dimension
 from workbench_ui import cached_reads, safe_text, state
@@ -15,7 +16,7 @@ KEY = "design_stability"
 def panel(lib, dim: Dimension) -> None:
     """Choose a dataset, a sample size, K repeats; run; keep the report with the form it was made for."""
     with st.expander("Stability before freezing: do the ratings hold across repeats?"):
-        datasets = [d for d in lib.list_datasets() if not missing_inputs_of(dim, d["fields"])]
+        datasets = [d for d in lib.list_datasets() if not missing_inputs(dim, d["fields"])]
         if not datasets:
             st.info("No dataset has every input of this dimension yet: add one on the Datasets page.")
             return
@@ -28,11 +29,6 @@ def panel(lib, dim: Dimension) -> None:
         if st.button("Run the stability check", key=KEY + "_run"):
             run(dim, cached_reads.dataset_items(labels[label]["id"])[:size], repeats, regenerate)
         show(dim)
-
-
-def missing_inputs_of(dim: Dimension, fields: list[str]) -> list[str]:
-    """The dimension's inputs a dataset lacks."""
-    return [name for name in dim.inputs if name not in set(fields)]
 
 
 def run(dim: Dimension, items: list, repeats: int, regenerate: bool) -> None:
