@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench_ui import cached_reads, rate_parts, safe_text, state
+from workbench_ui import archive_view, cached_reads, rate_parts, safe_text, state
 
 K = rate_parts.K
 
 
 def choose(lib) -> tuple[dict, object] | None:
     """The dataset version and the frozen prompt (the dimension to rate)."""
-    datasets = {d["id"]: d for d in lib.list_datasets()}
+    datasets = {d["id"]: d for d in archive_view.visible(lib, "dataset", lib.list_datasets())}
     prompts = {p["id"]: p for p in lib.list_prompts()}
     if not datasets or not prompts:
         st.info("Rating needs a dataset (Datasets page) and a frozen prompt (Design page).")
@@ -26,7 +26,8 @@ def choose(lib) -> tuple[dict, object] | None:
 
 def choose_run(lib, dataset: dict) -> tuple[dict | None, str, bool]:
     """(run for the review queue and the judge's score, queue order, show the judge's score)."""
-    runs = [r for r in lib.list_runs(dataset=dataset["id"]) if int(r.get("judged") or 0)]
+    runs = [r for r in archive_view.visible(lib, "run", lib.list_runs(dataset=dataset["id"]))
+            if int(r.get("judged") or 0)]
     labels = {r["id"]: cached_reads.run_label(r) for r in runs}
     c1, c2 = st.columns(2)
     run_id = c1.selectbox("Judge run (review queue)", [None, *labels], key=K + "run",

@@ -16,7 +16,7 @@ from typing import Any
 from geval_core.errors import InputError
 from geval_core.types import Item
 
-from .base import now
+from .base import loads, now
 from .datasets import DatasetsMixin
 
 STATUSES = ("rated", "skipped", "cannot_judge")
@@ -90,12 +90,32 @@ class RatingsMixin(DatasetsMixin):
             return last
 
     def rating_rows(self, dataset_id: str, dimension: str, rater: str | None = None) -> list[dict[str, Any]]:
-        """Every stored act on one dataset version and dimension (one rater's, when named), oldest first."""
-        sql = "SELECT * FROM ratings WHERE dataset_id = ? AND dimension = ?"
-        params = [dataset_id, dimension]
+        """Every act on one dimension that applies to this dataset version (one rater's, when named), oldest first.
+
+        Acts made on another version of the same dataset carry over for the items whose inputs are the same
+        in both versions: a new version (e.g. one saved from ratings) does not make people rate again.
+        """
+        versions = self._rows("SELECT id FROM datasets WHERE name = (SELECT name FROM datasets WHERE id = ?)",
+                              [dataset_id])
+        ids = [v["id"] for v in versions] or [dataset_id]
+        marks = ", ".join("?" * len(ids))
+        sql = f"SELECT * FROM ratings WHERE dataset_id IN ({marks}) AND dimension = ?"
+        params = [*ids, dimension]
         if rater is not None:
             sql, params = sql + " AND rater = ?", [*params, rater.strip()]
-        return self._rows(sql + " ORDER BY id", params)
+        rows = self._rows(sql + " ORDER BY id", params)
+        if all(r["dataset_id"] == dataset_id for r in rows):
+            return rows
+        same = self._same_items(dataset_id, {r["dataset_id"] for r in rows} - {dataset_id})
+        return [r for r in rows if r["dataset_id"] == dataset_id or (r["dataset_id"], r["item_id"]) in same]
+
+    def _same_items(self, dataset_id: str, others: set[str]) -> set[tuple[str, str]]:
+        """(other version, item id) for the items whose inputs equal this version's item of that id."""
+        mine = {r["item_id"]: loads(r["fields"], {}) for r in
+                self._rows("SELECT item_id, fields FROM items WHERE dataset_id = ?", [dataset_id])}
+        marks = ", ".join("?" * len(others))
+        rows = self._rows(f"SELECT dataset_id, item_id, fields FROM items WHERE dataset_id IN ({marks})", list(others))
+        return {(r["dataset_id"], r["item_id"]) for r in rows if mine.get(r["item_id"]) == loads(r["fields"], {})}
 
     def current_ratings(self, dataset_id: str, dimension: str) -> dict[str, dict[str, dict[str, Any]]]:
         """rater -> item id -> that rater's current act (rated, skipped or cannot_judge)."""
@@ -103,6 +123,16 @@ class RatingsMixin(DatasetsMixin):
         for row in self.rating_rows(dataset_id, dimension):
             by_rater.setdefault(row["rater"], []).append(row)
         return {rater: current_rows(rows) for rater, rows in sorted(by_rater.items())}
+
+    def human_means(self, dataset_id: str, dimension: str) -> dict[str, float]:
+        """Per item, the mean of the current Rate-page ratings, else the dataset version's own rating of that name."""
+        given: dict[str, list[float]] = {}
+        for acts in self.current_ratings(dataset_id, dimension).values():
+            for item_id, row in acts.items():
+                if row["status"] == "rated":
+                    given.setdefault(item_id, []).append(row["rating"])
+        own = {i.id: i.human[dimension] for i in self.dataset_items(dataset_id) if i.human.get(dimension) is not None}
+        return {**own, **{i: math.fsum(v) / len(v) for i, v in given.items()}}
 
     def save_ratings_version(self, dataset_id: str, dimension: str) -> dict[str, Any]:
         """A new version of the dataset whose items carry every rater's current rating of `dimension` and the mean."""

@@ -81,3 +81,29 @@ def test_hostile_item_text_is_shown_as_text_and_judge_hidden(tmp_path, monkeypat
     assert sum(c.value == HOSTILE for c in at.code) == 2
     assert all(HOSTILE not in str(m.value) for m in at.markdown)
     assert "Judge's weighted score" not in page_text(at)
+
+
+def test_archived_datasets_and_runs_are_not_offered_for_rating(tmp_path, monkeypatch):
+    path = use_temp_library(tmp_path, monkeypatch)
+    with Library(path) as lib:
+        from geval_core.types import Item
+        from tests.runner_helpers import judged_run
+
+        run_id, _ = judged_run(lib)
+        kept = lib.import_items("kept", [Item("k1", {"document": "d", "summary": "s"}, {}, None)])
+        assert lib.get_dataset("kept")["id"] == kept["id"]
+    def on_sample():
+        at = open_page("rate")
+        labels = at.selectbox(key="rate_dataset").options
+        return at.selectbox(key="rate_dataset").select(next(o for o in labels if o.startswith("sample@1"))).run()
+
+    at = on_sample()
+    assert any(o.startswith("kept@1") for o in at.selectbox(key="rate_dataset").options)
+    assert len(at.selectbox(key="rate_run").options) == 2  # none, and the judged run
+    with Library(path) as lib:
+        lib.archive("run", run_id)
+    assert on_sample().selectbox(key="rate_run").options == ["none"]
+    with Library(path) as lib:
+        lib.archive("dataset", lib.get_dataset("sample")["id"])
+    at = open_page("rate")
+    assert [o.split(" ")[0] for o in at.selectbox(key="rate_dataset").options] == ["kept@1"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -16,6 +17,7 @@ from geval_core.review import next_item, progress, review_queue
 from geval_core.stats.confidence import confidence
 from prompt_library import DatasetMapping, Library, verify_library
 from prompt_library.verify import expected_triggers
+from tests.runner_helpers import judged_run
 
 
 @pytest.fixture
@@ -172,3 +174,66 @@ def test_review_queue_orders_and_resume():
     assert next_item(["c", "b", "d"], acts) == "d"
     assert next_item(["c", "b"], acts) == "c"  # skipped items come back last
     assert progress(["c", "b", "d"], acts) == {"rated": 1, "cannot_judge": 0, "skipped": 1, "left": 1, "total": 3}
+
+
+def test_ratings_carry_over_to_a_new_version_for_unchanged_items(lib):
+    dataset_id, ids = sample(lib)
+    lib.add_rating(dataset_id, ids[0], "coherence", "ann", 2)
+    lib.add_rating(dataset_id, ids[1], "coherence", "ann", 5)
+    items = lib.dataset_items(dataset_id)
+    changed = [replace(items[0], fields={**items[0].fields, "summary": "A different summary."}), *items[1:]]
+    new = lib.import_items("sample", changed)
+    assert new["label"] == "sample@2"
+    # The unchanged item keeps its rating; the changed one must be rated again (the text is not the same).
+    assert {i: r["rating"] for i, r in lib.current_ratings(new["id"], "coherence")["ann"].items()} == {ids[1]: 5.0}
+    lib.add_rating(new["id"], ids[1], "coherence", "ann", 3)  # supersedes the carried rating, on both versions
+    assert lib.human_means(new["id"], "coherence")[ids[1]] == 3.0
+    assert lib.current_ratings(dataset_id, "coherence")["ann"][ids[1]]["rating"] == 3.0
+    assert lib.undo_rating(new["id"], "coherence", "ann")["rating"] == 3.0
+    assert lib.current_ratings(new["id"], "coherence")["ann"][ids[1]]["rating"] == 5.0
+    # A version saved from the ratings carries them on: the rater resumes there with nothing to redo.
+    saved = lib.save_ratings_version(dataset_id, "coherence")
+    assert set(lib.current_ratings(saved["id"], "coherence")["ann"]) == {ids[0], ids[1]}
+    # Another dataset's version with the same item ids shares nothing.
+    lib.import_items("other", items)
+    assert lib.current_ratings(lib.get_dataset("other")["id"], "coherence") == {}
+
+
+def test_human_means_prefer_rate_page_ratings_over_the_datasets_own(lib):
+    dataset_id, ids = sample(lib)
+    own = {i.id: i.human["coherence"] for i in lib.dataset_items(dataset_id)}
+    lib.add_rating(dataset_id, ids[0], "coherence", "ann", 1)
+    lib.add_rating(dataset_id, ids[0], "coherence", "bo", 4)
+    means = lib.human_means(dataset_id, "coherence")
+    assert means[ids[0]] == 2.5 and means[ids[1]] == own[ids[1]] and len(means) == len(own)
+
+
+def test_geval_review_lists_the_queue_like_the_rate_page(tmp_path):
+    db = str(tmp_path / "lib.db")
+    with Library(db) as lib:
+        run_id, judge = judged_run(lib)
+        dataset_id, ids = sample(lib)
+        top = max(ids, key=judge.get)
+        lib.add_rating(dataset_id, top, "coherence", "ann", 1)
+        human = lib.human_means(dataset_id, "coherence")
+    out = CliRunner().invoke(cli, ["review", run_id, "--order", "disagree", "--limit", "3", "--db", db, "--json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output)
+    assert result["human"] == "coherence" and result["rated"] == len(ids) and len(result["items"]) == 3
+    gaps = sorted(((abs(judge[i] - human[i]), -n) for n, i in enumerate(ids)), reverse=True)
+    assert [r["item"] for r in result["items"]] == [ids[-n] for _, n in gaps[:3]]
+    assert result["items"][0]["item"] == top  # a Rate-page 1 on the judge's highest score: the widest gap
+    assert result["items"][0]["gap"] == pytest.approx(judge[top] - 1.0)
+    text = CliRunner().invoke(cli, ["review", run_id, "--db", db])
+    assert text.exit_code == 0 and "least certain" in text.output
+    missing = CliRunner().invoke(cli, ["review", "no-such-run", "--db", db])
+    assert missing.exit_code == 1 and "Traceback" not in missing.output
+
+
+def test_rate_keys_include_0_for_the_10_of_a_1_to_10_scale():
+    from workbench_ui.rate_parts import key_hint, shortcut
+
+    points = list(range(1, 11))
+    assert [shortcut(p, points) for p in points] == [*"123456789", "0"]
+    assert shortcut(10, list(range(0, 11))) is None and shortcut(0, list(range(0, 11))) == "0"
+    assert key_hint(points).endswith("0 for 10") and "0 for 10" not in key_hint([1, 2, 3, 4, 5])

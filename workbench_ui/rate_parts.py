@@ -28,20 +28,17 @@ def rater_name() -> str:
     return st.session_state[RATER_KEY]
 
 
-def shortcut(point: int) -> str | None:
-    """The key that gives this rating: its digit, for scale points 0-9."""
-    return str(point) if 0 <= point <= 9 else None
+def shortcut(point: int, points: tuple[int, ...] | list[int] = ()) -> str | None:
+    """The key that gives this rating: its digit for 0-9, and 0 for the 10 of a scale without a 0 (1-10)."""
+    if 0 <= point <= 9:
+        return str(point)
+    return "0" if point == 10 and 0 not in points else None
 
 
-def human_means(lib, dataset_id: str, dimension: str, items: list[Item]) -> dict[str, float]:
-    """Per item, the mean of the current Rate-page ratings, else the dataset's own rating of that name."""
-    sums: dict[str, list[float]] = {}
-    for acts in lib.current_ratings(dataset_id, dimension).values():
-        for item_id, row in acts.items():
-            if row["status"] == "rated":
-                sums.setdefault(item_id, []).append(row["rating"])
-    own = {i.id: i.human.get(dimension) for i in items if i.human.get(dimension) is not None}
-    return {**own, **{i: sum(v) / len(v) for i, v in sums.items()}}
+def key_hint(points: tuple[int, ...] | list[int]) -> str:
+    """How to rate from the keyboard, for the scale shown."""
+    ten = 10 in points and shortcut(10, points) == "0"
+    return "press the digit to rate" + (", 0 for 10" if ten else "")
 
 
 def queue_order(lib, dataset: dict, prompt: FrozenPrompt, run: dict | None, order: str) -> list[str]:
@@ -51,7 +48,7 @@ def queue_order(lib, dataset: dict, prompt: FrozenPrompt, run: dict | None, orde
     if run is None or order == "dataset":
         return ids
     judged = {r["item_id"]: r for r in cached_reads.judgments(run)}
-    human = human_means(lib, dataset["id"], prompt.name, items)
+    human = lib.human_means(dataset["id"], prompt.name)
     return [r["item"] for r in review_queue(ids, judged, human, order)]
 
 
@@ -92,7 +89,7 @@ def show_prompt(prompt: FrozenPrompt) -> None:
     with st.expander(f"Definition and scale of {safe_text.md_escape(prompt.label)}", expanded=True):
         safe_text.show_text("Definition", dim.definition)
         anchors = "\n".join(f"{p}: {dim.anchors.get(p, '')}" for p in dim.scale.points)
-        safe_text.show_text(f"Scale {dim.scale} (press the digit to rate)", anchors)
+        safe_text.show_text(f"Scale {dim.scale} ({key_hint(dim.scale.points)})", anchors)
 
 
 def show_item(item: Item, prompt: FrozenPrompt, judged: dict[str, Any] | None, show_judge: bool) -> None:
@@ -112,7 +109,7 @@ def rating_buttons(ctx: dict[str, Any], item: Item, prompt: FrozenPrompt) -> Non
     for n, point in enumerate(points):
         where = cols[n] if cols else st
         anchor = prompt.dimension.anchors.get(point, "")
-        where.button(str(point), key=f"{K}point_{point}", shortcut=shortcut(point), width="stretch",
+        where.button(str(point), key=f"{K}point_{point}", shortcut=shortcut(point, points), width="stretch",
                      help=safe_text.md_escape(anchor) or None, on_click=act,
                      args=(*ctx["where"], item.id, ctx["dimension"], prompt.id, ctx["rater"], float(point), "rated"))
     c = st.columns(3)

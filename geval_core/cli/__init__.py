@@ -25,6 +25,7 @@ COMMANDS = {
     "stability": (".stability", "stability_command"),
     # Raters and the human ceiling (issue 12).
     "raters": (".raters", "raters_command"),
+    "review": (".review", "review_command"),
 }
 
 
