@@ -33,3 +33,34 @@ def test_diagnostics_panels(lib_path):
     at.button(key="dg_probe").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(m.label.startswith("Sensitivity") for m in at.metric)
+
+
+def test_diagnostics_are_computed_once_per_run_state_and_compare_two_runs(lib_path, monkeypatch):
+    from geval_core.stats.of_runs import runs_difference
+    from geval_core.types import Item
+    from workbench_ui import diagnostics
+
+    with Library(lib_path) as lib:
+        prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")
+        run_id = lib.create_run(prompt.id, "sample", SCRIPTED)
+        run_scoring(prompt, items, ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
+        other_items = [Item(f"o{k}", {"document": f"doc {k}", "summary": f"other summary {k}."},
+                            {"coherence": float(1 + k % 5)}) for k in range(30)]
+        lib.import_items("other-system", other_items)
+        other = lib.create_run(prompt.id, "other-system", SCRIPTED)
+        run_scoring(prompt, other_items, ScriptedJudge(), lib, other, RunOptions(settings=SCRIPTED))
+        diff = runs_difference(lib, run_id, other, "coherence", "ppi++")["difference"]
+    calls = []
+    real = diagnostics._compute
+    monkeypatch.setattr(diagnostics, "_compute", lambda kind, *a: calls.append(kind) or real(kind, *a))
+    at = open_page("agreement")
+    at.selectbox(key="ag_run").select(run_id).run()
+    at.number_input(key="ag_boot").set_value(0).run()
+    assert sorted(set(calls)) == ["bias", "calibration", "estimate"]
+    seen = len(calls)
+    at.number_input(key="dg_limit").set_value(7).run()  # a click elsewhere: nothing computed again
+    assert len(calls) == seen
+    at.selectbox(key="dg_versus").select(other).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert metric(at, "This run minus the other: mean human rating") == f"{diff['estimate']:.3f}"
+    assert calls.count("difference") == 1

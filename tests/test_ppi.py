@@ -118,3 +118,45 @@ def test_estimate_cli_on_a_library_run(tmp_path):
     assert text.exit_code == 0 and "PPI estimate" in text.output
     bad = CliRunner().invoke(cli, ["estimate", run_id, "--human", "nope", "--db", str(tmp_path / "lib.db")])
     assert bad.exit_code == 1 and "no human rating 'nope'" in bad.output
+
+
+def two_system_library(path) -> tuple[str, str, str]:
+    """Runs of one prompt on two systems' outputs (different items), people rating every item."""
+    lib = Library(path, seed_examples=False)
+    prompt = lib.freeze(dimension()).prompt
+    rng = np.random.default_rng(1)
+    runs = []
+    for system, shift in (("A", 0.0), ("B", 1.0)):
+        items = [Item(f"{system}{k}", {"document": "d", "summary": f"{system} s{k}"},
+                      {"coherence": float(min(5, rng.integers(1, 5) + shift))}) for k in range(50)]
+        lib.import_items(f"gold-{system}", items)
+        run_id = lib.create_run(prompt.id, f"gold-{system}", prompt.dimension.judge)
+        for item in items:
+            score = min(5.0, item.human["coherence"] * 0.7 + 1.2 + rng.normal(0, 0.3))
+            lib.save_judgment(run_id, Judgment(item.id, score=score, mode="logprobs"))
+        runs.append(run_id)
+    lib.close()
+    return str(path), runs[0], runs[1]
+
+
+def test_estimate_difference_between_two_runs(tmp_path):
+    db, run_a, run_b = two_system_library(tmp_path / "lib.db")
+    base = ["estimate", run_a, "--human", "coherence", "--db", db, "--rated", "15"]
+    res = CliRunner().invoke(cli, [*base, "--versus", run_b, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    a = json.loads(CliRunner().invoke(cli, [*base, "--json"]).output)  # the same estimate on its own
+    b = json.loads(CliRunner().invoke(cli, ["estimate", run_b, "--human", "coherence", "--db", db, "--rated", "15",
+                                            "--seed", "1", "--json"]).output)
+    assert out["estimate"] == pytest.approx(a["estimate"]) and out["versus"]["estimate"] == pytest.approx(b["estimate"])
+    d = out["difference"]
+    assert (d["a"], d["b"]) == (run_a, run_b) and d["estimate"] == pytest.approx(a["estimate"] - b["estimate"])
+    se = np.hypot(a["ci"][1] - a["ci"][0], b["ci"][1] - b["ci"][0]) / 2  # half-widths add in quadrature
+    assert d["ci"][1] - d["ci"][0] == pytest.approx(2 * se)
+    assert d["ci"][1] < 0  # B's people rate a whole point higher
+    text = CliRunner().invoke(cli, [*base, "--versus", run_b])
+    assert text.exit_code == 0 and f"difference {run_a} - {run_b}" in text.output
+    same = CliRunner().invoke(cli, [*base, "--versus", run_a])
+    assert same.exit_code == 1 and "share 50 items" in same.output and "Traceback" not in same.output
+    mixed = CliRunner().invoke(cli, [*base, "--versus", run_b, "--by", "group"])
+    assert mixed.exit_code == 2 and "--versus" in mixed.output

@@ -10,10 +10,38 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from geval_core.errors import GEvalError
-from workbench_ui import safe_text
+from workbench_ui import cached_reads, safe_text, state
 from workbench_ui.charts import _LAYOUT, _safe
 
 K = "dg_"
+
+
+def _compute(kind: str, lib, run_id: str, field: str, *args: Any) -> dict[str, Any]:
+    """One diagnostic of a stored run (the statistics are imported when first needed)."""
+    from geval_core.probes import bias_report
+    from geval_core.stats.of_runs import run_calibration, run_estimate, runs_difference
+
+    if kind == "calibration":
+        return run_calibration(lib, run_id, field)
+    if kind == "estimate":
+        return run_estimate(lib, run_id, field, args[0], rated=args[1])
+    if kind == "difference":
+        return runs_difference(lib, run_id, args[2], field, args[0], rated=args[1])
+    return bias_report(lib, run_id, field, args[0])
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _cached(path: str, kind: str, run_id: str, version: tuple, field: str, args: tuple) -> dict[str, Any]:
+    return _compute(kind, state.library(), run_id, field, *args)
+
+
+def diagnostic(kind: str, run: dict[str, Any], field: str, *args: Any) -> dict[str, Any]:
+    """A diagnostic computed once per run state and inputs: a widget click elsewhere on the page costs nothing.
+
+    The key holds the run's state (judged, errors, status), so a run that goes on is computed again;
+    `args` that name another run carry that run's state too.
+    """
+    return _cached(cached_reads._path(), kind, run["id"], cached_reads.run_state(run), field, args)
 
 
 def reliability_figure(bins: list[dict[str, Any]]) -> go.Figure:
@@ -53,9 +81,7 @@ def estimate_figure(out: dict[str, Any], human: str) -> go.Figure:
 
 def calibration_panel(lib, run: dict[str, Any], field: str) -> None:
     """Reliability diagram, ECE and rating histograms of a run against one human rating."""
-    from geval_core.stats.of_runs import run_calibration
-
-    out = run_calibration(lib, run["id"], field)
+    out = diagnostic("calibration", run, field)
     c = st.columns(3)
     c[0].metric("ECE", safe_text.fmt(out["ece"]))
     c[1].metric("Items", out["items"])
@@ -70,27 +96,45 @@ def calibration_panel(lib, run: dict[str, Any], field: str) -> None:
 
 def estimate_panel(lib, run: dict[str, Any], field: str) -> None:
     """The PPI estimate of the mean human rating beside the judge-only and human-only means."""
-    from geval_core.stats.of_runs import run_estimate
-
     c1, c2 = st.columns(2)
     method = c1.selectbox("Method", ["ppi++", "classic"], key=K + "method")
-    rated = int(c2.number_input("Use only this many ratings (0 = all)", 0, 100_000, 0, key=K + "rated"))
-    out = run_estimate(lib, run["id"], field, method, rated=rated or None)
+    rated = int(c2.number_input("Use only this many ratings (0 = all)", 0, 100_000, 0, key=K + "rated")) or None
+    out = diagnostic("estimate", run, field, method, rated)
     c = st.columns(4)
     c[0].metric("PPI estimate", safe_text.fmt(out["estimate"]))
     c[1].metric("95% interval", f"{out['ci'][0]:.3f} – {out['ci'][1]:.3f}")
     c[2].metric("Rated / total", f"{out['n_rated']} / {out['n_total']}")
     c[3].metric("λ", safe_text.fmt(out["lam"]))
     st.plotly_chart(estimate_figure(out, field), key=K + "ppi")
+    versus_section(lib, run, field, method, rated)
+
+
+def versus_section(lib, run: dict[str, Any], field: str, method: str, rated: int | None) -> None:
+    """The difference of this run's estimate and another run's on different items (e.g. another system)."""
+    others = {r["id"]: r for r in lib.list_runs() if r["id"] != run["id"] and r["dataset_id"] != run["dataset_id"]
+              and int(r.get("judged") or 0)}
+    if not others:
+        return
+    pick = st.selectbox("Difference with another run (different items, e.g. another system's outputs)",
+                        [None, *others], key=K + "versus",
+                        format_func=lambda i: "none" if i is None else cached_reads.run_label(others[i]))
+    if pick is None:
+        return
+    other = others[pick]
+    d = diagnostic("difference", run, field, method, rated, pick, cached_reads.run_state(other))["difference"]
+    st.metric("This run minus the other: mean human rating", safe_text.fmt(d["estimate"]),
+              help="PPI estimates of both runs; their variances add (independent items)")
+    st.caption(f"95% interval [{safe_text.fmt(d['ci'][0])}, {safe_text.fmt(d['ci'][1])}]; judge-only difference "
+               f"{safe_text.fmt(d['judge_mean'])}, human-only {safe_text.fmt(d['human_mean'])}")
 
 
 def bias_panel(lib, run: dict[str, Any], field: str) -> None:
     """Verbosity, per-system offsets, and a perturbation probe run on request."""
-    from geval_core.probes import bias_report, perturbation_probe
+    from geval_core.probes import perturbation_probe
 
     fields = sorted({*lib.get_prompt(run["prompt_id"]).dimension.inputs, "group"})
     system = st.selectbox("System field (optional)", ["(none)", *fields], key=K + "sys")
-    out = bias_report(lib, run["id"], field, None if system == "(none)" else system)
+    out = diagnostic("bias", run, field, None if system == "(none)" else system)
     c = st.columns(2)
     c[0].metric("Spearman(score, length)", safe_text.fmt(out["length_spearman"]))
     c[1].metric("… partial on the human rating", safe_text.fmt(out.get("length_partial_spearman")))

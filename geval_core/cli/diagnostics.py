@@ -92,6 +92,10 @@ def _print_estimate(out: dict[str, Any]) -> None:
                    f"n {e['n_rated']}/{e['n_total']}")
     if out.get("by_skipped"):
         click.echo(f"  no estimate (fewer than 2 rated items): {', '.join(map(str, out['by_skipped']))}")
+    if "versus" in out:
+        v = out["versus"]
+        click.echo(f"versus run {v['run']}: {_f(v['estimate'])} [{_f(v['ci'][0])}, {_f(v['ci'][1])}]  "
+                   f"judge {_f(v['judge_mean'])}  human {_f(v['human_mean'])}  n {v['n_rated']}/{v['n_total']}")
     if "difference" in out:
         d = out["difference"]
         click.echo(f"difference {d['a']} - {d['b']}: {_f(d['estimate'])} [{_f(d['ci'][0])}, {_f(d['ci'][1])}]")
@@ -103,6 +107,8 @@ def _print_estimate(out: dict[str, Any]) -> None:
 @click.option("--human", required=True, help="Human rating name (dataset) or dotted field (file).")
 @click.option("--by", default=None, help="An input field (or 'group') to estimate per level, e.g. system_id.")
 @click.option("--diff", nargs=2, default=None, metavar="A B", help="With --by: the difference of levels A - B.")
+@click.option("--versus", default=None, metavar="RUN_B",
+              help="Another library run on different items (e.g. another system's outputs): RUN - RUN_B.")
 @click.option("--method", type=click.Choice(METHODS), default="ppi++", show_default=True,
               help="classic PPI, or PPI++ with the variance-minimising judge weight lambda.")
 @click.option("--rated", default=None, type=click.IntRange(2, None),
@@ -115,18 +121,24 @@ def _print_estimate(out: dict[str, Any]) -> None:
 @json_option
 @workbench_errors
 def estimate_command(run_or_file: str, data: str | None, human: str, by: str | None,
-                     diff: tuple[str, str] | None, method: str, rated: int | None, seed: int, id_field: str,
+                     diff: tuple[str, str] | None, versus: str | None, method: str, rated: int | None, seed: int, id_field: str,
                      judge_id_field: str, score_field: str, db: str | None, as_json: bool) -> None:
     """Prediction-powered estimate of the mean human rating: the judge on all items, people on the rated.
 
     Reports the estimate and its 95% interval beside the judge-only and human-only means. Items with
     a judge score but no human rating are the unrated ones; --rated K simulates having rated only K.
+    JSON keys: estimate, ci, judge_mean, human_mean, n_rated, n_total, method (and by, difference, versus).
     """
-    from ..stats.of_runs import estimate_rows, run_estimate
+    from ..stats.of_runs import estimate_rows, run_estimate, runs_difference
 
     if diff and not by:
         raise click.UsageError("--diff needs --by")
-    if _is_file_name(run_or_file):
+    if versus and (by or _is_file_name(run_or_file)):
+        raise click.UsageError("--versus compares two library runs; it does not combine with --by or a file")
+    if versus:
+        with open_library(db) as library:
+            out = runs_difference(library, run_or_file, versus, human, method, rated, seed)
+    elif _is_file_name(run_or_file):
         judge, ratings, levels = _file_inputs(run_or_file, data, human, by, id_field, judge_id_field,
                                               score_field, db)
         out = {"file": run_or_file, "human": human,

@@ -87,3 +87,30 @@ def run_estimate(library: Store, run_id: str, human: str, method: str, by: str |
     if by and not any(levels):
         raise InputError(f"no item of run {run['id']} has an input field {by!r} (or use --by group)", field=by)
     return {"run": run["id"], "human": human, **estimate_rows(judge, ratings, levels, method, rated, seed, diff)}
+
+
+def _run_mean(library: Store, run_id: str, human: str, method: str, rated: int | None,
+              seed: int) -> tuple[str, set[str], Estimate]:
+    """(run id, its item ids, the PPI estimate of its mean human rating)."""
+    run, rows = run_items(library, run_id)
+    check_human(library, run, human)
+    ratings = hold_out([item.human.get(human) if item else None for item, _ in rows], rated, seed)
+    return run["id"], {row["item_id"] for _, row in rows}, ppi_mean([r.get("score") for _, r in rows], ratings, method)
+
+
+def runs_difference(library: Store, run_a: str, run_b: str, human: str, method: str, rated: int | None = None,
+                    seed: int = 0) -> dict[str, Any]:
+    """PPI estimates of the mean human rating of two runs on different items, and A minus B with its interval.
+
+    The interval adds the two variances, which holds only for independent items: runs that share items
+    (the same dataset version, or items of the same id) are refused rather than given a wrong interval.
+    """
+    id_a, items_a, a = _run_mean(library, run_a, human, method, rated, seed)
+    id_b, items_b, b = _run_mean(library, run_b, human, method, rated, seed + 1)
+    shared = items_a & items_b
+    if shared:
+        raise InputError(f"runs {id_a} and {id_b} share {len(shared)} items (e.g. {sorted(shared)[0]!r}): their "
+                         "estimates are not independent; a difference needs runs on different items (e.g. two "
+                         "systems' outputs), or use --by FIELD --diff A B within one run")
+    return {"run": id_a, "human": human, **a.to_dict(), "versus": {"run": id_b, **b.to_dict()},
+            "difference": {"a": id_a, "b": id_b, **ppi_difference(a, b)}}
