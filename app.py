@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from geval_core.errors import ConfigError
-from workbench_ui import live, safe_text, state
+from geval_core.providers.capabilities import PRESETS
+from workbench_ui import judge_test, live, safe_text, server_presets, state
 
 # The page files live in app_pages/, not pages/: Streamlit treats a pages/ folder as the old multipage
 # layout and, until st.navigation has run once in the process, runs a page file alone without this
@@ -53,7 +54,8 @@ def draw_sidebar() -> state.SidebarChoice:
     if choice == "compatible":
         # The default goes through session state: scrub_base_url rewrites the value, and a widget given both
         # a value= and a session-state value makes Streamlit warn on the page.
-        st.session_state.setdefault(state.BASE_URL_KEY, "http://127.0.0.1:8080/v1")
+        st.session_state.setdefault(state.BASE_URL_KEY, PRESETS[server_presets.DEFAULT].base_url)
+        server_presets.picker()  # choosing a server fills the URL (its on_change runs before this script)
         base_url = sb.text_input("Base URL", key=state.BASE_URL_KEY, on_change=state.scrub_base_url,
                                  help=f"Your server: requests and the key go here only. No key in the URL: "
                                       f"{state.OPENAI_KEY} holds it.")
@@ -81,4 +83,5 @@ st.session_state[state.SIDEBAR_KEY] = draw_sidebar()
 stopped = live.stop_previous()  # a click during a live run started this run: let that one finish first
 if stopped:
     st.session_state["score_stopped_run"] = stopped
+judge_test.panel(st.session_state[state.SIDEBAR_KEY])  # after stop_previous: a probe never races a live run
 page.run()

@@ -7,7 +7,7 @@ import streamlit as st
 
 from geval_core import prompts
 from geval_core.prompts import content_hash
-from geval_core.types import MODES, Dimension, JudgeSettings, bounds_of
+from geval_core.types import MODES, REASONING_EFFORTS, Dimension, JudgeSettings, bounds_of
 from workbench_ui import archive_view, safe_text, stability_view, state
 from workbench_ui import design_extras as extras
 from workbench_ui import design_form as form
@@ -80,9 +80,22 @@ def judge_inputs() -> None:
     c2.number_input("Replies n", min_value=n.min, max_value=n.max, step=1, key=K + "n", help=n.help)
     c3.number_input("Temperature", min_value=float(temperature.min), max_value=float(temperature.max), step=0.1,
                     key=K + "temperature", help=temperature.help)
+    reasoning_input(conn)
     with st.expander("Custom template (optional)"):
         st.text_area("Template ({{name}} placeholders; empty = the default G-Eval template)",
                      key=K + "template", height=200)
+
+
+def reasoning_input(conn: JudgeSettings) -> None:
+    """Reasoning effort, shown only when the sidebar's judge is an OpenAI reasoning model (part of the metric)."""
+    from geval_core.providers.capabilities import is_reasoning_model
+
+    if conn.provider != "openai" or not is_reasoning_model(conn.model):
+        return
+    st.selectbox("Reasoning effort", [form.DEFAULT_EFFORT, *REASONING_EFFORTS], key=K + "reasoning_effort",
+                 format_func=lambda e: "the model's default (not sent)" if e == form.DEFAULT_EFFORT else e,
+                 help="How long the model reasons before it rates; part of the frozen metric (hashed). It "
+                      "also sizes the reply budget, since reasoning tokens come out of it.")
 
 
 def preview(lib, dim: Dimension) -> None:
@@ -111,10 +124,10 @@ def steps_section(lib) -> None:
             form.show_drift(report)
 
 
-def checks_section(dim: Dimension) -> bool:
-    """Pre-freeze checks as messages; True when nothing blocks freezing."""
+def checks_section(lib, dim: Dimension) -> bool:
+    """Pre-freeze checks as messages (the judge's latest test included); True when nothing blocks freezing."""
     st.subheader("Checks before freezing")
-    found = form.checks(dim)
+    found = form.checks(lib, dim)
     stability = stability_view.current_check(dim)
     for check in [*found, *([stability] if stability else [])]:
         text = f"{safe_text.md_escape(check.field)}: {safe_text.md_escape(check.message)}"
@@ -155,7 +168,7 @@ def main() -> None:
     with right:
         preview(lib, dim)
         stability_view.panel(lib, dim)
-        ok = checks_section(dim)
+        ok = checks_section(lib, dim)
         actions(lib, dim, ok)
     form.remember(lib)
     archive_view.panel(lib, "draft", {str(r["id"]): f"draft #{r['id']}: {r['name']}" for r in lib.list_drafts()})

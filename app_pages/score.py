@@ -8,7 +8,16 @@ from geval_core.cli._common import default_concurrency
 from geval_core.inputs import mismatch_message, missing_inputs
 from geval_core.run.options import RunOptions
 from geval_core.types import bounds_of
-from workbench_ui import archive_view, cached_reads, live, safe_text, score_parts, state
+from workbench_ui import (
+    archive_view,
+    cached_reads,
+    judge_checks,
+    live,
+    safe_text,
+    score_batch,
+    score_parts,
+    state,
+)
 
 
 def pick_items(dataset: dict) -> list:
@@ -56,13 +65,15 @@ def new_run(lib) -> None:
         return
     items = pick_items(dataset)
     settings = score_parts.judge_choice(prompt)
+    ready = judge_checks.before_run(lib, prompt, settings)  # the judge's latest test and documented limits
     bounds = bounds_of(RunOptions, "concurrency")
     concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=bounds.max, step=1,
                                   value=default_concurrency(settings), key="score_concurrency",
                                   help=bounds.help)
     rate_limits()
     score_parts.cost_box(lib, prompt, items, settings)
-    if st.button("Start run", type="primary", key="score_start", disabled=not items):
+    score_batch.offer(lib, prompt, dataset, items, settings, ready)
+    if st.button("Start run", type="primary", key="score_start", disabled=not items or not ready):
         judge = state.make_judge(settings)  # a missing key fails here, before a run is recorded
         run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=[i.id for i in items])
         st.session_state["score_run"] = run_id
@@ -82,7 +93,7 @@ def resume(lib, run: dict, prompt) -> None:
     wanted = score_parts.run_item_ids(run)
     todo = [i for i in cached_reads.dataset_items(run["dataset_id"])
             if (wanted is None or i.id in wanted) and i.id not in judged]
-    if not todo:
+    if not todo or score_batch.pending(run):  # a batch still out: collecting it fills these items in
         return
     st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}; "
             "resume when it is not still running elsewhere).")
@@ -112,6 +123,7 @@ def show_run(lib) -> None:
         st.session_state["score_run"] = runs[0]["id"]
     run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="score_run")
     run = lib.get_run(run_id)
+    score_batch.run_panel(lib, run)
     st.caption(f"Judged {safe_text.md_escape(cached_reads.run_progress(run))}")
     prompt = lib.get_prompt(run["prompt_id"])
     stopped = stopped_id == run_id

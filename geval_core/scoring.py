@@ -24,6 +24,7 @@ REDUCERS = ("mean", "median", "mode", "first")
 # carries at least this much probability; below it the effect on the score is negligible.
 AMBIGUOUS_MASS = 0.01
 _NUMBER = re.compile(r"\s*([+-]?[0-9]+(?:\.[0-9]+)?)")  # ASCII digits only: strict
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 Alternative = tuple[str, float]
 
@@ -99,14 +100,30 @@ def _prefixes(scale: Scale) -> set[str]:
     return {str(r)[:k] for r in scale.points if r >= 0 for k in range(1, len(str(r)))}
 
 
-def _find_index(positions: Sequence[Position], scale: Scale) -> int | None:
+def answer_start(positions: Sequence[Position]) -> int | None:
+    """Index of the first position after a <think> block (0 without one); None when the block never closes."""
+    end = think_end("".join(p.token for p in positions))
+    if end is None or end == 0:
+        return end
+    offset = 0
     for i, position in enumerate(positions):
-        first = _strip(position.token)[:1]
+        if offset >= end:
+            return i
+        offset += len(position.token)
+    return len(positions)  # the reply ends with the closing tag: no answer after it
+
+
+def _find_index(positions: Sequence[Position], scale: Scale) -> int | None:
+    start = answer_start(positions)
+    if start is None:
+        return None  # still thinking when the reply stopped: whatever digit is in there is no rating
+    for i in range(start, len(positions)):
+        first = _strip(positions[i].token)[:1]
         if first.isascii() and first.isdigit():  # "٣" or "²" is not a rating the scale can hold
             return i
     # A primed judge may put most mass on a word yet still rate at the first position.
-    for i, position in enumerate(positions):
-        if any(rating_of(t) in scale for t in _alternatives(position)):
+    for i in range(start, len(positions)):
+        if any(rating_of(t) in scale for t in _alternatives(positions[i])):
             return i
     return None
 
@@ -151,6 +168,7 @@ def find_rating_position(positions: Sequence[Position], scale: Scale) -> tuple[i
     A rating split over two tokens ("1", "0") is joined with the next position; the flag is set when
     that cannot be decided (the reply stops after "1", or a "1" alternative of a non-"1" reply carries
     mass and the tokenizer shows no whole "10" token). Ratings needing three or more tokens are flagged.
+    Tokens inside a reasoning model's <think> block are skipped; an unclosed block gives no position.
     """
     index = _find_index(positions, scale)
     if index is None:
@@ -169,11 +187,39 @@ def position_score(positions: Sequence[Position], scale: Scale,
     return weighted_score(alts, scale, renormalize), index, ambiguous
 
 
+# ---- reasoning replies ---------------------------------------------------------------------------
+
+def think_end(text: str) -> int | None:
+    """Where the answer starts after a reasoning model's <think> block: 0 without one, None when unclosed.
+
+    DeepSeek-R1 and Qwen3 served by vLLM, llama.cpp or Ollama write "<think>...</think>" before the answer.
+    Newer R1 chat templates put the opening tag in the prompt, so the reply carries only "</think>".
+    """
+    close = text.find(THINK_CLOSE)
+    if text.lstrip().lstrip(_MARKERS).startswith(THINK_OPEN):  # token lists may carry a marker before it
+        return None if close < 0 else close + len(THINK_CLOSE)
+    if close >= 0 and THINK_OPEN not in text[:close]:
+        return close + len(THINK_CLOSE)
+    return 0
+
+
+def final_text(text: str) -> str | None:
+    """The reply after its <think> block (the whole reply without one); None while the block is unclosed."""
+    end = think_end(text or "")
+    return None if end is None else (text or "")[end:]
+
+
 # ---- sampling ------------------------------------------------------------------------------------
 
 def parse_reply(text: str) -> float | None:
-    """Strict parse: the number a reply starts with ("4", " 3.5 - good"), else None ("Score: 4", "4th")."""
-    match = _NUMBER.match(text or "")
+    """Strict parse: the number a reply starts with ("4", " 3.5 - good"), else None ("Score: 4", "4th").
+
+    A reasoning model's <think> block is skipped first; a reply that never closes it has no rating.
+    """
+    text = final_text(text)
+    if text is None:
+        return None
+    match = _NUMBER.match(text)
     if not match:
         return None
     after = text[match.end():match.end() + 1]

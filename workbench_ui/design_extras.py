@@ -15,6 +15,7 @@ K = "design_"
 AUTOSAVE = "design_autosave"  # library setting: the form as last edited, restored by a new session
 AUTOSAVED = K + "autosaved"  # session copy of what the setting holds, so unchanged forms are not written
 EXTRA = ("draft_id", "steps_model_gen", "steps_gen_text")
+OPTIONAL = {"reasoning_effort": "default"}  # fields newer than some autosaves: their default when missing
 BLANK = Dimension(name="", definition="", scale=Scale(1, 5), inputs=())
 
 
@@ -38,11 +39,11 @@ def autosave(lib, fields: tuple[str, ...]) -> None:
 def restore(lib, fields: tuple[str, ...]) -> bool:
     """Put the autosaved form back (a browser reload starts a new session); False when there is none."""
     data = lib.get_setting(AUTOSAVE)
-    if not isinstance(data, dict) or any(f not in data for f in fields):
+    if not isinstance(data, dict) or any(f not in data for f in fields if f not in OPTIONAL):
         return False
     ss = st.session_state
     for name in (*fields, *EXTRA):
-        ss[K + name] = data.get(name)
+        ss[K + name] = data.get(name, OPTIONAL.get(name))
     ss[K + "anchors"] = {int(p): t for p, t in (data.get("anchors") or {}).items()}
     judge = data.get("judge_base")
     ss[K + "judge_base"] = JudgeSettings(**judge) if isinstance(judge, dict) else None

@@ -20,7 +20,9 @@ from workbench_ui import cached_reads, safe_text, state
 from workbench_ui import design_extras as extras
 
 K = "design_"
-FIELDS = ("name", "definition", "smin", "smax", "inputs", "mode", "n", "temperature", "template", "steps")
+FIELDS = ("name", "definition", "smin", "smax", "inputs", "mode", "n", "temperature", "template", "steps",
+          "reasoning_effort")
+DEFAULT_EFFORT = "default"  # the picker's "not sent" choice ("none" is a real effort some models take)
 SAVED = K + "saved"  # a copy that survives page switches (Streamlit drops unrendered widgets' state)
 _NUMBERING = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
 log = logging.getLogger("geval.app")
@@ -63,7 +65,7 @@ def set_form(dim: Dimension, draft_id: int | None) -> None:
         # A template equal to the default for its inputs is stored as empty: it then follows input changes.
         "temperature": float(dim.judge.temperature),
         "template": "" if dim.template.strip() == default_template(dim.inputs).strip() else dim.template,
-        "steps": steps_text(dim.steps),
+        "steps": steps_text(dim.steps), "reasoning_effort": dim.judge.reasoning_effort or DEFAULT_EFFORT,
     }
     for field, value in values.items():
         ss[K + field] = value
@@ -108,13 +110,24 @@ def dimension() -> Dimension:
     base = ss.get(K + "judge_base") or JudgeSettings()
     conn = state.sidebar().judge
     judge = replace(base, provider=conn.provider, model=conn.model, base_url=conn.base_url,
-                    mode=ss[K + "mode"], n=int(ss[K + "n"]), temperature=float(ss[K + "temperature"]))
+                    mode=ss[K + "mode"], n=int(ss[K + "n"]), temperature=float(ss[K + "temperature"]),
+                    reasoning_effort=reasoning_effort(conn))
     return Dimension(
         name=ss[K + "name"].strip(), definition=ss[K + "definition"], scale=Scale(smin, smax),
         anchors=anchors, inputs=tuple(f.strip() for f in ss[K + "inputs"].split(",") if f.strip()),
         steps=steps_list(ss[K + "steps"]), steps_model=steps_model(), template=ss[K + "template"] or "",
         judge=judge,
     )
+
+
+def reasoning_effort(conn: JudgeSettings) -> str | None:
+    """The form's reasoning effort when the sidebar's judge reasons (else None: never sent, never hashed)."""
+    from geval_core.providers.capabilities import is_reasoning_model
+
+    effort = st.session_state.get(K + "reasoning_effort")
+    if conn.provider != "openai" or not is_reasoning_model(conn.model) or effort in (None, DEFAULT_EFFORT):
+        return None
+    return effort
 
 
 def act(fn, *args) -> None:
@@ -195,11 +208,12 @@ def show_drift(report) -> None:
         st.warning(safe_text.md_escape(failure))
 
 
-def checks(dim: Dimension) -> list:
-    """The library's pre-freeze checks for this dimension."""
+def checks(lib, dim: Dimension) -> list:
+    """The library's pre-freeze checks for this dimension, with the latest Test judge / `geval probe` result."""
     from geval_core.checks import check_dimension
+    from geval_core.judge_probe import latest_probe
 
-    return check_dimension(dim)
+    return check_dimension(dim, latest_probe(lib, dim.judge))
 
 
 def save(lib) -> None:

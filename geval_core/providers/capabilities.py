@@ -88,6 +88,24 @@ PRESETS = {
 }
 
 
+def preset_summary(preset: Preset) -> str:
+    """What a server returns, in one sentence (the sidebar's caption)."""
+    cap = "none" if preset.top_logprobs_max is None else f"at most {preset.top_logprobs_max}"
+    n = "honoured" if preset.n_honoured else "ignored (one request per reply)"
+    return f"{preset.name}: log-probabilities {preset.logprobs}; top_logprobs {cap}; n {n}."
+
+
+def presets_table() -> str:
+    """The presets as the Markdown table the README shows (a test keeps the two equal)."""
+    rows = ["| Server | Default base URL | Log-probabilities | top_logprobs at most | n honoured |",
+            "|---|---|---|---|---|"]
+    for preset in PRESETS.values():
+        cap = "—" if preset.top_logprobs_max is None else str(preset.top_logprobs_max)
+        rows.append(f"| {preset.name} | `{preset.base_url}` | {preset.logprobs} | {cap} | "
+                    f"{'yes' if preset.n_honoured else 'no'} |")
+    return "\n".join(rows)
+
+
 def known_logprobs(settings: JudgeSettings) -> bool | None:
     """False when the judge is documented to give no log-probabilities, None when unknown."""
     if settings.provider == "openai" and is_reasoning_model(settings.model):  # anywhere: proxies too
