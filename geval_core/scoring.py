@@ -15,16 +15,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .errors import LogprobsUnavailableError
+from .think import MARKERS as _MARKERS
+from .think import answer_start, final_text
 from .types import JudgeReply, Position, Scale, TopLogprob
 
-# Tokenizer markers for a leading space / newline (SentencePiece "▁", GPT-2 byte-level "Ġ" and "Ċ").
-_MARKERS = "▁ĠĊ"
 REDUCERS = ("mean", "median", "mode", "first")
 # An alternative that could begin a longer rating (the "1" of "10") counts as undecidable only when it
 # carries at least this much probability; below it the effect on the score is negligible.
 AMBIGUOUS_MASS = 0.01
 _NUMBER = re.compile(r"\s*([+-]?[0-9]+(?:\.[0-9]+)?)")  # ASCII digits only: strict
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 Alternative = tuple[str, float]
 
@@ -100,19 +99,6 @@ def _prefixes(scale: Scale) -> set[str]:
     return {str(r)[:k] for r in scale.points if r >= 0 for k in range(1, len(str(r)))}
 
 
-def answer_start(positions: Sequence[Position]) -> int | None:
-    """Index of the first position after a <think> block (0 without one); None when the block never closes."""
-    end = think_end("".join(p.token for p in positions))
-    if end is None or end == 0:
-        return end
-    offset = 0
-    for i, position in enumerate(positions):
-        if offset >= end:
-            return i
-        offset += len(position.token)
-    return len(positions)  # the reply ends with the closing tag: no answer after it
-
-
 def _find_index(positions: Sequence[Position], scale: Scale) -> int | None:
     start = answer_start(positions)
     if start is None:
@@ -185,28 +171,6 @@ def position_score(positions: Sequence[Position], scale: Scale,
     probs, ambiguous = _combine(positions, index, scale)
     alts = [(k, math.log(p)) for k, p in probs.items() if p > 0.0]
     return weighted_score(alts, scale, renormalize), index, ambiguous
-
-
-# ---- reasoning replies ---------------------------------------------------------------------------
-
-def think_end(text: str) -> int | None:
-    """Where the answer starts after a reasoning model's <think> block: 0 without one, None when unclosed.
-
-    DeepSeek-R1 and Qwen3 served by vLLM, llama.cpp or Ollama write "<think>...</think>" before the answer.
-    Newer R1 chat templates put the opening tag in the prompt, so the reply carries only "</think>".
-    """
-    close = text.find(THINK_CLOSE)
-    if text.lstrip().lstrip(_MARKERS).startswith(THINK_OPEN):  # token lists may carry a marker before it
-        return None if close < 0 else close + len(THINK_CLOSE)
-    if close >= 0 and THINK_OPEN not in text[:close]:
-        return close + len(THINK_CLOSE)
-    return 0
-
-
-def final_text(text: str) -> str | None:
-    """The reply after its <think> block (the whole reply without one); None while the block is unclosed."""
-    end = think_end(text or "")
-    return None if end is None else (text or "")[end:]
 
 
 # ---- sampling ------------------------------------------------------------------------------------
