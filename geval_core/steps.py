@@ -15,6 +15,7 @@ from difflib import SequenceMatcher
 from .errors import GEvalError, JudgeError
 from .prompts import field_title, format_anchors
 from .providers.base import Judge
+from .think import final_text
 from .types import Dimension, JudgeRequest, JudgeSettings
 
 PRIMER = "1."  # judges that can prime (local) start their reply here, so it opens with a step
@@ -108,6 +109,11 @@ def generate_steps(dimension: Dimension, judge: Judge, settings: JudgeSettings |
     )
     reply = judge.judge(request)
     text = reply.choices[0].text if reply.choices else ""
+    answer = final_text(text)
+    if answer is None:
+        raise JudgeError("the judge's reply stopped inside its <think> block: no steps were written "
+                         f"(raise the reply budget above {max_tokens} tokens, or use a model that does not think)")
+    text = answer  # a reasoning model's thinking is not part of the steps
     if getattr(judge, "primes", False):
         text = PRIMER + text  # the judge continued after the primer
     steps = parse_steps(text)

@@ -106,3 +106,24 @@ def test_score_reply_in_both_modes_with_hand_built_r1_replies():
     assert (scored.score, scored.parsed, scored.unparsed) == (pytest.approx(3.5), 1, 1)
     sampled = score_reply(reply, FIVE, "sampling")
     assert (sampled.score, sampled.parsed, sampled.unparsed) == (3, 1, 1)
+
+
+def test_generated_steps_leave_the_thinking_out():
+    from geval_core.errors import JudgeError
+    from geval_core.providers.scripted import ScriptedJudge
+    from geval_core.steps import generate_steps
+    from tests.runner_helpers import dimension
+
+    class Thinker(ScriptedJudge):
+        def __init__(self, text):
+            super().__init__()
+            self.text = text
+
+        def judge(self, request):
+            return JudgeReply((Choice(self.text),), "thinker-1")
+
+    thought = "<think>1. Guess the answer. 2. Skip reading.</think>\n1. Read the summary.\n2. Check the order."
+    steps, version = generate_steps(dimension(), Thinker(thought))
+    assert steps == ["Read the summary.", "Check the order."] and version == "thinker-1"
+    with pytest.raises(JudgeError, match="inside its <think> block"):
+        generate_steps(dimension(), Thinker("<think>1. Read it. 2. Think more"))
