@@ -85,8 +85,10 @@ def design(page, expect) -> None:
     page.keyboard.press("Tab")
     expect(page.get_by_text("Response:", exact=False).first).to_be_visible(timeout=30_000)
     fill_anchors(page, expect)
+    idle(page)
     page.get_by_role("button", name="Generate evaluation steps").click()
     expect(page.get_by_text("Generated 3 steps with scripted-1")).to_be_visible(timeout=60_000)
+    idle(page)  # a click that lands mid-rerun can be dropped by the page being redrawn
     page.get_by_role("button", name="Freeze").click()
     expect(page.get_by_text("Frozen as clarity@1")).to_be_visible(timeout=60_000)
 
