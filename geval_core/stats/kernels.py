@@ -1,8 +1,9 @@
 """Per-group rank statistics, vectorised: ranks, tie counts, Spearman, Kendall tau-b and Pearson.
 
-Every agreement figure in geval_core.stats comes from here. A dataset-level reading is the special case of one group.
-Values are compared after rounding to `DECIMALS` places, so float noise from probability weighting
-neither breaks nor makes ties; Pearson uses the unrounded values.
+Every agreement figure in geval_core.stats comes from here. A dataset-level reading is the special case of one group,
+handed to `onepass` (one coding of each side, no per-figure sorts). Values are compared after rounding to
+`DECIMALS` places, so float noise from probability weighting neither breaks nor makes ties; Pearson uses
+the unrounded values.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DECIMALS = 6
+from .onepass import DECIMALS, pooled
+
 # Groups up to this size get Kendall's S from pairwise comparisons at every lag (O(n * size), no loop
 # over groups); larger groups go to scipy's O(m log m) tau-b one by one (there are few of them).
 SMALL_GROUP = 64
@@ -67,6 +69,14 @@ def group_pearson(x: np.ndarray, y: np.ndarray, codes: np.ndarray, sizes: np.nda
     with np.errstate(divide="ignore", invalid="ignore"):
         r = sxy / np.sqrt(sxx * syy)
     return np.clip(r, -1.0, 1.0)
+
+
+def pooled_pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson r of one sample (NaN where a side is constant); centred first for numerical stability."""
+    dx, dy = x - x.mean(), y - y.mean()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.dot(dx, dy) / np.sqrt(np.dot(dx, dx) * np.dot(dy, dy))
+    return float(np.clip(r, -1.0, 1.0))
 
 
 def _small_group_s(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
@@ -128,6 +138,8 @@ class GroupStats:
 
 def group_stats(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int) -> GroupStats:
     """Correlate judge x with human y inside every group."""
+    if n_groups == 1:
+        return _one_group(x, y)
     sizes = np.bincount(codes, minlength=n_groups)
     xr, yr = np.round(x, DECIMALS), np.round(y, DECIMALS)
     rx, ry = tie_blocks(xr, codes, n_groups), tie_blocks(yr, codes, n_groups)
@@ -140,3 +152,11 @@ def group_stats(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int) 
     kendall = group_kendall(xr, yr, codes, sizes, rx.tied_pairs, ry.tied_pairs, use)
     return GroupStats(np.where(use, spearman, np.nan), kendall, np.where(use, pearson, np.nan), use,
                       sizes, rx.tied_pairs, ry.tied_pairs)
+
+
+def _one_group(x: np.ndarray, y: np.ndarray) -> GroupStats:
+    """The figures of a single group (the dataset-level reading, item resamples) in one pass."""
+    p = pooled(x, y)
+    pearson = pooled_pearson(x, y) if p.defined else np.nan
+    return GroupStats(np.array([p.spearman]), np.array([p.kendall]), np.array([pearson]), np.array([p.defined]),
+                      np.array([p.n]), np.array([float(p.tied_x)]), np.array([float(p.tied_y)]))

@@ -44,6 +44,10 @@ def pair(judge: Iterable[float | None], human: Iterable[float | None],
     x, y = to_floats(judge), to_floats(human)
     if len(x) != len(y) or (groups is not None and len(groups) != len(x)):
         raise ValueError(f"judge ({len(x)}), human ({len(y)}) and groups must have the same length")
-    keep = np.isfinite(x) & np.isfinite(y)
+    keep = np.isfinite(x)
+    keep &= np.isfinite(y)
     codes, n_groups = group_codes(groups, keep)
-    return Paired(x[keep], y[keep], codes, n_groups, int(len(x) - keep.sum()))
+    kept = len(codes)
+    if kept == len(x):  # nothing missing: no copies (nothing downstream writes into x or y)
+        return Paired(x, y, codes, n_groups, 0)
+    return Paired(x[keep], y[keep], codes, n_groups, len(x) - kept)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..judgment import single_rating
 from .kernels import DECIMALS, tie_blocks
+from .onepass import dense
 from .paired import group_codes, to_floats
 
 
@@ -44,15 +45,16 @@ def item_ties(scores: Iterable[float | None], groups: Sequence[Hashable] | None 
     if groups is not None and len(groups) != len(x):
         raise ValueError(f"scores ({len(x)}) and groups ({len(groups)}) must have the same length")
     valid = np.isfinite(x)
-    rounded = np.round(x[valid], DECIMALS)
-    n_valid = len(rounded)
-    others = _others(rounded, np.zeros(n_valid, dtype=np.int64), 1)
+    values = x[valid]
+    n_valid = len(values)
+    d = dense(values)  # over the whole run a count per distinct score is enough: no sort
+    others = d.counts[d.codes] - 1
     out: dict[str, np.ndarray] = {}
     out["tied_others"], out["tied_share"] = _spread(others, np.full(n_valid, n_valid), valid)
     if groups is not None:
         codes, n_groups = group_codes(groups, valid)
         sizes = np.bincount(codes, minlength=n_groups)[codes]
-        in_group = _others(rounded, codes, n_groups)
+        in_group = _others(np.round(values, DECIMALS), codes, n_groups)
         out["tied_in_group"], out["group_share"] = _spread(in_group, sizes, valid)
     return out
 
