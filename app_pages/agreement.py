@@ -21,13 +21,17 @@ from workbench_ui import (
 K = "ag_"
 
 
-def readings(run: dict, field: str, scale: Scale, grouped: bool, bootstrap: int) -> dict[str, dict]:
-    """Group-level (when the items have groups) and dataset-level, for weighted and top-token scores."""
+def readings(run: dict, field: str, scale: Scale, grouped: bool, bootstrap: int, every: bool = True) -> dict[str, dict]:
+    """Group-level (when the items have groups) and dataset-level, for weighted and top-token scores.
+
+    The first is the headline and always gets its intervals; the others only when `every` is set: a
+    dataset-level interval recomputes every figure per resample (a minute for 20,000 items)."""
     out = {}
     for which, name in agree.SCORES.items():
-        if grouped:
-            out[f"group-level, {name}"] = agree.agreement_for(run, field, which, True, scale, bootstrap)
-        out[f"dataset-level, {name}"] = agree.agreement_for(run, field, which, False, scale, bootstrap)
+        for level in ((True, False) if grouped else (False,)):
+            draws = bootstrap if every or not out else 0
+            out[f"{'group' if level else 'dataset'}-level, {name}"] = agree.agreement_for(
+                run, field, which, level, scale, draws)
     return out
 
 
@@ -56,9 +60,12 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
                          key=K + "field")
     bootstrap = int(c2.number_input("Bootstrap resamples (95% intervals)", min_value=0, max_value=5000,
                                     value=1000, step=100, key=K + "boot"))
+    every = st.toggle("Intervals for every reading", key=K + "every_ci",
+                      help="The headline reading always has its intervals; the other readings' intervals take "
+                           "longer (a dataset-level interval recomputes every figure per resample).")
     grouped = any(i.group for i in items)
     scale = prompt.dimension.scale
-    results = readings(run, field, scale, grouped, bootstrap)
+    results = readings(run, field, scale, grouped, bootstrap, every)
     main = next(iter(results))
     headline(results[main], f"{main} (the paper's reading on SummEval is group-level: per document, averaged)"
              if grouped else main)
@@ -66,9 +73,15 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     if grouped:
         compare_view.groups_note(results[main], p)
     st.dataframe(agree.results_frame(results), hide_index=True)
+    if bootstrap and not every and len(results) > 1:
+        st.caption("Intervals shown for the headline reading only: turn on \"Intervals for every reading\" "
+                   "for the others.")
     st.caption(safe_text.md_escape(results[main].get("note", "")))
-    st.plotly_chart(charts.scatter_figure(p["human"], p["judge"], p["ids"], f"human {field}",
-                                          "judge weighted score", "Judge vs human"), key=K + "scatter")
+    figure, shown, total = agree.scatter(run, field)
+    st.plotly_chart(figure, key=K + "scatter")
+    if shown < total:
+        st.caption(f"The scatter shows {shown:,} of the {total:,} items with both ratings, chosen at random, "
+                   "so that the browser stays quick; every figure above uses all of them.")
     replies_curve(run, p, scale, grouped)
     return field
 

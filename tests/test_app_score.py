@@ -11,6 +11,7 @@ from itertools import combinations
 
 import pytest
 from app_support import metric, open_page, page_text, use_temp_library, values
+from deferred_downloads import deferred_reader
 
 from geval_core import prompts
 from geval_core.errors import JudgeError
@@ -95,7 +96,8 @@ def test_selecting_a_row_opens_that_item(lib_path):
     assert metric(at, "Human") == f"{item.human['coherence']:.3g}"
 
 
-def test_the_run_downloads_as_csv_and_jsonl(lib_path, downloads):
+def test_the_run_downloads_as_csv_and_jsonl(lib_path, monkeypatch):
+    downloads = deferred_reader(monkeypatch)  # the files are written on the click, not on every rerun
     at = start_run(open_page("score"), 6)
     at.button(key="score_start").click().run()
     lib = Library(lib_path)

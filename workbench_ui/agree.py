@@ -10,16 +10,22 @@ import streamlit as st
 
 from geval_core.judgment import single_rating
 from geval_core.types import Scale
-from workbench_ui import cached_reads, state
+from workbench_ui import cached_reads, charts, state
 
 SCORES = {"score": "weighted score", "single_rating": "top-token score"}
 METRICS = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic",
            "tie_rate": "tie rate (judge)", "human_tie_rate": "tie rate (human)"}
+SCATTER_POINTS = 5_000  # at most this many items drawn in the scatter (a random sample beyond)
 COMPARED = ("provider", "model", "mode", "n", "temperature")  # what makes two runs comparable item by item
 
 
 def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -> dict[str, list]:
-    """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group."""
+    """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group
+    (computed once per run_state: shared, never mutate it)."""
+    return cached_reads.per_run(run, "paired", lambda: _paired(run, human_field, which), human_field, which)
+
+
+def _paired(run: dict[str, Any], human_field: str | None, which: str) -> dict[str, list]:
     items = cached_reads.items_by_id(run["dataset_id"])
     out: dict[str, list] = {"ids": [], "judge": [], "human": [], "groups": [], "replies": []}
     for row in cached_reads.judgments(run):
@@ -51,6 +57,27 @@ def agreement_for(run: dict[str, Any], human_field: str, which: str, grouped: bo
     """geval_core.stats.agreement on a run (cached per cached_reads.run_state and options)."""
     return _agreement(os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run),
                       human_field, which, grouped, (scale.min, scale.max), bootstrap, seed, run)
+
+
+def scatter(run: dict[str, Any], human_field: str, limit: int = SCATTER_POINTS) -> tuple[Any, int, int]:
+    """The judge-vs-human scatter of a run, once per run_state: (figure, points drawn, points with both)."""
+    return cached_reads.per_run(run, "scatter", lambda: _scatter(run, human_field, limit), human_field, limit)
+
+
+def _scatter(run: dict[str, Any], human_field: str, limit: int) -> tuple[Any, int, int]:
+    import numpy as np
+
+    p = paired(run, human_field)
+    both = [n for n, (j, h) in enumerate(zip(p["judge"], p["human"], strict=True)) if j is not None and h is not None]
+    shown = both
+    if len(both) > limit:
+        # Display only: a browser draws 20,000 points slowly and the page ships them on every rerun.
+        rng = np.random.default_rng(0)
+        shown = [both[n] for n in np.sort(rng.choice(len(both), size=limit, replace=False))]
+    figure = charts.scatter_figure([p["human"][n] for n in shown], [p["judge"][n] for n in shown],
+                                   [p["ids"][n] for n in shown], f"human {human_field}", "judge weighted score",
+                                   "Judge vs human")
+    return figure, len(shown), len(both)
 
 
 def _cell(result: dict[str, Any], metric: str) -> str:

@@ -8,7 +8,7 @@ from SQLite once.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import pandas as pd
@@ -53,17 +53,48 @@ def human_names(dataset_id: str) -> list[str]:
     return _items(_path(), dataset_id)[2]
 
 
+class _ItemsFromCache:
+    """The library, except that dataset items come from the cache above (a version never changes):
+    judgment_rows would otherwise read all of them again (0.4 s of a 20,000-item first render)."""
+
+    def __init__(self, lib) -> None:
+        self._lib = lib
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lib, name)
+
+    def dataset_items(self, ref: str) -> list[Item]:
+        return dataset_items(self._lib.get_dataset(ref)["id"])
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _judgments(path: str, run_id: str, version: tuple[int, int, str]) -> list[dict[str, Any]]:
     from geval_core.stats import judgment_rows
 
-    return judgment_rows(state.library(), run_id)
+    return judgment_rows(_ItemsFromCache(state.library()), run_id)
 
 
 def judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
     """The judgments of a run (as lib.get_run returns it) with group, human ratings and ties per item,
     read again only when its run_state changed."""
     return _judgments(_path(), run["id"], run_state(run))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _per_run(path: str, run_id: str, version: tuple[int, int, str], name: str, extra: tuple,
+             _build: Callable[[], Any]) -> Any:
+    return _build()
+
+
+def per_run(run: dict[str, Any], name: str, build: Callable[[], Any], *extra: Hashable) -> Any:
+    """build() once per run_state, name and extra inputs: the tables and figures a page derives from a
+    run, which a rerun would otherwise rebuild (seconds for 20,000 items). Shared, so never mutate it."""
+    return _per_run(_path(), run["id"], run_state(run), name, extra, build)
+
+
+def judged_ids(run: dict[str, Any]) -> set[str]:
+    """Items of the run judged without an error, as lib.judged_item_ids gives them (a resume retries the rest)."""
+    return per_run(run, "judged_ids", lambda: {r["item_id"] for r in judgments(run) if r.get("error") is None})
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -75,6 +106,7 @@ def _summary(path: str, run_id: str, version: tuple[int, int, str], _rows: list[
     return {
         "weighted": weighted,
         "top": top,
+        "scored": len(weighted),
         "tie_weighted": tie_rate(weighted) if len(weighted) > 1 else None,
         "tie_top": tie_rate(top) if len(top) > 1 else None,
         "unparsed": sum(r.get("unparsed") or 0 for r in _rows),

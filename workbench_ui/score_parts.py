@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
+import json
 from typing import Any
 
 import streamlit as st
@@ -35,12 +38,33 @@ def judge_choice(prompt: FrozenPrompt) -> JudgeSettings:
     return side if pick == "sidebar" else pinned
 
 
-def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings) -> None:
+@st.cache_data(show_spinner=False, max_entries=32)
+def _estimate(prompt_id: str, dataset_id: str, ids: str, settings: str, prices: str, _prompt: FrozenPrompt,
+              _items: list, _settings: JudgeSettings, _table: dict) -> dict[str, Any]:
+    from geval_core.run.cost import estimate_cost
+
+    return estimate_cost(_prompt, _items, _settings, prices=_table)
+
+
+def estimate(prompt: FrozenPrompt, items: list, settings: JudgeSettings, table: dict,
+             dataset_id: str | None) -> dict[str, Any]:
+    """geval_core's estimate, cached per prompt, dataset version, chosen items, judge and prices: it renders
+    every item's prompt (seconds for 20,000 items), and a version's items never change."""
+    from geval_core.run.cost import estimate_cost
+
+    if dataset_id is None:
+        return estimate_cost(prompt, items, settings, prices=table)
+    ids = hashlib.sha256("\n".join(i.id for i in items).encode()).hexdigest()
+    return _estimate(prompt.id, dataset_id, ids, repr(settings), json.dumps(table, sort_keys=True, default=str),
+                     prompt, items, settings, table)
+
+
+def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings, dataset_id: str | None = None) -> None:
     """The cost estimate, shown before any run starts, from the price table the user can edit."""
-    from geval_core.run.cost import estimate_cost, load_prices
+    from geval_core.run.cost import load_prices
 
     table = load_prices(store=lib)  # read once: the estimate and the editor show the same table
-    est = estimate_cost(prompt, items, settings, prices=table)
+    est = estimate(prompt, items, settings, table, dataset_id)
     c = st.columns(4)
     c[0].metric("Items", est["items"])
     c[1].metric("Input tokens (est.)", f"{est['input_tokens']:,}")
@@ -95,8 +119,9 @@ def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str,
         st.warning(f"The judge put little probability on the scale for {s['low_mass']} of {len(rows)} items "
                    f"(valid mass < {cached_reads.LOW_MASS}): their weighted scores rest on a small share of its "
                    "belief. The tiny local model does this; a stronger judge or priming helps.")
-    st.plotly_chart(charts.score_histogram(s["weighted"], s["top"], prompt.dimension.scale.points),
-                    key="score_hist")
+    points = prompt.dimension.scale.points
+    st.plotly_chart(cached_reads.per_run(run, "histogram", lambda: charts.score_histogram(s["weighted"], s["top"], points),
+                                         tuple(points)), key="score_hist")
     tie_clusters_view(run, prompt, rows)
 
 
@@ -105,12 +130,17 @@ def tie_clusters_view(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict
     from geval_core.stats import tie_clusters
 
     key = cached_reads.human_key(cached_reads.human_names(run["dataset_id"]), prompt.name)
-    human = [r.get(f"human_{key}") for r in rows] if key else None
-    clusters = {"weighted": tie_clusters([r.get("score") for r in rows], human, top=8),
-                "top-token": tie_clusters([single_rating(r) for r in rows], human, top=8)}
-    if not any(clusters.values()):
+
+    def build() -> tuple[dict[str, list], Any]:
+        human = [r.get(f"human_{key}") for r in rows] if key else None
+        clusters = {"weighted": tie_clusters([r.get("score") for r in rows], human, top=8),
+                    "top-token": tie_clusters([single_rating(r) for r in rows], human, top=8)}
+        return clusters, charts.tie_clusters_figure(clusters) if any(clusters.values()) else None
+
+    clusters, figure = cached_reads.per_run(run, "tie_clusters", build, key)
+    if figure is None:
         return
-    st.plotly_chart(charts.tie_clusters_figure(clusters), key="score_tie_clusters")
+    st.plotly_chart(figure, key="score_tie_clusters")
     costly = [c for c in clusters["weighted"] if (c["human_distinct"] or 0) > 1]
     if costly:
         st.caption(f"{len(costly)} weighted-score ties hide items people rated differently (up to "
@@ -121,22 +151,23 @@ def table_and_item(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[st
     """One dataframe for every item (select a row) and one chart for the selected item."""
     items = cached_reads.items_by_id(run["dataset_id"])
     key = cached_reads.human_key(cached_reads.human_names(run["dataset_id"]), prompt.name)
-    human = {i: it.human.get(key) for i, it in items.items()} if key else None
-    frame = cached_reads.judgments_frame(rows, human)
+    frame = cached_reads.per_run(run, "frame", lambda: cached_reads.judgments_frame(
+        rows, {i: it.human.get(key) for i, it in items.items()} if key else None), key)
     event = st.dataframe(frame, key="score_table", on_select="rerun", selection_mode="single-row",
                          hide_index=True, height=min(380, 38 + 35 * len(frame)),
                          column_config=_columns())
-    ids = frame["item"].tolist()
+    ids = cached_reads.per_run(run, "ids", frame["item"].tolist)
     picked = list(event.selection.rows) if event is not None else []
     ss = st.session_state
     if picked and picked != ss.get("score_table_last") and picked[0] < len(ids):
         ss["score_item"] = ids[picked[0]]
     ss["score_table_last"] = picked
-    if ss.get("score_item") not in set(ids):
+    position = cached_reads.per_run(run, "positions", lambda: {i: n for n, i in enumerate(ids)})
+    if ss.get("score_item") not in position:
         ss["score_item"] = ids[0]
     item_id = st.selectbox("Open item", ids, key="score_item")
-    judgment = next(r for r in rows if r["item_id"] == item_id)
-    scored = sum(r.get("score") is not None for r in rows)
+    judgment = rows[position[item_id]]  # the frame has one row per judgment, in the same order
+    scored = cached_reads.run_summary(run, rows)["scored"]
     show_item(judgment, items.get(item_id), prompt, key, max(scored - 1, 0))
 
 
@@ -157,12 +188,14 @@ def tie_sentence(judgment: dict[str, Any], others: int) -> str:
 
 def downloads(run: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     """The run's judgments as CSV and JSONL files (the same columns as `geval runs export`: group,
-    human ratings and per-item ties included)."""
+    human ratings and per-item ties included), written when the button is clicked."""
     st.caption("Download this run's judgments (one row per item, the item named \"id\" as in `geval score`):")
     c1, c2, _ = st.columns([1, 1, 3])
     for column, fmt, mime in ((c1, "csv", "text/csv"), (c2, "jsonl", "application/jsonl")):
-        column.download_button(f"Download {fmt.upper()}", judgments_text(rows, fmt),
-                               file_name=f"judgments-{run['id']}.{fmt}", mime=mime, key=f"score_dl_{fmt}")
+        # A callable is run on the click, not on every rerun: writing 20,000 judgments took a second.
+        column.download_button(f"Download {fmt.upper()}", functools.partial(judgments_text, rows, fmt),
+                               file_name=f"judgments-{run['id']}.{fmt}", mime=mime, key=f"score_dl_{fmt}",
+                               on_click="ignore")
 
 
 def judgments_text(rows: list[dict[str, Any]], fmt: str) -> str:
