@@ -3,8 +3,8 @@
 Threads (see DESIGN.md): worker threads only call `judge.judge` (with retries). Their results are
 collected in the calling thread, which scores them through a `Session`, writes them to the store one
 item at a time and calls `on_progress`, because Streamlit elements and sqlite3 connections belong to
-that thread. Results are taken as they complete (`wait(FIRST_COMPLETED)`, the loop `as_completed`
-runs inside) so a slow or hanging request never holds back the items behind it.
+that thread. Results are taken as they complete (from the pool's queue of finished calls) so a slow or
+hanging request never holds back the items behind it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future
 
 from ..inputs import require_inputs
 from ..providers.base import Judge
@@ -130,8 +130,7 @@ def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
         if time.monotonic() - beat > HEARTBEAT_S:
             heartbeat()  # in this thread: the store's connection belongs to it
             beat = time.monotonic()
-        finished, _ = wait(list(pending), timeout=POLL_S, return_when=FIRST_COMPLETED)
-        for future in finished:
+        for future in pool.finished(POLL_S):
             _collect(session, future, pending.pop(future))
 
 
