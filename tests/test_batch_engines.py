@@ -111,3 +111,17 @@ def test_probe_of_a_judge_without_logprobs_stops_a_logprobs_run(tmp_path, fake):
 def test_split_numbers_names_ratings_written_over_several_tokens():
     assert split_numbers(["1", " 2", " 1", "0", " 11"]) == ({"10"}, {"1", "2", "11"})
     assert probe_findings({"split_ratings": ["10"]}, JudgeSettings())[0].startswith("this judge splits 10")
+
+
+def test_a_submit_that_never_reaches_the_engine_leaves_a_failed_run_not_a_running_one(tmp_path):
+    from conftest import free_port
+
+    from prompt_library import Library
+
+    db = str(tmp_path / "lib.db")
+    _, prompt, _, _ = setup_library(db, count=2, judge=GPT)
+    code, out, err = geval("batch", "submit", "--prompt", prompt.id, "--data", "tiny", "--db", db,
+                           "--base-url", f"http://127.0.0.1:{free_port()}/v1")
+    assert code == 1 and out == "" and "could not reach the batch engine at http://127.0.0.1:" in err
+    [run] = Library(db).list_runs()
+    assert run["status"] == "failed" and run["finished_at"]

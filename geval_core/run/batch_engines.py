@@ -10,14 +10,24 @@ collecting again downloads again. Which run a batch belongs to is kept in the li
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, InputError, NotFoundError
+from ..errors import ConfigError, GEvalError, InputError, JudgeError, NotFoundError, UnreachableError
 from ..inputs import require_inputs
-from ..providers._common import NO_KEY, check_base_url, env_key, is_custom_server, require_key
+from ..providers._common import (
+    NO_KEY,
+    check_base_url,
+    env_key,
+    http_errors,
+    is_custom_server,
+    redact,
+    require_key,
+)
 from ..store import Store
 from ..types import FrozenPrompt, JudgeSettings
 from .batch import (
@@ -58,6 +68,44 @@ def _client(provider: str, base_url: str | None) -> Any:
     return genai.Client(api_key=key, vertexai=False, http_options=types.HttpOptions(base_url=base_url))
 
 
+@contextlib.contextmanager
+def engine_errors(provider: str, base_url: str | None) -> Iterator[None]:
+    """The SDKs' errors from a batch engine as the workbench's (a clear message, never a traceback)."""
+    where = base_url or ("the OpenAI API" if provider == "openai" else "the Gemini API")
+    try:
+        yield
+    except GEvalError:
+        raise
+    except Exception as exc:
+        error = _engine_error(exc, where)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _engine_error(exc: Exception, where: str) -> GEvalError | None:
+    import openai
+
+    message = str(getattr(exc, "message", None) or exc)
+    for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):  # servers echo keys in errors
+        message = redact(message, env_key(variable))
+    if isinstance(exc, (openai.APIConnectionError, *http_errors().transport)):
+        return UnreachableError(f"could not reach the batch engine at {where}: {message[:300]}")
+    status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
+    if isinstance(exc, openai.APIStatusError) or _is_genai_error(exc):
+        return JudgeError(f"the batch engine at {where} answered {status}: {message[:300]}",
+                          status=status if isinstance(status, int) else None)
+    return None
+
+
+def _is_genai_error(exc: Exception) -> bool:
+    try:
+        from google.genai import errors
+    except ImportError:
+        return False
+    return isinstance(exc, errors.APIError)
+
+
 def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
                  item_ids: list[str] | None = None, client: Any = None) -> dict[str, Any]:
     """Create a run and submit its requests to the provider's batch engine: {batch_id, run_id, status, requests}."""
@@ -69,8 +117,22 @@ def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: 
     count = len(items) * (settings.n if batch_mode(settings) == "sampling" else 1)
     if count > MAX_REQUESTS:
         raise InputError(f"{count} requests exceed a batch's {MAX_REQUESTS}; split the dataset (or lower n)")
+    client = client or _client(settings.provider, settings.base_url)  # a missing key stops before a run exists
     run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
-    client = client or _client(settings.provider, settings.base_url)
+    try:
+        with engine_errors(settings.provider, settings.base_url):
+            batch_id, status = _send(client, prompt, items, run_id, settings)
+    except BaseException as exc:
+        # Nothing reached the provider's engine: the run says so instead of staying "running" forever.
+        store.finish_run(run_id, status="failed", error=f"batch submit failed ({type(exc).__name__})")
+        raise
+    store.set_run_fields(run_id, batch_id=batch_id, batch_provider=settings.provider, batch_requests=count)
+    store.set_setting(f"batch:{batch_id}", {"run_id": run_id, "provider": settings.provider})
+    return {"batch_id": batch_id, "run_id": run_id, "status": status, "requests": count}
+
+
+def _send(client: Any, prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings) -> tuple[str, str]:
+    """Upload the run's requests and create the batch: (batch id, its status)."""
     if settings.provider == "openai":
         lines = "".join(json.dumps(line, ensure_ascii=False) + "\n"
                         for line in batch_lines(prompt, items, run_id, settings))
@@ -82,9 +144,7 @@ def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: 
         batch = client.batches.create(model=settings.model, src=_gemini_requests(prompt, items, run_id, settings),
                                       config={"display_name": f"geval-{run_id}"})
         batch_id, status = batch.name, _state(batch)
-    store.set_run_fields(run_id, batch_id=batch_id, batch_provider=settings.provider, batch_requests=count)
-    store.set_setting(f"batch:{batch_id}", {"run_id": run_id, "provider": settings.provider})
-    return {"batch_id": batch_id, "run_id": run_id, "status": status, "requests": count}
+    return batch_id, status
 
 
 def _gemini_requests(prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings) -> list[dict]:
@@ -116,13 +176,14 @@ def batch_status(store: Store, batch_id: str, base_url: str | None = None, clien
     """The provider's status of a batch: {batch_id, run_id, status, done, counts}."""
     record = _record(store, batch_id)
     client = client or _client(record["provider"], base_url)
-    if record["provider"] == "openai":
-        batch = client.batches.retrieve(batch_id)
-        counts = batch.request_counts.model_dump() if batch.request_counts else None
-        status = batch.status
-    else:
-        batch = client.batches.get(name=batch_id)
-        status, counts = _state(batch), None
+    with engine_errors(record["provider"], base_url):
+        if record["provider"] == "openai":
+            batch = client.batches.retrieve(batch_id)
+            counts = batch.request_counts.model_dump() if batch.request_counts else None
+            status = batch.status
+        else:
+            batch = client.batches.get(name=batch_id)
+            status, counts = _state(batch), None
     return {"batch_id": batch_id, "run_id": record["run_id"], "status": status, "done": status in DONE,
             "counts": counts, "_batch": batch}
 
@@ -137,7 +198,8 @@ def collect_remote(store: Store, batch_id: str, base_url: str | None = None, cli
     if status["status"] not in COLLECTABLE:
         return {**status, "collected": False, "summary": None}
     with tempfile.TemporaryDirectory(prefix="geval-batch-") as folder:
-        paths = _download(client, record["provider"], batch, Path(folder))
+        with engine_errors(record["provider"], base_url):
+            paths = _download(client, record["provider"], batch, Path(folder))
         summaries = collect_batch(store, paths, on_progress) if paths else []
     summary = next((s for s in summaries if s.run_id == record["run_id"]), None)
     return {**status, "collected": True, "summary": None if summary is None else _summary(summary)}
