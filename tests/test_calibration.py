@@ -103,3 +103,13 @@ def test_calibration_cli(tmp_path):
     assert text.exit_code == 0 and "ECE" in text.output
     bad = CliRunner().invoke(cli, ["calibration", "nope", "--human", "coherence", "--db", str(tmp_path / "lib.db")])
     assert bad.exit_code == 1 and "Traceback" not in bad.output
+
+
+def test_observed_rows_in_one_pass_equal_the_per_item_shares():
+    from geval_core.stats.calibration import _observed
+
+    rng = np.random.default_rng(4)
+    ratings = [list(rng.uniform(0.5, 5.5, rng.integers(1, 5))) for _ in range(300)]
+    keep = sorted(rng.choice(300, 200, replace=False).tolist())
+    rows = _observed(ratings, keep, S)
+    assert np.allclose(rows, np.array([observed_shares(ratings[i], S) for i in keep]), atol=1e-15)

@@ -53,9 +53,16 @@ def human_names(dataset_id: str) -> list[str]:
     return _items(_path(), dataset_id)[2]
 
 
-class _ItemsFromCache:
-    """The library, except that dataset items come from the cache above (a version never changes):
-    judgment_rows would otherwise read all of them again (0.4 s of a 20,000-item first render)."""
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _stored_judgments(path: str, run_id: str, version: tuple[int, int, str]) -> list[dict[str, Any]]:
+    return state.library().judgments(run_id)
+
+
+class CachedLibrary:
+    """The library, except that dataset items and a run's stored judgments come from the caches here
+    (an item version never changes; judgments per run state): the Agreement page's readings and
+    diagnostics would otherwise read and decode all 20,000 judgments again, each (seconds).
+    What it returns is shared: callers copy before they change anything."""
 
     def __init__(self, lib) -> None:
         self._lib = lib
@@ -64,14 +71,20 @@ class _ItemsFromCache:
         return getattr(self._lib, name)
 
     def dataset_items(self, ref: str) -> list[Item]:
+        """Every item of a dataset version (cached)."""
         return dataset_items(self._lib.get_dataset(ref)["id"])
+
+    def judgments(self, run_id: str) -> list[dict[str, Any]]:
+        """Every judgment of a run (cached per run state)."""
+        run = self._lib.get_run(run_id)
+        return _stored_judgments(_path(), run["id"], run_state(run))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _judgments(path: str, run_id: str, version: tuple[int, int, str]) -> list[dict[str, Any]]:
     from geval_core.stats import judgment_rows
 
-    return judgment_rows(_ItemsFromCache(state.library()), run_id)
+    return judgment_rows(CachedLibrary(state.library()), run_id)
 
 
 def judgments(run: dict[str, Any]) -> list[dict[str, Any]]:

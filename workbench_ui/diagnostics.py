@@ -32,7 +32,7 @@ def _compute(kind: str, lib, run_id: str, field: str, *args: Any) -> dict[str, A
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _cached(path: str, kind: str, run_id: str, version: tuple, field: str, args: tuple) -> dict[str, Any]:
-    return _compute(kind, state.library(), run_id, field, *args)
+    return _compute(kind, cached_reads.CachedLibrary(state.library()), run_id, field, *args)
 
 
 def diagnostic(kind: str, run: dict[str, Any], field: str, *args: Any) -> dict[str, Any]:

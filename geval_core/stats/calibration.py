@@ -41,6 +41,16 @@ def observed_shares(ratings: Sequence[float], scale: Scale) -> np.ndarray:
     return counts / max(len(ratings), 1)
 
 
+def _observed(ratings: Sequence[Sequence[float]], keep: list[int], scale: Scale) -> np.ndarray:
+    """observed_shares of every kept item as rows, in one pass over all their ratings."""
+    k = scale.max - scale.min + 1
+    sizes = np.array([len(ratings[i]) for i in keep], dtype=np.int64)
+    flat = np.fromiter((v for i in keep for v in ratings[i]), dtype=float, count=int(sizes.sum()))
+    counts = np.zeros((len(keep), k))
+    np.add.at(counts, (np.repeat(np.arange(len(keep)), sizes), to_points(flat, scale)), 1.0)
+    return counts / np.maximum(sizes, 1)[:, None]
+
+
 def predicted_shares(distribution: dict[Any, float], scale: Scale) -> np.ndarray:
     """The judge's probability at each scale point, renormalised over the scale (None when it has none)."""
     p = np.array([float(distribution.get(r, distribution.get(str(r), 0.0)) or 0.0) for r in scale.points])
@@ -84,11 +94,12 @@ def calibration(distributions: Sequence[dict[Any, float]], ratings: Sequence[Seq
     ratings: per item the raters' ratings (or its mean alone); scores: the weighted scores, for the
     mean judge vs mean human per score bin.
     """
-    keep = [i for i, (d, r) in enumerate(zip(distributions, ratings, strict=True))
-            if r and d and predicted_shares(d, scale).sum() > 0]
+    shares = [predicted_shares(d, scale) if d and r else None
+              for d, r in zip(distributions, ratings, strict=True)]
+    keep = [i for i, p in enumerate(shares) if p is not None and p.sum() > 0]
     k = scale.max - scale.min + 1
-    pred = np.array([predicted_shares(distributions[i], scale) for i in keep]).reshape(-1, k)
-    obs = np.array([observed_shares(ratings[i], scale) for i in keep]).reshape(-1, k)
+    pred = np.array([shares[i] for i in keep]).reshape(-1, k)
+    obs = _observed(ratings, keep, scale)
     ece, reliability_bins = reliability(pred, obs, bins)
     result = {"ece": ece, "bins": reliability_bins, "items": len(keep), "scale": str(scale),
               "points": list(scale.points),
