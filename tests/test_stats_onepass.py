@@ -81,3 +81,15 @@ def test_item_ties_over_the_run_match_counting():
     assert np.array_equal(out["tied_others"][np.isfinite(x)], expected)
     assert np.all(out["tied_others"][~np.isfinite(x)] == -1)
     assert np.allclose(out["tied_share"][np.isfinite(x)], expected / (len(valid) - 1))
+
+
+def test_a_million_scores_are_coded_by_counting_and_match_scipy():
+    rng = np.random.default_rng(11)
+    n = 1_200_000  # a 1-5 score spans 4,000,000 steps of 1e-6: counted once n reaches a quarter of that
+    human = rng.integers(1, 6, n) + rng.integers(0, 3, n) / 3.0
+    judge = np.round(np.clip(human + rng.normal(0, 0.8, n), 1, 5), 3)
+    rho, tau = scipy_figures(judge, human)
+    got = onepass.pooled(judge, human)
+    assert got.spearman == pytest.approx(rho, abs=1e-12) and got.kendall == pytest.approx(tau, abs=1e-12)
+    _, counts = np.unique(judge, return_counts=True)
+    assert np.array_equal(onepass.dense(judge).counts, counts)
