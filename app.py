@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-import streamlit as st
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads: see geval_core/__init__.py
+
+import streamlit as st  # noqa: E402
 
 from geval_core.errors import ConfigError
 from geval_core.providers.capabilities import PRESETS
