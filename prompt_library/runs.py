@@ -222,6 +222,7 @@ def _judgment(row: dict[str, Any]) -> dict[str, Any]:
     out["replies"] = loads(row["replies"], [])
     for key in _BOOL:
         out[key] = bool(row[key])
-    for key, value in loads(row["extra"], {}).items():
-        out.setdefault(key, value)
+    if row["extra"] not in (None, "{}"):  # most judgments have none: 20,000 decodes of "{}" cost 0.05 s
+        for key, value in loads(row["extra"]).items():
+            out.setdefault(key, value)
     return out

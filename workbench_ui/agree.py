@@ -28,7 +28,7 @@ def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -
 def _paired(run: dict[str, Any], human_field: str | None, which: str) -> dict[str, list]:
     items = cached_reads.items_by_id(run["dataset_id"])
     out: dict[str, list] = {"ids": [], "judge": [], "human": [], "groups": [], "replies": []}
-    for row in cached_reads.judgments(run):
+    for row in cached_reads.stored_judgments(run):
         item = items.get(row["item_id"])
         out["ids"].append(row["item_id"])
         out["judge"].append(single_rating(row) if which == "single_rating" else row.get(which))
@@ -105,8 +105,8 @@ def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
 
 def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
     """Items judged in both runs: score A, score B and B − A, largest moves first."""
-    a = {r["item_id"]: r.get("score") for r in cached_reads.judgments(run_a)}
-    b = {r["item_id"]: r.get("score") for r in cached_reads.judgments(run_b)}
+    a = {r["item_id"]: r.get("score") for r in cached_reads.stored_judgments(run_a)}
+    b = {r["item_id"]: r.get("score") for r in cached_reads.stored_judgments(run_b)}
     common = [i for i in a if i in b and a[i] is not None and b[i] is not None]
     frame = pd.DataFrame({"item": common, "score A": [a[i] for i in common], "score B": [b[i] for i in common]})
     frame["B − A"] = frame["score B"] - frame["score A"]

@@ -58,6 +58,12 @@ def _stored_judgments(path: str, run_id: str, version: tuple[int, int, str]) -> 
     return state.library().judgments(run_id)
 
 
+def stored_judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run's judgments as the library stores them (no group, human or tie columns), cached per run
+    state: what the Agreement page reads, without building the export rows. Shared: never mutate."""
+    return _stored_judgments(_path(), run["id"], run_state(run))
+
+
 class CachedLibrary:
     """The library, except that dataset items and a run's stored judgments come from the caches here
     (an item version never changes; judgments per run state): the Agreement page's readings and

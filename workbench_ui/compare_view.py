@@ -43,7 +43,7 @@ def item_side_by_side(run_a: dict[str, Any], run_b: dict[str, Any], labels: dict
     item_id = st.selectbox("Item", ids, key="ag_compare_item")
     left, right = st.columns(2)
     for column, run, name in ((left, run_a, "A"), (right, run_b, "B")):
-        row = next((r for r in cached_reads.judgments(run) if r["item_id"] == item_id), None)
+        row = next((r for r in cached_reads.stored_judgments(run) if r["item_id"] == item_id), None)
         with column:
             st.caption(safe_text.md_escape(f"{name}: {labels[run['id']]}"))
             if row is None:
