@@ -5,7 +5,8 @@ the rating position and report every allowed rating's log-probability, with no t
 
 Limitation: a rating is reported by the log-probability of its first token. SmolLM2 splits numbers into
 single digits, so on a 1-10 scale "10" and "1" share the token "1" and the first position cannot tell
-them apart (scoring marks such positions ambiguous).
+them apart (scoring marks such positions ambiguous). In logprobs mode the reply text is the rating
+alone: decoding stops once the rating has been read (see `_last_step`).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usag
 
 CONTENT_MARK = re.compile("\x00([0-9]+)\x00")  # stands for a message's text in the chat template
 DEFAULT_CTX = 4096
-# Prompt tokens decoded per llama.cpp batch; also the granularity of prefix-cache reuse (see _eval_prompt).
-BATCH = 64
+# Prompt tokens per llama.cpp batch: 512 evaluates prompts at 320-370 tok/s on 2 cores, 64 at 270-295.
+BATCH = 512
 # ChatML, used only when a GGUF file carries no chat template of its own.
 CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
@@ -36,9 +37,34 @@ CHATML = (
     "{% endif %}"
 )
 
-# llama.cpp contexts are not thread-safe: every use of a loaded model holds this lock.
-_LOCK = threading.Lock()
-_MODELS: dict[tuple[str, int, int | None], Any] = {}
+
+class FairLock:
+    """A lock that lets waiting threads in strictly in the order they asked (FIFO, a ticket lock)."""
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition(threading.Lock())
+        self._next = self._serving = 0
+
+    @property
+    def waiting(self) -> int:
+        """How many threads are queued behind the holder now."""
+        return max(0, self._next - self._serving - 1)
+
+    def __enter__(self) -> None:
+        with self._turn:
+            ticket, self._next = self._next, self._next + 1
+            self._turn.wait_for(lambda: self._serving == ticket)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._turn:
+            self._serving += 1
+            self._turn.notify_all()
+
+
+# llama.cpp contexts are not thread-safe: every use of a loaded model holds this lock. FIFO, so
+# concurrent judge() calls are answered in the order they arrive (threading.Lock picks any waiter).
+_LOCK = FairLock()
+_MODELS: dict[tuple[str, int, int | None, int], Any] = {}
 
 
 def local_model_path() -> str:
@@ -77,9 +103,9 @@ def disable_extra_buffers() -> None:
     lib._geval_patched = True
 
 
-def _load(path: str, n_ctx: int, n_threads: int | None) -> Any:
+def _load(path: str, n_ctx: int, n_threads: int | None, n_batch: int = BATCH) -> Any:
     """Load a model once per process and settings (caller holds _LOCK)."""
-    key = (path, n_ctx, n_threads)
+    key = (path, n_ctx, n_threads, n_batch)
     if key not in _MODELS:
         try:
             from llama_cpp import Llama
@@ -89,7 +115,7 @@ def _load(path: str, n_ctx: int, n_threads: int | None) -> Any:
         disable_extra_buffers()
         if not _MODELS:
             atexit.register(_close_all)
-        _MODELS[key] = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_batch=BATCH,
+        _MODELS[key] = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_batch=n_batch,
                              logits_all=False, verbose=False)
     return _MODELS[key]
 
@@ -129,12 +155,17 @@ class LocalJudge:
     primes = True  # honours request.assistant_prefix (hosted chat APIs cannot)
 
     def __init__(self, model_path: str | None = None, n_ctx: int = DEFAULT_CTX, prefix_cache: bool = True,
-                 n_threads: int | None = None) -> None:
+                 n_threads: int | None = None, n_batch: int = BATCH, exact_reuse: bool = True,
+                 stop_at_rating: bool = True) -> None:
         self.model_path = model_path or local_model_path()
         self.n_ctx = n_ctx
         # Reuse the KV cache of the previous prompt's shared prefix (criteria + steps come first).
         self.prefix_cache = prefix_cache
         self.n_threads = n_threads
+        self.n_batch = n_batch
+        # See _eval_prompt; extra buffers (opt-in, other kernels, not measured) keep whole-batch reuse.
+        self.exact_reuse = exact_reuse and os.environ.get("GEVAL_LLAMA_EXTRA_BUFFERS") != "1"
+        self.stop_at_rating = stop_at_rating  # see _generate
         self.model_version = _model_version(self.model_path)
         self._token_text: dict[int, str] = {}
         self._formatter: Any = None  # the model's chat template, compiled on first use
@@ -143,14 +174,16 @@ class LocalJudge:
         """Evaluate the primed prompt, read the rating distribution, then generate the reply text."""
         start = time.perf_counter()
         with _LOCK:
-            llm = _load(self.model_path, self.n_ctx, self.n_threads)
+            llm = _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch)
             ids = self._prompt_ids(llm, request)
             try:
+                began = time.perf_counter()
                 reused = self._eval_prompt(llm, ids)
+                timing = {"eval_s": time.perf_counter() - began, "decode_steps": 0, "decode_s": 0.0}
                 first = self._last_logits(llm)
                 rng = np.random.default_rng(request.seed)
                 ratings = self._rating_ids(llm, request.ratings)
-                replies = [self._generate(llm, request, len(ids), first, rng, ratings)
+                replies = [self._generate(llm, request, len(ids), first, rng, ratings, timing)
                            for _ in range(1 if request.temperature <= 0 else request.n)]
             except RuntimeError as exc:  # llama_decode failed: start the next call from a clean cache
                 llm.reset()
@@ -159,7 +192,7 @@ class LocalJudge:
             replies = replies * request.n
         choices = tuple(choice for choice, _ in replies)
         raw = {"model": self.model_version, "prompt_tokens": len(ids), "prefix_reused_tokens": reused,
-               "replies": [{"text": c.text, "token_ids": t} for c, t in replies]}
+               "replies": [{"text": c.text, "token_ids": t} for c, t in replies], **timing}
         usage = Usage(len(ids), sum(len(t) for _, t in replies))
         return JudgeReply(choices, self.model_version, usage, time.perf_counter() - start, raw)
 
@@ -195,13 +228,23 @@ class LocalJudge:
             cached = np.asarray(llm.input_ids[: llm.n_tokens])
             n = min(len(cached), len(ids))
             diff = np.flatnonzero(cached[:n] != np.asarray(ids[:n], dtype=cached.dtype))
-            # At least one token is decoded again so the logits are fresh for this prompt.
-            keep = min(int(diff[0]) if diff.size else n, len(ids) - 1)
-            # llama.cpp's results depend slightly on how tokens are grouped into batches; reusing
-            # whole batches only keeps every answer identical to a cold evaluation of the prompt.
-            keep -= keep % llm.n_batch
-        llm.n_tokens = keep  # eval() drops the KV entries past n_tokens
-        llm.eval(ids[keep:])
+            # Reuse up to the first differing token, but evaluate at least two tokens: llama.cpp gives a
+            # token the same logits in any batch of two or more (bench_local.py --check: warm == cold bit
+            # for bit on the sample set, random splits too; tests/test_local_judge_speed.py), while a
+            # one-token batch runs other kernels (up to 0.7 off in a log-probability). So answers stay
+            # those of a cold evaluation, and no batch below is a single token either.
+            keep = max(0, min(int(diff[0]) if diff.size else n, len(ids) - (2 if self.exact_reuse else 1)))
+        if not self.exact_reuse:  # the old scheme: whole batches only, as llama-cpp-python groups them
+            llm.n_tokens = keep = keep - keep % llm.n_batch
+            llm.eval(ids[keep:])
+            return keep
+        start = keep
+        while start < len(ids):
+            rest = len(ids) - start
+            size = rest if rest <= llm.n_batch else min(llm.n_batch, rest - 2)  # never 1 token left
+            llm.n_tokens = start  # eval() drops the KV entries past n_tokens
+            llm.eval(ids[start:start + size])
+            start += size
         return keep
 
     @staticmethod
@@ -212,12 +255,12 @@ class LocalJudge:
         return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy()
 
     def _generate(self, llm: Any, request: JudgeRequest, prompt_len: int, first: np.ndarray,
-                  rng: np.random.Generator, ratings: tuple[int, ...]) -> tuple[Choice, list[int]]:
+                  rng: np.random.Generator, ratings: tuple[int, ...], timing: dict) -> tuple[Choice, list[int]]:
         """One reply from the prompt's end: the first position reports every rating token (`ratings`)."""
         import llama_cpp
 
         llm.n_tokens = prompt_len  # drop the previous reply's tokens from the KV cache
-        logits, tokens, positions = first, [], []
+        logits, tokens, positions, last = first, [], [], 0
         for step in range(request.max_tokens):
             logprobs = _log_softmax(logits)
             token = _pick(logprobs, request.temperature, rng)
@@ -230,11 +273,33 @@ class LocalJudge:
             if is_end:
                 break
             tokens.append(token)
-            if step + 1 < request.max_tokens:
-                llm.eval([token])
-                logits = self._last_logits(llm)
+            if step == 0:
+                last = self._last_step(llm, request, token)
+            if step >= last:
+                break
+            began = time.perf_counter()
+            llm.eval([token])
+            logits = self._last_logits(llm)
+            timing["decode_steps"] += 1
+            timing["decode_s"] += time.perf_counter() - began
         text = llm.detokenize(tokens).decode("utf-8", errors="replace")
         return Choice(text, tuple(positions) if request.logprobs else None), tokens
+
+    def _last_step(self, llm: Any, request: JudgeRequest, token: int) -> int:
+        """The last decoding step a reply needs, given its first token."""
+        # Logprobs mode (primed, greedy, logprobs) stops at the rating: scoring reads it from the first
+        # position, and the next when the digit may begin a longer rating ("1" of "10"); the text is
+        # only stored for audit. max_tokens stays an upper bound, as when the model ends its turn.
+        # Sampling and unprimed requests (the judge probe reads the tokens it counts) decode in full.
+        full = request.max_tokens - 1
+        if not (self.stop_at_rating and request.logprobs and request.temperature <= 0
+                and request.assistant_prefix and request.ratings):
+            return full
+        key = self._text(llm, token).strip()
+        whole = {str(r) for r in request.ratings}
+        if key and any(w != key and w.startswith(key) for w in whole):
+            return min(1, full)
+        return 0 if key in whole else full
 
     def _rating_ids(self, llm: Any, ratings: tuple[int, ...]) -> tuple[int, ...]:
         """The first token of each rating's digits (see the module note on multi-digit ratings)."""
