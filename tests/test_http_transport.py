@@ -52,10 +52,11 @@ class RawServer:
                                if h.lower().startswith(b"content-length")), 0)
                 request = head + b"\r\n" + reader.read(length)
                 answer = self.answers.pop(0) if self.answers else None
+                close = self.close_after  # read before answering: the test may change it once it has the answer
                 if answer is None:
                     return
                 conn.sendall(answer(request) if callable(answer) else answer)
-                if self.close_after:
+                if close:
                     return
 
     def close(self) -> None:
