@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from geval_core.providers import local_judge as lj
-from geval_core.providers.local_judge import FairLock, LocalJudge
+from geval_core.providers.fair_lock import FairLock
+from geval_core.providers.local_judge import LocalJudge
 from geval_core.run.calls import build_request
 from prompt_library import Library
 

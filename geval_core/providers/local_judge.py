@@ -16,7 +16,6 @@ import importlib.metadata
 import importlib.util
 import os
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import numpy as np
 
 from ..errors import ConfigError, JudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
+from .fair_lock import FairLock
 
 CONTENT_MARK = re.compile("\x00([0-9]+)\x00")  # stands for a message's text in the chat template
 DEFAULT_CTX = 4096
@@ -36,29 +36,6 @@ CHATML = (
     " + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}"
     "{% endif %}"
 )
-
-
-class FairLock:
-    """A lock that lets waiting threads in strictly in the order they asked (FIFO, a ticket lock)."""
-
-    def __init__(self) -> None:
-        self._turn = threading.Condition(threading.Lock())
-        self._next = self._serving = 0
-
-    @property
-    def waiting(self) -> int:
-        """How many threads are queued behind the holder now."""
-        return max(0, self._next - self._serving - 1)
-
-    def __enter__(self) -> None:
-        with self._turn:
-            ticket, self._next = self._next, self._next + 1
-            self._turn.wait_for(lambda: self._serving == ticket)
-
-    def __exit__(self, *exc: object) -> None:
-        with self._turn:
-            self._serving += 1
-            self._turn.notify_all()
 
 
 # llama.cpp contexts are not thread-safe: every use of a loaded model holds this lock. FIFO, so
