@@ -6,9 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from geval_core.errors import RetryableJudgeError, UnreachableError
-from geval_core.providers._common import redact
-from geval_core.providers.openai_judge import Completion, OpenAIJudge, choice_from_openai
+from geval_core.providers.openai_judge import Completion, OpenAIJudge
+from geval_core.types import Choice, Position, TopLogprob
+
+
+def choice_from_openai(choice: Any) -> Choice:
+    """One chat-completion choice (SDK object) in the neutral shape, as the judge read it before issue 15."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    positions = None
+    if content:
+        positions = tuple(
+            Position(t.token, float(t.logprob),
+                     tuple(TopLogprob(a.token, float(a.logprob)) for a in (t.top_logprobs or [])))
+            for t in content
+        )
+    text = choice.message.content if choice.message and choice.message.content else ""
+    return Choice(text, positions)
 
 
 def sdk_completion(response: Any) -> Completion:
@@ -21,7 +34,7 @@ def sdk_completion(response: Any) -> Completion:
 
 
 class TypedJudge(OpenAIJudge):
-    """OpenAIJudge with the old `_send`: the typed call, the same error mapping, the SDK's models."""
+    """OpenAIJudge with the old request: the typed call and the SDK's models (`_send` maps errors for both)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         from openai import OpenAI
@@ -29,20 +42,5 @@ class TypedJudge(OpenAIJudge):
         super().__init__(*args, **kwargs)
         self._client = OpenAI(api_key=self._key, base_url=self.base_url, timeout=self._client.timeout, max_retries=0)
 
-    def _send(self, body: dict[str, Any], request: Any) -> Completion:
-        import openai
-
-        try:
-            response = self._client.chat.completions.create(**body)
-        except openai.BadRequestError:
-            raise
-        except openai.APIStatusError as exc:
-            raise self._status_error(exc, request) from None
-        except openai.APITimeoutError:
-            raise RetryableJudgeError(f"{self._where()} timed out") from None
-        except openai.APIConnectionError as exc:
-            raise UnreachableError(f"could not connect to {self._where()}: {redact(str(exc), self._key)}") from None
-        except (openai.OpenAIError, ValueError) as exc:
-            raise RetryableJudgeError(f"{self._where()} gave an unusable answer: "
-                                      f"{redact(str(exc), self._key)[:300]}") from None
-        return sdk_completion(response)
+    def _post(self, body: dict[str, Any]) -> Completion:
+        return sdk_completion(self._client.chat.completions.create(**body))

@@ -3,7 +3,8 @@
 The hot path sends the body through the SDK's documented low-level `post` (its auth, headers, timeout
 and error types) and reads the answer with `json.loads`: the typed `create` spends ~1 ms validating the
 request's TypedDicts and ~0.7 ms building pydantic models of the response, three times what the
-judgment needs. `choices_from_json` reads the same fields `choice_from_openai` reads from the models.
+judgment needs. `completion_from_json` reads the fields the SDK's models would give (tests/typed_judge.py
+keeps the typed path as the reference it is checked against); batch output files are read the same way.
 """
 
 from __future__ import annotations
@@ -112,10 +113,7 @@ class OpenAIJudge(HostedJudge):
         import openai
 
         try:
-            # security: the same credentials `create` sends (the key, never an admin key).
-            content = self._client.post(self._endpoint, body=body, cast_to=bytes,
-                                        options={"security": {"bearer_auth": True}})
-            return completion_from_json(content)
+            return self._post(body)
         except openai.BadRequestError:
             raise
         except openai.APIStatusError as exc:
@@ -129,26 +127,19 @@ class OpenAIJudge(HostedJudge):
             raise RetryableJudgeError(f"{self._where()} gave an unusable answer: "
                              f"{redact(str(exc), self._key)[:300]}") from None
 
+    def _post(self, body: dict[str, Any]) -> Completion:
+        """The request itself, read into a Completion (the SDK's exceptions pass through to `_send`)."""
+        # security: the same credentials `create` sends (the key, never an admin key).
+        content = self._client.post(self._endpoint, body=body, cast_to=bytes,
+                                    options={"security": {"bearer_auth": True}})
+        return completion_from_json(content)
+
     def _status_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
         message = redact(str(getattr(exc, "message", "") or exc), self._key)[:300]
         if exc.status_code == 400 and getattr(exc, "code", None) in UNSUPPORTED:
             return _unsupported(exc, request, message)
         return status_error(exc.status_code, message, exc.response.headers.get("retry-after"), request,
                             who=self._where(), model="model", retryable=RETRYABLE_STATUS, key_hint=KEY_VARIABLE)
-
-
-def choice_from_openai(choice: Any) -> Choice:
-    """One chat-completion choice (SDK object) in the neutral shape; batch output files use it too."""
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    positions = None
-    if content:
-        positions = tuple(
-            Position(t.token, float(t.logprob),
-                     tuple(TopLogprob(a.token, float(a.logprob)) for a in (t.top_logprobs or [])))
-            for t in content
-        )
-    text = choice.message.content if choice.message and choice.message.content else ""
-    return Choice(text, positions)
 
 
 class Completion(NamedTuple):
@@ -161,9 +152,13 @@ class Completion(NamedTuple):
 
 
 def completion_from_json(content: bytes | str) -> Completion:
-    """A chat-completion body read with json.loads, the fields `choice_from_openai` reads from the SDK's
-    models and nothing else; ValueError for a body that is not JSON or not shaped like a completion."""
-    body = json.loads(content)
+    """A chat-completion body read with json.loads: the choices' text and log-probabilities, usage and model
+    and nothing else; ValueError for a body that is not JSON or not shaped like a completion."""
+    return completion_from_body(json.loads(content))
+
+
+def completion_from_body(body: Any) -> Completion:
+    """`completion_from_json` of a body already decoded (a batch output line's `response.body`)."""
     if not isinstance(body, dict):
         raise ValueError(f"the answer is JSON but not a chat completion: {str(body)[:100]}")
     try:

@@ -120,21 +120,16 @@ def prepare_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings:
 
 
 def completion_to_reply(body: dict[str, Any]) -> JudgeReply:
-    """A chat-completion body -> JudgeReply through the OpenAI judge's own choice mapping."""
-    from openai.types.chat import ChatCompletion
-    from pydantic import ValidationError
-
-    from ..providers.openai_judge import choice_from_openai
+    """A chat-completion body -> JudgeReply, read exactly as the live OpenAI judge reads its answers."""
+    from ..providers.openai_judge import completion_from_body
 
     try:
-        completion = ChatCompletion.model_validate(body)
-    except ValidationError as exc:
-        raise JudgeError(f"not a chat completion: {str(exc)[:300]}") from None
-    usage = completion.usage
-    return JudgeReply(
-        tuple(choice_from_openai(c) for c in completion.choices), completion.model or "",
-        Usage(usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0), 0.0, body,
-    )
+        completion = completion_from_body(body)
+    except ValueError as exc:
+        raise JudgeError(str(exc)[:300]) from None
+    if not completion.choices:
+        raise JudgeError("not a chat completion: it has no choices")
+    return JudgeReply(tuple(completion.choices), completion.model or "", Usage(*completion.usage), 0.0, body)
 
 
 def body_to_reply(body: dict[str, Any], provider: str) -> JudgeReply:
