@@ -49,23 +49,29 @@ def _isolated_environment(tmp_path_factory, tmp_path, monkeypatch):
 
 @pytest.fixture
 def downloads(monkeypatch):
-    """Read what an AppTest page's download button serves: downloads(at, label_start="") -> text."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    """Read what an AppTest page's download button serves: downloads(at, label_start="") -> text.
+
+    A button whose data is a callable carries no file: Streamlit writes it on the click, which the
+    reader does the way the click does (execute_deferred on the page's media file manager).
+    """
+    from streamlit.runtime.media_file_manager import MediaFileManager
     from streamlit.testing.v1 import app_test
 
-    stores: list[MemoryMediaFileStorage] = []
+    managers: list[MediaFileManager] = []
 
-    class Recording(MemoryMediaFileStorage):
+    class Recording(MediaFileManager):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            stores.append(self)
+            managers.append(self)
 
-    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+    monkeypatch.setattr(app_test, "MediaFileManager", Recording)
 
     def read(at, label_start: str = "") -> str:
         [button] = [b for b in at.get("download_button") if b.proto.label.startswith(label_start)]
-        name = button.proto.url.rsplit("/", 1)[-1]
-        return stores[-1].get_file(name).content.decode("utf-8")
+        deferred = button.proto.deferred_file_id
+        url = managers[-1].execute_deferred(deferred) if deferred else button.proto.url
+        # The test storage keeps files in memory.
+        return managers[-1]._storage.get_file(url.rsplit("/", 1)[-1]).content.decode("utf-8")
     return read
 
 

@@ -11,7 +11,6 @@ from itertools import combinations
 
 import pytest
 from app_support import metric, open_page, page_text, use_temp_library, values
-from deferred_downloads import deferred_reader
 
 from geval_core import prompts
 from geval_core.errors import JudgeError
@@ -96,10 +95,12 @@ def test_selecting_a_row_opens_that_item(lib_path):
     assert metric(at, "Human") == f"{item.human['coherence']:.3g}"
 
 
-def test_the_run_downloads_as_csv_and_jsonl(lib_path, monkeypatch):
-    downloads = deferred_reader(monkeypatch)  # the files are written on the click, not on every rerun
+def test_the_run_downloads_as_csv_and_jsonl(lib_path, downloads):
     at = start_run(open_page("score"), 6)
     at.button(key="score_start").click().run()
+    buttons = [b for b in at.get("download_button") if b.proto.label in ("Download CSV", "Download JSONL")]
+    # The files are written on the click, not on every rerun: the buttons carry no file.
+    assert len(buttons) == 2 and all(b.proto.deferred_file_id and not b.proto.url for b in buttons)
     lib = Library(lib_path)
     stored = {r["item_id"]: r for r in lib.judgments(lib.list_runs()[0]["id"])}
     lines = [json.loads(line) for line in downloads(at, "Download JSONL").splitlines()]
