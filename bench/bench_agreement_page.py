@@ -19,12 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_score_page import PER_GROUP, arguments, prepared  # noqa: E402
+from bench_score_page import PER_GROUP, arguments, prepared, timed_run  # noqa: E402
 
 TARGET_S = 2.0
 
 
-def time_page(reruns: int, count: int) -> tuple[float, list[float], float | None]:
+def time_page(reruns: int, count: int) -> tuple[float, list[float], float]:
     """(first render seconds, plain rerun seconds, seconds to show every reading's interval)."""
     from streamlit.testing.v1 import AppTest
 
@@ -35,20 +35,9 @@ def time_page(reruns: int, count: int) -> tuple[float, list[float], float | None
     assert not at.exception, [e.value for e in at.exception]
     shown = {m.label: m.value for m in at.metric}
     assert shown["Items"] == str(count), shown
-    plain = []
-    for _ in range(reruns):
-        start = time.perf_counter()
-        at.run()
-        plain.append(time.perf_counter() - start)
-        assert not at.exception, [e.value for e in at.exception]
-    every = None
-    toggles = [t for t in at.toggle if t.key == "ag_every_ci"]
-    if toggles:
-        toggles[0].set_value(True)
-        start = time.perf_counter()
-        at.run()
-        every = time.perf_counter() - start
-        assert not at.exception, [e.value for e in at.exception]
+    plain = [timed_run(at) for _ in range(reruns)]
+    at.toggle(key="ag_every_ci").set_value(True)
+    every = timed_run(at)
     return first, plain, every
 
 
@@ -61,8 +50,7 @@ def main() -> None:
         first, plain, every = time_page(args.reruns, args.groups * PER_GROUP)
     print(f"rerun, nothing changed: median {statistics.median(plain):.3f} s, max {max(plain):.3f} s "
           f"({len(plain)} reruns)")
-    if every is not None:
-        print(f"intervals for every reading, on request: {every:.2f} s (once; cached after)")
+    print(f"intervals for every reading, on request: {every:.2f} s (once; cached after)")
     print(f"Agreement page first render: {first:.2f} s / {TARGET_S} s = ratio {first / TARGET_S:.2f} "
           f"(target ≤ 1: {'met' if first <= TARGET_S else 'NOT met'})")
 

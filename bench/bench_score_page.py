@@ -62,6 +62,15 @@ def prepared(path: Path, groups: int) -> Path:
     return path
 
 
+def timed_run(at) -> float:
+    """Seconds of one AppTest rerun, which must raise nothing."""
+    start = time.perf_counter()
+    at.run()
+    elapsed = time.perf_counter() - start
+    assert not at.exception, [e.value for e in at.exception]
+    return elapsed
+
+
 def time_reruns(reruns: int, count: int) -> tuple[list[float], list[float], float]:
     """(plain rerun seconds, open-another-item rerun seconds, first render seconds)."""
     from streamlit.testing.v1 import AppTest
@@ -79,14 +88,9 @@ def time_reruns(reruns: int, count: int) -> tuple[list[float], list[float], floa
     ids = at.selectbox(key="score_item").options
     plain, opening = [], []
     for n in range(reruns):
-        start = time.perf_counter()
-        at.run()
-        plain.append(time.perf_counter() - start)
+        plain.append(timed_run(at))
         at.selectbox(key="score_item").set_value(ids[(n * 997 + 13) % len(ids)])
-        start = time.perf_counter()
-        at.run()
-        opening.append(time.perf_counter() - start)
-        assert not at.exception, [e.value for e in at.exception]
+        opening.append(timed_run(at))
     return plain, opening, first
 
 
