@@ -112,4 +112,8 @@ def test_observed_rows_in_one_pass_equal_the_per_item_shares():
     ratings = [list(rng.uniform(0.5, 5.5, rng.integers(1, 5))) for _ in range(300)]
     keep = sorted(rng.choice(300, 200, replace=False).tolist())
     rows = _observed(ratings, keep, S)
-    assert np.allclose(rows, np.array([observed_shares(ratings[i], S) for i in keep]), atol=1e-15)
+    by_hand = []  # halves up, clipped into 1-5, counted per item
+    for i in keep:
+        points = [min(5, max(1, int(np.floor(v + 0.5)))) for v in ratings[i]]
+        by_hand.append([points.count(p) / len(points) for p in range(1, 6)])
+    assert np.allclose(rows, np.array(by_hand), atol=1e-15)

@@ -93,3 +93,9 @@ def test_a_million_scores_are_coded_by_counting_and_match_scipy():
     assert got.spearman == pytest.approx(rho, abs=1e-12) and got.kendall == pytest.approx(tau, abs=1e-12)
     _, counts = np.unique(judge, return_counts=True)
     assert np.array_equal(onepass.dense(judge).counts, counts)
+
+
+def test_average_ranks_match_scipy_rankdata():
+    rng = np.random.default_rng(8)
+    for values in (np.round(rng.uniform(1, 5, 500), 1), rng.integers(1, 6, 50) * 1.0, np.array([2.0, 2.0])):
+        assert np.array_equal(onepass.average_ranks(values), st.rankdata(values))

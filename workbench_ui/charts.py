@@ -8,6 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from geval_core.stats.paired import to_floats  # None as NaN, which plotly leaves out as it leaves out null
+
 OTHER = "other tokens"
 _LAYOUT = {"margin": {"l": 40, "r": 10, "t": 40, "b": 40}, "height": 320}
 
@@ -52,15 +54,10 @@ def score_histogram(weighted: Sequence[float], top: Sequence[float], points: Seq
     return fig
 
 
-def _floats(values: Sequence[float | None]) -> np.ndarray:
-    # None becomes NaN, which plotly leaves out as it leaves out null.
-    return np.array([np.nan if v is None else v for v in values], dtype=float)
-
-
 def scatter_figure(x: Sequence[float], y: Sequence[float], labels: Sequence[object],
                    x_title: str, y_title: str, title: str = "") -> go.Figure:
     """One point per item (hover shows the item id, escaped), drawn with WebGL; None is no point."""
-    fig = go.Figure(go.Scattergl(x=_floats(x), y=_floats(y), mode="markers",
+    fig = go.Figure(go.Scattergl(x=to_floats(x), y=to_floats(y), mode="markers",
                                  text=np.array([_safe(t) for t in labels], dtype=object),
                                  hovertemplate="%{text}<br>%{x:.3f}, %{y:.3f}<extra></extra>",
                                  marker={"size": 7, "opacity": 0.6, "color": "#4C78A8"}))

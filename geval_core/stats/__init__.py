@@ -1,5 +1,6 @@
 """Agreement statistics, in layers (each module imports only those above it):
 
+    onepass     the pooled (one-group) codes, ranks, ties, Spearman and Kendall tau-b in one pass
     kernels     per-group ranks, tie blocks, Spearman, Kendall tau-b, Pearson (vectorised)
     paired      judge/human scores as float arrays, missing pairs dropped, groups as codes
     kappa       Cohen's kappa: scale points, weights, confusion tables, the inferred scale

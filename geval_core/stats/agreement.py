@@ -26,20 +26,20 @@ from .paired import group_codes, pair, to_floats
 REPLY_KS = (1, 2, 4, 5, 10, 20)
 
 
-def _ranks(judge: Iterable[float | None], human: Iterable[float | None]) -> Pooled:
+def _pooled(judge: Iterable[float | None], human: Iterable[float | None]) -> Pooled:
     p = pair(judge, human)
     return pooled(p.x, p.y)
 
 
 def spearman(judge: Iterable[float | None], human: Iterable[float | None]) -> float | None:
     """Spearman's rho over all pairs; None when a side is constant or there are fewer than 2 pairs."""
-    r = _ranks(judge, human)
+    r = _pooled(judge, human)
     return r.spearman if r.defined else None
 
 
 def kendall(judge: Iterable[float | None], human: Iterable[float | None]) -> float | None:
     """Kendall's tau-b over all pairs; None when a side is constant or there are fewer than 2 pairs."""
-    r = _ranks(judge, human)
+    r = _pooled(judge, human)
     return r.kendall if r.defined else None
 
 
@@ -58,7 +58,7 @@ def tie_rate(scores: Iterable[float | None], groups: Sequence[Hashable] | None =
     keep = np.isfinite(x)
     if groups is None:  # counts per distinct score are enough: no sort, no group codes
         n = int(keep.sum())
-        tied = tied_pairs(dense(x if n == len(x) else x[keep]).counts)
+        tied = tied_pairs(dense(x[keep]).counts)
         return tied / (n * (n - 1) / 2) if n > 1 else None
     codes, n_groups = group_codes(groups, keep)
     sizes = np.bincount(codes, minlength=n_groups)

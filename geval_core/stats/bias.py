@@ -8,16 +8,9 @@ from typing import Any
 import numpy as np
 
 from .agreement import spearman
-from .onepass import DECIMALS, dense
+from .onepass import DECIMALS, average_ranks
 from .paired import to_floats
 from .ppi import Z95
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Average ranks from 1 (ties share their mean rank, compared at DECIMALS places), as Spearman uses."""
-    d = dense(values)  # no scipy.stats import: 1 s of the Agreement page's first render
-    ends = np.cumsum(d.counts)
-    return (ends - (d.counts - 1) / 2.0)[d.codes]
 
 
 def partial_spearman(x: Iterable[float | None], y: Iterable[float | None],
@@ -28,7 +21,7 @@ def partial_spearman(x: Iterable[float | None], y: Iterable[float | None],
     if keep.sum() < 4:
         return None
     with np.errstate(divide="ignore", invalid="ignore"):  # a constant side: NaN, reported as None
-        r = np.corrcoef(np.vstack([_ranks(a[keep]), _ranks(b[keep]), _ranks(c[keep])]))
+        r = np.corrcoef(np.vstack([average_ranks(a[keep]), average_ranks(b[keep]), average_ranks(c[keep])]))
     if not np.all(np.isfinite(r)):
         return None
     rxy, rxz, ryz = r[0, 1], r[0, 2], r[1, 2]

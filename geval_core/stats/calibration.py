@@ -36,9 +36,7 @@ def rater_ratings(human: dict[str, float], name: str) -> list[float]:
 
 def observed_shares(ratings: Sequence[float], scale: Scale) -> np.ndarray:
     """Share of the ratings at each scale point after rounding halves up and clipping into the scale."""
-    k = scale.max - scale.min + 1
-    counts = np.bincount(to_points(np.asarray(ratings, dtype=float), scale), minlength=k)
-    return counts / max(len(ratings), 1)
+    return _observed([ratings], [0], scale)[0]
 
 
 def _observed(ratings: Sequence[Sequence[float]], keep: list[int], scale: Scale) -> np.ndarray:

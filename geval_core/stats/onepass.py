@@ -112,6 +112,13 @@ def _centred_ranks(counts: np.ndarray, n: int) -> np.ndarray:
     return (2 * ends - counts - n) / 2.0
 
 
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Every value's average rank from 1 (ties share their mean rank), compared at DECIMALS places."""
+    d = dense(values)
+    n = len(values)
+    return _centred_ranks(d.counts, n)[d.codes] + (n + 1) / 2.0
+
+
 def _spearman(cell_x: np.ndarray, cell_y: np.ndarray, weight: np.ndarray, counts_x: np.ndarray,
               counts_y: np.ndarray, n: int) -> float:
     """Pearson's r of the average ranks, summed over occupied cells instead of over items."""
