@@ -46,20 +46,15 @@ def _estimate(prompt_id: str, dataset_id: str, ids: str, settings: str, prices: 
     return estimate_cost(_prompt, _items, _settings, prices=_table)
 
 
-def estimate(prompt: FrozenPrompt, items: list, settings: JudgeSettings, table: dict,
-             dataset_id: str | None) -> dict[str, Any]:
+def estimate(prompt: FrozenPrompt, items: list, settings: JudgeSettings, table: dict, dataset_id: str) -> dict[str, Any]:
     """geval_core's estimate, cached per prompt, dataset version, chosen items, judge and prices: it renders
     every item's prompt (seconds for 20,000 items), and a version's items never change."""
-    from geval_core.run.cost import estimate_cost
-
-    if dataset_id is None:
-        return estimate_cost(prompt, items, settings, prices=table)
     ids = hashlib.sha256("\n".join(i.id for i in items).encode()).hexdigest()
     return _estimate(prompt.id, dataset_id, ids, repr(settings), json.dumps(table, sort_keys=True, default=str),
                      prompt, items, settings, table)
 
 
-def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings, dataset_id: str | None = None) -> None:
+def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings, dataset_id: str) -> None:
     """The cost estimate, shown before any run starts, from the price table the user can edit."""
     from geval_core.run.cost import load_prices
 
