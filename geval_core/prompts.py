@@ -134,10 +134,14 @@ def metric_fields(dimension: Dimension) -> dict:
     }
 
 
+def canonical_json(value: Any) -> str:
+    """A value's canonical JSON: sorted keys, no spaces, non-ASCII kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_hash(value: Any) -> str:
-    """sha256 hex of a value's canonical JSON (sorted keys, no spaces, UTF-8)."""
-    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """sha256 hex of a value's canonical JSON (UTF-8)."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 def content_hash(dimension: Dimension) -> str:

@@ -105,15 +105,19 @@ class LibraryBase:
             yield
 
     @contextmanager
-    def _write(self) -> Iterator[Database]:
+    def _write(self, savepoint: bool = True) -> Iterator[Database]:
         """One atomic write; the outermost one takes SQLite's write lock up front.
 
         A plain BEGIN reads first and upgrades later, and an upgrade that finds another process's newer
         commit fails at once with "database is locked" whatever the busy timeout. BEGIN IMMEDIATE waits
         for the lock instead; db.atomic() inside it becomes a savepoint, so nested writes still roll back.
+        A write of one statement passes savepoint=False: a statement that fails undoes itself.
         """
         with self._lock:
             if self.db.conn.in_transaction:
+                if not savepoint:
+                    yield self.db
+                    return
                 with self.db.atomic():
                     yield self.db
                 return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -9,7 +11,7 @@ from typing import Any
 
 from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.judgment import Judgment
-from geval_core.prompts import canonical_hash
+from geval_core.prompts import canonical_hash, canonical_json
 from geval_core.types import JudgeSettings
 
 from .base import LibraryBase, dumps, loads, now
@@ -128,14 +130,14 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
         row = {"run_id": run_id, "item_id": judgment.item_id, "created_at": now()}
         for key in JUDGMENT_COLUMNS:
             value = getattr(judgment, key)
-            if key in _JSON:
-                value = dumps(_json_ready(value)) if value is not None else None
+            if key in _JSON:  # json turns int keys into strings and tuples into lists, as _json_ready does
+                value = dumps(value) if value is not None else None
             elif key in _BOOL:
                 value = int(bool(value))
             row[key] = value
-        row["extra"] = dumps({})
+        row["extra"] = "{}"
         key = [run_id, judgment.item_id]
-        with self._write() as db:
+        with self._write(savepoint=False) as db:  # one write statement, which undoes itself if it fails
             # The triggers refuse any INSERT over a stored row (an UPSERT included) and any UPDATE of a
             # final one, so look first: under the write lock nobody can change the answer meanwhile.
             stored = db.execute("SELECT error IS NULL FROM judgments WHERE run_id = ? AND item_id = ?",
@@ -171,15 +173,20 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
 
     def cache_put(self, key: str, reply: dict[str, Any]) -> None:
         """Store a reply dict under its request key; a verified entry is kept, a bad one replaced."""
-        text = dumps(_json_ready(reply))
-        with self._write() as db:
-            stored = db.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
-            if stored is not None and cache_entry_ok(key, *stored):
+        # Stored as canonical JSON, so its hash is taken over the same text with no second encoding.
+        text = canonical_json(_json_ready(reply))
+        row = [key, text, _entry_hash(key, text), now()]
+        with self._write(savepoint=False) as db:  # one write statement whichever way it goes
+            added = db.conn.execute("INSERT INTO judge_cache (key, reply, hash, created_at) VALUES (?, ?, ?, ?) "
+                                    "ON CONFLICT(key) DO NOTHING", row).rowcount
+            if added:
+                return
+            stored = db.conn.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
+            if cache_entry_ok(key, *stored):
                 return
             # The one overwrite of a cache row: a fresh reply replacing an entry that failed its hash.
-            db.execute("INSERT INTO judge_cache (key, reply, hash, created_at) VALUES (?, ?, ?, ?) "
-                       "ON CONFLICT(key) DO UPDATE SET reply = excluded.reply, hash = excluded.hash, "
-                       "created_at = excluded.created_at", [key, text, cache_hash(key, text), now()])
+            db.conn.execute("UPDATE judge_cache SET reply = ?, hash = ?, created_at = ? WHERE key = ?",
+                            row[1:] + [key])
 
 
 def cache_hash(key: str, reply_text: str) -> str:
@@ -187,10 +194,21 @@ def cache_hash(key: str, reply_text: str) -> str:
     return canonical_hash({"key": key, "reply": loads(reply_text)})
 
 
+def _entry_hash(key: str, canonical_text: str) -> str:
+    """`cache_hash` of a reply already in canonical JSON: the canonical JSON of {"key", "reply"} is made by
+    joining the texts (no parse, no second encoding)."""
+    joined = '{"key":' + json.dumps(key, ensure_ascii=False) + ',"reply":' + canonical_text + "}"
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
 def cache_entry_ok(key: str, reply_text: str | None, stored_hash: str | None) -> bool:
     """Whether a cache row's reply is the one its hash was computed over."""
+    if stored_hash is None or reply_text is None:
+        return False
+    if _entry_hash(key, reply_text) == stored_hash:  # stored canonical (every entry written since issue 15)
+        return True
     try:
-        return stored_hash is not None and reply_text is not None and cache_hash(key, reply_text) == stored_hash
+        return cache_hash(key, reply_text) == stored_hash
     except (TypeError, ValueError):  # not JSON text at all
         return False
 

@@ -6,6 +6,7 @@ calls. Here the edited entries are ignored, counted in `cache_rejected`, asked a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import warnings
@@ -156,3 +157,25 @@ def test_a_tampered_dataset_is_refused_on_read(tmp_path):
     sql(path, "UPDATE items SET fields = '{\"document\":\"x\",\"summary\":\"y\"}' WHERE item_id = ?", [items[0].id])
     with pytest.raises(IntegrityError, match=r"tiny@1 .* stored hash does not match its items"):
         library.dataset_items("tiny")
+
+
+def test_entries_are_stored_canonical_and_hashed_as_before(tmp_path):
+    """cache_put stores sorted-key JSON and hashes that text directly; the hash is the documented one
+    (canonical JSON of {"key", "reply"}), and entries written before (insertion order) still verify."""
+    from prompt_library.runs import cache_entry_ok, cache_hash
+
+    path = tmp_path / "lib.db"
+    library = Library(path, seed_examples=False)
+    reply = {"usage": {"output_tokens": 1, "input_tokens": 9}, "model_version": "m-ü",
+             "choices": [{"text": "3 — «ok»", "positions": [["3", -0.1, [["3", -0.1], ["4", -2.5]]]]}],
+             "latency_s": 0.25, "raw": None}
+    library.cache_put("key-1", reply)
+    text, digest = sqlite3.connect(path).execute("SELECT reply, hash FROM judge_cache").fetchone()
+    assert text == json.dumps(reply, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    expected = hashlib.sha256(json.dumps({"key": "key-1", "reply": reply}, sort_keys=True, separators=(",", ":"),
+                                         ensure_ascii=False).encode()).hexdigest()
+    assert digest == expected == cache_hash("key-1", text)
+    old_text = json.dumps(reply, separators=(",", ":"), ensure_ascii=False)  # as stored before issue 15
+    assert old_text != text and cache_entry_ok("key-1", old_text, cache_hash("key-1", old_text))
+    assert not cache_entry_ok("key-2", text, digest) and not cache_entry_ok("key-1", text.replace("3", "4"), digest)
+    assert library.cache_get("key-1") == reply

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import sqlite3
 
 import pytest
 from runner_helpers import dimension, make_items
@@ -135,3 +136,43 @@ def test_price_table_from_the_library_setting(tmp_path, monkeypatch):
     table = load_prices(store=library)
     assert price_for(JudgeSettings(provider="gemini", model="gemini-2.5-flash"), table) == {"input": 9.0, "output": 9.0}
     assert price_for(JudgeSettings(provider="gemini", model="gemini-2.5-pro"), table)["input"] == 1.25
+
+
+def test_a_batch_commits_its_judgments_together_and_reports_them_after_the_commit(tmp_path):
+    """Replies that finished together are written in one commit; progress is reported only once they are
+    stored (a reader sees them), with the counts as they were at each write; a failure inside the batch
+    stores none of them and reports none."""
+    from runner_helpers import setup_library, worked_judge
+
+    from geval_core.run.options import RunSummary
+    from geval_core.run.session import Session
+
+    library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=5)
+    run_id = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
+    reports = []
+
+    def stored() -> int:
+        other = sqlite3.connect(tmp_path / "lib.db")  # another connection sees committed rows only
+        try:
+            return other.execute("SELECT COUNT(*) FROM judgments WHERE run_id = ?", [run_id]).fetchone()[0]
+        finally:
+            other.close()
+
+    def progress(done, total, judgment):
+        reports.append((done, total, judgment.item_id, stored()))
+
+    session = Session(prompt, library, RunSummary(run_id, "done", "logprobs", 5), prompt.dimension.judge,
+                      "scripted", on_progress=progress)
+    judge = worked_judge()
+    jobs = [session.first_job(item)[0] for item in items]
+    with session.batch():
+        for job in jobs[:3]:
+            session.answered(job, judge.judge(job.request))
+        assert reports == [] and stored() == 0  # nothing reported, nothing visible before the commit
+    assert reports == [(1, 5, items[0].id, 3), (2, 5, items[1].id, 3), (3, 5, items[2].id, 3)]
+    with pytest.raises(RuntimeError), session.batch():
+        session.answered(jobs[3], judge.judge(jobs[3].request))
+        raise RuntimeError("the collecting thread failed mid-batch")
+    assert len(reports) == 3 and stored() == 3 and library.cache_get(jobs[3].key) is None
+    session.answered(jobs[4], judge.judge(jobs[4].request))  # outside a batch: stored, then reported at once
+    assert reports[-1][2:] == (items[4].id, 4)

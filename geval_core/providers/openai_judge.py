@@ -18,6 +18,7 @@ from ._common import redact, status_error
 from .capabilities import NO_LOGPROBS, completion_budget, is_reasoning_model
 from .hosted import HostedJudge
 from .http_transport import lean_http_client
+from .prepared_post import PreparedPost
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 # Status codes worth another try; the runner retries, never the SDK (max_retries=0).
@@ -65,6 +66,8 @@ class OpenAIJudge(HostedJudge):
         # the same way (`_prepare_url`), an absolute URL skips that.
         base = self._client.base_url
         self._endpoint = str(base.copy_with(raw_path=base.raw_path + b"chat/completions"))
+        # security: the same credentials `create` sends (the key, never an admin key).
+        self._post_json = PreparedPost(self._client, self._endpoint, {"bearer_auth": True})
         self.reasoning = is_reasoning_model(model)  # also set once a server refuses max_tokens
         self.adapted: list[str] = []  # what this judge changed after a documented 400, for the record
 
@@ -129,10 +132,7 @@ class OpenAIJudge(HostedJudge):
 
     def _post(self, body: dict[str, Any]) -> Completion:
         """The request itself, read into a Completion (the SDK's exceptions pass through to `_send`)."""
-        # security: the same credentials `create` sends (the key, never an admin key).
-        content = self._client.post(self._endpoint, body=body, cast_to=bytes,
-                                    options={"security": {"bearer_auth": True}})
-        return completion_from_json(content)
+        return completion_from_json(self._post_json(body))
 
     def _status_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
         message = redact(str(getattr(exc, "message", "") or exc), self._key)[:300]

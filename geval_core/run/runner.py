@@ -130,8 +130,11 @@ def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
         if time.monotonic() - beat > HEARTBEAT_S:
             heartbeat()  # in this thread: the store's connection belongs to it
             beat = time.monotonic()
-        for future in pool.finished(POLL_S):
-            _collect(session, future, pending.pop(future))
+        finished = pool.finished(POLL_S)  # waited for outside the batch: no write lock held while waiting
+        if finished:
+            with session.batch():
+                for future in finished:
+                    _collect(session, future, pending.pop(future))
 
 
 def _built_timed(judge: Judge, summary: RunSummary) -> Judge:

@@ -7,7 +7,8 @@ collecting loop, `batch.collect_batch` calls it line by line. This is the runner
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError, RetryLaterError, UnreachableError
@@ -56,6 +57,7 @@ class Session:
     replied: bool = False  # the judge answered at least once
     hopeless: dict[str, int] = field(default_factory=lambda: {"logprobs": 0, "unreachable": 0})
     fail_fast: int = 5  # stop when this many items failed before any was scored (0: never)
+    _unreported: list[tuple[int, Judgment]] | None = None  # progress held back until a batch commits
 
     @property
     def done(self) -> int:
@@ -96,13 +98,33 @@ class Session:
             self.summary.cache_rejected += 1
             return None
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The judgments written inside are committed together, then reported to on_progress.
+
+        For replies that finished together: one commit for all of them (a commit costs more than the
+        writes it holds), and never a progress report for a judgment that is not stored yet.
+        """
+        if self._unreported is not None:  # inside a batch already: join it
+            yield
+            return
+        self._unreported = []
+        try:
+            with self.store.transaction():
+                yield
+            unreported = self._unreported
+        finally:
+            self._unreported = None
+        for done, judgment in unreported:
+            self._report(done, judgment)
+
     def answered(self, job: Job, reply: JudgeReply, attempts: int = 1, seconds: float = 0.0) -> None:
         """A fresh reply from the judge: count it, cache it, score it."""
         self.replied = True
         self.summary.judge_calls += attempts
         self.summary.input_tokens += reply.usage.input_tokens
         self.summary.output_tokens += reply.usage.output_tokens
-        with self.store.transaction():  # the cache entry and the judgment in one commit, not two
+        with self.batch():  # the cache entry and the judgment in one commit, not two
             if self.use_cache:
                 self.store.cache_put(job.key, reply.to_dict())
             self.score(job, reply, cached=False, seconds=seconds)
@@ -188,8 +210,14 @@ class Session:
             self.summary.error = why
 
     def write(self, judgment: Judgment) -> None:
-        """Save one judgment now (a crash loses nothing written) and report progress."""
+        """Save one judgment now (a crash loses nothing written; in a batch, at its commit) and report progress."""
         self.store.save_judgment(self.summary.run_id, judgment)
         self.summary.judged += 1
+        if self._unreported is not None:
+            self._unreported.append((self.done, judgment))
+        else:
+            self._report(self.done, judgment)
+
+    def _report(self, done: int, judgment: Judgment) -> None:
         if self.on_progress is not None:
-            self.on_progress(self.done, self.summary.total, judgment)
+            self.on_progress(done, self.summary.total, judgment)
