@@ -9,6 +9,7 @@ Two modes, each a process of its own:
 - `python bench/bench_deepeval.py run URL ITEMS CONCURRENCY` (DeepEval's Python, only stdlib and deepeval):
   GEval with the workbench's evaluation steps (so no steps are generated), one metric per item, at most
   CONCURRENCY `a_measure` calls at once on one event loop; prints one JSON line with the seconds taken.
+`deepeval()` runs that second mode from bench_throughput.py, with the Python GEVAL_DEEPEVAL_PYTHON names.
 The items are the workbench bench's own texts. Everything stays on 127.0.0.1.
 """
 
@@ -18,10 +19,13 @@ import json
 import math
 import os
 import re
+import resource
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 KEY = "sk-bench-not-a-real-key"
 STEPS = ["Read the document.", "Read the summary.", "Assign a score."]
@@ -36,6 +40,42 @@ FILLER = [" the", " a", " and", " of", ",", ".", " to", " in", " is", " it", " t
 def item_texts(k: int) -> tuple[str, str]:
     """(document, summary) of bench item k, as bench_throughput writes them."""
     return f"Document {k}. " * 40, f"Summary of document {k}."
+
+
+# ---- the orchestration, from bench_throughput.py ------------------------------------------------
+
+def deepeval(folder: Path, server: Any, items: int, concurrency: int) -> dict[str, Any] | str:
+    """For bench_throughput.py (the workbench's Python): DeepEval's GEval over `items` items (this script's
+    `run`) with the Python GEVAL_DEEPEVAL_PYTHON names, against `server` (its base_url and its count of
+    answers): its figures, or why it was skipped."""
+    python = os.environ.get("GEVAL_DEEPEVAL_PYTHON")
+    if not python:
+        return ("GEVAL_DEEPEVAL_PYTHON is not set (the Python of a separate venv with deepeval, e.g. "
+                "python3 -m venv /tmp/deepeval-venv && /tmp/deepeval-venv/bin/pip install deepeval)")
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "HOME": str(folder), "DEEPEVAL_TELEMETRY_OPT_OUT": "YES"}
+    try:
+        probe = subprocess.run([python, "-c", "from importlib.metadata import version; print(version('deepeval'))"],
+                               env=env, cwd=folder, capture_output=True, text=True, timeout=120)
+    except OSError as exc:
+        return f"GEVAL_DEEPEVAL_PYTHON={python} cannot be run ({exc})"
+    if probe.returncode != 0:
+        return f"deepeval is not installed for GEVAL_DEEPEVAL_PYTHON={python}"
+    before = server.count
+    cpu, start = _children_cpu(), time.perf_counter()
+    proc = subprocess.run([python, str(Path(__file__).resolve()), "run", server.base_url, str(items),
+                           str(concurrency)], env=env, cwd=folder, capture_output=True, text=True, timeout=900)
+    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    if proc.returncode != 0:
+        return f"deepeval {probe.stdout.strip()} failed: {proc.stderr.strip()[-400:]}"
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {**result, "version": probe.stdout.strip(), "wall": wall, "process_cpu": cpu,
+            "calls": server.count - before}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # ---- the server ---------------------------------------------------------------------------------

@@ -34,13 +34,13 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tests"))  # the fault server and the typed judge live with the tests
 
-from bench_deepeval import item_texts  # noqa: E402
+from bench_deepeval import deepeval, item_texts  # noqa: E402
 
 ITEMS = 500  # setup()'s default, which bench_faults.py and bench_fixed_cost.py use
 DELAY = 0.2
 SCORE_ITEMS, CONCURRENCY = 400, 16  # the loop and the whole process at C=16, and DeepEval beside them
 WIDE_ITEMS, WIDE_CONCURRENCY = 1600, 64
-CPU_ITEMS, TYPED_ITEMS, WARM_ITEMS = 1000, 400, 48
+CPU_ITEMS, TYPED_ITEMS, WARM_ITEMS, CPU_REPEATS = 1000, 400, 48, 3
 SEQUENTIAL_ITEMS, PAPER_ITEMS, PAPER_SLEEP = 40, 10, 0.5
 CLI = [sys.executable, "-c", "from geval_core.cli import cli; cli()"]
 # The same command, also printing the scoring loop's seconds unrounded (the summary line rounds to 0.1 s).
@@ -169,16 +169,29 @@ def loop_cpu(folder: Path, base_url: str, items: int, judge: Any) -> tuple[float
     return cpu, summary.judge_calls, wall
 
 
-def judge_cpu(folder: Path, base_url: str, typed: bool, items: int) -> tuple[float, float]:
-    """(ms of CPU per judge call, items/s) of the scoring loop with a new judge, after a warm-up run."""
+def judge_cpu(folder: Path, base_url: str, typed: bool, items: int, repeats: int = 1) -> tuple[float, float]:
+    """(ms of CPU per judge call, items/s) of the scoring loop with a new judge, after a warm-up run; the
+    median of `repeats` runs (the figure moves by +-15 % from run to run on this shared machine)."""
     from typed_judge import TypedJudge
 
     from geval_core.providers.openai_judge import OpenAIJudge
 
     judge = (TypedJudge if typed else OpenAIJudge)("bench-model", KEY, base_url=base_url)
     loop_cpu(folder / "warm", base_url, WARM_ITEMS, judge)  # first-call imports, connections
-    cpu, calls, wall = loop_cpu(folder / "measured", base_url, items, judge)
-    return cpu / calls * 1000, items / wall
+    runs = sorted((cpu / calls * 1000, items / wall) for cpu, calls, wall in
+                  (loop_cpu(folder / f"measured-{k}", base_url, items, judge) for k in range(repeats)))
+    return runs[len(runs) // 2]
+
+
+def core_each(server: Server) -> bool:
+    """Put the server on the last core and this process on the others (the server's work then never takes
+    the client's core, as a remote server's would not); False where affinity cannot be set."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_setaffinity") else []
+    if len(cores) < 2:
+        return False
+    os.sched_setaffinity(server.proc.pid, {cores[-1]})
+    os.sched_setaffinity(0, set(cores[:-1]))
+    return True
 
 
 def sequential(base_url: str, count: int, sleep: float) -> float:
@@ -192,34 +205,6 @@ def sequential(base_url: str, count: int, sleep: float) -> float:
                                        top_logprobs=20, messages=[{"role": "user", "content": f"Item {k}"}])
         time.sleep(sleep)
     return (time.perf_counter() - start) / count
-
-
-def deepeval(folder: Path, server: Server, items: int, concurrency: int) -> dict[str, Any] | str:
-    """DeepEval's GEval over `items` items (bench_deepeval.py run) with the Python GEVAL_DEEPEVAL_PYTHON names:
-    its figures, or why it was skipped."""
-    python = os.environ.get("GEVAL_DEEPEVAL_PYTHON")
-    if not python:
-        return ("GEVAL_DEEPEVAL_PYTHON is not set (the Python of a separate venv with deepeval, e.g. "
-                "python3 -m venv /tmp/deepeval-venv && /tmp/deepeval-venv/bin/pip install deepeval)")
-    folder.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HOME": str(folder), "DEEPEVAL_TELEMETRY_OPT_OUT": "YES"}
-    try:
-        probe = subprocess.run([python, "-c", "from importlib.metadata import version; print(version('deepeval'))"],
-                               env=env, cwd=folder, capture_output=True, text=True, timeout=120)
-    except OSError as exc:
-        return f"GEVAL_DEEPEVAL_PYTHON={python} cannot be run ({exc})"
-    if probe.returncode != 0:
-        return f"deepeval is not installed for GEVAL_DEEPEVAL_PYTHON={python}"
-    before = server.count
-    cpu, start = children_cpu(), time.perf_counter()
-    proc = subprocess.run([python, str(BENCH / "bench_deepeval.py"), "run", server.base_url, str(items),
-                           str(concurrency)], env=env, cwd=folder, capture_output=True, text=True, timeout=900)
-    wall, cpu = time.perf_counter() - start, children_cpu() - cpu
-    if proc.returncode != 0:
-        return f"deepeval {probe.stdout.strip()} failed: {proc.stderr.strip()[-400:]}"
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {**result, "version": probe.stdout.strip(), "wall": wall, "process_cpu": cpu,
-            "calls": server.count - before}
 
 
 def verdict(measure: str, value: float) -> str:
@@ -265,12 +250,19 @@ def main() -> None:
 
         print(f"client CPU against a server answering at once, C={CONCURRENCY}:")
         key = "client CPU per judge call, 0 ms server (ms)"
-        results[key], rate = judge_cpu(folder / "cpu", instant.base_url, False, CPU_ITEMS)
-        print(f"  scoring loop in process, {CPU_ITEMS} items: {results[key]:.3f} ms CPU per call "
-              f"({rate:.0f} items/s) ({verdict(key, results[key])})")
+        results[key], rate = judge_cpu(folder / "cpu", instant.base_url, False, CPU_ITEMS, CPU_REPEATS)
+        print(f"  scoring loop in process, {CPU_ITEMS} items, median of {CPU_REPEATS}: {results[key]:.3f} ms CPU per "
+              f"call ({rate:.0f} items/s) ({verdict(key, results[key])})")
         typed, typed_rate = judge_cpu(folder / "typed", instant.base_url, True, TYPED_ITEMS)
         print(f"  the same with the old typed SDK path (tests/typed_judge.py), {TYPED_ITEMS} items: {typed:.3f} ms "
               f"CPU per call ({typed_rate:.0f} items/s) = {typed / results[key]:.1f}x")
+        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        if core_each(instant):
+            apart, apart_rate = judge_cpu(folder / "apart", instant.base_url, False, CPU_ITEMS, CPU_REPEATS)
+            os.sched_setaffinity(0, set(cores))
+            os.sched_setaffinity(instant.proc.pid, set(cores))
+            print(f"  the same with the server on a core of its own, this process on the other: {apart:.3f} ms "
+                  f"({apart_rate:.0f} items/s); the threads' GIL hand-offs across two cores cost the difference")
         data0, label0 = setup(folder / "cli0", instant.base_url, CPU_ITEMS)
         wall0, _, cpu0, _, _ = run_cli(folder / "cli0", label0, data0, instant.base_url)
         _, _, cpu0b, _, _ = run_cli(folder / "cli0", label0, data0, instant.base_url)  # 0 calls: the fixed cost

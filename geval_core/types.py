@@ -6,6 +6,7 @@ scoring reads it, the library stores the dicts that `to_dict` makes.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
@@ -34,6 +35,7 @@ class Bounds:
     help: str
 
 
+@functools.cache  # fields never change; every judge request checks two of them
 def bounds_of(cls: type, name: str) -> Bounds:
     """The bounds of a `bounded` field of a dataclass."""
     meta = next(f.metadata for f in fields(cls) if f.name == name)

@@ -130,7 +130,7 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
         row = {"run_id": run_id, "item_id": judgment.item_id, "created_at": now()}
         for key in JUDGMENT_COLUMNS:
             value = getattr(judgment, key)
-            if key in _JSON:  # json turns int keys into strings and tuples into lists, as _json_ready does
+            if key in _JSON:  # json writes int keys as strings, tuples as lists
                 value = dumps(value) if value is not None else None
             elif key in _BOOL:
                 value = int(bool(value))
@@ -164,17 +164,20 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
     # --- judge cache --------------------------------------------------------------------------------
     def cache_get(self, key: str) -> dict[str, Any] | None:
         """A stored reply dict for an identical request, or None; IntegrityError when it fails its hash."""
-        row = self._one("SELECT reply, hash FROM judge_cache WHERE key = ?", [key])
+        with self._lock:  # asked once per item: the plain cursor, not a query's dict rows
+            row = self.db.conn.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
         if row is None:
             return None
-        if not cache_entry_ok(key, row["reply"], row["hash"]):
+        reply, digest = row
+        if not cache_entry_ok(key, reply, digest):
             raise IntegrityError(f"judge cache entry {key[:12]} does not match its hash; it is asked again")
-        return loads(row["reply"])
+        return loads(reply)
 
     def cache_put(self, key: str, reply: dict[str, Any]) -> None:
         """Store a reply dict under its request key; a verified entry is kept, a bad one replaced."""
-        # Stored as canonical JSON, so its hash is taken over the same text with no second encoding.
-        text = canonical_json(_json_ready(reply))
+        # Stored as canonical JSON, so its hash is taken over the same text with no second encoding. The
+        # reply is JSON-ready (string keys; json writes tuples as lists), as JudgeReply.to_dict makes it.
+        text = canonical_json(reply)
         row = [key, text, _entry_hash(key, text), now()]
         with self._write(savepoint=False) as db:  # one write statement whichever way it goes
             added = db.conn.execute("INSERT INTO judge_cache (key, reply, hash, created_at) VALUES (?, ?, ?, ?) "
@@ -211,15 +214,6 @@ def cache_entry_ok(key: str, reply_text: str | None, stored_hash: str | None) ->
         return cache_hash(key, reply_text) == stored_hash
     except (TypeError, ValueError):  # not JSON text at all
         return False
-
-
-def _json_ready(value: Any) -> Any:
-    # Distributions arrive keyed by int; JSON keys are strings. Tuples become lists.
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    return value
 
 
 def _run(row: dict[str, Any]) -> dict[str, Any]:
