@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_score_page import PER_GROUP, arguments, prepared, timed_run  # noqa: E402
+from bench_score_page import measured, timed_run  # noqa: E402
 
 TARGET_S = 2.0
 
@@ -43,11 +42,7 @@ def time_page(reruns: int, count: int) -> tuple[float, list[float], float]:
 
 def main() -> None:
     """Build the library, time the page, print the figures."""
-    args = arguments(__doc__, 5)
-    sys.path.insert(0, str(ROOT))
-    with tempfile.TemporaryDirectory() as tmp:
-        prepared(args.library or Path(tmp) / "bench.db", args.groups)
-        first, plain, every = time_page(args.reruns, args.groups * PER_GROUP)
+    first, plain, every = measured(__doc__, 5, time_page)
     print(f"rerun, nothing changed: median {statistics.median(plain):.3f} s, max {max(plain):.3f} s "
           f"({len(plain)} reruns)")
     print(f"intervals for every reading, on request: {every:.2f} s (once; cached after)")

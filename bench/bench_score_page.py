@@ -17,12 +17,15 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {"provider": "scripted", "model": "scripted-1"}
 GROUPS, PER_GROUP = 1250, 16  # 20,000 items, SummEval-shaped groups
 TARGET_S = 0.3
+T = TypeVar("T")
 
 
 def build_library(path: Path, groups: int = GROUPS) -> tuple[str, int]:
@@ -94,6 +97,16 @@ def time_reruns(reruns: int, count: int) -> tuple[list[float], list[float], floa
     return plain, opening, first
 
 
+def measured(doc: str, reruns: int, measure: Callable[[int, int], T]) -> T:
+    """A page bench's common part: its arguments (see `arguments`), the library built (or reused) and the
+    app pointed at it; then measure(reruns, items)."""
+    args = arguments(doc, reruns)
+    sys.path.insert(0, str(ROOT))
+    with tempfile.TemporaryDirectory() as tmp:
+        prepared(args.library or Path(tmp) / "bench.db", args.groups)
+        return measure(args.reruns, args.groups * PER_GROUP)
+
+
 def arguments(doc: str, reruns: int) -> argparse.Namespace:
     """--reruns, --groups and --library (a file to build once and reuse: the build takes about a minute)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
@@ -105,11 +118,7 @@ def arguments(doc: str, reruns: int) -> argparse.Namespace:
 
 def main() -> None:
     """Build the library, time the reruns, print the figures."""
-    args = arguments(__doc__, 7)
-    sys.path.insert(0, str(ROOT))
-    with tempfile.TemporaryDirectory() as tmp:
-        prepared(args.library or Path(tmp) / "bench.db", args.groups)
-        plain, opening, first = time_reruns(args.reruns, args.groups * PER_GROUP)
+    plain, opening, first = measured(__doc__, 7, time_reruns)
     median = statistics.median(plain)
     print(f"first render of the Score page (cold caches): {first:.2f} s")
     print(f"rerun, open another item: median {statistics.median(opening):.3f} s, max {max(opening):.3f} s")

@@ -179,7 +179,7 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
         # reply is JSON-ready (string keys; json writes tuples as lists), as JudgeReply.to_dict makes it.
         text = canonical_json(reply)
         row = [key, text, _entry_hash(key, text), now()]
-        with self._write(savepoint=False) as db:  # one write statement whichever way it goes
+        with self._write(savepoint=False) as db:  # one statement at most changes the row
             added = db.conn.execute("INSERT INTO judge_cache (key, reply, hash, created_at) VALUES (?, ?, ?, ?) "
                                     "ON CONFLICT(key) DO NOTHING", row).rowcount
             if added:

@@ -18,23 +18,23 @@ BODY = {"model": "m", "messages": [{"role": "user", "content": "Rate it — «1 
 
 
 def sent(client_for, post) -> list[dict]:
-    """The requests a stub server received from two posts of BODY through `post(client, url)`."""
+    """The requests a stub server received from two posts of BODY through `post(client, path)`."""
     stub = JsonStub([], default=(200, {}, {"ok": True}))
     try:
         client = client_for(stub.url + "/v1")
-        call = post(client, stub.url + "/v1/chat/completions")
+        call = post(client, "/chat/completions")  # joined to the client's base URL, as `create` does
         assert call(BODY) == b'{"ok": true}' and call(BODY) == b'{"ok": true}'
         return stub.requests
     finally:
         stub.close()
 
 
-def sdk_post(client, url):
-    return lambda body: client.post(url, body=body, cast_to=bytes, options={"security": SECURITY})
+def sdk_post(client, path):
+    return lambda body: client.post(path, body=body, cast_to=bytes, options={"security": SECURITY})
 
 
-def prepared(client, url):
-    return PreparedPost(client, url, SECURITY)
+def prepared(client, path):
+    return PreparedPost(client, path, SECURITY)
 
 
 def plain_client(base_url):
@@ -52,6 +52,7 @@ class KeyedClient(openai.OpenAI):
 def test_the_prepared_request_is_the_one_the_sdk_sends():
     ours, theirs = sent(plain_client, prepared), sent(plain_client, sdk_post)
     assert [r["body"] for r in ours] == [r["body"] for r in theirs] == [BODY, BODY]
+    assert [r["path"] for r in ours] == [r["path"] for r in theirs] == ["/v1/chat/completions"] * 2
     assert ours[0]["headers"] == ours[1]["headers"]
     volatile = {"host"}
     assert [{k: v for k, v in r["headers"].items() if k not in volatile} for r in ours] == [
@@ -78,7 +79,7 @@ def test_a_key_given_as_a_function_keeps_the_sdks_post():
         return openai.OpenAI(api_key=key, base_url=url, max_retries=0)
 
     requests = sent(client_for, prepared)
-    assert not prepared(client_for("http://127.0.0.1:9/v1"), "http://127.0.0.1:9/v1/x")._plain
+    assert not prepared(client_for("http://127.0.0.1:9/v1"), "/x")._prepared
     assert [r["headers"]["authorization"] for r in requests] == [f"Bearer {KEY}"] * 2
     assert len(calls) >= 2  # asked for the key on every request, as the SDK does
 
@@ -90,7 +91,7 @@ def test_status_errors_are_the_sdks_own(status, error):
     try:
         client = plain_client(stub.url + "/v1")
         with pytest.raises(error) as caught:
-            prepared(client, stub.url + "/v1/chat/completions")(BODY)
+            prepared(client, "/chat/completions")(BODY)
     finally:
         stub.close()
     assert caught.value.status_code == status and caught.value.code == "c" and caught.value.param == "p"
@@ -100,11 +101,11 @@ def test_status_errors_are_the_sdks_own(status, error):
 def test_an_unreachable_server_and_a_timeout_are_the_sdks_errors():
     client = openai.OpenAI(api_key=KEY, base_url="http://127.0.0.1:9/v1", max_retries=0)
     with pytest.raises(openai.APIConnectionError):
-        prepared(client, "http://127.0.0.1:9/v1/chat/completions")(BODY)
+        prepared(client, "/chat/completions")(BODY)
     stub = JsonStub([("hang", {}, {})])
     try:
         slow = openai.OpenAI(api_key=KEY, base_url=stub.url + "/v1", max_retries=0, timeout=0.3)
         with pytest.raises(openai.APITimeoutError):
-            prepared(slow, stub.url + "/v1/chat/completions")(BODY)
+            prepared(slow, "/chat/completions")(BODY)
     finally:
         stub.close()

@@ -82,8 +82,7 @@ class CachedLibrary:
 
     def judgments(self, run_id: str) -> list[dict[str, Any]]:
         """Every judgment of a run (cached per run state)."""
-        run = self._lib.get_run(run_id)
-        return _stored_judgments(_path(), run["id"], run_state(run))
+        return stored_judgments(self._lib.get_run(run_id))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -113,7 +112,7 @@ def per_run(run: dict[str, Any], name: str, build: Callable[[], Any], *extra: Ha
 
 def judged_ids(run: dict[str, Any]) -> set[str]:
     """Items of the run judged without an error, as lib.judged_item_ids gives them (a resume retries the rest)."""
-    return per_run(run, "judged_ids", lambda: {r["item_id"] for r in judgments(run) if r.get("error") is None})
+    return per_run(run, "judged_ids", lambda: {r["item_id"] for r in stored_judgments(run) if r.get("error") is None})
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

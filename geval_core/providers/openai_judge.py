@@ -1,9 +1,9 @@
 """The OpenAI judge: chat completions through the official SDK, or any OpenAI-compatible server.
 
-The hot path sends the body through the SDK's documented low-level `post` (its auth, headers, timeout
-and error types) and reads the answer with `json.loads`: the typed `create` spends ~1 ms validating the
-request's TypedDicts and ~0.7 ms building pydantic models of the response, three times what the
-judgment needs. `completion_from_json` reads the fields the SDK's models would give (tests/typed_judge.py
+The hot path sends the body as the SDK's low-level `post` does, with the request the SDK builds once per
+judge (prepared_post.py: its auth, headers, timeout and error types), and reads the answer with
+`json.loads`: the typed `create` spends ~1 ms validating the request's TypedDicts and ~0.7 ms building
+pydantic models of the response, three times what the judgment needs. `completion_from_json` reads the fields the SDK's models would give (tests/typed_judge.py
 keeps the typed path as the reference it is checked against); batch output files are read the same way.
 """
 
@@ -62,12 +62,8 @@ class OpenAIJudge(HostedJudge):
         # server gets the lean transport. max_retries=0: the runner retries, with its own budget.
         self._client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0,
                               http_client=lean_http_client(self.base_url))
-        # The SDK joins a relative path to its base URL on every call (two URL parses); joined once here,
-        # the same way (`_prepare_url`), an absolute URL skips that.
-        base = self._client.base_url
-        self._endpoint = str(base.copy_with(raw_path=base.raw_path + b"chat/completions"))
-        # security: the same credentials `create` sends (the key, never an admin key).
-        self._post_json = PreparedPost(self._client, self._endpoint, {"bearer_auth": True})
+        # The path and credentials `create` sends (the key, never an admin key); the request is built once.
+        self._post_json = PreparedPost(self._client, "/chat/completions", {"bearer_auth": True})
         self.reasoning = is_reasoning_model(model)  # also set once a server refuses max_tokens
         self.adapted: list[str] = []  # what this judge changed after a documented 400, for the record
 

@@ -14,58 +14,62 @@ from __future__ import annotations
 
 from typing import Any
 
+# Client state that changes requests per call: a key provider, a provider runtime, a workload identity.
+_PER_CALL_AUTH = ("_api_key_provider", "_provider_runtime", "_workload_identity_auth")
+
 
 class PreparedPost:
-    """`client.post(url, body=body, cast_to=bytes, options={"security": security})`, built once."""
+    """`client.post(path, body=body, cast_to=bytes, options={"security": security})`, built once."""
 
-    def __init__(self, client: Any, url: str, security: dict[str, bool]) -> None:
-        self._client = client
-        self._post = lambda body: client.post(url, body=body, cast_to=bytes, options={"security": security})
+    def __init__(self, client: Any, path: str, security: dict[str, bool]) -> None:
+        self._client, self._path, self._security = client, path, security
         try:
-            self._prepare(client, url, security)
+            self._prepared = self._prepare()
         except (AttributeError, ImportError, TypeError):  # an SDK without these hooks: its own `post`
-            self._plain = False
+            self._prepared = False
 
-    def _prepare(self, client: Any, url: str, security: dict[str, bool]) -> None:
-        from openai import OpenAI
+    def _prepare(self) -> bool:
+        """Build the request template; False (keep `post`) for a client whose requests change per call."""
+        import openai
         from openai._httpx2 import request_exceptions, timeout_exceptions
         from openai._models import FinalRequestOptions
         from openai._utils._json import openapi_dumps
 
-        options = FinalRequestOptions.construct(method="post", url=url, json_data=b"{}", security=security)
-        # A static key and the SDK's own option handling: what a judge's client has (it is built with a key
-        # string); a key provider, a provider runtime or a workload identity change requests per call.
-        self._plain = (type(client)._prepare_options is OpenAI._prepare_options
-                       and client._custom_auth(options.security) is None
-                       and all(getattr(client, name, None) is None
-                               for name in ("_api_key_provider", "_provider_runtime", "_workload_identity_auth")))
+        client = self._client
+        options = FinalRequestOptions.construct(method="post", url=self._path, json_data=b"{}",
+                                                security=self._security)
+        if (type(client)._prepare_options is not openai.OpenAI._prepare_options
+                or client._custom_auth(options.security) is not None
+                or any(getattr(client, name, None) is not None for name in _PER_CALL_AUTH)):
+            return False
         template = client._build_request(options)
-        # Per request: the body's length and the idempotency key (added below when the SDK sends one).
+        # Per request: the body's length and the idempotency key (added in `_request` when the SDK sends one).
         self._headers = type(template.headers)([(k, v) for k, v in template.headers.raw
                                                 if k.lower() != b"content-length"])
         self._url, self._extensions = template.url, template.extensions
         self._request_type, self._stream_type = type(template), type(template.stream)
+        self._idempotency_header = client._idempotency_header
         self._dumps, self._timeouts, self._failures = openapi_dumps, timeout_exceptions(), request_exceptions()
+        self._openai = openai
+        return True
 
     def __call__(self, body: dict[str, Any]) -> bytes:
         """The answer's bytes; the SDK's APIStatusError, APITimeoutError or APIConnectionError otherwise."""
-        if not self._plain:
-            return self._post(body)
+        if not self._prepared:
+            return self._client.post(self._path, body=body, cast_to=bytes, options={"security": self._security})
         return self._send(self._request(body))
 
     def _request(self, body: dict[str, Any]) -> Any:
-        client, headers, content = self._client, type(self._headers)(self._headers), self._dumps(body)
-        if client._idempotency_header:  # `request` gives every POST a key of its own
-            headers[client._idempotency_header] = client._idempotency_key()
+        headers, content = type(self._headers)(self._headers), self._dumps(body)
+        if self._idempotency_header:  # `request` gives every POST a key of its own
+            headers[self._idempotency_header] = self._client._idempotency_key()
         headers["Content-Length"] = str(len(content))
         # The body as a stream: what `content=` makes, without httpx working out the headers set above.
         return self._request_type("POST", self._url, headers=headers, stream=self._stream_type(content),
                                   extensions=self._extensions)
 
     def _send(self, request: Any) -> bytes:
-        import openai
-
-        client = self._client
+        client, openai = self._client, self._openai
         client._prepare_request(request)
         try:
             response = client._send_request(request, stream=False)

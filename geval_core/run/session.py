@@ -57,7 +57,8 @@ class Session:
     replied: bool = False  # the judge answered at least once
     hopeless: dict[str, int] = field(default_factory=lambda: {"logprobs": 0, "unreachable": 0})
     fail_fast: int = 5  # stop when this many items failed before any was scored (0: never)
-    _unreported: list[tuple[int, Judgment]] | None = None  # progress held back until a batch commits
+    # Progress held back until a batch commits: (done, judgment) per write; None outside a batch.
+    _unreported: list[tuple[int, Judgment]] | None = field(default=None, init=False, repr=False)
 
     @property
     def done(self) -> int:
