@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -11,11 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geval_core.errors import InputError, LibraryLockedError
 
-from ._sqlite import Database  # sqlite-utils without its pandas and numpy import
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_S = float(os.environ.get("GEVAL_BUSY_TIMEOUT") or 30.0)  # seconds a write waits for a lock
 DEFAULT_FILE = "geval.db"
@@ -50,24 +53,33 @@ class LibraryBase:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection shared by the threads of one process (Streamlit reruns hop threads), guarded by
         # an RLock; other processes are kept apart by SQLite's own locks and the busy timeout.
-        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-        # No sqlite-utils plugins on the library's connection: looking them up scans every installed
-        # package's metadata at each start, and the library's SQL must not depend on what else is installed.
-        self.db = Database(conn, execute_plugins=False)
+        self.conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
         self._lock = threading.RLock()
         try:
-            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             if str(self.path) != ":memory:":
                 self._enable_wal()
                 # In WAL mode NORMAL stays crash-safe for the database; it saves an fsync per judgment.
-                self.db.execute("PRAGMA synchronous = NORMAL")
-            self.db.execute("PRAGMA foreign_keys = ON")
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.DatabaseError as exc:
-            conn.close()
+            self.conn.close()
             if "locked" in str(exc):
                 raise LibraryLockedError(locked_message(self.path)) from None
             raise InputError(f"not a workbench library ({exc}); name a library file, or a new file to "
                              "create one", file=str(self.path)) from None
+
+    @functools.cached_property
+    def db(self) -> Database:
+        """sqlite-utils on the library's connection, loaded by the first write: reads are plain sqlite3.
+
+        Importing sqlite-utils takes 80 ms, 40 % of `geval runs list` (issue 15). No plugins: looking them
+        up scans every installed package's metadata, and the library's SQL must not depend on what else is
+        installed.
+        """
+        from ._sqlite import Database
+
+        return Database(self.conn, execute_plugins=False)
 
     def _enable_wal(self) -> None:
         """Switch a file to WAL, waiting for other openers: the switch ignores SQLite's busy timeout.
@@ -77,10 +89,9 @@ class LibraryBase:
         """
         deadline = time.monotonic() + BUSY_TIMEOUT_S
         delay = 0.01
-        while True:
+        while self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             try:
-                self.db.enable_wal()
-                return
+                self.conn.execute("PRAGMA journal_mode = wal")
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
                     raise
@@ -90,7 +101,7 @@ class LibraryBase:
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
-            self.db.close()
+            self.conn.close()
 
     def __enter__(self):
         return self
@@ -110,30 +121,46 @@ class LibraryBase:
 
         A plain BEGIN reads first and upgrades later, and an upgrade that finds another process's newer
         commit fails at once with "database is locked" whatever the busy timeout. BEGIN IMMEDIATE waits
-        for the lock instead; db.atomic() inside it becomes a savepoint, so nested writes still roll back.
+        for the lock instead; a nested write inside it is a savepoint, so it still rolls back alone.
         A write of one statement passes savepoint=False: a statement that fails undoes itself.
         """
         with self._lock:
-            if self.db.conn.in_transaction:
+            if self.conn.in_transaction:
                 if not savepoint:
                     yield self.db
                     return
-                with self.db.atomic():
+                with self._savepoint():
                     yield self.db
                 return
-            self.db.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN IMMEDIATE")
             try:
-                with self.db.atomic():
-                    yield self.db
+                yield self.db
             except BaseException:
-                self.db.rollback()
+                if self.conn.in_transaction:  # an error such as RAISE(ROLLBACK) may have ended it already
+                    self.conn.execute("ROLLBACK")
                 raise
-            self.db.conn.execute("COMMIT")
+            self.conn.execute("COMMIT")
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        """A nested write that rolls back alone (sqlite-utils' atomic() does the same, on a random name)."""
+        name = f"geval_{secrets.token_hex(8)}"
+        self.conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                self.conn.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        self.conn.execute(f"RELEASE SAVEPOINT {name}")
 
     def _rows(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
         """Every row of a query, as plain dicts."""
         with self._lock:
-            return list(self.db.query(sql, params))
+            cursor = self.conn.execute(sql, params)
+            keys = [column[0] for column in cursor.description]
+            return [dict(zip(keys, row, strict=True)) for row in cursor]
 
     def _one(self, sql: str, params: Any = ()) -> dict[str, Any] | None:
         """The first row of a query, or None."""

@@ -1,19 +1,40 @@
-"""The library's schema as sqlite-utils migrations; add a new function to change it, never edit one."""
+"""The library's schema as sqlite-utils migrations; add a new function to change it, never edit one.
+
+The steps are listed here without importing sqlite-utils: opening a library only checks which steps a file
+has (`pending`), and a read-only command never needs sqlite-utils at all (issue 15: `geval runs list`).
+"""
 
 from __future__ import annotations
 
-from sqlite_utils import Database, Migrations
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-migrations = Migrations("geval_library")
+if TYPE_CHECKING:
+    from sqlite_utils import Database, Migrations
+
+MIGRATION_SET, MIGRATIONS_TABLE = "geval_library", "_sqlite_migrations"  # sqlite-utils' names for the record
+_STEPS: list[Callable[[Database], None]] = []
 
 
-def _refuse_changes(db: Database, table: str, what: str) -> None:
+def migrations() -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
+    """Register a migration step (applied in the order of this file, named after its function)."""
+    def register(step: Callable[[Database], None]) -> Callable[[Database], None]:
+        _STEPS.append(step)
+        return step
+    return register
+
+
+def _refusals(table: str, what: str) -> tuple[str, str]:
     # Triggers, not application code, so even plain SQL from another tool cannot change history.
-    for action in ("UPDATE", "DELETE"):
-        db.execute(
-            f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
-            f"BEGIN SELECT RAISE(ABORT, '{what} are immutable: {action} refused'); END"
-        )
+    return tuple(f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
+                 f"BEGIN SELECT RAISE(ABORT, '{what} are immutable: {action} refused'); END"
+                 for action in ("UPDATE", "DELETE"))
+
+
+_M001_TRIGGERS = (*_refusals("prompts", "frozen prompts"), *_refusals("datasets", "dataset versions"),
+                  *_refusals("items", "dataset items"))
 
 
 @migrations()
@@ -21,9 +42,8 @@ def m001_schema(db: Database) -> None:
     """Drafts, frozen prompts, datasets and items, runs and judgments, the judge cache, settings."""
     _design_tables(db)
     _run_tables(db)
-    _refuse_changes(db, "prompts", "frozen prompts")
-    _refuse_changes(db, "datasets", "dataset versions")
-    _refuse_changes(db, "items", "dataset items")
+    for sql in _M001_TRIGGERS:
+        db.execute(sql)
 
 
 def _design_tables(db: Database) -> None:
@@ -171,14 +191,17 @@ def m005_ratings(db: Database) -> None:
         "CHECK ((status = 'rated') = (rating IS NOT NULL)), CHECK ((status = 'undo') = (undoes IS NOT NULL)))"
     )
     db.execute("CREATE INDEX ratings_by_rater ON ratings (dataset_id, dimension, rater)")
-    for sql in (
-        _abort("ratings_no_replace", "EXISTS (SELECT 1 FROM ratings WHERE id = NEW.id)",
-               "ratings are append-only: REPLACE of a stored rating refused (a new rating supersedes it)"),
-        _abort("ratings_no_update", "1", "ratings are append-only: UPDATE refused (a new rating supersedes it)",
-               "UPDATE"),
-        _abort("ratings_no_delete", "1", "ratings are append-only: DELETE refused (undo adds a row)", "DELETE"),
-    ):
+    for sql in _M005_TRIGGERS:
         db.execute(sql)
+
+
+_M005_TRIGGERS = (
+    _abort("ratings_no_replace", "EXISTS (SELECT 1 FROM ratings WHERE id = NEW.id)",
+           "ratings are append-only: REPLACE of a stored rating refused (a new rating supersedes it)"),
+    _abort("ratings_no_update", "1", "ratings are append-only: UPDATE refused (a new rating supersedes it)",
+           "UPDATE"),
+    _abort("ratings_no_delete", "1", "ratings are append-only: DELETE refused (undo adds a row)", "DELETE"),
+)
 
 
 @migrations()
@@ -192,14 +215,38 @@ def m006_archived(db: Database) -> None:
                "id TEXT NOT NULL, archived_at TEXT NOT NULL, PRIMARY KEY (kind, id))")
 
 
-def pending(db: Database) -> bool:
-    """Whether any migration still has to run (read-only)."""
-    return bool(migrations.pending(db))
+# Every protection trigger a migrated library has, by name, as SQLite stores it (without IF NOT EXISTS).
+# Opening a library compares its triggers with these; tests/test_pin_store.py checks them against a
+# freshly migrated file.
+PROTECTION_TRIGGERS = {
+    re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)[1]: sql.replace(" IF NOT EXISTS", "", 1)
+    for sql in (*_M001_TRIGGERS, *_M003_TRIGGERS, *_M005_TRIGGERS)
+}
 
 
-def apply(db: Database) -> None:
-    """Apply pending migrations (the caller holds the write lock)."""
-    migrations.apply(db)
+def pending(conn: sqlite3.Connection) -> bool:
+    """Whether any migration still has to run (read-only, plain SQL on sqlite-utils' record of them)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [MIGRATIONS_TABLE]).fetchone():
+        done = {name for (name,) in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?",
+                                                 [MIGRATION_SET])}
+    else:
+        done = set()
+    return any(step.__name__ not in done for step in _STEPS)
+
+
+def migration_set() -> Migrations:
+    """The steps as sqlite-utils' Migrations (imported here: only a write needs it)."""
+    from ._sqlite import sqlite_utils
+
+    steps = sqlite_utils.Migrations(MIGRATION_SET)
+    for step in _STEPS:
+        steps()(step)
+    return steps
+
+
+def apply(db: Database, stop_before: str | Iterable[str] | None = None) -> None:
+    """Apply pending migrations (the caller holds the write lock); `stop_before` for tests of old files."""
+    migration_set().apply(db, stop_before=stop_before)
 
 
 @migrations()

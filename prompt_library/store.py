@@ -25,7 +25,7 @@ class Library(LeasesMixin, RunsMixin, RatingsMixin, ArchiveMixin):
     def __init__(self, path: str | Path | None = None, seed_examples: bool = True) -> None:
         super().__init__(path)
         # Check without the write lock first: most opens find an up-to-date, seeded file.
-        if migrations.pending(self.db) or (seed_examples and not self._seeded()):
+        if migrations.pending(self.conn) or (seed_examples and not self._seeded()):
             with self._write():
                 # Re-check under the lock: another process may have migrated or seeded meanwhile.
                 migrations.apply(self.db)
@@ -37,14 +37,14 @@ class Library(LeasesMixin, RunsMixin, RatingsMixin, ArchiveMixin):
     def _check_protection(self) -> list[str]:
         """Warn about missing or altered protection triggers; never re-create them over possibly changed data."""
         with self._lock:
-            problems = [p["text"] for p in trigger_problems(self.db)]
+            problems = [p["text"] for p in trigger_problems(self.conn)]
         for problem in problems:
             warnings.warn(f"library {self.path}: {problem}; frozen rows may have been changed, run `geval verify`",
                           LibraryIntegrityWarning, stacklevel=3)
         return problems
 
     def _seeded(self) -> bool:
-        if not self.db["meta"].exists():
+        if not self._one("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'"):
             return False
         return self._one("SELECT 1 AS x FROM meta WHERE key = ?", [SEEDED_KEY]) is not None
 

@@ -7,11 +7,8 @@ have been altered would bless the alteration.
 
 from __future__ import annotations
 
-import functools
 import sqlite3
 from typing import TYPE_CHECKING, Any
-
-from sqlite_utils import Database
 
 from geval_core.prompts import content_hash
 from geval_core.types import Dimension, Item
@@ -29,12 +26,9 @@ class LibraryIntegrityWarning(UserWarning):
     """A library was opened whose protection triggers are missing or altered."""
 
 
-@functools.lru_cache(maxsize=1)
 def expected_triggers() -> dict[str, str]:
-    """Trigger name -> SQL, as the migrations create them (read from a freshly migrated memory database)."""
-    db = Database(memory=True, execute_plugins=False)
-    migrations.apply(db)
-    return {r["name"]: _normal(r["sql"]) for r in db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
+    """Trigger name -> SQL (whitespace normalised), as the migrations create them."""
+    return {name: _normal(sql) for name, sql in migrations.PROTECTION_TRIGGERS.items()}
 
 
 def _normal(sql: str | None) -> str:
@@ -47,9 +41,9 @@ def _problem(kind: str, name: str, problem: str, object_id: str | None = None) -
     return {"kind": kind, "name": name, "id": object_id, "problem": problem, "text": text}
 
 
-def trigger_problems(db: Database) -> list[dict[str, Any]]:
+def trigger_problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every protection trigger that is missing or altered, and every trigger the schema does not know."""
-    found = {r["name"]: _normal(r["sql"]) for r in db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
+    found = {name: _normal(sql) for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
     problems = []
     for name, sql in expected_triggers().items():
         if name not in found:
@@ -102,7 +96,7 @@ def dataset_problems(library: Library) -> tuple[int, int, list[dict[str, Any]]]:
 def cache_problems(library: Library) -> tuple[int, list[dict[str, Any]]]:
     """(entries checked, problems): each judge-cache entry's hash over its key and reply."""
     with library._lock:
-        rows = library.db.execute("SELECT key, reply, hash FROM judge_cache ORDER BY key").fetchall()
+        rows = library.conn.execute("SELECT key, reply, hash FROM judge_cache ORDER BY key").fetchall()
     problems = [_problem("cache entry", key[:12] + "…", "reply does not match its hash (it would be asked again)")
                 for key, reply, digest in rows if not cache_entry_ok(key, reply, digest)]
     return len(rows), problems
@@ -111,7 +105,7 @@ def cache_problems(library: Library) -> tuple[int, list[dict[str, Any]]]:
 def verify_library(library: Library) -> dict[str, Any]:
     """The whole check: {"ok", "checked": counts, "problems": [{kind, name, id, problem, text}]}."""
     with library._lock:
-        problems = trigger_problems(library.db)
+        problems = trigger_problems(library.conn)
     checked = {"prompts": 0, "dataset_versions": 0, "items": 0, "cache_entries": 0,
                "triggers": len(expected_triggers())}
     sections = (("prompts", prompt_problems, ("prompts",)),

@@ -17,14 +17,15 @@ from runner_helpers import setup_library
 
 from geval_core.cli import cli
 from geval_core.types import JudgeSettings
+from prompt_library import Library
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("numpy", "pandas", "scipy", "openai", "httpx", "httpx2", "google.genai", "pyarrow", "llama_cpp")
 
 
-def loaded_after(code: str) -> list[str]:
-    """The HEAVY modules a fresh interpreter has loaded after running `code`."""
-    probe = f"{code}\nimport sys\nprint('loaded:', *(m for m in {HEAVY!r} if m in sys.modules))"
+def loaded_after(code: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
+    """The `modules` (HEAVY unless named) a fresh interpreter has loaded after running `code`."""
+    probe = f"{code}\nimport sys\nprint('loaded:', *(m for m in {modules!r} if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()[-1].split()[1:]
@@ -40,6 +41,21 @@ def test_help_and_a_library_listing_load_no_sdk_and_no_numpy(tmp_path):
     assert loaded_after(run.format(args=["--help"])) == []
     assert loaded_after(run.format(args=["runs", "list", "--db", str(db)])) == []
     assert loaded_after(run.format(args=["prompts", "list", "--db", str(db)])) == []
+
+
+def test_reading_a_library_loads_no_sqlite_utils(tmp_path):
+    """Read-only commands on an existing library read it with plain sqlite3 (sqlite-utils: 80 ms of start-up)."""
+    db = tmp_path / "lib.db"
+    library, prompt, _, dataset = setup_library(db, count=2)
+    run_id = library.create_run(prompt.id, dataset["id"], JudgeSettings(provider="scripted", model="s"))
+    library.close()
+    Library(db).close()  # the commands open it seeded with the examples: the first open writes them
+    run = "from geval_core.cli import cli\ntry:\n    cli({args!r})\nexcept SystemExit as exc:\n    assert not exc.code"
+    for args in (["runs", "list"], ["runs", "show", run_id], ["prompts", "list"], ["datasets", "list"]):
+        assert "sqlite_utils" not in loaded_after(run.format(args=[*args, "--db", str(db)]), ("sqlite_utils",))
+    # a new file is migrated and seeded, and that write loads it (so the probe above can see it)
+    write = run.format(args=["prompts", "list", "--db", str(tmp_path / "new.db")])
+    assert loaded_after(write, ("sqlite_utils",)) == ["sqlite_utils"]
 
 
 def test_lazy_exports_are_the_objects_they_name():

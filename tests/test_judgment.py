@@ -60,7 +60,7 @@ def test_mode_dependent_fields_hold_one_thing_each():
 def test_migration_moves_old_rows_to_the_named_fields(tmp_path):
     path = tmp_path / "old.db"
     db = Database(path)
-    library_migrations.migrations.apply(db, stop_before="m002_judgment_fields")  # the first schema
+    library_migrations.apply(db, stop_before="m002_judgment_fields")  # the first schema
     db["runs"].insert({"id": "r1", "status": "done"})
     # The old column name and meanings: top_score and valid_mass held the sampling figures, differs sat in extra.
     db["judgments"].insert_all([

@@ -138,7 +138,7 @@ def test_an_intact_library_opens_without_warnings(tmp_path):
 def test_upgrading_an_older_library_adds_protection_but_restores_nothing_dropped(tmp_path):
     path = tmp_path / "old.db"
     db = Database(path)
-    library_migrations.migrations.apply(db, stop_before="m003_pin")
+    library_migrations.apply(db, stop_before="m003_pin")
     db.execute("DROP TRIGGER prompts_no_delete")  # tampered before the upgrade
     db.execute("INSERT INTO judge_cache (key, reply, created_at) VALUES ('k', '{}', 'then')")  # no hash
     db.conn.commit()

@@ -216,3 +216,34 @@ def test_verify_refuses_a_missing_file(tmp_path):
     (tmp_path / "text.db").write_text("not a database")
     result = verify(tmp_path / "text.db")
     assert result.exit_code == 1 and "not a workbench library" in result.output
+
+
+def test_the_expected_triggers_are_the_ones_a_migrated_file_has(tmp_path):
+    """The open check compares with constants, not with a migration run: they must say what migrating writes."""
+    import sqlite_utils
+
+    from prompt_library import migrations
+
+    db = sqlite_utils.Database(tmp_path / "fresh.db")
+    migrations.apply(db)
+    stored = {r["name"]: " ".join(r["sql"].split()) for r in db.query(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
+    assert stored == expected_triggers()
+    assert len(stored) == 19 and {"judgments_no_update", "ratings_no_delete", "items_no_extra"} <= set(stored)
+    assert not migrations.pending(db.conn)
+
+
+def test_pending_reads_sqlite_utils_record_of_the_steps(tmp_path):
+    """`pending` (plain SQL) agrees with sqlite-utils' own Migrations.pending before, during and after."""
+    import sqlite_utils
+
+    from prompt_library import migrations
+
+    db = sqlite_utils.Database(tmp_path / "old.db")
+    steps = migrations.migration_set()
+    assert migrations.pending(db.conn) and len(steps.pending(db)) == 7
+    migrations.apply(db, stop_before="m004_run_leases")
+    assert migrations.pending(db.conn) and [m.name for m in steps.pending(db)] == [
+        "m004_run_leases", "m005_ratings", "m006_archived", "m007_judgment_counts_index"]
+    migrations.apply(db)
+    assert not migrations.pending(db.conn) and steps.pending(db) == []
