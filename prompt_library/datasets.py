@@ -14,7 +14,7 @@ from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.prompts import canonical_hash
 from geval_core.types import Item
 
-from .base import LibraryBase, dumps, loads, now
+from .base import LibraryBase, collections_paused, dumps, loads, loads_column, now
 from .prompts import split_label
 
 
@@ -183,9 +183,12 @@ class DatasetsMixin(LibraryBase):
     def dataset_items(self, dataset_id: str) -> list[Item]:
         """The items of one dataset version (id, name or name@version), in import order."""
         dataset = self.get_dataset(dataset_id)
-        rows = self._rows("SELECT * FROM items WHERE dataset_id = ? ORDER BY position", [dataset["id"]])
-        items = [Item(r["item_id"], loads(r["fields"], {}), loads(r["human"], {}), r["group_id"]) for r in rows]
-        problem = version_problem(dataset, items)
+        with collections_paused():
+            rows = self._rows("SELECT * FROM items WHERE dataset_id = ? ORDER BY position", [dataset["id"]])
+            fields = loads_column([r["fields"] for r in rows], {})
+            human = loads_column([r["human"] for r in rows], {})
+            items = [Item(r["item_id"], f, h, r["group_id"]) for r, f, h in zip(rows, fields, human, strict=True)]
+            problem = version_problem(dataset, items)
         if problem:  # checked on every read: a run must never grade items other than the pinned ones
             raise IntegrityError(f"stored dataset {dataset['label']} ({dataset['id'][:12]}) {problem}; the library "
                                  "file was altered outside the workbench (`geval verify` lists what differs)")

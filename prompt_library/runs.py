@@ -14,7 +14,7 @@ from geval_core.judgment import Judgment
 from geval_core.prompts import canonical_hash, canonical_json
 from geval_core.types import JudgeSettings
 
-from .base import LibraryBase, dumps, loads, now
+from .base import LibraryBase, collections_paused, dumps, loads, loads_column, now
 from .datasets import DatasetsMixin
 from .prompts import PromptsMixin, split_label
 
@@ -156,10 +156,16 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
     def judgments(self, run_id: str) -> list[dict[str, Any]]:
         """Every judgment of a run in dataset order; distribution as {int: float}, replies as a list."""
         run = self.get_run(run_id)
-        rows = self._rows(
-            "SELECT j.* FROM judgments j LEFT JOIN items i ON i.dataset_id = ? AND i.item_id = j.item_id "
-            "WHERE j.run_id = ? ORDER BY i.position, j.item_id", [run["dataset_id"], run["id"]])
-        return [_judgment(r) for r in rows]
+        # Sorted here, not by an ORDER BY over a join: SQLite would sort the whole rows in a temporary
+        # B-tree (20,000 judgments: 240 ms against 165). Items not in the dataset come first, as NULLs do.
+        with collections_paused():
+            position = dict(self.conn.execute("SELECT item_id, position FROM items WHERE dataset_id = ?",
+                                              [run["dataset_id"]]).fetchall())
+            rows = self._rows("SELECT * FROM judgments WHERE run_id = ?", [run["id"]])
+            rows.sort(key=lambda r: (r["item_id"] in position, position.get(r["item_id"], 0), r["item_id"]))
+            distributions = loads_column([r["distribution"] for r in rows])
+            replies = loads_column([r["replies"] for r in rows], [])
+            return [_judgment(r, d, p) for r, d, p in zip(rows, distributions, replies, strict=True)]
 
     # --- judge cache --------------------------------------------------------------------------------
     def cache_get(self, key: str) -> dict[str, Any] | None:
@@ -225,13 +231,13 @@ def _run(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _judgment(row: dict[str, Any]) -> dict[str, Any]:
+def _judgment(row: dict[str, Any], dist: dict[str, float] | None, replies: list[str]) -> dict[str, Any]:
+    """A stored judgment row as a dict, its JSON columns decoded already (distribution, replies)."""
     out = {"item_id": row["item_id"]}
     for key in JUDGMENT_COLUMNS:
         out[key] = row[key]
-    dist = loads(row["distribution"])
     out["distribution"] = {int(k): float(v) for k, v in dist.items()} if dist is not None else {}
-    out["replies"] = loads(row["replies"], [])
+    out["replies"] = replies
     for key in _BOOL:
         out[key] = bool(row[key])
     if row["extra"] not in (None, "{}"):  # most judgments have none: 20,000 decodes of "{}" cost 0.05 s
