@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads: see geval_core/__init__.py
@@ -11,6 +12,13 @@ import streamlit as st  # noqa: E402
 from geval_core.errors import ConfigError
 from geval_core.providers.capabilities import PRESETS
 from workbench_ui import judge_test, live, safe_text, server_presets, state
+
+# The app builds tables of 20,000 judgments in a heap of some 190,000 objects (Streamlit, pandas, plotly).
+# With CPython's default thresholds (700, 10, 10) a page's first render walked that whole heap twice and
+# the young objects hundreds of times: 0.3-0.5 s of a 2 s Agreement page (bench_agreement_page.py). Rarer
+# collections still collect every cycle, later.
+GC_THRESHOLDS = (10_000, 50, 100)
+gc.set_threshold(*GC_THRESHOLDS)  # on every rerun (this script runs each time): cheap, and the same
 
 # The page files live in app_pages/, not pages/: Streamlit treats a pages/ folder as the old multipage
 # layout and, until st.navigation has run once in the process, runs a page file alone without this

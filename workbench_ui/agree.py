@@ -27,15 +27,13 @@ def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -
 
 def _paired(run: dict[str, Any], human_field: str | None, which: str) -> dict[str, list]:
     items = cached_reads.items_by_id(run["dataset_id"])
-    out: dict[str, list] = {"ids": [], "judge": [], "human": [], "groups": [], "replies": []}
-    for row in cached_reads.stored_judgments(run):
-        item = items.get(row["item_id"])
-        out["ids"].append(row["item_id"])
-        out["judge"].append(single_rating(row) if which == "single_rating" else row.get(which))
-        out["human"].append(item.human.get(human_field) if item is not None and human_field else None)
-        out["groups"].append(item.group if item is not None else None)
-        out["replies"].append(row.get("replies") or [])
-    return out
+    rows = cached_reads.stored_judgments(run)
+    matched = [items.get(row["item_id"]) for row in rows]
+    score = single_rating if which == "single_rating" else (lambda row: row.get(which))
+    return {"ids": [row["item_id"] for row in rows], "judge": [score(row) for row in rows],
+            "human": [i.human.get(human_field) if i is not None and human_field else None for i in matched],
+            "groups": [i.group if i is not None else None for i in matched],
+            "replies": [row.get("replies") or [] for row in rows]}
 
 
 @st.cache_data(show_spinner="Computing agreement…", max_entries=64)
