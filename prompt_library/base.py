@@ -45,6 +45,23 @@ def dumps(value: Any) -> str:
 _scan = json.scanner.make_scanner(json.JSONDecoder())
 
 
+def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
+    """INSERT one row (its keys are column names, stated in code) and return its rowid."""
+    sql = f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
+    return conn.execute(sql, [_bindable(v) for v in row.values()]).lastrowid
+
+
+def update_row(conn: sqlite3.Connection, table: str, key: tuple[str, Any], row: dict[str, Any]) -> None:
+    """UPDATE the columns of `row` (names stated in code) in the row whose column key[0] is key[1]."""
+    sql = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in row)} WHERE {key[0]} = ?"
+    conn.execute(sql, [*(_bindable(v) for v in row.values()), key[1]])
+
+
+def _bindable(value: Any) -> Any:
+    # A list or dict is stored as JSON text, as sqlite-utils did before the library wrote without it.
+    return dumps(value) if isinstance(value, dict | list | tuple) else value
+
+
 def loads(text: str | None, default: Any = None) -> Any:
     """json.loads that passes NULL through as `default`."""
     return default if text is None else json.loads(text)
@@ -116,11 +133,11 @@ class LibraryBase:
 
     @functools.cached_property
     def db(self) -> Database:
-        """sqlite-utils on the library's connection, loaded by the first write: reads are plain sqlite3.
+        """sqlite-utils on the library's connection, for migrations (and tests); reads and writes are sqlite3.
 
-        Importing sqlite-utils takes 80 ms, 40 % of `geval runs list` (issue 15). No plugins: looking them
-        up scans every installed package's metadata, and the library's SQL must not depend on what else is
-        installed.
+        Importing sqlite-utils takes 60-80 ms, 40 % of `geval runs list` (issue 15). No plugins: looking
+        them up scans every installed package's metadata, and the library's SQL must not depend on what
+        else is installed.
         """
         from ._sqlite import Database
 
@@ -161,8 +178,8 @@ class LibraryBase:
             yield
 
     @contextmanager
-    def _write(self, savepoint: bool = True) -> Iterator[Database]:
-        """One atomic write; the outermost one takes SQLite's write lock up front.
+    def _write(self, savepoint: bool = True) -> Iterator[sqlite3.Connection]:
+        """One atomic write on the library's connection; the outermost one takes SQLite's write lock up front.
 
         A plain BEGIN reads first and upgrades later, and an upgrade that finds another process's newer
         commit fails at once with "database is locked" whatever the busy timeout. BEGIN IMMEDIATE waits
@@ -172,14 +189,14 @@ class LibraryBase:
         with self._lock:
             if self.conn.in_transaction:
                 if not savepoint:
-                    yield self.db
+                    yield self.conn
                     return
                 with self._savepoint():
-                    yield self.db
+                    yield self.conn
                 return
             self.conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self.db
+                yield self.conn
             except BaseException:
                 if self.conn.in_transaction:  # an error such as RAISE(ROLLBACK) may have ended it already
                     self.conn.execute("ROLLBACK")

@@ -14,7 +14,7 @@ from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.prompts import canonical_hash
 from geval_core.types import Item
 
-from .base import LibraryBase, collections_paused, dumps, loads, loads_column, now
+from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now
 from .prompts import split_label
 
 
@@ -148,17 +148,15 @@ class DatasetsMixin(LibraryBase):
             version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?",
                                  [name]).fetchone()[0]
             human = sorted({h for i in items for h in i.human})
-            db["datasets"].insert({
+            insert_row(db, "datasets", {
                 "id": dataset_id, "name": name, "version": version, "source": source,
                 "mapping": dumps(mapping.to_dict()) if mapping else None, "item_count": len(items),
                 "fields": dumps(list(dict.fromkeys(f for i in items for f in i.fields))),
                 "human": dumps(human), "created_at": now(),
             })
-            db["items"].insert_all(
-                ({"dataset_id": dataset_id, "item_id": i.id, "position": n, "fields": dumps(i.fields),
-                  "human": dumps(i.human), "group_id": i.group} for n, i in enumerate(items)),
-                batch_size=500,
-            )
+            db.executemany(
+                "INSERT INTO items (dataset_id, item_id, position, fields, human, group_id) VALUES (?, ?, ?, ?, ?, ?)",
+                ((dataset_id, i.id, n, dumps(i.fields), dumps(i.human), i.group) for n, i in enumerate(items)))
         return {**self.get_dataset(dataset_id), "created": True, "human_missing": missing_ratings(items)}
 
     def _dataset_row(self, name_or_id: str, version: int | None) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from geval_core.names import check_dimension_name, check_name, slug
 from geval_core.prompts import content_hash, metric_fields, template_of
 from geval_core.types import Dimension, FrozenPrompt
 
-from .base import LibraryBase, dumps, loads, now
+from .base import LibraryBase, dumps, insert_row, loads, now, update_row
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,10 @@ class PromptsMixin(LibraryBase):
                "steps_model": dimension.steps_model, "updated_at": now()}
         with self._write() as db:
             if draft_id is None:
-                return int(db["drafts"].insert({**row, "created_at": row["updated_at"]}).last_pk)
+                return insert_row(db, "drafts", {**row, "created_at": row["updated_at"]})
             if not db.execute("SELECT 1 FROM drafts WHERE id = ?", [draft_id]).fetchone():
                 raise NotFoundError(f"no draft {draft_id}")
-            db["drafts"].update(draft_id, row)
+            update_row(db, "drafts", ("id", draft_id), row)
             return int(draft_id)
 
     def get_draft(self, draft_id: int) -> Dimension:
@@ -117,7 +117,7 @@ class PromptsMixin(LibraryBase):
                 return FreezeResult(self.get_prompt(prompt_id), False, warnings)
             version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM prompts WHERE name = ?",
                                  [label]).fetchone()[0]
-            db["prompts"].insert({
+            insert_row(db, "prompts", {
                 "id": prompt_id, "name": label, "version": version, "dimension": dumps(dim.to_dict()),
                 "steps_model": dim.steps_model, "judge": dim.judge.judge_id, "created_at": now(),
             })

@@ -14,7 +14,7 @@ from geval_core.judgment import Judgment
 from geval_core.prompts import canonical_hash, canonical_json
 from geval_core.types import JudgeSettings
 
-from .base import LibraryBase, collections_paused, dumps, loads, loads_column, now
+from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now, update_row
 from .datasets import DatasetsMixin
 from .prompts import PromptsMixin, split_label
 
@@ -53,7 +53,7 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
                 raise InputError(f"items {unknown[:5]} are not in dataset {dataset['label']}")
         run_id = new_run_id()
         with self._write() as db:
-            db["runs"].insert({
+            insert_row(db, "runs", {
                 "id": run_id, "prompt_id": prompt.id, "dataset_id": dataset["id"], "judge": dumps(asdict(judge)),
                 "item_ids": dumps(list(item_ids)) if item_ids is not None else None, "status": "running",
                 "items_total": len(item_ids) if item_ids is not None else dataset["item_count"],
@@ -110,7 +110,7 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
                 stored = loads(db.execute("SELECT extra FROM runs WHERE id = ?", [run["id"]]).fetchone()[0], {})
                 columns["extra"] = dumps({**stored, **extra})
             if columns:
-                db["runs"].update(run["id"], columns)
+                update_row(db, "runs", ("id", run["id"]), columns)
 
     def finish_run(self, run_id: str, status: str = "done", **totals: Any) -> None:
         """Mark a run finished (done, cancelled or failed) and store its totals."""
@@ -171,7 +171,7 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
     def cache_get(self, key: str) -> dict[str, Any] | None:
         """A stored reply dict for an identical request, or None; IntegrityError when it fails its hash."""
         with self._lock:  # asked once per item: the plain cursor, not a query's dict rows
-            row = self.db.conn.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
+            row = self.conn.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
         if row is None:
             return None
         reply, digest = row
@@ -186,15 +186,15 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
         text = canonical_json(reply)
         row = [key, text, _entry_hash(key, text), now()]
         with self._write(savepoint=False) as db:  # one statement at most changes the row
-            added = db.conn.execute("INSERT INTO judge_cache (key, reply, hash, created_at) VALUES (?, ?, ?, ?) "
-                                    "ON CONFLICT(key) DO NOTHING", row).rowcount
+            added = db.execute("INSERT INTO judge_cache (key, reply, hash, created_at) VALUES (?, ?, ?, ?) "
+                               "ON CONFLICT(key) DO NOTHING", row).rowcount
             if added:
                 return
-            stored = db.conn.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
+            stored = db.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
             if cache_entry_ok(key, *stored):
                 return
             # The one overwrite of a cache row: a fresh reply replacing an entry that failed its hash.
-            db.conn.execute("UPDATE judge_cache SET reply = ?, hash = ?, created_at = ? WHERE key = ?",
+            db.execute("UPDATE judge_cache SET reply = ?, hash = ?, created_at = ? WHERE key = ?",
                             row[1:] + [key])
 
 

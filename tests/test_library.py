@@ -217,7 +217,7 @@ def test_judge_cache_and_settings(lib):
 
 def test_a_failed_write_leaves_nothing_behind(lib):
     with pytest.raises(RuntimeError), lib._write() as db:
-        db["meta"].insert({"key": "half", "value": "1"})
+        db.execute("INSERT INTO meta (key, value) VALUES ('half', '1')")
         raise RuntimeError("crash mid-write")
     assert lib.get_setting("half") is None
 
