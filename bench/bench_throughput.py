@@ -78,11 +78,14 @@ def dimension(base_url: str) -> Any:
 
 
 def setup(folder: Path, base_url: str, items: int = ITEMS) -> tuple[Path, str]:
-    """A library with one openai-judged prompt, and a JSONL file of `items` items."""
+    """A library with one openai-judged prompt, and a JSONL file of `items` items.
+
+    The library is seeded with the examples, as a user's is after the first command that opened it: the
+    one-time seeding is not part of a run."""
     from prompt_library import Library
 
     folder.mkdir(parents=True, exist_ok=True)
-    library = Library(folder / "bench.db", seed_examples=False)
+    library = Library(folder / "bench.db")
     prompt = library.freeze(dimension(base_url)).prompt
     library.close()
     data = folder / "items.jsonl"

@@ -46,20 +46,15 @@ _scan = json.scanner.make_scanner(json.JSONDecoder())
 
 
 def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
-    """INSERT one row (its keys are column names, stated in code) and return its rowid."""
+    """INSERT one row (keys: column names stated in code; values: SQLite scalars, JSON already encoded)."""
     sql = f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
-    return conn.execute(sql, [_bindable(v) for v in row.values()]).lastrowid
+    return conn.execute(sql, list(row.values())).lastrowid
 
 
 def update_row(conn: sqlite3.Connection, table: str, key: tuple[str, Any], row: dict[str, Any]) -> None:
-    """UPDATE the columns of `row` (names stated in code) in the row whose column key[0] is key[1]."""
+    """UPDATE the columns of `row` (as insert_row's) in the row whose column key[0] is key[1]."""
     sql = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in row)} WHERE {key[0]} = ?"
-    conn.execute(sql, [*(_bindable(v) for v in row.values()), key[1]])
-
-
-def _bindable(value: Any) -> Any:
-    # A list or dict is stored as JSON text, as sqlite-utils did before the library wrote without it.
-    return dumps(value) if isinstance(value, dict | list | tuple) else value
+    conn.execute(sql, [*row.values(), key[1]])
 
 
 def loads(text: str | None, default: Any = None) -> Any:
