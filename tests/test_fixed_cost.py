@@ -18,6 +18,7 @@ from runner_helpers import setup_library
 from geval_core.cli import cli
 from geval_core.types import JudgeSettings
 from prompt_library import Library
+from prompt_library.base import BUSY_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("numpy", "pandas", "scipy", "openai", "httpx", "httpx2", "google.genai", "pyarrow", "llama_cpp")
@@ -123,3 +124,13 @@ def test_the_run_list_counts_judgments_from_an_index(tmp_path):
     plan = " ".join(str(r) for r in library.db.execute("EXPLAIN QUERY PLAN " + _RUN_SELECT).fetchall())
     assert "COVERING INDEX judgments_by_run_error" in plan
     library.close()
+
+
+def test_the_connection_is_set_up_as_sqlite_utils_set_it_before(tmp_path):
+    """Opened without sqlite-utils, the library's connection keeps the settings it had with it."""
+    with Library(tmp_path / "lib.db", seed_examples=False) as library:
+        pragma = {name: library.conn.execute(f"PRAGMA {name}").fetchone()[0]
+                  for name in ("recursive_triggers", "foreign_keys", "journal_mode", "synchronous", "busy_timeout")}
+        assert pragma == {"recursive_triggers": 1, "foreign_keys": 1, "journal_mode": "wal", "synchronous": 1,
+                          "busy_timeout": int(BUSY_TIMEOUT_S * 1000)}
+        assert library.db.conn is library.conn  # sqlite-utils, for migrations, works on the same connection
