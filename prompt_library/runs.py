@@ -159,8 +159,9 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
         # Sorted here, not by an ORDER BY over a join: SQLite would sort the whole rows in a temporary
         # B-tree (20,000 judgments: 240 ms against 165). Items not in the dataset come first, as NULLs do.
         with collections_paused():
-            position = dict(self.conn.execute("SELECT item_id, position FROM items WHERE dataset_id = ?",
-                                              [run["dataset_id"]]).fetchall())
+            with self._lock:  # the connection is shared by threads: no read inside another's write
+                position = dict(self.conn.execute("SELECT item_id, position FROM items WHERE dataset_id = ?",
+                                                  [run["dataset_id"]]).fetchall())
             rows = self._rows("SELECT * FROM judgments WHERE run_id = ?", [run["id"]])
             rows.sort(key=lambda r: (r["item_id"] in position, position.get(r["item_id"], 0), r["item_id"]))
             distributions = loads_column([r["distribution"] for r in rows])
