@@ -5,7 +5,7 @@ scripted judge through the real runner). Each first render is timed in a fresh p
 is cold: it reads the run, computes the readings with their 1,000-draw bootstrap and draws the page.
 The figure is the median of PROCESSES such processes (one process's figure moves by ±30 % with this
 machine's load). Then plain reruns (what every widget click costs) and, for information, asking for
-every reading's interval (in the first process only).
+every reading's interval and opening the diagnostics panels (in the first process only).
 
 Run: .venv/bin/python bench/bench_agreement_page.py [--reruns N] [--groups G] [--library FILE]
 """
@@ -30,8 +30,9 @@ PROCESSES = 3
 CHILD = "GEVAL_BENCH_AGREEMENT_CHILD"  # set in the processes that time one first render
 
 
-def time_page(reruns: int, count: int) -> tuple[float, list[float], float | None]:
-    """(first render seconds, plain rerun seconds, seconds to show every reading's interval or None)."""
+def time_page(reruns: int, count: int) -> tuple[float, list[float], float | None, float | None]:
+    """(first render seconds, plain rerun seconds, then in the "every" process the seconds to show every
+    reading's interval and to open the three diagnostics panels, else None and None)."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
@@ -42,14 +43,20 @@ def time_page(reruns: int, count: int) -> tuple[float, list[float], float | None
     shown = {m.label: m.value for m in at.metric}
     assert shown["Items"] == str(count), shown
     plain = [timed_run(at) for _ in range(reruns)]
-    every = None
+    every = panels = None
     if os.environ.get(CHILD) == "every":
         at.toggle(key="ag_every_ci").set_value(True)
         every = timed_run(at)
-    return first, plain, every
+        from workbench_ui.diagnostics import OPEN
+
+        for name in ("calibration", "estimate", "bias"):  # computed when opened, one click each
+            at.session_state[OPEN + name] = True
+        panels = timed_run(at)
+        assert any(m.label == "ECE" for m in at.metric), [m.label for m in at.metric]
+    return first, plain, every, panels
 
 
-def in_processes(reruns: int, count: int) -> list[tuple[float, list[float], float | None]]:
+def in_processes(reruns: int, count: int) -> list[tuple[float, list[float], float | None, float | None]]:
     """time_page in PROCESSES fresh processes on the library just prepared (GEVAL_DB)."""
     results = []
     for n in range(PROCESSES):
@@ -69,12 +76,13 @@ def main() -> None:
         print("RESULT " + json.dumps(measured(__doc__, 5, time_page)))
         return
     results = measured(__doc__, 5, in_processes)
-    firsts = [first for first, _, _ in results]
-    plain, every = results[0][1], results[0][2]
+    firsts = [first for first, *_ in results]
+    _, plain, every, panels = results[0]
     first = statistics.median(firsts)
     print(f"rerun, nothing changed: median {statistics.median(plain):.3f} s, max {max(plain):.3f} s "
           f"({len(plain)} reruns)")
     print(f"intervals for every reading, on request: {every:.2f} s (once; cached after)")
+    print(f"the three diagnostics panels, computed when opened: {panels:.2f} s (once; cached after)")
     print(f"first render in {PROCESSES} fresh processes: " + ", ".join(f"{f:.2f} s" for f in firsts))
     print(f"Agreement page first render (median): {first:.2f} s / {TARGET_S} s = ratio {first / TARGET_S:.2f} "
           f"(target ≤ 1: {'met' if first <= TARGET_S else 'NOT met'})")

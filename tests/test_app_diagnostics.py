@@ -14,6 +14,16 @@ from prompt_library import Library
 SCRIPTED = JudgeSettings(provider="scripted", model="scripted-1")
 
 
+def opened(at, *panels: str) -> None:
+    """Open the named diagnostics panels (their expanders track state) and rerun."""
+    from workbench_ui.diagnostics import OPEN
+
+    for name in panels:
+        at.session_state[OPEN + name] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
 @pytest.fixture
 def lib_path(tmp_path, monkeypatch):
     return use_temp_library(tmp_path, monkeypatch)
@@ -28,6 +38,7 @@ def test_diagnostics_panels(lib_path):
         est = run_estimate(lib, run_id, "coherence", "ppi++")
     at = open_page("agreement")
     at.number_input(key="ag_boot").set_value(0).run()
+    opened(at, "calibration", "estimate", "bias")
     assert metric(at, "ECE") == f"{cal['ece']:.3f}"
     assert metric(at, "PPI estimate") == f"{est['estimate']:.3f}"
     at.button(key="dg_probe").click().run()
@@ -56,6 +67,10 @@ def test_diagnostics_are_computed_once_per_run_state_and_compare_two_runs(lib_pa
     at = open_page("agreement")
     at.selectbox(key="ag_run").select(run_id).run()
     at.number_input(key="ag_boot").set_value(0).run()
+    assert calls == []  # closed panels compute nothing
+    opened(at, "calibration")
+    assert calls == ["calibration"] and metric(at, "ECE") is not None
+    opened(at, "estimate", "bias")
     assert sorted(set(calls)) == ["bias", "calibration", "estimate"]
     seen = len(calls)
     at.number_input(key="dg_limit").set_value(7).run()  # a click elsewhere: nothing computed again

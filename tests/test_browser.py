@@ -116,6 +116,11 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     assert metric_value(page, "Items") == "6"
     for label in ("Spearman ρ", "Kendall τ-b", "Tie rate (judge)"):
         assert NUMBER.match(metric_value(page, label)), (label, metric_value(page, label))
+    # The diagnostics are computed when their panel is opened: the click reruns the page.
+    assert page.get_by_text("ECE", exact=True).count() == 0  # closed: not computed, not drawn
+    page.get_by_text("Calibration", exact=True).first.click()
+    expect(page.get_by_text("ECE", exact=True).first).to_be_visible(timeout=60_000)
+    assert NUMBER.match(metric_value(page, "ECE")), metric_value(page, "ECE")
     snap(page, tmp_path, shots, "agreement")
 
 

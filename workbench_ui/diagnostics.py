@@ -14,6 +14,7 @@ from workbench_ui import cached_reads, safe_text, state
 from workbench_ui.charts import _LAYOUT, _safe
 
 K = "dg_"
+OPEN = K + "open_"  # the panels' expanders: dg_open_calibration, dg_open_estimate, dg_open_bias
 
 
 def _compute(kind: str, lib, run_id: str, field: str, *args: Any) -> dict[str, Any]:
@@ -154,9 +155,15 @@ def panels(lib, run: dict[str, Any], field: str | None) -> None:
     if not field:
         return
     st.header("Judge diagnostics")
-    for title, panel in (("Calibration", calibration_panel), ("Corrected estimate (PPI)", estimate_panel),
-                         ("Bias probes", bias_panel)):
-        with st.expander(title):
+    for name, title, panel in (("calibration", "Calibration", calibration_panel),
+                               ("estimate", "Corrected estimate (PPI)", estimate_panel),
+                               ("bias", "Bias probes", bias_panel)):
+        # Computed when opened, not on every first render: for 20,000 items the three panels took a third
+        # of the Agreement page (an expander that tracks its state reruns the page when it opens).
+        box = st.expander(title, key=OPEN + name, on_change="rerun")
+        if not box.open:
+            continue
+        with box:
             try:
                 panel(lib, run, field)
             except GEvalError as exc:
