@@ -11,6 +11,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -25,6 +26,24 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = float(os.environ.get("GEVAL_BUSY_TIMEOUT") or 30.0)  # seconds a write waits for a lock
 DEFAULT_FILE = "geval.db"
 CACHE_KIB = 64 * 1024  # SQLite's page cache per library connection, filled on demand
+
+
+class _Connection(sqlite3.Connection):
+    """sqlite3's connection, which a weak reference can name (the C type cannot be)."""
+
+
+# Every library connection this process has open. A connection outlives its Library until the cyclic
+# collector runs (in Python 3.11 its statement cache refers back to it), so an exit that skips the
+# interpreter's teardown must close them itself.
+_OPEN: weakref.WeakSet[_Connection] = weakref.WeakSet()
+
+
+def close_open_libraries() -> None:
+    """Close every library connection this process still has open: before an exit that skips the
+    interpreter's teardown, so no write is left only in a -wal file beside the library (a copy of the
+    .db alone would miss it); the last connection to close moves the WAL into the file."""
+    for conn in list(_OPEN):
+        conn.close()
 
 
 def default_path() -> Path:
@@ -107,7 +126,9 @@ class LibraryBase:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection shared by the threads of one process (Streamlit reruns hop threads), guarded by
         # an RLock; other processes are kept apart by SQLite's own locks and the busy timeout.
-        self.conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        self.conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False,
+                                    factory=_Connection)
+        _OPEN.add(self.conn)
         self._lock = threading.RLock()
         try:
             self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -158,7 +179,7 @@ class LibraryBase:
                 delay = min(delay * 2, 0.25)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (the last one to a file moves its WAL into it and deletes the WAL)."""
         with self._lock:
             self.conn.close()
 

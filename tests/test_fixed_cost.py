@@ -38,7 +38,7 @@ def test_importing_the_core_and_the_cli_loads_no_sdk_and_no_numpy():
 
 def test_help_and_a_library_listing_load_no_sdk_and_no_numpy(tmp_path):
     db = tmp_path / "lib.db"
-    run = "from geval_core.cli import cli\ntry:\n    cli({args!r})\nexcept SystemExit as exc:\n    assert not exc.code"
+    run = "from geval_core.cli import cli\ntry:\n    cli.main({args!r})\nexcept SystemExit as exc:\n    assert not exc.code"
     assert loaded_after(run.format(args=["--help"])) == []
     assert loaded_after(run.format(args=["runs", "list", "--db", str(db)])) == []
     assert loaded_after(run.format(args=["prompts", "list", "--db", str(db)])) == []
@@ -53,7 +53,7 @@ def test_commands_on_an_existing_library_load_no_sqlite_utils(tmp_path):
     run_id = library.create_run(prompt.id, dataset["id"], settings)
     library.close()
     Library(db).close()  # the commands open it seeded with the examples: the first open writes them
-    run = "from geval_core.cli import cli\ntry:\n    cli({args!r})\nexcept SystemExit as exc:\n    assert not exc.code"
+    run = "from geval_core.cli import cli\ntry:\n    cli.main({args!r})\nexcept SystemExit as exc:\n    assert not exc.code"
     score = ["score", "--prompt", prompt.label, "--data", dataset["label"], "--quiet"]
     for args in (["runs", "list"], ["runs", "show", run_id], ["prompts", "list"], ["datasets", "list"], score):
         assert loaded_after(run.format(args=[*args, "--db", str(db)]), ("sqlite_utils",)) == [], args

@@ -59,6 +59,39 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
 
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        """The `geval` process: the command, then an exit that skips the interpreter's teardown.
+
+        Tearing down the modules and objects of a finished `geval score` (the judge SDK's thousands of
+        classes, idle worker threads) took 0.18 s of a 6 s run. Everything is written by then: the
+        libraries are closed (their WAL checkpointed) and the output streams flushed first. click.main,
+        which tests call through CliRunner, is left as it is.
+        """
+        try:
+            self.main(*args, **kwargs)
+            code: object = 0
+        except SystemExit as exc:
+            code = exc.code
+        quick_exit(code)
+
+
+def quick_exit(code: object) -> None:
+    """Close the libraries, flush stdout and stderr, and end the process with `code` (as SystemExit would)."""
+    import contextlib
+    import os
+    import sys
+
+    from prompt_library.base import close_open_libraries
+
+    close_open_libraries()
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)  # SystemExit("message") prints its message and exits 1
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`geval runs list | head`)
+            stream.flush()
+    os._exit(code or 0)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="geval-workbench")

@@ -24,6 +24,7 @@ from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
 DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
 JUDGE_HELP = "local | openai:MODEL | gemini:MODEL | vertex:MODEL (default: the prompt's own judge)"
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv")
+EXIT_BROKEN_PIPE = 141  # the shell's code for a process whose output pipe closed (128 + SIGPIPE)
 
 
 def workbench_errors(func: Callable) -> Callable:
@@ -38,6 +39,8 @@ def workbench_errors(func: Callable) -> Callable:
             if "locked" not in str(exc):
                 raise
             raise click.ClickException(locked_message(kwargs.get("db") or default_path())) from None
+        except BrokenPipeError:  # the reader went away (`geval runs list | head`): stop quietly, as `ls` does
+            raise SystemExit(EXIT_BROKEN_PIPE) from None
         except OSError as exc:  # a file to read or write: say which and why, never a traceback
             raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")) from None
     return wrapper

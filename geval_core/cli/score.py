@@ -113,7 +113,8 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     \b
     Exit codes: 0 the run is done with scores; 1 bad input or settings (nothing was scored);
     2 bad command line; 3 the run stopped as hopeless (the message says why; fix it, then run the
-    same command to resume); 4 the run ended with no score; 130 interrupted (run it again to resume).
+    same command to resume); 4 the run ended with no score; 130 interrupted (run it again to resume);
+    141 the output's reader closed it early.
     """
     from ..providers import get_judge
     from ..providers.on_demand import JudgeOnDemand
