@@ -62,10 +62,10 @@ def deepeval(folder: Path, server: Any, items: int, concurrency: int) -> dict[st
     if probe.returncode != 0:
         return f"deepeval is not installed for GEVAL_DEEPEVAL_PYTHON={python}"
     before = server.count
-    cpu, start = _children_cpu(), time.perf_counter()
+    cpu, start = children_cpu(), time.perf_counter()
     proc = subprocess.run([python, str(Path(__file__).resolve()), "run", server.base_url, str(items),
                            str(concurrency)], env=env, cwd=folder, capture_output=True, text=True, timeout=900)
-    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    wall, cpu = time.perf_counter() - start, children_cpu() - cpu
     if proc.returncode != 0:
         return f"deepeval {probe.stdout.strip()} failed: {proc.stderr.strip()[-400:]}"
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -73,7 +73,8 @@ def deepeval(folder: Path, server: Any, items: int, concurrency: int) -> dict[st
             "calls": server.count - before}
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tests"))  # the fault server and the typed judge live with the tests
 
-from bench_deepeval import deepeval, item_texts  # noqa: E402
+from bench_deepeval import children_cpu, deepeval, item_texts  # noqa: E402
 
 ITEMS = 500  # setup()'s default, which bench_faults.py and bench_fixed_cost.py use
 DELAY = 0.2
@@ -117,11 +116,6 @@ class Server:
     def __exit__(self, *exc: Any) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def run_cli(folder: Path, label: str, data: Path, base_url: str, concurrency: int = CONCURRENCY,

@@ -7,7 +7,6 @@ import gc
 import json
 import json.scanner
 import os
-import secrets
 import sqlite3
 import threading
 import time
@@ -223,17 +222,17 @@ class LibraryBase:
 
     @contextmanager
     def _savepoint(self) -> Iterator[None]:
-        """A nested write that rolls back alone (sqlite-utils' atomic() does the same, on a random name)."""
-        name = f"geval_{secrets.token_hex(8)}"
-        self.conn.execute(f"SAVEPOINT {name}")
+        """A nested write that rolls back alone. One name serves every depth: savepoints nest, and
+        ROLLBACK TO and RELEASE act on the innermost savepoint of that name."""
+        self.conn.execute("SAVEPOINT nested_write")
         try:
             yield
         except BaseException:
             if self.conn.in_transaction:
-                self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
-                self.conn.execute(f"RELEASE SAVEPOINT {name}")
+                self.conn.execute("ROLLBACK TO SAVEPOINT nested_write")
+                self.conn.execute("RELEASE SAVEPOINT nested_write")
             raise
-        self.conn.execute(f"RELEASE SAVEPOINT {name}")
+        self.conn.execute("RELEASE SAVEPOINT nested_write")
 
     def _rows(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
         """Every row of a query, as plain dicts."""

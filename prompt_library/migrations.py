@@ -18,12 +18,10 @@ MIGRATION_SET, MIGRATIONS_TABLE = "geval_library", "_sqlite_migrations"  # sqlit
 _STEPS: list[Callable[[Database], None]] = []
 
 
-def migrations() -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
+def migration(step: Callable[[Database], None]) -> Callable[[Database], None]:
     """Register a migration step (applied in the order of this file, named after its function)."""
-    def register(step: Callable[[Database], None]) -> Callable[[Database], None]:
-        _STEPS.append(step)
-        return step
-    return register
+    _STEPS.append(step)
+    return step
 
 
 def _refusals(table: str, what: str) -> tuple[str, str]:
@@ -37,7 +35,7 @@ _M001_TRIGGERS = (*_refusals("prompts", "frozen prompts"), *_refusals("datasets"
                   *_refusals("items", "dataset items"))
 
 
-@migrations()
+@migration
 def m001_schema(db: Database) -> None:
     """Drafts, frozen prompts, datasets and items, runs and judgments, the judge cache, settings."""
     _design_tables(db)
@@ -90,7 +88,7 @@ def _run_tables(db: Database) -> None:
     db["judge_cache"].create({"key": str, "reply": str, "created_at": str}, pk="key")
 
 
-@migrations()
+@migration
 def m002_judgment_fields(db: Database) -> None:
     """Judgment fields named for what they hold: top_rating/first_rating, valid_mass/parsed_share, differs.
 
@@ -106,7 +104,7 @@ def m002_judgment_fields(db: Database) -> None:
                "extra = json_remove(extra, '$.differs') WHERE extra IS NOT NULL")
 
 
-@migrations()
+@migration
 def m003_pin(db: Database) -> None:
     """History refuses every change: REPLACE, UPSERT, extra items, judgment and run edits; cache hashes.
 
@@ -163,7 +161,7 @@ _M003_TRIGGERS = (
 )
 
 
-@migrations()
+@migration
 def m004_run_leases(db: Database) -> None:
     """One runner per run: who scores it (owner, process, host) and its last heartbeat (epoch seconds).
 
@@ -175,7 +173,7 @@ def m004_run_leases(db: Database) -> None:
     )
 
 
-@migrations()
+@migration
 def m005_ratings(db: Database) -> None:
     """Human ratings made on the Rate page: append-only, one row per act (rate, skip, cannot judge, undo).
 
@@ -204,7 +202,7 @@ _M005_TRIGGERS = (
 )
 
 
-@migrations()
+@migration
 def m006_archived(db: Database) -> None:
     """Archived datasets, runs and drafts: hidden from pickers, kept whole, restorable.
 
@@ -249,7 +247,7 @@ def apply(db: Database, stop_before: str | Iterable[str] | None = None) -> None:
     migration_set().apply(db, stop_before=stop_before)
 
 
-@migrations()
+@migration
 def m007_judgment_counts_index(db: Database) -> None:
     """Judgments by run and error: the judged and error counts of every run (`geval runs list`, the pickers)
     read this index alone, never the judgment rows (50 runs x 1,600 judgments: 35 ms -> 5 ms)."""

@@ -195,8 +195,7 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
             if cache_entry_ok(key, *stored):
                 return
             # The one overwrite of a cache row: a fresh reply replacing an entry that failed its hash.
-            db.execute("UPDATE judge_cache SET reply = ?, hash = ?, created_at = ? WHERE key = ?",
-                            row[1:] + [key])
+            db.execute("UPDATE judge_cache SET reply = ?, hash = ?, created_at = ? WHERE key = ?", row[1:] + [key])
 
 
 def cache_hash(key: str, reply_text: str) -> str:

@@ -7,6 +7,7 @@ have been altered would bless the alteration.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ class LibraryIntegrityWarning(UserWarning):
     """A library was opened whose protection triggers are missing or altered."""
 
 
+@functools.cache  # the migrations' SQL: the same for the whole process (checked at every open)
 def expected_triggers() -> dict[str, str]:
     """Trigger name -> SQL (whitespace normalised), as the migrations create them."""
     return {name: _normal(sql) for name, sql in migrations.PROTECTION_TRIGGERS.items()}

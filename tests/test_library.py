@@ -222,6 +222,21 @@ def test_a_failed_write_leaves_nothing_behind(lib):
     assert lib.get_setting("half") is None
 
 
+def test_a_failed_nested_write_rolls_back_alone_at_any_depth(lib):
+    with lib.transaction():
+        lib.set_setting("outer", 1)
+        with lib._write() as db:
+            db.execute("INSERT INTO meta (key, value) VALUES ('middle', '2')")
+            with pytest.raises(RuntimeError), lib._write() as inner:
+                inner.execute("INSERT INTO meta (key, value) VALUES ('inner', '3')")
+                raise RuntimeError("the innermost write fails")
+            db.execute("INSERT INTO meta (key, value) VALUES ('after', '4')")
+        with pytest.raises(RuntimeError), lib._write() as sibling:
+            sibling.execute("INSERT INTO meta (key, value) VALUES ('sibling', '5')")
+            raise RuntimeError("a second nested write fails")
+    assert [lib.get_setting(k) for k in ("outer", "middle", "inner", "after", "sibling")] == [1, 2, None, 4, None]
+
+
 def test_n_and_temperature_are_part_of_the_frozen_metric(lib):
     sampling = JudgeSettings(mode="sampling", n=5, temperature=0.7)
     first = lib.freeze(dimension(judge=sampling)).prompt

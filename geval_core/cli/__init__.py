@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import sys
 
 import click
+
+from prompt_library.base import close_open_libraries
 
 __all__ = ["cli"]
 
@@ -77,11 +82,6 @@ class LazyGroup(click.Group):
 
 def quick_exit(code: object) -> None:
     """Close the libraries, flush stdout and stderr, and end the process with `code` (as SystemExit would)."""
-    import contextlib
-    import os
-    import sys
-
-    from prompt_library.base import close_open_libraries
 
     close_open_libraries()
     if code is not None and not isinstance(code, int):

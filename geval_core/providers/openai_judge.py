@@ -3,8 +3,9 @@
 The hot path sends the body as the SDK's low-level `post` does, with the request the SDK builds once per
 judge (prepared_post.py: its auth, headers, timeout and error types), and reads the answer with
 `json.loads`: the typed `create` spends ~1 ms validating the request's TypedDicts and ~0.7 ms building
-pydantic models of the response, three times what the judgment needs. `completion_from_json` reads the fields the SDK's models would give (tests/typed_judge.py
-keeps the typed path as the reference it is checked against); batch output files are read the same way.
+pydantic models of the response, three times what the judgment needs. `completion_from_json` reads the
+fields the SDK's models would give (tests/typed_judge.py keeps the typed path as the reference it is
+checked against); batch output files are read the same way.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Threads (see DESIGN.md): worker threads only call `judge.judge` (with retries). Their results are
 collected in the calling thread, which scores them through a `Session`, writes them to the store (the
 calls that finished together in one commit) and calls `on_progress`, because Streamlit elements and
-sqlite3 connections belong to that thread. Results are taken as they complete (from the pool's queue of finished calls) so a slow or
-hanging request never holds back the items behind it.
+sqlite3 connections belong to that thread. Results are taken as they complete (from the pool's queue of
+finished calls) so a slow or hanging request never holds back the items behind it.
 """
 
 from __future__ import annotations
