@@ -146,9 +146,31 @@ def _py_list(values: list) -> str:
 
 
 # --- promptfoo -----------------------------------------------------------------------------------------------
+# promptfoo hands a string that starts with one of these to a file or package loader (which may run it).
+PROMPTFOO_LOADER_PREFIXES = ("file:", "package:")
+# A model name promptfoo can take into a provider id as it is (no template, no path, no loader prefix).
+_PLAIN_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
+
+
 def nunjucks_text(text: str) -> str:
-    """Literal text for a nunjucks template (promptfoo's): every brace as an expression printing it."""
-    return text.replace("{", "{{ '{' }}")
+    """Literal text for a nunjucks template (promptfoo's): every opening brace, and the '#' of every '#}'
+    (nunjucks' lexer refuses a stray comment end), as an expression printing it."""
+    return text.replace("{", "{{ '{' }}").replace("#}", "{{ '#' }}}")
+
+
+def unloadable(template: str) -> str:
+    """The template with a leading loader prefix's first character written as an expression printing it.
+
+    The string then no longer starts with the prefix, so promptfoo renders it instead of loading a file.
+    """
+    if template.lower().startswith(PROMPTFOO_LOADER_PREFIXES):
+        return "{{ " + json.dumps(template[0]) + " }}" + template[1:]
+    return template
+
+
+def promptfoo_text(text: str) -> str:
+    """A string promptfoo renders as Nunjucks that shows `text` as written and never reaches a loader."""
+    return unloadable(nunjucks_text(text))
 
 
 def promptfoo_assertion(prompt: FrozenPrompt) -> str:
@@ -161,18 +183,19 @@ def promptfoo_assertion(prompt: FrozenPrompt) -> str:
                f"(rating - {dim.scale.min}) / {span}.")
     rubric_prompt = rendered_with(prompt, nunjucks_text,
                                   lambda f: "{{ " + ("output" if f == output else f) + " }}")
-    rubric_prompt += nunjucks_text(verdict)
+    rubric_prompt = unloadable(rubric_prompt) + nunjucks_text(verdict)
     lost = ["logprob weighting: llm-rubric reads one stated score from a JSON reply",
             f"the form ending ({FORM_HEADER} ... - {one_line(dim.name)}:): llm-rubric needs a JSON verdict, "
             "so a JSON instruction follows the form",
             f"decoding: n={judge.n} replies, top_logprobs={judge.top_logprobs}",
             f"the item's {one_line(output)} is promptfoo's output; the other inputs are test vars "
             f"({', '.join(map(one_line, dim.inputs[:-1])) or 'none'})"]
-    provider = f"openai:chat:{judge.model}" if judge.provider == "openai" else None
+    plain = judge.provider == "openai" and _PLAIN_MODEL.fullmatch(judge.model or "")
+    provider = f"openai:chat:{judge.model}" if plain else None
     if provider is None:
         lost.append(f"the frozen judge {judge.judge_id}: set provider to the grader of your choice")
-    fields: dict[str, Any] = {"type": "llm-rubric", "metric": dim.name, "value": dim.definition.strip(),
-                              "rubricPrompt": rubric_prompt}
+    fields: dict[str, Any] = {"type": "llm-rubric", "metric": promptfoo_text(dim.name),
+                              "value": promptfoo_text(dim.definition.strip()), "rubricPrompt": rubric_prompt}
     if provider:
         fields["provider"] = {"id": provider, "config": {"temperature": judge.temperature}}
     head = provenance(prompt, "promptfoo", lost) + [

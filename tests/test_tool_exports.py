@@ -16,7 +16,7 @@ from needs import require_module
 
 from geval_core.cli import cli
 from geval_core.prompts import content_hash
-from geval_core.tool_exports import FORMATS, tool_export, tool_filename
+from geval_core.tool_exports import FORMATS, promptfoo_text, tool_export, tool_filename
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from prompt_library import Library
 
@@ -82,13 +82,13 @@ def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt()
     text = tool_export(prompt, "promptfoo")
     data = yaml.safe_load(text)
     assert set(data) == {"type", "metric", "value", "rubricPrompt", "provider"}
-    assert data["type"] == "llm-rubric" and data["metric"] == HOSTILE
+    assert data["type"] == "llm-rubric" and data["metric"] == promptfoo_text(HOSTILE)
     assert data["provider"] == {"id": "openai:chat:gpt-4o-2024-08-06", "config": {"temperature": 0.0}}
     rubric = data["rubricPrompt"]
     assert "{{ document }}" in rubric and "{{ output }}" in rubric
     # Outside the two variables every brace is printed by an expression: no template syntax from the prompt.
     rest = rubric.replace("{{ document }}", "").replace("{{ output }}", "").replace("{{ '{' }}", "")
-    assert "{" not in rest
+    assert "{" not in rest.replace("{{ '#' }}", "")
     assert rest.count("Read the document.") == 1
     assert all(line.startswith("#") for line in text.splitlines()[:5]) and prompt.id in text
 
@@ -147,3 +147,13 @@ def test_a_changed_prompt_changes_the_named_hash():
     a, b = frozen("Coherence"), frozen("Coherence")
     b = replace(b, id=content_hash(replace(b.dimension, definition="other")))
     assert a.id in tool_export(a, "promptfoo") and b.id in tool_export(b, "promptfoo")
+
+
+@pytest.mark.parametrize("model", ["gpt-4o{{ env.OPENAI_API_KEY }}", "{% raw %}", "gpt 4o", ""])
+def test_promptfoo_names_no_provider_whose_model_is_not_a_plain_name(model):
+    yaml = require_module("yaml", "PyYAML comes with the local extra (llm)")
+    prompt = frozen("Coherence")
+    prompt = replace(prompt, dimension=replace(prompt.dimension,
+                                               judge=replace(prompt.dimension.judge, model=model)))
+    text = tool_export(prompt, "promptfoo")
+    assert "provider" not in yaml.safe_load(text) and "set provider to the grader of your choice" in text

@@ -1,0 +1,130 @@
+"""The promptfoo export run by real promptfoo (from npm; .ci/run installs it): every string a prompt's author
+wrote reaches the grader as the same text, and nothing in it runs, reads the environment or loads a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+from faultserver import FaultServer
+from needs import missing
+
+from geval_core.prompts import content_hash, render
+from geval_core.tool_exports import PROMPTFOO_LOADER_PREFIXES, promptfoo_assertion, promptfoo_text
+from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
+
+CANARY = "geval-canary-7f3a9"  # the value of an environment variable no export may print
+VERDICT = '{"reason": "fine", "score": 0.75, "pass": true}'
+
+
+def payloads(marker: Path) -> list[str]:
+    """Template and loader tricks against Nunjucks, promptfoo's env renderer and its file/package loaders."""
+    write = f"process.getBuiltinModule('fs').writeFileSync('{marker}', 'ran')"
+    return [f'{{{{ range.constructor("{write}")() }}}}',
+            '{{ range.constructor("return process.env.GEVAL_CANARY")() }}',
+            "{{ env.GEVAL_CANARY }} {{env['GEVAL_CANARY']}} {{ env.GEVAL_CANARY | upper }}",
+            f'{{% set x = range.constructor("{write}")() %}}{{# comment #}}{{% raw %}}raw{{% endraw %}}',
+            "${GEVAL_CANARY} $(id) `id` 'single' \"double\" \\ back\nnew line\u2028\x85 é 漢字 🙂 {{{ }}} {",
+            ]
+
+
+def hostile_prompt(marker: Path, first: str) -> FrozenPrompt:
+    """A frozen prompt whose name, definition, anchors and steps each start with or hold a payload."""
+    tricks = payloads(marker)
+    scale = Scale(1, 5)
+    dim = Dimension(name=f"{first} coherence {tricks[2]}", definition=first + " " + " ".join(tricks),
+                    scale=scale, anchors={p: f"{first}anchor {p} {tricks[p - 1]}" for p in scale.points},
+                    inputs=("document", "summary"), steps=tuple(f"{first}{t}" for t in tricks),
+                    judge=JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18"))
+    return FrozenPrompt(content_hash(dim), "hostile", 1, dim, "2026-01-01")
+
+
+def promptfoo_command() -> tuple[list[str], dict[str, str]]:
+    """How to run promptfoo: GEVAL_PROMPTFOO names its bin folder (node 22 and promptfoo), else PATH."""
+    if os.environ.get("GEVAL_PROMPTFOO_UNAVAILABLE"):  # set by .ci/run when npm cannot install it
+        pytest.skip(os.environ["GEVAL_PROMPTFOO_UNAVAILABLE"])
+    bin_dir = os.environ.get("GEVAL_PROMPTFOO_BIN", "")
+    path = (bin_dir + os.pathsep if bin_dir else "") + os.environ.get("PATH", "")
+    exe = Path(bin_dir, "promptfoo") if bin_dir else None
+    if not (exe and exe.is_file()):
+        missing("promptfoo (npm, with node >= 22) not found: set GEVAL_PROMPTFOO_BIN to its bin folder "
+                "(.ci/run installs it)")
+    return [str(exe)], {"PATH": path}
+
+
+def config_with(assertion_text: str) -> str:
+    """A promptfoo config holding the export, byte for byte, as the one assertion of every test."""
+    indented = "".join(("      - " if i == 0 else "        ") + line + "\n"
+                       for i, line in enumerate(assertion_text.splitlines()))
+    return ("prompts:\n  - '{{ summary }}'\nproviders:\n  - echo\n"
+            "tests:\n  - vars:\n      document: 'The cat sat on the mat.'\n      summary: 'A cat sat.'\n"
+            "    assert:\n" + indented)
+
+
+@pytest.mark.parametrize("first", ["", "file://payload.js ", "package:payload:run ", "file://payload.py:get "])
+def test_real_promptfoo_sends_the_authors_text_and_runs_none_of_it(tmp_path, first):
+    command, env_path = promptfoo_command()
+    marker = tmp_path / "marker.txt"
+    for script in ("payload.js", "payload.py"):  # what a loader would run if it were handed a file:// string
+        body = f"require('fs').writeFileSync('{marker}', 'js')" if script.endswith("js") else \
+            f"open({str(marker)!r}, 'w').write('py')\ndef get(*a):\n    return 'x'\n"
+        (tmp_path / script).write_text(body, encoding="utf-8")
+    prompt = hostile_prompt(marker, first)
+    (tmp_path / "promptfooconfig.yaml").write_text(config_with(promptfoo_assertion(prompt)), encoding="utf-8")
+    with FaultServer(distribution={VERDICT: 1.0}) as grader:
+        env = {**env_path, "HOME": str(tmp_path), "GEVAL_CANARY": CANARY, "OPENAI_API_KEY": "sk-loopback",
+               "OPENAI_BASE_URL": grader.base_url, "PROMPTFOO_DISABLE_TELEMETRY": "1",
+               "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
+               "PROMPTFOO_DISABLE_SHARING": "1", "NO_COLOR": "1"}
+        done = subprocess.run([*command, "eval", "-c", "promptfooconfig.yaml", "-o", "out.json", "--no-cache",
+                               "--no-table", "--no-progress-bar"], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=300)
+        requests = [body for _, body in grader.log]
+    assert done.returncode in (0, 100), done.stdout[-3000:] + done.stderr[-3000:]
+    assert not marker.exists(), "a payload in the export ran code"
+    out = (tmp_path / "out.json").read_text(encoding="utf-8")
+    for text in (out, done.stdout, done.stderr, json.dumps(requests)):
+        assert CANARY not in text, "a payload in the export read the environment"
+    [request] = requests  # one item, one grader call with the export's own grader model
+    assert request["model"] == "gpt-4o-mini-2024-07-18"
+    sent = request["messages"][-1]["content"]
+    expected = render(prompt, {"document": "The cat sat on the mat.", "summary": "A cat sat."})
+    assert sent.startswith(expected)  # the rendered G-Eval prompt, every payload in it as plain text
+    assert "Reply with only a JSON object" in sent[len(expected):]
+    [result] = json.loads(out)["results"]["results"]
+    [component] = result["gradingResult"]["componentResults"]
+    assert component["score"] == 0.75 and component["pass"] is True
+    assert result["namedScores"] == {prompt.dimension.name: 0.75}  # the metric is shown as written
+
+
+def random_texts(count: int, seed: int = 1) -> list[str]:
+    """Short strings drawn from template, comment, loader and quoting fragments."""
+    rng = random.Random(seed)
+    pieces = list("{}%#-'\" \n\\ax$`:/") + ["{{", "}}", "{%", "%}", "{#", "#}", "{{-", "-}}", "raw",
+                                              "endraw", "file://", "package:", "FILE:", "env.", "🙂"]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 14))) for _ in range(count)]
+
+
+def test_promptfoos_nunjucks_renders_every_escaped_text_back_to_itself(tmp_path):
+    command, env_path = promptfoo_command()
+    nunjucks = Path(command[0]).parent.parent / "nunjucks"  # node_modules/.bin -> promptfoo's own engine
+    texts = random_texts(20000) + payloads(tmp_path / "marker.txt")
+    escaped = [promptfoo_text(text) for text in texts]
+    assert not any(e.lower().startswith(PROMPTFOO_LOADER_PREFIXES) for e in escaped)
+    (tmp_path / "in.json").write_text(json.dumps(escaped), encoding="utf-8")
+    script = ("const nj = require(process.argv[1]); const env = new nj.Environment();"
+              "const xs = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));"
+              "const out = xs.map(s => { try { return env.renderString(s, {env: process.env}); }"
+              " catch (e) { return 'ERROR ' + e.message; } });"
+              "require('fs').writeFileSync(process.argv[3], JSON.stringify(out));")
+    done = subprocess.run(["node", "-e", script, str(nunjucks), str(tmp_path / "in.json"),
+                           str(tmp_path / "out.json")], env={**env_path, "GEVAL_CANARY": CANARY},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rendered = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    wrong = [(text, out) for text, out in zip(texts, rendered, strict=True) if text != out]
+    assert wrong == [] and not (tmp_path / "marker.txt").exists()
