@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.errors import GEvalError
-from geval_core.export import export_filename, export_prompt, production_snippet
-from geval_core.tool_exports import FORMATS, MIMES, tool_export, tool_filename
+from geval_core.files.prompt_files import export_filename, export_prompt, production_snippet
+from geval_core.files.tool_exports import FORMATS, MIMES, tool_export, tool_filename
 from geval_core.types import FrozenPrompt
 from prompt_library.verify import summary_line, verify_library
 from workbench_ui import agree, cached_reads, safe_text, state

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from geval_core.cli._common import default_concurrency
-from geval_core.inputs import mismatch_message, missing_inputs
+from geval_core.prompts.inputs import mismatch_message, missing_inputs
+from geval_core.providers.registry import default_concurrency
 from geval_core.run.options import RunOptions
 from geval_core.types import bounds_of
 from workbench_ui import (

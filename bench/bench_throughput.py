@@ -147,7 +147,7 @@ def import_cpu(module: str) -> float:
 def loop_cpu(folder: Path, base_url: str, items: int, judge: Any) -> tuple[float, int, float]:
     """(process CPU seconds, judge calls, wall seconds) of `run_scoring` in this process over `items` new
     items at CONCURRENCY, as `geval score` runs it (the library, the cache, the scoring, the writes)."""
-    from geval_core.cli._common import resolve_inputs
+    from geval_core.cli.common import resolve_inputs
     from geval_core.run.options import RunOptions
     from geval_core.run.runner import run_scoring
 

@@ -16,7 +16,8 @@ from ._lazy import lazy_exports
 # numpy (stats) nor a judge's SDK, and `from geval_core.errors import X` should not pay for them either.
 # `from geval_core import X` and `geval_core.X` work as before.
 _EXPORTS = {
-    ".checks": ("Check", "check_dimension"),
+    ".prompts.checks": ("Check",),
+    ".providers.capabilities": ("check_dimension",),
     ".errors": ("ConfigError", "GEvalError", "InputError", "IntegrityError", "InvalidReplyError", "JudgeError",
                 "LogprobsUnavailableError", "MissingKeyError", "NotFoundError", "RetryableJudgeError",
                 "UnreachableError"),
@@ -27,7 +28,7 @@ _EXPORTS = {
     ".run": ("RunOptions", "RunSummary", "estimate_cost", "run_scoring"),
     ".scoring": ("ItemScore", "SampledScore", "WeightedScore", "sampled_score", "score_reply", "weighted_score"),
     ".stats": ("AgreementResult", "agreement", "tie_rate"),
-    ".steps": ("DriftReport", "drift", "generate_steps", "parse_steps"),
+    ".prompts.steps": ("DriftReport", "drift", "generate_steps", "parse_steps"),
     ".store": ("Store",),
     ".types": ("HAND_WRITTEN", "Choice", "Dimension", "FrozenPrompt", "Item", "JudgeReply", "JudgeRequest",
                "JudgeSettings", "Position", "Scale", "TopLogprob", "Usage"),
@@ -35,7 +36,6 @@ _EXPORTS = {
 _MODULE_OF, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from .checks import Check, check_dimension
     from .errors import (
         ConfigError,
         GEvalError,
@@ -49,14 +49,16 @@ if TYPE_CHECKING:
         RetryableJudgeError,
         UnreachableError,
     )
-    from .export import export_prompt, load_prompt, score_item
+    from .files.prompt_files import export_prompt, load_prompt, score_item
     from .judgment import Judgment
     from .prompts import content_hash, default_template, render
+    from .prompts.checks import Check
+    from .prompts.steps import DriftReport, drift, generate_steps, parse_steps
     from .providers import get_judge
+    from .providers.capabilities import check_dimension
     from .run import RunOptions, RunSummary, estimate_cost, run_scoring
     from .scoring import ItemScore, SampledScore, WeightedScore, sampled_score, score_reply, weighted_score
     from .stats import AgreementResult, agreement, tie_rate
-    from .steps import DriftReport, drift, generate_steps, parse_steps
     from .store import Store
     from .types import (
         HAND_WRITTEN,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from .errors import ConfigError
 
@@ -297,3 +297,15 @@ def _json_safe(value: Any) -> Any:
         return json.loads(json.dumps(value))
     except (TypeError, ValueError):
         return None
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A judge model behind one method; every provider implements it."""
+
+    provider: str  # the registry name of the provider (see providers.registry)
+    primes: bool  # honours JudgeRequest.assistant_prefix: the reply continues after the given text
+
+    def judge(self, request: JudgeRequest) -> JudgeReply:
+        """Answer one request; raise RetryableJudgeError for transient failures, JudgeError otherwise."""
+        ...

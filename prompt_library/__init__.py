@@ -2,8 +2,8 @@
 
 from .base import default_path
 from .datasets import DatasetMapping, read_items
+from .library import Library, open_library
 from .prompts import FreezeResult
-from .store import Library, open_library
 from .verify import LibraryIntegrityWarning, verify_library
 
 __all__ = [

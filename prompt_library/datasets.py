@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from geval_core.datafiles import field_paths, lookup, read_rows
 from geval_core.errors import InputError, IntegrityError, NotFoundError
+from geval_core.files.datafiles import field_paths, lookup, read_rows
 from geval_core.prompts import canonical_hash
 from geval_core.types import Item
 

@@ -6,11 +6,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from geval_core.checks import check_dimension, errors
 from geval_core.errors import InputError, IntegrityError, NotFoundError
-from geval_core.export import LoadedExport
-from geval_core.names import check_dimension_name, check_name, slug
+from geval_core.files.prompt_files import LoadedExport
 from geval_core.prompts import content_hash, metric_fields, template_of
+from geval_core.prompts.checks import errors
+from geval_core.prompts.names import check_dimension_name, check_name, slug
+from geval_core.providers.capabilities import check_dimension
 from geval_core.types import Dimension, FrozenPrompt
 
 from .base import LibraryBase, dumps, insert_row, loads, now, update_row

@@ -11,7 +11,7 @@ from geval_core.types import Dimension
 from .datasets import DatasetMapping, read_items
 
 if TYPE_CHECKING:
-    from .store import Library
+    from .library import Library
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 DIMENSIONS_FILE = SAMPLE_DIR / "dimensions.json"

@@ -20,7 +20,7 @@ from .datasets import version_problem
 from .runs import cache_entry_ok
 
 if TYPE_CHECKING:
-    from .store import Library
+    from .library import Library
 
 
 class LibraryIntegrityWarning(UserWarning):

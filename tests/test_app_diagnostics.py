@@ -7,7 +7,7 @@ from app_support import metric, open_page, use_temp_library
 
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.run import RunOptions, run_scoring
-from geval_core.stats.of_runs import run_calibration, run_estimate
+from geval_core.stats.stored import run_calibration, run_estimate
 from geval_core.types import JudgeSettings
 from prompt_library import Library
 
@@ -47,7 +47,7 @@ def test_diagnostics_panels(lib_path):
 
 
 def test_diagnostics_are_computed_once_per_run_state_and_compare_two_runs(lib_path, monkeypatch):
-    from geval_core.stats.of_runs import runs_difference
+    from geval_core.stats.stored import runs_difference
     from geval_core.types import Item
     from workbench_ui import diagnostics
 

@@ -13,7 +13,7 @@ from judge_fakes import FakeJudges, rating_of
 from runner_helpers import dimension
 
 from geval_core import prompts
-from geval_core.judge_probe import latest_probe
+from geval_core.diagnostics.judge_probe import latest_probe
 from geval_core.prompts import content_hash
 from geval_core.providers.capabilities import NO_LOGPROBS, PRESETS, preset_summary
 from geval_core.run.cost import estimate_cost

@@ -11,7 +11,8 @@ from judge_fakes import FakeJudges
 from runner_helpers import setup_library
 
 from geval_core.cli import cli
-from geval_core.judge_probe import latest_probe, probe_findings, split_numbers
+from geval_core.diagnostics.judge_probe import latest_probe, split_numbers
+from geval_core.providers.capabilities import probe_findings
 from geval_core.types import JudgeSettings
 
 GPT = JudgeSettings(provider="openai", model="gpt-4o-mini", top_logprobs=5, max_tokens=3)

@@ -10,13 +10,13 @@ import pytest
 from needs import require_module
 from runner_helpers import dimension
 
-from geval_core.checks import (
+from geval_core.prompts.checks import (
     LOCAL_SINGLE_TOKEN_MAX,
     Check,
-    check_dimension,
     model_alias_warnings,
     ratings_single_token,
 )
+from geval_core.providers.capabilities import check_dimension
 from geval_core.types import Dimension, JudgeSettings, Scale
 
 # A complete 1-5 Relevance dimension over document and summary; dim(field=...) overrides fields.

@@ -11,7 +11,7 @@ import sys
 from click.testing import CliRunner
 
 from geval_core.cli import cli
-from geval_core.cli._common import default_concurrency
+from geval_core.providers.registry import default_concurrency
 from geval_core.types import JudgeSettings
 from prompt_library import Library
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from geval_core.datafiles import field_paths, lookup, read_rows, require
 from geval_core.errors import InputError
+from geval_core.files.datafiles import field_paths, lookup, read_rows, require
 
 
 def write(tmp_path, name: str, content: str | bytes):

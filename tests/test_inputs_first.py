@@ -9,7 +9,7 @@ from runner_helpers import dimension
 
 from geval_core.cli import cli
 from geval_core.errors import InputError
-from geval_core.inputs import mismatch_message
+from geval_core.prompts.inputs import mismatch_message
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.run import RunOptions, run_scoring
 from geval_core.run.batch import prepare_batch

@@ -13,7 +13,7 @@ from geval_core.providers.capabilities import NO_LOGPROBS, completion_budget, ge
 from geval_core.providers.gemini_judge import GeminiJudge
 from geval_core.providers.openai_judge import OpenAIJudge
 from geval_core.providers.vertex_judge import VertexJudge
-from geval_core.scoring import score_reply
+from geval_core.scoring.weighted import score_reply
 from geval_core.types import JudgeRequest, JudgeSettings, Scale
 from prompt_library.seed import example_dimensions
 
@@ -191,7 +191,7 @@ def test_vertex_through_get_judge_reads_the_project_from_the_environment(fake, m
 def test_pre_freeze_checks_read_the_documented_facts_and_the_latest_probe():
     from dataclasses import replace
 
-    from geval_core.checks import check_dimension
+    from geval_core.providers.capabilities import check_dimension
 
     dim = example_dimensions()[0]
     gpt5 = replace(dim, judge=JudgeSettings(provider="openai", model="gpt-5-mini"))

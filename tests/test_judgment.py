@@ -11,7 +11,7 @@ from runner_helpers import dimension, make_items
 from sqlite_utils import Database
 
 from geval_core import Judgment, errors
-from geval_core.cli._common import bounded_option
+from geval_core.cli.common import bounded_option
 from geval_core.cli.score import RESULT_KEYS, output_line
 from geval_core.export import JUDGMENT_FIELDS, write_judgments
 from geval_core.providers import ScriptedJudge
@@ -49,7 +49,7 @@ def test_every_column_list_is_judgments_fields(tmp_path):
 
 
 def test_mode_dependent_fields_hold_one_thing_each():
-    from geval_core.scoring import score_reply
+    from geval_core.scoring.weighted import score_reply
     from geval_core.types import Choice, JudgeReply, Scale
 
     sampled = Judgment.from_score("a", score_reply(JudgeReply((Choice("4"), Choice("x")), "m"), Scale(), "sampling"))

@@ -13,7 +13,7 @@ from geval_core.errors import ConfigError, JudgeError
 from geval_core.prompts import form_line, messages
 from geval_core.providers import get_judge
 from geval_core.providers.local_judge import LocalJudge, _load, local_model_path
-from geval_core.scoring import score_reply
+from geval_core.scoring.weighted import score_reply
 from geval_core.types import Item, JudgeRequest, JudgeSettings, Scale
 
 pytestmark = pytest.mark.slow

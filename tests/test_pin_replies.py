@@ -14,9 +14,9 @@ from runner_helpers import WORKED, WORKED_SCORE, close, dimension, setup_library
 from geval_core.errors import InvalidReplyError, RetryableJudgeError
 from geval_core.export import score_item
 from geval_core.providers.scripted import ScriptedJudge
-from geval_core.reply_check import check_reply, reply_problem
 from geval_core.run import RunOptions, run_scoring
 from geval_core.run.batch import collect_batch, prepare_batch
+from geval_core.scoring.reply_check import check_reply, reply_problem
 from geval_core.types import (
     Choice,
     FrozenPrompt,

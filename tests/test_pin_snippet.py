@@ -17,8 +17,8 @@ from runner_helpers import dimension
 from geval_core.cli import cli
 from geval_core.errors import InputError
 from geval_core.export import export_filename, export_prompt, production_snippet, write_export
-from geval_core.names import NAME_RULE
 from geval_core.prompts import content_hash
+from geval_core.prompts.names import NAME_RULE
 from geval_core.types import FrozenPrompt, JudgeSettings
 from prompt_library import Library
 

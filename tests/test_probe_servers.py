@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from runner_helpers import dimension
 
 from geval_core.cli import cli
-from geval_core.judge_probe import probe_judge
+from geval_core.diagnostics.judge_probe import probe_judge
 from geval_core.types import FrozenPrompt, JudgeSettings, Scale
 
 TEN = replace(dimension(JudgeSettings()), scale=Scale(1, 10), anchors={i: f"level {i}" for i in range(1, 11)})

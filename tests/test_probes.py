@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from runner_helpers import dimension
 
 from geval_core.cli import cli
-from geval_core.judgment import Judgment
-from geval_core.perturb import (
+from geval_core.diagnostics.bias_probes import perturbation_probe
+from geval_core.diagnostics.perturb import (
     drop_or_double_words,
     foreign_sentence,
     kind_for,
@@ -22,7 +22,7 @@ from geval_core.perturb import (
     shuffle_sentences,
     swap_fact,
 )
-from geval_core.probes import perturbation_probe
+from geval_core.judgment import Judgment
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.stats.bias import length_bias, partial_spearman, per_system, sensitivity, wilson
 from geval_core.types import Item, JudgeSettings

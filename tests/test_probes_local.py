@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from geval_core.cli import cli
-from geval_core.perturb import KINDS
+from geval_core.diagnostics.perturb import KINDS
 from geval_core.run import RunOptions, run_scoring
 from prompt_library import Library
 

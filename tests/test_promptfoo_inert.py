@@ -13,8 +13,8 @@ import pytest
 from faultserver import FaultServer
 from needs import missing
 
+from geval_core.files.tool_exports import PROMPTFOO_LOADER_PREFIXES, promptfoo_assertion, promptfoo_text
 from geval_core.prompts import content_hash, render
-from geval_core.tool_exports import PROMPTFOO_LOADER_PREFIXES, promptfoo_assertion, promptfoo_text
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 
 CANARY = "geval-canary-7f3a9"  # the value of an environment variable no export may print

@@ -13,7 +13,7 @@ from conftest import JsonStub, free_port
 from geval_core.errors import JudgeError, LogprobsUnavailableError, MissingKeyError, RetryableJudgeError
 from geval_core.providers import UnreachableError, get_judge
 from geval_core.providers.gemini_judge import GeminiJudge
-from geval_core.scoring import score_reply
+from geval_core.scoring.weighted import score_reply
 from geval_core.types import JudgeRequest, JudgeSettings, Scale
 
 KEY = "AIzaSyTEST-7c1d2e3f4a5b6c7d8e9f0"

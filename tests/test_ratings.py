@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from geval_core.cli import cli
+from geval_core.diagnostics.review import next_item, progress, review_queue
 from geval_core.errors import InputError
-from geval_core.review import next_item, progress, review_queue
 from geval_core.stats.confidence import confidence
 from prompt_library import DatasetMapping, Library, verify_library
 from prompt_library.verify import expected_triggers

@@ -9,7 +9,7 @@ import pytest
 from geval_core import score_reply, weighted_score
 from geval_core.errors import LogprobsUnavailableError
 from geval_core.providers.scripted import ScriptedJudge
-from geval_core.scoring import (
+from geval_core.scoring.weighted import (
     find_rating_position,
     parse_reply,
     position_score,

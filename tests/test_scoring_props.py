@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from geval_core.scoring import parse_reply, position_score, sampled_score, weighted_score
+from geval_core.scoring.weighted import parse_reply, position_score, sampled_score, weighted_score
 from geval_core.types import Position, Scale, TopLogprob
 
 MARKERS = ("", " ", "▁", "Ġ")

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from runner_helpers import dimension
 
 from geval_core.cli import cli
+from geval_core.diagnostics.stability import dimension_stability, stability_check
 from geval_core.judgment import Judgment
 from geval_core.providers.scripted import ScriptedJudge
-from geval_core.stability import dimension_stability, stability_check
-from geval_core.stats.stability import flip_rate, likeliest_rating, spread, stability
+from geval_core.stats.repeatability import flip_rate, likeliest_rating, spread, stability
 from geval_core.types import Item, JudgeSettings
 from prompt_library import Library
 

@@ -6,7 +6,7 @@ import pytest
 from runner_helpers import dimension
 
 from geval_core.errors import GEvalError, JudgeError
-from geval_core.steps import PRIMER, drift, generate_steps, parse_steps, similarity, steps_prompt
+from geval_core.prompts.steps import PRIMER, drift, generate_steps, parse_steps, similarity, steps_prompt
 from geval_core.types import Choice, JudgeReply, JudgeRequest, JudgeSettings, Usage
 
 DIM = dimension(

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from geval_core.scoring import (
+from geval_core.scoring.weighted import (
     final_text,
     find_rating_position,
     parse_reply,
@@ -110,8 +110,8 @@ def test_score_reply_in_both_modes_with_hand_built_r1_replies():
 
 def test_generated_steps_leave_the_thinking_out():
     from geval_core.errors import JudgeError
+    from geval_core.prompts.steps import generate_steps
     from geval_core.providers.scripted import ScriptedJudge
-    from geval_core.steps import generate_steps
     from tests.runner_helpers import dimension
 
     class Thinker(ScriptedJudge):

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from needs import require_module
 
 from geval_core.cli import cli
+from geval_core.files.tool_exports import FORMATS, promptfoo_text, tool_export, tool_filename
 from geval_core.prompts import content_hash
-from geval_core.tool_exports import FORMATS, promptfoo_text, tool_export, tool_filename
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from prompt_library import Library
 

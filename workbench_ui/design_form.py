@@ -176,7 +176,7 @@ def duplicate() -> None:
 
 def generate(lib) -> None:
     """One steps-generation call with the sidebar judge; the steps replace the editor's."""
-    from geval_core.steps import generate_steps
+    from geval_core.prompts.steps import generate_steps
 
     conn = state.sidebar().judge
     steps, model = generate_steps(dimension(), state.make_judge(conn), conn)
@@ -190,7 +190,7 @@ def generate(lib) -> None:
 
 def run_drift(lib, k: int) -> None:
     """Generate k times and keep the report for display."""
-    from geval_core.steps import drift
+    from geval_core.prompts.steps import drift
 
     conn = state.sidebar().judge
     st.session_state[K + "drift_report"] = drift(dimension(), state.make_judge(conn), k)
@@ -210,8 +210,8 @@ def show_drift(report) -> None:
 
 def checks(lib, dim: Dimension) -> list:
     """The library's pre-freeze checks for this dimension, with the latest Test judge / `geval probe` result."""
-    from geval_core.checks import check_dimension
-    from geval_core.judge_probe import latest_probe
+    from geval_core.diagnostics.judge_probe import latest_probe
+    from geval_core.providers.capabilities import check_dimension
 
     return check_dimension(dim, latest_probe(lib, dim.judge))
 

@@ -19,8 +19,8 @@ OPEN = K + "open_"  # the panels' expanders: dg_open_calibration, dg_open_estima
 
 def _compute(kind: str, lib, run_id: str, field: str, *args: Any) -> dict[str, Any]:
     """One diagnostic of a stored run (the statistics are imported when first needed)."""
-    from geval_core.probes import bias_report
-    from geval_core.stats.of_runs import run_calibration, run_estimate, runs_difference
+    from geval_core.diagnostics.bias_probes import bias_report
+    from geval_core.stats.stored import run_calibration, run_estimate, runs_difference
 
     if kind == "calibration":
         return run_calibration(lib, run_id, field)
@@ -131,7 +131,7 @@ def versus_section(lib, run: dict[str, Any], field: str, method: str, rated: int
 
 def bias_panel(lib, run: dict[str, Any], field: str) -> None:
     """Verbosity, per-system offsets, and a perturbation probe run on request."""
-    from geval_core.probes import perturbation_probe
+    from geval_core.diagnostics.bias_probes import perturbation_probe
 
     fields = sorted({*lib.get_prompt(run["prompt_id"]).dimension.inputs, "group"})
     system = st.selectbox("System field (optional)", ["(none)", *fields], key=K + "sys")

@@ -7,8 +7,8 @@ from typing import Any
 
 import streamlit as st
 
-from geval_core.judge_probe import latest_probe, probe_findings
-from geval_core.providers.capabilities import preflight
+from geval_core.diagnostics.judge_probe import latest_probe
+from geval_core.providers.capabilities import preflight, probe_findings
 from geval_core.types import FrozenPrompt, JudgeSettings
 from workbench_ui import safe_text
 

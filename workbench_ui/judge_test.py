@@ -8,8 +8,9 @@ from typing import Any
 
 import streamlit as st
 
+from geval_core.diagnostics.judge_probe import latest_probe, probe_judge, save_probe
 from geval_core.errors import GEvalError
-from geval_core.judge_probe import latest_probe, probe_findings, probe_judge, save_probe
+from geval_core.providers.capabilities import probe_findings
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from workbench_ui import safe_text, state
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-from geval_core.review import ORDERS, next_item, progress, review_queue
+from geval_core.diagnostics.review import ORDERS, next_item, progress, review_queue
 from geval_core.types import FrozenPrompt, Item
 from workbench_ui import cached_reads, safe_text, state
 

@@ -19,13 +19,13 @@ CEILING = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearso
 @st.cache_data(show_spinner="Measuring the raters…", max_entries=16)
 def _report(path: str, dataset_id: str, run_id: str, version: tuple[int, int, str], human: str,
             scale: tuple[int, int], grouped: bool, bootstrap: int) -> dict[str, Any]:
-    from geval_core.stats.of_raters import dataset_raters
+    from geval_core.stats.stored import dataset_raters
 
     return dataset_raters(state.library(), dataset_id, human, Scale(*scale), bootstrap, 0, run_id, grouped)
 
 
 def report(run: dict, dataset_id: str, human: str, scale: Scale, grouped: bool, bootstrap: int) -> dict[str, Any]:
-    """geval_core.stats.of_raters.dataset_raters beside a run (cached per run_state and options)."""
+    """geval_core.stats.stored.dataset_raters beside a run (cached per run_state and options)."""
     return _report(os.path.abspath(state.sidebar().db_path), dataset_id, run["id"],
                    cached_reads.run_state(run), human, (scale.min, scale.max), grouped, bootstrap)
 

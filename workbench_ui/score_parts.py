@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from geval_core import prompts
-from geval_core.export import write_judgments
+from geval_core.files.prompt_files import write_judgments
 from geval_core.judgment import single_rating
 from geval_core.stats.confidence import describe
 from geval_core.types import FrozenPrompt, JudgeSettings
@@ -194,7 +194,7 @@ def downloads(run: dict[str, Any], rows: list[dict[str, Any]]) -> None:
 
 
 def judgments_text(rows: list[dict[str, Any]], fmt: str) -> str:
-    """One run's judgments written by geval_core.export, as text."""
+    """One run's judgments written by geval_core.files.prompt_files, as text."""
     out = io.StringIO()
     write_judgments(rows, out, fmt)
     return out.getvalue()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from geval_core.inputs import missing_inputs
 from geval_core.prompts import content_hash
+from geval_core.prompts.inputs import missing_inputs
 from geval_core.types import Dimension
 from workbench_ui import cached_reads, safe_text, state
 
@@ -33,7 +33,7 @@ def panel(lib, dim: Dimension) -> None:
 
 def run(dim: Dimension, items: list, repeats: int, regenerate: bool) -> None:
     """Score the sample K times with the sidebar's judge and the form's decoding settings."""
-    from geval_core.stability import dimension_stability
+    from geval_core.diagnostics.stability import dimension_stability
 
     settings = state.run_settings(dim.judge, use_sidebar=True)
     judge = state.make_judge(settings)
@@ -45,7 +45,7 @@ def run(dim: Dimension, items: list, repeats: int, regenerate: bool) -> None:
 
 def current_check(dim: Dimension):
     """The stability finding for this very form (None when none was run or the form changed since)."""
-    from geval_core.stability import stability_check
+    from geval_core.diagnostics.stability import stability_check
 
     found = st.session_state.get(KEY)
     return stability_check(found["run"]) if found and found["form"] == content_hash(dim) else None

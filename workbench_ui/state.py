@@ -9,31 +9,21 @@ from pathlib import Path
 import streamlit as st
 
 from geval_core.errors import ConfigError
-from geval_core.providers._common import check_base_url, credentials_in, env_key, shown_url
-from geval_core.providers.gemini_judge import KEY_VARIABLES as GEMINI_KEYS
-from geval_core.providers.openai_judge import KEY_VARIABLE as OPENAI_KEY
+from geval_core.providers.common import check_base_url, credentials_in, env_key, shown_url
+from geval_core.providers.registry import REGISTRY, public_names
 from geval_core.types import JudgeRequest, JudgeSettings
 
-# Sidebar choice -> label; "compatible" is the openai provider with a base URL.
-PROVIDERS = {
-    "local": "Local SmolLM2 (no key, no network)",
-    "openai": "OpenAI",
-    "gemini": "Gemini",
-    "vertex": "Vertex AI (Google Cloud credentials)",
-    "compatible": "OpenAI-compatible server",
-}
-DEFAULT_MODELS = {
-    "local": "smollm2-135m-instruct",
-    "openai": "gpt-4o-mini-2024-07-18",
-    "gemini": "gemini-2.0-flash-001",
-    "vertex": "gemini-2.5-flash",
-    "compatible": "smollm2",
-    "scripted": "scripted-1",
-}
-# The variables the providers read their keys from (get_judge), by sidebar choice.
-# Vertex AI has no key: application default credentials, and the project named in GOOGLE_CLOUD_PROJECT.
-KEY_VARS = {"openai": (OPENAI_KEY,), "gemini": GEMINI_KEYS, "vertex": ("GOOGLE_CLOUD_PROJECT",),
-            "compatible": (OPENAI_KEY,)}
+# The sidebar's choices, from the provider registry: each public provider, and "compatible" (the provider that
+# talks to compatible servers, at a base URL) right after it.
+COMPATIBLE = "compatible"
+_COMPATIBLE_SPEC = next(spec for spec in REGISTRY.values() if spec.compatible_label)
+OPENAI_KEY = _COMPATIBLE_SPEC.key_variables[0]
+PROVIDERS = {name: REGISTRY[name].label for name in public_names()}
+PROVIDERS[COMPATIBLE] = _COMPATIBLE_SPEC.compatible_label
+DEFAULT_MODELS = {name: spec.default_model for name, spec in REGISTRY.items()}
+DEFAULT_MODELS[COMPATIBLE] = _COMPATIBLE_SPEC.compatible_model
+KEY_VARS = {name: spec.key_variables for name, spec in REGISTRY.items() if spec.key_variables}
+KEY_VARS[COMPATIBLE] = _COMPATIBLE_SPEC.key_variables
 # Tests (AppTest, the bench) set GEVAL_TEST_JUDGE=scripted to get a fast, predictable judge.
 TEST_JUDGE_ENV = "GEVAL_TEST_JUDGE"
 TEST_JUDGE_DELAY_ENV = "GEVAL_TEST_JUDGE_DELAY"  # seconds the scripted judge waits per rating request
@@ -131,8 +121,8 @@ def scrub_base_url() -> None:
 
 def judge_settings_for(choice: str, model: str, base_url: str | None) -> JudgeSettings:
     """The connection part of JudgeSettings for a sidebar choice; ConfigError for a URL carrying credentials."""
-    provider = "openai" if choice == "compatible" else choice
-    url = check_base_url(base_url, OPENAI_KEY) if choice == "compatible" else None
+    provider = _COMPATIBLE_SPEC.name if choice == COMPATIBLE else choice
+    url = check_base_url(base_url, OPENAI_KEY) if choice == COMPATIBLE else None
     return JudgeSettings(provider=provider, model=model or DEFAULT_MODELS.get(choice, ""), base_url=url)
 
 

@@ -39,14 +39,14 @@ def renamed_error(exc, path: Path, name: str):
 
 def first_rows(path: Path) -> list[dict[str, Any]]:
     """The first rows of a CSV/JSONL file (InputError with file and line on a broken one)."""
-    from geval_core.datafiles import read_rows
+    from geval_core.files.datafiles import read_rows
 
     return [row for _, row in itertools.islice(read_rows(path), SAMPLE_ROWS)]
 
 
 def columns(rows: list[dict[str, Any]]) -> list[str]:
     """Every scalar column of the rows as a dotted path ('scores.coherence'), in first-seen order."""
-    from geval_core.datafiles import field_paths
+    from geval_core.files.datafiles import field_paths
 
     # An unnamed column (a CSV's empty header) has no path to map.
     return list(dict.fromkeys(path for row in rows for path in field_paths(row, limit=sys.maxsize) if path))

@@ -1,4 +1,4 @@
-"""The `geval` command: one module per command group, shared options in `_common`."""
+"""The `geval` command: one module per command group, shared options in `common`."""
 
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ import click
 
 from prompt_library import Library, open_library
 
-from ..datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
 from ..errors import GEvalError, InputError
+from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
 from ..types import Scale
-from ._common import workbench_errors
+from .common import workbench_errors
 
 if TYPE_CHECKING:  # numpy is loaded only when agreement is computed
     from ..stats import AgreementResult

@@ -6,7 +6,7 @@ import click
 
 from prompt_library import open_library
 
-from ._common import (
+from .common import (
     check_output,
     db_option,
     echo_json,

@@ -6,7 +6,7 @@ import click
 
 from prompt_library import DatasetMapping, Library
 
-from ._common import echo_json, library_command, pairs, table, visible
+from .common import echo_json, library_command, pairs, table, visible
 
 
 @click.group("datasets")

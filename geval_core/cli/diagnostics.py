@@ -9,8 +9,8 @@ import click
 from prompt_library import open_library
 
 from ..errors import InputError
-from ._common import db_option, echo_json, json_option, workbench_errors
 from .agree import _is_file_name, read_scores
+from .common import db_option, echo_json, json_option, workbench_errors
 
 # geval_core.stats.ppi.METHODS, stated here so that `geval --help` needs no numpy (tests/test_layers.py
 # checks they agree); the statistics are imported when a command runs.
@@ -36,7 +36,7 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
     at r, else the mean rating rounded to the nearest scale point (halves up). Each (item, rating)
     pair is one prediction; ECE is the count-weighted gap between predicted and observed per bin.
     """
-    from ..stats.of_runs import run_calibration
+    from ..stats.stored import run_calibration
 
     with open_library(db) as library:
         result = run_calibration(library, run_id, human, bins)
@@ -59,7 +59,7 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
 def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, id_field: str,
                  judge_id_field: str, score_field: str, db: str | None) -> tuple[list, list, list | None]:
     """(judge, human, levels) from a judge results file and a data file or library dataset."""
-    from ..stats.of_runs import item_value
+    from ..stats.stored import item_value
 
     if not data:
         raise InputError("give --data: a JSONL/CSV file or a library dataset name", file=judge_file)
@@ -129,7 +129,7 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
     a judge score but no human rating are the unrated ones; --rated K simulates having rated only K.
     JSON keys: estimate, ci, judge_mean, human_mean, n_rated, n_total, method (and by, difference, versus).
     """
-    from ..stats.of_runs import estimate_rows, run_estimate, runs_difference
+    from ..stats.stored import estimate_rows, run_estimate, runs_difference
 
     if diff and not by:
         raise click.UsageError("--diff needs --by")

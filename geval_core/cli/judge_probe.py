@@ -9,7 +9,7 @@ import click
 from prompt_library import open_library
 
 from ..types import JudgeSettings
-from ._common import JUDGE_HELP, echo_json, parse_judge, resolve_prompt
+from .common import JUDGE_HELP, echo_json, parse_judge, resolve_prompt
 
 FACTS = ("reachable", "model_version", "logprobs", "top_logprobs_max", "single_token_ratings", "split_ratings",
          "n_honoured", "latency_s", "usd_per_item")
@@ -33,7 +33,7 @@ def _settings(library: Any, judge_ref: str | None, base_url: str | None, prompt_
     """(settings, prompt or None): the prompt's judge, with --judge/--base-url over it."""
     from dataclasses import replace
 
-    from ..providers._common import check_base_url
+    from ..providers.common import check_base_url
 
     prompt = resolve_prompt(library, prompt_ref) if prompt_ref else None
     settings = prompt.dimension.judge if prompt else JudgeSettings()
@@ -48,8 +48,9 @@ def _settings(library: Any, judge_ref: str | None, base_url: str | None, prompt_
 def run_probe(db: str | None, judge_ref: str | None, base_url: str | None, prompt_ref: str | None,
               timeout: float, as_json: bool) -> None:
     """Probe the judge, store the result in the library, print it."""
-    from ..judge_probe import probe_findings, probe_judge, save_probe
+    from ..diagnostics.judge_probe import probe_judge, save_probe
     from ..providers import get_judge
+    from ..providers.capabilities import probe_findings
 
     with open_library(db) as library:
         settings, prompt = _settings(library, judge_ref, base_url, prompt_ref)

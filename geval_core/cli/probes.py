@@ -8,8 +8,8 @@ import click
 
 from prompt_library import open_library
 
-from ..perturb import KINDS
-from ._common import db_option, echo_json, json_option, workbench_errors
+from ..diagnostics.perturb import KINDS
+from .common import db_option, echo_json, json_option, workbench_errors
 from .judge_probe import probe_options, run_probe
 
 
@@ -79,7 +79,7 @@ def bias_command(run_id: str, human: str | None, system_field: str | None, famil
                  field: str | None, perturb: bool, kind: str | None, limit: int, seed: int,
                  db: str | None, as_json: bool) -> None:
     """Length bias, per-system judge-human offsets, and sensitivity to damaged copies of items."""
-    from ..probes import bias_report, perturbation_probe  # numpy only when run
+    from ..diagnostics.bias_probes import bias_report, perturbation_probe  # numpy only when run
 
     with open_library(db) as library:
         out = bias_report(library, run_id, human, system_field, families, field)

@@ -10,11 +10,11 @@ import click
 
 from prompt_library import Library
 
-from ..export import export_prompt, production_snippet, read_agreement, write_export
+from ..files.prompt_files import export_prompt, production_snippet, read_agreement, write_export
+from ..files.tool_exports import FORMATS, tool_export
 from ..prompts import render
-from ..tool_exports import FORMATS, tool_export
 from ..types import Dimension
-from ._common import check_output, echo_json, library_command, table
+from .common import check_output, echo_json, library_command, table
 
 
 # --- prompts ------------------------------------------------------------------------------------------

@@ -9,9 +9,9 @@ import click
 from prompt_library import open_library
 
 from ..types import Scale
-from ._common import db_option, echo_json, json_option, workbench_errors
 from .agree import _fmt as _f
 from .agree import _parse_scale
+from .common import db_option, echo_json, json_option, workbench_errors
 
 
 def _print(result: dict[str, Any]) -> None:
@@ -57,7 +57,7 @@ def raters_command(dataset: str, human: str, run_id: str | None, scale: Scale | 
     or more ratings; JSON keys alpha_nominal, alpha_ordinal, alpha_interval, items, raters,
     pairable_values (and ci, pairwise_kappa_quadratic, raters_per_item, spread, ceiling).
     """
-    from ..stats.of_raters import dataset_raters  # numpy only when run
+    from ..stats.stored import dataset_raters  # numpy only when run
 
     with open_library(db) as library:
         result = dataset_raters(library, dataset, human, scale, bootstrap, seed, run_id, grouped=not pooled)

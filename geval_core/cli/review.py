@@ -8,8 +8,8 @@ import click
 
 from prompt_library import open_library
 
-from ..review import ORDERS, review_queue
-from ._common import db_option, echo_json, json_option, workbench_errors
+from ..diagnostics.review import ORDERS, review_queue
+from .common import db_option, echo_json, json_option, workbench_errors
 
 
 def _fmt(value: float | None) -> str:

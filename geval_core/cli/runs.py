@@ -9,8 +9,8 @@ import click
 
 from prompt_library import Library
 
-from ..export import export_judgments, write_judgments
-from ._common import check_output, echo_json, library_command, table, visible
+from ..files.prompt_files import export_judgments, write_judgments
+from .common import check_output, echo_json, library_command, table, visible
 
 
 @click.group("runs")

@@ -12,23 +12,23 @@ import click
 
 from prompt_library import Library
 
-from ..inputs import require_inputs
 from ..judgment import Judgment
+from ..prompts.inputs import require_inputs
+from ..providers.registry import default_concurrency
 from ..run.options import RunOptions, RunSummary
 from ..run.pacing import Gate
 from ..types import FrozenPrompt
-from ._common import (
+from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
+from .common import (
     bounded_option,
     check_output,
     data_options,
     db_option,
-    default_concurrency,
     file_mapping,
     judge_options,
     resolve_inputs,
     workbench_errors,
 )
-from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 
 # A finished run is reported again (its errored items retried), not repeated: --new-run starts another.
 RESUMABLE = ("running", "cancelled", "failed", "done")

@@ -6,13 +6,13 @@ import click
 
 from prompt_library import Library, open_library
 
+from ..diagnostics.stability import StabilityRun, draft_prompt, run_stability
 from ..errors import NotFoundError
-from ..stability import StabilityRun, draft_prompt, run_stability
+from ..providers.registry import default_concurrency
 from ..types import FrozenPrompt
-from ._common import (
+from .common import (
     data_options,
     db_option,
-    default_concurrency,
     echo_json,
     effective_settings,
     file_mapping,
@@ -108,8 +108,8 @@ def stability_command(prompt_ref: str, data_ref: str, id_field: str, inputs: tup
     JSON keys: repeats, items, flip_rate (mean), items_changed, items_moved_half_point, per_item (id,
     ratings, scores, flip_rate, sd, range), summary, warnings, run_ids, steps.
     """
+    from ..diagnostics.stability import repeat_warnings
     from ..providers import get_judge
-    from ..stability import repeat_warnings
 
     with open_library(db) as library:
         prompt, frozen = prompt_or_draft(library, prompt_ref)

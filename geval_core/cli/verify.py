@@ -12,7 +12,7 @@ from prompt_library import Library, LibraryIntegrityWarning, default_path, verif
 from prompt_library.verify import summary_line
 
 from ..errors import NotFoundError
-from ._common import db_option, echo_json, json_option, workbench_errors
+from .common import db_option, echo_json, json_option, workbench_errors
 
 
 @click.command("verify")

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..types import JudgeSettings
+from ..prompts.checks import Check, dimension_checks
+from ..types import Dimension, JudgeSettings
 
 # gpt-5 family (not the chat snapshots), o1/o3/o4 and their -mini/-pro variants.
 _OPENAI_REASONING = re.compile(r"^(o\d+(-|$)|gpt-5(?!.*-chat))")
@@ -126,3 +127,33 @@ def preflight(settings: JudgeSettings, probe: dict[str, Any] | None = None) -> l
     if settings.reasoning_effort and settings.provider != "openai":
         problems.append(f"reasoning_effort is for OpenAI reasoning models, not {settings.judge_id}")
     return problems
+
+
+def probe_findings(probe: dict[str, Any] | None, settings: JudgeSettings) -> list[str]:
+    """What the latest probe says against these settings ("this judge splits 10"), for checks and pages."""
+    if not probe:
+        return []
+    found = []
+    if probe.get("logprobs") is False and settings.mode == "logprobs":
+        found.append("this judge gives no log-probabilities: freeze in sampling mode")
+    if probe.get("split_ratings"):
+        found.append(f"this judge splits {', '.join(probe['split_ratings'])} into several tokens: its weighted "
+                     "score cannot see those ratings; use a scale of single tokens (e.g. 1-5) or sampling mode")
+    if probe.get("n_honoured") is False and settings.n > 1:
+        found.append(f"this judge ignores n: each of the {settings.n} replies is a separate request (and cost)")
+    return found
+
+
+def capability_checks(judge: JudgeSettings, probe: dict[str, Any] | None) -> list[Check]:
+    """What the judge cannot do (documented facts and its latest probe): no logprobs, split ratings, n ignored."""
+    blocking = preflight(judge, probe)
+    found = [Check("error", "judge", m) for m in blocking]
+    found.extend(Check("warning", "judge", m) for m in probe_findings(probe, judge) if m not in blocking
+                 and not any(m in b for b in blocking))
+    return found
+
+
+def check_dimension(dimension: Dimension, probe: dict[str, Any] | None = None) -> list[Check]:
+    """Every pre-freeze check on one dimension, errors and warnings together; `probe` is the judge's latest
+    `geval probe` result (diagnostics.judge_probe.latest_probe), when there is one."""
+    return dimension_checks(dimension) + capability_checks(dimension.judge, probe)

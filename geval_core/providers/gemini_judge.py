@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError, UnreachableError
-from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
-from ._common import http_errors, redact, status_error
+from ..types import Choice, JudgeReply, JudgeRequest, JudgeSettings, Position, TopLogprob, Usage
 from .capabilities import gemini_thinking
+from .common import env_key, http_errors, redact, require_key, status_error
 from .hosted import HostedJudge
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -169,3 +169,9 @@ def _blocked(response: Any) -> str:
 def _usage(response: Any, name: str) -> int:
     meta = response.usage_metadata
     return int(getattr(meta, name, 0) or 0) if meta else 0
+
+
+def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> GeminiJudge:
+    """The registry's builder: the key from `api_key`, GEMINI_API_KEY or GOOGLE_API_KEY."""
+    key = require_key(api_key or env_key(*KEY_VARIABLES), KEY_VARIABLES, "gemini")
+    return GeminiJudge(settings.model, key, base_url=settings.base_url, timeout=timeout)

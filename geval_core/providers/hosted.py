@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Usage
-from ._common import check_base_url, gather_choices
+from .common import check_base_url, gather_choices
 
 
 class HostedJudge:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, JudgeError
-from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
+from ..types import Choice, JudgeReply, JudgeRequest, JudgeSettings, Position, TopLogprob, Usage
 from .fair_lock import FairLock
 
 CONTENT_MARK = re.compile("\x00([0-9]+)\x00")  # stands for a message's text in the chat template
@@ -296,3 +296,8 @@ class LocalJudge:
             piece = llm.detokenize([token], special=True)
             self._token_text[token] = piece.decode("utf-8", errors="replace")
         return self._token_text[token]
+
+
+def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> LocalJudge:
+    """The registry's builder: a path to another GGUF file may stand in for the bundled SmolLM2."""
+    return LocalJudge(settings.model if settings.model.endswith(".gguf") else None)

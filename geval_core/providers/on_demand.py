@@ -7,8 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..types import JudgeReply, JudgeRequest
-from .base import Judge
+from ..types import Judge, JudgeReply, JudgeRequest
 
 
 class JudgeOnDemand:

@@ -14,9 +14,9 @@ import json
 from typing import Any, NamedTuple
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError, UnreachableError
-from ..types import Choice, JudgeRequest, Position, TopLogprob
-from ._common import redact, status_error
+from ..types import Choice, JudgeRequest, JudgeSettings, Position, TopLogprob
 from .capabilities import NO_LOGPROBS, completion_budget, is_reasoning_model
+from .common import NO_KEY, env_key, is_custom_server, redact, require_key, status_error
 from .hosted import HostedJudge
 from .http_transport import lean_http_client
 from .prepared_post import PreparedPost
@@ -196,3 +196,11 @@ def _unsupported(exc: Any, request: JudgeRequest, message: str) -> JudgeError:
         param, f"this judge cannot take {param!r}")
     return JudgeError(f"model {request.model!r} refused {param!r} ({exc.code}): {message}; {fix}", status=400)
 
+
+def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> OpenAIJudge:
+    """The registry's builder: the key from `api_key` or OPENAI_API_KEY; a local server needs none."""
+    key = api_key or env_key(KEY_VARIABLE)
+    if not key and is_custom_server(settings.base_url):
+        key = NO_KEY  # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need none
+    key = require_key(key, (KEY_VARIABLE,), "openai")
+    return OpenAIJudge(settings.model, key, base_url=settings.base_url, timeout=timeout)

@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Callable
 
-from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
+from ..types import Choice, JudgeReply, JudgeRequest, JudgeSettings, Position, TopLogprob, Usage
 
 Distribution = dict[str, float]  # token -> probability at the rating position
 
@@ -27,6 +27,7 @@ class ScriptedJudge:
     """Answers from a function of the request; records every request it saw."""
 
     provider = "scripted"
+    primes = False
 
     def __init__(self, script: Callable[[JudgeRequest], Distribution] | None = None,
                  model_version: str = "scripted-1") -> None:
@@ -48,3 +49,8 @@ class ScriptedJudge:
         prompt_tokens = sum(len(m["content"].split()) for m in request.messages)
         return JudgeReply(choices, self.model_version, Usage(prompt_tokens, request.n), 0.0,
                           {"scripted": True, "distribution": dist})
+
+
+def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> ScriptedJudge:
+    """The registry's builder (the test judge, never offered in lists)."""
+    return ScriptedJudge()

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from ..errors import ConfigError
-from ..types import JudgeRequest
+from ..types import JudgeRequest, JudgeSettings
 from .gemini_judge import GeminiJudge
 
 PROJECT_VARIABLE, LOCATION_VARIABLE = "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"
@@ -52,3 +52,8 @@ class VertexJudge(GeminiJudge):
 
     def _elsewhere(self, request: JudgeRequest) -> str:
         return f" (or another location than {self.location}: set {LOCATION_VARIABLE})"
+
+
+def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> VertexJudge:
+    """The registry's builder: no key; application default credentials, looked up at the first request."""
+    return VertexJudge(settings.model, *vertex_project(), base_url=settings.base_url, timeout=timeout)

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, JudgeError
-from ..inputs import require_inputs
-from ..reply_check import check_reply
+from ..prompts.inputs import require_inputs
+from ..scoring.reply_check import check_reply
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, Usage
 from .calls import build_request, cache_key, server_id

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, GEvalError, InputError, JudgeError, NotFoundError, UnreachableError
-from ..inputs import require_inputs
-from ..providers._common import (
+from ..prompts.inputs import require_inputs
+from ..providers.common import (
     NO_KEY,
     check_base_url,
     env_key,

@@ -10,9 +10,8 @@ from urllib.parse import urlsplit
 
 from .. import prompts
 from ..errors import JudgeError, RetryableJudgeError, RetryLaterError
-from ..providers.base import Judge
-from ..reply_check import check_reply
-from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
+from ..scoring.reply_check import check_reply
+from ..types import FrozenPrompt, Item, Judge, JudgeReply, JudgeRequest, JudgeSettings
 from .pacing import Gate
 
 

@@ -15,11 +15,10 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from ..inputs import require_inputs
-from ..providers.base import Judge
+from ..prompts.inputs import require_inputs
 from ..providers.on_demand import built
 from ..store import Store
-from ..types import FrozenPrompt, Item, JudgeSettings
+from ..types import FrozenPrompt, Item, Judge, JudgeSettings
 from .calls import Cancelled, call_with_retries
 from .cost import load_prices, request_tokens, run_totals
 from .options import RunOptions, RunSummary
@@ -61,7 +60,7 @@ def run_scoring(prompt: FrozenPrompt, items: list[Item], judge: Judge, store: St
     todo = _unique_todo(items, store.judged_item_ids(run_id))
     total = len({item.id for item in items})
     summary = RunSummary(run_id, "done", settings.mode, total, skipped=total - len(todo))
-    session = Session(prompt, store, summary, settings, getattr(judge, "provider", "unknown"),
+    session = Session(prompt, store, summary, settings, judge.provider,
                       options.use_cache, options.reducer, on_progress, fail_fast=options.fail_fast)
     stop = threading.Event()  # tells workers waiting to retry that the run is over
     owner = new_owner()

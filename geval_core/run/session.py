@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError, RetryLaterError, UnreachableError
 from ..judgment import Judgment
-from ..scoring import score_reply
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
 from .calls import build_request, cache_key, server_id
+from .one_item import Spent, error_judgment, judgment_of
 from .options import RunSummary
 
 Progress = Callable[[int, int, Judgment], None]
@@ -34,9 +34,7 @@ class Job:
     key: str  # the judge-cache key of the request
     request: JudgeRequest
     fallback: bool = False
-    spent_input: int = 0
-    spent_output: int = 0
-    spent_s: float = 0.0
+    spent: Spent = Spent()
 
 
 @dataclass
@@ -142,26 +140,20 @@ class Session:
             return False
         self.sampling_only = True  # a judge without logprobs will not grow them on the next item
         follow = self.job(job.item, "sampling", fallback=True)
-        if reply is not None:
-            follow.spent_input, follow.spent_output = reply.usage.input_tokens, reply.usage.output_tokens
-            follow.spent_s = seconds
+        follow.spent = Spent.of(reply, seconds)
         self.followups.append(follow)
         return True
 
     def score(self, job: Job, reply: JudgeReply, cached: bool, seconds: float = 0.0) -> None:
         """Score a reply and write the judgment (or queue the auto fallback)."""
         try:
-            scored = score_reply(reply, self.prompt.dimension.scale, job.mode, self.reducer)
+            judgment = judgment_of(job.item.id, reply, self.prompt.dimension.scale, job.mode, self.reducer,
+                                   fallback=job.fallback, spent=job.spent, seconds=seconds, cached=cached)
         except LogprobsUnavailableError as exc:
             if not self.fall_back(job, reply, seconds):
                 self.write_error(job, exc, reply)
             return
         self.logprobs_seen |= job.mode == "logprobs"
-        judgment = Judgment.from_score(
-            job.item.id, scored, fallback=job.fallback, model_version=reply.model_version,
-            input_tokens=job.spent_input + reply.usage.input_tokens,
-            output_tokens=job.spent_output + reply.usage.output_tokens,
-            latency_s=0.0 if cached else job.spent_s + seconds, cached=cached)
         s = self.summary
         s.scored += judgment.score is not None
         s.null_scores += judgment.score is None
@@ -174,13 +166,8 @@ class Session:
         """Record a failed item: no score, the error text, and the run goes on unless it is hopeless."""
         if self.summary.error is not None:
             return  # the run has stopped: calls still in flight fail alike; their items wait for the resume
-        attempts = exc.attempts if isinstance(exc, JudgeError) else 1
-        where = f" after {attempts} attempts" if attempts > 1 else ""
         self.summary.failed += 1
-        self.write(Judgment(
-            job.item.id, replies=reply.texts if reply else [], mode=job.mode, fallback=job.fallback,
-            model_version=reply.model_version if reply else None, input_tokens=job.spent_input,
-            output_tokens=job.spent_output, latency_s=job.spent_s, error=f"{type(exc).__name__}{where}: {exc}"))
+        self.write(error_judgment(job.item.id, exc, job.mode, fallback=job.fallback, reply=reply, spent=job.spent))
         self.stop_if_hopeless(exc)
 
     def stop_if_hopeless(self, exc: BaseException) -> None:

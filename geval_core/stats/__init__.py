@@ -14,7 +14,7 @@
     calibration reliability bins and ECE of the judge's rating probabilities
     ppi         prediction-powered estimates of the human mean (classic, PPI++)
     bias        length and per-system bias, perturbation sensitivity
-    from_runs, of_runs, of_raters   the figures of stored runs and datasets, read through a Store
+    stored                          the figures of stored runs and datasets, read through a Store
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_exports
 
-# Loaded on first use (PEP 562): `import geval_core.stats.stability` (no numpy) must not load numpy through
+# Loaded on first use (PEP 562): `import geval_core.stats.repeatability` (no numpy) must not load numpy through
 # this package, and neither must `geval --help`. `from geval_core.stats import X` works as before.
 _EXPORTS = {
     ".agreement": ("AgreementResult", "agreement", "kendall", "pearson", "replies_curve", "spearman", "tie_rate"),
-    ".from_runs": ("agreement_inputs_from_run", "judgment_rows", "run_agreement"),
+    ".stored": ("agreement_inputs_from_run", "judgment_rows", "run_agreement"),
     ".kappa": ("cohen_kappa",),
     ".ties": ("item_ties", "judgment_ties", "reply_agreement", "tie_clusters", "with_ties"),
 }
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
         spearman,
         tie_rate,
     )
-    from .from_runs import agreement_inputs_from_run, judgment_rows, run_agreement
     from .kappa import cohen_kappa
+    from .stored import agreement_inputs_from_run, judgment_rows, run_agreement
     from .ties import item_ties, judgment_ties, reply_agreement, tie_clusters, with_ties
 
 

@@ -16,13 +16,14 @@ import click
 from prompt_library import DatasetMapping, Library, default_path, open_library
 from prompt_library.base import locked_message
 
-from ..datafiles import lookup, read_rows
 from ..errors import GEvalError, InputError
-from ..providers._common import check_base_url
+from ..files.datafiles import lookup, read_rows
+from ..providers.common import check_base_url
+from ..providers.registry import REGISTRY, judge_ref_help, key_variable
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
 
 DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
-JUDGE_HELP = "local | openai:MODEL | gemini:MODEL | vertex:MODEL (default: the prompt's own judge)"
+JUDGE_HELP = f"{judge_ref_help()} (default: the prompt's own judge)"
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv")
 EXIT_BROKEN_PIPE = 141  # the shell's code for a process whose output pipe closed (128 + SIGPIPE)
 
@@ -154,11 +155,9 @@ def resolve_prompt(library: Library, ref: str) -> FrozenPrompt:
 def parse_judge(ref: str) -> tuple[str, str | None]:
     """'openai:gpt-4o' -> ('openai', 'gpt-4o'); 'local' -> ('local', None)."""
     provider, _, model = ref.partition(":")
-    hosted = provider in ("openai", "gemini", "vertex")
-    # "scripted" is the test judge: accepted, not advertised.
-    if not (hosted or provider in ("local", "scripted")) or (hosted and not model):
-        raise click.BadParameter(f"{ref!r}: use local, openai:MODEL, gemini:MODEL or vertex:MODEL",
-                                 param_hint="--judge")
+    spec = REGISTRY.get(provider)  # a provider that is not public (the test judge) is accepted, not advertised
+    if spec is None or (spec.needs_model and not model):
+        raise click.BadParameter(f"{ref!r}: use {judge_ref_help()}", param_hint="--judge")
     return provider, model or None
 
 
@@ -176,8 +175,7 @@ def effective_settings(frozen: JudgeSettings, judge: str | None, base_url: str |
         changes["model"] = model or (frozen.model if frozen.provider == "local" else JudgeSettings().model)
     changes.update({k: v for k, v in (("mode", mode), ("n", n), ("temperature", temperature)) if v is not None})
     # The server is the user's, named in this process (--base-url): never a URL stored with a prompt.
-    variable = "GEMINI_API_KEY" if changes.get("provider", frozen.provider) == "gemini" else "OPENAI_API_KEY"
-    changes["base_url"] = check_base_url(base_url, variable)
+    changes["base_url"] = check_base_url(base_url, key_variable(changes.get("provider", frozen.provider)))
     try:
         settings = replace(frozen, **changes)
     except ValueError as exc:
@@ -216,11 +214,6 @@ def data_options(func: Callable) -> Callable:
 def file_mapping(id_field: str, inputs: tuple[str, ...]) -> DatasetMapping | None:
     """The mapping --id/--input give, or None when no --input was given (the prompt's inputs are looked up)."""
     return DatasetMapping(id=id_field, inputs=pairs(inputs, "--input")) if inputs else None
-
-
-def default_concurrency(settings: JudgeSettings) -> int:
-    """Calls in flight when not given: the local judge runs one call at a time, so more only adds waiting."""
-    return 1 if settings.provider == "local" else 8
 
 
 def data_mapping(path: Path, prompt: FrozenPrompt, id_field: str = "id") -> DatasetMapping:
@@ -273,8 +266,8 @@ def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: st
 def refuse_hopeless(library: Library, settings: JudgeSettings) -> None:
     """Stop before a run is recorded or paid for when the judge cannot score in these settings at all
     (documented facts, and the latest `geval probe` of this judge on this server)."""
+    from ..diagnostics.judge_probe import latest_probe
     from ..errors import ConfigError
-    from ..judge_probe import latest_probe
     from ..providers.capabilities import preflight
 
     problems = preflight(settings, latest_probe(library, settings))

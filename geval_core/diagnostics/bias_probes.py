@@ -11,12 +11,12 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
+from ..stats.bias import length_bias, per_system, sensitivity
+from ..stats.stored import item_value, run_items
+from ..store import Store
+from ..types import FrozenPrompt, Item, JudgeSettings
 from .perturb import kind_for, perturb
-from .stats.bias import length_bias, per_system, sensitivity
-from .stats.of_runs import item_value, run_items
-from .store import Store
-from .types import FrozenPrompt, Item, JudgeSettings
 
 
 def output_field(prompt: FrozenPrompt, field: str | None) -> str:
@@ -75,9 +75,9 @@ def damaged_copies(items: list[Item], kind: str, field: str, limit: int, seed: i
 def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str | None = None,
                        field: str | None = None, limit: int = 20, seed: int = 0) -> dict[str, Any]:
     """Score damaged copies of a run's scored items and report how often the judge rates them lower."""
-    from .providers import get_judge
-    from .run.options import RunOptions
-    from .run.runner import run_scoring
+    from ..providers import get_judge
+    from ..run.options import RunOptions
+    from ..run.runner import run_scoring
 
     run, rows = run_items(library, run_id)
     prompt = library.get_prompt(run["prompt_id"])

@@ -1,13 +1,10 @@
-"""Render a judge prompt from a Dimension and an item; the content hash that names a frozen prompt."""
+"""Render a judge prompt from a Dimension and an item: the template, its anchors and steps, the messages."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from typing import Any
 
-from .types import Dimension, FrozenPrompt, Item
+from ..types import Dimension, FrozenPrompt, Item
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 # Placeholders filled from the dimension itself; every other placeholder must be an input field.
@@ -106,44 +103,3 @@ def form_line(dimension: Dimension | FrozenPrompt) -> str:
 def messages(dimension: Dimension | FrozenPrompt, item: Item | dict[str, str]) -> tuple[dict[str, str], ...]:
     """Chat messages for one item: a single user turn, as the paper's script sends."""
     return ({"role": "user", "content": render(dimension, item)},)
-
-
-def metric_fields(dimension: Dimension) -> dict:
-    """Everything that defines the metric (what the content hash covers)."""
-    judge = dimension.judge
-    return {
-        "name": dimension.name,
-        "definition": dimension.definition,
-        "scale": [dimension.scale.min, dimension.scale.max],
-        "anchors": {str(k): dimension.anchors[k] for k in sorted(dimension.anchors)},
-        "inputs": list(dimension.inputs),
-        "steps": list(dimension.steps),
-        "template": template_of(dimension),
-        "judge": {
-            "provider": judge.provider,
-            "model": judge.model,
-            "mode": judge.mode,
-            "n": judge.n,
-            "temperature": judge.temperature,
-            "top_logprobs": judge.top_logprobs,
-            "max_tokens": judge.max_tokens,
-            "seed": judge.seed,
-            # Only when set: every prompt frozen before the setting existed keeps its hash.
-            **({"reasoning_effort": judge.reasoning_effort} if judge.reasoning_effort is not None else {}),
-        },
-    }
-
-
-def canonical_json(value: Any) -> str:
-    """A value's canonical JSON: sorted keys, no spaces, non-ASCII kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def canonical_hash(value: Any) -> str:
-    """sha256 hex of a value's canonical JSON (UTF-8)."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
-
-
-def content_hash(dimension: Dimension) -> str:
-    """sha256 over the canonical JSON of the metric-defining fields."""
-    return canonical_hash(metric_fields(dimension))

@@ -13,12 +13,11 @@ import datetime as dt
 import re
 from typing import Any
 
-from . import prompts
-from .errors import JudgeError, LogprobsUnavailableError, UnreachableError
-from .providers.base import Judge
-from .run.calls import server_id
-from .run.cost import load_prices, price_for
-from .types import FrozenPrompt, JudgeReply, JudgeRequest, JudgeSettings, Scale
+from .. import prompts
+from ..errors import JudgeError, LogprobsUnavailableError, UnreachableError
+from ..run.calls import server_id
+from ..run.cost import load_prices, price_for
+from ..types import FrozenPrompt, Judge, JudgeReply, JudgeRequest, JudgeSettings, Scale
 
 TOP_ASKED = 20  # the most any API gives; the probe reports how many came back
 SAMPLE_TEXT = "The committee met on Monday and agreed to publish the annual report next week."
@@ -168,18 +167,3 @@ def _cost(out: dict[str, Any], settings: JudgeSettings, store: Any) -> None:
     price = price_for(settings, load_prices(store=store))
     if usage and price is not None:
         out["usd_per_item"] = (usage[0] * price["input"] + usage[1] * price["output"]) / 1_000_000
-
-
-def probe_findings(probe: dict[str, Any] | None, settings: JudgeSettings) -> list[str]:
-    """What the latest probe says against these settings ("this judge splits 10"), for checks and pages."""
-    if not probe:
-        return []
-    found = []
-    if probe.get("logprobs") is False and settings.mode == "logprobs":
-        found.append("this judge gives no log-probabilities: freeze in sampling mode")
-    if probe.get("split_ratings"):
-        found.append(f"this judge splits {', '.join(probe['split_ratings'])} into several tokens: its weighted "
-                     "score cannot see those ratings; use a scale of single tokens (e.g. 1-5) or sampling mode")
-    if probe.get("n_honoured") is False and settings.n > 1:
-        found.append(f"this judge ignores n: each of the {settings.n} replies is a separate request (and cost)")
-    return found

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 MISSING: Any = object()  # lookup's "no default": raise KeyError instead
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")

@@ -14,19 +14,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from .checks import Check
-from .errors import GEvalError, JudgeError, LogprobsUnavailableError
-from .inputs import require_inputs
-from .judgment import Judgment
-from .prompts import content_hash
-from .providers.base import Judge
-from .run import RunOptions, run_scoring
-from .run.calls import build_request, call_with_retries
-from .scoring import score_reply
-from .stats.stability import StabilityReport, stability
-from .steps import generate_steps
-from .store import Store
-from .types import Dimension, FrozenPrompt, Item, JudgeSettings
+from ..errors import GEvalError, JudgeError
+from ..judgment import Judgment
+from ..prompts import content_hash
+from ..prompts.checks import Check
+from ..prompts.inputs import require_inputs
+from ..prompts.steps import generate_steps
+from ..run import RunOptions, run_scoring
+from ..run.one_item import judge_item
+from ..stats.repeatability import StabilityReport, stability
+from ..store import Store
+from ..types import Dimension, FrozenPrompt, Item, Judge, JudgeSettings
 
 STEPS_TEMPERATURE = 0.7  # steps regenerated at temperature 0 would come out the same every time
 RepeatDone = Callable[[int, int], None]  # (repeats done, repeats asked for), called in the caller's thread
@@ -81,28 +79,8 @@ def repeat_seeds(base: int | None, repeats: int) -> list[int | None]:
 def judge_one(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, seed: int | None = None,
               max_attempts: int = 5, cancel: threading.Event | None = None, reducer: str = "mean") -> Judgment:
     """One item judged directly (no store): auto mode falls back to sampling; a failed call is an error judgment."""
-    mode = "logprobs" if settings.mode == "auto" else settings.mode
-    try:
-        return _ask(prompt, item, judge, settings, mode, seed, max_attempts, cancel, reducer)
-    except LogprobsUnavailableError as exc:
-        if settings.mode != "auto":
-            return Judgment(item.id, mode=mode, error=f"{type(exc).__name__}: {exc}")
-        try:
-            return replace(_ask(prompt, item, judge, settings, "sampling", seed, max_attempts, cancel, reducer),
-                           fallback=True)
-        except JudgeError as again:
-            return Judgment(item.id, mode="sampling", fallback=True, error=f"{type(again).__name__}: {again}")
-    except JudgeError as exc:
-        return Judgment(item.id, mode=mode, error=f"{type(exc).__name__}: {exc}")
-
-
-def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, mode: str, seed: int | None,
-         max_attempts: int, cancel: threading.Event | None, reducer: str) -> Judgment:
-    request = build_request(prompt, item, settings, mode, seed=seed)
-    reply, _, seconds = call_with_retries(judge, request, max_attempts, cancel)
-    scored = score_reply(reply, prompt.dimension.scale, mode, reducer)
-    return Judgment.from_score(item.id, scored, model_version=reply.model_version, latency_s=seconds,
-                               input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens)
+    return judge_item(prompt, item, judge, settings, seed=seed, reducer=reducer, max_attempts=max_attempts,
+                      cancel=cancel, errors="judgment")
 
 
 def judge_items(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, settings: JudgeSettings,

@@ -12,11 +12,10 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 
-from .errors import GEvalError, JudgeError
-from .prompts import field_title, format_anchors
-from .providers.base import Judge
-from .think import final_text
-from .types import Dimension, JudgeRequest, JudgeSettings
+from ..errors import GEvalError, JudgeError
+from ..scoring.think import final_text
+from ..types import Dimension, Judge, JudgeRequest, JudgeSettings
+from . import field_title, format_anchors
 
 PRIMER = "1."  # judges that can prime (local) start their reply here, so it opens with a step
 STEPS_MAX_TOKENS = 256
@@ -114,7 +113,7 @@ def generate_steps(dimension: Dimension, judge: Judge, settings: JudgeSettings |
         raise JudgeError("the judge's reply stopped inside its <think> block: no steps were written "
                          f"(raise the reply budget above {max_tokens} tokens, or use a model that does not think)")
     text = answer  # a reasoning model's thinking is not part of the steps
-    if getattr(judge, "primes", False):
+    if judge.primes:
         text = PRIMER + text  # the judge continued after the primer
     steps = parse_steps(text)
     if len(steps) > 1 and reply.usage.output_tokens >= max_tokens and _ends_inside(text, steps[-1]):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from .errors import InvalidReplyError
-from .scoring import rating_of
-from .types import JudgeReply, Position
+from ..errors import InvalidReplyError
+from ..types import JudgeReply, Position
+from . import rating_of
 
 # APIs round log-probabilities; a value this close above 0 (or a mass this close above 1) is rounding.
 ROUNDING = 1e-6

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .types import Position
+from ..types import Position
 
 # Tokenizer markers for a leading space / newline (SentencePiece "▁", GPT-2 byte-level "Ġ" and "Ċ").
 MARKERS = "▁ĠĊ"

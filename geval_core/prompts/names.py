@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["NAME_RULE", "check_dimension_name", "check_name", "is_name", "slug"]
 

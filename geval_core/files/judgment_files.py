@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import InputError
-from .judgment import Judgment
+from ..errors import InputError
+from ..judgment import Judgment
 
 __all__ = ["JUDGMENT_FIELDS", "export_judgments", "write_judgments"]
 

@@ -12,10 +12,10 @@ import json
 import re
 from typing import Any
 
-from .errors import InputError
-from .export import export_filename, export_prompt
-from .prompts import FORM_HEADER, render
-from .types import FrozenPrompt
+from ..errors import InputError
+from ..prompts import FORM_HEADER, render
+from ..types import FrozenPrompt
+from .prompt_files import export_filename, export_prompt
 
 FORMATS = ("json", "deepeval", "promptfoo", "openai-grader")
 SUFFIXES = {"json": ".json", "deepeval": ".deepeval.py", "promptfoo": ".promptfoo.yaml",

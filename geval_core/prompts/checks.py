@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .prompts import DIMENSION_FIELDS, PLACEHOLDER, form_line, placeholders, template_of
-from .types import Dimension, JudgeSettings, Scale
+from ..types import Dimension, JudgeSettings, Scale
+from . import DIMENSION_FIELDS, PLACEHOLDER, form_line, placeholders, template_of
 
 # OpenAI's tokenizers (cl100k_base, o200k_base) hold every integer 0-999 as one token.
 OPENAI_SINGLE_TOKEN_MAX = 999
@@ -39,26 +39,12 @@ class Check:
         return f"{self.level}: {self.field}: {self.message}"
 
 
-def check_dimension(dimension: Dimension, probe: dict | None = None) -> list[Check]:
-    """Every pre-freeze check on one dimension, errors and warnings together; `probe` is the judge's latest
-    `geval probe` result (judge_probe.latest_probe), when there is one."""
+def dimension_checks(dimension: Dimension) -> list[Check]:
+    """Every pre-freeze check on one dimension's own fields (the judge's limits: providers.capabilities)."""
     found: list[Check] = []
     for check in (_basics, _anchors, _template, _form, _single_token, _polarity, _judge_settings, _steps):
         found.extend(check(dimension))
     found.extend(Check("warning", "judge.model", m) for m in model_alias_warnings(dimension.judge))
-    found.extend(_capabilities(dimension.judge, probe))
-    return found
-
-
-def _capabilities(judge: JudgeSettings, probe: dict | None) -> list[Check]:
-    """What the judge cannot do (documented facts and its latest probe): no logprobs, split ratings, n ignored."""
-    from .judge_probe import probe_findings
-    from .providers.capabilities import preflight
-
-    blocking = preflight(judge, probe)
-    found = [Check("error", "judge", m) for m in blocking]
-    found.extend(Check("warning", "judge", m) for m in probe_findings(probe, judge) if m not in blocking
-                 and not any(m in b for b in blocking))
     return found
 
 

@@ -11,13 +11,13 @@ import math
 import re
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
-from .errors import LogprobsUnavailableError
+from ..errors import LogprobsUnavailableError
+from ..judgment import ItemScore
+from ..types import JudgeReply, Position, Scale, TopLogprob
 from .think import MARKERS as _MARKERS
 from .think import answer_start, final_text
-from .types import JudgeReply, Position, Scale, TopLogprob
 
 REDUCERS = ("mean", "median", "mode", "first")
 # An alternative that could begin a longer rating (the "1" of "10") counts as undecidable only when it
@@ -233,30 +233,6 @@ def sampled_score(replies: Iterable[str], scale: Scale, reducer: str = "mean") -
 
 # ---- one reply -> one item score -----------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ItemScore:
-    """Everything the library stores about how one item was scored."""
-
-    score: float | None
-    raw_score: float | None  # logprobs: the unrenormalised sum
-    top_rating: float | None  # logprobs: the allowed rating with the highest probability
-    first_rating: float | None  # sampling: the rating of the first reply that parsed
-    distribution: dict[int, float]  # every allowed rating
-    valid_mass: float | None  # logprobs: probability on the allowed ratings
-    parsed_share: float | None  # sampling: share of the replies that parsed
-    replies: list[str]
-    parsed: int
-    unparsed: int
-    ambiguous: bool
-    mode: str  # the mode actually used: logprobs | sampling
-    differs: bool  # the replies' ratings are not all the same
-
-    def to_dict(self) -> dict[str, Any]:
-        """A plain dict with the library's judgment keys."""
-        # Fields by hand, containers copied: dataclasses.asdict's recursive deep copy took 29 µs a judgment.
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["distribution"], out["replies"] = dict(self.distribution), list(self.replies)
-        return out
 
 
 def _has_positions(reply: JudgeReply) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .stats.confidence import confidence
+from ..stats.confidence import confidence
 
 ORDERS = {"uncertain": "the judge's least certain items first",
           "disagree": "largest judge-human disagreement first, then the least certain"}

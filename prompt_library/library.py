@@ -6,7 +6,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from geval_core.export import open_export, read_export
+from geval_core.files.prompt_files import open_export, read_export
 
 from . import migrations
 from .archive import ArchiveMixin

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from difflib import get_close_matches
 
-from .errors import InputError
-from .types import Dimension, FrozenPrompt, Item
+from ..errors import InputError
+from ..types import Dimension, FrozenPrompt, Item
 
 
 def missing_inputs(prompt: FrozenPrompt | Dimension, fields: Iterable[str]) -> list[str]:

@@ -1,0 +1,251 @@
+"""Frozen prompts as self-contained, hash-checked JSON files (judgments files: judgment_files).
+
+An export never says where requests go: it is written without a server URL, and a URL found in a file is
+dropped with a warning (ExportWarning), so a file can never send the user's key elsewhere. The content hash
+covers everything that decides what the judge is asked and how its reply is scored; the rest (name,
+version, created_at, steps_model, agreement) is unverified metadata and labelled so. Attached agreement
+carries its own hash and is dropped with a warning when it does not match.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, IntegrityError
+from ..prompts import canonical_hash, content_hash, template_of
+from ..prompts.names import is_name, slug
+from ..types import Dimension, FrozenPrompt, JudgeSettings, Scale
+from .judgment_files import JUDGMENT_FIELDS, export_judgments, write_judgments
+
+__all__ = [
+    "JUDGMENT_FIELDS", "SCHEMA_VERSION", "ExportWarning", "LoadedExport", "agreement_hash", "export_filename",
+    "export_judgments", "export_prompt", "load_prompt", "open_export", "production_snippet", "prompt_from_export",
+    "read_agreement", "read_export", "write_export", "write_judgments",
+]
+
+SCHEMA_VERSION = 1
+FORMAT = "geval-workbench/prompt"
+HASH_NOTE = ("sha256 of the canonical JSON of geval_core.prompts.metric_fields: everything that decides what "
+             "the judge is asked and how its reply is scored; the unverified_metadata fields are outside it")
+UNVERIFIED = ("name", "version", "created_at", "steps_model", "agreement")
+UNVERIFIED_NOTE = ("unverified metadata: labels outside the content hash. A version number counts within one "
+                   "library; the content hash is the prompt's identity across libraries. Attached agreement is "
+                   "checked against agreement_hash only.")
+
+# Every value is pasted with repr(): a name, path or field can never become code.
+SNIPPET = '''\
+from geval_core.export import load_prompt, score_item
+
+prompt = load_prompt({path})  # refuses a file whose content does not match its hash
+fields = {fields}  # one item's inputs: put its texts here
+# Keys come from the environment (OPENAI_API_KEY, ...) and go only to the server named here:
+# base_url=None is the provider's own API; give your OpenAI-compatible server's URL to use that instead.
+result = score_item(prompt, fields, base_url=None)
+print(result.score, result.distribution)  # weighted score; p(rating) for every rating
+'''
+
+
+class ExportWarning(UserWarning):
+    """Something in an export file was ignored (a server URL, agreement that fails its hash, a bad name)."""
+
+
+@dataclass(frozen=True)
+class LoadedExport:
+    """A checked export: the prompt, its agreement (None when absent or failing its hash), what was ignored."""
+
+    prompt: FrozenPrompt
+    agreement: dict[str, Any] | None
+    warnings: list[str] = field(default_factory=list)
+
+
+def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None,
+                  path: str | None = None) -> dict[str, Any]:
+    """Everything needed to score with this prompt elsewhere, plus its hash and optional agreement.
+
+    `path` is the file name the usage snippet loads (default name@version.json).
+    """
+    dim, judge = prompt.dimension, prompt.dimension.judge
+    return {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "name": prompt.name,
+        "version": prompt.version,
+        "created_at": prompt.created_at,
+        "unverified_metadata": {"fields": list(UNVERIFIED), "note": UNVERIFIED_NOTE},
+        "content_hash": prompt.id,
+        "hash": HASH_NOTE,
+        "dimension": dim.name,
+        "definition": dim.definition,
+        "scale": {"min": dim.scale.min, "max": dim.scale.max},
+        "anchors": {str(k): dim.anchors[k] for k in sorted(dim.anchors)},
+        "inputs": list(dim.inputs),
+        "steps": list(dim.steps),
+        "steps_model": dim.steps_model,
+        "template": template_of(dim),
+        "judge": {"provider": judge.provider, "model": judge.model},  # no server: the user names it
+        "decoding": {"temperature": judge.temperature, "n": judge.n, "top_logprobs": judge.top_logprobs,
+                     "max_tokens": judge.max_tokens, "seed": judge.seed,
+                     **({"reasoning_effort": judge.reasoning_effort} if judge.reasoning_effort else {})},
+        "scoring": {"mode": judge.mode, "ratings": dim.scale.points,
+                    "score": "sum over allowed ratings r of p(r) * r, renormalised over the allowed ratings"},
+        "agreement": agreement,
+        "agreement_hash": None if agreement is None else agreement_hash(prompt.id, agreement),
+        "usage": production_snippet(prompt, path),
+    }
+
+
+def _require(data: dict[str, Any], *keys: str) -> None:
+    missing = [k for k in keys if k not in data]
+    if missing:
+        raise InputError(f"not a prompt export: missing {', '.join(missing)}", field=missing[0])
+
+
+def agreement_hash(prompt_hash: str, agreement: dict[str, Any]) -> str:
+    """sha256 binding attached agreement to one prompt: (prompt hash, dataset version hash, run id, figures)."""
+    figures = json.loads(json.dumps(agreement, default=str))  # hash what the file holds, after a JSON round trip
+    return canonical_hash({"prompt_hash": prompt_hash, "dataset_hash": figures.get("dataset_id"),
+                           "run_id": figures.get("run"), "figures": figures})
+
+
+def _dimension(data: dict[str, Any], judge_data: dict[str, Any]) -> Dimension:
+    """The Dimension an export describes; InputError when a field has the wrong shape."""
+    try:
+        judge = JudgeSettings(**judge_data, **data["decoding"], mode=data["scoring"]["mode"])
+        return Dimension(
+            name=data["dimension"], definition=data["definition"], scale=Scale(**data["scale"]),
+            anchors={int(k): v for k, v in data["anchors"].items()}, inputs=tuple(data["inputs"]),
+            steps=tuple(data["steps"]), steps_model=data.get("steps_model") or "", template=data["template"],
+            judge=judge,
+        )
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise InputError(f"not a valid prompt export: {exc}") from None
+
+
+def _judge_fields(data: dict[str, Any], said: list[str]) -> dict[str, Any]:
+    """The export's judge fields without a server URL; a URL in the file is reported in `said`, never used."""
+    if not isinstance(data["judge"], dict):
+        raise InputError("not a valid prompt export: judge must be an object", field="judge")
+    judge = dict(data["judge"])
+    url = judge.pop("base_url", None)
+    if url:
+        from ..providers.common import shown_url
+
+        said.append(f"the export names a server ({shown_url(str(url))}); ignored: a file never chooses where "
+                    "requests and your key go. Name your server yourself: --base-url, the sidebar's Base URL, "
+                    "or score_item(..., base_url=...)")
+    return judge
+
+
+def _checked_agreement(data: dict[str, Any], prompt_hash: str, said: list[str]) -> dict[str, Any] | None:
+    """The attached agreement when it matches its own hash; otherwise None, with the reason in `said`."""
+    agreement = data.get("agreement")
+    if agreement is None:
+        return None
+    stored = data.get("agreement_hash")
+    if not isinstance(agreement, dict) or stored is None or stored != agreement_hash(prompt_hash, agreement):
+        why = "carries no agreement_hash" if stored is None else "does not match its agreement_hash"
+        said.append(f"the attached agreement {why} (over this prompt's hash, the dataset version, the run and "
+                    "the figures); dropped: measure it again on a run of this prompt")
+        return None
+    return agreement
+
+
+def _label(data: dict[str, Any], dim: Dimension, said: list[str]) -> tuple[str, int]:
+    """The export's name and version (unverified labels); a name that breaks the naming rule is replaced."""
+    name = data.get("name") or slug(dim.name)
+    if not is_name(name):
+        said.append(f"the export's name {str(name)[:80]!r} is not a usable prompt name; using {slug(dim.name)!r}")
+        name = slug(dim.name)
+    version = data.get("version")
+    return name, version if isinstance(version, int) and not isinstance(version, bool) and version > 0 else 1
+
+
+def open_export(data: dict[str, Any]) -> LoadedExport:
+    """Check an export: content against its hash (IntegrityError), agreement against its own; no server kept."""
+    if not isinstance(data, dict):
+        raise InputError("not a prompt export: expected a JSON object")
+    _require(data, "schema_version", "content_hash", "dimension", "definition", "scale", "anchors", "inputs",
+             "steps", "template", "judge", "decoding", "scoring")
+    if not isinstance(data["schema_version"], int) or data["schema_version"] > SCHEMA_VERSION:
+        raise InputError(f"export schema_version {data['schema_version']!r} is newer than this workbench "
+                         f"reads ({SCHEMA_VERSION}); upgrade geval-workbench", field="schema_version")
+    said: list[str] = []
+    dim = _dimension(data, _judge_fields(data, said))
+    actual = content_hash(dim)
+    if actual != data["content_hash"]:
+        raise IntegrityError(f"the export's content does not match its hash (stored "
+                             f"{str(data['content_hash'])[:12]}, computed {actual[:12]}): the file was "
+                             "changed after export; export it again from the library")
+    agreement = _checked_agreement(data, actual, said)
+    name, version = _label(data, dim, said)
+    return LoadedExport(FrozenPrompt(actual, name, version, dim, str(data.get("created_at") or "")), agreement, said)
+
+
+def prompt_from_export(data: dict[str, Any]) -> FrozenPrompt:
+    """Rebuild the frozen prompt (IntegrityError when the content does not match its hash); ignored parts warn."""
+    loaded = open_export(data)
+    for message in loaded.warnings:
+        warnings.warn(message, ExportWarning, stacklevel=2)
+    return loaded.prompt
+
+
+def write_export(prompt: FrozenPrompt, path: str | Path, agreement: dict[str, Any] | None = None) -> Path:
+    """Write the export JSON to `path` (UTF-8, indented)."""
+    path = Path(path)
+    path.write_text(json.dumps(export_prompt(prompt, agreement, path.name), indent=2, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def _read_json(path: str | Path, what: str) -> Any:
+    """The JSON in a file; InputError naming the file (and the line for broken JSON)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"cannot read the {what}: broken JSON: {exc.msg} at column {exc.colno}",
+                         file=str(path), line=exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read the {what}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
+                         "save the file as UTF-8", file=str(path),
+                         line=1 + exc.object[:exc.start].count(b"\n")) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the {what}: {exc.strerror or exc}", file=str(path)) from None
+
+
+def read_export(path: str | Path) -> dict[str, Any]:
+    """The JSON of an export file; InputError when it is not readable JSON."""
+    return _read_json(path, "prompt export")
+
+
+def read_agreement(path: str | Path) -> dict[str, Any]:
+    """An agreement JSON object for an export (e.g. `geval agree --json` output); InputError otherwise."""
+    data = _read_json(path, "agreement file")
+    if not isinstance(data, dict):
+        raise InputError(f"expected one JSON object (e.g. the output of `geval agree --json`), got "
+                         f"{type(data).__name__}", file=str(path))
+    return data
+
+
+def load_prompt(path: str | Path) -> FrozenPrompt:
+    """Load an exported prompt file for production scoring (hash-checked; a server URL in it is ignored)."""
+    loaded = open_export(read_export(path))
+    for message in loaded.warnings:
+        warnings.warn(f"{path}: {message}", ExportWarning, stacklevel=2)
+    return loaded.prompt
+
+
+def export_filename(prompt: FrozenPrompt) -> str:
+    """name@version.json with anything but letters, digits and - _ . replaced (a file name, never a path)."""
+    return re.sub(r"[^\w.-]+", "-", prompt.name).strip(".-") + f"@{prompt.version}.json"
+
+
+def production_snippet(prompt: FrozenPrompt, path: str | None = None) -> str:
+    """A few lines of Python that load this export and score one item; every value is a Python literal."""
+    fields = "{" + ", ".join(f"{f!r}: {'your ' + f.replace('_', ' ') + ' text'!r}"
+                             for f in prompt.dimension.inputs) + "}"
+    return SNIPPET.format(path=repr(str(path or export_filename(prompt))), fields=fields)

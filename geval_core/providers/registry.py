@@ -1,0 +1,101 @@
+"""Every judge provider, stated once: its key variables, default model, concurrency, its server presets,
+and how to build it (imported only when a judge is made). Whether a judge primes its reply is a fact of the
+adapter's code, so the adapter states it (Judge.primes).
+
+The CLI (`--judge`), the sidebar, the checks and the README's table read this registry; adding a judge API is
+one adapter module and one `register(ProviderSpec(...))`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+from ..types import Judge, JudgeSettings
+from .capabilities import PRESETS, Preset
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """What the workbench knows about one judge provider."""
+
+    name: str  # the provider field of JudgeSettings
+    label: str  # how the sidebar and the README name it
+    builder: str  # "module:function" building a Judge from (settings, api_key, timeout); imported on use
+    key_variables: tuple[str, ...] = ()  # environment variables its key (or project) is read from
+    default_model: str = ""
+    needs_model: bool = True  # `--judge NAME:MODEL`; False: `--judge NAME` alone
+    default_concurrency: int = 8  # calls in flight when the user says nothing
+    max_concurrency: int = 64
+    compatible_label: str | None = None  # it also talks to compatible servers at a base URL (sidebar choice)
+    compatible_model: str = ""
+    presets: Mapping[str, Preset] = field(default_factory=dict)  # compatible servers and what they return
+    public: bool = True  # offered in lists and help; False: accepted when named (the test judge)
+
+    def build(self, settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> Judge:
+        """A judge for these settings, importing the adapter (and its SDK) only now."""
+        module, _, function = self.builder.partition(":")
+        return getattr(importlib.import_module(module), function)(settings, api_key, timeout)
+
+
+REGISTRY: dict[str, ProviderSpec] = {}
+
+
+def register(spec: ProviderSpec) -> ProviderSpec:
+    """Add a provider (a later registration of the same name replaces the earlier one)."""
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def provider_spec(name: str) -> ProviderSpec:
+    """The spec of a provider; ConfigError naming the known ones for any other name."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ConfigError(f"unknown judge provider {name!r}: use one of {', '.join(public_names())}") from None
+
+
+def public_names() -> tuple[str, ...]:
+    """The providers offered to users, in registration order."""
+    return tuple(name for name, spec in REGISTRY.items() if spec.public)
+
+
+def judge_ref_help() -> str:
+    """How `--judge` names each public provider: local, openai:MODEL, ..."""
+    return ", ".join(n if not REGISTRY[n].needs_model else f"{n}:MODEL" for n in public_names())
+
+
+def default_concurrency(settings: JudgeSettings) -> int:
+    """Calls in flight when not given (the local judge runs one call at a time: more only adds waiting)."""
+    return provider_spec(settings.provider).default_concurrency
+
+
+def key_variable(provider: str) -> str:
+    """The variable a refused key's message names for this provider."""
+    spec = REGISTRY.get(provider)
+    return spec.key_variables[0] if spec and spec.key_variables else "OPENAI_API_KEY"
+
+
+def describe(spec: ProviderSpec) -> dict[str, Any]:
+    """A provider as plain data (the README table and `geval` help)."""
+    return {"name": spec.name, "label": spec.label, "key_variables": list(spec.key_variables),
+            "default_model": spec.default_model, "default_concurrency": spec.default_concurrency,
+            "compatible_servers": bool(spec.compatible_label)}
+
+
+register(ProviderSpec("local", "Local SmolLM2 (no key, no network)", "geval_core.providers.local_judge:build",
+                      default_model="smollm2-135m-instruct", needs_model=False, default_concurrency=1,
+                      max_concurrency=4))
+register(ProviderSpec("openai", "OpenAI", "geval_core.providers.openai_judge:build", ("OPENAI_API_KEY",),
+                      default_model="gpt-4o-mini-2024-07-18", compatible_label="OpenAI-compatible server",
+                      compatible_model="smollm2", presets=PRESETS))
+register(ProviderSpec("gemini", "Gemini", "geval_core.providers.gemini_judge:build",
+                      ("GEMINI_API_KEY", "GOOGLE_API_KEY"), default_model="gemini-2.0-flash-001"))
+# Vertex AI has no key: application default credentials, and the project named in GOOGLE_CLOUD_PROJECT.
+register(ProviderSpec("vertex", "Vertex AI (Google Cloud credentials)", "geval_core.providers.vertex_judge:build",
+                      ("GOOGLE_CLOUD_PROJECT",), default_model="gemini-2.5-flash"))
+register(ProviderSpec("scripted", "Scripted test judge", "geval_core.providers.scripted:build",
+                      default_model="scripted-1", needs_model=False, public=False))

@@ -1,0 +1,136 @@
+"""One item, one road to its Judgment: the request, the call and its retries, the check of the reply, the
+auto-mode fallback to sampling, the score and every token the item cost.
+
+The runner's session (live runs and batch collect), the stability check and `score_item` all turn replies
+into judgments here, so they cannot disagree about what a reply scores.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+
+from ..errors import JudgeError, LogprobsUnavailableError
+from ..judgment import Judgment
+from ..prompts.inputs import require_inputs
+from ..scoring import score_reply
+from ..types import FrozenPrompt, Item, Judge, JudgeReply, JudgeSettings, Scale
+from .calls import build_request, call_with_retries
+from .pacing import Gate
+
+__all__ = ["Spent", "error_judgment", "first_mode", "judge_item", "judgment_of", "score_item"]
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What earlier requests for the same item cost (the logprobs attempt before an auto-mode fallback)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+
+    @classmethod
+    def of(cls, reply: JudgeReply | None, seconds: float = 0.0) -> Spent:
+        """What one reply cost (nothing when there was none)."""
+        if reply is None:
+            return cls(0, 0, seconds)
+        return cls(reply.usage.input_tokens, reply.usage.output_tokens, seconds)
+
+
+def first_mode(settings: JudgeSettings) -> str:
+    """The mode of an item's first request: auto asks for log-probabilities first."""
+    return "logprobs" if settings.mode == "auto" else settings.mode
+
+
+def judgment_of(item_id: str, reply: JudgeReply, scale: Scale, mode: str, reducer: str = "mean", *,
+                fallback: bool = False, spent: Spent = Spent(), seconds: float = 0.0,
+                cached: bool = False) -> Judgment:
+    """The Judgment of one reply; LogprobsUnavailableError when logprobs mode got none to weight."""
+    scored = score_reply(reply, scale, mode, reducer)
+    return Judgment.from_score(
+        item_id, scored, fallback=fallback, model_version=reply.model_version,
+        input_tokens=spent.input_tokens + reply.usage.input_tokens,
+        output_tokens=spent.output_tokens + reply.usage.output_tokens,
+        latency_s=0.0 if cached else spent.seconds + seconds, cached=cached)
+
+
+def error_judgment(item_id: str, exc: BaseException, mode: str, *, fallback: bool = False,
+                   reply: JudgeReply | None = None, spent: Spent = Spent()) -> Judgment:
+    """The Judgment of an item that could not be scored: no score, the error and what it cost."""
+    attempts = exc.attempts if isinstance(exc, JudgeError) else 1
+    where = f" after {attempts} attempts" if attempts > 1 else ""
+    return Judgment(item_id, replies=reply.texts if reply else [], mode=mode, fallback=fallback,
+                    model_version=reply.model_version if reply else None, input_tokens=spent.input_tokens,
+                    output_tokens=spent.output_tokens, latency_s=spent.seconds,
+                    error=f"{type(exc).__name__}{where}: {exc}")
+
+
+def judge_item(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings | None = None, *,
+               seed: int | None = None, reducer: str = "mean", max_attempts: int = 5,
+               cancel: threading.Event | None = None, gate: Gate | None = None,
+               errors: str = "raise") -> Judgment:
+    """Judge one item now. A judge that fails for good raises its JudgeError (errors="raise") or gives an
+    error Judgment (errors="judgment"); auto mode asks for sampled replies when there are no logprobs."""
+    settings = settings or prompt.dimension.judge
+    mode = first_mode(settings)
+    try:
+        return _ask(prompt, item, judge, settings, mode, seed, reducer, max_attempts, cancel, gate, Spent())
+    except _NoLogprobs as missing:
+        if settings.mode != "auto":
+            return _failed(item.id, missing.error, mode, False, missing.spent, errors)
+        try:
+            judgment = _ask(prompt, item, judge, settings, "sampling", seed, reducer, max_attempts, cancel, gate,
+                            missing.spent)
+        except _NoLogprobs as again:  # cannot happen in sampling mode; kept as an error, never a score
+            return _failed(item.id, again.error, "sampling", True, again.spent, errors)
+        except JudgeError as exc:
+            return _failed(item.id, exc, "sampling", True, missing.spent, errors)
+        return replace(judgment, fallback=True)
+    except JudgeError as exc:
+        return _failed(item.id, exc, mode, False, Spent(), errors)
+
+
+class _NoLogprobs(Exception):
+    """A logprobs request the judge answered without log-probabilities (its cost is kept)."""
+
+    def __init__(self, error: LogprobsUnavailableError, spent: Spent) -> None:
+        super().__init__(str(error))
+        self.error, self.spent = error, spent
+
+
+def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, mode: str, seed: int | None,
+         reducer: str, max_attempts: int, cancel: threading.Event | None, gate: Gate | None,
+         spent: Spent) -> Judgment:
+    request = build_request(prompt, item, settings, mode, seed=seed)
+    try:
+        reply, _, seconds = call_with_retries(judge, request, max_attempts, cancel, gate=gate)
+    except LogprobsUnavailableError as exc:
+        raise _NoLogprobs(exc, spent) from exc
+    try:
+        return judgment_of(item.id, reply, prompt.dimension.scale, mode, reducer, spent=spent, seconds=seconds)
+    except LogprobsUnavailableError as exc:
+        cost = Spent.of(reply, seconds)
+        raise _NoLogprobs(exc, Spent(spent.input_tokens + cost.input_tokens,
+                                     spent.output_tokens + cost.output_tokens, spent.seconds + seconds)) from exc
+
+
+def _failed(item_id: str, exc: JudgeError, mode: str, fallback: bool, spent: Spent, errors: str) -> Judgment:
+    if errors == "raise":
+        raise exc
+    return error_judgment(item_id, exc, mode, fallback=fallback, spent=spent)
+
+
+def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None = None,
+               base_url: str | None = None) -> Judgment:
+    """Score one item with a frozen prompt, as a run would: retries, auto-mode fallback, checked replies.
+
+    The server is the caller's: `base_url` (an OpenAI-compatible server) or the provider's own API when
+    None; never one named by the prompt. A judge that fails for good raises its JudgeError.
+    """
+    from ..providers import get_judge
+    from ..providers.common import check_base_url
+
+    require_inputs(prompt, [fields], "the fields given to score_item")  # a misspelled key is no empty input
+    settings = replace(prompt.dimension.judge, base_url=check_base_url(base_url))
+    judge = judge if judge is not None else get_judge(settings)
+    return judge_item(prompt, Item("item", {k: str(v) for k, v in fields.items()}), judge, settings)
