@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import os
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads: see geval_core/__init__.py
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads: see geval_core/cli/__init__.py
 
 import streamlit as st  # noqa: E402
 
@@ -60,9 +60,9 @@ def draw_sidebar() -> state.SidebarChoice:
         sb.error(safe_text.md_escape(f"{exc}. Using {state.default_path()}."))
         db_path = state.default_path()
     choices = state.provider_choices()
-    choice = sb.selectbox("Judge", choices, key="sb_judge", format_func=lambda c: state.PROVIDERS.get(c, c))
-    model = sb.text_input("Model", value=state.DEFAULT_MODELS.get(choice, ""), key=f"sb_model_{choice}",
-                          disabled=choice in ("local", "scripted"),
+    choice = sb.selectbox("Judge", choices, key="sb_judge", format_func=lambda c: state.provider_labels().get(c, c))
+    model = sb.text_input("Model", value=state.default_model(choice), key=f"sb_model_{choice}",
+                          disabled=not state.needs_model(choice),
                           help="Pin a dated model version: hosted aliases change under you.")
     base_url = None
     if choice == "compatible":

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the app tests' scripted judge plugin lives with the tests
 SETTINGS = {"provider": "scripted", "model": "scripted-1"}
 GROUPS, PER_GROUP = 1250, 16  # 20,000 items, SummEval-shaped groups
 TARGET_S = 0.3
@@ -54,7 +55,9 @@ def prepared(path: Path, groups: int) -> Path:
     """Build the library (unless the file exists: --library reuses one), point the app at it (GEVAL_DB,
     the scripted judge) and say how long it took."""
     os.environ["GEVAL_DB"] = str(path)
-    os.environ["GEVAL_TEST_JUDGE"] = "scripted"
+    from scripted_app_judge import plugin_env
+
+    os.environ.update(plugin_env())  # the scripted judge, as the app tests offer it
     if path.exists():
         print(f"library: reusing {path}")
         return path

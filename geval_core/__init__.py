@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
-# numpy's OpenBLAS spreads even a 20,000-element dot product over every core and spins while it waits:
-# beside a judge or a second process on a small machine one product took 12 ms instead of 0.01 ms (an
-# Agreement page bootstrap 20 times slower). Read when numpy loads, so set before; the user's value wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-from ._lazy import lazy_exports
+from .lazy import lazy_exports
 
 # The public names are loaded on first use (PEP 562): `geval --help` and `geval runs list` need neither
 # numpy (stats) nor a judge's SDK, and `from geval_core.errors import X` should not pay for them either.

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import scripted_app_judge
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,7 +18,7 @@ def use_temp_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh library file for the app (GEVAL_DB), the scripted judge offered, no API keys."""
     path = tmp_path / "lib.db"
     monkeypatch.setenv("GEVAL_DB", str(path))
-    monkeypatch.setenv("GEVAL_TEST_JUDGE", "scripted")
+    scripted_app_judge.offer(monkeypatch)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)

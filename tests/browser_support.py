@@ -26,7 +26,7 @@ def serve_app(tmp_path: Path, db: Path, **env_changes: str) -> Iterator[str]:
     No key and no test judge leak in from the caller's environment unless `env_changes` sets them.
     """
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("GEVAL_TEST_JUDGE", "OPENAI_API_KEY")}
+    env = {k: v for k, v in os.environ.items() if k not in ("GEVAL_PROVIDER_PLUGINS", "OPENAI_API_KEY")}
     env.update(GEVAL_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **env_changes)
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from app_support import open_page, page_text, use_temp_library, values
+from scripted_app_judge import SCRIPTED_STEPS
 
 from geval_core import prompts
 from prompt_library import Library
-from workbench_ui.state import SCRIPTED_STEPS
 
 
 @pytest.fixture

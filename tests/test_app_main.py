@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import scripted_app_judge
 from app_support import open_page, page_text, use_temp_library
 
 
@@ -23,7 +24,7 @@ def test_every_page_opens_on_a_fresh_library(lib_path, page):
 
 
 def test_sidebar_defaults_to_the_library_file_and_says_the_local_judge_is_tiny(lib_path, monkeypatch):
-    monkeypatch.delenv("GEVAL_TEST_JUDGE")
+    scripted_app_judge.withdraw(monkeypatch)  # the judges users are offered
     at = open_page()
     assert at.sidebar.text_input(key="sb_db").value == str(lib_path)
     assert at.sidebar.selectbox(key="sb_judge").value == "local"

@@ -1,7 +1,7 @@
 """The newcomer's way through in headless Chromium (issue 14): a blank dimension → freeze → upload a CSV with
 a mapping → score → Stop → the stopped run shown with Resume → resume to the end.
 
-The app runs with the scripted judge (GEVAL_TEST_JUDGE) slowed per item, so a run lasts long enough to stop.
+The app runs with the scripted judge (a provider plugin) slowed per item, so a run lasts long enough to stop.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import re
 
 import pytest
 from browser_support import browser_page, playwright_api, serve_app
+from scripted_app_judge import plugin_env
 from test_browser import choose, go, metric_value
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -21,8 +22,7 @@ ANCHORS = ["Unclear throughout.", "Mostly unclear.", "Partly clear.", "Mostly cl
 @pytest.fixture
 def scripted_app(chromium, tmp_path):
     """`streamlit run app.py` with the scripted judge waiting 0.4 s per item."""
-    with serve_app(tmp_path, tmp_path / "newcomer.db", GEVAL_TEST_JUDGE="scripted",
-                   GEVAL_TEST_JUDGE_DELAY="0.4") as url:
+    with serve_app(tmp_path, tmp_path / "newcomer.db", **plugin_env(), GEVAL_TEST_JUDGE_DELAY="0.4") as url:
         yield url
 
 

@@ -17,8 +17,8 @@ from geval_core.cli import cli
 from geval_core.errors import ConfigError
 from geval_core.export import score_item, write_export
 from geval_core.providers import get_judge
-from geval_core.providers.common import check_base_url, shown_url
 from geval_core.types import FrozenPrompt, JudgeSettings
+from geval_core.urls import check_base_url, shown_url
 
 KEY = "sk-test-URLcred0KEY0never0anywhere00000000000077"
 CLI = [sys.executable, "-c", "from geval_core.cli import cli; cli()"]

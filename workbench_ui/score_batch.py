@@ -34,7 +34,7 @@ def batch_estimate(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettin
 
 def _client(provider: str, base_url: str | None) -> Any:
     """The provider's SDK client, built before a run is recorded: a missing key then leaves no orphan run."""
-    from geval_core.run.batch_engines import _client as engine_client
+    from geval_core.run.batch_engines import batch_client as engine_client
 
     return engine_client(provider, base_url)
 

@@ -9,24 +9,48 @@ from pathlib import Path
 import streamlit as st
 
 from geval_core.errors import ConfigError
-from geval_core.providers.common import check_base_url, credentials_in, env_key, shown_url
-from geval_core.providers.registry import REGISTRY, public_names
-from geval_core.types import JudgeRequest, JudgeSettings
+from geval_core.providers.common import env_key
+from geval_core.providers.registry import ProviderSpec, find_spec, specs
+from geval_core.types import JudgeSettings
+from geval_core.urls import check_base_url, credentials_in, shown_url
 
-# The sidebar's choices, from the provider registry: each public provider, and "compatible" (the provider that
-# talks to compatible servers, at a base URL) right after it.
+# The sidebar's choices come from the provider registry: each public provider, and "compatible" (the provider
+# that talks to compatible servers at a base URL) after them.
 COMPATIBLE = "compatible"
-_COMPATIBLE_SPEC = next(spec for spec in REGISTRY.values() if spec.compatible_label)
-OPENAI_KEY = _COMPATIBLE_SPEC.key_variables[0]
-PROVIDERS = {name: REGISTRY[name].label for name in public_names()}
-PROVIDERS[COMPATIBLE] = _COMPATIBLE_SPEC.compatible_label
-DEFAULT_MODELS = {name: spec.default_model for name, spec in REGISTRY.items()}
-DEFAULT_MODELS[COMPATIBLE] = _COMPATIBLE_SPEC.compatible_model
-KEY_VARS = {name: spec.key_variables for name, spec in REGISTRY.items() if spec.key_variables}
-KEY_VARS[COMPATIBLE] = _COMPATIBLE_SPEC.key_variables
-# Tests (AppTest, the bench) set GEVAL_TEST_JUDGE=scripted to get a fast, predictable judge.
-TEST_JUDGE_ENV = "GEVAL_TEST_JUDGE"
-TEST_JUDGE_DELAY_ENV = "GEVAL_TEST_JUDGE_DELAY"  # seconds the scripted judge waits per rating request
+OPENAI_KEY = "OPENAI_API_KEY"  # the compatible provider's key variable, named in the Base URL's messages
+
+
+def _compatible_spec() -> ProviderSpec:
+    return next(spec for spec in specs() if spec.compatible_label)
+
+
+def provider_labels() -> dict[str, str]:
+    """Sidebar choice -> label, in the order the sidebar offers them."""
+    labels = {spec.name: spec.label for spec in specs() if spec.public}
+    labels[COMPATIBLE] = _compatible_spec().compatible_label or COMPATIBLE
+    return labels
+
+
+def default_model(choice: str) -> str:
+    """The model the sidebar's Model box starts with for a choice."""
+    if choice == COMPATIBLE:
+        return _compatible_spec().compatible_model
+    spec = find_spec(choice)
+    return spec.default_model if spec else ""
+
+
+def needs_model(choice: str) -> bool:
+    """Whether the choice takes a model name (the local judge and the test judge do not)."""
+    spec = find_spec(choice)
+    return choice == COMPATIBLE or spec is None or spec.needs_model
+
+
+def key_variables(choice: str) -> tuple[str, ...]:
+    """The environment variables that can hold a choice's key (Vertex: its project; none for local)."""
+    spec = _compatible_spec() if choice == COMPATIBLE else find_spec(choice)
+    return spec.key_variables if spec else ()
+
+
 SIDEBAR_KEY = "workbench_sidebar"
 # The sidebar opens library files inside this one folder only (a visitor must not reach the rest of the disk).
 HOME_ENV = "GEVAL_HOME"
@@ -45,7 +69,7 @@ class SidebarChoice:
     @property
     def key_vars(self) -> tuple[str, ...]:
         """The environment variables that can hold this judge's key (none for local)."""
-        return KEY_VARS.get(self.choice, ())
+        return key_variables(self.choice)
 
     @property
     def key_present(self) -> bool | None:
@@ -56,11 +80,8 @@ class SidebarChoice:
 
 
 def provider_choices() -> list[str]:
-    """The judges the sidebar offers; the scripted one only when tests ask for it."""
-    choices = list(PROVIDERS)
-    if os.environ.get(TEST_JUDGE_ENV) == "scripted":
-        choices.insert(0, "scripted")
-    return choices
+    """The judges the sidebar offers, first one first (the default)."""
+    return list(provider_labels())
 
 
 def secrets_to_env() -> None:
@@ -121,9 +142,9 @@ def scrub_base_url() -> None:
 
 def judge_settings_for(choice: str, model: str, base_url: str | None) -> JudgeSettings:
     """The connection part of JudgeSettings for a sidebar choice; ConfigError for a URL carrying credentials."""
-    provider = _COMPATIBLE_SPEC.name if choice == COMPATIBLE else choice
+    provider = _compatible_spec().name if choice == COMPATIBLE else choice
     url = check_base_url(base_url, OPENAI_KEY) if choice == COMPATIBLE else None
-    return JudgeSettings(provider=provider, model=model or DEFAULT_MODELS.get(choice, ""), base_url=url)
+    return JudgeSettings(provider=provider, model=model or default_model(choice), base_url=url)
 
 
 def sidebar() -> SidebarChoice:
@@ -160,8 +181,9 @@ def run_settings(frozen: JudgeSettings, use_sidebar: bool) -> JudgeSettings:
 
 def make_judge(settings: JudgeSettings):
     """A judge for these settings (cached per provider, model and URL; the local model loads once)."""
-    if settings.provider == "scripted":
-        return scripted_judge()
+    spec = find_spec(settings.provider)
+    if spec is not None and not spec.reuse:
+        return spec.build(settings)
     return _cached_judge(settings.provider, settings.model, settings.base_url)
 
 
@@ -170,31 +192,3 @@ def _cached_judge(provider: str, model: str, base_url: str | None):
     from geval_core.providers import get_judge
 
     return get_judge(JudgeSettings(provider=provider, model=model, base_url=base_url))
-
-
-SCRIPTED_STEPS = (
-    "1. Read the text carefully and identify its main points.\n"
-    "2. Check how well the text meets the definition of the dimension.\n"
-    "3. Assign a rating on the scale using the descriptions of each point."
-)
-
-
-def _scripted_script(request: JudgeRequest) -> dict[str, float]:
-    from geval_core.providers.scripted import _default_script
-
-    # A request without allowed ratings is a steps-generation request: answer with numbered steps.
-    if not request.ratings:
-        return {SCRIPTED_STEPS: 1.0}
-    delay = float(os.environ.get(TEST_JUDGE_DELAY_ENV) or 0)
-    if delay:  # the browser test needs a run slow enough to click Stop in
-        import time
-
-        time.sleep(min(delay, 5.0))
-    return _default_script(request)
-
-
-def scripted_judge():
-    """The tests' scripted judge: steps for generation requests, a fixed distribution for ratings."""
-    from geval_core.providers.scripted import ScriptedJudge
-
-    return ScriptedJudge(_scripted_script)

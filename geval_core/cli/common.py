@@ -18,9 +18,9 @@ from prompt_library.base import locked_message
 
 from ..errors import GEvalError, InputError
 from ..files.datafiles import lookup, read_rows
-from ..providers.common import check_base_url
-from ..providers.registry import REGISTRY, judge_ref_help, key_variable
+from ..providers.registry import find_spec, judge_ref_help, key_variable
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
+from ..urls import check_base_url
 
 DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
 JUDGE_HELP = f"{judge_ref_help()} (default: the prompt's own judge)"
@@ -155,7 +155,7 @@ def resolve_prompt(library: Library, ref: str) -> FrozenPrompt:
 def parse_judge(ref: str) -> tuple[str, str | None]:
     """'openai:gpt-4o' -> ('openai', 'gpt-4o'); 'local' -> ('local', None)."""
     provider, _, model = ref.partition(":")
-    spec = REGISTRY.get(provider)  # a provider that is not public (the test judge) is accepted, not advertised
+    spec = find_spec(provider)  # a provider that is not public (the test judge) is accepted, not advertised
     if spec is None or (spec.needs_model and not model):
         raise click.BadParameter(f"{ref!r}: use {judge_ref_help()}", param_hint="--judge")
     return provider, model or None

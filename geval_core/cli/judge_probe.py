@@ -33,7 +33,7 @@ def _settings(library: Any, judge_ref: str | None, base_url: str | None, prompt_
     """(settings, prompt or None): the prompt's judge, with --judge/--base-url over it."""
     from dataclasses import replace
 
-    from ..providers.common import check_base_url
+    from ..urls import check_base_url
 
     prompt = resolve_prompt(library, prompt_ref) if prompt_ref else None
     settings = prompt.dimension.judge if prompt else JudgeSettings()

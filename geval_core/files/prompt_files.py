@@ -133,7 +133,7 @@ def _judge_fields(data: dict[str, Any], said: list[str]) -> dict[str, Any]:
     judge = dict(data["judge"])
     url = judge.pop("base_url", None)
     if url:
-        from ..providers.common import shown_url
+        from ..urls import shown_url
 
         said.append(f"the export names a server ({shown_url(str(url))}); ignored: a file never chooses where "
                     "requests and your key go. Name your server yourself: --base-url, the sidebar's Base URL, "

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from ..errors import UnreachableError
 from ..types import Judge, JudgeSettings
-from .common import check_base_url
-from .registry import REGISTRY, ProviderSpec, key_variable, provider_spec, public_names, register
+from ..urls import check_base_url
+from .registry import REGISTRY, ProviderSpec, key_variable, provider_spec, public_names, register, specs
 from .scripted import ScriptedJudge
 
 PROVIDERS = public_names()
@@ -24,4 +24,4 @@ def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: floa
 
 
 __all__ = ["PROVIDERS", "REGISTRY", "Judge", "ProviderSpec", "ScriptedJudge", "UnreachableError", "get_judge",
-           "provider_spec", "public_names", "register"]
+           "provider_spec", "public_names", "register", "specs"]

@@ -11,7 +11,8 @@ from typing import Any
 
 from ..errors import LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Usage
-from .common import check_base_url, gather_choices
+from ..urls import check_base_url
+from .common import gather_choices
 
 
 class HostedJudge:

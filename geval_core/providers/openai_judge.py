@@ -1,7 +1,7 @@
 """The OpenAI judge: chat completions through the official SDK, or any OpenAI-compatible server.
 
-The hot path sends the body as the SDK's low-level `post` does, with the request the SDK builds once per
-judge (prepared_post.py: its auth, headers, timeout and error types), and reads the answer with
+The hot path sends the body through the client's public `post` (the SDK's documented way to make a request
+by hand: its auth, headers, timeout, connection pool and error types) and reads the answer's bytes with
 `json.loads`: the typed `create` spends ~1 ms validating the request's TypedDicts and ~0.7 ms building
 pydantic models of the response, three times what the judgment needs. `completion_from_json` reads the
 fields the SDK's models would give (tests/typed_judge.py keeps the typed path as the reference it is
@@ -15,13 +15,13 @@ from typing import Any, NamedTuple
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError, UnreachableError
 from ..types import Choice, JudgeRequest, JudgeSettings, Position, TopLogprob
+from ..urls import is_custom_server
 from .capabilities import NO_LOGPROBS, completion_budget, is_reasoning_model
-from .common import NO_KEY, env_key, is_custom_server, redact, require_key, status_error
+from .common import NO_KEY, env_key, redact, require_key, status_error
 from .hosted import HostedJudge
-from .http_transport import lean_http_client
-from .prepared_post import PreparedPost
 
 KEY_VARIABLE = "OPENAI_API_KEY"
+_BEARER: Any = {"security": {"bearer_auth": True}}  # RequestOptions: authenticate with the API key
 # Status codes worth another try; the runner retries, never the SDK (max_retries=0).
 RETRYABLE_STATUS = {408, 409, 429}
 # The documented 400 codes for a parameter a model does not take, or a value it does not accept.
@@ -59,12 +59,9 @@ class OpenAIJudge(HostedJudge):
         from openai import OpenAI
 
         super().__init__(model, api_key, base_url)
-        # One client per judge, shared by every worker thread (httpx clients are thread-safe); a plain-http
-        # server gets the lean transport. max_retries=0: the runner retries, with its own budget.
-        self._client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0,
-                              http_client=lean_http_client(self.base_url))
-        # The path and credentials `create` sends (the key, never an admin key); the request is built once.
-        self._post_json = PreparedPost(self._client, "/chat/completions", {"bearer_auth": True})
+        # One client per judge, shared by every worker thread (its httpx client keeps connections alive and is
+        # thread-safe). max_retries=0: the runner retries, with its own budget.
+        self._client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
         self.reasoning = is_reasoning_model(model)  # also set once a server refuses max_tokens
         self.adapted: list[str] = []  # what this judge changed after a documented 400, for the record
 
@@ -129,7 +126,9 @@ class OpenAIJudge(HostedJudge):
 
     def _post(self, body: dict[str, Any]) -> Completion:
         """The request itself, read into a Completion (the SDK's exceptions pass through to `_send`)."""
-        return completion_from_json(self._post_json(body))
+        # The credentials `create` sends (the API key, never an admin key).
+        answer = self._client.post("/chat/completions", body=body, cast_to=bytes, options=_BEARER)
+        return completion_from_json(answer)
 
     def _status_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
         message = redact(str(getattr(exc, "message", "") or exc), self._key)[:300]

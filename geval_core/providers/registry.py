@@ -9,6 +9,8 @@ one adapter module and one `register(ProviderSpec(...))`.
 from __future__ import annotations
 
 import importlib
+import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,7 @@ class ProviderSpec:
     compatible_model: str = ""
     presets: Mapping[str, Preset] = field(default_factory=dict)  # compatible servers and what they return
     public: bool = True  # offered in lists and help; False: accepted when named (the test judge)
+    reuse: bool = True  # one judge may serve many runs (the local model loads once); False: one per run
 
     def build(self, settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> Judge:
         """A judge for these settings, importing the adapter (and its SDK) only now."""
@@ -42,20 +45,34 @@ class ProviderSpec:
 
 
 REGISTRY: dict[str, ProviderSpec] = {}
+# Modules (comma-separated) whose `register_providers(register)` adds providers when the registry loads.
+PLUGINS_ENV = "GEVAL_PROVIDER_PLUGINS"
 
 
-def register(spec: ProviderSpec) -> ProviderSpec:
-    """Add a provider (a later registration of the same name replaces the earlier one)."""
-    REGISTRY[spec.name] = spec
+def register(spec: ProviderSpec, first: bool = False) -> ProviderSpec:
+    """Add a provider (replacing one of the same name); `first` puts it at the head of every list."""
+    others = {name: other for name, other in REGISTRY.items() if name != spec.name}
+    REGISTRY.clear()
+    REGISTRY.update({spec.name: spec, **others} if first else {**others, spec.name: spec})
     return spec
+
+
+def find_spec(name: str) -> ProviderSpec | None:
+    """The spec of a provider, or None when no provider has that name."""
+    return REGISTRY.get(name)
 
 
 def provider_spec(name: str) -> ProviderSpec:
     """The spec of a provider; ConfigError naming the known ones for any other name."""
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise ConfigError(f"unknown judge provider {name!r}: use one of {', '.join(public_names())}") from None
+    spec = find_spec(name)
+    if spec is None:
+        raise ConfigError(f"unknown judge provider {name!r}: use one of {', '.join(public_names())}")
+    return spec
+
+
+def specs() -> tuple[ProviderSpec, ...]:
+    """Every registered provider, in list order."""
+    return tuple(REGISTRY.values())
 
 
 def public_names() -> tuple[str, ...]:
@@ -75,7 +92,7 @@ def default_concurrency(settings: JudgeSettings) -> int:
 
 def key_variable(provider: str) -> str:
     """The variable a refused key's message names for this provider."""
-    spec = REGISTRY.get(provider)
+    spec = find_spec(provider)
     return spec.key_variables[0] if spec and spec.key_variables else "OPENAI_API_KEY"
 
 
@@ -98,4 +115,18 @@ register(ProviderSpec("gemini", "Gemini", "geval_core.providers.gemini_judge:bui
 register(ProviderSpec("vertex", "Vertex AI (Google Cloud credentials)", "geval_core.providers.vertex_judge:build",
                       ("GOOGLE_CLOUD_PROJECT",), default_model="gemini-2.5-flash"))
 register(ProviderSpec("scripted", "Scripted test judge", "geval_core.providers.scripted:build",
-                      default_model="scripted-1", needs_model=False, public=False))
+                      default_model="scripted-1", needs_model=False, public=False, reuse=False))
+
+
+def load_plugins() -> None:
+    """Import the modules PLUGINS_ENV names and let each register its providers; one that fails is skipped
+    with a warning that names it (the built-in providers still work)."""
+    for module_name in filter(None, (part.strip() for part in os.environ.get(PLUGINS_ENV, "").split(","))):
+        try:
+            importlib.import_module(module_name).register_providers(register)
+        except Exception as exc:  # a broken plugin must not take the built-in judges down with it
+            warnings.warn(f"{PLUGINS_ENV}: {module_name!r} registered no provider ({type(exc).__name__}: {exc})",
+                          stacklevel=2)
+
+
+load_plugins()

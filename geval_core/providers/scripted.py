@@ -11,7 +11,7 @@ from ..types import Choice, JudgeReply, JudgeRequest, JudgeSettings, Position, T
 Distribution = dict[str, float]  # token -> probability at the rating position
 
 
-def _default_script(request: JudgeRequest) -> Distribution:
+def default_script(request: JudgeRequest) -> Distribution:
     """A distribution that depends on the prompt text, so different items get different scores."""
     ratings = request.ratings or (1, 2, 3, 4, 5)
     prompt = "".join(m["content"] for m in request.messages)
@@ -31,7 +31,7 @@ class ScriptedJudge:
 
     def __init__(self, script: Callable[[JudgeRequest], Distribution] | None = None,
                  model_version: str = "scripted-1") -> None:
-        self.script = script or _default_script
+        self.script = script or default_script
         self.model_version = model_version
         self.requests: list[JudgeRequest] = []
 

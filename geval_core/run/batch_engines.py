@@ -19,17 +19,10 @@ from typing import Any
 
 from ..errors import ConfigError, GEvalError, InputError, JudgeError, NotFoundError, UnreachableError
 from ..prompts.inputs import require_inputs
-from ..providers.common import (
-    NO_KEY,
-    check_base_url,
-    env_key,
-    http_errors,
-    is_custom_server,
-    redact,
-    require_key,
-)
+from ..providers.common import NO_KEY, env_key, http_errors, redact, require_key
 from ..store import Store
 from ..types import FrozenPrompt, JudgeSettings
+from ..urls import check_base_url, is_custom_server
 from .batch import (
     BATCH_URL,
     MAX_REQUESTS,
@@ -49,7 +42,7 @@ DONE = {"completed", "failed", "expired", "cancelled", "JOB_STATE_SUCCEEDED", "J
 COLLECTABLE = {"completed", "expired", "cancelled", "JOB_STATE_SUCCEEDED"}  # finished with results to read
 
 
-def _client(provider: str, base_url: str | None) -> Any:
+def batch_client(provider: str, base_url: str | None) -> Any:
     """The SDK client for a provider's batch engine; the key from the environment, as live judges get it."""
     base_url = check_base_url(base_url)
     if provider == "openai":
@@ -117,7 +110,7 @@ def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: 
     count = len(items) * (settings.n if batch_mode(settings) == "sampling" else 1)
     if count > MAX_REQUESTS:
         raise InputError(f"{count} requests exceed a batch's {MAX_REQUESTS}; split the dataset (or lower n)")
-    client = client or _client(settings.provider, settings.base_url)  # a missing key stops before a run exists
+    client = client or batch_client(settings.provider, settings.base_url)  # a missing key stops before a run exists
     run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
     try:
         with engine_errors(settings.provider, settings.base_url):
@@ -175,7 +168,7 @@ def _record(store: Store, batch_id: str) -> dict[str, Any]:
 def batch_status(store: Store, batch_id: str, base_url: str | None = None, client: Any = None) -> dict[str, Any]:
     """The provider's status of a batch: {batch_id, run_id, status, done, counts}."""
     record = _record(store, batch_id)
-    client = client or _client(record["provider"], base_url)
+    client = client or batch_client(record["provider"], base_url)
     with engine_errors(record["provider"], base_url):
         if record["provider"] == "openai":
             batch = client.batches.retrieve(batch_id)
@@ -192,7 +185,7 @@ def collect_remote(store: Store, batch_id: str, base_url: str | None = None, cli
                    on_progress: Progress | None = None) -> dict[str, Any]:
     """Download a finished batch's results and score them into its run (idempotent, resumable)."""
     record = _record(store, batch_id)
-    client = client or _client(record["provider"], base_url)
+    client = client or batch_client(record["provider"], base_url)
     status = batch_status(store, batch_id, client=client)
     batch = status.pop("_batch")
     if status["status"] not in COLLECTABLE:

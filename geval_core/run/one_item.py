@@ -128,7 +128,7 @@ def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None
     None; never one named by the prompt. A judge that fails for good raises its JudgeError.
     """
     from ..providers import get_judge
-    from ..providers.common import check_base_url
+    from ..urls import check_base_url
 
     require_inputs(prompt, [fields], "the fields given to score_item")  # a misspelled key is no empty input
     settings = replace(prompt.dimension.judge, base_url=check_base_url(base_url))

@@ -23,7 +23,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from .._lazy import lazy_exports
+from ..lazy import lazy_exports
 
 # Loaded on first use (PEP 562): `import geval_core.stats.repeatability` (no numpy) must not load numpy through
 # this package, and neither must `geval --help`. `from geval_core.stats import X` works as before.

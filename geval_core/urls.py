@@ -1,0 +1,71 @@
+"""Server URLs as the workbench takes and shows them: http(s) only, never carrying credentials, printed
+without user:password@, query or fragment."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlparse, urlsplit
+
+from .errors import ConfigError
+
+__all__ = ["OPENAI_HOSTS", "check_base_url", "credentials_in", "is_custom_server", "shown_url"]
+
+OPENAI_HOSTS = {"api.openai.com"}
+# Query parameters that carry credentials (api_key, key, token, access_token, secret, password, sig, ...).
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|credential", re.IGNORECASE)
+
+
+def shown_url(url: str) -> str:
+    """scheme://host:port/path of a URL: never its user:password@, query or fragment (safe to print)."""
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(an unreadable URL)"
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else "(not a URL)"
+
+
+def credentials_in(url: str) -> str | None:
+    """Where a URL carries credentials ("user:password@ before the host", "?api_key= in the URL"), or None."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if "@" in parts.netloc:
+        return "user:password@ before the host"
+    named = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) + parse_qsl(parts.fragment)
+             if _SECRET_PARAM.search(k)]
+    return f"?{named[0]}= in the URL" if named else None
+
+
+def check_base_url(url: str | None, variable: str = "OPENAI_API_KEY") -> str | None:
+    """The server URL as given (None when empty); ConfigError when it is not http(s) or carries credentials.
+
+    A key inside a URL (user:KEY@host, ?api_key=KEY) would be stored with the run and printed wherever the
+    URL is: keys come from the environment only. The message never repeats the credentials.
+    """
+    if url is None or not url.strip():
+        return None
+    url = url.strip()
+    where = credentials_in(url)
+    if where is not None:
+        raise ConfigError(f"the base URL {shown_url(url)} carries credentials ({where}); a key never goes in a "
+                          f"URL: set {variable} in the environment and give the URL without it")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
+    except ValueError:
+        raise ConfigError(f"the base URL {shown_url(url)} is not a valid URL; give the server's address, "
+                          "e.g. http://127.0.0.1:8080/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the base URL {shown_url(url)} is not an http(s) server address; give the server's "
+                          "address, e.g. http://127.0.0.1:8080/v1")
+    return url
+
+
+def is_custom_server(base_url: str | None) -> bool:
+    """True for a base_url that is not the official OpenAI API (loopback, vLLM, Ollama, ...)."""
+    if not base_url:
+        return False
+    return (urlparse(base_url).hostname or "") not in OPENAI_HOSTS

@@ -1,0 +1,64 @@
+"""The app tests' judge, registered as a provider plugin (GEVAL_PROVIDER_PLUGINS=scripted_app_judge, with
+tests/ on the path, or `offer()` in this process): numbered steps for generation requests, a distribution
+that depends on the prompt for ratings, and an optional delay per rating request (GEVAL_TEST_JUDGE_DELAY)
+so a browser test can click Stop mid-run."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from geval_core.providers import registry
+from geval_core.providers.scripted import ScriptedJudge, default_script
+from geval_core.types import JudgeRequest, JudgeSettings
+
+DELAY_ENV = "GEVAL_TEST_JUDGE_DELAY"
+PLUGIN = "scripted_app_judge"
+SCRIPTED_STEPS = (
+    "1. Read the text carefully and identify its main points.\n"
+    "2. Check how well the text meets the definition of the dimension.\n"
+    "3. Assign a rating on the scale using the descriptions of each point."
+)
+PRODUCT_REGISTRY = dict(registry.REGISTRY)  # the providers users have, before any test offers this one
+SPEC = registry.ProviderSpec("scripted", "Scripted test judge", f"{PLUGIN}:build", default_model="scripted-1",
+                             needs_model=False, reuse=False)
+
+
+def script(request: JudgeRequest) -> dict[str, float]:
+    """Steps for a request without allowed ratings (steps generation), the default distribution otherwise."""
+    if not request.ratings:
+        return {SCRIPTED_STEPS: 1.0}
+    delay = float(os.environ.get(DELAY_ENV) or 0)
+    if delay:
+        time.sleep(min(delay, 5.0))
+    return default_script(request)
+
+
+def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> ScriptedJudge:
+    """The plugin's builder: a fresh scripted judge."""
+    return ScriptedJudge(script)
+
+
+def register_providers(register) -> None:
+    """The plugin hook: the scripted judge first, so the sidebar starts on it."""
+    register(SPEC, first=True)
+
+
+def withdraw(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry users have (no test judge) until the test ends."""
+    monkeypatch.setattr(registry, "REGISTRY", dict(PRODUCT_REGISTRY))
+
+
+def plugin_env() -> dict[str, str]:
+    """What a process needs in its environment to load this plugin (the browser tests' app)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH", "")]))
+    return {registry.PLUGINS_ENV: PLUGIN, "PYTHONPATH": path}
+
+
+def offer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register the plugin in this process until the test ends (the registry as it was afterwards)."""
+    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
+    register_providers(registry.register)
