@@ -1,8 +1,8 @@
 """The OpenAI judge: chat completions through the official SDK, or any OpenAI-compatible server.
 
 The hot path sends the body through the client's public `post` (the SDK's documented way to make a request
-by hand: its auth, headers, timeout, connection pool and error types) and reads the answer's bytes with
-`json.loads`: the typed `create` spends ~1 ms validating the request's TypedDicts and ~0.7 ms building
+by hand: its auth, headers, timeout, connection pool and error types), or for a plain-http server through the
+public API of the SDK's own httpx client (plain_http.py), and reads the answer's bytes with `json.loads`: the typed `create` spends ~1 ms validating the request's TypedDicts and ~0.7 ms building
 pydantic models of the response, three times what the judgment needs. `completion_from_json` reads the
 fields the SDK's models would give (tests/typed_judge.py keeps the typed path as the reference it is
 checked against); batch output files are read the same way.
@@ -19,6 +19,7 @@ from ..urls import is_custom_server
 from .capabilities import NO_LOGPROBS, completion_budget, is_reasoning_model
 from .common import NO_KEY, env_key, redact, require_key, status_error
 from .hosted import HostedJudge
+from .plain_http import PlainHttpPost, ServerStatusError, ServerTimeout, ServerUnreachable, is_plain_http
 
 KEY_VARIABLE = "OPENAI_API_KEY"
 _BEARER: Any = {"security": {"bearer_auth": True}}  # RequestOptions: authenticate with the API key
@@ -62,6 +63,8 @@ class OpenAIJudge(HostedJudge):
         # One client per judge, shared by every worker thread (its httpx client keeps connections alive and is
         # thread-safe). max_retries=0: the runner retries, with its own budget.
         self._client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
+        self._plain = (PlainHttpPost(self.base_url, "/chat/completions", api_key, timeout,
+                                     self._client.default_headers) if is_plain_http(self.base_url) else None)
         self.reasoning = is_reasoning_model(model)  # also set once a server refuses max_tokens
         self.adapted: list[str] = []  # what this judge changed after a documented 400, for the record
 
@@ -94,14 +97,14 @@ class OpenAIJudge(HostedJudge):
         seed = None if request.seed is None else request.seed + call
         try:
             return self._send(chat_body(request, n, self.reasoning, seed), request)
-        except openai.BadRequestError as exc:
+        except (openai.BadRequestError, ServerStatusError) as exc:  # a 400: _send passes only those on
             if self.reasoning or not _refused(exc, "max_tokens"):
                 raise self._status_error(exc, request) from None
         self.reasoning = True  # the server said so: this model reasons, whatever its name
         self.adapted.append("max_tokens -> max_completion_tokens (the server refused max_tokens)")
         try:
             return self._send(chat_body(request, n, True, seed), request)
-        except openai.BadRequestError as exc:
+        except (openai.BadRequestError, ServerStatusError) as exc:
             raise self._status_error(exc, request) from None
 
     def _send(self, body: dict[str, Any], request: JudgeRequest) -> Completion:
@@ -113,11 +116,13 @@ class OpenAIJudge(HostedJudge):
             return self._post(body)
         except openai.BadRequestError:
             raise
-        except openai.APIStatusError as exc:
+        except (openai.APIStatusError, ServerStatusError) as exc:
+            if isinstance(exc, ServerStatusError) and exc.status_code == 400:
+                raise
             raise self._status_error(exc, request) from None
-        except openai.APITimeoutError:
+        except (openai.APITimeoutError, ServerTimeout):
             raise RetryableJudgeError(f"{self._where()} timed out") from None
-        except openai.APIConnectionError as exc:
+        except (openai.APIConnectionError, ServerUnreachable) as exc:
             raise UnreachableError(f"could not connect to {self._where()}: {redact(str(exc), self._key)}") from None
         except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON, or not a completion
             # A malformed or truncated body is one broken answer, not a broken judge: ask again.
@@ -126,6 +131,8 @@ class OpenAIJudge(HostedJudge):
 
     def _post(self, body: dict[str, Any]) -> Completion:
         """The request itself, read into a Completion (the SDK's exceptions pass through to `_send`)."""
+        if self._plain is not None:
+            return completion_from_json(self._plain(body))
         # The credentials `create` sends (the API key, never an admin key).
         answer = self._client.post("/chat/completions", body=body, cast_to=bytes, options=_BEARER)
         return completion_from_json(answer)
@@ -134,7 +141,8 @@ class OpenAIJudge(HostedJudge):
         message = redact(str(getattr(exc, "message", "") or exc), self._key)[:300]
         if exc.status_code == 400 and getattr(exc, "code", None) in UNSUPPORTED:
             return _unsupported(exc, request, message)
-        return status_error(exc.status_code, message, exc.response.headers.get("retry-after"), request,
+        headers = exc.headers if isinstance(exc, ServerStatusError) else exc.response.headers
+        return status_error(exc.status_code, message, headers.get("retry-after"), request,
                             who=self._where(), model="model", retryable=RETRYABLE_STATUS, key_hint=KEY_VARIABLE)
 
 
