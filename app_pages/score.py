@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from geval_core.prompts.inputs import mismatch_message, missing_inputs
-from geval_core.providers.registry import default_concurrency
+from geval_core.providers.registry import default_concurrency, provider_spec
 from geval_core.run.options import RunOptions
 from geval_core.types import bounds_of
 from workbench_ui import (
@@ -67,7 +67,8 @@ def new_run(lib) -> None:
     settings = score_parts.judge_choice(prompt)
     ready = judge_checks.before_run(lib, prompt, settings)  # the judge's latest test and documented limits
     bounds = bounds_of(RunOptions, "concurrency")
-    concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=bounds.max, step=1,
+    most = min(bounds.max, provider_spec(settings.provider).max_concurrency)
+    concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=most, step=1,
                                   value=default_concurrency(settings), key="score_concurrency",
                                   help=bounds.help)
     rate_limits()

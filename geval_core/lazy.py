@@ -1,6 +1,6 @@
 """Lazy re-exports for a package `__init__`: `from geval_core import X` loads X's module on first use.
 
-A `geval` command that only lists runs should not pay for numpy, scipy or the SDKs (issue 15), yet the
+A `geval` command that only lists runs should not pay for numpy, scipy or the SDKs, yet the
 package keeps one `__init__` with `__all__`, as httpx does.
 """
 

@@ -152,7 +152,7 @@ class LibraryBase:
     def db(self) -> Database:
         """sqlite-utils on the library's connection, for migrations (and tests); reads and writes are sqlite3.
 
-        Importing sqlite-utils takes 60-80 ms, 40 % of `geval runs list` (issue 15). No plugins: looking
+        Importing sqlite-utils takes 60-80 ms, 40 % of `geval runs list`. No plugins: looking
         them up scans every installed package's metadata, and the library's SQL must not depend on what
         else is installed.
         """

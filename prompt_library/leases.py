@@ -1,6 +1,6 @@
 """One runner per run: a lease row (owner, process, host, heartbeat) taken in one write transaction.
 
-Two `geval score` commands on the same run used to both resume it and pay for every item twice. The
+Without a lease, two `geval score` commands on the same run would both resume it and pay for every item twice. The
 first takes the lease; a second is refused with who holds it. A lease whose process is gone (checked
 on this host) or whose heartbeat stopped is taken over, so a crash never locks a run for good.
 """

@@ -1,7 +1,7 @@
 """The library's schema as sqlite-utils migrations; add a new function to change it, never edit one.
 
 The steps are listed here without importing sqlite-utils: opening a library only checks which steps a file
-has (`pending`), and a read-only command never needs sqlite-utils at all (issue 15: `geval runs list`).
+has (`pending`), and a read-only command never needs sqlite-utils at all (`geval runs list`).
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def m006_archived(db: Database) -> None:
 
 
 # Every protection trigger a migrated library has, by name, as SQLite stores it (without IF NOT EXISTS).
-# Opening a library compares its triggers with these; tests/test_pin_store.py checks them against a
+# Opening a library compares its triggers with these; tests/library/test_frozen_history.py checks them against a
 # freshly migrated file.
 PROTECTION_TRIGGERS = {
     re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)[1]: sql.replace(" IF NOT EXISTS", "", 1)

@@ -214,7 +214,7 @@ def cache_entry_ok(key: str, reply_text: str | None, stored_hash: str | None) ->
     """Whether a cache row's reply is the one its hash was computed over."""
     if stored_hash is None or reply_text is None:
         return False
-    if _entry_hash(key, reply_text) == stored_hash:  # stored canonical (every entry written since issue 15)
+    if _entry_hash(key, reply_text) == stored_hash:  # stored canonical (the current write format)
         return True
     try:
         return cache_hash(key, reply_text) == stored_hash

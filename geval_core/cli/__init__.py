@@ -29,12 +29,12 @@ COMMANDS = {
     "score": (".score", "score_command"),
     "batch": (".batch", "batch_group"),
     "verify": (".verify", "verify_command"),
-    # Judge diagnostics (issue 13).
+    # Judge diagnostics.
     "calibration": (".diagnostics", "calibration_command"),
     "estimate": (".diagnostics", "estimate_command"),
     "probe": (".probes", "probe_group"),
     "stability": (".stability", "stability_command"),
-    # Raters and the human ceiling (issue 12).
+    # Raters and the human ceiling.
     "raters": (".raters", "raters_command"),
     "review": (".review", "review_command"),
 }

@@ -1,4 +1,4 @@
-"""Score the same items K times before freezing, to see how stable a prompt's ratings are (issue 13, part 2).
+"""Score the same items K times before freezing, to see how stable a prompt's ratings are.
 
 A frozen prompt with a library dataset is run K times through the runner (stored runs, no judge cache);
 a draft, or any prompt whose steps are regenerated each time, is judged in memory and nothing is stored.

@@ -11,7 +11,7 @@ from . import DIMENSION_FIELDS, PLACEHOLDER, form_line, placeholders, template_o
 # OpenAI's tokenizers (cl100k_base, o200k_base) hold every integer 0-999 as one token.
 OPENAI_SINGLE_TOKEN_MAX = 999
 # SmolLM2's tokenizer splits numbers one digit per token ("10" -> "1", "0"); checked against the GGUF
-# vocabulary in tests/test_checks.py, never by loading the model here.
+# vocabulary in tests/prompts/test_checks.py, never by loading the model here.
 LOCAL_SINGLE_TOKEN_MAX = 9
 
 # Phrases that say a low rating is the good end; the workbench's scales always mean "max is best".
@@ -135,7 +135,7 @@ def _single_token(dim: Dimension) -> list[Check]:
     fits = ratings_single_token(dim.judge, dim.scale)
     if fits is None or fits:
         return []
-    # A warning, not a refusal (issue 2): freezing stays possible, the consequence is spelled out.
+    # A warning, not a refusal: freezing stays possible, the consequence is spelled out.
     if dim.judge.mode == "sampling":
         effect = "sampling parses the reply text, so this only matters if you switch to logprobs mode"
     else:

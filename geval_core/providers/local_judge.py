@@ -207,7 +207,7 @@ class LocalJudge:
             diff = np.flatnonzero(cached[:n] != np.asarray(ids[:n], dtype=cached.dtype))
             # Reuse up to the first differing token, but evaluate at least two tokens: llama.cpp gives a
             # token the same logits in any batch of two or more (bench_local.py --check: warm == cold bit
-            # for bit on the sample set, random splits too; tests/test_local_judge_speed.py), while a
+            # for bit on the sample set, random splits too; tests/providers/test_local_judge_speed.py), while a
             # one-token batch runs other kernels (up to 0.7 off in a log-probability). So answers stay
             # those of a cold evaluation, and no batch below is a single token either.
             keep = max(0, min(int(diff[0]) if diff.size else n, len(ids) - (2 if self.exact_reuse else 1)))

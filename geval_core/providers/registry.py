@@ -13,7 +13,6 @@ import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import ConfigError
 from ..types import Judge, JudgeSettings
@@ -85,6 +84,15 @@ def judge_ref_help() -> str:
     return ", ".join(n if not REGISTRY[n].needs_model else f"{n}:MODEL" for n in public_names())
 
 
+def allowed_concurrency(settings: JudgeSettings, wanted: int) -> tuple[int, str | None]:
+    """The calls in flight to use for `wanted`, and why it was lowered (None when it was not)."""
+    spec = provider_spec(settings.provider)
+    if wanted <= spec.max_concurrency:
+        return wanted, None
+    return spec.max_concurrency, (f"{spec.label} takes at most {spec.max_concurrency} calls in flight "
+                                  f"(more only wait in line): using {spec.max_concurrency}, not {wanted}")
+
+
 def default_concurrency(settings: JudgeSettings) -> int:
     """Calls in flight when not given (the local judge runs one call at a time: more only adds waiting)."""
     return provider_spec(settings.provider).default_concurrency
@@ -96,11 +104,18 @@ def key_variable(provider: str) -> str:
     return spec.key_variables[0] if spec and spec.key_variables else "OPENAI_API_KEY"
 
 
-def describe(spec: ProviderSpec) -> dict[str, Any]:
-    """A provider as plain data (the README table and `geval` help)."""
-    return {"name": spec.name, "label": spec.label, "key_variables": list(spec.key_variables),
-            "default_model": spec.default_model, "default_concurrency": spec.default_concurrency,
-            "compatible_servers": bool(spec.compatible_label)}
+def providers_table() -> str:
+    """The public providers as the Markdown table the README shows (a test keeps the two equal)."""
+    rows = ["| Provider | `--judge` | Key from | Default model | Calls in flight | Compatible servers |",
+            "|---|---|---|---|---|---|"]
+    for spec in specs():
+        if spec.public:
+            judge = f"{spec.name}:MODEL" if spec.needs_model else spec.name
+            keys = " or ".join(f"`{k}`" for k in spec.key_variables) or "none"
+            servers = f"yes ({len(spec.presets)} presets)" if spec.compatible_label else "no"
+            rows.append(f"| {spec.label} | `{judge}` | {keys} | `{spec.default_model}` | "
+                        f"{spec.default_concurrency} (at most {spec.max_concurrency}) | {servers} |")
+    return "\n".join(rows)
 
 
 register(ProviderSpec("local", "Local SmolLM2 (no key, no network)", "geval_core.providers.local_judge:build",

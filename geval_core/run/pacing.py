@@ -1,6 +1,6 @@
 """Rate limits: fewer calls in flight after a 429 (grown back slowly), and optional rpm / tpm pacing.
 
-A low-tier key at concurrency 16 used to get a storm of 429s: every worker retried on its own. The
+Without one gate a low-tier key at concurrency 16 gets a storm of 429s: every worker retries on its own. The
 `Gate` every attempt passes through halves the calls in flight on a 429 and adds one back per
 `limit` successes (AIMD, as TCP does), and spaces requests so a minute never holds more than `rpm`
 requests or `tpm` tokens (estimated from the rendered prompt, as the cost estimate is).

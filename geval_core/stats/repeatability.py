@@ -1,4 +1,4 @@
-"""How stable a prompt's judgments are across K repeats of the same items (issue 13, part 2).
+"""How stable a prompt's judgments are across K repeats of the same items.
 
 Pure computation from K lists of judgments (one list per repeat, `Judgment`s or their dicts):
 

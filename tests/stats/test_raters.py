@@ -4,11 +4,11 @@ worked example, pairwise quadratic kappa against the moment identity, on SummEva
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from needs import require_file, require_module
+from paths import SHARED
 
 from geval_core.stats.ceiling import all_mean, human_ceiling, others_mean
 from geval_core.stats.raters import (
@@ -21,7 +21,7 @@ from geval_core.stats.raters import (
 )
 from geval_core.types import Item, Scale
 
-SUMMEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "summeval" / "summeval.jsonl"
+SUMMEVAL = SHARED / "data" / "summeval" / "summeval.jsonl"
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 NAN = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 observers, 12 units.

@@ -7,18 +7,18 @@ a failure under CI (see needs.py).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.stats as st
 from needs import require_file
+from paths import SHARED
 from reference_stats import grouped_by_scipy
 
 from geval_core import agreement, tie_rate
 from geval_core.types import Scale
 
-SUMMEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "summeval" / "summeval.jsonl"
+SUMMEVAL = SHARED / "data" / "summeval" / "summeval.jsonl"
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 
 require_file(SUMMEVAL, "SummEval data")

@@ -8,20 +8,20 @@ Every figure is checked against scipy per dialogue context and a hand-built kapp
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.stats as st
 from click.testing import CliRunner
 from needs import require_file
+from paths import SHARED
 from reference_stats import grouped_by_scipy
 
 from geval_core import agreement
 from geval_core.cli import cli
 from geval_core.types import Scale
 
-TOPICAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "topical_chat" / "topical_chat.jsonl"
+TOPICAL = SHARED / "data" / "topical_chat" / "topical_chat.jsonl"
 
 require_file(TOPICAL, "Topical-Chat data")
 

@@ -9,16 +9,16 @@ whose correlation is known. With 100 repeats a true 95% coverage falls below 88%
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from needs import require_file
+from paths import SHARED
 
 from geval_core.stats import agreement
 from geval_core.types import Scale
 
-SUMMEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "summeval" / "summeval.jsonl"
+SUMMEVAL = SHARED / "data" / "summeval" / "summeval.jsonl"
 REPS, RESAMPLES, FLOOR = 100, 150, 0.88
 pytestmark = pytest.mark.slow
 

@@ -22,7 +22,6 @@ from geval_core.prompts.names import NAME_RULE
 from geval_core.types import FrozenPrompt, JudgeSettings
 from prompt_library import Library
 
-ROOT = Path(__file__).resolve().parent.parent
 PWN = "__import__('os').system('touch PWNED')"
 HOSTILE = [
     'x" + str(__import__("os").system("touch PWNED")) + "',  # the name

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from click.testing import CliRunner
+from paths import ROOT
 from runner_helpers import setup_library
 
 from geval_core.cli import cli
@@ -20,7 +20,6 @@ from geval_core.types import JudgeSettings
 from prompt_library import Library
 from prompt_library.base import BUSY_TIMEOUT_S
 
-ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("numpy", "pandas", "scipy", "openai", "httpx", "httpx2", "google.genai", "pyarrow", "llama_cpp")
 
 

@@ -7,6 +7,7 @@ import json
 import math
 
 import pytest
+from paths import ROOT
 
 from geval_core.errors import InputError, IntegrityError
 from geval_core.export import (
@@ -178,9 +179,8 @@ def test_readme_production_snippet_runs_as_written_with_the_local_judge(gguf_pat
                                                                         monkeypatch):
     """The README's lines, copied verbatim, score an item with the embedded judge from an exported file
     (gguf_path: the local extra is installed, or the test skips locally and fails under CI)."""
-    from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Production use without the workbench", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     assert 'load_prompt("coherence.json")' in code
