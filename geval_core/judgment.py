@@ -61,6 +61,9 @@ class Judgment:
     latency_s: float = 0.0
     cached: bool = False  # answered from the library's judge cache
     error: str | None = None  # why the item has no judgment; None when the judge answered
+    note: str | None = None  # why an answered item has no score (below the valid-mass floor, no rating)
+    server: str | None = None  # who answered: scheme://host[:port]/path, or the provider's own API
+    source: str | None = None  # where the reply came from: live | cache:RUN/ITEM | batch:SHA256
 
     @classmethod
     def columns(cls) -> tuple[str, ...]:

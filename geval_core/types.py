@@ -91,6 +91,9 @@ class JudgeSettings:
     max_tokens: int = bounded(5, 1, 4096, "reply budget in tokens")
     seed: int | None = None
     reasoning_effort: str | None = None  # reasoning models only; part of the metric when set
+    # Logprobs mode: an item whose rating position holds less probability than this on the allowed ratings
+    # has no score (its reply is mostly something else). Part of the metric only when not the default.
+    valid_mass_floor: float = bounded(0.5, 0.0, 1.0, "least probability on the allowed ratings for a score")
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

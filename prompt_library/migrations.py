@@ -252,3 +252,11 @@ def m007_judgment_counts_index(db: Database) -> None:
     """Judgments by run and error: the judged and error counts of every run (`geval runs list`, the pickers)
     read this index alone, never the judgment rows (50 runs x 1,600 judgments: 35 ms -> 5 ms)."""
     db.execute("CREATE INDEX IF NOT EXISTS judgments_by_run_error ON judgments (run_id, error)")
+
+
+@migration
+def m008_judgment_provenance(db: Database) -> None:
+    """Why an answered item has no score (note), who answered (server) and where its reply came from
+    (source: live, an earlier judgment's cache entry, a batch file)."""
+    for column in ("note", "server", "source"):
+        db.execute(f"ALTER TABLE judgments ADD COLUMN {column} TEXT")

@@ -121,6 +121,11 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
         sql = "SELECT item_id FROM judgments WHERE run_id = ?" + ("" if include_errors else " AND error IS NULL")
         return {r["item_id"] for r in self._rows(sql, [run_id])}
 
+    def scored_count(self, run_id: str) -> int:
+        """How many of a run's items have a score, over every session of the run."""
+        row = self._one("SELECT COUNT(*) AS n FROM judgments WHERE run_id = ? AND score IS NOT NULL", [run_id])
+        return int(row["n"]) if row else 0
+
     def save_judgment(self, run_id: str, judgment: Judgment) -> bool:
         """Write one item's judgment in one transaction; returns False when it was already stored.
 

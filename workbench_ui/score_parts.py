@@ -222,6 +222,10 @@ def show_item(judgment: dict[str, Any], item, prompt: FrozenPrompt, human_key: s
     st.caption(describe(judgment.get("distribution"), judgment.get("mode") == "sampling"))
     if judgment.get("error"):
         st.error(safe_text.md_escape(judgment["error"]))
+    elif judgment.get("note"):  # answered, but no score: why, in the judgment's own words
+        st.warning(f"No score: {safe_text.md_escape(judgment['note'])}")
+    st.caption(f"Answered by {safe_text.md_escape(judgment.get('server') or 'an unrecorded server')} · reply from "
+               f"{safe_text.md_escape(judgment.get('source') or 'an unrecorded source')}")
     left, right = st.columns([1, 1], gap="large")
     with left:
         fig = charts.distribution_figure(judgment.get("distribution") or {}, judgment.get("valid_mass"),

@@ -68,8 +68,9 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
     """The one-paragraph account printed after a run."""
     rate = summary.judged / summary.seconds if summary.seconds else 0.0
     cost = "" if run.get("cost_usd") is None else f", ${run['cost_usd']:.4f}"
+    floor = f" ({summary.below_floor} below the valid-mass floor)" if summary.below_floor else ""
     return (f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.null_scores} without a "
-            f"score, {summary.failed} errors, {summary.cached} from cache, {summary.fallbacks} fell back to "
+            f"score{floor}, {summary.failed} errors, {summary.cached} from cache, {summary.fallbacks} fell back to "
             f"sampling, {summary.skipped} done before; {summary.judge_calls} judge calls in "
             f"{summary.seconds:.1f}s ({rate:.1f} items/s; {summary.setup_seconds:.1f}s more loading the judge); "
             f"tokens {run.get('input_tokens')} in / "
@@ -141,7 +142,7 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     write_results(library, run_id, out)
     if not quiet:
         click.echo(summary_text(summary, library.get_run(run_id)), err=True)
-    exit_for(summary, run_id)
+    exit_for(summary, run_id, library.scored_count(run_id))
 
 
 def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Library, run_id: str,
@@ -166,14 +167,15 @@ def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Librar
                            gate=gate)
 
 
-def exit_for(summary: RunSummary, run_id: str) -> None:
-    """Leave with the documented exit code when the run did not end done with scores."""
+def exit_for(summary: RunSummary, run_id: str, scored: int | None = None) -> None:
+    """Leave with the documented exit code when the run did not end done with scores; `scored` counts the
+    run's scored items over every session, so a re-run of the same state exits as the first run did."""
     if summary.status == "cancelled":
         click.echo(f"interrupted; run the same command again to resume run {run_id}", err=True)
         raise SystemExit(EXIT_INTERRUPTED)
     if summary.status == "failed":
         raise RunEnded(summary.error or "the run failed", EXIT_FAILED)
-    if summary.scored == 0 and summary.skipped == 0:
+    if (summary.scored if scored is None else scored) == 0:
         raise RunEnded(f"run {run_id} scored no item: see the errors with `geval runs show {run_id} "
                        "--judgments`", EXIT_NO_SCORES)
 

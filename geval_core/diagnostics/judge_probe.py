@@ -150,14 +150,18 @@ def split_numbers(tokens: list[str]) -> tuple[set[str], set[str]]:
     split: set[str] = set()
     single: set[str] = set()
     run: list[str] = []
+    def starts(core: str) -> bool:  # a number, or the minus sign a number may follow
+        return core == "-" or core.lstrip("-").isdigit()
+
     for token in [*tokens, " "]:
         core = token.strip()
-        if core and core.lstrip("-").isdigit() and (not run or token == core):
+        if core and core.isdigit() and run and token == core:
             run.append(core)  # a digit token glued to the previous one continues the number
             continue
-        if run:
-            (split if len(run) > 1 else single).add("".join(run))
-        run = [core] if core and core.lstrip("-").isdigit() else []
+        number = "".join(run)
+        if run and number.lstrip("-").isdigit():
+            (split if len(run) > 1 else single).add(number)
+        run = [core] if core and starts(core) else []
     return split, single
 
 

@@ -91,8 +91,9 @@ def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None,
         "decoding": {"temperature": judge.temperature, "n": judge.n, "top_logprobs": judge.top_logprobs,
                      "max_tokens": judge.max_tokens, "seed": judge.seed,
                      **({"reasoning_effort": judge.reasoning_effort} if judge.reasoning_effort else {})},
-        "scoring": {"mode": judge.mode, "ratings": dim.scale.points,
-                    "score": "sum over allowed ratings r of p(r) * r, renormalised over the allowed ratings"},
+        "scoring": {"mode": judge.mode, "ratings": dim.scale.points, "valid_mass_floor": judge.valid_mass_floor,
+                    "score": "sum over allowed ratings r of p(r) * r, renormalised over the allowed ratings; "
+                             "no score when p(allowed ratings) is below valid_mass_floor"},
         "agreement": agreement,
         "agreement_hash": None if agreement is None else agreement_hash(prompt.id, agreement),
         "usage": production_snippet(prompt, path),
@@ -115,7 +116,8 @@ def agreement_hash(prompt_hash: str, agreement: dict[str, Any]) -> str:
 def _dimension(data: dict[str, Any], judge_data: dict[str, Any]) -> Dimension:
     """The Dimension an export describes; InputError when a field has the wrong shape."""
     try:
-        judge = JudgeSettings(**judge_data, **data["decoding"], mode=data["scoring"]["mode"])
+        floor = data["scoring"].get("valid_mass_floor", JudgeSettings().valid_mass_floor)
+        judge = JudgeSettings(**judge_data, **data["decoding"], mode=data["scoring"]["mode"], valid_mass_floor=floor)
         return Dimension(
             name=data["dimension"], definition=data["definition"], scale=Scale(**data["scale"]),
             anchors={int(k): v for k, v in data["anchors"].items()}, inputs=tuple(data["inputs"]),

@@ -139,8 +139,9 @@ def _single_token(dim: Dimension) -> list[Check]:
     if dim.judge.mode == "sampling":
         effect = "sampling parses the reply text, so this only matters if you switch to logprobs mode"
     else:
-        effect = ("the weighted score reads one position, where '1' may begin '10': such items are "
-                  "flagged ambiguous; prefer a scale within 0-9 or sampling mode")
+        effect = ("the weighted score follows the reply's tokens through the rating it wrote, but sees a "
+                  "rating it did not write only by its first token ('-' of '-1', '1' of '10'): such "
+                  "probability is flagged ambiguous, never scored; prefer a scale within 0-9 or sampling mode")
     return [Check("warning", "scale", f"ratings of the scale {dim.scale} do not fit in one token for the "
                                       f"{dim.judge.judge_id} judge: {effect}")]
 

@@ -6,8 +6,11 @@ import hashlib
 import json
 from typing import Any
 
-from ..types import Dimension
+from ..types import Dimension, JudgeSettings
 from .render import template_of
+
+# Every prompt frozen before the floor existed was scored with this one: it keeps its hash.
+DEFAULT_VALID_MASS_FLOOR = JudgeSettings().valid_mass_floor
 
 
 def metric_fields(dimension: Dimension) -> dict:
@@ -32,6 +35,8 @@ def metric_fields(dimension: Dimension) -> dict:
             "seed": judge.seed,
             # Only when set: every prompt frozen before the setting existed keeps its hash.
             **({"reasoning_effort": judge.reasoning_effort} if judge.reasoning_effort is not None else {}),
+            **({"valid_mass_floor": judge.valid_mass_floor}
+               if judge.valid_mass_floor != DEFAULT_VALID_MASS_FLOOR else {}),
         },
     }
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ..types import Judge, JudgeSettings
+from ..urls import check_base_url
 from .capabilities import PRESETS, Preset
 
 
@@ -27,6 +28,7 @@ class ProviderSpec:
     label: str  # how the sidebar and the README name it
     builder: str  # "module:function" building a Judge from (settings, api_key, timeout); imported on use
     key_variables: tuple[str, ...] = ()  # environment variables its key (or project) is read from
+    base_url_variables: tuple[str, ...] = ()  # environment variables its SDK takes a server address from
     default_model: str = ""
     needs_model: bool = True  # `--judge NAME:MODEL`; False: `--judge NAME` alone
     default_concurrency: int = 8  # calls in flight when the user says nothing
@@ -98,6 +100,19 @@ def default_concurrency(settings: JudgeSettings) -> int:
     return provider_spec(settings.provider).default_concurrency
 
 
+def resolved_base_url(settings: JudgeSettings) -> str | None:
+    """The server the judge's SDK will send to: the settings' base URL, else the address the SDK reads from
+    the environment (OPENAI_BASE_URL, ...), checked like one given on the command line; None: the API's own."""
+    if settings.base_url:
+        return check_base_url(settings.base_url, key_variable(settings.provider))
+    spec = find_spec(settings.provider)
+    for variable in spec.base_url_variables if spec else ():
+        value = os.environ.get(variable, "").strip()
+        if value:
+            return check_base_url(value, key_variable(settings.provider))
+    return None
+
+
 def key_variable(provider: str) -> str:
     """The variable a refused key's message names for this provider."""
     spec = find_spec(provider)
@@ -122,13 +137,15 @@ register(ProviderSpec("local", "Local SmolLM2 (no key, no network)", "geval_core
                       default_model="smollm2-135m-instruct", needs_model=False, default_concurrency=1,
                       max_concurrency=4))
 register(ProviderSpec("openai", "OpenAI", "geval_core.providers.openai_judge:build", ("OPENAI_API_KEY",),
-                      default_model="gpt-4o-mini-2024-07-18", compatible_label="OpenAI-compatible server",
+                      base_url_variables=("OPENAI_BASE_URL",), default_model="gpt-4o-mini-2024-07-18", compatible_label="OpenAI-compatible server",
                       compatible_model="smollm2", presets=PRESETS))
 register(ProviderSpec("gemini", "Gemini", "geval_core.providers.gemini_judge:build",
-                      ("GEMINI_API_KEY", "GOOGLE_API_KEY"), default_model="gemini-2.0-flash-001"))
+                      ("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url_variables=("GOOGLE_GEMINI_BASE_URL",),
+                      default_model="gemini-2.0-flash-001"))
 # Vertex AI has no key: application default credentials, and the project named in GOOGLE_CLOUD_PROJECT.
 register(ProviderSpec("vertex", "Vertex AI (Google Cloud credentials)", "geval_core.providers.vertex_judge:build",
-                      ("GOOGLE_CLOUD_PROJECT",), default_model="gemini-2.5-flash"))
+                      ("GOOGLE_CLOUD_PROJECT",), base_url_variables=("GOOGLE_VERTEX_BASE_URL",),
+                      default_model="gemini-2.5-flash"))
 register(ProviderSpec("scripted", "Scripted test judge", "geval_core.providers.scripted:build",
                       default_model="scripted-1", needs_model=False, public=False, reuse=False))
 

@@ -14,6 +14,7 @@ replicas, and scores and stores it through the runner's code, exactly as a live 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterator
@@ -147,10 +148,14 @@ def body_to_reply(body: dict[str, Any], provider: str) -> JudgeReply:
         raise JudgeError(f"not a Gemini response: {str(exc)[:300]}") from None
 
 
+SOURCE_KEY = "geval_source"  # added to each line read: the file it came from, by hash
+
+
 def read_output(paths: list[str | Path]) -> dict[str, dict[str, dict[int, dict]]]:
     """run id -> item id -> replica -> output line, from output and error files."""
     found: dict[str, dict[str, dict[int, dict]]] = defaultdict(lambda: defaultdict(dict))
     for path in paths:
+        source = "batch:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()  # which file a reply came from
         with Path(path).open(encoding="utf-8") as handle:
             for number, text in enumerate(handle, 1):
                 if not text.strip():
@@ -160,7 +165,7 @@ def read_output(paths: list[str | Path]) -> dict[str, dict[str, dict[int, dict]]
                     run_id, item_id, replica = parse_custom_id(line["custom_id"])
                 except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                     raise InputError(f"not a Batch API output line: {exc}", file=str(path), line=number) from None
-                found[run_id][item_id][replica] = line
+                found[run_id][item_id][replica] = {**line, SOURCE_KEY: source}
     return found
 
 
@@ -212,6 +217,7 @@ def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
 def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], got: dict[int, dict]) -> None:
     server = server_id(None, session.provider)  # the provider's own Batch API, whatever base_url says
     job = Job(item, session.settings.mode, cache_key(requests[0], session.provider, server), requests[0])
+    session.server = server
     replies = []
     for replica, request in enumerate(requests):
         line = got[replica]
@@ -224,9 +230,9 @@ def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], go
         except JudgeError as exc:
             session.write_error(job, exc)
             return
-        session.store.cache_put(cache_key(request, session.provider, server, replica), reply.to_dict())
+        # Never into the judge cache: a file's replies score this run only, never a live run that replays them.
         replies.append(reply)
     reply = JudgeReply.merge(replies)
     session.summary.input_tokens += reply.usage.input_tokens
     session.summary.output_tokens += reply.usage.output_tokens
-    session.score(job, reply, cached=False)
+    session.score(job, reply, cached=False, source=got[0].get(SOURCE_KEY, "batch"))

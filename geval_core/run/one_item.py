@@ -11,14 +11,17 @@ import threading
 from dataclasses import dataclass, replace
 
 from ..errors import JudgeError, LogprobsUnavailableError
-from ..judgment import Judgment
+from ..judgment import ItemScore, Judgment
 from ..prompts.inputs import require_inputs
 from ..scoring import score_reply
 from ..types import FrozenPrompt, Item, Judge, JudgeReply, JudgeSettings, Scale
-from .calls import build_request, call_with_retries
+from .calls import build_request, call_with_retries, server_id
 from .pacing import Gate
 
-__all__ = ["Spent", "error_judgment", "first_mode", "judge_item", "judgment_of", "score_item"]
+DEFAULT_FLOOR = JudgeSettings().valid_mass_floor
+
+__all__ = ["Spent", "error_judgment", "first_mode", "judge_item", "judgment_of", "no_rating", "reply_start",
+           "score_item", "server_of"]
 
 
 @dataclass(frozen=True)
@@ -37,32 +40,68 @@ class Spent:
         return cls(reply.usage.input_tokens, reply.usage.output_tokens, seconds)
 
 
+def server_of(settings: JudgeSettings) -> str:
+    """Who answers these settings' requests: the resolved server address (no credentials), or the provider."""
+    from ..providers.registry import resolved_base_url
+
+    return server_id(resolved_base_url(settings), settings.provider)
+
+
 def first_mode(settings: JudgeSettings) -> str:
     """The mode of an item's first request: auto asks for log-probabilities first."""
     return "logprobs" if settings.mode == "auto" else settings.mode
 
 
 def judgment_of(item_id: str, reply: JudgeReply, scale: Scale, mode: str, reducer: str = "mean", *,
-                fallback: bool = False, spent: Spent = Spent(), seconds: float = 0.0,
-                cached: bool = False) -> Judgment:
-    """The Judgment of one reply; LogprobsUnavailableError when logprobs mode got none to weight."""
+                floor: float = DEFAULT_FLOOR, fallback: bool = False, spent: Spent = Spent(),
+                seconds: float = 0.0, cached: bool = False, server: str | None = None,
+                source: str = "live") -> Judgment:
+    """The Judgment of one reply; LogprobsUnavailableError when logprobs mode got none to weight.
+
+    A logprobs reply with less than `floor` of its probability on the allowed ratings has no score; every
+    answered item without a score says why in `note`.
+    """
     scored = score_reply(reply, scale, mode, reducer)
+    note = None
+    if scored.mode == "logprobs" and scored.score is not None and (scored.valid_mass or 0.0) < floor:
+        note = (f"the judge put {scored.valid_mass:.1%} of the probability on the ratings (the floor is "
+                f"{floor:.0%}); its reply began {reply_start(reply)!r}")
+        scored = replace(scored, score=None, raw_score=None)
+    elif scored.score is None:
+        note = no_rating(scored, reply, scale)
     return Judgment.from_score(
         item_id, scored, fallback=fallback, model_version=reply.model_version,
         input_tokens=spent.input_tokens + reply.usage.input_tokens,
         output_tokens=spent.output_tokens + reply.usage.output_tokens,
-        latency_s=0.0 if cached else spent.seconds + seconds, cached=cached)
+        latency_s=0.0 if cached else spent.seconds + seconds, cached=cached, note=note, server=server,
+        source=source)
+
+
+def reply_start(reply: JudgeReply, width: int = 40) -> str:
+    """The first characters of the first reply, on one line (for a note a person reads)."""
+    text = next((t for t in reply.texts if t.strip()), "")
+    return " ".join(text.split())[:width]
+
+
+def no_rating(scored: ItemScore, reply: JudgeReply, scale: Scale) -> str:
+    """Why an answered item has no rating at all."""
+    if not any(t.strip() for t in reply.texts):
+        return "the judge's reply was empty"
+    if scored.mode == "sampling":
+        return (f"none of the {len(reply.texts)} replies is a rating on the {scale} scale; the first began "
+                f"{reply_start(reply)!r}")
+    return f"no rating on the {scale} scale in the reply; it began {reply_start(reply)!r}"
 
 
 def error_judgment(item_id: str, exc: BaseException, mode: str, *, fallback: bool = False,
-                   reply: JudgeReply | None = None, spent: Spent = Spent()) -> Judgment:
+                   reply: JudgeReply | None = None, spent: Spent = Spent(), server: str | None = None) -> Judgment:
     """The Judgment of an item that could not be scored: no score, the error and what it cost."""
     attempts = exc.attempts if isinstance(exc, JudgeError) else 1
     where = f" after {attempts} attempts" if attempts > 1 else ""
     return Judgment(item_id, replies=reply.texts if reply else [], mode=mode, fallback=fallback,
                     model_version=reply.model_version if reply else None, input_tokens=spent.input_tokens,
                     output_tokens=spent.output_tokens, latency_s=spent.seconds,
-                    error=f"{type(exc).__name__}{where}: {exc}")
+                    error=f"{type(exc).__name__}{where}: {exc}", server=server)
 
 
 def judge_item(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings | None = None, *,
@@ -107,7 +146,8 @@ def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings
     except LogprobsUnavailableError as exc:
         raise _NoLogprobs(exc, spent) from exc
     try:
-        return judgment_of(item.id, reply, prompt.dimension.scale, mode, reducer, spent=spent, seconds=seconds)
+        return judgment_of(item.id, reply, prompt.dimension.scale, mode, reducer, floor=settings.valid_mass_floor,
+                           spent=spent, seconds=seconds, server=server_of(settings))
     except LogprobsUnavailableError as exc:
         cost = Spent.of(reply, seconds)
         raise _NoLogprobs(exc, Spent(spent.input_tokens + cost.input_tokens,

@@ -51,7 +51,8 @@ class RunSummary:
     skipped: int = 0  # already judged before this call (resume)
     judged: int = 0  # judgments written by this call
     scored: int = 0  # ... with a score
-    null_scores: int = 0  # ... without a score and without an error (no valid rating)
+    null_scores: int = 0  # ... without a score and without an error (no valid rating; the judgment's note says)
+    below_floor: int = 0  # ... of those, because too little probability was on the ratings
     failed: int = 0  # ... carrying an error
     cached: int = 0  # ... answered from the judge cache
     cache_rejected: int = 0  # cache entries that failed their hash check: ignored, the judge asked again

@@ -15,14 +15,18 @@ from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError, Retry
 from ..judgment import Judgment
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
-from .calls import build_request, cache_key, server_id
-from .one_item import Spent, error_judgment, judgment_of
+from .calls import build_request, cache_key
+from .one_item import Spent, error_judgment, judgment_of, server_of
 from .options import RunSummary
 
 Progress = Callable[[int, int, Judgment], None]
 # A run stops when this many items failed alike before any succeeded: logprobs mode on a judge that gives
 # none, or a judge that cannot be reached at all. Paying (or waiting) for every item to fail helps nobody.
 HOPELESS_LIMIT = 3
+# At any point of a run: when this many items in a row ended without a usable score (failed, or answered
+# with no rating above the floor), the judge is broken, not unlucky: the run stops. Transient faults that
+# retries recover from never fill the window.
+HOPELESS_WINDOW = 20
 
 
 @dataclass
@@ -55,6 +59,9 @@ class Session:
     replied: bool = False  # the judge answered at least once
     hopeless: dict[str, int] = field(default_factory=lambda: {"logprobs": 0, "unreachable": 0})
     fail_fast: int = 5  # stop when this many items failed before any was scored (0: never)
+    window: deque[bool] = field(default_factory=lambda: deque(maxlen=HOPELESS_WINDOW))  # the last items scored?
+    last_problem: str = ""  # why the latest item had no score
+    server: str = ""  # who answers (the resolved server address, or the provider's own API)
     # Progress held back until a batch commits: (done, judgment) per write; None outside a batch.
     _unreported: list[tuple[int, Judgment]] | None = field(default=None, init=False, repr=False)
 
@@ -63,11 +70,14 @@ class Session:
         """Items judged, earlier sessions included."""
         return self.summary.skipped + self.summary.judged
 
+    def __post_init__(self) -> None:
+        # The server the SDK will really send to, OPENAI_BASE_URL included: it keys the cache and is recorded.
+        self.server = self.server or server_of(self.settings)
+
     def job(self, item: Item, mode: str, fallback: bool = False) -> Job:
         """The request for an item in one mode."""
         request = build_request(self.prompt, item, self.settings, mode)
-        server = server_id(self.settings.base_url, self.provider)
-        return Job(item, mode, cache_key(request, self.provider, server), request, fallback)
+        return Job(item, mode, cache_key(request, self.provider, self.server), request, fallback)
 
     def first_job(self, item: Item) -> tuple[Job, JudgeReply | None]:
         """The item's first request and its cached reply, if any."""
@@ -144,11 +154,14 @@ class Session:
         self.followups.append(follow)
         return True
 
-    def score(self, job: Job, reply: JudgeReply, cached: bool, seconds: float = 0.0) -> None:
-        """Score a reply and write the judgment (or queue the auto fallback)."""
+    def score(self, job: Job, reply: JudgeReply, cached: bool, seconds: float = 0.0, source: str = "") -> None:
+        """Score a reply and write the judgment (or queue the auto fallback); `source` says where the reply came
+        from (default: live, or the cache when `cached`)."""
+        source = source or ("cache" if cached else "live")
         try:
             judgment = judgment_of(job.item.id, reply, self.prompt.dimension.scale, job.mode, self.reducer,
-                                   fallback=job.fallback, spent=job.spent, seconds=seconds, cached=cached)
+                                   floor=self.settings.valid_mass_floor, fallback=job.fallback, spent=job.spent,
+                                   seconds=seconds, cached=cached, server=self.server, source=source)
         except LogprobsUnavailableError as exc:
             if not self.fall_back(job, reply, seconds):
                 self.write_error(job, exc, reply)
@@ -157,6 +170,7 @@ class Session:
         s = self.summary
         s.scored += judgment.score is not None
         s.null_scores += judgment.score is None
+        s.below_floor += judgment.note is not None and judgment.note.startswith("the judge put")
         s.cached += cached
         s.fallbacks += job.fallback
         s.model_version = s.model_version or reply.model_version
@@ -167,7 +181,8 @@ class Session:
         if self.summary.error is not None:
             return  # the run has stopped: calls still in flight fail alike; their items wait for the resume
         self.summary.failed += 1
-        self.write(error_judgment(job.item.id, exc, job.mode, fallback=job.fallback, reply=reply, spent=job.spent))
+        self.write(error_judgment(job.item.id, exc, job.mode, fallback=job.fallback, reply=reply, spent=job.spent,
+                                  server=self.server))
         self.stop_if_hopeless(exc)
 
     def stop_if_hopeless(self, exc: BaseException) -> None:
@@ -201,10 +216,21 @@ class Session:
         """Save one judgment now (a crash loses nothing written; in a batch, at its commit) and report progress."""
         self.store.save_judgment(self.summary.run_id, judgment)
         self.summary.judged += 1
+        self._watch(judgment)
         if self._unreported is not None:
             self._unreported.append((self.done, judgment))
         else:
             self._report(self.done, judgment)
+
+    def _watch(self, judgment: Judgment) -> None:
+        """Stop the run once the last HOPELESS_WINDOW items in a row all ended without a score."""
+        self.window.append(judgment.score is not None)
+        if judgment.score is None:
+            self.last_problem = judgment.error or judgment.note or "no score"
+        if (self.summary.error is None and len(self.window) == self.window.maxlen and not any(self.window)):
+            self.summary.error = (f"the last {self.window.maxlen} items all ended without a score (the latest: "
+                                  f"{self.last_problem}); the judge is not scoring: fix it or its settings, then "
+                                  "run the same command to resume")
 
     def _report(self, done: int, judgment: Judgment) -> None:
         if self.on_progress is not None:

@@ -33,9 +33,10 @@ def _strip(token: str) -> str:
 
 
 def rating_of(token: str) -> int | None:
-    """The integer a token stands for (" 3", "3", "▁3" -> 3), or None if it is not all digits."""
+    """The integer a token spells (" 3", "3", "▁3" -> 3; "-1" -> -1), or None: ASCII digits, one leading minus."""
     text = _strip(token)
-    return int(text) if text.isascii() and text.isdigit() else None
+    digits = text[1:] if text.startswith("-") else text
+    return int(text) if digits.isascii() and digits.isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,25 @@ def _alternatives(position: Position) -> dict[str, float]:
     return _pairs([*position.top, (position.token, position.logprob)])
 
 
-def _prefixes(scale: Scale) -> set[str]:
-    """Proper prefixes of the allowed ratings: {"1"} for 1-10, where "1" may begin "10"."""
-    return {str(r)[:k] for r in scale.points if r >= 0 for k in range(1, len(str(r)))}
+def _spellings(scale: Scale) -> dict[str, int]:
+    """Each allowed rating's text ("-2" ... "10") -> the rating."""
+    return {str(r): r for r in scale.points}
+
+
+def _extends(text: str, spellings: dict[str, int]) -> bool:
+    """Whether `text` is a proper prefix of an allowed rating ("-" of "-1", "1" of "10")."""
+    return any(spelled != text and spelled.startswith(text) for spelled in spellings)
+
+
+def _starts_number(positions: Sequence[Position], i: int) -> bool:
+    """A digit, or a minus followed by a digit (in the same token or the next one): never a bullet's dash."""
+    text = _strip(positions[i].token)
+    if text[:1].isascii() and text[:1].isdigit():
+        return True
+    if text == "-" and i + 1 < len(positions):
+        following = _strip(positions[i + 1].token)[:1]
+        return following.isascii() and following.isdigit()
+    return text[:1] == "-" and text[1:2].isascii() and text[1:2].isdigit()
 
 
 def _find_index(positions: Sequence[Position], scale: Scale) -> int | None:
@@ -104,57 +121,89 @@ def _find_index(positions: Sequence[Position], scale: Scale) -> int | None:
     if start is None:
         return None  # still thinking when the reply stopped: whatever digit is in there is no rating
     for i in range(start, len(positions)):
-        first = _strip(positions[i].token)[:1]
-        if first.isascii() and first.isdigit():  # "٣" or "²" is not a rating the scale can hold
+        if _starts_number(positions, i):  # "٣" or "²" is not a rating the scale can hold
             return i
     # A primed judge may put most mass on a word yet still rate at the first position.
     for i in range(start, len(positions)):
-        if any(rating_of(t) in scale for t in _alternatives(positions[i])):
+        if any(rating_of(t) in scale or _extends(_strip(t), _spellings(scale)) for t in _alternatives(positions[i])):
             return i
     return None
 
 
-def _combine(positions: Sequence[Position], i: int, scale: Scale) -> tuple[dict[str, float], bool]:
-    """Rating text -> probability at position i, joining split multi-digit ratings; and the ambiguous flag."""
+@dataclass
+class _Paths:
+    """What the token paths from the rating position spell: p(rating), and the mass no path resolves."""
+
+    ratings: dict[int, float]
+    unresolved: float = 0.0  # e.g. a "-" alternative whose continuation the API does not show
+    undecided: float = 0.0  # a "1" alternative that may begin "10" (the tokenizer shows no whole "10")
+    cut_off: bool = False  # the reply ends inside a rating ("1" of "10", or "-")
+
+
+def _stripped(position: Position) -> dict[str, float]:
     probs: dict[str, float] = {}
-    for token, logprob in _alternatives(positions[i]).items():
+    for token, logprob in _alternatives(position).items():
         key = _strip(token)
-        probs[key] = probs.get(key, 0.0) + math.exp(min(logprob, 0.0))
-    prefixes = _prefixes(scale)
-    if not prefixes:
-        return probs, False
-    whole = any(len(k) > 1 and rating_of(k) in scale for k in probs)  # tokenizer has "10" as one token
-    chosen = _strip(positions[i].token)
-    undecided = sum(p for k, p in probs.items() if k in prefixes and k != chosen)
-    ambiguous = not whole and undecided >= AMBIGUOUS_MASS
-    if chosen not in prefixes:
-        return probs, ambiguous
-    if i + 1 >= len(positions):
-        return probs, True  # the reply stops after "1": cut off or finished, and p("10") is unknown
-    # The next position is conditioned on the chosen prefix, so it splits that prefix's mass.
-    p_prefix = probs.pop(chosen)
-    digits: dict[str, float] = {}
-    for token, logprob in _alternatives(positions[i + 1]).items():
-        key = _strip(token)
-        if key.isascii() and key.isdigit():
-            digits[key] = digits.get(key, 0.0) + math.exp(min(logprob, 0.0))
-    for key, p in digits.items():
-        probs[chosen + key] = probs.get(chosen + key, 0.0) + p_prefix * p
-        ambiguous = ambiguous or (chosen + key in prefixes and p_prefix * p >= AMBIGUOUS_MASS)
-    rest = max(0.0, 1.0 - sum(digits.values()))
-    probs[chosen] = probs.get(chosen, 0.0) + p_prefix * rest
-    return probs, ambiguous
+        probs[key] = probs.get(key, 0.0) + math.exp(min(logprob, 0.0))  # rounding can put a logprob above 0
+    return probs
+
+
+def _walk(positions: Sequence[Position], i: int, prefix: str, mass: float, spellings: dict[str, int],
+          whole: bool, paths: _Paths) -> None:
+    """Spread `mass` (the probability of the text `prefix` before position i) over the ratings it can become.
+
+    The API lists the top alternatives at each position, conditioned on the tokens actually chosen before it:
+    the chosen path is followed as far as it goes; the other branches end where the list does.
+    """
+    probs, chosen = _stripped(positions[i]), _strip(positions[i].token)
+    for key, p in probs.items():
+        text, share = prefix + key, mass * p
+        piece = key.isascii() and key.isdigit() if prefix else (rating_of(key) is not None or key == "-")
+        if not piece:  # a word, a space, a newline: the number ended (or never began) before it
+            if prefix in spellings:
+                paths.ratings[spellings[prefix]] += share
+            continue
+        if text in spellings and not _extends(text, spellings):
+            paths.ratings[spellings[text]] += share
+        elif _extends(text, spellings) and key == chosen and i + 1 < len(positions):
+            _walk(positions, i + 1, text, share, spellings, whole, paths)
+        elif text in spellings:  # a rating that might go on ("1" of "10"), its continuation not shown
+            paths.ratings[spellings[text]] += share
+            if key == chosen:
+                paths.cut_off = True
+            elif not whole:
+                paths.undecided += share
+        elif _extends(text, spellings):
+            paths.unresolved += share
+            paths.cut_off = paths.cut_off or key == chosen
+    if prefix:  # what the list leaves out after a prefix: the end of a rating when the prefix is one
+        rest = mass * max(0.0, 1.0 - sum(probs.values()))
+        if prefix in spellings:
+            paths.ratings[spellings[prefix]] += rest
+        else:
+            paths.unresolved += rest
+
+
+def _combine(positions: Sequence[Position], i: int, scale: Scale) -> tuple[dict[int, float], bool, float]:
+    """p(rating) from position i, the ambiguous flag, and the probability the paths could not resolve."""
+    spellings = _spellings(scale)
+    first = _stripped(positions[i])
+    whole = any(len(k) > 1 and k in spellings and not k.startswith("-") for k in first)  # "10" is one token
+    paths = _Paths(dict.fromkeys(scale.points, 0.0))
+    _walk(positions, i, "", 1.0, spellings, whole, paths)
+    ambiguous = paths.cut_off or paths.undecided >= AMBIGUOUS_MASS or paths.unresolved >= AMBIGUOUS_MASS
+    return paths.ratings, ambiguous, paths.unresolved
 
 
 def find_rating_position(positions: Sequence[Position], scale: Scale) -> tuple[int | None, bool]:
-    """Index of the rating position and whether its rating is ambiguous (multi-digit scales).
+    """Index of the rating position and whether its rating is ambiguous.
 
-    The rating position is the first generated token that starts a number; failing that, the first
-    position whose alternatives include an allowed rating (a primed judge); None if there is neither.
-    A rating split over two tokens ("1", "0") is joined with the next position; the flag is set when
-    that cannot be decided (the reply stops after "1", or a "1" alternative of a non-"1" reply carries
-    mass and the tokenizer shows no whole "10" token). Ratings needing three or more tokens are flagged.
-    Tokens inside a reasoning model's <think> block are skipped; an unclosed block gives no position.
+    The rating position is the first generated token that starts a number (a digit, or a minus before a
+    digit); failing that, the first position whose alternatives include an allowed rating or the start of
+    one (a primed judge); None if there is neither. A rating spelled over several tokens ("-", "1"; "1",
+    "0") is read along the reply's tokens; the flag is set when that cannot be decided (the reply stops
+    inside a rating, a "1" alternative of another reply carries mass and the tokenizer shows no whole "10",
+    or a branch the API does not show holds mass). Tokens inside a <think> block are skipped.
     """
     index = _find_index(positions, scale)
     if index is None:
@@ -168,8 +217,8 @@ def position_score(positions: Sequence[Position], scale: Scale,
     index = _find_index(positions, scale)
     if index is None:
         return weighted_score((), scale, renormalize), None, False
-    probs, ambiguous = _combine(positions, index, scale)
-    alts = [(k, math.log(p)) for k, p in probs.items() if p > 0.0]
+    probs, ambiguous, _ = _combine(positions, index, scale)
+    alts = [(str(r), math.log(p)) for r, p in probs.items() if p > 0.0]
     return weighted_score(alts, scale, renormalize), index, ambiguous
 
 

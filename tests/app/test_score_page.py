@@ -175,9 +175,12 @@ def test_low_valid_mass_is_flagged_and_warned(lib_path):
     at = open_page("score")
     assert metric(at, "Low valid mass") == "4"
     assert any("little probability on the scale" in w for w in values(at.warning))
-    assert metric(at, "Weighted score") == f"{(3 * 0.2 + 4 * 0.1) / 0.3:.3f}"
+    # Below the prompt's valid-mass floor (0.5): no score, the distribution kept, the reason shown.
+    assert metric(at, "Weighted score") == "—"
     assert metric(at, "Valid mass") == "0.300"
     assert math.isclose(at.dataframe[-1].value["valid mass"][0], 0.3)
+    assert any(w.startswith("No score: the judge put 30.0% of the probability on the ratings (the floor is 50%)")
+               for w in values(at.warning))
 
 
 def test_a_failing_item_shows_its_error_as_a_message(lib_path):

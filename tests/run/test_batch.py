@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import random
@@ -115,11 +116,13 @@ def test_collect_in_parts_and_again_never_duplicates(tmp_path):
     assert second.status == "done" and second.skipped == 2 and second.judged == 2
     rows = library.judgments(run_id)
     assert [r["item_id"] for r in rows] == [i.id for i in items] and all(r["score"] == 5.0 for r in rows)
-    # After collecting, the same requests live are answered from the cache: the batch was the call.
+    assert {r["source"] for r in rows} == {"batch:" + hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
+                                           for name in ("part1.jsonl", "part2.jsonl")}
+    # A file's replies score its run only: a live run of the same requests asks the judge, never the file.
     judge = worked_judge()
     judge.provider = "openai"  # the cache key names the provider that answered
     run_scoring(prompt, items, judge, library, library.create_run(prompt.id, dataset["id"], GPT))
-    assert judge.requests == []
+    assert len(judge.requests) == len(items)
 
 
 def test_collect_sampling_merges_the_replicas_of_an_item(tmp_path):

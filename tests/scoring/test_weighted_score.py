@@ -81,7 +81,7 @@ def test_a_token_reported_twice_counts_once():
 
 @pytest.mark.parametrize(("token", "rating"), [
     ("3", 3), (" 3", 3), ("▁3", 3), ("Ġ10", 10), ("Ċ2", 2), ("05", 5), ("3.", None), ("three", None),
-    ("", None), ("٣", None), ("-1", None), ("3/5", None),
+    ("", None), ("٣", None), ("-1", -1), ("-", None), ("--1", None), ("- 1", None), ("3/5", None),
 ])
 def test_rating_of(token, rating):
     assert rating_of(token) == rating
