@@ -6,6 +6,7 @@ import streamlit as st
 
 from geval_core.prompts.inputs import mismatch_message, missing_inputs
 from geval_core.providers.registry import default_concurrency, provider_spec
+from geval_core.run.one_item import overlong_items, overlong_warning
 from geval_core.run.options import RunOptions
 from geval_core.types import bounds_of
 from workbench_ui import (
@@ -66,6 +67,9 @@ def new_run(lib) -> None:
     items = pick_items(dataset)
     settings = score_parts.judge_choice(prompt)
     ready = judge_checks.before_run(lib, prompt, settings)  # the judge's latest test and documented limits
+    too_long = overlong_warning(*overlong_items(prompt, items, settings), len(items))
+    if too_long:
+        st.warning(safe_text.md_escape(too_long))
     bounds = bounds_of(RunOptions, "concurrency")
     most = min(bounds.max, provider_spec(settings.provider).max_concurrency)
     concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=most, step=1,

@@ -11,6 +11,7 @@
           ├── IntegrityError         content does not match its hash; a frozen row would change
           └── JudgeError             a judge call failed for good
                ├── LogprobsUnavailableError   log-probabilities asked for, none given
+               ├── ContextLengthError         the item's prompt does not fit in the judge's context
                ├── RetryLaterError            asked to wait longer than the run may pause
                └── RetryableJudgeError        worth retrying: 429, 5xx, timeout, connection
                     ├── UnreachableError      the server could not be reached at all
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "ContextLengthError",
     "GEvalError",
     "InputError",
     "IntegrityError",
@@ -95,6 +97,10 @@ class RetryLaterError(JudgeError):
 
 class LogprobsUnavailableError(JudgeError):
     """Log-probabilities were asked for but the judge returned none."""
+
+
+class ContextLengthError(JudgeError):
+    """An item's prompt (with the reply budget) is longer than the judge reads: never sent, never scored."""
 
 
 class RetryableJudgeError(JudgeError):

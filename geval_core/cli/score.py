@@ -15,6 +15,7 @@ from prompt_library import Library
 from ..judgment import Judgment
 from ..prompts.inputs import require_inputs
 from ..providers.registry import allowed_concurrency, default_concurrency
+from ..run.one_item import overlong_items, overlong_warning
 from ..run.options import RunOptions, RunSummary
 from ..run.pacing import Gate
 from ..types import FrozenPrompt
@@ -128,6 +129,9 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
         click.echo(f"warning: {lowered}", err=True)
     items = library.dataset_items(dataset["id"])
     require_inputs(prompt, items, f"dataset {dataset['label']}")  # before a run is recorded or paid for
+    too_long = overlong_warning(*overlong_items(prompt, items, settings), len(items))
+    if too_long:
+        click.echo(f"warning: {too_long}", err=True)
     if run_id is None:
         run_id = (library.create_run(prompt.id, dataset["id"], settings) if new_run else
                   library.find_or_create_run(prompt.id, dataset["id"], settings, RESUMABLE)[0])

@@ -9,9 +9,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .. import prompts
-from ..errors import JudgeError, RetryableJudgeError, RetryLaterError
+from ..errors import ContextLengthError, JudgeError, RetryableJudgeError, RetryLaterError
 from ..scoring.reply_check import check_reply
 from ..types import FrozenPrompt, Item, Judge, JudgeReply, JudgeRequest, JudgeSettings
+from .cost import estimate_request_tokens
 from .pacing import Gate
 
 
@@ -36,6 +37,18 @@ def build_request(prompt: FrozenPrompt, item: Item, settings: JudgeSettings, mod
         ratings=tuple(prompt.dimension.scale.points),
         reasoning_effort=settings.reasoning_effort,
     )
+
+
+def context_problem(request: JudgeRequest, window: int | None) -> ContextLengthError | None:
+    """Why a request cannot fit in a judge's context of `window` tokens (estimated), or None when it fits."""
+    if window is None:
+        return None
+    needed = estimate_request_tokens(request.messages) + request.max_tokens
+    if needed <= window:
+        return None
+    return ContextLengthError(f"the item's prompt is about {needed - request.max_tokens} tokens; with max_tokens="
+                              f"{request.max_tokens} that is over the judge's context of {window} tokens: shorten "
+                              "the item's text or use a judge with a longer context")
 
 
 def server_id(base_url: str | None, provider: str) -> str:

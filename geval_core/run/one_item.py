@@ -8,20 +8,23 @@ into judgments here, so they cannot disagree about what a reply scores.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from ..errors import JudgeError, LogprobsUnavailableError
 from ..judgment import ItemScore, Judgment
+from ..prompts import messages, placeholders, template_of
 from ..prompts.inputs import require_inputs
 from ..scoring import score_reply
 from ..types import FrozenPrompt, Item, Judge, JudgeReply, JudgeSettings, Scale
-from .calls import build_request, call_with_retries, server_id
+from .calls import build_request, call_with_retries, context_problem, server_id
+from .cost import CHARS_PER_TOKEN, estimate_request_tokens
 from .pacing import Gate
 
 DEFAULT_FLOOR = JudgeSettings().valid_mass_floor
 
 __all__ = ["Spent", "error_judgment", "first_mode", "judge_item", "judgment_of", "no_rating", "reply_start",
-           "score_item", "server_of"]
+           "overlong_items", "overlong_warning", "score_item", "server_of"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,31 @@ def server_of(settings: JudgeSettings) -> str:
     from ..providers.registry import resolved_base_url
 
     return server_id(resolved_base_url(settings), settings.provider)
+
+
+def overlong_items(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings) -> tuple[int | None, list[str]]:
+    """(the judge's context, the ids of the items whose prompt does not fit in it), before anything is sent."""
+    from ..providers.context import context_window
+
+    window = context_window(settings)
+    if window is None:
+        return None, []
+    # Lengths only, not 20,000 rendered prompts: the fixed text once, then each input as often as it appears.
+    uses = Counter(placeholders(template_of(prompt.dimension)))
+    fixed = estimate_request_tokens(messages(prompt, {name: "" for name in prompt.dimension.inputs}))
+    budget = window - settings.max_tokens - fixed
+    return window, [item.id for item in items
+                    if sum(uses[name] * len(item.fields.get(name, "")) for name in uses) / CHARS_PER_TOKEN > budget]
+
+
+def overlong_warning(window: int | None, ids: list[str], total: int) -> str | None:
+    """The sentence listing the items that will not be sent, or None when every item fits."""
+    if not ids:
+        return None
+    shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+    return (f"{len(ids)} of {total} items do not fit in the judge's context of {window} tokens (estimated at 4 "
+            f"characters a token): {shown}. They are recorded as errors and never sent; shorten them or use a "
+            "judge with a longer context")
 
 
 def first_mode(settings: JudgeSettings) -> str:
@@ -140,7 +168,12 @@ class _NoLogprobs(Exception):
 def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, mode: str, seed: int | None,
          reducer: str, max_attempts: int, cancel: threading.Event | None, gate: Gate | None,
          spent: Spent) -> Judgment:
+    from ..providers.context import context_window
+
     request = build_request(prompt, item, settings, mode, seed=seed)
+    too_long = context_problem(request, context_window(settings))
+    if too_long is not None:
+        raise too_long
     try:
         reply, _, seconds = call_with_retries(judge, request, max_attempts, cancel, gate=gate)
     except LogprobsUnavailableError as exc:

@@ -19,7 +19,7 @@ from ..prompts.inputs import require_inputs
 from ..providers.on_demand import built
 from ..store import Store
 from ..types import FrozenPrompt, Item, Judge, JudgeSettings
-from .calls import Cancelled, call_with_retries
+from .calls import Cancelled, call_with_retries, context_problem
 from .cost import load_prices, request_tokens, run_totals
 from .options import RunOptions, RunSummary
 from .pacing import Gate
@@ -117,6 +117,10 @@ def _loop(session: Session, judge: Judge, queue: deque[Item], pool: DaemonPool,
                 job, reply = session.first_job(queue.popleft())
             if reply is not None:
                 session.score(job, reply, cached=True)
+                continue
+            too_long = context_problem(job.request, session.context)
+            if too_long is not None:  # never sent, never scored: an error that says why
+                session.write_error(job, too_long)
                 continue
             judge = _built_timed(judge, session.summary)  # a judge made on demand is made now, in this thread
             future = pool.submit(call_with_retries, judge, job.request, options.max_attempts, stop,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError, RetryLaterError, UnreachableError
 from ..judgment import Judgment
+from ..providers.context import context_window
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
 from .calls import build_request, cache_key
@@ -62,6 +63,7 @@ class Session:
     window: deque[bool] = field(default_factory=lambda: deque(maxlen=HOPELESS_WINDOW))  # the last items scored?
     last_problem: str = ""  # why the latest item had no score
     server: str = ""  # who answers (the resolved server address, or the provider's own API)
+    context: int | None = None  # tokens the judge reads, when known: longer items are errors, never sent
     # Progress held back until a batch commits: (done, judgment) per write; None outside a batch.
     _unreported: list[tuple[int, Judgment]] | None = field(default=None, init=False, repr=False)
 
@@ -73,6 +75,7 @@ class Session:
     def __post_init__(self) -> None:
         # The server the SDK will really send to, OPENAI_BASE_URL included: it keys the cache and is recorded.
         self.server = self.server or server_of(self.settings)
+        self.context = self.context or context_window(self.settings)
 
     def job(self, item: Item, mode: str, fallback: bool = False) -> Job:
         """The request for an item in one mode."""
