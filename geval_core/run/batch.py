@@ -27,6 +27,7 @@ from ..prompts.inputs import require_inputs
 from ..scoring.reply_check import check_reply
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, Usage
+from .batch_checks import check_lines
 from .calls import build_request, cache_key, server_id
 from .options import RunSummary
 from .runner import finish
@@ -151,9 +152,9 @@ def body_to_reply(body: dict[str, Any], provider: str) -> JudgeReply:
 SOURCE_KEY = "geval_source"  # added to each line read: the file it came from, by hash
 
 
-def read_output(paths: list[str | Path]) -> dict[str, dict[str, dict[int, dict]]]:
-    """run id -> item id -> replica -> output line, from output and error files."""
-    found: dict[str, dict[str, dict[int, dict]]] = defaultdict(lambda: defaultdict(dict))
+def read_lines(paths: list[str | Path]) -> list[dict[str, Any]]:
+    """Every output line of the files with its run, item, replica, file, line number and source."""
+    out = []
     for path in paths:
         source = "batch:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()  # which file a reply came from
         with Path(path).open(encoding="utf-8") as handle:
@@ -163,10 +164,32 @@ def read_output(paths: list[str | Path]) -> dict[str, dict[str, dict[int, dict]]
                 try:
                     line = json.loads(text)
                     run_id, item_id, replica = parse_custom_id(line["custom_id"])
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                    raise InputError(f"not a Batch API output line: {exc}", file=str(path), line=number) from None
-                found[run_id][item_id][replica] = {**line, SOURCE_KEY: source}
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+                    raise InputError(f"not a Batch API output line: {type(exc).__name__}: {str(exc)[:200]}",
+                                     file=str(path), line=number) from None
+                out.append({"run_id": run_id, "item_id": item_id, "replica": replica, "file": str(path),
+                            "line": number, "body": {**line, SOURCE_KEY: source}})
+    return out
+
+
+def read_output(paths: list[str | Path], store: Store | None = None,
+                expected_run: str | None = None) -> dict[str, dict[str, dict[int, dict]]]:
+    """run id -> item id -> replica -> output line, from output and error files; with a store, every line is
+    checked first (check_lines) and a refused one stops the collect before anything is stored."""
+    lines = read_lines(paths)
+    if store is not None:
+        check_lines(store, lines, expected_run, lambda run: _requests_sent(store, run))
+    found: dict[str, dict[str, dict[int, dict]]] = defaultdict(lambda: defaultdict(dict))
+    for line in lines:
+        found[line["run_id"]][line["item_id"]][line["replica"]] = line["body"]
     return found
+
+
+def _requests_sent(store: Store, run: dict[str, Any]) -> dict[str, int]:
+    """Item id -> how many requests the batch sent for it (recomputed from the run, never from a file)."""
+    settings = JudgeSettings(**run["judge"])
+    replicas = 1 if batch_mode(settings) == "logprobs" else settings.n
+    return {item.id: replicas for item in run_items(store, run["dataset_id"], run.get("item_ids"))}
 
 
 def _line_error(line: dict) -> str | None:
@@ -181,9 +204,15 @@ def _line_error(line: dict) -> str | None:
     return None
 
 
-def collect_batch(store: Store, paths: list[str | Path], on_progress: Progress | None = None) -> list[RunSummary]:
-    """Score and store every item in Batch API output/error files; one summary per run found."""
-    return [_collect_run(store, run_id, lines, on_progress) for run_id, lines in read_output(paths).items()]
+def collect_batch(store: Store, paths: list[str | Path], on_progress: Progress | None = None,
+                  expected_run: str | None = None) -> list[RunSummary]:
+    """Score and store every item in Batch API output/error files; one summary per run found.
+
+    Lines are checked first: a file naming a live run, another run than `expected_run`, an item or request
+    the run never sent, or a request twice is refused whole (InputError with the count and reasons).
+    """
+    found = read_output(paths, store, expected_run)
+    return [_collect_run(store, run_id, lines, on_progress) for run_id, lines in found.items()]
 
 
 def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],

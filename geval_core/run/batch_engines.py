@@ -193,7 +193,7 @@ def collect_remote(store: Store, batch_id: str, base_url: str | None = None, cli
     with tempfile.TemporaryDirectory(prefix="geval-batch-") as folder:
         with engine_errors(record["provider"], base_url):
             paths = _download(client, record["provider"], batch, Path(folder))
-        summaries = collect_batch(store, paths, on_progress) if paths else []
+        summaries = collect_batch(store, paths, on_progress, expected_run=record["run_id"]) if paths else []
     summary = next((s for s in summaries if s.run_id == record["run_id"]), None)
     return {**status, "collected": True, "summary": None if summary is None else _summary(summary)}
 
