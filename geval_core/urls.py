@@ -1,5 +1,5 @@
-"""Server URLs as the workbench takes and shows them: http(s) only, never carrying credentials, printed
-without user:password@, query or fragment."""
+"""Server URLs as the workbench takes and shows them: http(s) only, never carrying anything that may be a
+secret (user:password@, a query, a fragment, a key-like path segment), printed without any of those."""
 
 from __future__ import annotations
 
@@ -8,26 +8,47 @@ from urllib.parse import parse_qsl, urlparse, urlsplit
 
 from .errors import ConfigError
 
-__all__ = ["OPENAI_HOSTS", "check_base_url", "credentials_in", "is_custom_server", "shown_url"]
+__all__ = ["OPENAI_HOSTS", "check_base_url", "credentials_in", "is_custom_server", "key_like", "shown_url"]
 
 OPENAI_HOSTS = {"api.openai.com"}
 # Query parameters that carry credentials (api_key, key, token, access_token, secret, password, sig, ...).
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|credential", re.IGNORECASE)
 
 
+# A path segment that looks like a key: a known key prefix, or a long run of letters and digits mixed
+# (real paths are words: v1, openai, deployments, a model name with dashes).
+_KEY_PREFIX = re.compile(r"^(sk-|sk_|AIza|ya29\.|ghp_|xox[bp]-|Bearer)", re.IGNORECASE)
+_TOKEN = re.compile(r"^[A-Za-z0-9_+=]{24,}$")  # no dots or dashes: not a model name
+
+
+def key_like(segment: str) -> bool:
+    """Whether a URL path segment looks like a secret rather than a name."""
+    if _KEY_PREFIX.match(segment):
+        return True
+    if not _TOKEN.match(segment):
+        return False
+    letters, digits = sum(c.isalpha() for c in segment), sum(c.isdigit() for c in segment)
+    return letters >= 4 and digits >= 4  # mixed like a key, not a long hyphenated model name
+
+
+def _shown_path(path: str) -> str:
+    return "/".join("[hidden]" if key_like(segment) else segment for segment in path.split("/"))
+
+
 def shown_url(url: str) -> str:
-    """scheme://host:port/path of a URL: never its user:password@, query or fragment (safe to print)."""
+    """scheme://host:port/path of a URL: never its user:password@, query, fragment or a key-like path segment."""
     try:
         parts = urlsplit(url.strip())
         host = parts.hostname or ""
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return "(an unreadable URL)"
-    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else "(not a URL)"
+    return f"{parts.scheme}://{host}{port}{_shown_path(parts.path)}" if parts.scheme else "(not a URL)"
 
 
 def credentials_in(url: str) -> str | None:
-    """Where a URL carries credentials ("user:password@ before the host", "?api_key= in the URL"), or None."""
+    """Where a URL may carry a secret ("user:password@ before the host", "a ?query", "a #fragment", "a path
+    segment that looks like a key"), or None. A server's base URL needs none of them."""
     try:
         parts = urlsplit(url.strip())
     except ValueError:
@@ -36,7 +57,15 @@ def credentials_in(url: str) -> str | None:
         return "user:password@ before the host"
     named = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) + parse_qsl(parts.fragment)
              if _SECRET_PARAM.search(k)]
-    return f"?{named[0]}= in the URL" if named else None
+    if named:  # the parameter's name is shown only when it reads as a name, never when it may be the key itself
+        return f"?{named[0]}= in the URL" if re.fullmatch(r"[A-Za-z_]{1,24}", named[0]) else "a ?query in the URL"
+    if parts.query:
+        return "a ?query in the URL (a base URL takes none; a value there may be a key)"
+    if parts.fragment:
+        return "a #fragment in the URL (a base URL takes none; a value there may be a key)"
+    if any(key_like(segment) for segment in parts.path.split("/")):
+        return "a path segment that looks like a key"
+    return None
 
 
 def check_base_url(url: str | None, variable: str = "OPENAI_API_KEY") -> str | None:

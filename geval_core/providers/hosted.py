@@ -6,13 +6,25 @@ that tops up servers ignoring n, the logprobs check, usage, timing and the audit
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 from ..errors import LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Usage
 from ..urls import check_base_url
-from .common import gather_choices
+from .common import NO_KEY, gather_choices
+
+
+def without_key(reply: JudgeReply, key: str | None) -> JudgeReply:
+    """The reply with the key taken out of every text, token and raw field (a server may echo it back)."""
+    if not key or key == NO_KEY:
+        return reply
+    data = reply.to_dict()
+    text = json.dumps(data, ensure_ascii=False)
+    if key not in text:
+        return reply  # the usual case: one search, no copy
+    return JudgeReply.from_dict(json.loads(text.replace(json.dumps(key)[1:-1], "[redacted key]")))
 
 
 class HostedJudge:
@@ -20,6 +32,7 @@ class HostedJudge:
 
     provider = "hosted"
     primes = False  # a chat API cannot start the assistant turn with given text
+    scrubs_answers = False  # True: the subclass takes the key out of each answer's bytes before reading it
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None) -> None:
         self.model = model
@@ -46,8 +59,9 @@ class HostedJudge:
         self.gave_logprobs |= request.logprobs
         usage = Usage(*map(sum, zip(*(self._usage(r) for r in responses), strict=True)))
         raw = [self._raw(r) for r in responses]
-        return JudgeReply(tuple(choices), self._version(responses[0]) or request.model, usage,
-                          time.perf_counter() - start, raw[0] if len(raw) == 1 else {"responses": raw})
+        reply = JudgeReply(tuple(choices), self._version(responses[0]) or request.model, usage,
+                           time.perf_counter() - start, raw[0] if len(raw) == 1 else {"responses": raw})
+        return reply if self.scrubs_answers else without_key(reply, self._key)
 
     # --- hooks ---------------------------------------------------------------------------------------
     def _call(self, request: JudgeRequest, n: int, call: int) -> Any:

@@ -55,6 +55,7 @@ class OpenAIJudge(HostedJudge):
     """Chat completions with logprobs/top_logprobs and n; tops up servers that ignore n."""
 
     provider = "openai"
+    scrubs_answers = True  # _post takes the key out of the answer's bytes: one search, before any parsing
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 60.0) -> None:
         from openai import OpenAI
@@ -65,6 +66,7 @@ class OpenAIJudge(HostedJudge):
         self._client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
         self._plain = (PlainHttpPost(self.base_url, "/chat/completions", api_key, timeout,
                                      self._client.default_headers) if is_plain_http(self.base_url) else None)
+        self._key_bytes = api_key.encode("utf-8") if api_key and api_key != NO_KEY else b""
         self.reasoning = is_reasoning_model(model)  # also set once a server refuses max_tokens
         self.adapted: list[str] = []  # what this judge changed after a documented 400, for the record
 
@@ -132,9 +134,11 @@ class OpenAIJudge(HostedJudge):
     def _post(self, body: dict[str, Any]) -> Completion:
         """The request itself, read into a Completion (the SDK's exceptions pass through to `_send`)."""
         if self._plain is not None:
-            return completion_from_json(self._plain(body))
-        # The credentials `create` sends (the API key, never an admin key).
-        answer = self._client.post("/chat/completions", body=body, cast_to=bytes, options=_BEARER)
+            answer = self._plain(body)
+        else:  # the credentials `create` sends (the API key, never an admin key)
+            answer = self._client.post("/chat/completions", body=body, cast_to=bytes, options=_BEARER)
+        if self._key_bytes and self._key_bytes in answer:  # a server that echoes the key: never stored
+            answer = answer.replace(self._key_bytes, b"[redacted key]")
         return completion_from_json(answer)
 
     def _status_error(self, exc: Any, request: JudgeRequest) -> JudgeError:

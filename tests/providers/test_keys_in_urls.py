@@ -27,7 +27,9 @@ CLI = [sys.executable, "-c", "from geval_core.cli import cli; cli()"]
 def with_credentials(url: str) -> list[str]:
     """The ways a key rides along in a URL."""
     return [url.replace("http://", f"http://user:{KEY}@"), url.replace("http://", f"http://{KEY}@"),
-            f"{url}?api_key={KEY}", f"{url}?foo=1&access_token={KEY}", f"{url}#key={KEY}"]
+            f"{url}?api_key={KEY}", f"{url}?foo=1&access_token={KEY}", f"{url}#key={KEY}",
+            f"{url}?{KEY}", f"{url}?x={KEY}", f"{url}#{KEY}", f"{url}/{KEY}", url.replace("/v1", f"/{KEY}/v1"),
+            f"{url}/Ab12Cd34Ef56Gh78Ij90Kl12Mn34"]  # a path segment mixed like a key, with no key prefix
 
 
 def test_check_base_url_refuses_credentials_and_never_repeats_them():
@@ -37,7 +39,10 @@ def test_check_base_url_refuses_credentials_and_never_repeats_them():
         with pytest.raises(ConfigError) as info:
             check_base_url(bad)
         assert "OPENAI_API_KEY" in str(info.value) and KEY not in str(info.value) and "credentials" in str(info.value)
-        assert KEY not in shown_url(bad)
+        assert KEY not in shown_url(bad) and "Ab12Cd34Ef56Gh78Ij90Kl12Mn34" not in str(info.value)
+    for fine in ("http://127.0.0.1:8080/openai/deployments/gpt-4o-mini-2024-07-18/v1",
+                 "http://10.0.0.2/qwen2.5-coder-32b-instruct-q4_k_m/v1", "https://api.openai.com/v1"):
+        assert check_base_url(fine) == fine  # names in paths are not keys
     with pytest.raises(ConfigError, match="GEMINI_API_KEY"):
         check_base_url(with_credentials(url)[0], "GEMINI_API_KEY")
     for bad in ("ftp://127.0.0.1/v1", "127.0.0.1:8080/v1", "http://:8080/v1", "http://h:port/v1"):
@@ -94,3 +99,23 @@ def test_the_cli_refuses_and_the_key_is_on_no_surface(tmp_path):
     for needle in (KEY, KEY[8:24], KEY[-16:]):
         assert all(needle not in t for t in texts)
         assert all(needle.encode() not in data for data in files.values())
+
+
+def test_a_key_the_server_echoes_in_a_reply_is_never_stored(tmp_path):
+    """A server that puts the key into a normal answer (a token, its alternatives, the raw body)."""
+    echoed = {"4": 0.9, f" {KEY}": 0.1}
+    with FaultServer(distribution=echoed) as server:
+        library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=2,
+                                                        judge=JudgeSettings(provider="openai", model="fault-model"))
+        library.close()
+        out = tmp_path / "out.jsonl"
+        done = CliRunner().invoke(cli, ["score", "--prompt", prompt.label, "--data", dataset["label"], "--db",
+                                        str(tmp_path / "lib.db"), "--base-url", server.base_url, "--out", str(out)],
+                                  env={"OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""})
+    assert done.exit_code == 0, done.output
+    assert f"Bearer {KEY}" in server.authorizations  # the key was really used, and really echoed
+    files = [p.read_bytes() for p in tmp_path.iterdir() if p.is_file()]
+    assert all(KEY.encode() not in data for data in files) and KEY not in done.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["score"] for r in rows] == [4.0, 4.0]  # the reply still scores; only the key is gone
+    assert any(b"[redacted key]" in data for data in files)
