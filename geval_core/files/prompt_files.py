@@ -18,8 +18,10 @@ from typing import Any
 
 from ..errors import InputError, IntegrityError
 from ..prompts import canonical_hash, content_hash, template_of
-from ..prompts.names import is_name, slug
+from ..prompts.checks import dimension_checks, errors
+from ..prompts.names import check_dimension_name, is_name, slug
 from ..types import Dimension, FrozenPrompt, JudgeSettings, Scale
+from ..urls import shown_url
 from .judgment_files import JUDGMENT_FIELDS, export_judgments, write_judgments
 
 __all__ = [
@@ -113,11 +115,34 @@ def agreement_hash(prompt_hash: str, agreement: dict[str, Any]) -> str:
                            "run_id": figures.get("run"), "figures": figures})
 
 
-def _dimension(data: dict[str, Any], judge_data: dict[str, Any]) -> Dimension:
+DECODING_FIELDS = ("temperature", "n", "top_logprobs", "max_tokens", "seed", "reasoning_effort")
+JUDGE_FIELDS = ("provider", "model")
+
+
+def _known(section: str, data: Any, allowed: tuple[str, ...], said: list[str]) -> dict[str, Any]:
+    """A section's fields, only those an export has; a server URL anywhere is dropped with a warning (a file
+    never chooses where requests and the key go), any other unknown field refused."""
+    if not isinstance(data, dict):
+        raise InputError(f"not a valid prompt export: {section} must be an object", field=section)
+    data = dict(data)
+    url = data.pop("base_url", None)
+    if url:
+        said.append(f"the export names a server ({shown_url(str(url))}) under {section}; ignored: a file never "
+                    "chooses where requests and your key go. Name your server yourself: --base-url, the "
+                    "sidebar's Base URL, or score_item(..., base_url=...)")
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise InputError(f"not a valid prompt export: {section} has unknown fields {', '.join(map(repr, unknown))}",
+                         field=f"{section}.{unknown[0]}")
+    return data
+
+
+def _dimension(data: dict[str, Any], judge_data: dict[str, Any], said: list[str]) -> Dimension:
     """The Dimension an export describes; InputError when a field has the wrong shape."""
+    decoding = _known("decoding", data["decoding"], DECODING_FIELDS, said)
     try:
         floor = data["scoring"].get("valid_mass_floor", JudgeSettings().valid_mass_floor)
-        judge = JudgeSettings(**judge_data, **data["decoding"], mode=data["scoring"]["mode"], valid_mass_floor=floor)
+        judge = JudgeSettings(**judge_data, **decoding, mode=data["scoring"]["mode"], valid_mass_floor=floor)
         return Dimension(
             name=data["dimension"], definition=data["definition"], scale=Scale(**data["scale"]),
             anchors={int(k): v for k, v in data["anchors"].items()}, inputs=tuple(data["inputs"]),
@@ -128,19 +153,18 @@ def _dimension(data: dict[str, Any], judge_data: dict[str, Any]) -> Dimension:
         raise InputError(f"not a valid prompt export: {exc}") from None
 
 
+def _check_like_a_freeze(dim: Dimension) -> None:
+    """The checks a freeze makes (import and load_prompt alike): InputError listing every failed one."""
+    failed = errors(dimension_checks(dim))
+    if failed:
+        raise InputError("the export's prompt fails the checks a freeze makes: " +
+                         "; ".join(f"{c.field}: {c.message}" for c in failed), field=failed[0].field)
+    check_dimension_name(dim.name)
+
+
 def _judge_fields(data: dict[str, Any], said: list[str]) -> dict[str, Any]:
     """The export's judge fields without a server URL; a URL in the file is reported in `said`, never used."""
-    if not isinstance(data["judge"], dict):
-        raise InputError("not a valid prompt export: judge must be an object", field="judge")
-    judge = dict(data["judge"])
-    url = judge.pop("base_url", None)
-    if url:
-        from ..urls import shown_url
-
-        said.append(f"the export names a server ({shown_url(str(url))}); ignored: a file never chooses where "
-                    "requests and your key go. Name your server yourself: --base-url, the sidebar's Base URL, "
-                    "or score_item(..., base_url=...)")
-    return judge
+    return _known("judge", data["judge"], JUDGE_FIELDS, said)
 
 
 def _checked_agreement(data: dict[str, Any], prompt_hash: str, said: list[str]) -> dict[str, Any] | None:
@@ -177,7 +201,8 @@ def open_export(data: dict[str, Any]) -> LoadedExport:
         raise InputError(f"export schema_version {data['schema_version']!r} is newer than this workbench "
                          f"reads ({SCHEMA_VERSION}); upgrade geval-workbench", field="schema_version")
     said: list[str] = []
-    dim = _dimension(data, _judge_fields(data, said))
+    dim = _dimension(data, _judge_fields(data, said), said)
+    _check_like_a_freeze(dim)
     actual = content_hash(dim)
     if actual != data["content_hash"]:
         raise IntegrityError(f"the export's content does not match its hash (stored "

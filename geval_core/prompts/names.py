@@ -7,9 +7,35 @@ import unicodedata
 
 from ..errors import InputError
 
-__all__ = ["NAME_RULE", "check_dimension_name", "check_name", "is_name", "slug"]
+__all__ = ["NAME_RULE", "check_dimension_name", "check_name", "is_name", "look_alike", "normal_name", "skeleton",
+           "slug"]
 
 NAME_RULE = "letters, digits, spaces and - _ . only, starting with a letter or digit, at most 100 characters"
+
+
+# Letters of other scripts drawn like Latin ones: "cоherence" (Cyrillic о) must not pass for "coherence".
+_CONFUSABLE = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+    "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ɡ": "g",
+    "α": "a", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
+    "0": "o", "1": "l", "_": "-", " ": "-", ".": "-",
+})
+
+
+def normal_name(name: str) -> str:
+    """The name in Unicode NFKC form (full-width letters, ligatures and compatibility forms folded)."""
+    return unicodedata.normalize("NFKC", name)
+
+
+def skeleton(name: str) -> str:
+    """What a name looks like: NFKC, case-folded, look-alike letters and separators mapped to one form."""
+    return normal_name(name).casefold().translate(_CONFUSABLE)
+
+
+def look_alike(name: str, existing: list[str]) -> str | None:
+    """An existing name that `name` would be mistaken for (same look, other characters), or None."""
+    mine = skeleton(name)
+    return next((other for other in existing if other != name and skeleton(other) == mine), None)
 
 
 def slug(name: str) -> str:
@@ -24,10 +50,10 @@ def is_name(name: object) -> bool:
 
 
 def check_name(name: str) -> str:
-    """The library name when it follows NAME_RULE; InputError saying the rule otherwise."""
+    """The library name (NFKC-normalised) when it follows NAME_RULE; InputError saying the rule otherwise."""
     if not is_name(name):
         raise InputError(f"prompt name {name!r} cannot be used: a name has {NAME_RULE}", field="name")
-    return name
+    return normal_name(name)
 
 
 def check_dimension_name(name: str) -> None:

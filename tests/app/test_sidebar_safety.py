@@ -91,7 +91,7 @@ def test_the_library_page_shows_what_an_import_ignored(home):
     at.run()
     at.button(key="lib_import").click().run()
     assert not at.exception and not at.error
-    assert any("names a server (http://203.0.113.9/v1); ignored" in w for w in values(at.warning))
+    assert any("names a server (http://203.0.113.9/v1) under judge; ignored" in w for w in values(at.warning))
     [done] = [s for s in values(at.success) if s.startswith("Already in the library as")]
     assert f"fluency@1 ({fluency.id[:12]})" in done and "the file calls it readability@1" in done
     text = page_text(at)
