@@ -11,7 +11,7 @@ import streamlit as st
 
 from geval_core.errors import GEvalError
 from geval_core.files.prompt_files import export_filename, export_prompt, production_snippet
-from geval_core.files.tool_exports import FORMATS, MIMES, tool_export, tool_filename
+from geval_core.files.tool_exports import EXPORT_FORMATS, FORMATS, tool_export, tool_filename
 from geval_core.types import FrozenPrompt
 from prompt_library.verify import summary_line, verify_library
 from workbench_ui import agree, cached_reads, safe_text, state
@@ -22,10 +22,6 @@ UNVERIFIED = ("Unverified metadata: the name, version number, creation time, 'st
               "prompt's identity across libraries.")
 READINGS = {"group": "group-level (per group, averaged; needs groups on every item)",
             "dataset": "dataset-level (all items pooled)"}
-FORMAT_LABELS = {"json": "JSON (this workbench, hash-checked)", "deepeval": "DeepEval metric (.py)",
-                 "promptfoo": "promptfoo assertion (.yaml)", "openai-grader": "OpenAI Evals grader (.json)"}
-
-
 def prompts_table(lib) -> list[dict]:
     """Every frozen version, one row each."""
     rows = lib.list_prompts()
@@ -90,11 +86,11 @@ def export_section(lib, prompt: FrozenPrompt) -> None:
     st.subheader(f"Export {safe_text.md_escape(prompt.label)} · {prompt.id[:12]}")
     st.caption("The file carries the content hash; no server URL (whoever scores with it names their own). "
                + UNVERIFIED)
-    fmt = st.radio("Format", FORMATS, format_func=FORMAT_LABELS.get, key=K + "format", horizontal=True)
+    fmt = st.radio("Format", FORMATS, format_func=lambda fmt: EXPORT_FORMATS[fmt].label, key=K + "format", horizontal=True)
     if fmt != "json":
         text = tool_export(prompt, fmt)
-        st.download_button(f"Download {FORMAT_LABELS[fmt]}", text, file_name=tool_filename(prompt, fmt),
-                           mime=MIMES[fmt], key=K + "download")
+        st.download_button(f"Download {EXPORT_FORMATS[fmt].label}", text, file_name=tool_filename(prompt, fmt),
+                           mime=EXPORT_FORMATS[fmt].mime, key=K + "download")
         st.caption("What the file holds (its first lines say which frozen prompt it came from and what the tool "
                    "cannot reproduce):")
         st.code(text, language={"deepeval": "python", "promptfoo": "yaml"}.get(fmt, "json"), wrap_lines=True,

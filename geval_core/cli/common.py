@@ -17,14 +17,14 @@ from prompt_library import DatasetMapping, Library, default_path, open_library
 from prompt_library.base import locked_message
 
 from ..errors import GEvalError, InputError
-from ..files.datafiles import lookup, read_rows
+from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, lookup, read_rows
 from ..providers.registry import find_spec, judge_ref_help, key_variable
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
 from ..urls import check_base_url
 
 DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
 JUDGE_HELP = f"{judge_ref_help()} (default: the prompt's own judge)"
-DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv")
+DATA_SUFFIXES = JSONL_SUFFIXES + CSV_SUFFIXES
 EXIT_BROKEN_PIPE = 141  # the shell's code for a process whose output pipe closed (128 + SIGPIPE)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
@@ -17,11 +19,22 @@ from ..prompts import FORM_HEADER, render
 from ..types import FrozenPrompt
 from .prompt_files import export_filename, export_prompt
 
-FORMATS = ("json", "deepeval", "promptfoo", "openai-grader")
-SUFFIXES = {"json": ".json", "deepeval": ".deepeval.py", "promptfoo": ".promptfoo.yaml",
-            "openai-grader": ".openai-grader.json"}
-MIMES = {"json": "application/json", "deepeval": "text/x-python", "promptfoo": "application/yaml",
-         "openai-grader": "application/json"}
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One export format: how it is named to people, the file name's suffix, its MIME type, its writer."""
+
+    label: str
+    suffix: str
+    mime: str
+    write: Callable[[FrozenPrompt, dict[str, Any] | None], str]
+
+
+def _json_export(prompt: FrozenPrompt, agreement: dict[str, Any] | None) -> str:
+    return json.dumps(export_prompt(prompt, agreement, tool_filename(prompt, "json")), indent=2,
+                      ensure_ascii=False) + "\n"
+
+
 # DeepEval's test-case fields, in the order the prompt's inputs take them (the last input is the output).
 DEEPEVAL_FIELDS = ("INPUT", "CONTEXT", "EXPECTED_OUTPUT", "RETRIEVAL_CONTEXT")
 _SENTINEL = "\x00geval-input-{}\x00"  # stands in for an input while the fixed text is escaped
@@ -29,18 +42,14 @@ _SENTINEL = "\x00geval-input-{}\x00"  # stands in for an input while the fixed t
 
 def tool_export(prompt: FrozenPrompt, fmt: str, agreement: dict[str, Any] | None = None) -> str:
     """The export of `prompt` in one of FORMATS, as text ready to write to a file."""
-    writers = {"json": lambda: json.dumps(export_prompt(prompt, agreement, tool_filename(prompt, "json")),
-                                          indent=2, ensure_ascii=False) + "\n",
-               "deepeval": lambda: deepeval_metric(prompt), "promptfoo": lambda: promptfoo_assertion(prompt),
-               "openai-grader": lambda: openai_grader(prompt)}
-    if fmt not in writers:
+    if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}", field="format")
-    return writers[fmt]()
+    return EXPORT_FORMATS[fmt].write(prompt, agreement)
 
 
 def tool_filename(prompt: FrozenPrompt, fmt: str) -> str:
     """name@version plus the format's suffix (a file name, never a path)."""
-    return export_filename(prompt).removesuffix(".json") + SUFFIXES[fmt]
+    return export_filename(prompt).removesuffix(".json") + EXPORT_FORMATS[fmt].suffix
 
 
 def one_line(text: str) -> str:
@@ -248,3 +257,16 @@ def openai_grader(prompt: FrozenPrompt) -> str:
     data = {"comment": provenance(prompt, "OpenAI Evals", lost), "content_hash": prompt.id,
             "testing_criteria": [grader]}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# Every format, stated once: the CLI's --format choices and the Library page's radio read this table.
+EXPORT_FORMATS = {
+    "json": ExportFormat("JSON (this workbench, hash-checked)", ".json", "application/json", _json_export),
+    "deepeval": ExportFormat("DeepEval metric (.py)", ".deepeval.py", "text/x-python",
+                             lambda prompt, _: deepeval_metric(prompt)),
+    "promptfoo": ExportFormat("promptfoo assertion (.yaml)", ".promptfoo.yaml", "application/yaml",
+                              lambda prompt, _: promptfoo_assertion(prompt)),
+    "openai-grader": ExportFormat("OpenAI Evals grader (.json)", ".openai-grader.json", "application/json",
+                                  lambda prompt, _: openai_grader(prompt)),
+}
+FORMATS = tuple(EXPORT_FORMATS)

@@ -195,25 +195,17 @@ def _combine(positions: Sequence[Position], i: int, scale: Scale) -> tuple[dict[
     return paths.ratings, ambiguous, paths.unresolved
 
 
-def find_rating_position(positions: Sequence[Position], scale: Scale) -> tuple[int | None, bool]:
-    """Index of the rating position and whether its rating is ambiguous.
+def position_score(positions: Sequence[Position], scale: Scale,
+                   renormalize: bool = True) -> tuple[WeightedScore, int | None, bool]:
+    """Weighted score of one reply's token list: (score, index of the rating position, ambiguous).
 
     The rating position is the first generated token that starts a number (a digit, or a minus before a
     digit); failing that, the first position whose alternatives include an allowed rating or the start of
     one (a primed judge); None if there is neither. A rating spelled over several tokens ("-", "1"; "1",
-    "0") is read along the reply's tokens; the flag is set when that cannot be decided (the reply stops
+    "0") is read along the reply's tokens; `ambiguous` is set when that cannot be decided (the reply stops
     inside a rating, a "1" alternative of another reply carries mass and the tokenizer shows no whole "10",
     or a branch the API does not show holds mass). Tokens inside a <think> block are skipped.
     """
-    index = _find_index(positions, scale)
-    if index is None:
-        return None, False
-    return index, _combine(positions, index, scale)[1]
-
-
-def position_score(positions: Sequence[Position], scale: Scale,
-                   renormalize: bool = True) -> tuple[WeightedScore, int | None, bool]:
-    """Weighted score of one reply's token list: (score, rating position, ambiguous)."""
     index = _find_index(positions, scale)
     if index is None:
         return weighted_score((), scale, renormalize), None, False

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from geval_core.scoring.weighted import find_rating_position, position_score, score_reply
+from geval_core.scoring.weighted import position_score, score_reply
 from geval_core.types import Choice, JudgeReply, Position, Scale, TopLogprob, Usage
 
 
@@ -92,8 +92,8 @@ def test_a_minus_alternative_whose_continuation_is_not_shown_is_counted_not_drop
 
 
 def test_a_reply_that_stops_inside_a_rating_is_flagged():
-    assert find_rating_position([pos("-", {"-": 0.9, "1": 0.1})], Scale(-2, 2)) == (0, True)
-    assert find_rating_position([pos("1", {"1": 0.9, "9": 0.1})], Scale(1, 10)) == (0, True)
+    assert position_score([pos("-", {"-": 0.9, "1": 0.1})], Scale(-2, 2))[1:] == (0, True)
+    assert position_score([pos("1", {"1": 0.9, "9": 0.1})], Scale(1, 10))[1:] == (0, True)
 
 
 def test_a_bullet_dash_is_not_a_minus_sign():

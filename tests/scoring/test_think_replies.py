@@ -9,7 +9,6 @@ import pytest
 
 from geval_core.scoring.weighted import (
     final_text,
-    find_rating_position,
     parse_reply,
     position_score,
     sampled_score,
@@ -65,7 +64,7 @@ def test_final_text_and_the_sampled_score_count_unclosed_replies_as_unparsed():
 def test_logprobs_skips_digits_inside_the_think_block():
     positions = [*tokens("<think>", "\n", "Step", " 1", ":", " read", ".", " I", " give", " 2", "</think>", "\n\n"),
                  pos("4", ("4", 0.7), ("3", 0.2), ("The", 0.1))]
-    assert find_rating_position(positions, FIVE) == (12, False)
+    assert position_score(positions, FIVE)[1:] == (12, False)
     weighted, index, _ = position_score(positions, FIVE)
     assert index == 12
     assert weighted.score == pytest.approx((4 * 0.7 + 3 * 0.2) / 0.9)
@@ -74,19 +73,19 @@ def test_logprobs_skips_digits_inside_the_think_block():
 
 def test_logprobs_handles_a_closing_tag_split_over_tokens_and_a_template_opened_block():
     split = [*tokens("<", "think", ">", "3", " ok", "</", "think", ">", "\n"), pos("5", ("5", 0.6), ("4", 0.4))]
-    assert find_rating_position(split, FIVE) == (9, False)
+    assert position_score(split, FIVE)[1:] == (9, False)
     assert position_score(split, FIVE)[0].score == pytest.approx(5 * 0.6 + 4 * 0.4)
     opened = [*tokens("1", ".", " read", "\n", "</think>", "\n"), pos("2", ("2", 0.5), ("1", 0.5))]
-    assert find_rating_position(opened, FIVE) == (6, False)
+    assert position_score(opened, FIVE)[1:] == (6, False)
     assert position_score(opened, FIVE)[0].score == pytest.approx(1.5)
 
 
 def test_logprobs_unclosed_think_block_has_no_rating_position():
     positions = [*tokens("<think>", "\n", "I", " would", " say"), pos("4", ("4", 0.9), ("3", 0.1))]
-    assert find_rating_position(positions, FIVE) == (None, False)
+    assert position_score(positions, FIVE)[1:] == (None, False)
     assert position_score(positions, FIVE)[0].score is None
     ended = tokens("<think>", "4", "</think>")  # the block closes and the reply ends: nothing to score
-    assert find_rating_position(ended, FIVE) == (None, False)
+    assert position_score(ended, FIVE)[1:] == (None, False)
 
 
 def test_logprobs_joins_a_split_ten_after_the_think_block():

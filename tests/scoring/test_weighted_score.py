@@ -10,7 +10,6 @@ from geval_core import score_reply, weighted_score
 from geval_core.errors import LogprobsUnavailableError
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.scoring.weighted import (
-    find_rating_position,
     parse_reply,
     position_score,
     rating_of,
@@ -92,26 +91,26 @@ def test_rating_of(token, rating):
 def test_rating_position_is_the_first_token_that_starts_a_number():
     positions = [pos("-", {"-": 0.9}), pos(" Coherence", {" Coherence": 1.0}), pos(":", {":": 1.0}),
                  pos(" 4", {" 4": 0.7, " 3": 0.3})]
-    assert find_rating_position(positions, FIVE) == (3, False)
+    assert position_score(positions, FIVE)[1:] == (3, False)
     score, index, ambiguous = position_score(positions, FIVE)
     assert (index, ambiguous) == (3, False) and score.score == pytest.approx(3.7)
 
 
 def test_primed_reply_starting_with_a_word_uses_the_first_position_with_ratings():
     positions = [pos("The", {"The": 0.5, "4": 0.3, "2": 0.2}), pos(" summary", {" summary": 1.0})]
-    assert find_rating_position(positions, FIVE) == (0, False)
+    assert position_score(positions, FIVE)[1:] == (0, False)
     assert position_score(positions, FIVE)[0].score == pytest.approx((1.2 + 0.4) / 0.5)
 
 
 def test_reply_without_any_rating_has_no_position():
     positions = [pos("Good", {"Good": 0.9, "Bad": 0.1})]
-    assert find_rating_position(positions, FIVE) == (None, False)
+    assert position_score(positions, FIVE)[1:] == (None, False)
     assert position_score(positions, FIVE)[0].score is None
 
 
 def test_ten_as_one_token():
     positions = [pos("10", {"10": 0.7, "9": 0.2, "8": 0.1})]
-    assert find_rating_position(positions, TEN) == (0, False)
+    assert position_score(positions, TEN)[1:] == (0, False)
     assert position_score(positions, TEN)[0].score == pytest.approx(9.6)
 
 
@@ -133,24 +132,24 @@ def test_one_followed_by_punctuation_keeps_a_little_mass_on_ten():
 
 def test_reply_ending_after_one_is_ambiguous():
     positions = [pos("1", {"1": 0.9, "2": 0.1})]
-    assert find_rating_position(positions, TEN) == (0, True)
+    assert position_score(positions, TEN)[1:] == (0, True)
     assert position_score(positions, TEN)[0].raw_distribution[1] == pytest.approx(0.9)
 
 
 def test_split_tokenizer_one_alternative_of_another_reply_is_ambiguous():
     positions = [pos("8", {"8": 0.6, "1": 0.3, "7": 0.1}), pos(".", {".": 1.0})]
-    assert find_rating_position(positions, TEN) == (0, True)
+    assert position_score(positions, TEN)[1:] == (0, True)
     # A tokenizer that has "10" as a token shows "1" means one: decidable.
     whole = [pos("8", {"8": 0.6, "1": 0.2, "10": 0.2}), pos(".", {".": 1.0})]
-    assert find_rating_position(whole, TEN) == (0, False)
+    assert position_score(whole, TEN)[1:] == (0, False)
     # Negligible "1" mass is not worth a flag.
     tiny = [pos("8", {"8": 0.995, "1": 0.005}), pos(".", {".": 1.0})]
-    assert find_rating_position(tiny, TEN) == (0, False)
+    assert position_score(tiny, TEN)[1:] == (0, False)
 
 
 def test_single_digit_scales_are_never_ambiguous():
     positions = [pos("1", {"1": 0.9, "2": 0.1})]
-    assert find_rating_position(positions, FIVE) == (0, False)
+    assert position_score(positions, FIVE)[1:] == (0, False)
 
 
 # ---- sampling ------------------------------------------------------------------------------------
@@ -262,5 +261,5 @@ def test_score_reply_rejects_an_unknown_mode():
 def test_a_non_ascii_digit_does_not_start_the_rating():
     # "²" and "٣" pass str.isdigit but are no rating: the rating position is the next one.
     positions = [pos("²", {"²": 0.9, "x": 0.1}), pos("٣", {"٣": 1.0}), pos(" 4", {" 4": 0.6, " 3": 0.4})]
-    assert find_rating_position(positions, FIVE) == (2, False)
+    assert position_score(positions, FIVE)[1:] == (2, False)
     assert position_score(positions, FIVE)[0].score == pytest.approx(0.6 * 4 + 0.4 * 3)
