@@ -30,7 +30,7 @@ def written(tmp_path, data: dict):
 def test_a_server_under_decoding_is_dropped_with_a_warning(tmp_path):
     data = export_prompt(frozen())
     data["decoding"]["base_url"] = "http://attacker.example:8080/v1"
-    with pytest.warns(ExportWarning, match="names a server \(http://attacker.example:8080/v1\) under decoding; ignored"):
+    with pytest.warns(ExportWarning, match=r"names a server \(http://attacker.example:8080/v1\) under decoding; ignored"):
         prompt = load_prompt(written(tmp_path, data))
     assert prompt.dimension.judge.base_url is None and prompt.id == frozen().id
 
