@@ -212,8 +212,10 @@ def data_options(func: Callable) -> Callable:
 
 
 def file_mapping(id_field: str, inputs: tuple[str, ...]) -> DatasetMapping | None:
-    """The mapping --id/--input give, or None when no --input was given (the prompt's inputs are looked up)."""
-    return DatasetMapping(id=id_field, inputs=pairs(inputs, "--input")) if inputs else None
+    """The mapping --id/--input give (no inputs: the prompt's inputs are looked up), or None for neither."""
+    if not inputs and id_field == "id":
+        return None
+    return DatasetMapping(id=id_field, inputs=pairs(inputs, "--input"))
 
 
 def data_mapping(path: Path, prompt: FrozenPrompt, id_field: str = "id") -> DatasetMapping:
@@ -243,7 +245,9 @@ def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
     path = Path(ref)
     if path.suffix.lower() in DATA_SUFFIXES or path.is_file():
         name = path.stem.replace("@", "-") or "data"
-        return library.import_dataset(path, name, mapping or data_mapping(path, prompt))
+        if mapping is None or not mapping.inputs:  # --id alone still names the id field
+            mapping = data_mapping(path, prompt, mapping.id if mapping else "id")
+        return library.import_dataset(path, name, mapping)
     if mapping is not None:
         raise click.UsageError("--id and --input map a data file's fields; a library dataset is mapped already")
     return library.get_dataset(ref)

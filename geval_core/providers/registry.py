@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ..types import Judge, JudgeSettings
-from ..urls import check_base_url
+from ..urls import check_base_url, is_custom_server
 from .capabilities import PRESETS, Preset
+from .common import env_key, require_key
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class ProviderSpec:
     builder: str  # "module:function" building a Judge from (settings, api_key, timeout); imported on use
     key_variables: tuple[str, ...] = ()  # environment variables its key (or project) is read from
     base_url_variables: tuple[str, ...] = ()  # environment variables its SDK takes a server address from
+    key_required: bool = True  # False: key_variables name something else (Vertex AI: its project)
     default_model: str = ""
     needs_model: bool = True  # `--judge NAME:MODEL`; False: `--judge NAME` alone
     default_concurrency: int = 8  # calls in flight when the user says nothing
@@ -113,6 +115,17 @@ def resolved_base_url(settings: JudgeSettings) -> str | None:
     return None
 
 
+def check_key(settings: JudgeSettings, api_key: str | None = None) -> None:
+    """MissingKeyError before anything is recorded or sent, when the judge needs a key and none is set (a
+    compatible server of the user's may need none)."""
+    spec = provider_spec(settings.provider)
+    if not spec.key_variables or not spec.key_required or api_key or env_key(*spec.key_variables):
+        return
+    if spec.compatible_label and is_custom_server(resolved_base_url(settings)):
+        return
+    require_key(None, spec.key_variables, spec.name)
+
+
 def key_variable(provider: str) -> str:
     """The variable a refused key's message names for this provider."""
     spec = find_spec(provider)
@@ -144,7 +157,7 @@ register(ProviderSpec("gemini", "Gemini", "geval_core.providers.gemini_judge:bui
                       default_model="gemini-2.0-flash-001"))
 # Vertex AI has no key: application default credentials, and the project named in GOOGLE_CLOUD_PROJECT.
 register(ProviderSpec("vertex", "Vertex AI (Google Cloud credentials)", "geval_core.providers.vertex_judge:build",
-                      ("GOOGLE_CLOUD_PROJECT",), base_url_variables=("GOOGLE_VERTEX_BASE_URL",),
+                      ("GOOGLE_CLOUD_PROJECT",), base_url_variables=("GOOGLE_VERTEX_BASE_URL",), key_required=False,
                       default_model="gemini-2.5-flash"))
 register(ProviderSpec("scripted", "Scripted test judge", "geval_core.providers.scripted:build",
                       default_model="scripted-1", needs_model=False, public=False, reuse=False))
