@@ -101,5 +101,9 @@ def quick_exit(code: object) -> None:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="geval-workbench")
-def cli() -> None:
+@click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
+              help="The library file for every command below (as $GEVAL_DB; a command's own --db wins).")
+def cli(db: str | None) -> None:
     """G-Eval Workbench: design, freeze, run and calibrate LLM-as-a-judge prompts."""
+    if db:  # the commands read the default library from $GEVAL_DB: before the command, for it alone
+        os.environ["GEVAL_DB"] = db

@@ -48,8 +48,9 @@ def workbench_errors(func: Callable) -> Callable:
 
 
 def check_output(path: str | None) -> None:
-    """Refuse an output file whose folder is missing or not writable, before anything is paid for."""
-    if path is None:
+    """Refuse an output file whose folder is missing or not writable, before anything is paid for ("-" is
+    stdout)."""
+    if path is None or path == "-":
         return
     folder = Path(path).expanduser().resolve().parent
     if not folder.is_dir():

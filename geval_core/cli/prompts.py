@@ -99,6 +99,7 @@ def prompts_export(library: Library, prompt: str, output: str | None, agreement_
                    fmt: str) -> None:
     """Export a frozen prompt: a self-contained, hash-checked JSON file, or a file another judge tool loads."""
     check_output(output)
+    output = None if output == "-" else output  # "-" is stdout
     frozen = library.get_prompt(prompt)
     if fmt != "json":
         if agreement_file or agreement_run or snippet:

@@ -58,7 +58,7 @@ def _number(value: Any) -> Any:
 def write_results(library: Library, run_id: str, out: str | None, append: bool = False) -> None:
     """Every judgment of the run as JSON lines, to --out or stdout."""
     lines = (json.dumps(output_line(r), ensure_ascii=False) + "\n" for r in library.judgments(run_id))
-    if out:
+    if out and out != "-":  # "-" is stdout, as in every Unix tool
         with Path(out).open("a" if append else "w", encoding="utf-8") as handle:
             handle.writelines(lines)
     else:
