@@ -66,8 +66,9 @@ class Store(Protocol):
         """A cached reply dict (`JudgeReply.to_dict`) for a request key; IntegrityError when it fails its hash."""
         ...
 
-    def cache_put(self, key: str, reply: dict[str, Any]) -> None:
-        """Cache a reply dict under its request key (a verified entry is kept, a bad one replaced)."""
+    def cache_put(self, key: str, reply: dict[str, Any], origin: str | None = None) -> None:
+        """Cache a reply dict under its request key, naming the judgment it was scored into (RUN/ITEM); an entry
+        with no origin is never replayed."""
         ...
 
     def get_setting(self, key: str, default: Any = None) -> Any:

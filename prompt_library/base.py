@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from geval_core.errors import InputError, LibraryLockedError
 
+from .hashes import affinities
+
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
@@ -214,11 +216,15 @@ class LibraryBase:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
-            except BaseException:
+                self.conn.execute("COMMIT")  # in WAL mode the pages are written here: a full disk fails it
+            except BaseException as exc:
                 if self.conn.in_transaction:  # an error such as RAISE(ROLLBACK) may have ended it already
                     self.conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
+                    raise InputError(f"the disk holding the library is full ({exc}); nothing of this write was "
+                                     "stored. Free some space, then run the same command again (a run resumes "
+                                     "where it stopped)", file=str(self.path)) from None
                 raise
-            self.conn.execute("COMMIT")
 
     @contextmanager
     def _savepoint(self) -> Iterator[None]:
@@ -233,6 +239,14 @@ class LibraryBase:
                 self.conn.execute("RELEASE SAVEPOINT nested_write")
             raise
         self.conn.execute("RELEASE SAVEPOINT nested_write")
+
+    def _affinities(self, table: str) -> dict[str, str]:
+        """Column -> type affinity of a table, read once per connection (the schema changes only by migration)."""
+        cache = self.__dict__.setdefault("_affinity_cache", {})
+        if table not in cache:
+            with self._lock:
+                cache[table] = affinities(self.conn, table)
+        return cache[table]
 
     def _rows(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
         """Every row of a query, as plain dicts."""

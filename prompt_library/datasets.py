@@ -133,7 +133,11 @@ class DatasetsMixin(LibraryBase):
     def import_dataset(self, path: str | Path, name: str, mapping: DatasetMapping | None = None) -> dict[str, Any]:
         """Import a CSV/JSONL file as dataset `name`; returns the dataset row plus `created`."""
         mapping = mapping or DatasetMapping()
-        return self.import_items(name, read_items(path, mapping), source=str(path), mapping=mapping)
+        try:
+            return self.import_items(name, read_items(path, mapping), source=str(path), mapping=mapping)
+        except RecursionError:  # JSON nested thousands deep: Python's parser gives up before reading it
+            raise InputError("a row is nested too deeply to read (JSON nested thousands of levels); nothing "
+                             "was imported", file=str(path)) from None
 
     def import_items(self, name: str, items: list[Item], source: str = "memory",
                      mapping: DatasetMapping | None = None) -> dict[str, Any]:

@@ -213,15 +213,6 @@ def m006_archived(db: Database) -> None:
                "id TEXT NOT NULL, archived_at TEXT NOT NULL, PRIMARY KEY (kind, id))")
 
 
-# Every protection trigger a migrated library has, by name, as SQLite stores it (without IF NOT EXISTS).
-# Opening a library compares its triggers with these; tests/library/test_frozen_history.py checks them against a
-# freshly migrated file.
-PROTECTION_TRIGGERS = {
-    re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)[1]: sql.replace(" IF NOT EXISTS", "", 1)
-    for sql in (*_M001_TRIGGERS, *_M003_TRIGGERS, *_M005_TRIGGERS)
-}
-
-
 def pending(conn: sqlite3.Connection) -> bool:
     """Whether any migration still has to run (read-only, plain SQL on sqlite-utils' record of them)."""
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [MIGRATIONS_TABLE]).fetchone():
@@ -260,3 +251,55 @@ def m008_judgment_provenance(db: Database) -> None:
     (source: live, an earlier judgment's cache entry, a batch file)."""
     for column in ("note", "server", "source"):
         db.execute(f"ALTER TABLE judgments ADD COLUMN {column} TEXT")
+
+
+_JUDGMENTS_INDEX = "CREATE INDEX judgments_by_run_error ON judgments (run_id, error)"
+
+
+@migration
+def m009_tamper_evidence(db: Database) -> None:
+    """Results carry hashes: judgments, runs and ratings a row hash, a finished run the digest of its judgments.
+
+    A retry of an errored judgment is its successor (attempt + 1), never an UPDATE: judgments refuse every
+    UPDATE now. Cache entries name the judgment they came from (origin); older ones cannot: dropped.
+    """
+    from .rehash import backfill, rebuild_judgments
+
+    rebuild_judgments(db.conn, _JUDGMENTS_INDEX)
+    for column in ("row_hash", "digest"):
+        db.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
+    db.execute("ALTER TABLE ratings ADD COLUMN row_hash TEXT")
+    backfill(db.conn, "runs", "id")  # under the old runs_no_update, which lets row_hash change
+    db.execute("DROP TRIGGER ratings_no_update")
+    backfill(db.conn, "ratings", "id")
+    db.execute("DROP TRIGGER runs_no_update")
+    for sql in (*_M009_TRIGGERS, _M005_TRIGGERS[1]):
+        db.execute(sql)
+    db.execute("ALTER TABLE judge_cache ADD COLUMN origin TEXT")
+    db.execute("DELETE FROM judge_cache")
+
+
+_RUN_PINNED = ("id", "prompt_id", "dataset_id", "judge", "item_ids", "created_at", "row_hash")
+_SAME_ITEM = "FROM judgments WHERE run_id = NEW.run_id AND item_id = NEW.item_id"
+_M009_TRIGGERS = (
+    # The next attempt only, and only after an errored one: a final judgment has no successor.
+    _abort("judgments_no_replace",
+           f"NEW.attempt IS NOT COALESCE((SELECT MAX(attempt) + 1 {_SAME_ITEM}), 0) "
+           f"OR EXISTS (SELECT 1 {_SAME_ITEM} AND error IS NULL)",
+           "judgments are immutable: INSERT over a stored judgment refused (an errored one gets a successor, "
+           "its next attempt; a re-judge is a new run)"),
+    _abort("judgments_no_update", "1", "judgments are immutable: UPDATE refused (a retry is a new attempt)",
+           "UPDATE"),
+    _abort("judgments_no_delete", "1", "judgments are immutable: DELETE refused", "DELETE"),
+    # Status, finish time, totals, `extra` and the digest change as a run goes on; what it ran never does.
+    _abort("runs_no_update", " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in _RUN_PINNED),
+           "runs change only their status and totals: UPDATE of what was run refused", "UPDATE"),
+)
+
+# Every protection trigger a migrated library has, by name, as SQLite stores it (without IF NOT EXISTS);
+# a later migration's trigger of the same name replaces the earlier one. Opening a library compares its
+# triggers with these; tests/library/test_frozen_history.py checks them against a freshly migrated file.
+PROTECTION_TRIGGERS = {
+    re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)[1]: sql.replace(" IF NOT EXISTS", "", 1)
+    for sql in (*_M001_TRIGGERS, *_M003_TRIGGERS, *_M005_TRIGGERS, *_M009_TRIGGERS)
+}

@@ -16,8 +16,9 @@ from typing import Any
 from geval_core.errors import InputError
 from geval_core.types import Item
 
-from .base import loads, now
+from .base import insert_row, loads, now
 from .datasets import DatasetsMixin
+from .hashes import as_stored, row_hash
 
 STATUSES = ("rated", "skipped", "cannot_judge")
 
@@ -68,25 +69,29 @@ class RatingsMixin(DatasetsMixin):
             raise InputError(f"rating status must be one of {', '.join(STATUSES)}, got {status!r}")
         if (status == "rated") != (rating is not None and math.isfinite(float(rating))):
             raise InputError("a rating needs a number; a skip or 'cannot judge' has none")
+        return self._append({"dataset_id": dataset_id, "item_id": item_id, "dimension": dimension,
+                             "prompt_id": prompt_id, "rater": rater, "rating": rating, "status": status})
+
+    def _append(self, row: dict[str, Any]) -> int:
+        """Insert one act with its id and row hash (the id is hashed too: an undo names it); the new id."""
         with self._write() as db:
-            cursor = db.execute(
-                "INSERT INTO ratings (dataset_id, item_id, dimension, prompt_id, rater, rating, status, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [dataset_id, item_id, dimension, prompt_id, rater, rating, status, now()])
-            return int(cursor.lastrowid)
+            # Chosen here, not by SQLite on insert: the hash, stored with the row, covers it.
+            next_id = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM ratings").fetchone()[0]
+            stored = as_stored({"id": next_id, **row, "created_at": now()}, self._affinities("ratings"))
+            insert_row(db, "ratings", {**stored, "row_hash": row_hash("ratings", stored)})
+            return int(next_id)
 
     def undo_rating(self, dataset_id: str, dimension: str, rater: str) -> dict[str, Any] | None:
         """Take back the rater's latest act still standing (an undo row names it); the act, or None."""
-        with self._write() as db:
+        with self._write():
             rows = self.rating_rows(dataset_id, dimension, rater)
             undone = {r["undoes"] for r in rows if r["status"] == "undo"}
             standing = [r for r in rows if r["status"] != "undo" and r["id"] not in undone]
             if not standing:
                 return None
             last = standing[-1]
-            db.execute("INSERT INTO ratings (dataset_id, item_id, dimension, prompt_id, rater, status, undoes, "
-                       "created_at) VALUES (?, ?, ?, ?, ?, 'undo', ?, ?)",
-                       [dataset_id, last["item_id"], dimension, last["prompt_id"], rater, last["id"], now()])
+            self._append({"dataset_id": dataset_id, "item_id": last["item_id"], "dimension": dimension,
+                          "prompt_id": last["prompt_id"], "rater": rater, "status": "undo", "undoes": last["id"]})
             return last
 
     def rating_rows(self, dataset_id: str, dimension: str, rater: str | None = None) -> list[dict[str, Any]]:

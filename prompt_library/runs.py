@@ -16,7 +16,9 @@ from geval_core.types import JudgeSettings
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now, update_row
 from .datasets import DatasetsMixin
+from .hashes import as_stored, row_hash
 from .prompts import PromptsMixin, split_label
+from .rehash import stored_digest
 
 RUN_STATUSES = ("running", "done", "cancelled", "failed")
 RUN_COLUMNS = ("status", "finished_at", "model_version", "input_tokens", "output_tokens", "cost_usd",
@@ -27,8 +29,9 @@ _BOOL = ("ambiguous", "differs", "fallback", "cached")
 
 _RUN_SELECT = """
 SELECT r.*, p.name || '@' || p.version AS prompt_label, d.name || '@' || d.version AS dataset_label,
-  (SELECT COUNT(*) FROM judgments j WHERE j.run_id = r.id) AS judged,
-  (SELECT COUNT(*) FROM judgments j WHERE j.run_id = r.id AND j.error IS NOT NULL) AS errors
+  (SELECT COUNT(DISTINCT j.item_id) FROM judgments j WHERE j.run_id = r.id) AS judged,
+  (SELECT COUNT(DISTINCT j.item_id) FROM judgments j WHERE j.run_id = r.id)
+    - (SELECT COUNT(*) FROM judgments j WHERE j.run_id = r.id AND j.error IS NULL) AS errors
 FROM runs r JOIN prompts p ON p.id = r.prompt_id JOIN datasets d ON d.id = r.dataset_id
 """
 
@@ -53,12 +56,12 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
                 raise InputError(f"items {unknown[:5]} are not in dataset {dataset['label']}")
         run_id = new_run_id()
         with self._write() as db:
-            insert_row(db, "runs", {
+            insert_row(db, "runs", self._hashed("runs", {
                 "id": run_id, "prompt_id": prompt.id, "dataset_id": dataset["id"], "judge": dumps(asdict(judge)),
                 "item_ids": dumps(list(item_ids)) if item_ids is not None else None, "status": "running",
                 "items_total": len(item_ids) if item_ids is not None else dataset["item_count"],
                 "created_at": now(), "extra": dumps({}),
-            })
+            }))
         return run_id
 
     def find_or_create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
@@ -113,24 +116,30 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
                 update_row(db, "runs", ("id", run["id"]), columns)
 
     def finish_run(self, run_id: str, status: str = "done", **totals: Any) -> None:
-        """Mark a run finished (done, cancelled or failed) and store its totals."""
-        self.set_run_fields(run_id, status=status, finished_at=now(), **totals)
+        """Mark a run finished (done, cancelled or failed), store its totals and the digest of its judgments."""
+        run_id = self.get_run(run_id)["id"]
+        with self._write() as db:
+            self.set_run_fields(run_id, status=status, finished_at=now(), **totals)
+            # Set at every finish: a resumed session adds judgments (or successors of errored ones).
+            db.execute("UPDATE runs SET digest = ? WHERE id = ?", [stored_digest(db, run_id), run_id])
 
     def judged_item_ids(self, run_id: str, include_errors: bool = False) -> set[str]:
         """Items that already have a judgment; errored ones are left out (a resume retries them)."""
+        # Only an errored attempt has a successor, so the error-free rows are exactly the final judgments.
         sql = "SELECT item_id FROM judgments WHERE run_id = ?" + ("" if include_errors else " AND error IS NULL")
         return {r["item_id"] for r in self._rows(sql, [run_id])}
 
     def scored_count(self, run_id: str) -> int:
         """How many of a run's items have a score, over every session of the run."""
-        row = self._one("SELECT COUNT(*) AS n FROM judgments WHERE run_id = ? AND score IS NOT NULL", [run_id])
+        row = self._one("SELECT COUNT(*) AS n FROM judgments WHERE run_id = ? AND score IS NOT NULL "
+                        "AND error IS NULL", [run_id])
         return int(row["n"]) if row else 0
 
     def save_judgment(self, run_id: str, judgment: Judgment) -> bool:
         """Write one item's judgment in one transaction; returns False when it was already stored.
 
-        A stored judgment is never overwritten, except an errored one by a later attempt: so a resumed run
-        neither duplicates nor loses an item.
+        A stored judgment is never changed: an errored one gets a successor (its next attempt, which
+        the reads return), so a resumed run neither duplicates nor loses an item, and the failure stays on record.
         """
         row = {"run_id": run_id, "item_id": judgment.item_id, "created_at": now()}
         for key in JUDGMENT_COLUMNS:
@@ -141,22 +150,21 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
                 value = int(bool(value))
             row[key] = value
         row["extra"] = "{}"
-        key = [run_id, judgment.item_id]
         with self._write(savepoint=False) as db:  # one write statement, which undoes itself if it fails
-            # The triggers refuse any INSERT over a stored row (an UPSERT included) and any UPDATE of a
-            # final one, so look first: under the write lock nobody can change the answer meanwhile.
-            stored = db.execute("SELECT error IS NULL FROM judgments WHERE run_id = ? AND item_id = ?",
-                                key).fetchone()
-            if stored is None:
-                db.execute(f"INSERT INTO judgments ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
-                           list(row.values()))
-                return True
-            if stored[0]:
+            # The triggers refuse an INSERT that is not the next attempt after an errored one, so look
+            # first: under the write lock nobody can change the answer meanwhile.
+            latest = db.execute("SELECT attempt, error IS NULL FROM judgments WHERE run_id = ? AND item_id = ? "
+                                "ORDER BY attempt DESC LIMIT 1", [run_id, judgment.item_id]).fetchone()
+            if latest is not None and latest[1]:
                 return False
-            names = [n for n in row if n not in ("run_id", "item_id")]
-            db.execute(f"UPDATE judgments SET {', '.join(f'{n} = ?' for n in names)} "
-                       "WHERE run_id = ? AND item_id = ?", [row[n] for n in names] + key)
+            row["attempt"] = 0 if latest is None else latest[0] + 1
+            insert_row(db, "judgments", self._hashed("judgments", row))
             return True
+
+    def _hashed(self, table: str, row: dict[str, Any]) -> dict[str, Any]:
+        """A row to insert, in its stored types, with its row hash."""
+        stored = as_stored(row, self._affinities(table))
+        return {**stored, "row_hash": row_hash(table, stored)}
 
     def judgments(self, run_id: str) -> list[dict[str, Any]]:
         """Every judgment of a run in dataset order; distribution as {int: float}, replies as a list."""
@@ -167,7 +175,7 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
             with self._lock:  # the connection is shared by threads: no read inside another's write
                 position = dict(self.conn.execute("SELECT item_id, position FROM items WHERE dataset_id = ?",
                                                   [run["dataset_id"]]).fetchall())
-            rows = self._rows("SELECT * FROM judgments WHERE run_id = ?", [run["id"]])
+            rows = latest_attempts(self._rows("SELECT * FROM judgments WHERE run_id = ?", [run["id"]]))
             rows.sort(key=lambda r: (r["item_id"] in position, position.get(r["item_id"], 0), r["item_id"]))
             distributions = loads_column([r["distribution"] for r in rows])
             replies = loads_column([r["replies"] for r in rows], [])
@@ -175,32 +183,56 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
 
     # --- judge cache --------------------------------------------------------------------------------
     def cache_get(self, key: str) -> dict[str, Any] | None:
-        """A stored reply dict for an identical request, or None; IntegrityError when it fails its hash."""
+        """A stored reply dict for an identical request, or None (also for an entry whose origin judgment is
+        missing or answered otherwise); IntegrityError when it fails its hash."""
         with self._lock:  # asked once per item: the plain cursor, not a query's dict rows
-            row = self.conn.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
+            row = self.conn.execute("SELECT reply, hash, origin FROM judge_cache WHERE key = ?", [key]).fetchone()
         if row is None:
             return None
-        reply, digest = row
+        reply, digest, origin = row
         if not cache_entry_ok(key, reply, digest):
             raise IntegrityError(f"judge cache entry {key[:12]} does not match its hash; it is asked again")
-        return loads(reply)
+        data = loads(reply)
+        # Anyone can recompute the hash; only a reply some stored judgment was scored from is replayed.
+        return data if self.origin_problem(origin, data) is None else None
 
-    def cache_put(self, key: str, reply: dict[str, Any]) -> None:
-        """Store a reply dict under its request key; a verified entry is kept, a bad one replaced."""
+    def origin_problem(self, origin: str | None, reply: Any) -> str | None:
+        """Why a cache entry's origin does not vouch for its reply (None when a judgment of it has its replies)."""
+        if not origin:
+            return "names no judgment it came from"
+        run_id, _, item_id = origin.partition("/")
+        with self._lock:
+            stored = self.conn.execute("SELECT replies FROM judgments WHERE run_id = ? AND item_id = ?",
+                                       [run_id, item_id]).fetchall()
+        if not stored:
+            return f"its origin judgment {origin} does not exist"
+        try:
+            texts = [choice["text"] for choice in reply["choices"]]
+            if any(loads(replies, []) == texts for (replies,) in stored):
+                return None
+        except (KeyError, TypeError, ValueError):
+            pass
+        return f"its reply is not the one its origin judgment {origin} was scored from"
+
+    def cache_put(self, key: str, reply: dict[str, Any], origin: str | None = None) -> None:
+        """Store a reply dict under its request key, naming the judgment it is scored into (origin: RUN/ITEM);
+        a verified entry is kept, a bad one replaced."""
         # Stored as canonical JSON, so its hash is taken over the same text with no second encoding. The
         # reply is JSON-ready (string keys; json writes tuples as lists), as JudgeReply.to_dict makes it.
         text = canonical_json(reply)
-        row = [key, text, _entry_hash(key, text), now()]
+        row = [key, text, _entry_hash(key, text), now(), origin]
         with self._write(savepoint=False) as db:  # one statement at most changes the row
-            added = db.execute("INSERT INTO judge_cache (key, reply, hash, created_at) VALUES (?, ?, ?, ?) "
-                               "ON CONFLICT(key) DO NOTHING", row).rowcount
+            added = db.execute("INSERT INTO judge_cache (key, reply, hash, created_at, origin) "
+                               "VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING", row).rowcount
             if added:
                 return
-            stored = db.execute("SELECT reply, hash FROM judge_cache WHERE key = ?", [key]).fetchone()
-            if cache_entry_ok(key, *stored):
+            reply_text, digest, stored_origin = db.execute("SELECT reply, hash, origin FROM judge_cache "
+                                                           "WHERE key = ?", [key]).fetchone()
+            if cache_entry_ok(key, reply_text, digest) and self.origin_problem(stored_origin, loads(reply_text)) is None:
                 return
-            # The one overwrite of a cache row: a fresh reply replacing an entry that failed its hash.
-            db.execute("UPDATE judge_cache SET reply = ?, hash = ?, created_at = ? WHERE key = ?", row[1:] + [key])
+            # The one overwrite of a cache row: a fresh reply replacing an entry that fails its checks.
+            db.execute("UPDATE judge_cache SET reply = ?, hash = ?, created_at = ?, origin = ? WHERE key = ?",
+                       row[1:] + [key])
 
 
 def cache_hash(key: str, reply_text: str) -> str:
@@ -227,8 +259,19 @@ def cache_entry_ok(key: str, reply_text: str | None, stored_hash: str | None) ->
         return False
 
 
+def latest_attempts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per item, its latest attempt (earlier ones are errored attempts it succeeded)."""
+    if all(r["attempt"] == 0 for r in rows):  # almost every run: no retry at all, nothing to drop
+        return rows
+    latest: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["item_id"] not in latest or row["attempt"] > latest[row["item_id"]]["attempt"]:
+            latest[row["item_id"]] = row
+    return list(latest.values())
+
+
 def _run(row: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in row.items() if k != "extra"}
+    out = {k: v for k, v in row.items() if k not in ("extra", "row_hash")}
     out["judge"] = loads(row["judge"], {})
     out["item_ids"] = loads(row["item_ids"])
     for key, value in loads(row["extra"], {}).items():

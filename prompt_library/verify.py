@@ -1,4 +1,4 @@
-"""Check a library against itself: every content hash recomputed, every protection trigger in place.
+"""Check a library against itself: every content and row hash recomputed, the schema and triggers in place.
 
 The triggers make frozen rows refuse changes; the hashes tell whether a row was changed anyway (by
 someone who dropped a trigger first). Nothing here repairs: re-creating protection over data that may
@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 from geval_core.prompts import content_hash
 from geval_core.types import Dimension, Item
 
-from . import migrations
+from . import migrations, schema
 from .base import loads
 from .datasets import version_problem
+from .hashes import HASHED_TABLES, row_hash, run_digest
+from .rehash import FINISHED_SQL
 from .runs import cache_entry_ok
 
 if TYPE_CHECKING:
@@ -96,20 +98,95 @@ def dataset_problems(library: Library) -> tuple[int, int, list[dict[str, Any]]]:
 
 
 def cache_problems(library: Library) -> tuple[int, list[dict[str, Any]]]:
-    """(entries checked, problems): each judge-cache entry's hash over its key and reply."""
+    """(entries checked, problems): each judge-cache entry's hash, and the judgment its origin names."""
     with library._lock:
-        rows = library.conn.execute("SELECT key, reply, hash FROM judge_cache ORDER BY key").fetchall()
-    problems = [_problem("cache entry", key[:12] + "…", "reply does not match its hash (it would be asked again)")
-                for key, reply, digest in rows if not cache_entry_ok(key, reply, digest)]
+        rows = library.conn.execute("SELECT key, reply, hash, origin FROM judge_cache ORDER BY key").fetchall()
+    problems = []
+    for key, reply, digest, origin in rows:
+        if not cache_entry_ok(key, reply, digest):
+            problems.append(_problem("cache entry", key[:12] + "…", "reply does not match its hash (it would be "
+                                     "asked again)"))
+            continue
+        why = library.origin_problem(origin, loads(reply))
+        if why:
+            problems.append(_problem("cache entry", key[:12] + "…", f"{why} (it is never replayed)"))
     return len(rows), problems
+
+
+def schema_problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every table or column that differs from the migrations', and every migration not recorded."""
+    problems = [_problem("table", table, what) for table, what in schema.column_problems(conn)]
+    done = set(schema.recorded(conn))
+    problems += [_problem("migration", name, "record missing") for name in schema.step_names() if name not in done]
+    return problems
+
+
+_KEYS = {"judgments": ("run_id", "item_id", "attempt"), "runs": ("id",), "ratings": ("id",)}
+_KIND = {"judgments": "judgment", "runs": "run", "ratings": "rating"}
+
+
+def result_problems(library: Library, broken: set[str]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """(rows checked per table, problems): every row hash of judgments, runs and ratings recomputed, every
+    finished run's digest recomputed over its judgments, every retry checked to follow an errored attempt."""
+    checked, problems, hashes = {}, [], {}
+    for table in HASHED_TABLES:
+        if table in broken:  # its columns differ (reported): every hash would, too
+            problems.append(_problem("table", table, "rows not checked: its columns differ from the schema"))
+            continue
+        rows = library._rows(f"SELECT * FROM {table} ORDER BY {', '.join(_KEYS[table])}")
+        checked[table] = len(rows)
+        for row in rows:
+            label = "/".join(str(row[k]) for k in _KEYS[table])
+            recomputed = row_hash(table, row)
+            if table == "judgments":
+                hashes.setdefault(row["run_id"], []).append(recomputed)
+            if row["row_hash"] is None:
+                problems.append(_problem(_KIND[table], label, "carries no row hash"))
+            elif row["row_hash"] != recomputed:
+                problems.append(_problem(_KIND[table], label, "stored hash does not match its content"))
+        if table == "judgments":
+            problems += _attempt_problems(rows)
+    if "judgments" not in broken and "runs" not in broken:
+        checked["run_digests"], found = _digest_problems(library, hashes)
+        problems += found
+    return checked, problems
+
+
+def _attempt_problems(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Attempts of an item must be 0, 1, ... and each one but the last errored (a final judgment is final)."""
+    problems, previous = [], None
+    for row in rows:  # ordered by run, item, attempt
+        same = previous is not None and (previous["run_id"], previous["item_id"]) == (row["run_id"], row["item_id"])
+        label = f"{row['run_id']}/{row['item_id']}/{row['attempt']}"
+        if row["attempt"] != (previous["attempt"] + 1 if same else 0):
+            problems.append(_problem("judgment", label, "attempt out of sequence (an earlier attempt is missing)"))
+        elif same and previous["error"] is None:
+            problems.append(_problem("judgment", label, "follows a final judgment (only an errored one is retried)"))
+        previous = row
+    return problems
+
+
+def _digest_problems(library: Library, hashes: dict[str, list[str]]) -> tuple[int, list[dict[str, Any]]]:
+    # A run a session has held since (a lease left behind) may have judgments its digest does not cover yet.
+    runs = library._rows(f"SELECT id, digest FROM runs WHERE {FINISHED_SQL} AND id NOT IN "
+                         "(SELECT run_id FROM run_leases) ORDER BY id")
+    problems = []
+    for run in runs:
+        if run["digest"] is None:
+            problems.append(_problem("run", run["id"], "finished but carries no digest of its judgments"))
+        elif run["digest"] != run_digest(hashes.get(run["id"], [])):
+            problems.append(_problem("run", run["id"], "digest does not match its judgments (one was added, "
+                                     "removed or changed after it finished)"))
+    return len(runs), problems
 
 
 def verify_library(library: Library) -> dict[str, Any]:
     """The whole check: {"ok", "checked": counts, "problems": [{kind, name, id, problem, text}]}."""
     with library._lock:
-        problems = trigger_problems(library.conn)
+        problems = trigger_problems(library.conn) + schema_problems(library.conn)
+    broken = {p["name"] for p in problems if p["kind"] == "table"}
     checked = {"prompts": 0, "dataset_versions": 0, "items": 0, "cache_entries": 0,
-               "triggers": len(expected_triggers())}
+               "triggers": len(expected_triggers()), "judgments": 0, "runs": 0, "ratings": 0, "run_digests": 0}
     sections = (("prompts", prompt_problems, ("prompts",)),
                 ("datasets", dataset_problems, ("dataset_versions", "items")),
                 ("judge_cache", cache_problems, ("cache_entries",)))
@@ -121,15 +198,23 @@ def verify_library(library: Library) -> dict[str, Any]:
             continue
         checked.update(zip(counts, numbers, strict=True))
         problems += found
+    try:
+        counted, found = result_problems(library, broken)
+        checked.update(counted)
+        problems += found
+    except sqlite3.Error as exc:
+        problems.append(_problem("table", "results", f"cannot be read ({exc})"))
     return {"ok": not problems, "path": str(library.path), "checked": checked, "problems": problems}
 
 
 def summary_line(report: dict[str, Any]) -> str:
-    """'checked 4 prompts, 1 dataset version (67 items), 12 cache entries, 16 protection triggers'."""
+    """'checked 4 prompts, 1 dataset version (67 items), 2 runs (1 digest), 12 judgments, 0 ratings, ...'."""
     c = report["checked"]
     return (f"checked {_count(c['prompts'], 'prompt')}, {_count(c['dataset_versions'], 'dataset version')} "
-            f"({_count(c['items'], 'item')}), {_count(c['cache_entries'], 'cache entry', 'cache entries')}, "
-            f"{_count(c['triggers'], 'protection trigger')}")
+            f"({_count(c['items'], 'item')}), {_count(c['runs'], 'run')} ({_count(c['run_digests'], 'digest')}), "
+            f"{_count(c['judgments'], 'judgment')}, {_count(c['ratings'], 'rating')}, "
+            f"{_count(c['cache_entries'], 'cache entry', 'cache entries')}, "
+            f"{_count(c['triggers'], 'protection trigger')}, the schema and its migration records")
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

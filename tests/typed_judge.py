@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from geval_core.providers.openai_judge import Completion, OpenAIJudge
+from geval_core.providers.openai_judge import Completion, OpenAIJudge, sdk_error_types
 from geval_core.types import Choice, Position, TopLogprob
 
 
@@ -36,11 +36,13 @@ def sdk_completion(response: Any) -> Completion:
 class TypedJudge(OpenAIJudge):
     """OpenAIJudge with the old request: the typed call and the SDK's models (`_send` maps errors for both)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 60.0) -> None:
         from openai import OpenAI
 
-        super().__init__(*args, **kwargs)
-        self._client = OpenAI(api_key=self._key, base_url=self.base_url, timeout=self._client.timeout, max_retries=0)
+        super().__init__(model, api_key, base_url, timeout)
+        self._plain = None  # always the SDK, plain-http servers too: the reference the fast paths are held to
+        self._client = OpenAI(api_key=self._key, base_url=self.base_url, timeout=timeout, max_retries=0)
+        self._errors = sdk_error_types()
 
     def _post(self, body: dict[str, Any]) -> Completion:
         return sdk_completion(self._client.chat.completions.create(**body))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import warnings
 from pathlib import Path
@@ -9,18 +10,27 @@ from pathlib import Path
 import click
 
 from prompt_library import Library, LibraryIntegrityWarning, default_path, verify_library
+from prompt_library.signing import KEY_VARIABLE, check_signature, sign_run, signing_key
 from prompt_library.verify import summary_line
 
-from ..errors import NotFoundError
+from ..errors import InputError, IntegrityError, NotFoundError
 from .common import db_option, echo_json, json_option, workbench_errors
 
 
 @click.command("verify")
 @db_option
 @json_option
+@click.option("--sign", "sign_run_id", metavar="RUN", default=None,
+              help="After a clean check, print a signature of this run (HMAC-SHA256 of its hash and digest).")
+@click.option("--check-signature", "signature_file", type=click.Path(dir_okay=False), default=None,
+              help="Check a signature file made by --sign (or `runs export --sign`) against the library.")
+@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
+              help=f"The signing key (default: ${KEY_VARIABLE}); it is never stored in the library.")
 @workbench_errors
-def verify_command(db: str | None, as_json: bool) -> None:
-    """Check the library: prompt, dataset and cache hashes and the protection triggers.
+def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signature_file: str | None,
+                   key_file: str | None) -> None:
+    """Check the library: every prompt, dataset, judgment, run, rating and cache hash, each finished run's
+    digest, the schema, the migration records and the protection triggers.
 
     Exits 1 naming every object that differs. Nothing is repaired: protection re-created over data
     that may have been changed would bless the change.
@@ -32,8 +42,21 @@ def verify_command(db: str | None, as_json: bool) -> None:
         # Missing triggers are reported below, as problems; the open-time warning would say it twice.
         warnings.simplefilter("ignore", LibraryIntegrityWarning)
         try:
-            with Library(path, seed_examples=False) as library:
+            try:
+                library = Library(path, seed_examples=False)
+            except IntegrityError:  # a damaged schema or migration record: check the file as it is, unmigrated
+                library = Library(path, seed_examples=False, migrate=False)
+            with library:
                 report = verify_library(library)
+                if report["ok"] and sign_run_id is not None:
+                    # Signed only when clean: a signature over edited rows would vouch for the edit.
+                    echo_json(sign_run(library, sign_run_id, signing_key(key_file)))
+                    return
+                if signature_file is not None:
+                    signed = read_signature(signature_file)
+                    check_signature(library, signed, signing_key(key_file))
+                    click.echo(f"signature ok: made with this key, over run {signed['run_id']} as the library "
+                               "holds it now", err=True)
         except sqlite3.DatabaseError as exc:  # not SQLite at all, or damaged beyond reading its schema
             raise click.ClickException(f"{path} cannot be read as a library: {exc}") from None
     if as_json:
@@ -45,5 +68,18 @@ def verify_command(db: str | None, as_json: bool) -> None:
         if report["ok"]:
             click.echo("ok: every hash matches its content and every protection trigger is in place")
     if not report["ok"]:
+        if sign_run_id is not None:
+            click.echo(f"run {sign_run_id} not signed: the library differs from what it recorded", err=True)
         click.echo(f"{len(report['problems'])} problems found in {path}", err=True)
         click.get_current_context().exit(1)
+
+
+def read_signature(path: str) -> dict:
+    """A signature file's JSON object (InputError when it is not one)."""
+    try:
+        signed = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"not a signature file ({exc})", file=path) from None
+    if not isinstance(signed, dict) or "run_id" not in signed:
+        raise InputError("not a signature file (no run_id)", file=path)
+    return signed

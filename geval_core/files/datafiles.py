@@ -38,12 +38,16 @@ def read_rows(path: str | Path) -> Iterator[tuple[int, Row]]:
     fmt = file_format(path)
     if not path.is_file():
         raise InputError("no such file", file=str(path))
-    if fmt == "csv":
-        yield from _csv_rows(path)
-    elif path.suffix.lower() == ".json" and _starts_array(path):
-        yield from _json_array_rows(path)
-    else:
-        yield from _jsonl_rows(path)
+    try:
+        if fmt == "csv":
+            yield from _csv_rows(path)
+        elif path.suffix.lower() == ".json" and _starts_array(path):
+            yield from _json_array_rows(path)
+        else:
+            yield from _jsonl_rows(path)
+    except RecursionError:  # JSON nested thousands deep: the parser gives up before reading it
+        raise InputError("a row is nested too deeply to read (thousands of levels): not a data row",
+                         file=str(path)) from None
 
 
 def _starts_array(path: Path) -> bool:

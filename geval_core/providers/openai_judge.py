@@ -51,6 +51,24 @@ def chat_body(request: JudgeRequest, n: int, reasoning: bool, seed: int | None) 
     return body
 
 
+class ErrorTypes(NamedTuple):
+    """The exception types one client raises, by what they mean (the SDK's, or plain_http's)."""
+
+    bad_request: tuple[type[Exception], ...]  # 400: maybe a documented refusal of one parameter
+    status: tuple[type[Exception], ...]  # any other status outside 2xx
+    timeout: tuple[type[Exception], ...]
+    connection: tuple[type[Exception], ...]
+    unusable: tuple[type[Exception], ...]  # an answer that is not a chat completion
+
+
+def sdk_error_types() -> ErrorTypes:
+    """The openai SDK's exception types, by what they mean."""
+    import openai
+
+    return ErrorTypes((openai.BadRequestError,), (openai.APIStatusError,), (openai.APITimeoutError,),
+                      (openai.APIConnectionError,), (openai.OpenAIError, ValueError))
+
+
 class OpenAIJudge(HostedJudge):
     """Chat completions with logprobs/top_logprobs and n; tops up servers that ignore n."""
 
@@ -58,14 +76,19 @@ class OpenAIJudge(HostedJudge):
     scrubs_answers = True  # _post takes the key out of the answer's bytes: one search, before any parsing
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 60.0) -> None:
-        from openai import OpenAI
-
         super().__init__(model, api_key, base_url)
-        # One client per judge, shared by every worker thread (its httpx client keeps connections alive and is
-        # thread-safe). max_retries=0: the runner retries, with its own budget.
-        self._client = OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
-        self._plain = (PlainHttpPost(self.base_url, "/chat/completions", api_key, timeout,
-                                     self._client.default_headers) if is_plain_http(self.base_url) else None)
+        self._client: Any = None
+        self._plain: PlainHttpPost | None = None
+        if is_plain_http(self.base_url):  # a server of the user's: no SDK import (0.8 s), httpx's public API
+            self._plain = PlainHttpPost(self.base_url, "/chat/completions", api_key, timeout)
+            self._errors = ErrorTypes((), (ServerStatusError,), (ServerTimeout,), (ServerUnreachable,), (ValueError,))
+        else:
+            import openai
+
+            # One client per judge, shared by every worker thread (its httpx client keeps connections alive and
+            # is thread-safe). max_retries=0: the runner retries, with its own budget.
+            self._client = openai.OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
+            self._errors = sdk_error_types()
         self._key_bytes = api_key.encode("utf-8") if api_key and api_key != NO_KEY else b""
         self.reasoning = is_reasoning_model(model)  # also set once a server refuses max_tokens
         self.adapted: list[str] = []  # what this judge changed after a documented 400, for the record
@@ -92,41 +115,39 @@ class OpenAIJudge(HostedJudge):
         return response.model
 
     def _call(self, request: JudgeRequest, n: int, call: int) -> Any:
-        """One SDK call; a documented 400 for max_tokens switches to the reasoning options once."""
-        import openai
-
+        """One call; a documented 400 for max_tokens switches to the reasoning options once."""
+        bad_request = (*self._errors.bad_request, ServerStatusError)  # _send passes on only 400s of these
         # A repeated call with the same seed would repeat the same replies.
         seed = None if request.seed is None else request.seed + call
         try:
             return self._send(chat_body(request, n, self.reasoning, seed), request)
-        except (openai.BadRequestError, ServerStatusError) as exc:  # a 400: _send passes only those on
+        except bad_request as exc:
             if self.reasoning or not _refused(exc, "max_tokens"):
                 raise self._status_error(exc, request) from None
         self.reasoning = True  # the server said so: this model reasons, whatever its name
         self.adapted.append("max_tokens -> max_completion_tokens (the server refused max_tokens)")
         try:
             return self._send(chat_body(request, n, True, seed), request)
-        except (openai.BadRequestError, ServerStatusError) as exc:
+        except bad_request as exc:
             raise self._status_error(exc, request) from None
 
     def _send(self, body: dict[str, Any], request: JudgeRequest) -> Completion:
         """One chat-completions call, its answer read; every failure but a 400 mapped onto the workbench's
         errors."""
-        import openai
-
+        errors = self._errors
         try:
             return self._post(body)
-        except openai.BadRequestError:
+        except errors.bad_request:
             raise
-        except (openai.APIStatusError, ServerStatusError) as exc:
+        except errors.status as exc:
             if isinstance(exc, ServerStatusError) and exc.status_code == 400:
                 raise
             raise self._status_error(exc, request) from None
-        except (openai.APITimeoutError, ServerTimeout):
+        except errors.timeout:
             raise RetryableJudgeError(f"{self._where()} timed out") from None
-        except (openai.APIConnectionError, ServerUnreachable) as exc:
+        except errors.connection as exc:
             raise UnreachableError(f"could not connect to {self._where()}: {redact(str(exc), self._key)}") from None
-        except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON, or not a completion
+        except errors.unusable as exc:  # ValueError: a body that is not JSON, or not a completion
             # A malformed or truncated body is one broken answer, not a broken judge: ask again.
             raise RetryableJudgeError(f"{self._where()} gave an unusable answer: "
                              f"{redact(str(exc), self._key)[:300]}") from None

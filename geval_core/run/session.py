@@ -136,9 +136,7 @@ class Session:
         self.summary.judge_calls += attempts
         self.summary.input_tokens += reply.usage.input_tokens
         self.summary.output_tokens += reply.usage.output_tokens
-        with self.batch():  # the cache entry and the judgment in one commit, not two
-            if self.use_cache:
-                self.store.cache_put(job.key, reply.to_dict())
+        with self.batch():  # the judgment and its cache entry in one commit, not two
             self.score(job, reply, cached=False, seconds=seconds)
 
     def failed(self, job: Job, exc: Exception) -> None:
@@ -178,6 +176,8 @@ class Session:
         s.fallbacks += job.fallback
         s.model_version = s.model_version or reply.model_version
         self.write(judgment)
+        if source == "live" and self.use_cache:  # a live reply, once its judgment is stored: the entry names it
+            self.store.cache_put(job.key, reply.to_dict(), origin=f"{self.summary.run_id}/{job.item.id}")
 
     def write_error(self, job: Job, exc: BaseException, reply: JudgeReply | None = None) -> None:
         """Record a failed item: no score, the error text, and the run goes on unless it is hopeless."""

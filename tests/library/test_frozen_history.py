@@ -75,10 +75,17 @@ STATEMENTS = [
     ("judgments insert-or-replace", "INSERT OR REPLACE INTO judgments (run_id, item_id, score, mode, created_at) "
      "VALUES (:run, :item, 5.0, 'logprobs', 'now')", REFUSED),
     ("judgments upsert", "INSERT INTO judgments (run_id, item_id, score, mode, created_at) VALUES (:run, :item, 5.0, "
-     "'logprobs', 'now') ON CONFLICT(run_id, item_id) DO UPDATE SET score = 5.0", REFUSED),
+     "'logprobs', 'now') ON CONFLICT(run_id, item_id, attempt) DO UPDATE SET score = 5.0", REFUSED),
     ("judgments replace an errored one", "INSERT OR REPLACE INTO judgments (run_id, item_id, score, mode, "
      "created_at) VALUES (:run, :errored, 5.0, 'logprobs', 'now')", REFUSED),
     ("judgments move an errored one", "UPDATE judgments SET item_id = 'moved' WHERE item_id = :errored", REFUSED),
+    ("judgments score an errored one", "UPDATE judgments SET score = 3.0, error = NULL WHERE item_id = :errored",
+     REFUSED),
+    ("judgments successor of a final one", "INSERT INTO judgments (run_id, item_id, attempt, score, mode, created_at) "
+     "VALUES (:run, :item, 1, 5.0, 'logprobs', 'now')", REFUSED),
+    ("judgments skip an attempt", "INSERT INTO judgments (run_id, item_id, attempt, score, mode, created_at) "
+     "VALUES (:run, :errored, 2, 5.0, 'logprobs', 'now')", REFUSED),
+    ("runs update row hash", "UPDATE runs SET row_hash = 'forged'", REFUSED),
     # Runs: only status and totals change.
     ("runs update prompt", "UPDATE runs SET prompt_id = (SELECT id FROM prompts WHERE name = 'fluency')", REFUSED),
     ("runs update dataset", "UPDATE runs SET dataset_id = 'other'", REFUSED),
@@ -129,11 +136,23 @@ def template(tmp_path_factory) -> tuple[Path, dict[str, object]]:
         run = lib.create_run(prompt.id, "sample", prompt.dimension.judge, item_ids=[i.id for i in items])
         run_scoring(prompt, items[:5], ScriptedJudge(), lib, run)
         lib.save_judgment(run, Judgment(items[5].id, mode="logprobs", error="JudgeError: boom"))
+        lib.finish_run(run, "done")  # as a resumed session does: the digest covers the errored item too
+        give_origins(lib, run)
         key = lib._one("SELECT key FROM judge_cache ORDER BY key LIMIT 1")["key"]
         dataset = lib.get_dataset("sample")
     params = {"run": run, "item": items[0].id, "errored": items[5].id, "prompt": prompt.id, "dataset": dataset["id"],
               "count": dataset["item_count"], "key": key}
     return path, params
+
+
+def give_origins(lib: Library, run: str) -> None:
+    """Name each cache entry's judgment where the runner wrote none, as a session passing `origin` does."""
+    judged = lib.judgments(run)
+    for key, reply in lib.conn.execute("SELECT key, reply FROM judge_cache WHERE origin IS NULL").fetchall():
+        texts = [c["text"] for c in json.loads(reply)["choices"]]
+        item = next(j["item_id"] for j in judged if j["replies"] == texts)
+        with lib.transaction():
+            lib.conn.execute("UPDATE judge_cache SET origin = ? WHERE key = ?", [f"{run}/{item}", key])
 
 
 @pytest.fixture
@@ -176,11 +195,14 @@ def test_sql_change_is_refused_or_named_by_verify(library_file, name, sql, expec
 
 
 def test_changes_a_run_may_still_make_succeed_and_verify(library_file):
-    """Not history: a run's status and totals, a retry of an errored item, a new item judged, a cache eviction."""
+    """Not history: a run's status and totals, a retry of an errored item (its successor), a cache eviction."""
     path, params = library_file
-    execute(path, "UPDATE runs SET status = 'cancelled', finished_at = 'later', input_tokens = 1, output_tokens = 2, "
+    execute(path, "UPDATE runs SET status = 'running', finished_at = 'later', input_tokens = 1, output_tokens = 2, "
             "cost_usd = 0.5, model_version = 'm', items_total = 6, extra = '{}' WHERE id = :run", params)
-    execute(path, "UPDATE judgments SET score = 3.0, error = NULL WHERE item_id = :errored", params)
+    with Library(path) as lib:
+        assert lib.save_judgment(params["run"], Judgment(params["errored"], score=3.0, mode="logprobs"))
+        lib.finish_run(params["run"], "done")
+        assert {j["item_id"]: j["score"] for j in lib.judgments(params["run"])}[params["errored"]] == 3.0
     execute(path, "DELETE FROM judge_cache WHERE key = :key", params)
     assert verify(path).exit_code == 0
 
@@ -229,7 +251,9 @@ def test_the_expected_triggers_are_the_ones_a_migrated_file_has(tmp_path):
     stored = {r["name"]: " ".join(r["sql"].split()) for r in db.query(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
     assert stored == expected_triggers()
-    assert len(stored) == 19 and {"judgments_no_update", "ratings_no_delete", "items_no_extra"} <= set(stored)
+    assert len(stored) == 19 and stored["judgments_no_update"].endswith("WHEN 1 BEGIN SELECT RAISE(ABORT, "
+                                                                    "'judgments are immutable: UPDATE refused (a retry "
+                                                                    "is a new attempt)'); END") and {"judgments_no_update", "ratings_no_delete", "items_no_extra"} <= set(stored)
     assert not migrations.pending(db.conn)
 
 
@@ -241,10 +265,10 @@ def test_pending_reads_sqlite_utils_record_of_the_steps(tmp_path):
 
     db = sqlite_utils.Database(tmp_path / "old.db")
     steps = migrations.migration_set()
-    assert migrations.pending(db.conn) and len(steps.pending(db)) == 8
+    assert migrations.pending(db.conn) and len(steps.pending(db)) == 9
     migrations.apply(db, stop_before="m004_run_leases")
     assert migrations.pending(db.conn) and [m.name for m in steps.pending(db)] == [
         "m004_run_leases", "m005_ratings", "m006_archived", "m007_judgment_counts_index",
-        "m008_judgment_provenance"]
+        "m008_judgment_provenance", "m009_tamper_evidence"]
     migrations.apply(db)
     assert not migrations.pending(db.conn) and steps.pending(db) == []

@@ -208,8 +208,16 @@ def test_runs_and_judgments_round_trip(lib):
 
 def test_judge_cache_and_settings(lib):
     assert lib.cache_get("k") is None
-    lib.cache_put("k", {"choices": [{"text": "3"}], "model_version": "m"})
-    assert lib.cache_get("k") == {"choices": [{"text": "3"}], "model_version": "m"}
+    reply = {"choices": [{"text": "3"}], "model_version": "m"}
+    lib.cache_put("k", reply)
+    assert lib.cache_get("k") is None  # no origin: never replayed
+    lib.freeze(dimension())
+    lib.import_items("d", [Item("a", {"document": "d", "summary": "s"})])
+    run = lib.create_run("coherence", "d", JudgeSettings())
+    lib.cache_put("k", reply, origin=f"{run}/a")  # replaces the entry that named no judgment
+    with lib.transaction():  # the session writes the entry and the judgment it is scored into together
+        lib.save_judgment(run, Judgment("a", score=3.0, replies=["3"], mode="sampling"))
+    assert lib.cache_get("k") == reply
     assert lib.get_setting("prices", {}) == {}
     lib.set_setting("prices", {"m": {"input": 1.0, "output": 2.0}})
     assert lib.get_setting("prices") == {"m": {"input": 1.0, "output": 2.0}}

@@ -13,14 +13,16 @@ import warnings
 from dataclasses import replace
 
 import pytest
-from runner_helpers import WORKED_SCORE, close, setup_library, worked_judge
+from runner_helpers import WORKED_SCORE, close, dimension, setup_library, worked_judge
 from sqlite_utils import Database
 
 from geval_core.errors import IntegrityError
+from geval_core.judgment import Judgment
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.run import RunOptions, run_scoring
 from geval_core.run.batch import BATCH_SERVER
 from geval_core.run.calls import build_request, server_id
+from geval_core.types import Item, JudgeSettings
 from prompt_library import Library, LibraryIntegrityWarning, verify_library
 from prompt_library import migrations as library_migrations
 
@@ -72,11 +74,23 @@ def test_an_entry_without_its_hash_is_a_miss(tmp_path):
     assert (again.cache_rejected, again.cached, again.judge_calls) == (3, 0, 3)
 
 
+def judged(library: Library, *texts: str) -> list[str]:
+    """Origins (RUN/ITEM) of judgments scored from replies with these texts, one item each."""
+    library.freeze(dimension())
+    items = [Item(f"i{n}", {"document": f"d{n}", "summary": "s"}) for n in range(len(texts))]
+    library.import_items("origins", items)
+    run = library.create_run("coherence", "origins", JudgeSettings())
+    for item, text in zip(items, texts, strict=True):
+        library.save_judgment(run, Judgment(item.id, score=3.0, replies=[text], mode="sampling"))
+    return [f"{run}/{item.id}" for item in items]
+
+
 def test_cache_get_refuses_an_edit_and_cache_put_replaces_only_a_bad_entry(tmp_path):
     path = tmp_path / "lib.db"
     library = Library(path, seed_examples=False)
-    library.cache_put("k", {"choices": [{"text": "3"}]})
-    library.cache_put("k", {"choices": [{"text": "4"}]})  # a verified entry is kept
+    three, four = judged(library, "3", "4")
+    library.cache_put("k", {"choices": [{"text": "3"}]}, origin=three)
+    library.cache_put("k", {"choices": [{"text": "4"}]}, origin=four)  # a verified entry is kept
     assert library.cache_get("k") == {"choices": [{"text": "3"}]}
     sql(path, "UPDATE judge_cache SET reply = '{\"choices\":[{\"text\":\"5\"}]}'")
     with pytest.raises(IntegrityError, match="does not match its hash"):
@@ -84,7 +98,7 @@ def test_cache_get_refuses_an_edit_and_cache_put_replaces_only_a_bad_entry(tmp_p
     sql(path, "UPDATE judge_cache SET reply = 'not json'")
     with pytest.raises(IntegrityError):
         library.cache_get("k")
-    library.cache_put("k", {"choices": [{"text": "4"}]})  # the one allowed overwrite
+    library.cache_put("k", {"choices": [{"text": "4"}]}, origin=four)  # the one allowed overwrite
     assert library.cache_get("k") == {"choices": [{"text": "4"}]}
 
 
@@ -169,7 +183,8 @@ def test_entries_are_stored_canonical_and_hashed_as_before(tmp_path):
     reply = {"usage": {"output_tokens": 1, "input_tokens": 9}, "model_version": "m-ü",
              "choices": [{"text": "3 — «ok»", "positions": [["3", -0.1, [["3", -0.1], ["4", -2.5]]]]}],
              "latency_s": 0.25, "raw": None}
-    library.cache_put("key-1", reply)
+    [origin] = judged(library, "3 — «ok»")
+    library.cache_put("key-1", reply, origin=origin)
     text, digest = sqlite3.connect(path).execute("SELECT reply, hash FROM judge_cache").fetchone()
     assert text == json.dumps(reply, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     expected = hashlib.sha256(json.dumps({"key": "key-1", "reply": reply}, sort_keys=True, separators=(",", ":"),
