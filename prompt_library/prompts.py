@@ -10,7 +10,7 @@ from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.files.prompt_files import LoadedExport
 from geval_core.prompts import content_hash, metric_fields, template_of
 from geval_core.prompts.checks import errors
-from geval_core.prompts.names import check_dimension_name, check_name, slug
+from geval_core.prompts.names import check_dimension_name, check_name, look_alike, slug
 from geval_core.providers.capabilities import check_dimension
 from geval_core.types import Dimension, FrozenPrompt
 
@@ -108,6 +108,12 @@ class PromptsMixin(LibraryBase):
         warnings = [f"{c.field}: {c.message}" for c in findings if c.level == "warning"]
         check_dimension_name(dim.name)
         label = check_name(name or slug(dim.name))
+        known = [r["name"] for r in self._rows("SELECT DISTINCT name FROM prompts")]
+        twin = look_alike(label, known)
+        if twin is not None:
+            raise InputError(f"the name {label!r} looks like the library's {twin!r} but is spelled with other "
+                             f"characters; freeze under {twin!r} or choose a name that does not look like it",
+                             field="name")
         # Store the full template, so a later change to the default template cannot alter this version.
         # No server URL: where a run sends its requests (and the key) is chosen by the user at run time.
         dim = replace(dim, template=template_of(dim), judge=replace(dim.judge, base_url=None))

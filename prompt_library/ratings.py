@@ -69,8 +69,23 @@ class RatingsMixin(DatasetsMixin):
             raise InputError(f"rating status must be one of {', '.join(STATUSES)}, got {status!r}")
         if (status == "rated") != (rating is not None and math.isfinite(float(rating))):
             raise InputError("a rating needs a number; a skip or 'cannot judge' has none")
+        scale = self._rating_scale(dimension, prompt_id)
+        if rating is not None and scale is not None and (rating not in scale or float(rating) != int(rating)):
+            raise InputError(f"a {dimension} rating is one of the scale's points {scale} (got {rating!r})",
+                             field="rating")
         return self._append({"dataset_id": dataset_id, "item_id": item_id, "dimension": dimension,
                              "prompt_id": prompt_id, "rater": rater, "rating": rating, "status": status})
+
+    def _rating_scale(self, dimension: str, prompt_id: str | None) -> Any:
+        """The scale a rating of `dimension` is on: the named prompt's, else the latest frozen prompt's whose
+        dimension has that name; None when no frozen prompt knows the dimension."""
+        if prompt_id:
+            return self.get_prompt(prompt_id).dimension.scale
+        for row in self._rows("SELECT id FROM prompts ORDER BY created_at DESC"):
+            prompt = self.get_prompt(row["id"])
+            if prompt.dimension.name.casefold() == dimension.casefold() or prompt.name == dimension:
+                return prompt.dimension.scale
+        return None
 
     def _append(self, row: dict[str, Any]) -> int:
         """Insert one act with its id and row hash (the id is hashed too: an undo names it); the new id."""

@@ -237,3 +237,28 @@ def test_rate_keys_include_0_for_the_10_of_a_1_to_10_scale():
     assert [shortcut(p, points) for p in points] == [*"123456789", "0"]
     assert shortcut(10, list(range(0, 11))) is None and shortcut(0, list(range(0, 11))) == "0"
     assert key_hint(points).endswith("0 for 10") and "0 for 10" not in key_hint([1, 2, 3, 4, 5])
+
+
+@pytest.mark.parametrize("rating", [99, -7.5, 2.5, 0])
+def test_ratings_off_the_scale_are_refused_by_the_library(tmp_path, rating):
+    from prompt_library import Library
+
+    with Library(tmp_path / "scale.db") as lib:  # the seeded coherence prompt rates 1-5
+        dataset_id = lib.get_dataset("sample")["id"]
+        item = lib.dataset_items(dataset_id)[0].id
+        prompt = lib.get_prompt("coherence")
+        for prompt_id in (prompt.id, None):  # named, or found by the dimension's name
+            with pytest.raises(InputError, match="one of the scale's points 1-5"):
+                lib.add_rating(dataset_id, item, "Coherence", "ann", rating, prompt_id=prompt_id)
+        assert lib.rating_rows(dataset_id, "Coherence") == []
+
+
+def test_a_look_alike_name_is_refused_at_freeze(tmp_path):
+    from runner_helpers import dimension
+
+    from prompt_library import Library
+
+    with Library(tmp_path / "names.db") as lib:
+        with pytest.raises(InputError, match="looks like the library's 'coherence'"):
+            lib.freeze(dimension(definition="Another definition."), name="c\u043eherence")
+        assert lib.freeze(dimension(definition="Another definition."), name="coherence").prompt.version == 2
