@@ -34,6 +34,7 @@ COMMANDS = {
     "estimate": (".diagnostics", "estimate_command"),
     "probe": (".probes", "probe_group"),
     "stability": (".stability", "stability_command"),
+    "panel": (".panel", "panel_group"),
     # Raters and the human ceiling.
     "raters": (".raters", "raters_command"),
     "review": (".review", "review_command"),

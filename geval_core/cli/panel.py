@@ -1,0 +1,97 @@
+"""`geval panel`: freeze a panel of judges (prompts of one dimension and scale with a rule), show it, and score
+a dataset with it (one run per member, reused when it exists; the panel's judgment per item)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..scoring.panel import RULES
+from .common import check_output, echo_json, library_command, pairs
+
+__all__ = ["panel_group"]
+
+
+@click.group("panel")
+def panel_group() -> None:
+    """Panels of judges: several frozen prompts of one dimension, combined by a rule (mean, pooled, median)."""
+
+
+@library_command(panel_group, "freeze", lists=True)
+@click.argument("name")
+@click.option("--member", "members", multiple=True, required=True,
+              help="A frozen prompt (name[@version] or hash prefix); give two or more.")
+@click.option("--rule", type=click.Choice(RULES), default="pooled", show_default=True,
+              help="mean: of the members' weighted scores; pooled: Eq. 1 over their average rating "
+                   "distribution; median: of their scores.")
+def panel_freeze(library: Any, name: str, members: tuple[str, ...], rule: str, as_json: bool) -> None:
+    """Freeze NAME: the members (in order) and the rule, content-hashed; the same content keeps its version."""
+    from ..run.panel import freeze_panel
+
+    panel, created = freeze_panel(library, name, [library.get_prompt(m) for m in members], rule)
+    if as_json:
+        echo_json({**asdict(panel), "created": created})
+        return
+    click.echo(f"{'froze' if created else 'already frozen:'} {panel.label} ({panel.id[:12]}), rule {panel.rule}, "
+               f"{len(panel.members)} members")
+
+
+@library_command(panel_group, "show", lists=True)
+@click.argument("name")
+def panel_show(library: Any, name: str, as_json: bool) -> None:
+    """Show a panel (NAME or NAME@VERSION): its hash, rule and members."""
+    from ..run.panel import get_panel
+
+    panel = get_panel(library, name)
+    members = [library.get_prompt(m) for m in panel.members]
+    if as_json:
+        echo_json({**asdict(panel), "member_labels": [m.label for m in members]})
+        return
+    click.echo(f"{panel.label} ({panel.id[:12]}), rule {panel.rule}, frozen {panel.created_at}")
+    for member in members:
+        click.echo(f"  {member.label} ({member.id[:12]}): {member.dimension.judge.judge_id}")
+
+
+@library_command(panel_group, "score", lists=True)
+@click.argument("name")
+@click.option("--data", "data_ref", required=True, help="Library dataset name[@version].")
+@click.option("--member-base-url", "base_urls", multiple=True,
+              help="PROMPT=URL: the OpenAI-compatible server a member's requests go to (repeatable).")
+@click.option("--out", default=None, help="Results file, one JSON line per item (default: stdout; - is stdout).")
+def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], out: str | None,
+                as_json: bool) -> None:
+    """Score a dataset with panel NAME: each member's run (reused when it exists), then per item the panel's
+    score and distribution, each member's score and the spread; the summary has the members' alpha."""
+    from ..providers import get_judge
+    from ..providers.registry import check_key
+    from ..run.panel import get_panel, score_panel
+
+    check_output(out)
+    panel = get_panel(library, name)
+    dataset = library.get_dataset(data_ref)
+
+    def judge_for(settings):
+        check_key(settings)
+        return get_judge(settings)
+
+    result = score_panel(library, panel, dataset["id"], judge_for, pairs(base_urls, "--member-base-url"))
+    lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows"))
+    if out and out != "-":
+        Path(out).write_text(lines, encoding="utf-8")
+    else:
+        click.echo(lines, nl=False)
+    alpha = result["alpha"]
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False), err=True)
+        return
+    low, high = alpha["interval"]
+    spread = "" if low is None else f" [{low:.3f}, {high:.3f}]"
+    value = "undefined" if alpha["value"] is None else f"{alpha['value']:.3f}"
+    click.echo(f"panel {result['panel']} ({result['rule']}): members' Krippendorff alpha (interval) {value}"
+               f"{spread}, {alpha['resampled']} resampled; " + "; ".join(
+                   f"{m['prompt']} run {m['run']} ({m['judge_calls']} judge calls)" for m in result["member_runs"]),
+               err=True)

@@ -1,0 +1,140 @@
+"""Panels of judges: frozen, content-hashed sets of prompts of one dimension and scale with an aggregation
+rule, scored as one run per member (a finished run of the same prompt, data and settings is reused, never
+paid twice) and combined item by item; the members' agreement with each other is Krippendorff's alpha."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, NotFoundError
+from ..prompts import canonical_hash
+from ..scoring.panel import RULES, panel_score
+from ..stats.raters import alpha_intervals, krippendorff_alpha
+from ..store import Store
+from ..types import FrozenPrompt, Judge, JudgeSettings
+from .batch import run_items
+from .options import RunOptions
+from .runner import run_scoring
+
+__all__ = ["Panel", "freeze_panel", "get_panel", "score_panel"]
+RESUMABLE = ("done", "running", "cancelled", "failed")
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A frozen panel: its members' prompt hashes (in order) and the rule that combines them."""
+
+    id: str  # sha256 of the canonical JSON of (members, rule)
+    name: str
+    version: int
+    members: tuple[str, ...]
+    rule: str
+    created_at: str
+
+    @property
+    def label(self) -> str:
+        """name@version."""
+        return f"{self.name}@{self.version}"
+
+
+def _key(name: str) -> str:
+    return f"panel:{name}"
+
+
+def freeze_panel(store: Store, name: str, members: list[FrozenPrompt], rule: str) -> tuple[Panel, bool]:
+    """(the panel, created): members of one dimension and scale; the same content returns its version."""
+    if rule not in RULES:
+        raise InputError(f"rule must be one of {', '.join(RULES)}, got {rule!r}", field="rule")
+    if len(members) < 2 or len({m.id for m in members}) != len(members):
+        raise InputError("a panel needs at least two different frozen prompts", field="member")
+    first = members[0].dimension
+    for other in members[1:]:
+        if other.dimension.scale != first.scale or other.dimension.name.casefold() != first.name.casefold():
+            raise InputError(f"{other.label} rates {other.dimension.name} on {other.dimension.scale}, the panel "
+                             f"{first.name} on {first.scale}: members judge one dimension on one scale",
+                             field="member")
+    ids = tuple(m.id for m in members)
+    panel_id = canonical_hash({"members": list(ids), "rule": rule})
+    versions = store.get_setting(_key(name), [])
+    for stored in versions:
+        if stored["id"] == panel_id:
+            return _panel(name, stored), False
+    stored = {"id": panel_id, "version": len(versions) + 1, "members": list(ids), "rule": rule,
+              "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    store.set_setting(_key(name), [*versions, stored])
+    return _panel(name, stored), True
+
+
+def _panel(name: str, stored: dict[str, Any]) -> Panel:
+    data = {"members": list(stored["members"]), "rule": stored["rule"]}
+    if canonical_hash(data) != stored["id"]:
+        raise InputError(f"panel {name}@{stored['version']} does not match its hash: it was edited", field="panel")
+    return Panel(stored["id"], name, stored["version"], tuple(stored["members"]), stored["rule"],
+                 stored["created_at"])
+
+
+def get_panel(store: Store, ref: str) -> Panel:
+    """A panel by name (the latest version) or name@version."""
+    name, _, version = ref.partition("@")
+    versions = store.get_setting(_key(name), [])
+    if not versions:
+        raise NotFoundError(f"no panel named {name!r}; `geval panel freeze {name} --member ...` makes one")
+    if version:
+        found = [v for v in versions if str(v["version"]) == version]
+        if not found:
+            raise NotFoundError(f"panel {name} has no version {version} (it has 1-{len(versions)})")
+        return _panel(name, found[0])
+    return _panel(name, versions[-1])
+
+
+def score_panel(store: Store, panel: Panel, dataset_id: str, judge_for: Callable[[JudgeSettings], Judge],
+                base_urls: dict[str, str] | None = None, options: RunOptions | None = None,
+                resamples: int = 1000) -> dict[str, Any]:
+    """Score every item with every member (reusing runs), then the panel: rows per item and the summary."""
+    members = [store.get_prompt(member) for member in panel.members]
+    runs = []
+    for prompt in members:
+        settings = replace(prompt.dimension.judge, base_url=(base_urls or {}).get(prompt.label)
+                           or (base_urls or {}).get(prompt.name))
+        run_id, _ = store.find_or_create_run(prompt.id, dataset_id, settings, RESUMABLE)
+        items = run_items(store, dataset_id, None)
+        summary = run_scoring(prompt, items, judge_for(settings), store, run_id,
+                              replace(options or RunOptions(), settings=settings))
+        runs.append((prompt, run_id, summary))
+    return combine(store, panel, members, [run_id for _, run_id, _ in runs], dataset_id, resamples) | {
+        "member_runs": [{"prompt": p.label, "run": r, "judge_calls": s.judge_calls, "status": s.status}
+                        for p, r, s in runs]}
+
+
+def _ratings(distribution: dict | None) -> dict[int, float]:
+    """A stored distribution (JSON keys are strings) keyed by rating."""
+    return {int(k): float(v) for k, v in (distribution or {}).items()}
+
+
+def combine(store: Store, panel: Panel, members: list[FrozenPrompt], run_ids: list[str], dataset_id: str,
+            resamples: int = 1000) -> dict[str, Any]:
+    """The panel's rows (item id, score, distribution, members' scores, spread) and the members' alpha."""
+    scale = members[0].dimension.scale
+    tables = [{row["item_id"]: row for row in store.judgments(run_id)} for run_id in run_ids]
+    rows, matrix, groups = [], [], []
+    for item in store.dataset_items(dataset_id):
+        judged = [table.get(item.id) or {} for table in tables]
+        scores = [j.get("score") for j in judged]
+        combined = panel_score(scores, [_ratings(j.get("distribution")) for j in judged], scale, panel.rule,
+                               [j.get("valid_mass") for j in judged])
+        rows.append({"id": item.id, "score": combined.score, "distribution": combined.distribution,
+                     "members": {m.label: s for m, s in zip(members, scores, strict=True)},
+                     "spread": combined.spread, "group": item.group})
+        matrix.append([np.nan if s is None else float(s) for s in scores])
+        groups.append(item.group)
+    values = np.asarray(matrix, dtype=float)
+    clusters = groups if all(g is not None for g in groups) else None
+    interval = alpha_intervals(values, resamples, metrics=("interval",), clusters=clusters)["interval"]
+    return {"panel": panel.label, "panel_id": panel.id, "rule": panel.rule, "rows": rows,
+            "alpha": {"value": krippendorff_alpha(values, "interval"), "interval": interval,
+                      "resampled": "groups" if clusters is not None else "items", "metric": "interval"}}

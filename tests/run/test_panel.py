@@ -1,0 +1,90 @@
+"""A panel of two judges on loopback servers with chosen rating behaviours: the pooled, mean and median
+scores against hand computations, the members' alpha against the krippendorff package, runs reused."""
+
+from __future__ import annotations
+
+import json
+
+import krippendorff
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from faultserver import FaultServer
+from runner_helpers import dimension, make_items
+
+from geval_core.cli import cli
+from geval_core.errors import InputError
+from geval_core.run.panel import freeze_panel, get_panel
+from geval_core.scoring.panel import panel_score
+from geval_core.types import JudgeSettings, Scale
+from prompt_library import Library
+
+KEY = "sk-test-PANEL0000000000000000000000000000000"
+
+
+def test_panel_scores_by_hand():
+    a, b = {3: 0.6, 4: 0.4}, {4: 0.5, 5: 0.5}  # renormalised, as stored; b put only half its mass on ratings
+    pooled = panel_score([3.4, 4.5], [a, b], Scale(1, 5), "pooled", [1.0, 0.5])
+    raw = {3: 0.3, 4: (0.4 + 0.25) / 2, 5: 0.125}  # the members' raw probabilities, averaged
+    assert pooled.score == pytest.approx(sum(r * p for r, p in raw.items()) / sum(raw.values()))
+    assert pooled.distribution[3] == pytest.approx(0.3 / 0.75) and pooled.spread == pytest.approx(1.1)
+    assert panel_score([3.4, 4.5], [a, b], Scale(1, 5), "mean", [1.0, 0.5]).score == pytest.approx(3.95)
+    assert panel_score([3.4, None, 4.0], [a, {}, b], Scale(1, 5), "median").score == pytest.approx(3.7)
+    assert panel_score([None, None], [{}, {}], Scale(1, 5), "pooled").score is None
+
+
+def leaning(offset: float):
+    """A judge whose p("4") grows with the document number (so members' scores vary across items)."""
+    def distribution(body: dict) -> dict:
+        number = int(body["messages"][0]["content"].split("Document number ")[1].split(".")[0])
+        high = min(0.95, 0.1 + 0.12 * number + offset)
+        return {"4": high, "2": 1.0 - high}
+    return distribution
+
+
+def test_a_panel_of_two_judges_scored_through_the_cli(tmp_path):
+    db = str(tmp_path / "lib.db")
+    library = Library(db, seed_examples=False)
+    members = [library.freeze(dimension(JudgeSettings(provider="openai", model=model)), name=name).prompt
+               for name, model in (("coherence-a", "model-a"), ("coherence-b", "model-b"))]
+    library.import_items("tiny", make_items(8))
+    library.close()
+    run = CliRunner().invoke
+    env = {"OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""}
+    done = run(cli, ["panel", "freeze", "jury", "--member", "coherence-a", "--member", "coherence-b", "--rule",
+                     "pooled", "--db", db, "--json"], env=env)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["created"] is True
+    with FaultServer(distribution=leaning(0.0)) as first, FaultServer(distribution=leaning(0.25)) as second:
+        args = ["panel", "score", "jury", "--data", "tiny", "--db", db, "--out", str(tmp_path / "panel.jsonl"),
+                "--member-base-url", f"coherence-a={first.base_url}",
+                "--member-base-url", f"coherence-b={second.base_url}"]
+        scored = run(cli, args, env=env)
+        again = run(cli, args, env=env)
+        calls = (first.count, second.count)
+    assert scored.exit_code == 0, scored.output
+    assert calls == (8, 8)  # the second scoring reused both members' runs: no call paid twice
+    assert again.output.count("(0 judge calls)") == 2
+    rows = [json.loads(line) for line in (tmp_path / "panel.jsonl").read_text().splitlines()]
+    matrix = np.array([[row["members"][m.label] for m in members] for row in rows])
+    for row, (a, b) in zip(rows, matrix, strict=True):
+        pa, pb = (a - 2) / 2, (b - 2) / 2  # p("4") of each member, back from its weighted score
+        assert row["score"] == pytest.approx(2 + 2 * (pa + pb) / 2)  # equal masses: pooled = mean
+        assert row["spread"] == pytest.approx(abs(a - b))
+    expected = krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="interval")
+    assert f"alpha (interval) {expected:.3f}" in scored.output
+
+
+def test_members_of_another_dimension_or_scale_are_refused(tmp_path):
+    with Library(tmp_path / "lib.db", seed_examples=False) as library:
+        one = library.freeze(dimension(), name="one").prompt
+        other = library.freeze(dimension(scale=Scale(1, 10), anchors={p: f"p{p}" for p in range(1, 11)}),
+                               name="ten").prompt
+        with pytest.raises(InputError, match="members judge one dimension on one scale"):
+            freeze_panel(library, "bad", [one, other], "pooled")
+        with pytest.raises(InputError, match="at least two different"):
+            freeze_panel(library, "bad", [one, one], "mean")
+        two = library.freeze(dimension(definition="Worded otherwise."), name="two").prompt
+        panel, created = freeze_panel(library, "jury", [one, two], "median")
+        assert created and freeze_panel(library, "jury", [one, two], "median") == (panel, False)
+        assert get_panel(library, "jury@1") == panel and panel.label == "jury@1"
