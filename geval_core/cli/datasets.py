@@ -27,7 +27,7 @@ def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
     table(rows, ["label", "id", "item_count", "fields", "human", "created_at"])
 
 
-@library_command(datasets, "import")
+@library_command(datasets, "import", lists=True)
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--name", required=True, help="Dataset name; re-importing the same content reuses its version.")
 @click.option("--id", "id_field", default="id", show_default=True, help="Item id field (dotted path).")
@@ -37,11 +37,14 @@ def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
               help="Human rating as NAME=PATH, e.g. coherence=scores.coherence (repeatable).")
 @click.option("--group", default=None, help="Group field, e.g. doc_id (for summary-level agreement).")
 def datasets_import(library: Library, path: str, name: str, id_field: str, inputs: tuple[str, ...],
-                    human: tuple[str, ...], group: str | None) -> None:
+                    human: tuple[str, ...], group: str | None, as_json: bool) -> None:
     """Import a CSV or JSONL file as a new dataset version; a bad row stops it and nothing is written."""
     mapping = DatasetMapping(id=id_field, inputs=pairs(inputs, "--input"), human=pairs(human, "--human"),
                              group=group)
     row = library.import_dataset(path, name, mapping)
+    if as_json:
+        echo_json(row)
+        return
     verb = "imported" if row["created"] else "same content already stored as"
     click.echo(f"{verb} {row['label']} ({row['item_count']} items, {row['id'][:12]})")
     for rating, count in row.get("human_missing", {}).items():

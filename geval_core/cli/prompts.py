@@ -61,10 +61,10 @@ def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -
         click.echo("\n" + render(frozen, {f: f"{{{{{f}}}}}" for f in dim.inputs}))
 
 
-@library_command(prompts, "freeze")
+@library_command(prompts, "freeze", lists=True)
 @click.argument("dimension_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--name", default=None, help="Library name (default: the dimension name, lower-cased).")
-def prompts_freeze(library: Library, dimension_file: str, name: str | None) -> None:
+def prompts_freeze(library: Library, dimension_file: str, name: str | None, as_json: bool) -> None:
     """Freeze a dimension JSON file (Dimension.to_dict shape) into a new immutable version."""
     try:
         data = json.loads(Path(dimension_file).read_text(encoding="utf-8"))
@@ -72,9 +72,19 @@ def prompts_freeze(library: Library, dimension_file: str, name: str | None) -> N
     except (ValueError, KeyError, TypeError) as exc:
         raise click.ClickException(f"{dimension_file}: not a dimension JSON file: {exc}") from None
     result = library.freeze(dimension, name=name)
-    click.echo(f"{'froze' if result.created else 'already frozen as'} {result.prompt.label} {result.prompt.id}")
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        echo_json(_frozen(result))
+        return
+    click.echo(f"{'froze' if result.created else 'already frozen as'} {result.prompt.label} {result.prompt.id}")
+
+
+def _frozen(result: Any) -> dict[str, Any]:
+    """What scripts need of a freeze or an import: the label, the hash, whether it is new, what was said."""
+    prompt = result.prompt
+    return {"name": prompt.name, "version": prompt.version, "label": prompt.label, "content_hash": prompt.id,
+            "created": result.created, "warnings": list(result.warnings), "note": getattr(result, "note", None)}
 
 
 @library_command(prompts, "export")
@@ -145,9 +155,9 @@ def _export_agreement(library: Library, frozen: Any, agreement_file: str | None,
     return run_agreement(library, run["id"], human_field, pooled=pooled)
 
 
-@library_command(prompts, "import")
+@library_command(prompts, "import", lists=True)
 @click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
-def prompts_import(library: Library, export_file: str) -> None:
+def prompts_import(library: Library, export_file: str, as_json: bool) -> None:
     """Import an exported prompt; refused when its content does not match its hash.
 
     A server URL in the file is ignored and agreement that fails its own hash is dropped (both warned
@@ -156,4 +166,7 @@ def prompts_import(library: Library, export_file: str) -> None:
     result = library.import_prompt(export_file)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        echo_json(_frozen(result))
+        return
     click.echo(result.note)

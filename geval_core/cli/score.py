@@ -104,12 +104,15 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 @click.option("--new-run", is_flag=True, help="Start a new run even when an unfinished one would be resumed.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even for requests answered before.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the run's summary as one JSON object on stdout (run id, status, counts, exit code); "
+                   "the results then go only to --out.")
 @workbench_errors
 def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_url: str | None, mode: str | None,
                   n: int | None, temperature: float | None, concurrency: int, max_attempts: int, timeout: float,
                   out: str | None, db: str | None, run_id: str | None, new_run: bool, no_cache: bool,
                   quiet: bool, rpm: float | None, tpm: float | None, retry_cap: float, fail_fast: int,
-                  id_field: str, inputs: tuple[str, ...]) -> None:
+                  id_field: str, inputs: tuple[str, ...], as_json: bool) -> None:
     """Score a dataset with a frozen prompt; an interrupted run resumes where it stopped.
 
     \b
@@ -144,10 +147,16 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     options = RunOptions(settings=settings, concurrency=concurrency, max_attempts=max_attempts,
                          use_cache=not no_cache, rpm=rpm, tpm=tpm, retry_cap=retry_cap, fail_fast=fail_fast)
     summary = _run_with_bar(prompt, items, judge, library, run_id, options, quiet, already)
-    write_results(library, run_id, out)
+    if out or not as_json:
+        write_results(library, run_id, out)
     if not quiet:
         click.echo(summary_text(summary, library.get_run(run_id)), err=True)
-    exit_for(summary, run_id, library.scored_count(run_id))
+    scored = library.scored_count(run_id)
+    if as_json:
+        code = exit_code(summary, scored)
+        click.echo(json.dumps({**summary.to_dict(), "scored_in_run": scored, "out": out, "exit_code": code,
+                               "prompt": prompt.label, "prompt_id": prompt.id, "dataset": dataset["label"]}))
+    exit_for(summary, run_id, scored)
 
 
 def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Library, run_id: str,
@@ -170,6 +179,15 @@ def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Librar
 
         return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress, cancel=cancel,
                            gate=gate)
+
+
+def exit_code(summary: RunSummary, scored: int) -> int:
+    """The exit code exit_for ends with (0 when the run is done with scores)."""
+    if summary.status == "cancelled":
+        return EXIT_INTERRUPTED
+    if summary.status == "failed":
+        return EXIT_FAILED
+    return EXIT_NO_SCORES if scored == 0 else 0
 
 
 def exit_for(summary: RunSummary, run_id: str, scored: int | None = None) -> None:

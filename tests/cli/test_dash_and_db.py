@@ -24,3 +24,38 @@ def test_dash_is_stdout_and_db_goes_before_the_command(tmp_path, monkeypatch):
     exported = CliRunner().invoke(cli, ["--db", db, "prompts", "export", prompt.label, "-o", "-"])
     assert exported.exit_code == 0 and json.loads(exported.stdout)["content_hash"] == prompt.id
     assert not (tmp_path / "-").exists()
+
+
+def test_score_json_prints_one_summary_object_for_scripts(tmp_path):
+    library, prompt, _, dataset = setup_library(tmp_path / "lib.db", count=3,
+                                                judge=JudgeSettings(provider="scripted", model="scripted-1"))
+    library.close()
+    out = tmp_path / "results.jsonl"
+    done = CliRunner().invoke(cli, ["--db", str(tmp_path / "lib.db"), "score", "--prompt", prompt.label, "--data",
+                                    dataset["label"], "--out", str(out), "--json", "--quiet"])
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout)
+    assert summary["run_id"] and summary["scored"] == 3 and summary["exit_code"] == 0
+    assert summary["prompt_id"] == prompt.id and summary["out"] == str(out)
+    assert len(out.read_text().splitlines()) == 3
+
+
+def test_freeze_import_and_dataset_import_print_json_for_scripts(tmp_path):
+    from runner_helpers import dimension
+
+    db = str(tmp_path / "lib.db")
+    dim_file = tmp_path / "dim.json"
+    dim_file.write_text(json.dumps(dimension(definition="Scripted freeze.").to_dict()), encoding="utf-8")
+    frozen = CliRunner().invoke(cli, ["--db", db, "prompts", "freeze", str(dim_file), "--json"])
+    assert frozen.exit_code == 0, frozen.output
+    data = json.loads(frozen.stdout)
+    assert data["created"] is True and len(data["content_hash"]) == 64 and data["label"] == "coherence@2"
+    export = tmp_path / "export.json"
+    assert CliRunner().invoke(cli, ["--db", db, "prompts", "export", data["label"], "-o", str(export)]).exit_code == 0
+    imported = CliRunner().invoke(cli, ["--db", db, "prompts", "import", str(export), "--json"])
+    assert json.loads(imported.stdout)["content_hash"] == data["content_hash"]
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"id": "a", "document": "D.", "summary": "S."}\n', encoding="utf-8")
+    dataset = CliRunner().invoke(cli, ["--db", db, "datasets", "import", str(rows), "--name", "rows", "--input",
+                                       "document=document", "--input", "summary=summary", "--json"])
+    assert dataset.exit_code == 0 and json.loads(dataset.stdout)["item_count"] == 1
