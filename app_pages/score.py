@@ -59,6 +59,11 @@ def new_run(lib) -> None:
         lacks = unfit[d_labels[key]["id"]]
         return key if not lacks else f"{key} (does not fit: no {', '.join(lacks)})"
 
+    # A dataset chosen for another prompt does not stay selected when it does not fit this one.
+    chosen = st.session_state.get("score_dataset")
+    if st.session_state.get("score_dataset_for") != prompt.id and chosen in d_labels and unfit[d_labels[chosen]["id"]]:
+        st.session_state["score_dataset"] = next(iter(d_labels))
+    st.session_state["score_dataset_for"] = prompt.id
     dataset = d_labels[c2.selectbox("Dataset", list(d_labels), key="score_dataset", format_func=label)]
     problem = mismatch_message(prompt, dataset["fields"], f"dataset {dataset['name']}@{dataset['version']}")
     if problem:
@@ -73,7 +78,8 @@ def new_run(lib) -> None:
     bounds = bounds_of(RunOptions, "concurrency")
     most = min(bounds.max, provider_spec(settings.provider).max_concurrency)
     concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=most, step=1,
-                                  value=default_concurrency(settings), key="score_concurrency",
+                                  value=default_concurrency(settings),
+                                  key=f"score_concurrency_{settings.provider}",  # each judge starts at its own
                                   help=bounds.help)
     rate_limits()
     score_parts.cost_box(lib, prompt, items, settings, dataset["id"])

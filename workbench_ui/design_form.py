@@ -230,6 +230,8 @@ def freeze(lib) -> None:
     st.session_state[K + "frozen"] = {"label": result.prompt.label, "hash": result.prompt.id,
                                       "created": result.created, "warnings": list(result.warnings),
                                       "form": content_hash(dimension())}
+    # The Score page opens on the prompt just frozen (its selectbox reads this key), not the first by name.
+    st.session_state["score_prompt"] = result.prompt.label
 
 
 def preview_item(lib, inputs: tuple[str, ...]) -> dict[str, str]:
