@@ -17,6 +17,8 @@ from .. import prompts
 from ..errors import JudgeError, LogprobsUnavailableError, UnreachableError
 from ..run.calls import server_id
 from ..run.cost import load_prices, price_for
+from ..run.one_item import reply_start
+from ..scoring.weighted import position_score
 from ..types import FrozenPrompt, Judge, JudgeReply, JudgeRequest, JudgeSettings, Scale
 
 TOP_ASKED = 20  # the most any API gives; the probe reports how many came back
@@ -102,6 +104,10 @@ def _logprobs_facts(judge: Judge, base: JudgeRequest, out: dict[str, Any], error
         out["reachable"] = exc.status is not None
         return
     positions = [p for c in reply.choices for p in (c.positions or ())]
+    if positions:  # how much of the rating position's probability this judge puts on the ratings at all
+        weighted, _, _ = position_score(reply.choices[0].positions or (), Scale(min(base.ratings), max(base.ratings)))
+        out["valid_mass"] = round(weighted.valid_mass, 4)
+        out["reply_start"] = reply_start(reply)
     out.update(reachable=True, model_version=reply.model_version, logprobs=bool(positions),
                top_logprobs_max=max((len(p.top) for p in positions), default=0) if positions else None,
                latency_s=round(reply.latency_s, 3), usage=[reply.usage.input_tokens, reply.usage.output_tokens])

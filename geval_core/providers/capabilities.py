@@ -139,6 +139,11 @@ def probe_findings(probe: dict[str, Any] | None, settings: JudgeSettings) -> lis
     if probe.get("split_ratings"):
         found.append(f"this judge splits {', '.join(probe['split_ratings'])} into several tokens: its weighted "
                      "score cannot see those ratings; use a scale of single tokens (e.g. 1-5) or sampling mode")
+    mass = probe.get("valid_mass")
+    if settings.mode != "sampling" and isinstance(mass, (int, float)) and mass < settings.valid_mass_floor:
+        found.append(f"this judge put {mass:.1%} of the probability on the ratings in its test (the floor is "
+                     f"{settings.valid_mass_floor:.0%}; its reply began {probe.get('reply_start', '')!r}): "
+                     "its items would have no score; prime the reply or use sampling mode")
     if probe.get("n_honoured") is False and settings.n > 1:
         found.append(f"this judge ignores n: each of the {settings.n} replies is a separate request (and cost)")
     return found
