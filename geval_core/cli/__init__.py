@@ -35,6 +35,7 @@ COMMANDS = {
     "probe": (".probes", "probe_group"),
     "stability": (".stability", "stability_command"),
     "panel": (".panel", "panel_group"),
+    "split": (".split", "split_command"),
     # Raters and the human ceiling.
     "raters": (".raters", "raters_command"),
     "review": (".review", "review_command"),

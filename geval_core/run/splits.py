@@ -1,0 +1,82 @@
+"""Dev / test splits of a dataset version, by group (no document on both sides): deterministic for a seed,
+content-hashed, stored once in the library; the test side is sealed, and every use of it is recorded."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+from typing import Any
+
+from ..errors import InputError, NotFoundError
+from ..prompts import canonical_hash
+from ..store import Store
+
+__all__ = ["make_split", "get_split", "record_test_use", "sealed_uses"]
+
+
+def _key(dataset_id: str) -> str:
+    return f"split:{dataset_id}"
+
+
+def make_split(store: Store, dataset_id: str, dev: float = 0.6, by: str | None = "group",
+               seed: int = 0) -> tuple[dict[str, Any], bool]:
+    """(the split, created): groups (or items, without groups) shuffled by `seed`, the first `dev` share to dev."""
+    if not 0.0 < dev < 1.0:
+        raise InputError(f"--dev is the dev share, between 0 and 1 (got {dev})", field="dev")
+    items = store.dataset_items(dataset_id)
+    if by not in ("group", None):
+        raise InputError(f"--by is 'group' or 'none', got {by!r}", field="by")
+    units: dict[str, list[str]] = {}
+    for item in items:
+        unit = item.group if by == "group" else item.id
+        if by == "group" and item.group is None:
+            raise InputError(f"item {item.id!r} has no group: split --by group needs every item's group "
+                             "(or --by none for items one by one)", field="group")
+        units.setdefault(str(unit), []).append(item.id)
+    names = sorted(units)
+    if len(names) < 2:
+        raise InputError("a split needs at least two groups (or items)", field="by")
+    random.Random(seed).shuffle(names)
+    cut = min(len(names) - 1, max(1, math.floor(dev * len(names) + 0.5)))
+    dev_ids = sorted(i for name in names[:cut] for i in units[name])
+    test_ids = sorted(i for name in names[cut:] for i in units[name])
+    body = {"dataset_id": dataset_id, "by": by, "seed": seed, "dev_share": dev, "dev": dev_ids, "test": test_ids}
+    split = {**body, "hash": canonical_hash(body), "groups": {"dev": cut, "test": len(names) - cut}}
+    stored = store.get_setting(_key(dataset_id), [])
+    for other in stored:
+        if other["hash"] == split["hash"]:
+            return other, False
+    split["created_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    store.set_setting(_key(dataset_id), [*stored, split])  # appended, never edited: the split is part of the data
+    return split, True
+
+
+def get_split(store: Store, dataset_id: str, split_hash: str | None = None) -> dict[str, Any]:
+    """The dataset's latest split (or the one whose hash starts with `split_hash`), checked against its hash."""
+    stored = store.get_setting(_key(dataset_id), [])
+    found = [s for s in stored if split_hash is None or s["hash"].startswith(split_hash)]
+    if not found:
+        raise NotFoundError(f"dataset {dataset_id[:12]} has no split{' ' + split_hash if split_hash else ''}; "
+                            "`geval split DATASET --dev 0.6` makes one")
+    split = found[-1]
+    body = {k: split[k] for k in ("dataset_id", "by", "seed", "dev_share", "dev", "test")}
+    if canonical_hash(body) != split["hash"]:
+        raise InputError(f"the split {split['hash'][:12]} of dataset {dataset_id[:12]} was edited: its items do "
+                         "not match its hash", field="split")
+    return split
+
+
+def record_test_use(store: Store, split: dict[str, Any], prompt_id: str, run_id: str | None = None) -> int:
+    """Record that a prompt was evaluated on the sealed test side; how many candidates have been, with it."""
+    key = f"split-test-uses:{split['hash']}"
+    uses = store.get_setting(key, [])
+    uses.append({"prompt_id": prompt_id, "run_id": run_id,
+                 "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
+    store.set_setting(key, uses)
+    return len({u["prompt_id"] for u in uses})
+
+
+def sealed_uses(store: Store, split: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every recorded evaluation on the split's test side, oldest first."""
+    return store.get_setting(f"split-test-uses:{split['hash']}", [])
