@@ -36,6 +36,7 @@ COMMANDS = {
     "stability": (".stability", "stability_command"),
     "panel": (".panel", "panel_group"),
     "split": (".split", "split_command"),
+    "compare": (".compare", "compare_command"),
     # Raters and the human ceiling.
     "raters": (".raters", "raters_command"),
     "review": (".review", "review_command"),

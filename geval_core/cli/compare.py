@@ -1,0 +1,38 @@
+"""`geval compare`: two runs of the same items against people, as paired differences with intervals."""
+
+from __future__ import annotations
+
+import click
+
+from prompt_library import open_library
+
+from ..diagnostics.compare import compare_runs
+from .common import db_option, echo_json, json_option, workbench_errors
+
+__all__ = ["compare_command"]
+
+
+@click.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--human", required=True, help="The human rating name (Rate-page ratings count, else the dataset's).")
+@click.option("--resamples", type=click.IntRange(100, 20000), default=1000, show_default=True,
+              help="Bootstrap resamples (of the dataset's groups).")
+@db_option
+@json_option
+@workbench_errors
+def compare_command(run_a: str, run_b: str, human: str, resamples: int, db: str | None, as_json: bool) -> None:
+    """Spearman, Kendall and Pearson of RUN_A and RUN_B against people on the same items, and RUN_B - RUN_A
+    with a 95% interval that resamples the dataset's groups for both runs at once (withheld under 10 groups)."""
+    with open_library(db) as library:
+        result = compare_runs(library, run_a, run_b, human, resamples)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(f"{result['items']} items in {result['groups']} groups; {result['resampled']} resampled")
+    for name, fig in result["figures"].items():
+        low_high = ("" if fig["interval"] is None else
+                    f" [{fig['interval'][0]:+.3f}, {fig['interval'][1]:+.3f}]")
+        click.echo(f"{name:<9} {fig['first']:.3f} -> {fig['second']:.3f}: {fig['difference']:+.3f}{low_high}")
+    if result.get("withheld"):
+        click.echo(f"interval withheld: {result['withheld']}")
