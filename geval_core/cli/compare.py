@@ -6,7 +6,6 @@ import click
 
 from prompt_library import open_library
 
-from ..diagnostics.compare import compare_runs
 from .common import db_option, echo_json, json_option, workbench_errors
 
 __all__ = ["compare_command"]
@@ -24,6 +23,8 @@ __all__ = ["compare_command"]
 def compare_command(run_a: str, run_b: str, human: str, resamples: int, db: str | None, as_json: bool) -> None:
     """Spearman, Kendall and Pearson of RUN_A and RUN_B against people on the same items, and RUN_B - RUN_A
     with a 95% interval that resamples the dataset's groups for both runs at once (withheld under 10 groups)."""
+    from ..diagnostics.compare import compare_runs  # numpy and scipy only when a comparison runs
+
     with open_library(db) as library:
         result = compare_runs(library, run_a, run_b, human, resamples)
     if as_json:
