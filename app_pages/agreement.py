@@ -76,6 +76,11 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     if bootstrap and not every and len(results) > 1:
         st.caption("Intervals shown for the headline reading only: turn on \"Intervals for every reading\" "
                    "for the others.")
+    note = agree.resampled_note(results[main])
+    if results[main].get("ci_warning") or results[main].get("ci_flag"):
+        st.warning(safe_text.md_escape(note))
+    elif note:
+        st.caption(safe_text.md_escape(note))
     st.caption(safe_text.md_escape(results[main].get("note", "")))
     figure, shown, total = agree.scatter(run, field)
     st.plotly_chart(figure, key=K + "scatter")

@@ -1,166 +1,186 @@
-"""Coverage of every 95% interval the workbench shows, measured by simulation (printed; not a timed test).
+"""Coverage of every 95% interval the workbench shows, the way a user's data breaks them (printed, not timed).
 
-Two kinds of truth:
-- held back: real SummEval ratings (1,200 summaries of 100 documents with crowd and expert scores);
-  the crowd mean plays the judge, the expert mean the people. The figure on all 100 documents is the
-  truth; each repeat draws 20 documents (all their summaries), computes the interval and checks it
-  covers the truth. Drawing 20 of a finite 100 makes true spread a little smaller (factor ~0.9), so
-  these coverages lean high, never low.
-- synthetic: data drawn from a model whose true value is known.
+The population (bench/coverage_population.py) is SummEval's 100 documents x 16 summaries with the
+experts' coherence as the people and a simulated judge with real signal (group Spearman ~0.61) and
+strong document effects. Each repeat draws 10, 20 or 50 documents WITH replacement (an i.i.d. sample
+of the population's documents, the sampling the bootstrap assumes), calls the workbench's own
+functions and checks the interval covers the population's value. "before" is the interval the
+workbench gave until issue 25 (percentile bootstrap; a file's --pooled reading resampled items; PPI
+with z and no minimum, items treated as independent), computed from the same resamples; "after" is
+today's. Coverage is over the intervals shown; "withheld" counts the draws that got none. The binomial
+standard error is sqrt(p(1-p)/repeats).
 
-Run: .venv/bin/python bench/bench_coverage.py [--reps 200] [--resamples 200]
+Run: nice .venv/bin/python bench/bench_coverage.py [--reps 400] [--resamples 400] [--groups 10 20 50]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-from geval_core.stats import agreement
-from geval_core.stats.ppi import ppi_difference, ppi_mean
-from geval_core.types import Scale
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from coverage_population import SUMMEVAL, Population, draw, load  # noqa: E402
 
-SUMMEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "summeval" / "summeval.jsonl"
+from geval_core.stats import agreement, bootstrap, raters  # noqa: E402
+from geval_core.stats.raters import alpha_intervals, krippendorff_alpha  # noqa: E402
+from geval_core.types import Scale  # noqa: E402
+
 SCALE = Scale(1, 5)
+SHOWN = ("spearman", "kendall", "pearson", "tie_rate", "kappa_quadratic")
+ALPHAS = ("interval", "ordinal", "nominal")
 
 
-def summeval() -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(crowd mean, expert mean, document index) of the rows with crowd coherence ratings."""
-    if not SUMMEVAL.is_file():
-        return None
-    rows = [json.loads(line) for line in SUMMEVAL.open(encoding="utf-8")]
-    rows = [r for r in rows if r.get("turker_annotations")]
-    docs = {d: k for k, d in enumerate(dict.fromkeys(r["doc_id"] for r in rows))}
-    crowd = np.array([np.mean(r["turker_annotations"]["coherence"]) for r in rows])
-    expert = np.array([r["scores"]["coherence"] for r in rows])
-    return crowd, expert, np.array([docs[r["doc_id"]] for r in rows])
+class Tally:
+    """Hits, shown and withheld intervals per (row, groups, before/after)."""
+
+    def __init__(self) -> None:
+        self.hits: dict[tuple, int] = defaultdict(int)
+        self.shown: dict[tuple, int] = defaultdict(int)
+        self.withheld: dict[tuple, int] = defaultdict(int)
+
+    def add(self, key: tuple, ci: list[float | None] | None, truth: float) -> None:
+        """Count one interval (None or [None, None]: withheld)."""
+        if not ci or ci[0] is None:
+            self.withheld[key] += 1
+            return
+        self.shown[key] += 1
+        self.hits[key] += ci[0] - 1e-12 <= truth <= ci[1] + 1e-12
+
+    def cell(self, key: tuple) -> str:
+        """'94.5 ± 1.1 %' (and how many were withheld)."""
+        n = self.shown[key]
+        if not n:
+            return f"withheld ({self.withheld[key]})" if self.withheld[key] else "-"
+        p = self.hits[key] / n
+        text = f"{100 * p:5.1f} ± {100 * np.sqrt(p * (1 - p) / n):.1f} %"
+        return text + (f" ({self.withheld[key]} withheld)" if self.withheld[key] else "")
 
 
-def held_back(data, metric: str, reps: int, resamples: int, how: str) -> float:
-    """Coverage of one reading's interval on 20-document draws against the 100-document value."""
-    x, y, doc = data
-    grouped = how == "group"
-    truth = getattr(agreement(x, y, doc.tolist() if grouped else None, SCALE), metric)
+class Recorder:
+    """Replaces bootstrap.interval while running: returns today's interval, keeps the percentile one."""
+
+    def __init__(self) -> None:
+        self.product = bootstrap.interval
+        self.percentiles: list[list[float | None]] = []
+
+    def __call__(self, values, estimate, units, bounded=True):
+        arr = np.array([np.nan if v is None else v for v in values], dtype=float)
+        finite = arr[np.isfinite(arr)]
+        too_many = not len(finite) or len(arr) - len(finite) > bootstrap.UNDEFINED_LIMIT * len(arr)
+        self.percentiles.append([None, None] if too_many else np.percentile(finite, [2.5, 97.5]).tolist())
+        return self.product(values, estimate, units, bounded)
+
+    def __enter__(self) -> Recorder:
+        bootstrap.interval = raters.interval = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        bootstrap.interval = raters.interval = self.product
+
+
+def percentile_of(rec: Recorder, call, *args, **kwargs):
+    """(the product's result, the percentile intervals in the order they were made) of one call."""
+    rec.percentiles.clear()
+    result = call(*args, **kwargs)
+    return result, list(rec.percentiles)
+
+
+def agreement_rows(pop: Population, tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
+    """Group-level and pooled readings: every figure, before and after, from the same resamples."""
+    truth_g = agreement(pop.judge, pop.human, pop.doc.tolist(), SCALE)
+    truth_d = agreement(pop.judge, pop.human, None, SCALE)
     rng = np.random.default_rng(1)
-    hits = 0
-    for rep in range(reps):
-        keep = np.isin(doc, rng.choice(doc.max() + 1, size=20, replace=False))
-        groups = doc[keep].tolist()
-        r = agreement(x[keep], y[keep], groups if grouped else None, SCALE, resamples, rep,
-                      clusters=groups if how == "cluster" else None)
-        lo, hi = r.ci[metric]
-        hits += lo is not None and lo <= truth <= hi
-    return hits / reps
+    order = list(bootstrap.CI_METRICS)
+    with Recorder() as rec:
+        for g in sizes:
+            for rep in range(reps):
+                idx, labels = draw(pop, g, rng)
+                x, y, lab = pop.judge[idx], pop.human[idx], labels.tolist()
+                for reading, kw, truth in (("group-level", {"groups": lab}, truth_g),
+                                           ("pooled, groups resampled", {"clusters": lab}, truth_d)):
+                    r, pct = percentile_of(rec, agreement, x, y, scale=SCALE, bootstrap=resamples, seed=rep, **kw)
+                    for m in SHOWN:
+                        tally.add((f"{reading} {m}", g, "after"), r.ci[m], getattr(truth, m))
+                        tally.add((f"{reading} {m}", g, "before"), pct[order.index(m)], getattr(truth, m))
+                # What a file's --pooled reading got before: items resampled (percentile).
+                r, pct = percentile_of(rec, agreement, x, y, scale=SCALE, bootstrap=resamples, seed=rep)
+                tally.add(("pooled spearman, items resampled", g, "before"), pct[0], truth_d.spearman)
+            print(f"  agreement, {g} groups done", file=sys.stderr, flush=True)
 
 
-def experts() -> tuple[np.ndarray, np.ndarray] | None:
-    """(units x 3 expert coherence ratings, document index) of the SummEval rows with expert annotations."""
-    if not SUMMEVAL.is_file():
-        return None
-    rows = [json.loads(line) for line in SUMMEVAL.open(encoding="utf-8")]
-    rows = [r for r in rows if r.get("expert_annotations")]
-    docs = {d: k for k, d in enumerate(dict.fromkeys(r["doc_id"] for r in rows))}
-    values = np.array([r["expert_annotations"]["coherence"] for r in rows], dtype=float)
-    return values, np.array([docs[r["doc_id"]] for r in rows])
-
-
-def alpha_coverage(data, reps: int, resamples: int) -> float:
-    """Interval alpha of the experts: the bootstrap over items on 20-document draws vs the 100-document value."""
-    from geval_core.stats.raters import alpha_intervals, krippendorff_alpha
-
-    values, doc = data
-    truth = krippendorff_alpha(values, "interval")
+def alpha_rows(pop: Population, tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
+    """Krippendorff's alpha of the experts: documents resampled (after) vs items, percentile (before)."""
+    rated = np.isfinite(pop.experts).all(axis=1)
+    sub = Population(pop.judge[rated], pop.human[rated], np.unique(pop.doc[rated], return_inverse=True)[1],
+                     pop.experts[rated])
+    truth = {m: krippendorff_alpha(sub.experts, m) for m in ALPHAS}
     rng = np.random.default_rng(4)
-    hits = 0
-    for rep in range(reps):
-        keep = np.isin(doc, rng.choice(doc.max() + 1, size=20, replace=False))
-        lo, hi = alpha_intervals(values[keep], resamples, rep, ("interval",))["interval"]
-        hits += lo is not None and lo <= truth <= hi
-    return hits / reps
+    with Recorder() as rec:
+        for g in sizes:
+            for rep in range(reps):
+                idx, labels = draw(sub, g, rng)
+                after = alpha_intervals(sub.experts[idx], resamples, rep, ALPHAS, clusters=labels.tolist())
+                _, before = percentile_of(rec, alpha_intervals, sub.experts[idx], resamples, rep, ALPHAS)
+                for k, m in enumerate(ALPHAS):
+                    tally.add((f"alpha {m}", g, "after"), after[m], truth[m])
+                    tally.add((f"alpha {m}", g, "before"), before[k], truth[m])
 
 
-def wilson_coverage(reps: int) -> float:
-    """The perturbation probe's Wilson interval for sensitivity: 20 damaged copies, true rate 0.7."""
-    from geval_core.stats.bias import wilson
-
-    rng = np.random.default_rng(5)
-    draws = rng.binomial(20, 0.7, size=reps)
-    return float(np.mean([wilson(int(k), 20)[0] <= 0.7 <= wilson(int(k), 20)[1] for k in draws]))
-
-
-def independent_items(reps: int, resamples: int) -> float:
-    """Dataset-level reading of independent items (items resampled): bivariate normal, rho 0.6, n 80."""
-    rng = np.random.default_rng(2)
+def independent_rows(tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
+    """Ungrouped data (items resampled): n independent items from a bivariate normal with rho 0.6."""
     rho = 0.6
-    hits = 0
-    for rep in range(reps):
-        d = rng.multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=80)
-        lo, hi = agreement(d[:, 0], d[:, 1], None, Scale(-10, 10), resamples, rep).ci["pearson"]
-        hits += lo is not None and lo <= rho <= hi
-    return hits / reps
+    truth = {"pearson": rho, "spearman": 6 / np.pi * np.arcsin(rho / 2)}
+    rng = np.random.default_rng(2)
+    with Recorder() as rec:
+        for n in sizes:
+            for rep in range(reps):
+                d = rng.multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=n)
+                r, pct = percentile_of(rec, agreement, d[:, 0], d[:, 1], None, Scale(-10, 10), resamples, rep)
+                for m in truth:
+                    key = f"independent items (no groups) {m}"
+                    tally.add((key, n, "after"), r.ci[m], truth[m])
+                    tally.add((key, n, "before"), pct[list(bootstrap.CI_METRICS).index(m)], truth[m])
 
 
-def synthetic_ppi(rng, n_total: int, n_rated: int, bias: float):
-    probs = np.array([0.1, 0.15, 0.3, 0.3, 0.15])
-    human = rng.choice(np.arange(1, 6), size=n_total, p=probs).astype(float)
-    judge = np.clip(0.6 * human + 1.0 + bias + rng.normal(0, 0.6, n_total), 1, 5)
-    return judge, [h if i < n_rated else None for i, h in enumerate(human)], float(probs @ np.arange(1, 6))
-
-
-def ppi_coverage(reps: int) -> dict[str, float]:
-    """PPI classic, PPI++, their difference of two systems, and the human-only mean, n=40 of 400."""
-    rng = np.random.default_rng(3)
-    hits = {"PPI classic": 0, "PPI++": 0, "PPI++ difference": 0, "human-only mean": 0}
-    for _ in range(reps):
-        ja, ha, ta = synthetic_ppi(rng, 400, 40, 0.2)
-        jb, hb, tb = synthetic_ppi(rng, 400, 40, 0.8)
-        classic, plus, plus_b = ppi_mean(ja, ha, "classic"), ppi_mean(ja, ha), ppi_mean(jb, hb)
-        hits["PPI classic"] += classic.ci[0] <= ta <= classic.ci[1]
-        hits["PPI++"] += plus.ci[0] <= ta <= plus.ci[1]
-        d = ppi_difference(plus, plus_b)["ci"]
-        hits["PPI++ difference"] += d[0] <= ta - tb <= d[1]
-        hits["human-only mean"] += plus.human_ci[0] <= ta <= plus.human_ci[1]
-    return {k: v / reps for k, v in hits.items()}
+def report(tally: Tally) -> None:
+    """One table row per interval and number of groups (of rated items for the i.i.d. PPI rows)."""
+    rows = sorted({k[:2] for k in list(tally.shown) + list(tally.withheld)})
+    print("\n| interval | groups (PPI i.i.d.: rated) | before | after |\n|---|---|---|---|")
+    for row, g in rows:
+        print(f"| {row} | {g} | {tally.cell((row, g, 'before'))} | {tally.cell((row, g, 'after'))} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=200)
-    parser.add_argument("--resamples", type=int, default=200)
+    parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument("--resamples", type=int, default=400)
+    parser.add_argument("--groups", type=int, nargs="+", default=[10, 20, 50])
+    parser.add_argument("--only", choices=["agreement", "alpha", "ppi", "independent"], nargs="*", default=None)
     args = parser.parse_args()
-    start = time.perf_counter()
-    rows: list[tuple[str, float]] = []
-    data = summeval()
-    if data is None:
-        print(f"SummEval not found at {SUMMEVAL}: held-back rows skipped", file=sys.stderr)
-    else:
-        for label, metric, how in (
-                ("group-level Spearman (groups resampled), SummEval held back", "spearman", "group"),
-                ("dataset-level Spearman, groups resampled (cluster), SummEval held back", "spearman", "cluster"),
-                ("dataset-level Spearman, items resampled (before), SummEval held back", "spearman", "items"),
-                ("group-level Kendall tau-b (groups resampled), SummEval held back", "kendall", "group"),
-                ("dataset-level Kendall tau-b (cluster), SummEval held back", "kendall", "cluster"),
-                ("dataset-level Pearson (cluster), SummEval held back", "pearson", "cluster"),
-                ("dataset-level kappa quadratic (cluster), SummEval held back", "kappa_quadratic", "cluster")):
-            rows.append((label, held_back(data, metric, args.reps, args.resamples, how)))
-            print(f"{label:<76} {rows[-1][1]:6.1%}", flush=True)
-    rater_data = experts()
-    if rater_data is not None:
-        rows.append(("Krippendorff's alpha (interval), experts, items resampled, SummEval held back",
-                     alpha_coverage(rater_data, args.reps, args.resamples)))
-        print(f"{rows[-1][0]:<76} {rows[-1][1]:6.1%}", flush=True)
-    rows.append(("perturbation sensitivity, Wilson interval, 20 copies at 0.7, synthetic", wilson_coverage(10_000)))
-    print(f"{rows[-1][0]:<76} {rows[-1][1]:6.1%}", flush=True)
-    rows.append(("dataset-level Pearson, independent items, synthetic", independent_items(args.reps, args.resamples)))
-    print(f"{rows[-1][0]:<76} {rows[-1][1]:6.1%}", flush=True)
-    for label, value in ppi_coverage(max(args.reps, 2000)).items():
-        print(f"{label + ', synthetic (n=40 rated of 400)':<76} {value:6.1%}")
-    print(f"({args.reps} repeats x {args.resamples} resamples; PPI {max(args.reps, 2000)} repeats; "
+    if not SUMMEVAL.is_file():
+        sys.exit(f"SummEval not found at {SUMMEVAL}")
+    from coverage_ppi import ppi_rows
+
+    start, pop, tally = time.perf_counter(), load(), Tally()
+    truth = agreement(pop.judge, pop.human, pop.doc.tolist(), SCALE)
+    print(f"population: {len(pop.human)} items, {pop.docs} documents; judge group Spearman {truth.spearman:.3f}, "
+          f"pooled {agreement(pop.judge, pop.human, None, SCALE).spearman:.3f}")
+    only = set(args.only or ["agreement", "alpha", "ppi", "independent"])
+    if "independent" in only:
+        independent_rows(tally, args.groups, args.reps, args.resamples)
+    if "alpha" in only:
+        alpha_rows(pop, tally, args.groups, args.reps, args.resamples)
+    if "ppi" in only:
+        ppi_rows(pop, tally, args.groups, max(args.reps, 1000))
+    if "agreement" in only:
+        agreement_rows(pop, tally, args.groups, args.reps, args.resamples)
+    report(tally)
+    print(f"\n({args.reps} repeats x {args.resamples} resamples per row, PPI {max(args.reps, 1000)} repeats; "
           f"{time.perf_counter() - start:.0f} s)")
 
 

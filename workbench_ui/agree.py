@@ -85,10 +85,23 @@ def _cell(result: dict[str, Any], metric: str) -> str:
     ci = (result.get("ci") or {}).get(metric)
     if ci and ci[0] is not None and ci[1] is not None:
         return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+    if ci and result.get("ci_warning"):  # too few groups (or items): withheld, not a false promise
+        return f"{value:.3f} (no CI: {result.get('ci_units')} {result.get('ci_resampled')})"
     undefined = (result.get("ci_undefined") or {}).get(metric)
     if ci and undefined:  # too many undefined resamples: an interval of the rest would mislead
         return f"{value:.3f} (no CI: {undefined} of {result.get('bootstrap')} resamples undefined)"
     return f"{value:.3f}"
+
+
+def resampled_note(result: dict[str, Any]) -> str:
+    """What the intervals resampled and how they were made, or why they are withheld ("" without them)."""
+    if not result.get("bootstrap") or not result.get("ci"):
+        return ""
+    if result.get("ci_warning"):
+        return f"Intervals withheld: {result['ci_warning'].removeprefix('no intervals: ')}."
+    flag = f" Caution: {result['ci_flag']}." if result.get("ci_flag") else ""
+    return (f"95% intervals: {result['bootstrap']} resamples of the {result.get('ci_units')} "
+            f"{result.get('ci_resampled')}; {result.get('ci_method')}.{flag}")
 
 
 def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -97,7 +110,8 @@ def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
     for label, r in results.items():
         cells = {name: _cell(r, metric) for metric, name in METRICS.items()}
         rows.append({"reading": label, **cells, "items": r.get("items"), "groups": r.get("groups"),
-                     "groups skipped": r.get("groups_skipped"), "missing": r.get("missing")})
+                     "groups skipped": r.get("groups_skipped"), "missing": r.get("missing"),
+                     "resampled": f"{r.get('ci_units')} {r.get('ci_resampled')}" if r.get("ci") else "—"})
     return pd.DataFrame(rows)
 
 

@@ -103,9 +103,14 @@ def estimate_panel(lib, run: dict[str, Any], field: str) -> None:
     out = diagnostic("estimate", run, field, method, rated)
     c = st.columns(4)
     c[0].metric("PPI estimate", safe_text.fmt(out["estimate"]))
-    c[1].metric("95% interval", f"{out['ci'][0]:.3f} – {out['ci'][1]:.3f}")
+    c[1].metric("95% interval", f"{out['ci'][0]:.3f} – {out['ci'][1]:.3f}" if out.get("ci") else "withheld")
     c[2].metric("Rated / total", f"{out['n_rated']} / {out['n_total']}")
     c[3].metric("λ", safe_text.fmt(out["lam"]))
+    if out.get("warning"):
+        st.warning(safe_text.md_escape(out["warning"].capitalize()))
+    if out.get("groups"):
+        st.caption(f"Items come in {out['groups']} groups: the interval's variance is clustered on them.")
+    st.caption(safe_text.md_escape("Assumption: " + (out.get("assumption") or "")))
     st.plotly_chart(estimate_figure(out, field), key=K + "ppi")
     versus_section(lib, run, field, method, rated)
 
@@ -125,8 +130,10 @@ def versus_section(lib, run: dict[str, Any], field: str, method: str, rated: int
     d = diagnostic("difference", run, field, method, rated, pick, cached_reads.run_state(other))["difference"]
     st.metric("This run minus the other: mean human rating", safe_text.fmt(d["estimate"]),
               help="PPI estimates of both runs; their variances add (independent items)")
-    st.caption(f"95% interval [{safe_text.fmt(d['ci'][0])}, {safe_text.fmt(d['ci'][1])}]; judge-only difference "
-               f"{safe_text.fmt(d['judge_mean'])}, human-only {safe_text.fmt(d['human_mean'])}")
+    where = (f"95% interval [{safe_text.fmt(d['ci'][0])}, {safe_text.fmt(d['ci'][1])}]" if d.get("ci")
+             else f"no interval ({d.get('warning') or 'withheld'})")
+    st.caption(safe_text.md_escape(f"{where}; judge-only difference {safe_text.fmt(d['judge_mean'])}, "
+                                   f"human-only {safe_text.fmt(d['human_mean'])}"))
 
 
 def bias_panel(lib, run: dict[str, Any], field: str) -> None:

@@ -44,7 +44,8 @@ def alpha_metrics(result: dict[str, Any]) -> None:
         key = f"alpha_{metric}"
         ci = (result.get("ci") or {}).get(key) or [None, None]
         col.metric(f"α {metric}", safe_text.fmt(result[key]),
-                   help=None if ci[0] is None else f"95% interval {ci[0]:.3f} to {ci[1]:.3f} (items resampled)")
+                   help=None if ci[0] is None else f"95% interval {ci[0]:.3f} to {ci[1]:.3f} "
+                                                   f"({result.get('ci_resampled') or 'items'} resampled)")
     c[3].metric("Raters", result["raters"])
     c[4].metric("Items with 2+ ratings", result["items"])
     c[5].metric("Pairable values", result["pairable_values"])

@@ -96,17 +96,32 @@ def _fmt(value: float | None, ci: list[float | None] | None = None) -> str:
     return text
 
 
-def _bootstrap_line(r: AgreementResult) -> str:
-    """What the bootstrap resampled, and which figures got no interval for too many undefined resamples."""
+def _bootstrap_line(r: AgreementResult, unit_name: str | None) -> str:
+    """What the bootstrap resampled, and which figures got no interval (too few units, too many undefined)."""
     if not r.bootstrap:
         return "- (no intervals: --bootstrap N)"
+    if r.ci_warning:
+        return f"{r.bootstrap} resamples: {r.ci_warning}"
     hidden = [f"{m} ({n} of {r.bootstrap} undefined)" for m, n in r.ci_undefined.items()
               if n and r.ci.get(m, [None])[0] is None]
-    return (f"{r.bootstrap} resamples of {r.ci_resampled or 'items'}"
-            + (f"; no interval for {', '.join(hidden)}: over 5% undefined" if hidden else ""))
+    unit = r.ci_resampled or "items"
+    named = f" ({unit_name})" if unit == "groups" and unit_name else ""
+    return (f"{r.bootstrap} resamples of the {r.ci_units} {unit}{named}"
+            + (f"; no interval for {', '.join(hidden)}: over 5% undefined" if hidden else "")
+            + f"\n{'':<15}interval: {r.ci_method}"
+            + (f"\n{'':<15}CAUTION: {r.ci_flag}" if r.ci_flag else ""))
+
+
+def _groups_line(r: AgreementResult, group_by: str | None) -> str:
+    if r.reading == "group":
+        return f"{r.groups} used, {r.groups_skipped} skipped (constant side or fewer than 2 items)"
+    if r.ci_resampled == "groups":
+        return f"- (pooled; the bootstrap resamples the {r.ci_units} {group_by or 'groups'} whole)"
+    return "- (not grouped)"
 
 
 def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None) -> str:
+    """The agreement figures as a text table."""
     r, ci = result, result.ci
     reading = (f"group-level: correlated within each {group_by}, averaged over groups"
                if r.reading == "group" else "dataset-level: all items pooled")
@@ -114,14 +129,13 @@ def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None)
         ("reading", reading),
         ("items", f"{r.items}   (missing judge score: {extra['judge_missing']}, missing human rating: "
                   f"{extra['human_missing']}, data items not judged: {extra['unjudged']})"),
-        ("groups", f"{r.groups} used, {r.groups_skipped} skipped (constant side or fewer than 2 items)"
-         if r.reading == "group" else "- (not grouped)"),
+        ("groups", _groups_line(r, group_by)),
         ("Spearman rho", _fmt(r.spearman, ci.get("spearman"))),
         ("Kendall tau-b", _fmt(r.kendall, ci.get("kendall"))),
         ("Pearson r", _fmt(r.pearson, ci.get("pearson"))),
         ("tie rate", f"{_fmt(r.tie_rate, ci.get('tie_rate'))}   (human: {_fmt(r.human_tie_rate)})"),
         ("kappa", f"{_fmt(r.kappa)}   linear {_fmt(r.kappa_linear)}   quadratic {_fmt(r.kappa_quadratic)}"),
-        ("bootstrap", _bootstrap_line(r)),
+        ("bootstrap", _bootstrap_line(r, group_by)),
         ("scale", r.scale + (f"   ({r.out_of_scale} judge scores outside it: kappa clips them to its ends)"
                              if r.out_of_scale else "")),
     ]
@@ -211,18 +225,22 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
 @click.option("--judge-id-field", default=None,
               help="Item id field in JUDGE_FILE when it differs from --id-field (e.g. item_id).")
 @click.option("--group-by", default=None,
-              help="Group field (e.g. doc_id): per-group correlations, averaged. For a library dataset: an "
-                   "input field, or 'group' (the dataset's own group, used by default).")
+              help="Group field (e.g. doc_id): per-group correlations, averaged; with --pooled, the groups "
+                   "the bootstrap resamples (items of a group are not independent). For a library dataset: "
+                   "an input field, or 'group' (the dataset's own group, used by default).")
 @click.option("--scale", callback=_parse_scale, default=None,
               help="Rating scale for kappa, e.g. 1-5 or -2-2 (default: a library run's prompt scale, else "
                    "spanned by the data). Kappa rounds both sides to the nearest point, halves up "
                    "(2.5 -> 3, -1.5 -> -1), and clips values outside the scale to its ends (counted first).")
 @click.option("--bootstrap", default=0, show_default=True, type=click.IntRange(0, 100_000),
-              help="Resamples for 95% confidence intervals (groups are resampled when the data has groups, "
-                   "also for --pooled; no interval when more than 5% of resamples are undefined).")
+              help="Resamples for 95% confidence intervals: groups are resampled when the data has groups, "
+                   "also for --pooled; the interval is studentized over them (t with groups-1 df, Fisher z). "
+                   "No interval with fewer than 10 groups (or items), or when more than 5% of resamples "
+                   "are undefined.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for the bootstrap.")
 @click.option("--pooled", is_flag=True,
-              help="Dataset-level reading (all items pooled) even when a library dataset has groups.")
+              help="Dataset-level reading (all items pooled) even when the data has groups (a library "
+                   "dataset's, or --group-by FIELD's: still resampled as whole groups).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @workbench_errors
 def agree(judge_file: str, data_file: str | None, human_field: str, db: str | None, score_field: str,
@@ -232,9 +250,6 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
 
     JUDGE_FILE is a JSONL/CSV file of judge scores, or a library run id (`geval runs list`).
     """
-    if pooled and group_by:
-        raise click.UsageError("--pooled (all items pooled) and --group-by (per group) are two readings: "
-                               "give one")
     fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,
               "human": human_field, "group_by": group_by}
     judged, data, data_file = _load_sides(judge_file, data_file, db, fields)
@@ -249,7 +264,7 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
             raise InputError(f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
                              file=judge_file, line=line, field=judge_id_field or id_field)
     ids = list(judged.values)
-    groups = [data.groups.get(i) for i in ids] if group_by else None
+    groups = [data.groups.get(i) for i in ids] if group_by and not pooled else None
     # The pooled reading of grouped data still resamples whole groups: items of a group are not independent.
     clusters = [data.groups.get(i) for i in ids] if pooled and len(data.groups) == len(data.values) else None
     from ..stats import agreement

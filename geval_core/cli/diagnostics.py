@@ -57,8 +57,9 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
 
 
 def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, id_field: str,
-                 judge_id_field: str, score_field: str, db: str | None) -> tuple[list, list, list | None]:
-    """(judge, human, levels) from a judge results file and a data file or library dataset."""
+                 judge_id_field: str, score_field: str, db: str | None,
+                 group_by: str | None = None) -> tuple[list, list, list | None, list | None]:
+    """(judge, human, levels, groups) from a judge results file and a data file or library dataset."""
     from ..stats.stored import item_value
 
     if not data:
@@ -68,37 +69,50 @@ def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, 
         raise InputError("the judge file has no rows", file=judge_file)
     if _is_file_name(data):
         rows = read_scores(data, id_field, human, by)
-        ratings, levels = rows.values, rows.groups
+        ratings, levels, known = rows.values, rows.groups, rows.lines
+        groups = read_scores(data, id_field, human, group_by).groups if group_by else {}
     else:
         with open_library(db) as library:
             items = {i.id: i for i in library.dataset_items(library.get_dataset(data)["id"])}
-        ratings = {k: i.human.get(human) for k, i in items.items()}
+        ratings, known = {k: i.human.get(human) for k, i in items.items()}, items
         levels = {k: item_value(i, by) for k, i in items.items()} if by else {}
+        groups = {k: item_value(i, group_by or "group") for k, i in items.items()}
+    for item_id, line in judged.lines.items():  # as `geval agree`: an unknown id is an error, not "unrated"
+        if item_id not in known:
+            raise InputError(f"item {item_id!r} is not in {data} (joined on {id_field!r})",
+                             file=judge_file, line=line, field=judge_id_field)
     ids = list(judged.values)
     return ([judged.values[i] for i in ids], [ratings.get(i) for i in ids],
-            [levels.get(i) for i in ids] if by else None)
+            [levels.get(i) for i in ids] if by else None, [groups.get(i) for i in ids] if groups else None)
+
+
+def _ci(ci: list[float | None] | None) -> str:
+    return f"95% CI [{_f(ci[0])}, {_f(ci[1])}]" if ci else "no interval"
 
 
 def _print_estimate(out: dict[str, Any]) -> None:
-    click.echo(f"method {out['method']} (lambda {out['lam']:.3f}); {out['n_rated']} rated of {out['n_total']} items")
-    click.echo(f"PPI estimate of the mean human rating {_f(out['estimate'])}   "
-               f"95% CI [{_f(out['ci'][0])}, {_f(out['ci'][1])}]")
-    hci = out.get("human_ci") or [None, None]
+    clustered = f"; variance clustered on {out['groups']} groups" if out.get("groups") else ""
+    click.echo(f"method {out['method']} (lambda {out['lam']:.3f}); {out['n_rated']} rated of {out['n_total']} "
+               f"items{clustered}")
+    click.echo(f"PPI estimate of the mean human rating {_f(out['estimate'])}   {_ci(out['ci'])}")
     click.echo(f"judge-only mean {_f(out['judge_mean'])}   human-only mean {_f(out['human_mean'])}   "
-               f"95% CI [{_f(hci[0])}, {_f(hci[1])}]")
+               f"{_ci(out.get('human_ci'))}")
+    if out.get("warning"):
+        click.echo(out["warning"])
     for level, e in (out.get("by") or {}).items():
-        click.echo(f"  {click.style(str(level), bold=True)}: {_f(e['estimate'])} [{_f(e['ci'][0])}, "
-                   f"{_f(e['ci'][1])}]  judge {_f(e['judge_mean'])}  human {_f(e['human_mean'])}  "
-                   f"n {e['n_rated']}/{e['n_total']}")
+        click.echo(f"  {click.style(str(level), bold=True)}: {_f(e['estimate'])} {_ci(e['ci'])}  "
+                   f"judge {_f(e['judge_mean'])}  human {_f(e['human_mean'])}  n {e['n_rated']}/{e['n_total']}")
     if out.get("by_skipped"):
         click.echo(f"  no estimate (fewer than 2 rated items): {', '.join(map(str, out['by_skipped']))}")
     if "versus" in out:
         v = out["versus"]
-        click.echo(f"versus run {v['run']}: {_f(v['estimate'])} [{_f(v['ci'][0])}, {_f(v['ci'][1])}]  "
+        click.echo(f"versus run {v['run']}: {_f(v['estimate'])} {_ci(v['ci'])}  "
                    f"judge {_f(v['judge_mean'])}  human {_f(v['human_mean'])}  n {v['n_rated']}/{v['n_total']}")
     if "difference" in out:
         d = out["difference"]
-        click.echo(f"difference {d['a']} - {d['b']}: {_f(d['estimate'])} [{_f(d['ci'][0])}, {_f(d['ci'][1])}]")
+        click.echo(f"difference {d['a']} - {d['b']}: {_f(d['estimate'])} {_ci(d['ci'])}"
+                   + (f"  ({d['warning']})" if d.get("warning") else ""))
+    click.echo(f"Assumption: {out.get('assumption') or ''}".rstrip())
 
 
 @click.command("estimate")
@@ -112,22 +126,39 @@ def _print_estimate(out: dict[str, Any]) -> None:
 @click.option("--method", type=click.Choice(METHODS), default="ppi++", show_default=True,
               help="classic PPI, or PPI++ with the variance-minimising judge weight lambda.")
 @click.option("--rated", default=None, type=click.IntRange(2, None),
-              help="Use only this many randomly chosen human ratings (the rest as unrated).")
+              help="Use only this many randomly chosen human ratings (the rest as unrated); at most the "
+                   "number rated.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for --rated.")
 @click.option("--id-field", default="id", show_default=True, help="Item id field in a data file.")
-@click.option("--judge-id-field", default="item_id", show_default=True, help="Item id field in a judge file.")
+@click.option("--judge-id-field", default="id", show_default=True,
+              help="Item id field in a judge file (`geval score --out` writes id).")
+@click.option("--group-by", default=None,
+              help="Group field of a data file (e.g. doc_id): items of a group are not independent, so the "
+                   "variance is clustered on the groups (a library dataset's own groups are used by default).")
 @click.option("--score-field", default="score", show_default=True, help="Judge score field in a judge file.")
 @db_option
 @json_option
 @workbench_errors
 def estimate_command(run_or_file: str, data: str | None, human: str, by: str | None,
-                     diff: tuple[str, str] | None, versus: str | None, method: str, rated: int | None, seed: int, id_field: str,
-                     judge_id_field: str, score_field: str, db: str | None, as_json: bool) -> None:
+                     diff: tuple[str, str] | None, versus: str | None, method: str, rated: int | None, seed: int,
+                     id_field: str, judge_id_field: str, group_by: str | None, score_field: str, db: str | None,
+                     as_json: bool) -> None:
     """Prediction-powered estimate of the mean human rating: the judge on all items, people on the rated.
 
-    Reports the estimate and its 95% interval beside the judge-only and human-only means. Items with
-    a judge score but no human rating are the unrated ones; --rated K simulates having rated only K.
-    JSON keys: estimate, ci, judge_mean, human_mean, n_rated, n_total, method (and by, difference, versus).
+    Reports the estimate and its 95% interval (t with rated-1 df, or groups-1 when clustered) beside
+    the judge-only and human-only means. Items with a judge score but no human rating are the unrated
+    ones; --rated K simulates having rated only K.
+
+    \b
+    Assumption: the rated items are a random sample of the items (each as
+    likely to be rated); ratings chosen by hand, or only the hard cases,
+    bias the estimate and its interval.
+    No interval below 10 rated items for classic PPI or 30 for PPI++
+    (simulated coverage under 93%), when every rating is the same, or
+    with fewer than 10 groups.
+
+    JSON keys: estimate, ci (null when withheld), warning, judge_mean, human_mean, n_rated, n_total,
+    method, groups, assumption (and by, difference, versus).
     """
     from ..stats.stored import estimate_rows, run_estimate, runs_difference
 
@@ -139,10 +170,10 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
         with open_library(db) as library:
             out = runs_difference(library, run_or_file, versus, human, method, rated, seed)
     elif _is_file_name(run_or_file):
-        judge, ratings, levels = _file_inputs(run_or_file, data, human, by, id_field, judge_id_field,
-                                              score_field, db)
+        judge, ratings, levels, groups = _file_inputs(run_or_file, data, human, by, id_field, judge_id_field,
+                                                      score_field, db, group_by)
         out = {"file": run_or_file, "human": human,
-               **estimate_rows(judge, ratings, levels, method, rated, seed, diff)}
+               **estimate_rows(judge, ratings, levels, method, rated, seed, diff, groups)}
     else:
         with open_library(db) as library:
             out = run_estimate(library, run_or_file, human, method, by, rated, seed, diff)

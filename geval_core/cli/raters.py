@@ -24,7 +24,13 @@ def _print(result: dict[str, Any]) -> None:
     for metric in ("nominal", "ordinal", "interval"):
         click.echo(f"Krippendorff's alpha, {metric:<9}{_f(result[f'alpha_{metric}'], ci.get(f'alpha_{metric}'))}")
     if result["bootstrap"]:
-        click.echo(f"(intervals: {result['bootstrap']} resamples of items)")
+        if result.get("ci_warning"):
+            click.echo(f"({result['ci_warning']})")
+        else:
+            click.echo(f"(intervals: {result['bootstrap']} resamples of the {result['ci_units']} "
+                       f"{result['ci_resampled']}; {result['ci_method']})")
+        if result.get("ci_flag"):
+            click.echo(f"CAUTION: {result['ci_flag']}")
     click.echo(f"quadratic kappa, mean over rater pairs: {_f(result['kappa_quadratic_mean'])}")
     for pair in result["pairwise_kappa_quadratic"]:
         click.echo(f"  {pair['a']} vs {pair['b']}: {_f(pair['kappa'])} on {pair['items']} items")

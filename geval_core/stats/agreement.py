@@ -16,7 +16,7 @@ import numpy as np
 
 from ..scoring import parse_reply
 from ..types import Scale
-from .bootstrap import bootstrap_ci
+from .bootstrap import METHOD, bootstrap_ci, flagged, withheld
 from .figures import figures, mean_used
 from .kappa import MAX_KAPPA_POINTS, confusion, infer_scale
 from .kernels import DECIMALS, group_stats, tie_blocks
@@ -89,11 +89,15 @@ class AgreementResult:
     missing: int = 0  # pairs dropped because the judge or the human score was missing
     bootstrap: int = 0
     seed: int = 0
-    ci: dict[str, list[float | None]] = field(default_factory=dict)  # 95% percentile intervals
+    ci: dict[str, list[float | None]] = field(default_factory=dict)  # 95% intervals (bootstrap.METHOD)
     note: str = ""
     ci_undefined: dict[str, int] = field(default_factory=dict)  # resamples where a figure was undefined
     ci_resampled: str = ""  # what the bootstrap resampled: "groups" or "items"
     out_of_scale: int = 0  # judge scores outside the scale (kappa clips them to its ends)
+    ci_units: int = 0  # how many units (groups or items) the bootstrap resampled
+    ci_method: str = ""  # how the intervals are made from the resamples
+    ci_warning: str = ""  # why intervals are withheld (too few units), "" when they are shown
+    ci_flag: str = ""  # a caution on intervals that are shown (few units), "" when none
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -128,10 +132,13 @@ def agreement(judge: Iterable[float | None], human: Iterable[float | None],
     gs = group_stats(p.x, p.y, p.codes, p.n_groups)
     reading = "dataset" if groups is None else "group"
     figs = figures(gs, confusion(p.x, p.y, scale))
-    codes = pair(judge, human, clusters).codes if clusters is not None and groups is None else None
-    ci, undefined = (bootstrap_ci(p, gs, scale, groups is not None, bootstrap, seed, codes)
+    cp = pair(judge, human, clusters) if clusters is not None and groups is None else None
+    codes = cp.codes if cp is not None else None
+    ci, undefined = (bootstrap_ci(p, gs, scale, groups is not None, bootstrap, seed, figs, codes)
                      if bootstrap > 0 and len(p.x) else ({}, {}))
     used = int(gs.use.sum())
+    unit = "groups" if groups is not None or codes is not None else "items"
+    units = used if groups is not None else cp.n_groups if cp is not None else len(p.x)
     return AgreementResult(
         reading=reading, items=len(p.x),
         groups=used if reading == "group" else 0,
@@ -139,7 +146,8 @@ def agreement(judge: Iterable[float | None], human: Iterable[float | None],
         groups_skipped=len(set(groups)) - used if reading == "group" else 0,
         scale=str(scale), missing=p.missing, bootstrap=int(bootstrap), seed=int(seed), ci=ci,
         note=_note(reading, scale, inferred), ci_undefined=undefined,
-        ci_resampled=("groups" if groups is not None or codes is not None else "items") if ci else "",
+        ci_resampled=unit if ci else "", ci_units=units if ci else 0, ci_method=METHOD if ci else "",
+        ci_warning=withheld(units, unit) if ci else "", ci_flag=flagged(units, unit) if ci else "",
         out_of_scale=int(((p.x < scale.min) | (p.x > scale.max)).sum()), **figs)
 
 

@@ -34,10 +34,6 @@ def confidence(distribution: Mapping[Any, float] | None) -> dict[str, float | No
             "margin": top[0] - top[1]}
 
 
-def with_confidence(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Judgment rows with entropy, sd and margin added from each one's distribution."""
-    return [{**row, **confidence(row.get("distribution"))} for row in rows]
-
 
 def describe(distribution: Mapping[Any, float] | None, sampled: bool = False) -> str:
     """'Judge's spread: sd 0.42, entropy 1.10 bits, margin 0.35 between the two likeliest ratings.'"""

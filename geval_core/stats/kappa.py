@@ -38,9 +38,9 @@ def kappa_weights(k: int, weights: str | None) -> np.ndarray:
 
 
 def kappa_from_confusion(confusion: np.ndarray, weights: str | None = None) -> float | None:
-    """Cohen's kappa from a k x k table (rows judge, columns human); None when undefined."""
+    """Cohen's kappa from a k x k table (rows judge, columns human); None when undefined (or one item)."""
     k, n = confusion.shape[0], confusion.sum()
-    if k < 2 or n == 0:
+    if k < 2 or n < 2:  # one item: its expected table is itself, so kappa is 0 by construction, not data
         return None
     w = kappa_weights(k, weights)
     expected = np.outer(confusion.sum(axis=1), confusion.sum(axis=0)) / n

@@ -5,8 +5,9 @@ coincidence-matrix form: every unit with m >= 2 ratings adds each ordered pair o
 weight 1/(m-1); alpha = 1 - (n-1) * sum(o_ck d_ck) / sum(n_c n_k d_ck) over the n pairable values.
 Distances: nominal (c != k), interval ((c-k)^2) and ordinal (the squared count of values between
 the two ranks, from the marginals n_g; Krippendorff 2011, "Computing Krippendorff's alpha-reliability").
-The bootstrap resamples units (items) with replacement; each resample's coincidences are a weighted sum
-of per-unit tables, so B resamples cost one matrix product.
+The bootstrap resamples groups (documents) when every unit has one, units (items) otherwise, with
+replacement; each resample's coincidences are a weighted sum of per-group (or per-unit) tables, so B
+resamples cost one matrix product. Intervals are bootstrap.METHOD's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..types import Item, Scale
-from .bootstrap import interval
+from .bootstrap import METHOD, flagged, interval, withheld
 from .kappa import cohen_kappa
 
 METRICS = ("nominal", "ordinal", "interval")
@@ -117,15 +118,21 @@ def krippendorff_alpha(values: np.ndarray, metric: str = "interval") -> float | 
     return None if np.isnan(value) else value
 
 
-def alpha_intervals(values: np.ndarray, resamples: int, seed: int = 0,
-                    metrics: Sequence[str] = METRICS) -> dict[str, list[float | None]]:
-    """95% percentile intervals of alpha per metric, resampling units (items) with replacement."""
-    levels, counts = unit_counts(np.asarray(values, dtype=float))
+def alpha_intervals(values: np.ndarray, resamples: int, seed: int = 0, metrics: Sequence[str] = METRICS,
+                    clusters: Sequence[Any] | None = None) -> dict[str, list[float | None]]:
+    """95% intervals of alpha per metric, resampling the clusters (e.g. documents) when given, else units."""
+    values = np.asarray(values, dtype=float)
+    levels, counts = unit_counts(values)
     per_unit = unit_coincidences(counts)
     units, k = per_unit.shape[0], per_unit.shape[1]
     if not units or not k or resamples <= 0:
         return {m: [None, None] for m in metrics}
     flat = per_unit.reshape(units, k * k)
+    if clusters is not None:  # a cluster's table is the sum of its units' tables
+        codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)[1]
+        flat = np.zeros((int(codes.max()) + 1, k * k))
+        np.add.at(flat, codes, per_unit.reshape(units, k * k))
+        units = flat.shape[0]
     rng = np.random.default_rng(seed)
     out: dict[str, list[float]] = {m: [] for m in metrics}
     chunk = max(1, min(_CELLS // max(units, k * k), resamples))
@@ -136,7 +143,15 @@ def alpha_intervals(values: np.ndarray, resamples: int, seed: int = 0,
         tables = (weights @ flat).reshape(b, k, k)
         for m in metrics:
             out[m].extend(alpha_of_tables(tables, levels, m).tolist())
-    return {m: interval(v) for m, v in out.items()}
+    return {m: interval(v, krippendorff_alpha(values, m), units) for m, v in out.items()}
+
+
+def _resampled(matrix: RaterMatrix) -> tuple[list[str | None] | None, str, int]:
+    """(clusters, unit, how many) the alpha bootstrap resamples: the groups when every unit has one."""
+    rated = np.isfinite(matrix.values).sum(axis=1) >= 2
+    if matrix.groups and all(g is not None for g in matrix.groups):
+        return matrix.groups, "groups", len({g for g, r in zip(matrix.groups, rated, strict=True) if r})
+    return None, "items", int(rated.sum())
 
 
 def pairwise_kappa(matrix: RaterMatrix, scale: Scale, weights: str | None = "quadratic") -> list[dict[str, Any]]:
@@ -185,6 +200,11 @@ def rater_agreement(matrix: RaterMatrix, scale: Scale, bootstrap: int = 0, seed:
         "pairwise_kappa_quadratic": kappas,
         "kappa_quadratic_mean": _mean([p["kappa"] for p in kappas if p["kappa"] is not None]),
         "scale": str(scale), "bootstrap": int(bootstrap), "seed": int(seed),
-        "ci": {f"alpha_{m}": ci for m, ci in alpha_intervals(v, bootstrap, seed).items()} if bootstrap else {},
     })
+    clusters, unit, units = _resampled(matrix)
+    result["ci"] = ({f"alpha_{m}": ci for m, ci in alpha_intervals(v, bootstrap, seed, clusters=clusters).items()}
+                    if bootstrap else {})
+    result.update({"ci_resampled": unit if bootstrap else "", "ci_units": units if bootstrap else 0,
+                   "ci_method": METHOD if bootstrap else "", "ci_warning": withheld(units, unit) if bootstrap else "",
+                   "ci_flag": flagged(units, unit) if bootstrap else ""})
     return result

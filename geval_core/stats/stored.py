@@ -121,19 +121,29 @@ def item_value(item: Item | None, field: str) -> str | None:
     return item.fields.get(field)
 
 
+def _groups_of(clusters: list[Any] | None) -> list[Any] | None:
+    """The clusters when every item has one (a cluster-robust PPI), else None (items independent)."""
+    return clusters if clusters and all(c is not None for c in clusters) else None
+
+
 def estimate_rows(judge: list[float | None], human: list[float | None], by: list[str | None] | None,
                   method: str, rated: int | None = None, seed: int = 0,
-                  diff: tuple[str, str] | None = None) -> dict[str, Any]:
-    """The PPI estimate overall, per level of `by` and the difference of two levels; rated=k keeps k ratings."""
+                  diff: tuple[str, str] | None = None, clusters: list[Any] | None = None) -> dict[str, Any]:
+    """The PPI estimate overall, per level of `by` and the difference of two levels; rated=k keeps k ratings.
+
+    `clusters` (each item's group, e.g. its document) make the intervals cluster-robust.
+    """
     human = hold_out(human, rated, seed)
-    out: dict[str, Any] = ppi_mean(judge, human, method).to_dict()
+    clusters = _groups_of(clusters)
+    out: dict[str, Any] = ppi_mean(judge, human, method, clusters).to_dict()
     if by is None:
         return out
     levels: dict[str, Estimate] = {}
     for level in sorted({b for b in by if b is not None}):
         pick = [i for i, b in enumerate(by) if b == level]
         try:
-            levels[level] = ppi_mean([judge[i] for i in pick], [human[i] for i in pick], method)
+            levels[level] = ppi_mean([judge[i] for i in pick], [human[i] for i in pick], method,
+                                     None if clusters is None else [clusters[i] for i in pick])
         except InputError:
             continue  # fewer than 2 rated items in this level: no estimate, listed as skipped
     out["by"] = {k: v.to_dict() for k, v in levels.items()}
@@ -143,8 +153,35 @@ def estimate_rows(judge: list[float | None], human: list[float | None], by: list
         if missing:
             raise InputError(f"no estimate for {', '.join(map(repr, missing))} "
                              f"(levels with one: {', '.join(levels) or 'none'})")
-        out["difference"] = {"a": diff[0], "b": diff[1], **ppi_difference(levels[diff[0]], levels[diff[1]])}
+        if clusters is not None and {clusters[i] for i, b in enumerate(by) if b == diff[0]} & {
+                clusters[i] for i, b in enumerate(by) if b == diff[1]}:
+            # Two levels that share groups (two systems' summaries of the same documents) are correlated:
+            # adding their variances would be wrong, so the difference is estimated per item instead.
+            out["difference"] = {"a": diff[0], "b": diff[1],
+                                 **_paired_difference(judge, human, by, diff, clusters, method)}
+        else:
+            out["difference"] = {"a": diff[0], "b": diff[1], **ppi_difference(levels[diff[0]], levels[diff[1]])}
     return out
+
+
+def _paired_difference(judge: list[float | None], human: list[float | None], by: list[str | None],
+                       diff: tuple[str, str], clusters: list[Any], method: str) -> dict[str, Any]:
+    """A - B over groups that share items of both levels: a PPI mean of signed, level-weighted values.
+
+    Within each group, level A's items count +1/(A's items in all) * (items of A and B) and B's negatively,
+    so the mean of the signed values is the difference; clustering on the groups keeps their covariance.
+    """
+    sign = {diff[0]: 1.0, diff[1]: -1.0}
+    pick = [i for i, b in enumerate(by) if b in sign]
+    share = {d: sum(1 for i in pick if by[i] == d) / len(pick) for d in diff}
+
+    def signed(values: list[float | None], i: int) -> float | None:
+        v = values[i]
+        return None if v is None else sign[by[i]] * v / share[by[i]]
+
+    e = ppi_mean([signed(judge, i) for i in pick], [signed(human, i) for i in pick], method,
+                 [clusters[i] for i in pick])
+    return {**e.to_dict(), "paired": True}
 
 
 def run_estimate(library: Store, run_id: str, human: str, method: str, by: str | None = None,
@@ -157,16 +194,20 @@ def run_estimate(library: Store, run_id: str, human: str, method: str, by: str |
     levels = [item_value(item, by) for item, _ in rows] if by else None
     if by and not any(levels):
         raise InputError(f"no item of run {run['id']} has an input field {by!r} (or use --by group)", field=by)
-    return {"run": run["id"], "human": human, **estimate_rows(judge, ratings, levels, method, rated, seed, diff)}
+    groups = [item.group if item else None for item, _ in rows]
+    return {"run": run["id"], "human": human,
+            **estimate_rows(judge, ratings, levels, method, rated, seed, diff, groups)}
 
 
 def _run_mean(library: Store, run_id: str, human: str, method: str, rated: int | None,
-              seed: int) -> tuple[str, set[str], Estimate]:
-    """(run id, its item ids, the PPI estimate of its mean human rating)."""
+              seed: int) -> tuple[str, set[str], set[str], Estimate]:
+    """(run id, its item ids, its items' groups, the PPI estimate of its mean human rating)."""
     run, rows = run_items(library, run_id)
     check_human(library, run, human)
     ratings = hold_out([item.human.get(human) if item else None for item, _ in rows], rated, seed)
-    return run["id"], {row["item_id"] for _, row in rows}, ppi_mean([r.get("score") for _, r in rows], ratings, method)
+    groups = _groups_of([item.group if item else None for item, _ in rows])
+    return (run["id"], {row["item_id"] for _, row in rows}, set(groups or ()),
+            ppi_mean([r.get("score") for _, r in rows], ratings, method, groups))
 
 
 def runs_difference(library: Store, run_a: str, run_b: str, human: str, method: str, rated: int | None = None,
@@ -176,15 +217,21 @@ def runs_difference(library: Store, run_a: str, run_b: str, human: str, method: 
     The interval adds the two variances, which holds only for independent items: runs that share items
     (the same dataset version, or items of the same id) are refused rather than given a wrong interval.
     """
-    id_a, items_a, a = _run_mean(library, run_a, human, method, rated, seed)
-    id_b, items_b, b = _run_mean(library, run_b, human, method, rated, seed + 1)
+    id_a, items_a, groups_a, a = _run_mean(library, run_a, human, method, rated, seed)
+    id_b, items_b, groups_b, b = _run_mean(library, run_b, human, method, rated, seed + 1)
     shared = items_a & items_b
     if shared:
         raise InputError(f"runs {id_a} and {id_b} share {len(shared)} items (e.g. {sorted(shared)[0]!r}): their "
                          "estimates are not independent; a difference needs runs on different items (e.g. two "
                          "systems' outputs), or use --by FIELD --diff A B within one run")
+    difference = ppi_difference(a, b)
+    common = groups_a & groups_b
+    if common:  # e.g. two systems' summaries of the same documents: correlated, so variances do not add
+        difference.update(ci=None, warning=f"no interval: the runs' items share {len(common)} groups (e.g. "
+                          f"{sorted(common)[0]!r}), so their estimates are not independent; put both in one "
+                          "dataset and use --by FIELD --diff A B (clustered on the groups)")
     return {"run": id_a, "human": human, **a.to_dict(), "versus": {"run": id_b, **b.to_dict()},
-            "difference": {"a": id_a, "b": id_b, **ppi_difference(a, b)}}
+            "difference": {"a": id_a, "b": id_b, **difference}}
 
 
 SPREAD_ROWS = 10  # widest-spread items listed in the report

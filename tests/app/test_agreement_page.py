@@ -143,3 +143,44 @@ def test_compare_two_runs_warns_and_ranks_the_movers(lib_path):
     assert each["reading"][0].startswith("A: ") and each["reading"][1].startswith("B: ")
     judge_b, human_b, _ = pairs(lib, run_b)
     assert each["Spearman"][1].split(" ")[0] == f"{sp.spearmanr(judge_b, human_b)[0]:.3f}"
+
+
+def test_the_page_says_what_was_resampled(lib_path):
+    scored_run(Library(lib_path))
+    at = open_agreement(bootstrap=200)
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes off
+    assert "200 resamples of the 24 groups" in captions and "t(units-1)" in captions
+    frame = at.dataframe[0].value.set_index("reading")
+    assert frame.loc["group-level, weighted score", "resampled"] == "24 groups"
+
+
+def few_groups_page(lib_path, n_groups: int):
+    """The Agreement page on a run over n_groups documents of 5 items each."""
+    from geval_core.types import Item
+
+    lib = Library(lib_path)
+    rng = np.random.default_rng(2)
+    items = [Item(f"f{k}", {"document": f"doc {k // 5}", "summary": f"summary {k}"},
+                  {"coherence": float(rng.integers(1, 6))}, f"d{k // 5}") for k in range(5 * n_groups)]
+    lib.import_items("few", items)
+    prompt = lib.get_prompt("coherence")
+    run_id = lib.create_run(prompt.id, "few", SCRIPTED)
+    run_scoring(prompt, lib.dataset_items("few"), ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
+    at = open_agreement(bootstrap=100)
+    at.selectbox(key="ag_run").set_value(run_id).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at, " ".join(w.value for w in at.warning).replace("\\", "")  # markdown escapes off
+
+
+def test_few_groups_withhold_the_intervals_with_the_reason(lib_path):
+    at, warnings = few_groups_page(lib_path, 6)
+    assert "Intervals withheld: 6 groups resampled, fewer than 10" in warnings
+    cell = at.dataframe[0].value.set_index("reading").loc["group-level, weighted score", "Spearman"]
+    assert "[" not in cell and "no CI: 6 groups" in cell
+
+
+def test_10_to_19_groups_show_intervals_with_a_caution(lib_path):
+    at, warnings = few_groups_page(lib_path, 12)
+    assert "Caution: few groups: 12 resampled" in warnings
+    cell = at.dataframe[0].value.set_index("reading").loc["group-level, weighted score", "Spearman"]
+    assert "[" in cell

@@ -79,3 +79,20 @@ def test_diagnostics_are_computed_once_per_run_state_and_compare_two_runs(lib_pa
     assert not at.exception, [e.value for e in at.exception]
     assert metric(at, "This run minus the other: mean human rating") == f"{diff['estimate']:.3f}"
     assert calls.count("difference") == 1
+
+
+def test_estimate_panel_states_its_assumption_and_withholds_few_ratings(lib_path):
+    with Library(lib_path) as lib:
+        prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")
+        run_id = lib.create_run(prompt.id, "sample", SCRIPTED)
+        run_scoring(prompt, items, ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
+        est = run_estimate(lib, run_id, "coherence", "ppi++")
+    at = open_page("agreement")
+    at.number_input(key="ag_boot").set_value(0).run()
+    opened(at, "estimate")
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes off
+    assert "random sample of the items" in captions and f"in {est['groups']} groups" in captions
+    assert metric(at, "95% interval") == f"{est['ci'][0]:.3f} – {est['ci'][1]:.3f}"
+    at.number_input(key="dg_rated").set_value(5).run()
+    assert metric(at, "95% interval") == "withheld"
+    assert any("fewer than 30 for ppi++" in w.value.replace("\\", "") for w in at.warning)

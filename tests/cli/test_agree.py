@@ -209,3 +209,61 @@ def test_agree_on_a_library_run_uses_its_prompt_scale_for_kappa(tmp_path):
     assert result["scale"] == "1-3"
     # A judge that always says 2 agrees with people no better than chance: kappa exactly 0.
     assert result["kappa"] == pytest.approx(0.0, abs=1e-12)
+
+
+def grouped_files(tmp_path, n_groups: int, size: int = 6, seed: int = 3):
+    """A judge file and a data file of n_groups documents with `size` items each (a document effect)."""
+    rng = np.random.default_rng(seed)
+    ids = [f"d{g}-{k}" for g in range(n_groups) for k in range(size)]
+    human = np.clip(np.round(rng.normal(3, 1, len(ids)) + np.repeat(rng.normal(0, 0.7, n_groups), size)), 1, 5)
+    judge = human + rng.normal(0, 0.8, len(ids))
+    jf = write_jsonl(tmp_path / "j.jsonl", [{"id": i, "score": float(s)} for i, s in zip(ids, judge, strict=True)])
+    df = write_jsonl(tmp_path / "d.jsonl", [{"id": i, "doc_id": i.split("-")[0], "h": float(h)}
+                                            for i, h in zip(ids, human, strict=True)])
+    return jf, df, judge, human, [i.split("-")[0] for i in ids]
+
+
+def test_pooled_reading_of_a_file_resamples_its_groups(tmp_path):
+    jf, df, judge, human, docs = grouped_files(tmp_path, 12)
+    args = [jf, "--data", df, "--human", "h", "--pooled", "--group-by", "doc_id", "--bootstrap", "200", "--seed", "2"]
+    res = run(*args, "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    direct = agreement(judge, human, scale=Scale(1, 5), bootstrap=200, seed=2, clusters=docs)
+    assert out["reading"] == "dataset" and out["spearman"] == pytest.approx(st.spearmanr(judge, human).statistic)
+    assert (out["ci_resampled"], out["ci_units"], out["ci_warning"]) == ("groups", 12, "")
+    assert out["ci"]["spearman"] == pytest.approx(direct.ci["spearman"]) and "Fisher z" in out["ci_method"]
+    text = run(*args).output
+    assert "200 resamples of the 12 groups (doc_id)" in text and "t(units-1)" in text
+
+
+def test_too_few_groups_withhold_the_intervals_and_say_why(tmp_path):
+    jf, df, *_ = grouped_files(tmp_path, 6)
+    for reading in (["--group-by", "doc_id"], ["--pooled", "--group-by", "doc_id"]):
+        out = json.loads(run(jf, "--data", df, "--human", "h", *reading, "--bootstrap", "100", "--json").output)
+        assert out["ci"]["spearman"] == [None, None] and out["ci_units"] == 6
+        assert out["ci_warning"].startswith("no intervals: 6 groups resampled, fewer than 10")
+        text = run(jf, "--data", df, "--human", "h", *reading, "--bootstrap", "100").output
+        assert "fewer than 10" in text and "95% CI" not in text
+
+
+def test_kappa_of_one_item_is_not_a_number(tmp_path):
+    jf = write_jsonl(tmp_path / "j.jsonl", [{"id": "a", "score": 2.0}])
+    df = write_jsonl(tmp_path / "d.jsonl", [{"id": "a", "h": 4}])
+    out = json.loads(run(jf, "--data", df, "--human", "h", "--scale", "1-5", "--json").output)
+    assert out["kappa"] is None and out["kappa_quadratic"] is None
+    assert "0.000" not in run(jf, "--data", df, "--human", "h", "--scale", "1-5").output
+
+
+def test_10_to_19_groups_show_intervals_with_a_caution(tmp_path):
+    jf, df, *_ = grouped_files(tmp_path, 12)
+    out = json.loads(run(jf, "--data", df, "--human", "h", "--group-by", "doc_id", "--bootstrap", "100",
+                         "--json").output)
+    assert out["ci"]["spearman"][0] is not None and out["ci_warning"] == ""
+    assert out["ci_flag"].startswith("few groups: 12 resampled")
+    assert "CAUTION: few groups" in run(jf, "--data", df, "--human", "h", "--group-by", "doc_id",
+                                        "--bootstrap", "100").output
+    jf, df, *_ = grouped_files(tmp_path, 20)
+    many = json.loads(run(jf, "--data", df, "--human", "h", "--group-by", "doc_id", "--bootstrap", "100",
+                          "--json").output)
+    assert many["ci_flag"] == "" and many["ci_units"] == 20

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.stats as st
+from hand_intervals import studentized
 from hypothesis import given, settings
 from hypothesis import strategies as st_h
 
@@ -233,7 +234,8 @@ def test_grouped_bootstrap_resamples_groups_like_a_direct_loop():
     per_group = [st.spearmanr(x[g * 16:(g + 1) * 16], y[g * 16:(g + 1) * 16]).statistic for g in range(25)]
     picks = np.random.default_rng(5).integers(0, 25, size=(300, 25))
     means = [np.mean([per_group[g] for g in row]) for row in picks]
-    assert result.ci["spearman"] == pytest.approx(list(np.percentile(means, [2.5, 97.5])), abs=1e-12)
+    assert result.ci["spearman"] == pytest.approx(studentized(means, np.mean(per_group), 25), abs=1e-12)
+    assert result.ci_resampled == "groups" and result.ci_units == 25 and not result.ci_warning
     lo, hi = result.ci["kendall"]
     assert lo < result.kendall < hi
     assert set(result.ci) == {"spearman", "kendall", "pearson", "tie_rate", "kappa", "kappa_linear",
@@ -247,31 +249,33 @@ def test_item_bootstrap_is_reproducible_and_brackets_the_estimate():
     assert a.ci == b.ci and a.bootstrap == 200
     picks = np.random.default_rng(1).integers(0, 200, size=(200, 200))
     taus = [st.kendalltau(x[p], y[p]).statistic for p in picks]
-    assert a.ci["kendall"] == pytest.approx(list(np.percentile(taus, [2.5, 97.5])), abs=1e-12)
+    assert a.ci["kendall"] == pytest.approx(studentized(taus, a.kendall, 200), abs=1e-12)
+    assert (a.ci_resampled, a.ci_units) == ("items", 200)
     for metric in ("spearman", "pearson", "kappa_quadratic"):
         lo, hi = a.ci[metric]
         assert lo <= getattr(a, metric) <= hi
 
 
 def test_item_bootstrap_tie_rate_ignores_an_item_paired_with_its_own_copy():
-    # Six distinct judge scores never tie; a resample that draws an item twice must not count
+    # Twelve distinct judge scores never tie; a resample that draws an item twice must not count
     # that copy as a tie, so the interval stays at [0, 0].
-    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
-    y = [1.0, 3.0, 2.0, 5.0, 4.0, 6.0]
+    x = [float(v) for v in range(1, 13)]
+    y = [1.0, 3.0, 2.0, 5.0, 4.0, 6.0, 8.0, 7.0, 9.0, 11.0, 10.0, 12.0]
     result = agreement(x, y, bootstrap=200, seed=3)
     assert result.tie_rate == 0.0
     assert result.ci["tie_rate"] == [0.0, 0.0]
     # With ties present: each resample's rate over distinct-item pairs, checked by brute force.
-    x = np.array([1.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0])
-    y = np.arange(8.0)
-    picks = np.random.default_rng(4).integers(0, 8, size=(100, 8))
+    x = np.array([1.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0, 6.0, 6.0, 7.0, 8.0])
+    y = np.arange(12.0)
+    picks = np.random.default_rng(4).integers(0, 12, size=(100, 12))
     rates = []
     for p in picks:
-        pairs = [(i, j) for i in range(8) for j in range(i + 1, 8) if p[i] != p[j]]
+        pairs = [(i, j) for i in range(12) for j in range(i + 1, 12) if p[i] != p[j]]
         rates.append(sum(x[p[i]] == x[p[j]] for i, j in pairs) / len(pairs) if pairs else np.nan)
     rates = np.array(rates)
-    expected = np.percentile(rates[np.isfinite(rates)], [2.5, 97.5])
-    assert agreement(x, y, bootstrap=100, seed=4).ci["tie_rate"] == pytest.approx(list(expected), abs=1e-12)
+    r = agreement(x, y, bootstrap=100, seed=4)
+    expected = studentized(rates[np.isfinite(rates)], r.tie_rate, 12, bounded=False)
+    assert r.ci["tie_rate"] == pytest.approx(expected, abs=1e-12)
 
 
 # ---- replies curve -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.stats as st
 from click.testing import CliRunner
+from hand_intervals import studentized
 from runner_helpers import dimension
 
 from geval_core.cli import cli
@@ -33,18 +34,18 @@ def test_a_few_undefined_draws_keep_the_interval():
 
 def test_cluster_bootstrap_matches_a_hand_percentile_bootstrap():
     rng = np.random.default_rng(5)
-    groups = [f"d{k // 6}" for k in range(48)]
-    x = rng.normal(size=48) + np.repeat(rng.normal(size=8), 6)
-    y = x + rng.normal(size=48)
+    groups = [f"d{k // 6}" for k in range(72)]
+    x = rng.normal(size=72) + np.repeat(rng.normal(size=12), 6)
+    y = x + rng.normal(size=72)
     r = agreement(x, y, scale=Scale(-10, 10), bootstrap=300, seed=3, clusters=groups)
-    assert r.reading == "dataset" and r.ci_resampled == "groups"
+    assert r.reading == "dataset" and r.ci_resampled == "groups" and r.ci_units == 12
     draw = np.random.default_rng(3)
-    members = [np.arange(k * 6, k * 6 + 6) for k in range(8)]
+    members = [np.arange(k * 6, k * 6 + 6) for k in range(12)]
     values = []
     for _ in range(300):
-        idx = np.concatenate([members[c] for c in draw.integers(0, 8, size=8)])
+        idx = np.concatenate([members[c] for c in draw.integers(0, 12, size=12)])
         values.append(st.pearsonr(x[idx], y[idx]).statistic)
-    assert r.ci["pearson"] == pytest.approx(np.percentile(values, [2.5, 97.5]).tolist())
+    assert r.ci["pearson"] == pytest.approx(studentized(values, st.pearsonr(x, y).statistic, 12))
     assert r.pearson == pytest.approx(st.pearsonr(x, y).statistic)
 
 
@@ -84,8 +85,10 @@ def test_agree_group_by_a_library_field_and_pooled_conflict(tmp_path):
     per = [st.spearmanr([judge[k] for k in range(24) if k % 3 == s], [human[k] for k in range(24) if k % 3 == s])
            .statistic for s in range(3)]
     assert out["reading"] == "group" and out["groups"] == 3 and out["spearman"] == pytest.approx(np.mean(per))
-    bad = agree(run_id, "--human", "coherence", "--db", db, "--group-by", "system", "--pooled")
-    assert bad.exit_code == 2 and "two readings" in bad.output
+    both = json.loads(agree(run_id, "--human", "coherence", "--db", db, "--group-by", "system", "--pooled",
+                            "--bootstrap", "50", "--json").output)
+    assert both["reading"] == "dataset" and both["ci_resampled"] == "groups" and both["ci_units"] == 3
+    assert both["ci_warning"].startswith("no intervals: 3 groups") and both["ci"]["spearman"] == [None, None]
     nofield = agree(run_id, "--human", "coherence", "--db", db, "--group-by", "nope")
     assert nofield.exit_code == 1 and "no field 'nope'" in nofield.output and "Traceback" not in nofield.output
     pooled = json.loads(agree(run_id, "--human", "coherence", "--db", db, "--pooled", "--bootstrap", "50",

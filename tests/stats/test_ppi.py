@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+import scipy.stats as stats
 from click.testing import CliRunner
 from runner_helpers import dimension
 
@@ -34,7 +35,8 @@ def test_classic_by_hand():
     theta = u.mean() + (y - x).mean()
     se = np.sqrt(u.var(ddof=1) / len(u) + (y - x).var(ddof=1) / len(y))
     assert e.estimate == pytest.approx(theta) and e.se == pytest.approx(se) and e.lam == 1.0
-    assert e.ci == pytest.approx([theta - 1.959964 * se, theta + 1.959964 * se], abs=1e-5)
+    t = stats.t.ppf(0.975, 39)  # Student's t with n_rated - 1 df, not the paper's z (coverage at few ratings)
+    assert e.ci == pytest.approx([theta - t * se, theta + t * se], abs=1e-12)
     assert (e.n_rated, e.n_total) == (40, 200)
     assert e.judge_mean == pytest.approx(np.mean(judge)) and e.human_mean == pytest.approx(y.mean())
 
@@ -87,7 +89,7 @@ def test_hold_out_keeps_k_ratings():
 
 def test_too_few_rated_is_a_clean_error(tmp_path):
     judge = tmp_path / "j.jsonl"
-    judge.write_text('{"item_id": "a", "score": 3}\n{"item_id": "b", "score": 4}\n')
+    judge.write_text('{"id": "a", "score": 3}\n{"id": "b", "score": 4}\n')
     data = tmp_path / "d.jsonl"
     data.write_text('{"id": "a", "h": 3}\n{"id": "b", "h": null}\n')
     out = CliRunner().invoke(cli, ["estimate", str(judge), "--data", str(data), "--human", "h"])
@@ -141,18 +143,19 @@ def two_system_library(path) -> tuple[str, str, str]:
 
 def test_estimate_difference_between_two_runs(tmp_path):
     db, run_a, run_b = two_system_library(tmp_path / "lib.db")
-    base = ["estimate", run_a, "--human", "coherence", "--db", db, "--rated", "15"]
+    base = ["estimate", run_a, "--human", "coherence", "--db", db, "--rated", "40"]
     res = CliRunner().invoke(cli, [*base, "--versus", run_b, "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     a = json.loads(CliRunner().invoke(cli, [*base, "--json"]).output)  # the same estimate on its own
-    b = json.loads(CliRunner().invoke(cli, ["estimate", run_b, "--human", "coherence", "--db", db, "--rated", "15",
+    b = json.loads(CliRunner().invoke(cli, ["estimate", run_b, "--human", "coherence", "--db", db, "--rated", "40",
                                             "--seed", "1", "--json"]).output)
     assert out["estimate"] == pytest.approx(a["estimate"]) and out["versus"]["estimate"] == pytest.approx(b["estimate"])
     d = out["difference"]
     assert (d["a"], d["b"]) == (run_a, run_b) and d["estimate"] == pytest.approx(a["estimate"] - b["estimate"])
-    se = np.hypot(a["ci"][1] - a["ci"][0], b["ci"][1] - b["ci"][0]) / 2  # half-widths add in quadrature
-    assert d["ci"][1] - d["ci"][0] == pytest.approx(2 * se)
+    se = np.hypot(a["se"], b["se"])  # independent items: variances add
+    df = int(se**4 / (a["se"] ** 4 / 39 + b["se"] ** 4 / 39))  # Welch-Satterthwaite
+    assert d["se"] == pytest.approx(se) and d["ci"][1] - d["ci"][0] == pytest.approx(2 * stats.t.ppf(0.975, df) * se)
     assert d["ci"][1] < 0  # B's people rate a whole point higher
     text = CliRunner().invoke(cli, [*base, "--versus", run_b])
     assert text.exit_code == 0 and f"difference {run_a} - {run_b}" in text.output
@@ -160,3 +163,87 @@ def test_estimate_difference_between_two_runs(tmp_path):
     assert same.exit_code == 1 and "share 50 items" in same.output and "Traceback" not in same.output
     mixed = CliRunner().invoke(cli, [*base, "--versus", run_b, "--by", "group"])
     assert mixed.exit_code == 2 and "--versus" in mixed.output
+
+
+def estimate_files(tmp_path, judge: dict, human: dict, groups: dict | None = None):
+    """A judge file (ids under `id`, as `geval score --out` writes) and a data file."""
+    j = tmp_path / "j.jsonl"
+    j.write_text("".join(json.dumps({"id": k, "score": v}) + "\n" for k, v in judge.items()))
+    d = tmp_path / "d.jsonl"
+    d.write_text("".join(json.dumps({"id": k, "h": v, **({"doc": groups[k]} if groups else {})}) + "\n"
+                         for k, v in human.items()))
+    return str(j), str(d)
+
+
+def estimate(*args):
+    return CliRunner().invoke(cli, ["estimate", *args])
+
+
+def test_few_or_equal_ratings_get_no_interval(tmp_path):
+    judge = {f"i{k}": 2.0 + (k % 4) * 0.5 for k in range(60)}
+    two = {k: (3.0 + n if n < 2 else None) for n, k in enumerate(judge)}  # ratings 3 and 4
+    j, d = estimate_files(tmp_path, judge, two)
+    out = json.loads(estimate(j, "--data", d, "--human", "h", "--json").output)
+    assert out["n_rated"] == 2 and out["ci"] is None and out["human_ci"] is None
+    assert "fewer than 30 for ppi++" in out["warning"]
+    text = estimate(j, "--data", d, "--human", "h").output
+    assert "no interval" in text and "95% CI" not in text and "random sample" in text
+    same = {k: (3.0 if n < 30 else None) for n, k in enumerate(judge)}
+    j, d = estimate_files(tmp_path, judge, same)
+    out = json.loads(estimate(j, "--data", d, "--human", "h", "--json").output)
+    assert out["ci"] is None and "same rating" in out["warning"] and out["estimate"] == pytest.approx(3.0)
+
+
+def test_estimate_refuses_unknown_ids_and_too_many_rated(tmp_path):
+    j, d = estimate_files(tmp_path, {"a": 3.0, "b": 4.0, "zz": 2.0}, {"a": 3.0, "b": 4.0})
+    bad = estimate(j, "--data", d, "--human", "h")
+    assert bad.exit_code == 1 and "'zz' is not in" in bad.output and "Traceback" not in bad.output
+    judge = {f"i{k}": 3.0 + (k % 3) for k in range(30)}
+    j, d = estimate_files(tmp_path, judge, {k: float(1 + n % 5) for n, k in enumerate(judge)})
+    over = estimate(j, "--data", d, "--human", "h", "--rated", "31")
+    assert over.exit_code == 1 and "only 30 items are rated" in over.output
+    assert estimate(j, "--data", d, "--human", "h", "--rated", "30").exit_code == 0
+    help_text = " ".join(estimate("--help").output.split())
+    assert "random sample of the items" in help_text and "[default: id]" in help_text
+
+
+def test_grouped_items_get_a_cluster_robust_interval(tmp_path):
+    rng = np.random.default_rng(4)
+    docs = np.repeat(np.arange(15), 8)
+    human = np.clip(np.round(3 + np.repeat(rng.normal(0, 0.8, 15), 8) + rng.normal(0, 0.7, 120)), 1, 5)
+    judge = human + np.repeat(rng.normal(0, 0.5, 15), 8) + rng.normal(0, 0.6, 120)
+    rated = rng.random(120) < 0.4
+    ids = [f"i{k}" for k in range(120)]
+    j, d = estimate_files(tmp_path, dict(zip(ids, judge.tolist(), strict=True)),
+                          {i: (float(h) if r else None) for i, h, r in zip(ids, human, rated, strict=True)},
+                          {i: f"doc{g}" for i, g in zip(ids, docs, strict=True)})
+    out = json.loads(estimate(j, "--data", d, "--human", "h", "--group-by", "doc", "--method", "classic",
+                              "--json").output)
+    # Classic PPI by hand: the estimate's influence summed per document, CR1 variance, t with 14 df.
+    xr, yr, xu = judge[rated], human[rated], judge[~rated]
+    theta = xu.mean() + (yr - xr).mean()
+    infl = np.where(rated, ((human - judge) - (yr - xr).mean()) / rated.sum(), (judge - xu.mean()) / (~rated).sum())
+    sums = np.array([infl[docs == g].sum() for g in range(15)])
+    se = np.sqrt(15 / 14 * (sums**2).sum())
+    assert out["groups"] == 15 and out["estimate"] == pytest.approx(theta) and out["se"] == pytest.approx(se)
+    assert out["ci"] == pytest.approx([theta - stats.t.ppf(0.975, 14) * se, theta + stats.t.ppf(0.975, 14) * se])
+    assert "clustered on 15 groups" in estimate(j, "--data", d, "--human", "h", "--group-by", "doc").output
+
+
+def test_a_difference_of_levels_that_share_documents_is_paired():
+    from geval_core.stats.stored import estimate_rows
+
+    rng = np.random.default_rng(6)
+    docs = np.repeat(np.arange(30), 2)  # every document has one summary of system A and one of B
+    system = np.tile(["A", "B"], 30)
+    human = np.clip(np.round(3 + np.repeat(rng.normal(0, 1, 30), 2) + (system == "A") * 0.5), 1, 5)
+    judge = human + rng.normal(0, 0.5, 60)
+    rated = rng.random(60) < 0.7
+    shown = [float(h) if r else None for h, r in zip(human, rated, strict=True)]
+    out = estimate_rows(judge.tolist(), shown, system.tolist(), "classic", diff=("A", "B"),
+                        clusters=[f"d{g}" for g in docs])
+    d = out["difference"]
+    z_judge, z_human = np.where(system == "A", 2.0, -2.0) * judge, np.where(system == "A", 2.0, -2.0) * human
+    theta = z_judge[~rated].mean() + (z_human[rated] - z_judge[rated]).mean()
+    assert d["paired"] and d["groups"] == 30 and d["estimate"] == pytest.approx(theta)
+    assert d["ci"][0] < d["estimate"] < d["ci"][1]
