@@ -25,7 +25,7 @@ def price_frame(table: dict[str, dict[str, float]], settings: JudgeSettings | No
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _number(value: object, judge: str, column: str) -> float:
+def _price(value: object, judge: str, column: str) -> float:
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -44,7 +44,7 @@ def table_from_frame(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
             continue
         if ":" not in judge:
             raise ConfigError(f"price row {judge!r}: name the judge as provider:model, e.g. openai:gpt-4o")
-        table[judge] = {c: _number(row.get(c), judge, c) for c in ("input", "output")}
+        table[judge] = {c: _price(row.get(c), judge, c) for c in ("input", "output")}
     return table
 
 

@@ -32,7 +32,7 @@ class _Rows:
     scale: Scale | None = None  # a library run knows its prompt's scale; files leave it to --scale
 
 
-def _number(value: Any, *, file: str, line: int, field_name: str) -> float | None:
+def _cell_number(value: Any, *, file: str, line: int, field_name: str) -> float | None:
     """A finite number, or None for null / an empty CSV cell; anything else is an InputError."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
@@ -65,7 +65,7 @@ def read_scores(path: str, id_field: str, value_field: str, group_field: str | N
             raise InputError(f"duplicate id {item_id!r} (first on line {rows.lines[item_id]})",
                              file=path, line=line, field=id_field)
         value = require(row, value_field, file=path, line=line)
-        rows.values[item_id] = _number(value, file=path, line=line, field_name=value_field)
+        rows.values[item_id] = _cell_number(value, file=path, line=line, field_name=value_field)
         rows.lines[item_id] = line
         if group_field:
             group = require(row, group_field, file=path, line=line)

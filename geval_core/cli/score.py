@@ -46,11 +46,11 @@ def output_line(row: dict[str, Any]) -> dict[str, Any]:
     line = {"id": row["item_id"], **{k: row.get(k) for k in RESULT_KEYS[1:]}}
     line["distribution"] = {str(k): v for k, v in (row.get("distribution") or {}).items()}
     for key in ("top_rating", "first_rating"):
-        line[key] = _number(line[key])
+        line[key] = _as_written(line[key])
     return line
 
 
-def _number(value: Any) -> Any:
+def _as_written(value: Any) -> Any:
     # SQLite hands back a whole rating as 3.0; the file says 3 (sampling's first reply may be 3.5).
     return int(value) if isinstance(value, float) and value.is_integer() else value
 

@@ -53,12 +53,12 @@ def base_name(name: str) -> str:
 def rater_matrix(items: Sequence[Item], name: str) -> RaterMatrix:
     """The matrix of per-rater ratings NAME.k of the items; the mean NAME alone is one rater when no NAME.k."""
     keys = rater_keys({k for i in items for k in i.human}, name) or [name]
-    values = np.array([[_number(i.human.get(k)) for k in keys] for i in items], dtype=float).reshape(len(items),
+    values = np.array([[_float_or_nan(i.human.get(k)) for k in keys] for i in items], dtype=float).reshape(len(items),
                                                                                                  len(keys))
     return RaterMatrix(values, [i.id for i in items], [i.group for i in items], keys)
 
 
-def _number(value: Any) -> float:
+def _float_or_nan(value: Any) -> float:
     return np.nan if value is None else float(value)
 
 
