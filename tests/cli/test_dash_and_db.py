@@ -59,3 +59,14 @@ def test_freeze_import_and_dataset_import_print_json_for_scripts(tmp_path):
     dataset = CliRunner().invoke(cli, ["--db", db, "datasets", "import", str(rows), "--name", "rows", "--input",
                                        "document=document", "--input", "summary=summary", "--json"])
     assert dataset.exit_code == 0 and json.loads(dataset.stdout)["item_count"] == 1
+
+
+def test_data_from_stdin(tmp_path):
+    library, prompt, _, _ = setup_library(tmp_path / "lib.db", count=1,
+                                          judge=JudgeSettings(provider="scripted", model="scripted-1"))
+    library.close()
+    rows = "".join(json.dumps({"id": f"s{k}", "document": f"D{k}.", "summary": f"S{k}."}) + "\n" for k in range(2))
+    done = CliRunner().invoke(cli, ["--db", str(tmp_path / "lib.db"), "score", "--prompt", prompt.label,
+                                    "--data", "-"], input=rows)
+    assert done.exit_code == 0, done.output
+    assert sorted(json.loads(line)["id"] for line in done.stdout.splitlines()) == ["s0", "s1"]
