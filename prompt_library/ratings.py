@@ -81,11 +81,10 @@ class RatingsMixin(DatasetsMixin):
         dimension has that name; None when no frozen prompt knows the dimension."""
         if prompt_id:
             return self.get_prompt(prompt_id).dimension.scale
-        for row in self._rows("SELECT id FROM prompts ORDER BY created_at DESC"):
-            prompt = self.get_prompt(row["id"])
-            if prompt.dimension.name.casefold() == dimension.casefold() or prompt.name == dimension:
-                return prompt.dimension.scale
-        return None
+        # One query for the matching version, not every prompt read and checked in Python.
+        row = self._one("SELECT id FROM prompts WHERE lower(json_extract(dimension, '$.name')) = lower(?) "
+                        "OR name = ? ORDER BY created_at DESC, rowid DESC LIMIT 1", [dimension, dimension])
+        return None if row is None else self.get_prompt(row["id"]).dimension.scale
 
     def _append(self, row: dict[str, Any]) -> int:
         """Insert one act with its id and row hash (the id is hashed too: an undo names it); the new id."""

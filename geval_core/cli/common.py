@@ -7,6 +7,7 @@ import json
 import os
 import sqlite3
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -245,30 +246,24 @@ def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
                  mapping: DatasetMapping | None = None) -> dict[str, Any]:
     """A library dataset name[@version], a CSV/JSONL/JSON file imported as a dataset version, or "-": JSON
     lines on stdin (kept as a dataset named "stdin")."""
-    if ref == "-":
-        return _stdin_dataset(library, prompt, mapping)
+    if ref == "-":  # stdin, read into a file so it is imported as any data file is
+        with tempfile.TemporaryDirectory(prefix="geval-stdin-") as folder:
+            path = Path(folder) / "stdin.jsonl"
+            path.write_text(sys.stdin.read(), encoding="utf-8")
+            return _import_file(library, path, prompt, mapping)
     path = Path(ref)
     if path.suffix.lower() in DATA_SUFFIXES or path.is_file():
-        name = path.stem.replace("@", "-") or "data"
-        if mapping is None or not mapping.inputs:  # --id alone still names the id field
-            mapping = data_mapping(path, prompt, mapping.id if mapping else "id")
-        return library.import_dataset(path, name, mapping)
+        return _import_file(library, path, prompt, mapping)
     if mapping is not None:
         raise click.UsageError("--id and --input map a data file's fields; a library dataset is mapped already")
     return library.get_dataset(ref)
 
 
-def _stdin_dataset(library: Library, prompt: FrozenPrompt, mapping: DatasetMapping | None) -> dict[str, Any]:
-    """JSON lines read from stdin, imported like a file (the rows are kept: a run names its items)."""
-    import tempfile
-
-    text = sys.stdin.read()
-    with tempfile.TemporaryDirectory(prefix="geval-stdin-") as folder:
-        path = Path(folder) / "stdin.jsonl"
-        path.write_text(text, encoding="utf-8")
-        if mapping is None or not mapping.inputs:
-            mapping = data_mapping(path, prompt, mapping.id if mapping else "id")
-        return library.import_dataset(path, "stdin", mapping)
+def _import_file(library: Library, path: Path, prompt: FrozenPrompt, mapping: DatasetMapping | None) -> dict[str, Any]:
+    """A data file as a dataset version named after it; --id alone still names the id field."""
+    if mapping is None or not mapping.inputs:
+        mapping = data_mapping(path, prompt, mapping.id if mapping else "id")
+    return library.import_dataset(path, path.stem.replace("@", "-") or "data", mapping)
 
 
 def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: str | None,

@@ -10,8 +10,6 @@ from ..urls import check_base_url
 from .registry import REGISTRY, ProviderSpec, key_variable, provider_spec, public_names, register, specs
 from .scripted import ScriptedJudge
 
-PROVIDERS = public_names()
-
 
 def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> Judge:
     """The judge for `settings`; keys come from `api_key` or the environment, never from storage.
@@ -23,5 +21,5 @@ def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: floa
     return spec.build(settings, api_key, timeout)
 
 
-__all__ = ["PROVIDERS", "REGISTRY", "Judge", "ProviderSpec", "ScriptedJudge", "UnreachableError", "get_judge",
+__all__ = ["REGISTRY", "Judge", "ProviderSpec", "ScriptedJudge", "UnreachableError", "get_judge",
            "provider_spec", "public_names", "register", "specs"]

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
 from ..scoring.panel import RULES, panel_score
-from ..stats.raters import krippendorff_alpha
+from ..stats.raters import alpha_intervals, krippendorff_alpha
 from ..store import Store
 from ..types import FrozenPrompt, Judge, JudgeSettings
 from .batch import run_items
@@ -134,32 +134,10 @@ def combine(store: Store, panel: Panel, members: list[FrozenPrompt], run_ids: li
         groups.append(item.group)
     values = np.asarray(matrix, dtype=float)
     grouped = all(g is not None for g in groups)
-    units = [str(g) for g in groups] if grouped else [row["id"] for row in rows]
     value = krippendorff_alpha(values, "interval")
-    interval = _alpha_interval(values, units, value, resamples)
+    # The stats' own alpha bootstrap: groups resampled when the data has them, withheld with too few units.
+    interval = alpha_intervals(values, resamples, metrics=("interval",),
+                               clusters=[str(g) for g in groups] if grouped else None)["interval"]
     return {"panel": panel.label, "panel_id": panel.id, "rule": panel.rule, "rows": rows,
             "alpha": {"value": value, "interval": interval, "resampled": "groups" if grouped else "items",
                       "metric": "interval"}}
-
-
-MIN_UNITS = 10  # below this the alpha interval is withheld: a bootstrap over so few units undercovers
-
-
-def _alpha_interval(values: np.ndarray, units: list[str], value: float | None, resamples: int,
-                    seed: int = 0) -> list[float | None]:
-    """95% interval of the members' alpha: the units (groups when the data has them) resampled, t over units."""
-    codes = np.unique(np.asarray(units), return_inverse=True)[1]
-    members = [np.flatnonzero(codes == u) for u in range(int(codes.max()) + 1)] if len(units) else []
-    if value is None or len(members) < MIN_UNITS or resamples <= 1:
-        return [None, None]
-    from scipy import stats as sps
-
-    rng = np.random.default_rng(seed)
-    drawn = [krippendorff_alpha(values[np.concatenate([members[k] for k in rng.integers(0, len(members),
-                                                                                       len(members))])])
-             for _ in range(resamples)]
-    finite = np.asarray([a for a in drawn if a is not None], dtype=float)
-    if len(finite) < 0.95 * resamples:
-        return [None, None]
-    half = float(sps.t.ppf(0.975, len(members) - 1)) * float(np.std(finite, ddof=1))
-    return [value - half, value + half]
