@@ -11,7 +11,7 @@ import streamlit as st  # noqa: E402
 
 from geval_core.errors import ConfigError
 from geval_core.providers.capabilities import PRESETS
-from workbench_ui import judge_test, live, safe_text, server_presets, state
+from workbench_ui import judge_test, safe_text, server_presets, state
 
 # The app builds tables of 20,000 judgments in a heap of some 190,000 objects (Streamlit, pandas, plotly).
 # With CPython's default thresholds (700, 10, 10) a page's first render walked that whole heap twice and
@@ -94,8 +94,5 @@ st.set_page_config(page_title="G-Eval Workbench", page_icon="⚖️", layout="wi
 state.secrets_to_env()
 page = st.navigation(PAGES)
 st.session_state[state.SIDEBAR_KEY] = draw_sidebar()
-stopped = live.stop_previous()  # a click during a live run started this run: let that one finish first
-if stopped:
-    st.session_state["score_stopped_run"] = stopped
-judge_test.panel(st.session_state[state.SIDEBAR_KEY])  # after stop_previous: a probe never races a live run
+judge_test.panel(st.session_state[state.SIDEBAR_KEY])
 page.run()

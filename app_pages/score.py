@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from geval_core.prompts.inputs import mismatch_message, missing_inputs
-from geval_core.providers.registry import default_concurrency, provider_spec
+from geval_core.providers.registry import check_key, default_concurrency, provider_spec
 from geval_core.run.one_item import overlong_items, overlong_warning
 from geval_core.run.options import RunOptions
 from geval_core.types import bounds_of
@@ -85,33 +85,28 @@ def new_run(lib) -> None:
     score_parts.cost_box(lib, prompt, items, settings, dataset["id"])
     score_batch.offer(lib, prompt, dataset, items, settings, ready)
     if st.button("Start run", type="primary", key="score_start", disabled=not items or not ready):
-        judge = state.make_judge(settings)  # a missing key fails here, before a run is recorded
+        check_key(settings)  # a missing key fails here, before a run is recorded
         run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=[i.id for i in items])
-        st.session_state["score_run"] = run_id
-        finish(live.run_live(lib, prompt, items, judge, settings, run_id, int(concurrency)))
-
-
-def finish(summary) -> None:
-    """After a live run: keep its summary and redraw, unless a newer script run already took over."""
-    st.session_state["score_summary"] = summary.to_dict()
-    if summary.status != "cancelled":  # cancelled from the next run (stop_previous): that run draws
-        st.rerun()
+        live.start(lib, run_id, int(concurrency))
+        st.session_state["score_run"] = run_id  # before the run picker is drawn: show the new run
+        st.rerun()  # the run is listed below, attached to its worker
 
 
 def resume(lib, run: dict, prompt) -> None:
-    """Resume a run that stopped before every item was judged."""
+    """Resume a run that stopped before every item was judged, in a new worker."""
     judged = cached_reads.judged_ids(run)  # per run state: reading 20,000 ids on every rerun took 0.5 s
     wanted = score_parts.run_item_ids(run)
     todo = [i for i in cached_reads.dataset_items(run["dataset_id"])
             if (wanted is None or i.id in wanted) and i.id not in judged]
     if not todo or score_batch.pending(run):  # a batch still out: collecting it fills these items in
         return
-    st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}; "
-            "resume when it is not still running elsewhere).")
+    st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}).")
     if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
         settings = score_parts.judge_of(run, prompt)
-        concurrency = default_concurrency(settings)
-        finish(live.run_live(lib, prompt, todo, state.make_judge(settings), settings, run["id"], concurrency))
+        check_key(settings)
+        live.start(lib, run["id"], (lib.job(run["id"]) or {}).get("options", {}).get("concurrency")
+                   or default_concurrency(settings))
+        st.rerun()
 
 
 def show_run(lib) -> None:
@@ -125,11 +120,6 @@ def show_run(lib) -> None:
     # The picker's labels leave out judged/status: a select box keeps showing the label it first drew for its
     # value, so "cancelled" stayed after a resume. Those two are drawn below it, fresh on every rerun.
     labels = {r["id"]: cached_reads.run_title(r) for r in runs}
-    # The run a Stop interrupted is shown with its Resume button: the click's rerun would otherwise bring
-    # back the run the picker showed before that run started.
-    stopped_id = st.session_state.pop("score_stopped_run", None)
-    if stopped_id in labels:
-        st.session_state["score_run"] = stopped_id
     if st.session_state.get("score_run") not in labels:
         st.session_state["score_run"] = runs[0]["id"]
     run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="score_run")
@@ -137,10 +127,10 @@ def show_run(lib) -> None:
     score_batch.run_panel(lib, run)
     st.caption(f"Judged {safe_text.md_escape(cached_reads.run_progress(run))}")
     prompt = lib.get_prompt(run["prompt_id"])
-    stopped = stopped_id == run_id
-    if stopped or st.session_state.get("score_stop"):
-        st.warning("Run stopped. Items judged so far are saved; resume below.")
-    score_parts.last_summary(run_id)
+    if live.is_live(lib, run_id):
+        live.attach(lib, run_id)  # the figures below are drawn once the worker has ended
+        return
+    live.ended(lib, run_id)
     resume(lib, run, prompt)
     rows = cached_reads.judgments(run)
     if not rows:

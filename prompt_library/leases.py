@@ -27,7 +27,7 @@ class LeasesMixin(LibraryBase):
         with self._write() as db:
             row = db.execute("SELECT owner, pid, host, started_at, heartbeat FROM run_leases WHERE run_id = ?",
                              [run_id]).fetchone()
-            if row is not None and row[0] != owner and _alive(row[1], row[2]) and time.time() - row[4] < stale_s:
+            if row is not None and row[0] != owner and process_alive(row[1], row[2]) and time.time() - row[4] < stale_s:
                 since = datetime.fromtimestamp(row[4], timezone.utc).isoformat(timespec="seconds")
                 raise RunBusyError(f"run {run_id} is being scored by process {row[1]} on {row[2]} since "
                                    f"{row[3]} (last heartbeat {since}); wait for it, or stop it and run the "
@@ -48,8 +48,8 @@ class LeasesMixin(LibraryBase):
             db.execute("DELETE FROM run_leases WHERE run_id = ? AND owner = ?", [run_id, owner])
 
 
-def _alive(pid: int, host: str) -> bool:
-    """Whether a lease's process may still run: on this host we can ask; elsewhere trust the heartbeat."""
+def process_alive(pid: int, host: str) -> bool:
+    """Whether a process may still run: on this host we can ask; elsewhere trust the heartbeat."""
     if host != socket.gethostname():
         return True
     try:
@@ -58,4 +58,13 @@ def _alive(pid: int, host: str) -> bool:
         return False  # killed (kill -9 leaves no chance to release): take the run over at once
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """An exited child its parent has not reaped still answers signal 0: read its state where /proc has it."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False

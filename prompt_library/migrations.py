@@ -303,3 +303,16 @@ PROTECTION_TRIGGERS = {
     re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)[1]: sql.replace(" IF NOT EXISTS", "", 1)
     for sql in (*_M001_TRIGGERS, *_M003_TRIGGERS, *_M005_TRIGGERS, *_M009_TRIGGERS)
 }
+
+
+@migration
+def m010_run_jobs(db: Database) -> None:
+    """Runs started by the app as jobs: the worker's options and process, a stop request, the last summary.
+
+    Control state, not results: it changes as a job starts, is stopped and ends, so it has no row hash.
+    """
+    db["run_jobs"].create(
+        {"run_id": str, "options": str, "pid": int, "host": str, "started_at": str, "stop_requested_at": str,
+         "ended_at": str, "summary": str, "error": str},
+        pk="run_id", foreign_keys=[("run_id", "runs", "id")],
+    )

@@ -32,6 +32,8 @@ EXPECTED_COLUMNS = {table: tuple(tuple(c.split(":")) for c in spec.split()) for 
     "prompts": "id:TEXT name:TEXT version:INTEGER dimension:TEXT steps_model:TEXT judge:TEXT created_at:TEXT",
     "ratings": "id:INTEGER dataset_id:TEXT item_id:TEXT dimension:TEXT prompt_id:TEXT rater:TEXT rating:REAL "
                "status:TEXT undoes:INTEGER created_at:TEXT row_hash:TEXT",
+    "run_jobs": "run_id:TEXT options:TEXT pid:INTEGER host:TEXT started_at:TEXT stop_requested_at:TEXT "
+                "ended_at:TEXT summary:TEXT error:TEXT",
     "run_leases": "run_id:TEXT owner:TEXT pid:INTEGER host:TEXT started_at:TEXT heartbeat:REAL",
     "runs": "id:TEXT prompt_id:TEXT dataset_id:TEXT judge:TEXT item_ids:TEXT status:TEXT items_total:INTEGER "
             "created_at:TEXT finished_at:TEXT model_version:TEXT input_tokens:INTEGER output_tokens:INTEGER "

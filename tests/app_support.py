@@ -19,6 +19,8 @@ def use_temp_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "lib.db"
     monkeypatch.setenv("GEVAL_DB", str(path))
     scripted_app_judge.offer(monkeypatch)
+    for name, value in scripted_app_judge.plugin_env().items():  # the run's worker process loads it too
+        monkeypatch.setenv(name, value)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
@@ -34,6 +36,26 @@ def open_page(page: str | None = None, clean: bool = True) -> AppTest:
     if clean:
         assert_clean(at)
     return at
+
+
+def wait_for_jobs(path: Path, timeout: float = 120.0) -> None:
+    """Wait until no worker of this library is scoring a run any more (state, not time: the deadline only
+    bounds a hang)."""
+    import time
+
+    from prompt_library import Library
+
+    deadline = time.monotonic() + timeout
+    with Library(path, seed_examples=False) as lib:
+        while any(lib.job_state(run["id"]) in ("starting", "running", "stopping") for run in lib.list_runs()):
+            assert time.monotonic() < deadline, "a run's worker did not end"
+            time.sleep(0.05)
+
+
+def after_jobs(at: AppTest, path: Path) -> AppTest:
+    """The page drawn again once the runs its clicks started have ended in their workers."""
+    wait_for_jobs(path)
+    return at.run()
 
 
 def assert_clean(at: AppTest) -> None:

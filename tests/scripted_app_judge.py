@@ -1,12 +1,16 @@
 """The app tests' judge, registered as a provider plugin (GEVAL_PROVIDER_PLUGINS=scripted_app_judge, with
 tests/ on the path, or `offer()` in this process): numbered steps for generation requests, a distribution
 that depends on the prompt for ratings, and an optional delay per rating request (GEVAL_TEST_JUDGE_DELAY)
-so a browser test can click Stop mid-run."""
+so a browser test can click Stop mid-run. With GEVAL_TEST_JUDGE_HOLD naming a file that holds a number K, the
+requests after the first K of a process wait while that file exists: a test holds a run mid-way on a state
+it chooses, not on a clock."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +19,9 @@ from geval_core.providers.scripted import ScriptedJudge, default_script
 from geval_core.types import JudgeRequest, JudgeSettings
 
 DELAY_ENV = "GEVAL_TEST_JUDGE_DELAY"
+HOLD_ENV = "GEVAL_TEST_JUDGE_HOLD"
+HOLD_BOUND_S = 120.0  # a test that forgets to release its hold still ends
+_RATINGS_ASKED = itertools.count()
 PLUGIN = "scripted_app_judge"
 SCRIPTED_STEPS = (
     "1. Read the text carefully and identify its main points.\n"
@@ -30,10 +37,25 @@ def script(request: JudgeRequest) -> dict[str, float]:
     """Steps for a request without allowed ratings (steps generation), the default distribution otherwise."""
     if not request.ratings:
         return {SCRIPTED_STEPS: 1.0}
+    hold_until_released(next(_RATINGS_ASKED))
     delay = float(os.environ.get(DELAY_ENV) or 0)
     if delay:
         time.sleep(min(delay, 5.0))
     return default_script(request)
+
+
+def hold_until_released(asked: int) -> None:
+    """Wait while the hold file exists, once this process has answered the number of requests it names."""
+    hold = Path(os.environ[HOLD_ENV]) if os.environ.get(HOLD_ENV) else None
+    try:
+        after = int(hold.read_text(encoding="utf-8") or 0) if hold else None
+    except (OSError, ValueError):
+        return  # released between the check and the read
+    if after is None or asked < after:
+        return
+    deadline = time.monotonic() + HOLD_BOUND_S
+    while hold.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> ScriptedJudge:

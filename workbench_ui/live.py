@@ -1,58 +1,29 @@
-"""A live scoring run drawn while it happens: progress bar, items appearing, stop by any click.
+"""A run scored as a job of the library: started here, scored by a worker process, watched from any tab.
 
-run_scoring is called in the script's own thread (Streamlit elements and the SQLite writes both
-belong to it); its worker threads only call the judge. A click on Stop (or on any widget) makes
-Streamlit stop this script run and, with fast reruns (the default), start the next run at once in
-another thread. Two things then end the scoring cleanly:
-- the stop signal is raised inside the next element update, i.e. inside our progress callback: we
-  catch it, set the cancel event, and re-raise it once run_scoring has returned;
-- the next run calls `stop_previous()`, which sets the same cancel event (the old run may be
-  waiting on a slow judge call, far from its next element update) and waits until the old run has
-  written what finished and recorded its status, so the page it draws is consistent.
+The page never scores in its own script thread: a reload, a second tab or a closed browser would cancel
+it. `start` records the job and starts the worker (prompt_library.job_worker); `attach` draws the run's
+progress from the library once a second while its worker lives, and Stop writes a stop request the worker
+reads. When the worker has ended, the whole page is drawn again, with the run's summary.
 """
 
 from __future__ import annotations
 
-import threading
 import time
+from datetime import datetime
 from typing import Any
 
 import streamlit as st
 
-from geval_core.judgment import Judgment
-from geval_core.types import FrozenPrompt, Item, JudgeSettings
-from workbench_ui import cached_reads
+from prompt_library.job_worker import start_job
+from workbench_ui import cached_reads, safe_text
 
-REFRESH_S = 0.5  # redraw the table at most twice a second: 1,600 redraws would dominate the run
-STOP_WAIT_S = 30.0  # the runner drops calls still running 2 s after cancel; this is a safety bound
-
-# session id -> (run id, cancel event, finished event) of the run its script is scoring.
-_ACTIVE: dict[str, tuple[str, threading.Event, threading.Event]] = {}
-_LOCK = threading.Lock()
-
-
-def _session_id() -> str:
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx(suppress_warning=True)
-    return ctx.session_id if ctx is not None else "bare"
-
-
-def stop_previous() -> str | None:
-    """Cancel this session's run still scoring in a stopped script thread; wait until it has finished."""
-    with _LOCK:
-        found = _ACTIVE.get(_session_id())
-    if found is None:
-        return None
-    run_id, cancel, finished = found
-    cancel.set()
-    with st.spinner("Stopping the run: finishing the items in flight…"):
-        finished.wait(STOP_WAIT_S)
-    return run_id
+REFRESH_S = 1.0  # a page attached to a job reads its progress once a second
+LIVE = ("starting", "running", "stopping")
+LIVE_COLUMNS = ["item", "score", "top-token", "valid mass", "error"]  # ties are known once the run is over
 
 
 def progress_text(done: int, total: int, elapsed: float) -> str:
-    """'3 / 12 items · about 20 s left' (the rate so far, this session's items only)."""
+    """'3 / 12 items · about 20 s left' (the rate of this job so far)."""
     text = f"{done} / {total} items"
     if 0 < done < total:
         left = elapsed / done * (total - done)
@@ -60,49 +31,64 @@ def progress_text(done: int, total: int, elapsed: float) -> str:
     return text
 
 
-def run_live(lib, prompt: FrozenPrompt, items: list[Item], judge, settings: JudgeSettings, run_id: str,
-             concurrency: int) -> Any:
-    """Score items into run_id with this judge, drawing progress; returns the runner's summary."""
-    from geval_core.run import RunOptions, run_scoring
+def start(lib, run_id: str, concurrency: int) -> None:
+    """Start the run's worker with this page's concurrency and rate limits."""
+    start_job(lib, run_id, {"concurrency": int(concurrency), "rpm": st.session_state.get("score_rpm") or None,
+                            "tpm": st.session_state.get("score_tpm") or None})
 
-    cancel = threading.Event()
-    st.button("Stop run", key="score_stop", help="Stops after the items in flight; resume later.")
-    # The local model loads on the first call (~25 s on two cores): say so instead of a silent "0 / N".
-    bar = st.progress(0.0, text=f"Loading the judge and sending the first requests… 0 / {len(items)} items")
-    started = time.monotonic()
-    table = st.empty()
-    rows: list[dict[str, Any]] = []
-    signal: list[BaseException] = []
-    last = [0.0]
 
-    def on_progress(done: int, total: int, judgment: Judgment) -> None:
-        if signal:
-            return
-        rows.append(judgment.to_dict())
-        try:
-            bar.progress(min(done / max(total, 1), 1.0), text=progress_text(done, total, time.monotonic() - started))
-            now = time.monotonic()
-            if now - last[0] >= REFRESH_S or done >= total:
-                last[0] = now
-                table.dataframe(cached_reads.judgments_frame(rows[::-1]), hide_index=True, height=300)
-        except BaseException as exc:  # Streamlit's rerun/stop signal (or Ctrl-C): stop cleanly first
-            signal.append(exc)
-            cancel.set()
+def is_live(lib, run_id: str) -> bool:
+    """Whether a worker is scoring (or about to score, or stopping) this run now."""
+    return lib.job_state(run_id) in LIVE
 
-    finished = threading.Event()
-    with _LOCK:
-        _ACTIVE[_session_id()] = (run_id, cancel, finished)
-    try:
-        summary = run_scoring(prompt, items, judge, lib, run_id,
-                              RunOptions(settings=settings, concurrency=concurrency,
-                                         rpm=st.session_state.get("score_rpm") or None,
-                                         tpm=st.session_state.get("score_tpm") or None),
-                              on_progress=on_progress, cancel=cancel)
-    finally:
-        finished.set()
-        with _LOCK:
-            if _ACTIVE.get(_session_id(), (None,))[0] == run_id:
-                del _ACTIVE[_session_id()]
-    if signal:
-        raise signal[0]
-    return summary
+
+def attach(lib, run_id: str) -> None:
+    """Progress of the run's job, redrawn from the library every second until its worker ends."""
+    job = lib.job(run_id)
+    started = datetime.fromisoformat(job["started_at"]).timestamp() if job else time.time()
+
+    @st.fragment(run_every=REFRESH_S)
+    def watch() -> None:
+        state = lib.job_state(run_id)
+        if state not in LIVE:
+            st.rerun()  # the worker ended: the whole page, with the run's summary
+        run = lib.get_run(run_id)
+        done, total = int(run.get("judged") or 0), int(run.get("items_total") or 0)
+        if state == "starting" or not done:
+            text = f"Loading the judge and sending the first requests… {done} / {total} items"
+        else:
+            text = progress_text(done, total, time.time() - started)
+        st.progress(min(done / max(total, 1), 1.0), text=text)
+        if state != "stopping" and st.button("Stop run", key="score_stop",
+                                             help="Stops after the calls in flight; resume later."):
+            state = "stopping" if lib.request_stop(run_id) else lib.job_state(run_id)
+        if state == "stopping":
+            st.info("Stopping: the worker finishes the calls in flight, then the run can be resumed.")
+        st.caption("This run is scored by a worker of the library: reloading or closing this tab does not stop "
+                   "it, and any tab shows the same run. Only Stop stops it.")
+        rows = lib.recent_judgments(run_id, 50)
+        if rows:
+            st.dataframe(cached_reads.judgments_frame(rows)[LIVE_COLUMNS], hide_index=True, height=300)
+
+    watch()
+
+
+def ended(lib, run_id: str) -> None:
+    """How the run's last job ended: its session's figures, a failure's reason, or a worker that vanished."""
+    state = lib.job_state(run_id)
+    if state == "lost":
+        st.warning("The worker scoring this run ended without finishing it (was its process killed?). "
+                   "Items judged so far are saved; resume below.")
+        return
+    job = lib.job(run_id)
+    if state != "ended" or job is None:
+        return
+    done: dict[str, Any] | None = job.get("summary")
+    if done is None or done.get("status") == "failed":
+        reason = (done or {}).get("error") or job.get("error") or "no reason was recorded"
+        st.error(f"The run stopped: {safe_text.md_escape(reason)}")
+        return
+    if done.get("status") == "cancelled":
+        st.warning("Run stopped. Items judged so far are saved; resume below.")
+    st.caption(f"Last session of this run: {done['judged']} judged in {done['seconds']:.1f} s, "
+               f"{done['cached']} from the cache, {done['judge_calls']} judge calls, status {done['status']}.")

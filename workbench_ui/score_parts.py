@@ -81,18 +81,6 @@ def judge_of(run: dict[str, Any], prompt: FrozenPrompt) -> JudgeSettings:
     return JudgeSettings(**judge) if judge else prompt.dimension.judge
 
 
-def last_summary(run_id: str) -> None:
-    """What the last run or resume in this session did (a failed run says why)."""
-    done = st.session_state.get("score_summary")
-    if not done or done.get("run_id") != run_id:
-        return
-    if done.get("status") == "failed":
-        st.error(f"The run stopped: {safe_text.md_escape(done.get('error'))}")
-        return
-    st.caption(f"Last session of this run: {done['judged']} judged in {done['seconds']:.1f} s, "
-               f"{done['cached']} from the cache, {done['judge_calls']} judge calls, status {done['status']}.")
-
-
 def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """Run-level figures: ties weighted vs top-token, unparsed, low mass, tokens and cost."""
     s = cached_reads.run_summary(run, rows)

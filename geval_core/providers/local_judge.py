@@ -300,4 +300,7 @@ class LocalJudge:
 
 def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> LocalJudge:
     """The registry's builder: a path to another GGUF file may stand in for the bundled SmolLM2."""
-    return LocalJudge(settings.model if settings.model.endswith(".gguf") else None)
+    path = settings.model if settings.model.endswith(".gguf") else None
+    if path is not None and not Path(path).is_file():  # said before a run starts, not as an error per item
+        raise ConfigError(f"the local judge's model file {path} does not exist (or is not a file)")
+    return LocalJudge(path)

@@ -1,7 +1,9 @@
 """The newcomer's way through in headless Chromium (issue 14): a blank dimension → freeze → upload a CSV with
 a mapping → score → Stop → the stopped run shown with Resume → resume to the end.
 
-The app runs with the scripted judge (a provider plugin) slowed per item, so a run lasts long enough to stop.
+The app runs with the scripted judge (a provider plugin) held after a few items (a hold file), so a run stops
+on a state the test chose, never on a clock. Runs are jobs of the library: a reload or a closed tab leaves them
+running, and a page opened later finds them finished.
 """
 
 from __future__ import annotations
@@ -10,19 +12,30 @@ import re
 
 import pytest
 from browser_support import browser_page, playwright_api, serve_app
-from scripted_app_judge import plugin_env
+from scripted_app_judge import HOLD_ENV, plugin_env
 from test_browser import choose, go, metric_value
+
+from prompt_library import Library
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ITEMS = 30
+HELD_AFTER = 4  # the scripted judge answers this many requests of a worker, then waits for the hold to go
 DEFINITION = "How clearly the response answers in the given context."
 ANCHORS = ["Unclear throughout.", "Mostly unclear.", "Partly clear.", "Mostly clear.", "Clear throughout."]
 
 
 @pytest.fixture
-def scripted_app(chromium, tmp_path):
-    """`streamlit run app.py` with the scripted judge waiting 0.4 s per item."""
-    with serve_app(tmp_path, tmp_path / "newcomer.db", **plugin_env(), GEVAL_TEST_JUDGE_DELAY="0.4") as url:
+def hold(tmp_path):
+    """The hold file: while it exists, a worker's requests after the first HELD_AFTER wait."""
+    path = tmp_path / "hold"
+    path.write_text(str(HELD_AFTER))
+    return path
+
+
+@pytest.fixture
+def scripted_app(chromium, tmp_path, hold):
+    """`streamlit run app.py` with the scripted judge, held after HELD_AFTER items per worker."""
+    with serve_app(tmp_path, tmp_path / "newcomer.db", **plugin_env(), **{HOLD_ENV: str(hold)}) as url:
         yield url
 
 
@@ -113,7 +126,7 @@ def upload(page, expect, tmp_path) -> None:
     expect(page.get_by_text(f"Imported answers.csv as answers@1 ({ITEMS} items).")).to_be_visible(timeout=60_000)
 
 
-def score_stop_resume(page, expect) -> None:
+def score_stop_resume(page, expect, hold) -> None:
     """Start a run, stop it early, find it selected with its Resume button, resume to the end."""
     go(page, "Score")
     expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
@@ -122,12 +135,13 @@ def score_stop_resume(page, expect) -> None:
     type_into(page, "spinbutton", "Concurrent requests", "1")
     page.keyboard.press("Tab")
     page.get_by_role("button", name="Start run").click()
-    progress = page.get_by_text(re.compile(rf"^[2-5] / {ITEMS} items · about \d+ s left$"))
+    progress = page.get_by_text(re.compile(rf"^{HELD_AFTER} / {ITEMS} items · about \d+ s left$"))
     expect(progress).to_be_visible(timeout=60_000)
     page.get_by_role("button", name="Stop run").click()
     expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
     judged = int(metric_value(page, "Judged").split(" / ")[0])
-    assert 1 <= judged < ITEMS
+    assert judged == HELD_AFTER  # the held call was dropped, never written
+    hold.unlink()
     resume = page.get_by_role("button", name=f"Resume ({ITEMS - judged} items)")
     expect(resume).to_be_visible()
     resume.click()
@@ -136,11 +150,62 @@ def score_stop_resume(page, expect) -> None:
     expect(page.get_by_text(f"Judged {ITEMS}/{ITEMS} · done")).to_be_visible()  # no stale "cancelled"
 
 
-def test_new_dimension_upload_score_stop_resume(scripted_app, chromium, tmp_path):
+def test_new_dimension_upload_score_stop_resume(scripted_app, chromium, tmp_path, hold):
     expect = playwright_api.expect
     with browser_page(chromium, tmp_path, height=2200) as page:
         page.goto(scripted_app)
         expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
         design(page, expect)
         upload(page, expect, tmp_path)
-        score_stop_resume(page, expect)
+        score_stop_resume(page, expect, hold)
+
+
+def wait_for(check, timeout: float = 120.0) -> None:
+    """Wait for a state of the library (the deadline only bounds a hang)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the state never came"
+        time.sleep(0.1)
+
+
+def test_a_run_outlives_two_reloads_and_a_closed_tab(scripted_app, chromium, tmp_path, hold):
+    """Start, reload twice (each reload attaches to the same run), close the tab, reopen: the run finished
+    with every item judged once."""
+    expect = playwright_api.expect
+    items = 12
+    with browser_page(chromium, tmp_path) as page:
+        page.goto(scripted_app)
+        go(page, "Score")
+        expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
+        choose(page, "stSelectbox", "Dataset", "sample@1")
+        page.get_by_text("The sidebar's judge: ", exact=False).first.click()  # the scripted judge, held
+        idle(page)
+        type_into(page, "spinbutton", "Items to score (the first N)", str(items))
+        page.keyboard.press("Tab")
+        type_into(page, "spinbutton", "Concurrent requests", "1")
+        page.keyboard.press("Tab")
+        idle(page)
+        page.get_by_role("button", name="Start run").click()
+        held = page.get_by_text(re.compile(rf"^{HELD_AFTER} / {items} items · about \d+ s left$"))
+        expect(held).to_be_visible(timeout=60_000)
+        for _ in range(2):
+            page.reload()
+            expect(held).to_be_visible(timeout=60_000)  # the same run, still going, drawn from the library
+            expect(page.get_by_role("button", name="Stop run")).to_be_visible()
+    lib = Library(tmp_path / "newcomer.db", seed_examples=False)
+    (run,) = lib.list_runs()
+    assert lib.job_state(run["id"]) == "running"  # the tab is closed, the worker is not
+    hold.unlink()
+    wait_for(lambda: lib.job_state(run["id"]) == "ended")
+    with browser_page(chromium, tmp_path) as page:
+        page.goto(scripted_app)
+        go(page, "Score")
+        expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
+            f"{items} / {items}", timeout=60_000)
+        expect(page.get_by_text(f"Last session of this run: {items} judged", exact=False)).to_be_visible()
+    stored = lib.conn.execute("SELECT COUNT(*), COUNT(DISTINCT item_id), MAX(attempt) FROM judgments "
+                              "WHERE run_id = ?", [run["id"]]).fetchone()
+    assert stored == (items, items, 0)  # every item once
+    assert lib.get_run(run["id"])["status"] == "done"

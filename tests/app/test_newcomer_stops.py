@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from app_support import metric, open_page, page_text, use_temp_library, values
+from app_support import after_jobs, metric, open_page, page_text, use_temp_library, values
 from runner_helpers import judged_run
 
 from geval_core import prompts
@@ -38,16 +38,14 @@ def stopped_and_finished(lib: Library) -> tuple[str, str, list]:
     return done, stopped, items
 
 
-def test_after_stop_the_stopped_run_is_shown_with_resume_and_its_label_refreshes(lib_path):
+def test_a_stopped_run_is_shown_with_resume_and_its_label_refreshes(lib_path):
     lib = Library(lib_path)
     done, stopped, _ = stopped_and_finished(lib)
     at = open_page("score")
-    at.selectbox(key="score_run").set_value(done).run()  # the picker showed another run when Stop came
-    at.session_state["score_stopped_run"] = stopped  # what app.py records from live.stop_previous()
-    at.run()
-    assert at.selectbox(key="score_run").value == stopped
-    assert "Run stopped." in page_text(at) and metric(at, "Judged") == "3 / 6"
-    at.button(key="score_resume").click().run()
+    at.selectbox(key="score_run").set_value(stopped).run()
+    assert "3 item(s) of this run are not judged yet (run status: cancelled)" in page_text(at)
+    assert metric(at, "Judged") == "3 / 6"
+    after_jobs(at.button(key="score_resume").click().run(), lib_path)
     assert not at.exception and not at.error
     assert metric(at, "Judged") == "6 / 6"
     assert "Judged 6/6 · done" in values(at.caption)  # drawn fresh, never a stale "cancelled"

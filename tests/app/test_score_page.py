@@ -10,7 +10,7 @@ import math
 from itertools import combinations
 
 import pytest
-from app_support import metric, open_page, page_text, use_temp_library, values
+from app_support import after_jobs, metric, open_page, page_text, use_temp_library, values
 
 from geval_core import prompts
 from geval_core.errors import JudgeError
@@ -58,7 +58,7 @@ def test_cost_first_then_a_live_run_with_hand_checked_scores(lib_path):
     assert lib.list_runs() == []  # the estimate is shown before anything runs
     assert metric(at, "Items") == "6"
     assert int(metric(at, "Input tokens (est.)").replace(",", "")) > 0
-    at.button(key="score_start").click().run()
+    after_jobs(at.button(key="score_start").click().run(), lib_path)
     assert not at.exception and not at.error
     prompt = lib.get_prompt("coherence")
     items = lib.dataset_items("sample")[:6]
@@ -83,7 +83,7 @@ def test_cost_first_then_a_live_run_with_hand_checked_scores(lib_path):
 
 def test_selecting_a_row_opens_that_item(lib_path):
     at = start_run(open_page("score"), 6)
-    at.button(key="score_start").click().run()
+    after_jobs(at.button(key="score_start").click().run(), lib_path)
     at.session_state["score_table"] = {"selection": {"rows": [3], "columns": [], "cells": []}}
     at.run()
     lib = Library(lib_path)
@@ -97,7 +97,7 @@ def test_selecting_a_row_opens_that_item(lib_path):
 
 def test_the_run_downloads_as_csv_and_jsonl(lib_path, downloads):
     at = start_run(open_page("score"), 6)
-    at.button(key="score_start").click().run()
+    after_jobs(at.button(key="score_start").click().run(), lib_path)
     buttons = [b for b in at.get("download_button") if b.proto.label in ("Download CSV", "Download JSONL")]
     # The files are written on the click, not on every rerun: the buttons carry no file.
     assert len(buttons) == 2 and all(b.proto.deferred_file_id and not b.proto.url for b in buttons)
@@ -132,36 +132,67 @@ def test_an_interrupted_run_resumes_without_duplicates(lib_path):
     at = open_page("score")
     assert metric(at, "Judged") == "3 / 6"
     assert "3 item(s) of this run are not judged yet" in page_text(at)
-    at.button(key="score_resume").click().run()
+    after_jobs(at.button(key="score_resume").click().run(), lib_path)
     assert not at.exception and not at.error
     assert metric(at, "Judged") == "6 / 6"
     assert sorted(r["item_id"] for r in lib.judgments(run_id)) == sorted(i.id for i in items)
 
 
-def test_stop_cancels_the_run_cleanly_and_passes_the_signal_on(lib_path, monkeypatch):
-    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+def wait_until(check, timeout: float = 60.0) -> None:
+    """Wait for a state of the library (the deadline only bounds a hang)."""
+    import time
 
-    from workbench_ui import live
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the state never came"
+        time.sleep(0.05)
 
-    class InterruptedBar:
-        """Streamlit raises its rerun signal inside an element update when the user clicks."""
 
-        calls = 0
-
-        def progress(self, *args, **kwargs):
-            InterruptedBar.calls += 1
-            if InterruptedBar.calls == 3:
-                raise RerunException(None)
-
-    monkeypatch.setattr(live.st, "progress", lambda *a, **k: InterruptedBar())
+def held_run(at, lib_path, monkeypatch, tmp_path, items: int, after: int):
+    """A run of `items` started on the page whose worker judges `after` of them, one at a time, then waits."""
+    hold = tmp_path / "hold"
+    hold.write_text(str(after))
+    monkeypatch.setenv("GEVAL_TEST_JUDGE_HOLD", str(hold))
+    at = start_run(at, items)
+    at.number_input(key="score_concurrency_scripted").set_value(1).run()
+    at.button(key="score_start").click().run()
     lib = Library(lib_path)
-    prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:30]
-    run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
-    with pytest.raises(RerunException):
-        live.run_live(lib, prompt, items, ScriptedJudge(), SCRIPTED, run_id, concurrency=1)
-    judged = lib.judged_item_ids(run_id)
-    assert 3 <= len(judged) < 30  # stopped early; what finished is saved
+    (run,) = lib.list_runs()
+    wait_until(lambda: len(lib.judged_item_ids(run["id"])) >= after)
+    return lib, run["id"], hold
+
+
+def test_stop_in_any_tab_stops_the_worker_and_a_reload_does_not(lib_path, monkeypatch, tmp_path):
+    lib, run_id, hold = held_run(open_page("score"), lib_path, monkeypatch, tmp_path, 30, 4)
+    reloaded = open_page("score")  # a reload is a new session: it attaches to the same run
+    assert reloaded.button(key="score_stop") and lib.job_state(run_id) == "running"
+    assert "reloading or closing this tab does not stop it" in page_text(reloaded)
+    assert "4 / 30 items" in reloaded.get("progress")[0].proto.text
+    reloaded.button(key="score_stop").click().run()
+    after_jobs(reloaded, lib_path)
     assert lib.get_run(run_id)["status"] == "cancelled"
+    assert len(lib.judged_item_ids(run_id)) == 4  # the held call was dropped, never written
+    assert "Run stopped. Items judged so far are saved; resume below." in page_text(reloaded)
+    hold.unlink()
+    after_jobs(reloaded.button(key="score_resume").click().run(), lib_path)
+    rows = lib.judgments(run_id)
+    assert sorted(r["item_id"] for r in rows) == sorted(i.id for i in lib.dataset_items("sample")[:30])
+    assert metric(reloaded, "Judged") == "30 / 30"
+
+
+def test_a_worker_killed_mid_run_is_said_and_the_run_resumes(lib_path, monkeypatch, tmp_path):
+    import os
+    import signal
+
+    lib, run_id, hold = held_run(open_page("score"), lib_path, monkeypatch, tmp_path, 20, 2)
+    os.kill(lib.job(run_id)["pid"], signal.SIGKILL)
+    wait_until(lambda: lib.job_state(run_id) == "lost")
+    at = open_page("score", clean=False)
+    assert "The worker scoring this run ended without finishing it" in page_text(at)
+    hold.unlink()
+    after_jobs(at.button(key="score_resume").click().run(), lib_path)  # the dead worker's lease is taken over
+    assert sorted(r["item_id"] for r in lib.judgments(run_id)) == sorted(i.id for i in lib.dataset_items("sample")[:20])
+    assert lib.get_run(run_id)["status"] == "done"
 
 
 def test_low_valid_mass_is_flagged_and_warned(lib_path):
@@ -208,34 +239,7 @@ def test_missing_key_is_a_readable_error(lib_path):
     at.button(key="score_start").click().run()
     assert not at.exception
     assert any("OPENAI_API_KEY" in e for e in values(at.error))
-
-
-def test_the_next_script_run_cancels_a_run_left_scoring(lib_path):
-    """With fast reruns Streamlit starts the next script run at once: it must stop the old scoring."""
-    import threading
-    import time
-
-    from workbench_ui import live
-
-    class SlowJudge(ScriptedJudge):
-        def judge(self, request):
-            time.sleep(0.05)
-            return super().judge(request)
-
-    lib = Library(lib_path)
-    prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")
-    run_id = lib.create_run(prompt.id, "sample", SCRIPTED)
-    old = threading.Thread(target=live.run_live, args=(lib, prompt, items, SlowJudge(), SCRIPTED, run_id, 2))
-    old.start()
-    deadline = time.monotonic() + 30
-    while len(lib.judged_item_ids(run_id)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert live.stop_previous() == run_id
-    old.join(5)  # stop_previous returned once the run had finished writing
-    assert not old.is_alive()
-    assert lib.get_run(run_id)["status"] == "cancelled"
-    assert 3 <= len(lib.judged_item_ids(run_id)) < len(items)
-    assert live.stop_previous() is None  # nothing left running
+    assert Library(lib_path).list_runs() == []  # refused before a run was recorded
 
 
 def test_prices_edited_in_the_app_drive_the_estimate(lib_path):
@@ -267,7 +271,7 @@ def test_an_unreachable_judge_is_a_readable_message(lib_path, monkeypatch):
     at.sidebar.selectbox(key="sb_judge").set_value("compatible").run()
     at.sidebar.text_input(key="sb_base_url").set_value(url).run()
     start_run(at, 20)
-    at.button(key="score_start").click().run()
+    after_jobs(at.button(key="score_start").click().run(), lib_path)
     assert not at.exception
     [message] = [e for e in values(at.error) if e.startswith("The run stopped")]
     assert f"could not connect to {url}" in message and "server is running" in message

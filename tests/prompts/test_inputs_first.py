@@ -88,12 +88,11 @@ def test_score_item_refuses_fields_without_the_inputs():
 
 
 def test_the_score_page_passes_rate_limits_to_the_run(tmp_path, monkeypatch):
-    import geval_core.run.runner as runner
+    from app_support import wait_for_jobs
 
-    use_temp_library(tmp_path, monkeypatch)
-    made = []
-    real = runner.Gate
-    monkeypatch.setattr(runner, "Gate", lambda *args: made.append(args) or real(*args))
+    from prompt_library import Library
+
+    path = use_temp_library(tmp_path, monkeypatch)
     at = open_page("score")
     at.radio(key="score_judge_source").set_value("sidebar").run()
     [count] = [w for w in at.number_input if w.label.startswith("Items to score")]
@@ -101,4 +100,10 @@ def test_the_score_page_passes_rate_limits_to_the_run(tmp_path, monkeypatch):
     at.number_input(key="score_rpm").set_value(600)
     at.number_input(key="score_tpm").set_value(90000).run()
     at.button(key="score_start").click().run()
-    assert not at.exception and made and made[-1][1:] == (600, 90000)
+    assert not at.exception
+    wait_for_jobs(path)
+    lib = Library(path)
+    (run,) = lib.list_runs()
+    # The worker reads these (tests/library/test_jobs.py checks that they reach its Gate).
+    assert lib.job(run["id"])["options"] == {"concurrency": 8, "rpm": 600, "tpm": 90000}
+    assert lib.get_run(run["id"])["status"] == "done"

@@ -1,0 +1,101 @@
+"""A run scored by a worker process that belongs to the library, not to the browser tab that started it.
+
+`start_job` records the job and starts `python -m prompt_library.job_worker LIBRARY RUN_ID` in a session of its
+own, so a reload, a closed tab or a stopped app server leaves it running. The worker runs the same runner
+(and takes the same lease) as `geval score`; it stops only when asked (`Library.request_stop`, polled
+here), when the run is done or hopeless, or on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from geval_core.errors import GEvalError, RunBusyError
+from geval_core.types import JudgeSettings
+
+from .library import Library
+
+STOP_POLL_S = 0.25  # how often the worker reads the stop request: Stop answers within this plus the grace
+_PROJECT = Path(__file__).resolve().parent.parent
+_CHILDREN: list[subprocess.Popen] = []  # kept to reap them: an exited child unreaped stays a zombie
+
+
+def start_job(lib: Library, run_id: str, options: dict[str, Any]) -> int:
+    """Record the run's job with its options (concurrency, rpm, tpm) and start its worker; its pid."""
+    if lib.job_state(run_id) in ("starting", "running", "stopping"):
+        raise RunBusyError(f"run {run_id} is already being scored by a worker; stop it first")
+    lib.record_job(run_id, options)
+    _CHILDREN[:] = [child for child in _CHILDREN if child.poll() is None]
+    env = dict(os.environ)
+    # The worker imports this package as the app did, wherever the app was started from.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT), env.get("PYTHONPATH")]))
+    child = subprocess.Popen([sys.executable, "-m", "prompt_library.job_worker", str(lib.path), run_id],
+                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    _CHILDREN.append(child)
+    lib.set_job_pid(run_id, child.pid)
+    return child.pid
+
+
+def run_items(lib: Library, run: dict[str, Any]) -> list:
+    """The items a run was started on (its chosen ids, else the whole dataset), in dataset order."""
+    items = lib.dataset_items(run["dataset_id"])
+    wanted = run.get("item_ids")
+    return items if not wanted else [item for item in items if item.id in set(wanted)]
+
+
+def work(lib: Library, run_id: str, cancel: threading.Event) -> dict[str, Any]:
+    """Score the run's items not judged yet with its own judge settings; the session's summary."""
+    from geval_core.providers import get_judge
+    from geval_core.providers.on_demand import JudgeOnDemand
+    from geval_core.run import RunOptions, run_scoring
+
+    run, options = lib.get_run(run_id), (lib.job(run_id) or {}).get("options") or {}
+    prompt = lib.get_prompt(run["prompt_id"])
+    settings = JudgeSettings(**run["judge"]) if run.get("judge") else prompt.dimension.judge
+    judge = JudgeOnDemand(settings.provider, lambda: get_judge(settings))
+    run_options = RunOptions(settings=settings, concurrency=int(options.get("concurrency") or 1),
+                             rpm=options.get("rpm") or None, tpm=options.get("tpm") or None)
+    return run_scoring(prompt, run_items(lib, run), judge, lib, run_id, run_options, cancel=cancel).to_dict()
+
+
+def _watch_stop(lib: Library, run_id: str, cancel: threading.Event, done: threading.Event) -> None:
+    while not done.wait(STOP_POLL_S):
+        if lib.stop_requested(run_id):
+            cancel.set()
+            return
+
+
+def main(argv: list[str]) -> int:
+    """The worker: score one run of one library, record how it ended; the exit code says the same."""
+    path, run_id = argv
+    cancel, done = threading.Event(), threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: cancel.set())
+    with Library(path, seed_examples=False) as lib:
+        lib.set_job_pid(run_id, os.getpid())
+        watcher = threading.Thread(target=_watch_stop, args=(lib, run_id, cancel, done), daemon=True)
+        watcher.start()
+        try:
+            summary = work(lib, run_id, cancel)
+        except RunBusyError as exc:  # another runner has it: its run is not ours to mark
+            lib.end_job(run_id, None, str(exc))
+            return 1
+        except BaseException as exc:  # whatever it was, the run must not stay "running" for good
+            message = str(exc) if isinstance(exc, GEvalError) else f"{type(exc).__name__}: {exc}"
+            lib.finish_run(run_id, "failed", run_error=message)
+            lib.end_job(run_id, None, message)
+            return 1
+        finally:
+            done.set()
+        lib.end_job(run_id, summary, summary.get("error"))
+    return 0 if summary["status"] == "done" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
