@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads: see geval_core/cli/__init__.py
 
@@ -11,6 +12,7 @@ import streamlit as st  # noqa: E402
 
 from geval_core.errors import ConfigError
 from geval_core.providers.capabilities import PRESETS
+from geval_core.providers.gguf_file import is_model_file, split_pin
 from workbench_ui import judge_test, safe_text, server_presets, state
 
 # The app builds tables of 20,000 judgments in a heap of some 190,000 objects (Streamlit, pandas, plotly).
@@ -48,22 +50,47 @@ def key_status(picked: state.SidebarChoice) -> str:
     return f"API key ({names}): missing ❌"
 
 
+def local_model_box(sb) -> str:
+    """The local judge's model: the bundled SmolLM2, or a GGUF file inside the library folder, pinned by hash."""
+    typed = sb.text_input("Model file (optional)", key="sb_local_file", placeholder="the bundled SmolLM2-135M",
+                          help=f"A .gguf file inside {state.library_home()} (the folder libraries open in). "
+                               "Its content hash is pinned in the prompts and runs made with it.")
+    if not typed.strip():
+        return ""
+    try:
+        model = state.local_model_file(typed)
+    except ConfigError as exc:
+        sb.error(safe_text.md_escape(f"{exc}. Using the bundled SmolLM2."))
+        return ""
+    path, digest = split_pin(model)
+    sb.caption(safe_text.md_escape(f"{Path(path).name} · sha256 {digest[:12]}…"))
+    return model
+
+
 def draw_sidebar() -> state.SidebarChoice:
     """Library file, judge connection and key status; stored for the pages in session state."""
     sb = st.sidebar
-    typed = sb.text_input("Library file", value=str(state.default_path()), key="sb_db",
-                          help=f"SQLite file of the prompt library, inside {state.library_home()} "
-                               f"(${state.HOME_ENV} chooses the folder, $GEVAL_DB the default file).")
+    st.session_state.setdefault(state.DB_KEY, str(state.default_path()))
+    typed = sb.text_input("Library file", key=state.DB_KEY, on_change=state.check_library_box,
+                          help=f"SQLite file of the prompt library (${state.HOME_ENV} chooses the folder, "
+                               "$GEVAL_DB the default file).")
+    sb.caption(safe_text.md_escape(f"Libraries open from {state.library_home()} only."))
+    said = st.session_state.pop(state.DB_SAID, None)
+    if said:
+        sb.error(safe_text.md_escape(said))
     try:
         db_path = state.library_path(typed)
-    except ConfigError as exc:  # a visitor may only reach the library folder: keep the default open
+    except ConfigError as exc:  # typed before this session's callback could check it: keep the default open
         sb.error(safe_text.md_escape(f"{exc}. Using {state.default_path()}."))
         db_path = state.default_path()
     choices = state.provider_choices()
     choice = sb.selectbox("Judge", choices, key="sb_judge", format_func=lambda c: state.provider_labels().get(c, c))
-    model = sb.text_input("Model", value=state.default_model(choice), key=f"sb_model_{choice}",
-                          disabled=not state.needs_model(choice),
-                          help="Pin a dated model version: hosted aliases change under you.")
+    if choice == "local":
+        model = local_model_box(sb)
+    else:
+        model = sb.text_input("Model", value=state.default_model(choice), key=f"sb_model_{choice}",
+                              disabled=not state.needs_model(choice),
+                              help="Pin a dated model version: hosted aliases change under you.")
     base_url = None
     if choice == "compatible":
         # The default goes through session state: scrub_base_url rewrites the value, and a widget given both
@@ -83,7 +110,7 @@ def draw_sidebar() -> state.SidebarChoice:
         st.stop()
     picked = state.SidebarChoice(str(db_path), choice, judge)
     sb.caption(key_status(picked))
-    if choice == "local":
+    if choice == "local" and not is_model_file(judge.model):
         sb.info("The local SmolLM2-135M judge is tiny: good for trying the workbench, "
                 "not a trustworthy judge.", icon="ℹ️")
     return picked

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from geval_core.prompts.inputs import mismatch_message, missing_inputs
-from geval_core.providers.registry import check_key, default_concurrency, provider_spec
+from geval_core.providers.registry import check_judge, default_concurrency, provider_spec
 from geval_core.run.one_item import overlong_items, overlong_warning
 from geval_core.run.options import RunOptions
 from geval_core.types import bounds_of
@@ -85,7 +85,7 @@ def new_run(lib) -> None:
     score_parts.cost_box(lib, prompt, items, settings, dataset["id"])
     score_batch.offer(lib, prompt, dataset, items, settings, ready)
     if st.button("Start run", type="primary", key="score_start", disabled=not items or not ready):
-        check_key(settings)  # a missing key fails here, before a run is recorded
+        check_judge(settings)  # a missing key fails here, before a run is recorded
         run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=[i.id for i in items])
         live.start(lib, run_id, int(concurrency))
         st.session_state["score_run"] = run_id  # before the run picker is drawn: show the new run
@@ -103,7 +103,7 @@ def resume(lib, run: dict, prompt) -> None:
     st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}).")
     if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
         settings = score_parts.judge_of(run, prompt)
-        check_key(settings)
+        check_judge(settings)
         live.start(lib, run["id"], (lib.job(run["id"]) or {}).get("options", {}).get("concurrency")
                    or default_concurrency(settings))
         st.rerun()

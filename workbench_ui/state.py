@@ -96,8 +96,12 @@ def secrets_to_env() -> None:
 
 
 def library_home() -> Path:
-    """The one folder the sidebar opens libraries in: $GEVAL_HOME, else the working directory."""
-    return Path(os.environ.get(HOME_ENV) or os.getcwd()).resolve()
+    """The one folder the sidebar opens libraries in: $GEVAL_HOME, else the default library's folder ($GEVAL_DB's),
+    else the working directory."""
+    if os.environ.get(HOME_ENV):
+        return Path(os.environ[HOME_ENV]).resolve()
+    chosen = os.environ.get("GEVAL_DB")
+    return (Path(chosen).resolve().parent if chosen else Path(os.getcwd())).resolve()
 
 
 def default_path() -> Path:
@@ -129,6 +133,20 @@ def library_path(text: str) -> Path:
     return path
 
 
+DB_KEY, DB_SAID = "sb_db", "sb_db_said"
+
+
+def check_library_box() -> None:
+    """on_change of the sidebar's Library file: a refused name is said once and the box goes back to the default
+    (a refused name left in the box kept a red box on every page)."""
+    typed = st.session_state.get(DB_KEY) or ""
+    try:
+        library_path(typed)
+    except ConfigError as exc:
+        st.session_state[DB_KEY] = str(default_path())
+        st.session_state[DB_SAID] = f"{exc}. Using {default_path()}."
+
+
 def scrub_base_url() -> None:
     """on_change of the sidebar's Base URL: credentials typed into it are removed at once, never used or shown."""
     value = st.session_state.get(BASE_URL_KEY) or ""
@@ -138,6 +156,19 @@ def scrub_base_url() -> None:
         st.session_state[BASE_URL_SAID] = (
             f"The Base URL carried credentials ({where}): they were removed and not used. A key never goes in a "
             f"URL: set {OPENAI_KEY} in the environment (or .streamlit/secrets.toml) instead.")
+
+
+def local_model_file(text: str) -> str:
+    """A GGUF file typed in the sidebar, pinned by its content hash; inside library_home() only (ConfigError)."""
+    from geval_core.providers.gguf_file import pin_model_file
+
+    home = library_home()
+    path = Path(text.strip())
+    path = (path if path.is_absolute() else home / path).resolve()
+    if not path.is_relative_to(home):
+        raise ConfigError(f"the model file must be inside {home} (set {HOME_ENV} to choose another folder when "
+                          f"starting the app); {text.strip()!r} is outside it")
+    return pin_model_file(str(path))
 
 
 def judge_settings_for(choice: str, model: str, base_url: str | None) -> JudgeSettings:

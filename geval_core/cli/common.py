@@ -18,7 +18,7 @@ import click
 from prompt_library import DatasetMapping, Library, default_path, open_library
 from prompt_library.base import locked_message
 
-from ..errors import GEvalError, InputError
+from ..errors import ConfigError, GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, lookup, read_rows
 from ..providers.registry import find_spec, judge_ref_help, key_variable
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
@@ -164,6 +164,16 @@ def parse_judge(ref: str) -> tuple[str, str | None]:
     return provider, model or None
 
 
+def local_model_file(model: str) -> str:
+    """`local:PATH.gguf`: the file's path with its content hash pinned (a changed file is refused later)."""
+    from ..providers.gguf_file import pin_model_file
+
+    try:
+        return pin_model_file(model)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--judge") from None
+
+
 def effective_settings(frozen: JudgeSettings, judge: str | None, base_url: str | None, mode: str | None,
                        n: int | None, temperature: float | None) -> tuple[JudgeSettings, list[str]]:
     """The prompt's settings with the command line's overrides, and a warning for each metric change.
@@ -174,6 +184,8 @@ def effective_settings(frozen: JudgeSettings, judge: str | None, base_url: str |
     changes: dict[str, Any] = {}
     if judge is not None:
         provider, model = parse_judge(judge)
+        if provider == "local" and model:
+            model = local_model_file(model)
         changes["provider"] = provider
         changes["model"] = model or (frozen.model if frozen.provider == "local" else JudgeSettings().model)
     changes.update({k: v for k, v in (("mode", mode), ("n", n), ("temperature", temperature)) if v is not None})

@@ -67,7 +67,7 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
     """Score a dataset with panel NAME: each member's run (reused when it exists), then per item the panel's
     score and distribution, each member's score and the spread; the summary has the members' alpha."""
     from ..providers import get_judge
-    from ..providers.registry import check_key
+    from ..providers.registry import check_judge
     from ..run.panel import get_panel, score_panel
 
     check_output(out)
@@ -75,7 +75,7 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
     dataset = library.get_dataset(data_ref)
 
     def judge_for(settings):
-        check_key(settings)
+        check_judge(settings)
         return get_judge(settings)
 
     result = score_panel(library, panel, dataset["id"], judge_for, pairs(base_urls, "--member-base-url"))

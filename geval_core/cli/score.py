@@ -14,7 +14,7 @@ from prompt_library import Library
 
 from ..judgment import Judgment
 from ..prompts.inputs import require_inputs
-from ..providers.registry import allowed_concurrency, check_key, default_concurrency
+from ..providers.registry import allowed_concurrency, check_judge, default_concurrency
 from ..run.one_item import overlong_items, overlong_warning
 from ..run.options import RunOptions, RunSummary
 from ..run.pacing import Gate
@@ -127,7 +127,7 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     check_output(out)  # before anything is paid for
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
                                                         n, temperature, file_mapping(id_field, inputs))
-    check_key(settings)  # before a run is recorded: a run without a key would stay "running" for good
+    check_judge(settings)  # before a run is recorded: a run without a key would stay "running" for good
     concurrency, lowered = allowed_concurrency(settings, concurrency or default_concurrency(settings))
     if lowered:
         click.echo(f"warning: {lowered}", err=True)

@@ -300,7 +300,11 @@ class LocalJudge:
 
 def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> LocalJudge:
     """The registry's builder: a path to another GGUF file may stand in for the bundled SmolLM2."""
-    path = settings.model if settings.model.endswith(".gguf") else None
-    if path is not None and not Path(path).is_file():  # said before a run starts, not as an error per item
-        raise ConfigError(f"the local judge's model file {path} does not exist (or is not a file)")
-    return LocalJudge(path)
+    from .gguf_file import is_model_file, model_file_version, verified_path
+
+    if not is_model_file(settings.model):
+        return LocalJudge()
+    path, digest = verified_path(settings.model)  # said before a run starts, not as an error per item
+    judge = LocalJudge(path)
+    judge.model_version = model_file_version(path, digest)
+    return judge

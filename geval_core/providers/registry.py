@@ -126,6 +126,17 @@ def check_key(settings: JudgeSettings, api_key: str | None = None) -> None:
     require_key(None, spec.key_variables, spec.name)
 
 
+def check_judge(settings: JudgeSettings, api_key: str | None = None) -> None:
+    """What can be known about a judge before a run is recorded: its key is set, its model file is the one
+    pinned (a local GGUF file whose content changed is refused here, not on every item)."""
+    check_key(settings, api_key)
+    if settings.provider == "local":
+        from .gguf_file import is_model_file, verified_path
+
+        if is_model_file(settings.model):
+            verified_path(settings.model)
+
+
 def key_variable(provider: str) -> str:
     """The variable a refused key's message names for this provider."""
     spec = find_spec(provider)

@@ -113,3 +113,39 @@ def test_the_app_binds_loopback_and_loads_nothing_from_outside():
         assert urls == [] or all("example" in u for u in urls), (path, urls)
         assert "@import" not in text and "<link" not in text and "fonts.googleapis" not in text, path
     assert json.dumps(config)  # read as TOML: a typo would have failed above
+
+
+def test_a_refused_library_name_is_said_once_and_the_box_goes_back_to_the_default(home):
+    at = type_library(open_page("library"), "../outside.db")
+    assert len(sidebar_errors(at)) == 1
+    assert at.sidebar.text_input(key="sb_db").value == str(home / "lib.db")
+    at.switch_page("app_pages/score.py").run()
+    assert sidebar_errors(at) == []  # no red box left on every page
+    assert f"Libraries open from {home} only." in values(at.sidebar.caption)
+
+
+def test_a_library_next_to_the_default_one_opens_without_geval_home(tmp_path, monkeypatch):
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    use_temp_library(folder, monkeypatch)  # GEVAL_DB=elsewhere/lib.db, the working directory is another
+    monkeypatch.delenv("GEVAL_HOME", raising=False)
+    at = type_library(open_page("library"), "second.db")
+    assert sidebar_errors(at) == [] and (folder / "second.db").exists()
+
+
+def test_a_gguf_file_of_the_users_is_pinned_and_one_outside_the_folder_refused(home, gguf_path, tmp_path):
+    import hashlib
+    import shutil
+
+    shutil.copyfile(gguf_path, home / "mine.gguf")
+    at = open_page("design")
+    at.sidebar.selectbox(key="sb_judge").set_value("local").run()
+    at.sidebar.text_input(key="sb_local_file").set_value("mine.gguf").run()
+    digest = hashlib.sha256((home / "mine.gguf").read_bytes()).hexdigest()
+    assert sidebar_errors(at) == [] and f"mine.gguf · sha256 {digest[:12]}…" in values(at.sidebar.caption)
+    assert at.session_state["workbench_sidebar"].judge.model == f"{home / 'mine.gguf'}#sha256={digest}"
+    shutil.copyfile(gguf_path, tmp_path / "outside.gguf")
+    at.sidebar.text_input(key="sb_local_file").set_value(str(tmp_path / "outside.gguf")).run()
+    [error] = sidebar_errors(at)
+    assert "must be inside" in error and "Using the bundled SmolLM2" in error
+    assert at.session_state["workbench_sidebar"].judge.model == "smollm2-135m-instruct"
