@@ -15,7 +15,8 @@ _EXPORTS = {
     ".errors": ("ConfigError", "GEvalError", "InputError", "IntegrityError", "InvalidReplyError", "JudgeError",
                 "LogprobsUnavailableError", "MissingKeyError", "NotFoundError", "RetryableJudgeError",
                 "UnreachableError"),
-    ".export": ("export_prompt", "load_prompt", "score_item"),
+    ".export": ("export_prompt", "load_prompt", "score_item", "score_items"),
+    "prompt_library.frames": ("agree_frame", "score_frame"),
     ".judgment": ("Judgment",),
     ".prompts": ("content_hash", "default_template", "render"),
     ".providers": ("get_judge",),
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
         RetryableJudgeError,
         UnreachableError,
     )
+    from prompt_library.frames import agree_frame, score_frame
+
+    from .export import score_items
     from .files.prompt_files import export_prompt, load_prompt, score_item
     from .judgment import Judgment
     from .prompts import content_hash, default_template, render
@@ -104,6 +108,7 @@ __all__ = [
     "UnreachableError",
     "Usage",
     "WeightedScore",
+    "agree_frame",
     "agreement",
     "check_dimension",
     "content_hash",
@@ -118,7 +123,9 @@ __all__ = [
     "render",
     "run_scoring",
     "sampled_score",
+    "score_frame",
     "score_item",
+    "score_items",
     "score_reply",
     "tie_rate",
     "weighted_score",

@@ -1,0 +1,132 @@
+"""Notebook API: score a DataFrame (or a list of dicts) with a frozen prompt, and measure agreement, in two calls.
+
+`score_frame` goes through the same road as `geval score`: the rows become a dataset version, the run is
+recorded, the runner judges with its retries, cache, context-length and hopeless checks, and the Judgment
+columns come back beside the row's own columns. Without `library` everything lives in an in-memory library
+for the call; name a library file to keep the run and reuse its judge cache.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from geval_core.errors import InputError
+from geval_core.types import FrozenPrompt, Item, Judge
+
+from .library import Library
+
+__all__ = ["agree_frame", "score_frame"]
+
+JUDGMENT_COLUMNS = ("score", "top_rating", "distribution", "valid_mass", "parsed", "unparsed", "error", "note",
+                    "model_version", "input_tokens", "output_tokens", "cached", "source")
+
+
+def _records(data: Any) -> list[dict[str, Any]]:
+    """A DataFrame's rows or an iterable of mappings, as dicts."""
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        return data.to_dict("records")
+    if not isinstance(data, Iterable) or isinstance(data, (str, bytes, Mapping)):
+        raise TypeError("score_frame takes a pandas DataFrame or a list of dicts (one per item)")
+    return [dict(row) for row in data]
+
+
+def _text(value: Any) -> str:
+    return "" if value is None or value != value else str(value)  # NaN (a pandas gap) is empty too
+
+
+def _items(records: list[dict[str, Any]], id_column: str | None, group_column: str | None,
+           human_columns: Sequence[str]) -> list[Item]:
+    items = []
+    for n, row in enumerate(records):
+        human = {}
+        for name in human_columns:
+            value = row.get(name)
+            if value is not None and value == value:
+                try:
+                    human[name] = float(value)
+                except (TypeError, ValueError):
+                    raise InputError(f"row {n}: the rating {value!r} is not a number", field=name) from None
+        item_id = _text(row.get(id_column)) if id_column else str(n)
+        if not item_id:
+            raise InputError(f"row {n} has no id", field=id_column)
+        group = _text(row.get(group_column)) or None if group_column else None
+        items.append(Item(item_id, {str(k): _text(v) for k, v in row.items()}, human, group))
+    return items
+
+
+def _prompt(prompt: FrozenPrompt | str, lib: Library) -> FrozenPrompt:
+    """The prompt stored in `lib`: a FrozenPrompt, an exported prompt file, or a name in the library."""
+    if isinstance(prompt, FrozenPrompt):
+        return lib.freeze(prompt.dimension, name=prompt.name).prompt
+    if str(prompt).endswith(".json"):
+        return lib.import_prompt(str(prompt)).prompt
+    return lib.get_prompt(str(prompt))
+
+
+def score_frame(prompt: FrozenPrompt | str, data: Any, judge: Judge | None = None, *, concurrency: int | None = None,
+                base_url: str | None = None, id_column: str | None = None, group_column: str | None = None,
+                human_columns: Sequence[str] = (), library: str | None = None, name: str = "frame",
+                use_cache: bool = True, cancel: threading.Event | None = None) -> Any:
+    """Score every row with a frozen prompt through the runner; a DataFrame: the rows' columns, then the Judgment's.
+
+    `frame.attrs` carries the run id and the runner's summary. The judge is the prompt's own (`base_url`: your
+    server) unless `judge` is given; `human_columns` and `group_column` are stored for `agree_frame`.
+    """
+    import pandas as pd
+
+    from geval_core.providers import get_judge
+    from geval_core.providers.on_demand import JudgeOnDemand
+    from geval_core.providers.registry import allowed_concurrency, check_judge, default_concurrency
+    from geval_core.run import RunOptions, run_scoring
+    from geval_core.urls import check_base_url
+
+    records = _records(data)
+    items = _items(records, id_column, group_column, human_columns)
+    with Library(library or ":memory:", seed_examples=False) as lib:
+        stored = _prompt(prompt, lib)
+        settings = replace(stored.dimension.judge, base_url=check_base_url(base_url))
+        if judge is None:
+            check_judge(settings)  # before a run is recorded
+            judge = JudgeOnDemand(settings.provider, lambda: get_judge(settings))
+        dataset = lib.import_items(name, items, source="score_frame")
+        run_id = lib.create_run(stored.id, dataset["id"], settings)
+        workers, _ = allowed_concurrency(settings, concurrency or default_concurrency(settings))
+        summary = run_scoring(stored, items, judge, lib, run_id,
+                              RunOptions(settings=settings, concurrency=workers, use_cache=use_cache), cancel=cancel)
+        judged = {row["item_id"]: row for row in lib.judgments(run_id)}
+    out = pd.DataFrame(records)
+    for column in JUDGMENT_COLUMNS:
+        out[column] = [judged.get(item.id, {}).get(column) for item in items]
+    out.attrs.update(run_id=run_id, prompt=stored.label, summary=summary.to_dict(),
+                     item_ids=[item.id for item in items])
+    return out
+
+
+def agree_frame(frame: Any, human: str, group: str | None = None, cluster: str | None = None,
+                bootstrap: int = 1000, seed: int = 0) -> Any:
+    """Agreement of a scored frame's `score` with the `human` column, one row per figure with its 95% interval.
+
+    `group`: the per-group reading (groups resampled); `cluster`: the dataset reading with the items of one
+    cluster (e.g. a source document) resampled together. `attrs` holds the whole result.
+    """
+    import pandas as pd
+
+    from geval_core.stats import agreement
+
+    for column in ("score", human, *(c for c in (group, cluster) if c)):
+        if column not in frame.columns:
+            raise InputError(f"the frame has no column {column!r} (score it with score_frame first)", field=column)
+    groups = [_text(g) for g in frame[group]] if group else None
+    clusters = [_text(c) for c in frame[cluster]] if cluster else None
+    result = agreement(pd.to_numeric(frame["score"], errors="coerce").tolist(),
+                       pd.to_numeric(frame[human], errors="coerce").tolist(), groups=groups, bootstrap=bootstrap,
+                       seed=seed, clusters=clusters)
+    figures = ("spearman", "kendall", "pearson", "kappa", "kappa_linear", "kappa_quadratic", "tie_rate")
+    rows = [{"figure": f, "value": getattr(result, f), "low": (result.ci.get(f) or [None, None])[0],
+             "high": (result.ci.get(f) or [None, None])[1]} for f in figures]
+    table = pd.DataFrame(rows)
+    table.attrs.update(result.to_dict())
+    return table
