@@ -31,6 +31,8 @@ _EXPORTS = {
 _MODULE_OF, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from prompt_library.frames import agree_frame, score_frame
+
     from .errors import (
         ConfigError,
         GEvalError,
@@ -44,8 +46,6 @@ if TYPE_CHECKING:
         RetryableJudgeError,
         UnreachableError,
     )
-    from prompt_library.frames import agree_frame, score_frame
-
     from .export import score_items
     from .files.prompt_files import export_prompt, load_prompt, score_item
     from .judgment import Judgment
