@@ -54,20 +54,24 @@ def mapping_form(cols: list[str], stem: str, tag: str):
     st.caption("Input fields: name each one as the prompts expect it (e.g. document, summary).")
     inputs = renamed(cols, "Input columns", key + "inputs")
     st.caption("Human ratings: name each one as the dimension it rates (e.g. coherence).")
-    human = renamed(cols, "Human rating columns (optional)", key + "human")
+    dimensions = sorted({p["name"] for p in state.library().list_prompts()})
+    human = renamed(cols, "Human rating columns (optional)", key + "human",
+                    default=lambda col: upload.rating_name(col, dimensions))
     mapping = DatasetMapping(id=id_col, inputs=inputs, human=human, group=None if group == "(none)" else group)
     return name.strip(), mapping
 
 
-def renamed(cols: list[str], label: str, key: str) -> dict[str, str]:
+def renamed(cols: list[str], label: str, key: str, default=upload.field_name) -> dict[str, str]:
     """Pick columns and give each a field name: {name: column}."""
     picked = st.multiselect(label, cols, key=key)
     out: dict[str, str] = {}
     for col in picked:
-        # A widget label renders Markdown; the column name comes from the uploaded file.
-        name = st.text_input(f"name for column {safe_text.md_escape(repr(col))}", value=upload.field_name(col),
-                             key=f"{key}_{col}")
-        out[name.strip() or upload.field_name(col)] = col
+        # The column name comes from the uploaded file: shown escaped above the box, and given to the box as
+        # its plain (hidden) label, so a screen reader hears the name, not its Markdown escapes.
+        text = f"name for column {col!r}"
+        st.caption(safe_text.md_escape(text))
+        name = st.text_input(text, value=default(col), key=f"{key}_{col}", label_visibility="collapsed")
+        out[name.strip() or default(col)] = col
     return out
 
 

@@ -26,6 +26,8 @@ class DatasetMapping:
     inputs: dict[str, str] = field(default_factory=dict)  # input field -> source path
     human: dict[str, str] = field(default_factory=dict)  # rating name -> source path
     group: str | None = None  # e.g. "doc_id", for summary-level agreement
+    # Ratings saved on the Rate page: dimension -> the people behind NAME.0, NAME.1, ... (in that order).
+    raters: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (stored with the dataset version)."""

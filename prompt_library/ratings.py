@@ -17,7 +17,7 @@ from geval_core.errors import InputError
 from geval_core.types import Item
 
 from .base import insert_row, loads, now
-from .datasets import DatasetsMixin
+from .datasets import DatasetMapping, DatasetsMixin
 from .hashes import as_stored, row_hash
 
 STATUSES = ("rated", "skipped", "cannot_judge")
@@ -164,4 +164,11 @@ class RatingsMixin(DatasetsMixin):
         items, raters = snapshot_items(self.dataset_items(dataset["id"]), dimension, ratings)
         order = ", ".join(f"{k}={name}" for k, name in enumerate(raters))
         source = f"ratings of {dimension} on {dataset['label']} ({dataset['id'][:12]}); raters {order}"
-        return {**self.import_items(dataset["name"], items, source=source), "raters": raters}
+        known = (dataset.get("mapping") or {}).get("raters") or {}
+        mapping = DatasetMapping(**{**(dataset.get("mapping") or {}), "raters": {**known, dimension: raters}})
+        return {**self.import_items(dataset["name"], items, source=source, mapping=mapping), "raters": raters}
+
+    def rater_names(self, dataset_id: str, dimension: str) -> list[str]:
+        """The people behind a saved version's NAME.0, NAME.1, ... of `dimension` (empty when not known)."""
+        mapping = self.get_dataset(dataset_id).get("mapping") or {}
+        return list((mapping.get("raters") or {}).get(dimension) or [])

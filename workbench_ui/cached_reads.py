@@ -173,7 +173,7 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None =
     if human is not None:
         frame.insert(3, "human", [human.get(r["item_id"]) for r in rows])
     if any(r.get("ties_weighted_in_group") is not None for r in rows):
-        frame.insert(frame.columns.get_loc("ties top-token") + 1, "ties in group",
+        frame.insert(frame.columns.get_loc("ties top-token") + 1, "ties in group, weighted",
                      [r.get("ties_weighted_in_group") for r in rows])
     if any(r.get("reply_agreement") is not None for r in rows):
         frame["reply agreement"] = [r.get("reply_agreement") for r in rows]

@@ -91,7 +91,8 @@ def tie_clusters_figure(clusters: dict[str, list[dict]]) -> go.Figure:
         fig.add_trace(go.Bar(x=[f"{r['score']:.3f}" for r in rows], y=[r["size"] for r in rows], name=_safe(kind),
                              text=text, textposition="outside",
                              hovertemplate="score %{x}: %{text}<extra>" + _safe(kind) + "</extra>"))
-    fig.update_layout(barmode="group", title="Largest tie clusters", xaxis_title="shared score",
+    fig.update_layout(barmode="group", title="Largest tie clusters (weighted and top-token scores)",
+                      xaxis_title="shared score",
                       yaxis_title="items tied", **_LAYOUT)
     fig.update_xaxes(type="category")
     return fig

@@ -26,8 +26,9 @@ def groups_note(result: dict[str, Any], paired: dict[str, list]) -> None:
     if not sizes:
         return
     median = statistics.median(sizes)
-    st.caption(f"Group-level reading: {result.get('groups')} groups used, {result.get('groups_skipped')} skipped "
-               f"(constant or too small), median group size {median:g} items ({len(sizes)} groups in all).")
+    used, skipped = result.get("groups") or 0, result.get("groups_skipped") or 0
+    st.caption(f"Group-level reading: {used} of {used + skipped} groups used ({skipped} skipped: constant or "
+               f"fewer than 2 items); median group size {median:g} items.")
     if median < TINY_GROUP:
         st.warning(f"The groups are tiny (median {median:g} items): a correlation within one or two items is "
                    "undefined or ±1, so the group-level figures and their intervals swing widely. Read the "

@@ -90,13 +90,16 @@ def steps_list(text: str) -> tuple[str, ...]:
     return tuple(_NUMBERING.sub("", line).strip() for line in text.splitlines() if line.strip())
 
 
+EDITED = ", edited by hand"
+
+
 def steps_model() -> str:
     """Who wrote the steps: the generating model, marked when a person edited them since."""
     ss = st.session_state
     model = ss.get(K + "steps_model_gen") or HAND_WRITTEN
     edited = steps_list(ss.get(K + "steps", "")) != steps_list(ss.get(K + "steps_gen_text", ""))
-    if edited and model != HAND_WRITTEN:
-        return f"{model}, edited by hand"
+    if edited and model != HAND_WRITTEN and not model.endswith(EDITED):
+        return f"{model}{EDITED}"
     return model
 
 

@@ -51,12 +51,21 @@ def alpha_metrics(result: dict[str, Any]) -> None:
     c[5].metric("Pairable values", result["pairable_values"])
 
 
-def ceiling_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def with_names(key: str, names: list[str]) -> str:
+    """'coherence.1' -> 'coherence.1 (bob)' when the version knows who rated; the key alone otherwise."""
+    head, dot, tail = key.rpartition(".")
+    if dot and tail.isdigit() and int(tail) < len(names):
+        return f"{key} ({names[int(tail)]})"
+    return key
+
+
+def ceiling_frame(rows: list[dict[str, Any]], names: list[str] = ()) -> pd.DataFrame:
     """One row per rater (vs the others' mean) and the judge (vs every rater's mean), figures with intervals."""
     out = []
     for r in rows:
         cells = {name: agree._cell(r, metric) for metric, name in CEILING.items()}
-        out.append({"who": r["who"], "against": r["against"], **cells, "items": r["items"], "reading": r["reading"]})
+        out.append({"who": with_names(str(r["who"]), list(names)), "against": r["against"], **cells,
+                    "items": r["items"], "reading": r["reading"]})
     return pd.DataFrame(out)
 
 
@@ -88,10 +97,12 @@ def panel(run: dict, prompt, field: str | None) -> None:
     items = cached_reads.dataset_items(dataset_id)
     result = report(run, dataset_id, human, prompt.dimension.scale, any(i.group for i in items), bootstrap)
     alpha_metrics(result)
+    names = state.library().rater_names(dataset_id, human)
     st.caption(safe_text.md_escape(f"Krippendorff's alpha over the {result['items']} items rated by two or more of "
-                                   f"{', '.join(result['rater_keys'])}; ratings per item: "
+                                   f"{', '.join(with_names(k, names) for k in result['rater_keys'])}; "
+                                   "ratings per item: "
                                    + ", ".join(f"{n} items with {k}" for k, n in result["raters_per_item"].items())))
-    st.dataframe(ceiling_frame(result["ceiling"]), hide_index=True)
+    st.dataframe(ceiling_frame(result["ceiling"], names), hide_index=True)
     st.caption(safe_text.md_escape(ceiling_sentence(result["ceiling_summary"])))
     with st.expander("Pairwise quadratic kappa and the items people disagree on most"):
         st.dataframe(pd.DataFrame(result["pairwise_kappa_quadratic"]), hide_index=True)

@@ -71,3 +71,20 @@ def guess_group(cols: list[str]) -> str | None:
 def field_name(column: str) -> str:
     """'scores.coherence' -> 'coherence': the default name of a mapped field."""
     return column.rsplit(".", 1)[-1].strip().replace(" ", "_").lower() or column
+
+
+_RATING_AFFIXES = ("human", "rating", "ratings", "score", "scores", "gold", "label", "expert", "crowd", "avg", "mean")
+
+
+def rating_name(column: str, dimensions: list[str]) -> str:
+    """The default name of a human-rating column: the dimension it rates ('human_helpfulness' -> 'helpfulness').
+
+    A known dimension named in the column wins; otherwise words like human_, _rating or scores. are dropped.
+    """
+    name = field_name(column)
+    words = [w for w in name.replace("-", "_").split("_") if w]
+    for dimension in sorted(dimensions, key=len, reverse=True):
+        if dimension.lower() in words or dimension.lower() == name:
+            return dimension.lower()
+    kept = [w for w in words if w not in _RATING_AFFIXES]
+    return "_".join(kept) or name

@@ -23,13 +23,18 @@ def field_title(field: str) -> str:
     return field.replace("_", " ").title()
 
 
+def _with_article(noun: str) -> str:
+    """'an agent reply', 'a summary': the article a reader expects (by the first letter; 'a user' stays)."""
+    return f"an {noun}" if noun[:1] in "aeio" else f"a {noun}"
+
+
 def default_template(inputs: tuple[str, ...] | list[str]) -> str:
     """The paper's template shape: fixed criteria and steps first, inputs next, the form last.
 
     The fixed part comes first so consecutive prompts share a prefix (llama.cpp's KV cache and the
     hosted APIs' prompt caching both reuse it).
     """
-    what = " and ".join(f"a {field_title(f).lower()}" for f in inputs) or "a text"
+    what = " and ".join(_with_article(field_title(f).lower()) for f in inputs) or "a text"
     parts = [
         INTRO.format(what=what),
         "Evaluation Criteria:\n\n{{name}} ({{scale}}) - {{definition}}\n\n{{anchors}}",

@@ -113,8 +113,10 @@ def test_column_names_from_the_file_show_literally_in_labels(lib_path):
     at.multiselect(key=k("inputs")).set_value(["**bold** <b>col</b>"]).run()
     assert not at.exception
     [box] = [t for t in at.text_input if t.key == k("inputs_**bold** <b>col</b>")]
-    # A widget label renders Markdown: every special character arrives backslash-escaped.
-    assert box.label == r"name for column '\*\*bold\*\* \<b\>col\</b\>'"
+    # The visible label is a caption with every Markdown character escaped; the box keeps the plain name as
+    # its hidden label, which is what a screen reader reads (no backslashes).
+    assert box.label == "name for column '**bold** <b>col</b>'" and box.proto.label_visibility.value == 2  # COLLAPSED
+    assert r"name for column '\*\*bold\*\* \<b\>col\</b\>'" in [c.value for c in at.caption]
 
 
 def test_a_second_upload_starts_from_its_own_name_and_a_fresh_mapping(lib_path):
@@ -160,3 +162,14 @@ def test_a_dataset_is_archived_hidden_and_restored(lib_path):
     at.button(key="archive_dataset_back").click().run()
     assert lib.archived_ids("dataset") == set()
     assert list(at.dataframe[0].value["dataset"]) == ["sample@1"]
+
+
+def test_a_rating_column_is_named_for_the_dimension_it_rates():
+    from workbench_ui.upload import rating_name
+
+    dims = ["coherence", "helpfulness"]
+    assert rating_name("human_helpfulness", dims) == "helpfulness"
+    assert rating_name("scores.coherence", dims) == "coherence"
+    assert rating_name("Helpfulness rating", dims) == "helpfulness"
+    assert rating_name("expert_fluency_mean", dims) == "fluency"  # no such dimension yet: the affixes dropped
+    assert rating_name("human", dims) == "human"  # nothing but an affix: the name as it was

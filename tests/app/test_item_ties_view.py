@@ -113,7 +113,7 @@ def test_table_and_item_view_show_ties(tmp_path, monkeypatch):
     top = {r["item_id"]: r["top_rating"] for r in rows}
     want = dict(zip(top, brute_others(list(top.values())), strict=True))
     assert {i: int(t) for i, t in zip(table["item"], table["ties top-token"], strict=True)} == want
-    assert "ties in group" in table.columns
+    assert "ties in group, weighted" in table.columns
     first = rows[0]["item_id"]
     weighted = brute_others([r["score"] for r in rows])[0]
     caption = " ".join(c.value for c in at.caption)

@@ -98,8 +98,9 @@ def test_groups_used_and_their_median_size_beside_the_headline_and_a_tiny_group_
     lib.finish_run(run_id)
     at = open_page("agreement")
     note = next(c for c in values(at.caption) if c.startswith("Group-level reading:"))
-    assert f"median group size 2 items ({len(two_each)} groups in all)" in note
-    assert "groups used" in note and "skipped" in note
+    used = int(note.split("Group-level reading: ")[1].split(" of ")[0])
+    assert f"{used} of {len(two_each)} groups used ({len(two_each) - used} skipped" in note  # used + skipped: all
+    assert "median group size 2 items." in note
     assert any("The groups are tiny (median 2 items)" in w for w in values(at.warning))
 
 

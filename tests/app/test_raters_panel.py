@@ -75,3 +75,10 @@ def test_ratings_saved_on_the_rate_page_sit_beside_a_run_of_the_earlier_version(
     assert at.selectbox(key="ag_raters_version").value == saved["id"]
     ceiling = next(d.value for d in at.dataframe if "who" in d.value.columns)
     assert ceiling["who"].tolist()[-1] == "judge" and int(ceiling["items"].tolist()[-1]) == 12
+    # The people who rated are kept with the version and named beside their rating keys.
+    assert ceiling["who"].tolist()[:3] == ["rater coherence.0 (al)", "rater coherence.1 (bo)",
+                                           "rater coherence.2 (cy)"]
+    with Library(path) as lib:
+        assert lib.rater_names(saved["id"], "coherence") == ["al", "bo", "cy"]
+        assert [h for h in lib.get_dataset(saved["id"])["human"] if h.startswith("coherence")] == [
+            "coherence", "coherence.0", "coherence.1", "coherence.2"]
