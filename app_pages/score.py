@@ -50,7 +50,9 @@ def new_run(lib) -> None:
         return
     c1, c2 = st.columns(2)
     p_labels = {f"{p['name']}@{p['version']}": p for p in prompts}
-    prompt = lib.get_prompt(c1.selectbox("Frozen prompt", list(p_labels), key="score_prompt"))
+    state.keep_choice("score_prompt", list(p_labels))  # the last choice, or the prompt just frozen
+    prompt = lib.get_prompt(state.kept("score_prompt", c1.selectbox("Frozen prompt", list(p_labels),
+                                                                    key="score_prompt")))
     # Datasets that hold every input of the prompt come first; the others say what they lack.
     unfit = {d["id"]: missing_inputs(prompt, d["fields"]) for d in datasets}
     d_labels = {f"{d['name']}@{d['version']}": d for d in sorted(datasets, key=lambda d: bool(unfit[d["id"]]))}
@@ -59,12 +61,14 @@ def new_run(lib) -> None:
         lacks = unfit[d_labels[key]["id"]]
         return key if not lacks else f"{key} (does not fit: no {', '.join(lacks)})"
 
+    state.keep_choice("score_dataset", [k for k in d_labels if not unfit[d_labels[k]["id"]]])  # only one that fits
     # A dataset chosen for another prompt does not stay selected when it does not fit this one.
     chosen = st.session_state.get("score_dataset")
     if st.session_state.get("score_dataset_for") != prompt.id and chosen in d_labels and unfit[d_labels[chosen]["id"]]:
         st.session_state["score_dataset"] = next(iter(d_labels))
     st.session_state["score_dataset_for"] = prompt.id
-    dataset = d_labels[c2.selectbox("Dataset", list(d_labels), key="score_dataset", format_func=label)]
+    dataset = d_labels[state.kept("score_dataset", c2.selectbox("Dataset", list(d_labels), key="score_dataset",
+                                                                format_func=label))]
     problem = mismatch_message(prompt, dataset["fields"], f"dataset {dataset['name']}@{dataset['version']}")
     if problem:
         st.error(safe_text.md_escape(problem))

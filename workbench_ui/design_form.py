@@ -233,8 +233,9 @@ def freeze(lib) -> None:
     st.session_state[K + "frozen"] = {"label": result.prompt.label, "hash": result.prompt.id,
                                       "created": result.created, "warnings": list(result.warnings),
                                       "form": content_hash(dimension())}
-    # The Score page opens on the prompt just frozen (its selectbox reads this key), not the first by name.
-    st.session_state["score_prompt"] = result.prompt.label
+    # The Score and Rate pages open on the prompt just frozen, not the first by name.
+    state.follow("score_prompt", result.prompt.label)
+    state.follow("rate_prompt", result.prompt.id)
 
 
 def preview_item(lib, inputs: tuple[str, ...]) -> dict[str, str]:

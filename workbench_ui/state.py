@@ -51,6 +51,29 @@ def key_variables(choice: str) -> tuple[str, ...]:
     return spec.key_variables if spec else ()
 
 
+KEPT = "kept_"  # plain session keys that outlive a page switch (Streamlit drops a widget's value once a page
+# without that widget has run)
+
+
+def keep_choice(key: str, options: list) -> None:
+    """Before a picker is drawn: bring back this session's last choice of it when it is still offered."""
+    kept = st.session_state.get(KEPT + key)
+    if st.session_state.get(key) not in options and kept in options:
+        st.session_state[key] = kept
+
+
+def kept(key: str, value):
+    """After a picker is drawn: remember its choice for the next visit of the page; returns the value."""
+    st.session_state[KEPT + key] = value
+    return value
+
+
+def follow(key: str, value) -> None:
+    """Make a picker of another page open on `value` next time (the prompt just frozen)."""
+    st.session_state[KEPT + key] = value
+    st.session_state.pop(key, None)
+
+
 SIDEBAR_KEY = "workbench_sidebar"
 # The sidebar opens library files inside this one folder only (a visitor must not reach the rest of the disk).
 HOME_ENV = "GEVAL_HOME"

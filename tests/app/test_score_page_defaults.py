@@ -47,3 +47,36 @@ def test_concurrency_starts_at_the_chosen_judges_default(lib_path):
     assert any(k.startswith("score_concurrency_") for k in keys)
     [box] = [w for w in at.number_input if w.key.startswith("score_concurrency_")]
     assert box.value == 1 or box.key.endswith("scripted")  # the test judge: the registry's default
+
+
+def test_the_score_and_rate_pages_keep_their_choices_across_pages(lib_path):
+    from geval_core.types import Item
+
+    with Library(lib_path) as lib:
+        second = lib.import_items("second", [Item("s1", {"document": "D.", "summary": "S."})])["id"]
+        fluency = lib.get_prompt("fluency").id
+    at = open_page("score")
+    at.selectbox(key="score_prompt").set_value("fluency@1").run()
+    at.selectbox(key="score_dataset").set_value("second@1").run()
+    at.switch_page("app_pages/rate.py").run()
+    at.selectbox(key="rate_prompt").set_value(fluency).run()
+    labels = at.selectbox(key="rate_dataset").options
+    at.selectbox(key="rate_dataset").select(next(o for o in labels if o.startswith("second@1"))).run()
+    at.switch_page("app_pages/design.py").run()  # a page without those pickers: Streamlit forgets their values
+    at.switch_page("app_pages/score.py").run()
+    assert at.selectbox(key="score_prompt").value == "fluency@1"
+    assert at.selectbox(key="score_dataset").value == "second@1"
+    at.switch_page("app_pages/rate.py").run()
+    assert at.selectbox(key="rate_prompt").value == fluency  # digit keys rate the dimension chosen before
+    assert at.selectbox(key="rate_dataset").value == second
+
+
+def test_the_prompt_just_frozen_is_the_rate_pages_default_too(lib_path):
+    at = open_page("rate")
+    at.switch_page("app_pages/design.py").run()
+    at.text_input(key="design_name").set_value("Zebra clarity").run()
+    at.text_area(key="design_definition").set_value("How clear the summary is.").run()
+    at.button(key="design_freeze").click().run()
+    frozen = at.session_state["design_frozen"]["hash"]
+    at.switch_page("app_pages/rate.py").run()
+    assert at.selectbox(key="rate_prompt").value == frozen
