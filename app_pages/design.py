@@ -113,7 +113,16 @@ def steps_section(lib) -> None:
     # A row of its own: in a narrow column the label was cut ("Generate evaluation s…").
     st.button("Generate evaluation steps", key=K + "generate", on_click=form.act, args=(form.generate, lib),
               type="primary")
-    st.caption(f"One call to {safe_text.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps.")
+    st.caption(f"One call to {safe_text.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps "
+               "(yours only after you confirm; the replaced steps can be restored).")
+    if st.session_state.get(K + "confirm_generate"):
+        st.warning("The steps below were written or edited by hand: generating replaces them.")
+        c1, c2 = st.columns(2)
+        c1.button("Replace my steps", key=K + "generate_confirm", on_click=form.act, args=(form.generate, lib, True))
+        c2.button("Keep my steps", key=K + "generate_cancel", on_click=form.keep_own_steps)
+    if st.session_state.get(K + "steps_before"):
+        st.button("Undo: restore the steps from before the last generation", key=K + "generate_undo",
+                  on_click=form.act, args=(form.undo_generate, lib))
     st.text_area("Steps (one per line; edit freely before freezing)", key=K + "steps", height=160)
     st.caption(f"Steps written by: {safe_text.md_escape(form.steps_model())}")
     with st.expander("Drift check: how different are steps generated k times?"):

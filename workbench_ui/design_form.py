@@ -177,18 +177,53 @@ def duplicate() -> None:
     _say("info", f"Duplicated as {dim.name!r}: rename it; saving creates a new draft.")
 
 
-def generate(lib) -> None:
-    """One steps-generation call with the sidebar judge; the steps replace the editor's."""
+STEP_KEYS = ("steps", "steps_gen_text", "steps_model_gen")  # what a generation replaces, and an undo restores
+
+
+def own_steps() -> bool:
+    """Whether the editor holds steps a person wrote or changed (a generation would throw them away)."""
+    ss = st.session_state
+    text = ss.get(K + "steps", "")
+    return bool(steps_list(text)) and steps_list(text) != steps_list(ss.get(K + "steps_gen_text", ""))
+
+
+def generate(lib, confirmed: bool = False) -> None:
+    """One steps-generation call with the sidebar judge; the steps replace the editor's (hand-edited steps only
+    once confirmed; the replaced steps can be restored)."""
     from geval_core.prompts.steps import generate_steps
 
+    ss = st.session_state
+    if own_steps() and not confirmed:
+        ss[K + "confirm_generate"] = True
+        return
+    ss.pop(K + "confirm_generate", None)
     conn = state.sidebar().judge
     steps, model = generate_steps(dimension(), state.make_judge(conn), conn)
-    ss = st.session_state
+    if steps_list(ss.get(K + "steps", "")):
+        ss[K + "steps_before"] = {key: ss.get(K + key) for key in STEP_KEYS}
     ss[K + "steps"] = ss[K + "steps_gen_text"] = steps_text(steps)
     ss[K + "steps_model_gen"] = model
     if ss.get(K + "draft_id") is not None:
         lib.set_steps(ss[K + "draft_id"], list(steps), model)
     _say("success", f"Generated {len(steps)} step{'s' if len(steps) != 1 else ''} with {model}.")
+
+
+def keep_own_steps() -> None:
+    """The user chose to keep their steps: no generation."""
+    st.session_state.pop(K + "confirm_generate", None)
+
+
+def undo_generate(lib) -> None:
+    """Put back the steps the last generation replaced (and who wrote them)."""
+    ss = st.session_state
+    before = ss.pop(K + "steps_before", None)
+    if before is None:
+        return
+    for key, value in before.items():
+        ss[K + key] = value
+    if ss.get(K + "draft_id") is not None:
+        lib.set_steps(ss[K + "draft_id"], list(steps_list(before["steps"] or "")), steps_model())
+    _say("info", "Restored the steps from before the last generation.")
 
 
 def run_drift(lib, k: int) -> None:

@@ -210,3 +210,23 @@ def test_a_draft_is_archived_out_of_the_picker_and_kept(lib_path):
     at.button(key="archive_draft_go").click().run()
     assert f"draft:{draft['id']}" not in at.selectbox(key="design_pick").options
     assert lib.get_draft(draft["id"]).name == "Clarity"  # kept, restorable
+
+
+def test_generate_asks_before_replacing_edited_steps_and_can_be_undone(lib_path):
+    at = open_page("design")
+    mine = "1. Read both texts.\n2. Compare them sentence by sentence."
+    at.text_area(key="design_steps").set_value(mine).run()
+    at.button(key="design_generate").click().run()
+    assert at.text_area(key="design_steps").value == mine  # nothing replaced yet
+    assert any("written or edited by hand: generating replaces them" in w for w in values(at.warning))
+    at.button(key="design_generate_cancel").click().run()
+    assert at.text_area(key="design_steps").value == mine
+    assert not [b for b in at.button if b.key in ("design_generate_undo", "design_generate_confirm")]
+    at.button(key="design_generate").click().run()
+    at.button(key="design_generate_confirm").click().run()
+    assert at.text_area(key="design_steps").value == SCRIPTED_STEPS
+    assert "Steps written by: scripted-1" in page_text(at)
+    at.button(key="design_generate_undo").click().run()
+    assert at.text_area(key="design_steps").value == mine
+    assert "Restored the steps from before the last generation." in values(at.info)
+    assert not [b for b in at.button if b.key == "design_generate_undo"]  # one undo, then gone
