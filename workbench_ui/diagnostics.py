@@ -55,6 +55,10 @@ def reliability_figure(bins: list[dict[str, Any]]) -> go.Figure:
                                 text=[f"{b['count']} predictions" for b in bins])])
     fig.update_layout(title="Reliability: judge probability vs people", xaxis_title="judge's probability of a rating",
                       yaxis_title="share of people giving it", **_LAYOUT)
+    # Both axes are probabilities: the whole 0-100 % range in the same steps, so the diagonal is the diagonal.
+    for axis in (fig.update_xaxes, fig.update_yaxes):
+        axis(range=[0, 1], dtick=0.1, tickformat=".0%")
+    fig.update_yaxes(scaleanchor="x", scaleratio=1)
     return fig
 
 

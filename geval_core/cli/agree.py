@@ -211,7 +211,7 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
 
 
 @click.command("agree")
-@click.argument("judge_file")
+@click.argument("judge_file", metavar="RUN_OR_FILE")
 @click.option("--data", "data_file", default=None,
               help="JSONL or CSV file with the human ratings, or a library dataset name[@version] "
                    "(default for a library run: the run's dataset).")
@@ -220,10 +220,10 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
                    "(for a library dataset: the rating name, e.g. coherence).")
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="Library file for run / dataset names (default: $GEVAL_DB, else ./geval.db).")
-@click.option("--score-field", default="score", show_default=True, help="Judge score field in JUDGE_FILE.")
+@click.option("--score-field", default="score", show_default=True, help="Judge score field in a RUN_OR_FILE file.")
 @click.option("--id-field", default="id", show_default=True, help="Item id field in both files.")
 @click.option("--judge-id-field", default=None,
-              help="Item id field in JUDGE_FILE when it differs from --id-field (e.g. item_id).")
+              help="Item id field in a RUN_OR_FILE file when it differs from --id-field (e.g. item_id).")
 @click.option("--group-by", default=None,
               help="Group field (e.g. doc_id): per-group correlations, averaged; with --pooled, the groups "
                    "the bootstrap resamples (items of a group are not independent). For a library dataset: "
@@ -248,7 +248,7 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
           bootstrap: int, seed: int, pooled: bool, as_json: bool) -> None:
     """Agreement of a judge's scores with human ratings: Spearman, Kendall, Pearson, ties, kappa.
 
-    JUDGE_FILE is a JSONL/CSV file of judge scores, or a library run id (`geval runs list`).
+    RUN_OR_FILE is a library run id (`geval runs list`), or a JSONL/CSV file of judge scores.
     """
     fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,
               "human": human_field, "group_by": group_by}

@@ -96,3 +96,22 @@ def test_estimate_panel_states_its_assumption_and_withholds_few_ratings(lib_path
     at.number_input(key="dg_rated").set_value(5).run()
     assert metric(at, "95% interval") == "withheld"
     assert any("fewer than 30 for ppi++" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_the_reliability_chart_spans_both_probability_axes_in_the_same_ticks():
+    from workbench_ui.diagnostics import reliability_figure
+
+    fig = reliability_figure([{"predicted": 0.2, "observed": 0.3, "count": 4},
+                              {"predicted": 0.35, "observed": 0.25, "count": 9}])
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert list(axis.range) == [0, 1] and axis.dtick == 0.1 and axis.tickformat == ".0%"
+    assert fig.layout.yaxis.scaleanchor == "x"
+
+
+def test_agree_usage_names_a_run_or_a_file():
+    from click.testing import CliRunner
+
+    from geval_core.cli import cli
+
+    usage = CliRunner().invoke(cli, ["agree", "--help"]).output
+    assert "RUN_OR_FILE" in usage and "JUDGE_FILE" not in usage
