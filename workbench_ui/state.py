@@ -58,7 +58,7 @@ KEPT = "kept_"  # plain session keys that outlive a page switch (Streamlit drops
 def keep_choice(key: str, options: list) -> None:
     """Before a picker is drawn: bring back this session's last choice of it when it is still offered."""
     kept = st.session_state.get(KEPT + key)
-    if st.session_state.get(key) not in options and kept in options:
+    if key not in st.session_state and kept in options:
         st.session_state[key] = kept
 
 
