@@ -110,6 +110,25 @@ class JudgeSettings:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A rated item shown inside the prompt as an example of one scale point (part of the content hash).
+
+    Items used as examples are left out of every evaluation of the prompt: a judge shown an item's rating
+    would be scored on its own answer key.
+    """
+
+    point: int
+    item_id: str
+    fields: dict[str, str]  # the item's inputs, as shown in the prompt
+    dataset_id: str = ""  # where the item came from (a dev side, never a sealed test side)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"point": self.point, "item_id": self.item_id, "fields": dict(self.fields),
+                "dataset_id": self.dataset_id}
+
+
+@dataclass(frozen=True)
 class Dimension:
     """One quality dimension: everything a person designs before freezing."""
 
@@ -122,14 +141,23 @@ class Dimension:
     steps_model: str = HAND_WRITTEN
     template: str = ""  # empty means prompts.default_template(self)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
+    examples: tuple[Example, ...] = ()  # rated items shown under their scale point's anchor
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (anchor keys as strings)."""
+        """A JSON-ready dict (anchor keys as strings; `examples` only when there are some)."""
         data = asdict(self)
         data["anchors"] = {str(k): v for k, v in self.anchors.items()}
         data["inputs"] = list(self.inputs)
         data["steps"] = list(self.steps)
+        data.pop("examples")
+        if self.examples:
+            data["examples"] = [e.to_dict() for e in self.examples]
         return data
+
+    @property
+    def example_ids(self) -> set[str]:
+        """The ids of the items shown as examples (left out of every evaluation of this prompt)."""
+        return {e.item_id for e in self.examples}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Dimension:
@@ -145,6 +173,8 @@ class Dimension:
             steps_model=data.get("steps_model") or HAND_WRITTEN,
             template=data.get("template") or "",
             judge=JudgeSettings(**(data.get("judge") or {})),
+            examples=tuple(Example(int(e["point"]), str(e["item_id"]), {str(k): str(v) for k, v in e["fields"].items()},
+                                   str(e.get("dataset_id") or "")) for e in data.get("examples") or ()),
         )
 
 

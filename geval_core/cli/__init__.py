@@ -37,6 +37,7 @@ COMMANDS = {
     "panel": (".panel", "panel_group"),
     "split": (".split", "split_command"),
     "compare": (".compare", "compare_command"),
+    "align": (".align", "align_group"),
     # Raters and the human ceiling.
     "raters": (".raters", "raters_command"),
     "review": (".review", "review_command"),

@@ -139,9 +139,24 @@ def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None)
         ("scale", r.scale + (f"   ({r.out_of_scale} judge scores outside it: kappa clips them to its ends)"
                              if r.out_of_scale else "")),
     ]
+    scope = extra.get("scope") or {}
+    if scope.get("side") or scope.get("examples_left_out"):
+        rows.append(("scope", scope_line(scope)))
     head = f"{extra['judge_file']} vs {extra['data_file']} (human: {extra['human_field']})"
     body = "\n".join(f"{name:<14} {text}" for name, text in rows)
     return f"{head}\n{body}\n\nNote: {r.note}"
+
+
+def scope_line(scope: dict[str, Any]) -> str:
+    """'dev side of split 1a2b3c4d5e6f; 2 example items left out' (and the test uses, on the test side)."""
+    parts = []
+    if scope.get("side"):
+        parts.append(f"{scope['side']} side of split {scope['split'][:12]}")
+    if scope.get("side") == "test":
+        parts.append(f"use recorded: {scope['candidates_on_test']} prompt(s) evaluated on this test side")
+    if scope.get("examples_left_out"):
+        parts.append(f"{scope['examples_left_out']} example item(s) of the prompt left out")
+    return "; ".join(parts)
 
 
 def _library_group(item: Any, group_by: str | None, mapping: dict[str, Any], where: dict[str, Any]) -> str | None:
@@ -180,6 +195,20 @@ def library_rows(library: Library, run_id: str | None, dataset: str | None, huma
         if group is not None:
             data.groups[item.id] = group
     return judged, data
+
+
+def _scope(judge_source: str, db: str | None, side: str) -> tuple[set[str] | None, dict[str, Any] | None]:
+    """The items a library run's figures may use: the split side asked for, without the prompt's examples."""
+    if _is_file_name(judge_source):
+        if side == "test":
+            raise click.UsageError("--side test reads a library run's split dataset; a judge file has no split")
+        return None, None
+    from ..run.splits import evaluation_ids
+
+    with open_library(db) as library:
+        run = library.get_run(judge_source)
+        examples = library.get_prompt(run["prompt_id"]).dimension.example_ids
+        return evaluation_ids(library, run["dataset_id"], side, examples, run["prompt_id"], run["id"])
 
 
 def _is_file_name(source: str) -> bool:
@@ -241,11 +270,14 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
 @click.option("--pooled", is_flag=True,
               help="Dataset-level reading (all items pooled) even when the data has groups (a library "
                    "dataset's, or --group-by FIELD's: still resampled as whole groups).")
+@click.option("--side", type=click.Choice(["dev", "test"]), default="dev", show_default=True,
+              help="For a library run on a split dataset: the dev side, or the sealed test side (every use of it "
+                   "is recorded and counted). The prompt's example items are left out either way.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @workbench_errors
 def agree(judge_file: str, data_file: str | None, human_field: str, db: str | None, score_field: str,
           id_field: str, judge_id_field: str | None, group_by: str | None, scale: Scale | None,
-          bootstrap: int, seed: int, pooled: bool, as_json: bool) -> None:
+          bootstrap: int, seed: int, pooled: bool, side: str, as_json: bool) -> None:
     """Agreement of a judge's scores with human ratings: Spearman, Kendall, Pearson, ties, kappa.
 
     RUN_OR_FILE is a library run id (`geval runs list`), or a JSONL/CSV file of judge scores.
@@ -263,7 +295,8 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
         if item_id not in data.lines:
             raise InputError(f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
                              file=judge_file, line=line, field=judge_id_field or id_field)
-    ids = list(judged.values)
+    only, scope = _scope(judge_file, db, side)
+    ids = [i for i in judged.values if only is None or i in only]
     groups = [data.groups.get(i) for i in ids] if group_by and not pooled else None
     # The pooled reading of grouped data still resamples whole groups: items of a group are not independent.
     clusters = [data.groups.get(i) for i in ids] if pooled and len(data.groups) == len(data.values) else None
@@ -275,7 +308,7 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
         "judge_file": judge_file, "data_file": data_file, "human_field": human_field,
         "judge_missing": sum(v is None for v in judged.values.values()),
         "human_missing": sum(data.values[i] is None for i in ids),
-        "unjudged": len(data.values) - len(ids),
+        "unjudged": len(data.values) - len(ids), "scope": scope,
     }
     if as_json:
         click.echo(json.dumps({**result.to_dict(), **extra}, indent=2))

@@ -24,6 +24,8 @@ def metric_fields(dimension: Dimension) -> dict:
         "inputs": list(dimension.inputs),
         "steps": list(dimension.steps),
         "template": template_of(dimension),
+        # Only when there are some: every prompt frozen before examples existed keeps its hash.
+        **({"examples": [e.to_dict() for e in dimension.examples]} if dimension.examples else {}),
         "judge": {
             "provider": judge.provider,
             "model": judge.model,

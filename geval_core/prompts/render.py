@@ -60,11 +60,15 @@ def placeholders(template: str) -> list[str]:
 
 
 def format_anchors(dimension: Dimension) -> str:
-    """One line per scale point, highest first, as G-Eval's prompts list them."""
+    """One line per scale point, highest first, as G-Eval's prompts list them; examples under their point."""
     lines = []
     for point in reversed(dimension.scale.points):
         text = dimension.anchors.get(point, "").strip()
         lines.append(f"- {point}: {text}" if text else f"- {point}")
+        for example in (e for e in dimension.examples if e.point == point):
+            lines.append(f"  Example rated {point}:")
+            lines.extend(f"  {field_title(name)}: {' '.join(str(example.fields.get(name, '')).split())}"
+                         for name in dimension.inputs)
     return "\n".join(lines)
 
 

@@ -80,3 +80,42 @@ def record_test_use(store: Store, split: dict[str, Any], prompt_id: str, run_id:
 def sealed_uses(store: Store, split: dict[str, Any]) -> list[dict[str, Any]]:
     """Every recorded evaluation on the split's test side, oldest first."""
     return store.get_setting(f"split-test-uses:{split['hash']}", [])
+
+
+SIDES = ("dev", "test")
+
+
+def has_split(store: Store, dataset_id: str) -> bool:
+    """Whether the dataset version has a stored split."""
+    return bool(store.get_setting(_key(dataset_id), []))
+
+
+def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: set[str] | frozenset = frozenset(),
+                   prompt_id: str | None = None, run_id: str | None = None) -> tuple[set[str] | None, dict[str, Any]]:
+    """(the item ids a figure may use, what that scope is): the dev side of a split dataset by default, its sealed
+    test side only when asked (the use is recorded, so `prompt_id` is required then), never an example item.
+
+    None for the ids means every item of an unsplit dataset with no example to leave out.
+    """
+    if side not in SIDES:
+        raise InputError(f"the side is dev or test, got {side!r}", field="side")
+    scope: dict[str, Any] = {"side": None, "split": None, "examples_left_out": 0, "candidates_on_test": None}
+    if has_split(store, dataset_id):
+        split = get_split(store, dataset_id)
+        ids = set(split[side])
+        scope.update(side=side, split=split["hash"])
+        if side == "test":
+            if prompt_id is None:
+                raise InputError("using the sealed test side is recorded: name the prompt it evaluates",
+                                 field="side")
+            scope["candidates_on_test"] = record_test_use(store, split, prompt_id, run_id)
+    elif side == "test":
+        raise InputError(f"dataset {dataset_id[:12]} has no split, so no test side: `geval split` makes one",
+                         field="side")
+    else:
+        ids = None
+    if examples:
+        every = ids if ids is not None else {i.id for i in store.dataset_items(dataset_id)}
+        scope["examples_left_out"] = len(every & set(examples))
+        ids = every - set(examples)
+    return ids, scope

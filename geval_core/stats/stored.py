@@ -19,9 +19,10 @@ from .raters import RaterMatrix, base_name, item_spread, rater_agreement, rater_
 from .ties import with_ties
 
 
-def agreement_inputs_from_run(library: Store, run_id: str, human_field: str
+def agreement_inputs_from_run(library: Store, run_id: str, human_field: str, only: set[str] | None = None
                               ) -> tuple[list[float], list[float], list[str | None]]:
-    """(judge scores, human ratings, groups) of a run's scored items that have the human rating."""
+    """(judge scores, human ratings, groups) of a run's scored items that have the human rating (and are in
+    `only`, the scope of the figure: a split's side without the prompt's example items)."""
     run = library.get_run(run_id)
     items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
     judge, human, groups = [], [], []
@@ -29,13 +30,16 @@ def agreement_inputs_from_run(library: Store, run_id: str, human_field: str
         item = items.get(row["item_id"])
         if row["score"] is None or item is None or human_field not in item.human:
             continue
+        if only is not None and item.id not in only:
+            continue
         judge.append(float(row["score"]))
         human.append(float(item.human[human_field]))
         groups.append(item.group)
     return judge, human, groups
 
 
-def run_agreement(library: Store, run_id: str, human_field: str, pooled: bool = False) -> dict[str, Any]:
+def run_agreement(library: Store, run_id: str, human_field: str, pooled: bool = False,
+                  only: set[str] | None = None) -> dict[str, Any]:
     """Agreement of a run's scores with its dataset's human ratings, labelled for a prompt export.
 
     Group-level (the paper's reading) when every item has a group and `pooled` is false; kappa on the
@@ -46,7 +50,7 @@ def run_agreement(library: Store, run_id: str, human_field: str, pooled: bool = 
     if human_field not in dataset["human"]:
         raise InputError(f"dataset {dataset['label']} has no human rating {human_field!r} "
                          f"(has: {', '.join(dataset['human']) or 'none'})", field=human_field)
-    judge, human, groups = agreement_inputs_from_run(library, run["id"], human_field)
+    judge, human, groups = agreement_inputs_from_run(library, run["id"], human_field, only)
     if not judge:
         raise InputError(f"run {run['id']} has no scored item with a human rating {human_field!r}")
     grouped = not pooled and all(g is not None for g in groups)

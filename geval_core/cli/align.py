@@ -1,0 +1,152 @@
+"""`geval align`: disputed dev items, the sealed test side scored once per candidate, and the report with its
+interval widened for every candidate evaluated there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .common import echo_json, effective_settings, library_command
+
+__all__ = ["align_group"]
+
+
+@click.group("align")
+def align_group() -> None:
+    """Align a prompt with people on a split dataset: dev to tune, the sealed test side once per candidate."""
+
+
+def _human(library: Any, prompt: Any, dataset: dict[str, Any], human: str | None) -> str:
+    name = human or prompt.dimension.name.lower()
+    if name not in dataset["human"] and not library.human_means(dataset["id"], name):
+        raise click.UsageError(f"dataset {dataset['label']} has no human rating {name!r} (has: "
+                               f"{', '.join(dataset['human']) or 'none'}): name one with --human")
+    return name
+
+
+@library_command(align_group, "disputed", lists=True)
+@click.argument("run_id")
+@click.option("--human", default=None, help="The human rating (default: the prompt's dimension name).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="How many items.")
+def align_disputed(library: Any, run_id: str, human: str | None, limit: int, as_json: bool) -> None:
+    """The dev items of RUN_ID where the judge and people differ most, by the scale point people gave."""
+    from ..diagnostics.align import disputed_items
+    from ..run.splits import evaluation_ids
+
+    run = library.get_run(run_id)
+    prompt = library.get_prompt(run["prompt_id"])
+    name = _human(library, prompt, library.get_dataset(run["dataset_id"]), human)
+    only, scope = evaluation_ids(library, run["dataset_id"], "dev", prompt.dimension.example_ids)
+    rows = disputed_items(library, run["id"], name, only, limit)
+    if as_json:
+        echo_json({"run": run["id"], "human": name, "scope": scope, "items": rows})
+        return
+    for row in rows:
+        raters = " ".join(f"{k.rsplit('.', 1)[1]}:{v:g}" for k, v in sorted(row["raters"].items()))
+        click.echo(f"{row['item_id']:<16} people {row['human']:.2f} (point {row['point']}) judge "
+                   f"{row['score']:.2f} gap {row['gap']:+.2f}  {raters}")
+
+
+@library_command(align_group, "test")
+@click.argument("prompt")
+@click.option("--data", "data_ref", required=True, help="The split library dataset name[@version].")
+@click.option("--judge", "judge_ref", default=None, help="Override the prompt's judge (as for geval score).")
+@click.option("--base-url", default=None, help="Your OpenAI-compatible server for the judge's requests.")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=None, help="Judge calls in flight.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (run id, items, candidates).")
+def align_test(library: Any, prompt: str, data_ref: str, judge_ref: str | None, base_url: str | None,
+               concurrency: int | None, as_json: bool) -> None:
+    """Score PROMPT (frozen) on the sealed test side of the dataset's split, and record the use. A finished
+    run of the same prompt and settings on those items is reused, never paid twice; the use is recorded."""
+    from ..providers import get_judge
+    from ..providers.on_demand import JudgeOnDemand
+    from ..providers.registry import allowed_concurrency, check_judge, default_concurrency
+    from ..run import RunOptions, run_scoring
+    from ..run.splits import get_split, record_test_use
+
+    frozen = library.get_prompt(prompt)
+    dataset = library.get_dataset(data_ref)
+    split = get_split(library, dataset["id"])
+    settings, warnings = effective_settings(frozen.dimension.judge, judge_ref, base_url, None, None, None)
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    check_judge(settings)  # before a run is recorded
+    test = set(split["test"]) - frozen.dimension.example_ids
+    items = [i for i in library.dataset_items(dataset["id"]) if i.id in test]
+    run_id = _reusable(library, frozen.id, dataset["id"], settings, [i.id for i in items])
+    reused = run_id is not None
+    if not reused:
+        run_id = library.create_run(frozen.id, dataset["id"], settings, item_ids=[i.id for i in items])
+    workers, _ = allowed_concurrency(settings, concurrency or default_concurrency(settings))
+    summary = run_scoring(frozen, items, JudgeOnDemand(settings.provider, lambda: get_judge(settings)), library,
+                          run_id, RunOptions(settings=settings, concurrency=workers))
+    candidates = record_test_use(library, split, frozen.id, run_id)
+    out = {"prompt": frozen.label, "prompt_id": frozen.id, "dataset": dataset["label"], "split": split["hash"],
+           "run_id": run_id, "reused": reused, "status": summary.status, "test_items": len(items),
+           "judge_calls": summary.judge_calls, "candidates_on_test": candidates}
+    if as_json:
+        echo_json(out)
+    else:
+        click.echo(f"{frozen.label} on the test side of {dataset['label']} ({len(items)} items): run {run_id} "
+                   f"{summary.status}; recorded: {candidates} prompt(s) evaluated on this test side", err=True)
+    if summary.status != "done":
+        raise SystemExit(3)
+
+
+def _reusable(library: Any, prompt_id: str, dataset_id: str, settings: Any, ids: list[str]) -> str | None:
+    from dataclasses import asdict
+
+    for run in library.list_runs(prompt=prompt_id, dataset=dataset_id):
+        if run.get("item_ids") == ids and run["judge"] == asdict(settings):
+            return run["id"]
+    return None
+
+
+@library_command(align_group, "report")
+@click.argument("prompt")
+@click.option("--data", "data_ref", required=True, help="The split library dataset name[@version].")
+@click.option("--base", default=None, help="The prompt to compare with (default: version 1 of PROMPT's name).")
+@click.option("--human", default=None, help="The human rating (default: the prompt's dimension name).")
+@click.option("--side", type=click.Choice(["dev", "test"]), default="test", show_default=True,
+              help="test: the sealed side, with the corrected interval; dev: the tuning side.")
+@click.option("--resamples", type=click.IntRange(100, 20000), default=1000, show_default=True,
+              help="Bootstrap resamples (of the dataset's groups).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def align_report_command(library: Any, prompt: str, data_ref: str, base: str | None, human: str | None, side: str,
+                         resamples: int, as_json: bool) -> None:
+    """Base vs candidate PROMPT on one side of the split: every figure's paired difference with its 95% interval,
+    and on the test side the interval widened for the candidates evaluated there."""
+    from ..diagnostics.align import align_report
+
+    candidate = library.get_prompt(prompt)
+    base_prompt = library.get_prompt(base) if base else library.get_prompt(candidate.name, 1)
+    if base_prompt.id == candidate.id:
+        raise click.UsageError(f"{candidate.label} is its own base: name the prompt to compare with, --base")
+    dataset = library.get_dataset(data_ref)
+    name = _human(library, candidate, dataset, human)
+    report = align_report(library, base_prompt.id, candidate.id, dataset["id"], name, side, resamples)
+    if as_json:
+        echo_json(report)
+        return
+    click.echo(f"{report['base']} -> {report['candidate']} on the {side} side of {report['dataset']} "
+               f"({report['items']} items in {report['groups']} groups; {report['examples_left_out']} example "
+               "items left out)")
+    for name, fig in report["figures"].items():
+        click.echo(f"{name:<16} {fig['first']:.3f} -> {fig['second']:.3f}: {fig['difference']:+.3f}"
+                   f"{_interval(fig['interval'])}" + (f" corrected{_interval(fig['corrected_interval'])}"
+                                                      if "corrected_interval" in fig else ""))
+    if side == "test":
+        click.echo(f"{report['candidates_evaluated']} candidate(s) evaluated on this test side "
+                   f"({report['test_looks']} looks): corrected level {report['corrected_level']:.4f} "
+                   f"(Bonferroni); Holm-adjusted p ({report['holm_figure']}): {_p(report['holm_p'])}")
+    if report.get("withheld"):
+        click.echo(f"interval withheld: {report['withheld']}")
+
+
+def _interval(interval: list[float] | None) -> str:
+    return "" if interval is None else f" [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
