@@ -13,7 +13,7 @@ import streamlit as st  # noqa: E402
 from geval_core.errors import ConfigError
 from geval_core.providers.capabilities import PRESETS
 from geval_core.providers.gguf_file import is_model_file, split_pin
-from workbench_ui import judge_test, safe_text, server_presets, state
+from workbench_ui import judge_test, safe_text, sealing, server_presets, state
 
 # The app builds tables of 20,000 judgments in a heap of some 190,000 objects (Streamlit, pandas, plotly).
 # With CPython's default thresholds (700, 10, 10) a page's first render walked that whole heap twice and
@@ -122,4 +122,5 @@ state.secrets_to_env()
 page = st.navigation(PAGES)
 st.session_state[state.SIDEBAR_KEY] = draw_sidebar()
 judge_test.panel(st.session_state[state.SIDEBAR_KEY])
+st.session_state.pop(sealing.CURRENT, None)  # each page chooses its own scope of items
 page.run()

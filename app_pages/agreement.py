@@ -15,6 +15,7 @@ from workbench_ui import (
     diagnostics,
     raters_view,
     safe_text,
+    sealing,
     state,
 )
 
@@ -156,6 +157,7 @@ def main() -> None:
     run = lib.get_run(st.selectbox("Run", list(labels), format_func=labels.get, key=K + "run"))
     prompt = lib.get_prompt(run["prompt_id"])
     dataset = lib.get_dataset(run["dataset_id"])
+    sealing.choose(lib, run, prompt)  # every figure below: the dev side of a split dataset unless opened
     if not int(run.get("judged") or 0):
         st.info("No item of this run is judged yet.")
         return

@@ -10,7 +10,7 @@ import streamlit as st
 
 from geval_core.judgment import single_rating
 from geval_core.types import Scale
-from workbench_ui import cached_reads, charts, state
+from workbench_ui import cached_reads, charts, sealing, state
 
 SCORES = {"score": "weighted score", "single_rating": "top-token score"}
 METRICS = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic",
@@ -22,12 +22,16 @@ COMPARED = ("provider", "model", "mode", "n", "temperature")  # what makes two r
 def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -> dict[str, list]:
     """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group
     (computed once per run_state: shared, never mutate it)."""
-    return cached_reads.per_run(run, "paired", lambda: _paired(run, human_field, which), human_field, which)
+    scope = sealing.current()
+    return cached_reads.per_run(run, "paired", lambda: _paired(run, human_field, which, scope), human_field, which,
+                                sealing.cache_key())
 
 
-def _paired(run: dict[str, Any], human_field: str | None, which: str) -> dict[str, list]:
+def _paired(run: dict[str, Any], human_field: str | None, which: str, scope=None) -> dict[str, list]:
     items = cached_reads.items_by_id(run["dataset_id"])
     rows = cached_reads.stored_judgments(run)
+    if scope is not None and scope.ids is not None:  # a split's side without the example items: nothing else
+        rows = [row for row in rows if row["item_id"] in scope.ids]
     matched = [items.get(row["item_id"]) for row in rows]
     score = single_rating if which == "single_rating" else (lambda row: row.get(which))
     return {"ids": [row["item_id"] for row in rows], "judge": [score(row) for row in rows],
@@ -38,7 +42,7 @@ def _paired(run: dict[str, Any], human_field: str | None, which: str) -> dict[st
 
 @st.cache_data(show_spinner="Computing agreement…", max_entries=64)
 def _agreement(path: str, run_id: str, version: tuple[int, int, str], human_field: str, which: str,
-               grouped: bool, scale: tuple[int, int], bootstrap: int, seed: int,
+               grouped: bool, scale: tuple[int, int], bootstrap: int, seed: int, scope_key: str,
                _run: dict[str, Any]) -> dict[str, Any]:
     from geval_core.stats import agreement
 
@@ -54,12 +58,13 @@ def agreement_for(run: dict[str, Any], human_field: str, which: str, grouped: bo
                   bootstrap: int, seed: int = 0) -> dict[str, Any]:
     """geval_core.stats.agreement on a run (cached per cached_reads.run_state and options)."""
     return _agreement(os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run),
-                      human_field, which, grouped, (scale.min, scale.max), bootstrap, seed, run)
+                      human_field, which, grouped, (scale.min, scale.max), bootstrap, seed, sealing.cache_key(), run)
 
 
 def scatter(run: dict[str, Any], human_field: str, limit: int = SCATTER_POINTS) -> tuple[Any, int, int]:
     """The judge-vs-human scatter of a run, once per run_state: (figure, points drawn, points with both)."""
-    return cached_reads.per_run(run, "scatter", lambda: _scatter(run, human_field, limit), human_field, limit)
+    return cached_reads.per_run(run, "scatter", lambda: _scatter(run, human_field, limit), human_field, limit,
+                                sealing.cache_key())
 
 
 def _scatter(run: dict[str, Any], human_field: str, limit: int) -> tuple[Any, int, int]:

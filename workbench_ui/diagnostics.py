@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from geval_core.errors import GEvalError
-from workbench_ui import cached_reads, safe_text, state
+from workbench_ui import cached_reads, safe_text, sealing, state
 from workbench_ui.charts import _LAYOUT, _safe
 
 K = "dg_"
@@ -32,8 +32,9 @@ def _compute(kind: str, lib, run_id: str, field: str, *args: Any) -> dict[str, A
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _cached(path: str, kind: str, run_id: str, version: tuple, field: str, args: tuple) -> dict[str, Any]:
-    return _compute(kind, cached_reads.CachedLibrary(state.library()), run_id, field, *args)
+def _cached(path: str, kind: str, run_id: str, version: tuple, field: str, args: tuple, scope_key: str
+            ) -> dict[str, Any]:
+    return _compute(kind, sealing.scoped(cached_reads.CachedLibrary(state.library())), run_id, field, *args)
 
 
 def diagnostic(kind: str, run: dict[str, Any], field: str, *args: Any) -> dict[str, Any]:
@@ -42,7 +43,8 @@ def diagnostic(kind: str, run: dict[str, Any], field: str, *args: Any) -> dict[s
     The key holds the run's state (judged, errors, status), so a run that goes on is computed again;
     `args` that name another run carry that run's state too.
     """
-    return _cached(cached_reads._path(), kind, run["id"], cached_reads.run_state(run), field, args)
+    return _cached(cached_reads._path(), kind, run["id"], cached_reads.run_state(run), field, args,
+                   sealing.cache_key())
 
 
 def reliability_figure(bins: list[dict[str, Any]]) -> go.Figure:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from geval_core.stats.raters import base_name, rater_keys
 from geval_core.types import Scale
-from workbench_ui import agree, cached_reads, safe_text, state
+from workbench_ui import agree, cached_reads, safe_text, sealing, state
 
 K = "ag_raters_"
 CEILING = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic"}
@@ -18,16 +18,17 @@ CEILING = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearso
 
 @st.cache_data(show_spinner="Measuring the raters…", max_entries=16)
 def _report(path: str, dataset_id: str, run_id: str, version: tuple[int, int, str], human: str,
-            scale: tuple[int, int], grouped: bool, bootstrap: int) -> dict[str, Any]:
+            scale: tuple[int, int], grouped: bool, bootstrap: int, scope_key: str) -> dict[str, Any]:
     from geval_core.stats.stored import dataset_raters
 
-    return dataset_raters(state.library(), dataset_id, human, Scale(*scale), bootstrap, 0, run_id, grouped)
+    return dataset_raters(sealing.scoped(state.library()), dataset_id, human, Scale(*scale), bootstrap, 0, run_id,
+                          grouped)
 
 
 def report(run: dict, dataset_id: str, human: str, scale: Scale, grouped: bool, bootstrap: int) -> dict[str, Any]:
     """geval_core.stats.stored.dataset_raters beside a run (cached per run_state and options)."""
     return _report(os.path.abspath(state.sidebar().db_path), dataset_id, run["id"],
-                   cached_reads.run_state(run), human, (scale.min, scale.max), grouped, bootstrap)
+                   cached_reads.run_state(run), human, (scale.min, scale.max), grouped, bootstrap, sealing.cache_key())
 
 
 def rated_versions(lib, run: dict, human: str) -> dict[str, str]:

@@ -119,3 +119,19 @@ def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: s
         scope["examples_left_out"] = len(every & set(examples))
         ids = every - set(examples)
     return ids, scope
+
+
+class ScopedStore:
+    """A store whose runs' judgments are only those in `only` (None: all): every figure read through it, the
+    diagnostics included, stays on one side of a split, without the prompt's example items."""
+
+    def __init__(self, store: Any, only: set[str] | frozenset | None) -> None:
+        self._store, self._only = store, only
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def judgments(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's judgments inside the scope."""
+        rows = self._store.judgments(run_id)
+        return rows if self._only is None else [r for r in rows if r["item_id"] in self._only]

@@ -186,3 +186,15 @@ def test_a_report_refuses_a_prompt_never_evaluated_on_the_test_side(lib):
     out = CliRunner().invoke(cli, ["align", "report", better.label, "--data", "golden", "--db", str(library.path)])
     assert out.exit_code == 1 and "has not been evaluated on the test side" in out.output
     assert "Traceback" not in out.output
+
+
+def test_diagnostics_read_through_a_scoped_store_see_only_that_side(lib):
+    from geval_core.run.splits import ScopedStore
+    from geval_core.stats.stored import run_calibration, run_estimate
+
+    library, base, _, split = lib
+    run_id = scored(library, base, set(split["dev"]) | set(split["test"]), 1.0)
+    dev = ScopedStore(library, set(split["dev"]))
+    assert run_calibration(dev, run_id, "coherence")["items"] == len(split["dev"])
+    assert run_calibration(library, run_id, "coherence")["items"] == len(split["dev"]) + len(split["test"])
+    assert run_estimate(dev, run_id, "coherence", "classic")["n_rated"] == len(split["dev"])
