@@ -88,7 +88,11 @@ def export_section(lib, prompt: FrozenPrompt) -> None:
                + UNVERIFIED)
     fmt = st.radio("Format", FORMATS, format_func=lambda fmt: EXPORT_FORMATS[fmt].label, key=K + "format", horizontal=True)
     if fmt != "json":
-        text = tool_export(prompt, fmt)
+        scale = prompt.dimension.scale
+        pass_at = st.number_input(f"Pass at: a rating on the {scale} scale (empty: no pass rule)", value=None,
+                                  min_value=float(scale.min), max_value=float(scale.max), step=0.5,
+                                  key=f"{K}pass_at_{prompt.id[:12]}")  # per version: scales differ
+        text = tool_export(prompt, fmt, pass_at=pass_at)
         st.download_button(f"Download {EXPORT_FORMATS[fmt].label}", text, file_name=tool_filename(prompt, fmt),
                            mime=EXPORT_FORMATS[fmt].mime, key=K + "download")
         st.caption("What the file holds (its first lines say which frozen prompt it came from and what the tool "

@@ -10,8 +10,9 @@ import click
 
 from prompt_library import Library
 
+from ..errors import InputError
 from ..files.prompt_files import export_prompt, production_snippet, read_agreement, write_export
-from ..files.tool_exports import FORMATS, tool_export
+from ..files.tool_exports import FORMATS, check_pass_at, tool_export
 from ..prompts import render
 from ..types import Dimension
 from .common import check_output, echo_json, library_command, table
@@ -104,9 +105,12 @@ def _frozen(result: Any) -> dict[str, Any]:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True,
               help="json: the workbench's hash-checked file; deepeval: a Python file defining a GEval metric; "
                    "promptfoo: a YAML llm-rubric assertion; openai-grader: OpenAI Evals score_model grader JSON.")
+@click.option("--pass-at", "pass_at", type=float, default=None,
+              help="With --format deepeval, promptfoo or openai-grader: an item passes when its rating is at least "
+                   "this, on the prompt's scale (e.g. 3.5 on 1-5); the file says how the tool applies it.")
 def prompts_export(library: Library, prompt: str, output: str | None, agreement_file: str | None,
                    agreement_run: str | None, human_field: str | None, pooled: bool, snippet: bool,
-                   fmt: str) -> None:
+                   fmt: str, pass_at: float | None) -> None:
     """Export a frozen prompt: a self-contained, hash-checked JSON file, or a file another judge tool loads."""
     check_output(output)
     output = None if output == "-" else output  # "-" is stdout
@@ -114,8 +118,12 @@ def prompts_export(library: Library, prompt: str, output: str | None, agreement_
     if fmt != "json":
         if agreement_file or agreement_run or snippet:
             raise click.UsageError("--agreement, --agreement-run and --snippet go with --format json only")
-        _write_text(tool_export(frozen, fmt), output, frozen)
+        _check_pass_at(frozen, pass_at)
+        _write_text(tool_export(frozen, fmt, pass_at=pass_at), output, frozen)
         return
+    if pass_at is not None:
+        raise click.UsageError("--pass-at goes with --format deepeval, promptfoo or openai-grader; the json export "
+                               "is scored by the workbench itself")
     agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field, pooled)
     if output:
         write_export(frozen, output, agreement)  # the snippet loads the file by the name it was given
@@ -124,6 +132,16 @@ def prompts_export(library: Library, prompt: str, output: str | None, agreement_
         click.echo(json.dumps(export_prompt(frozen, agreement), indent=2, ensure_ascii=False))
     if snippet:
         click.echo(production_snippet(frozen, output))
+
+
+def _check_pass_at(frozen: Any, pass_at: float | None) -> None:
+    """A usage error (exit 2) naming --pass-at when the rating lies outside the prompt's scale."""
+    try:
+        check_pass_at(frozen, pass_at)
+    except InputError as exc:
+        scale = frozen.dimension.scale
+        raise click.UsageError(f"--pass-at {pass_at:g} lies outside {frozen.label}'s {scale} scale; give a rating "
+                               f"from {scale.min} to {scale.max}") from exc
 
 
 def _write_text(text: str, output: str | None, frozen: Any) -> None:

@@ -34,7 +34,7 @@ def frozen(name: str = HOSTILE, provider: str = "openai", scale: Scale | None = 
     return FrozenPrompt(content_hash(dim), "coherence", 2, dim, "2025-01-01")
 
 
-def test_deepeval_file_compiles_with_the_frozen_steps_rubric_and_params_as_literals():
+def test_deepeval_file_compiles_with_the_frozen_steps_definition_rubric_and_params_as_literals():
     prompt = frozen()
     text = tool_export(prompt, "deepeval")
     tree = ast.parse(text)  # compiles: nothing in the name or steps escaped a literal
@@ -44,6 +44,7 @@ def test_deepeval_file_compiles_with_the_frozen_steps_rubric_and_params_as_liter
     assert values["RUBRIC"] == [(p, f"anchor {p}: {HOSTILE}") for p in range(1, 6)]
     assert values["INPUT_FIELDS"] == {"document": "INPUT", "summary": "ACTUAL_OUTPUT"}
     assert values["CONTENT_HASH"] == prompt.id
+    assert values["CRITERIA"] == f"{HOSTILE} (1-5) - {prompt.dimension.definition}"
     comments = [line for line in text.splitlines() if line.startswith("#")]
     assert any(prompt.id in line for line in comments)
     assert any("cannot reproduce" in line for line in comments)
@@ -62,18 +63,20 @@ def test_deepeval_outside_its_rubric_range_and_without_an_openai_judge_says_so()
 @pytest.mark.skipif(not DEEPEVAL_PYTHON, reason="GEVAL_DEEPEVAL_PYTHON (a Python with deepeval) not set")
 def test_deepeval_imports_the_metric(tmp_path):
     path = tmp_path / "metric.py"
-    path.write_text(tool_export(frozen(), "deepeval"), encoding="utf-8")
+    path.write_text(tool_export(frozen(), "deepeval", pass_at=4), encoding="utf-8")
     script = ("import importlib.util, json, sys; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
               "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); g = m.metric; "
               "print(json.dumps([g.name, g.evaluation_steps, [p.name for p in g.evaluation_params], "
-              "[[r.score_range[0], r.expected_outcome] for r in g.rubric]]))")
+              "[[r.score_range[0], r.expected_outcome] for r in g.rubric], g.threshold]))")
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-used", "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
     done = subprocess.run([DEEPEVAL_PYTHON, "-c", script, str(path)], capture_output=True, text=True,
                           timeout=300, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    name, steps, params, rubric = json.loads(done.stdout.strip().splitlines()[-1])
-    assert name == HOSTILE and steps == list(frozen().dimension.steps)
+    name, steps, params, rubric, threshold = json.loads(done.stdout.strip().splitlines()[-1])
+    dim = frozen().dimension
+    assert name == HOSTILE and steps == [f"{HOSTILE} (1-5) - {dim.definition}", *dim.steps]
     assert params == ["INPUT", "ACTUAL_OUTPUT"] and rubric[4] == [5, f"anchor 5: {HOSTILE}"]
+    assert threshold == 0.75  # (4 - 1) / 4
 
 
 def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt():
@@ -83,7 +86,7 @@ def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt()
     data = yaml.safe_load(text)
     assert set(data) == {"type", "metric", "value", "rubricPrompt", "provider"}
     assert data["type"] == "llm-rubric" and data["metric"] == promptfoo_text(HOSTILE)
-    assert data["provider"] == {"id": "openai:chat:gpt-4o-2024-08-06", "config": {"temperature": 0.0}}
+    assert data["provider"] == {"id": "openai:chat:gpt-4o-2024-08-06", "config": {"temperature": 0.0, "seed": 7}}
     rubric = data["rubricPrompt"]
     assert "{{ document }}" in rubric and "{{ output }}" in rubric
     # Outside the two variables every brace is printed by an expression: no template syntax from the prompt.
@@ -98,7 +101,8 @@ def test_openai_grader_has_the_documented_score_model_shape():
     data = json.loads(tool_export(prompt, "openai-grader"))
     [grader] = data["testing_criteria"]
     assert data["content_hash"] == prompt.id and any("cannot reproduce" in c for c in data["comment"])
-    assert set(grader) == {"type", "name", "model", "input", "range", "sampling_params"}
+    assert set(data) == {"comment", "content_hash", "name", "metadata", "data_source_config", "testing_criteria"}
+    assert set(grader) == {"type", "name", "model", "input", "range", "sampling_params"}  # no pass rule asked
     assert grader["type"] == "score_model" and grader["range"] == [1, 5]
     assert grader["model"] == "gpt-4o-2024-08-06"
     assert grader["sampling_params"] == {"temperature": 0.0, "seed": 7}
@@ -139,6 +143,8 @@ def test_library_page_offers_every_format(tmp_path, monkeypatch, downloads):
         at.radio(key="lib_format").set_value(fmt).run()
         assert not at.exception and not at.error
         assert downloads(at, "Download") == tool_export(prompt, fmt)
+    at.number_input(key=f"lib_pass_at_{prompt.id[:12]}").set_value(3.5).run()  # the pass rule, as --pass-at
+    assert not at.exception and downloads(at, "Download") == tool_export(prompt, "openai-grader", pass_at=3.5)
     at.radio(key="lib_format").set_value("json").run()
     assert json.loads(downloads(at, "Download export"))["content_hash"] == prompt.id
 
