@@ -1,5 +1,7 @@
 """The promptfoo export run by real promptfoo (from npm; .ci/run installs it): every string a prompt's author
-wrote reaches the grader as the same text, and nothing in it runs, reads the environment or loads a file."""
+wrote reaches the grader as the same text, and nothing in it runs, reads the environment or loads a file; the
+exported pass rule decides pass and fail in promptfoo itself, and reasoning_effort reaches the grader exactly
+where the file says it does."""
 
 from __future__ import annotations
 
@@ -65,26 +67,36 @@ def config_with(assertion_text: str) -> str:
             "    assert:\n" + indented)
 
 
+def run_promptfoo(tmp_path: Path, assertion_text: str, verdict: str,
+                  extra_env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, list[dict], dict]:
+    """promptfoo eval of one test holding the export, graded by a loopback server that replies `verdict`:
+    the finished process, the grader requests and the one result."""
+    command, env_path = promptfoo_command()
+    (tmp_path / "promptfooconfig.yaml").write_text(config_with(assertion_text), encoding="utf-8")
+    with FaultServer(distribution={verdict: 1.0}) as grader:
+        env = {**env_path, "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-loopback",
+               "OPENAI_BASE_URL": grader.base_url, "PROMPTFOO_DISABLE_TELEMETRY": "1",
+               "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
+               "PROMPTFOO_DISABLE_SHARING": "1", "NO_COLOR": "1", **(extra_env or {})}
+        done = subprocess.run([*command, "eval", "-c", "promptfooconfig.yaml", "-o", "out.json", "--no-cache",
+                               "--no-table", "--no-progress-bar"], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=300)
+        requests = [body for _, body in grader.log]
+    assert done.returncode in (0, 100), done.stdout[-3000:] + done.stderr[-3000:]  # 100: a test failed
+    [result] = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"]
+    return done, requests, result
+
+
 @pytest.mark.parametrize("first", ["", "file://payload.js ", "package:payload:run ", "file://payload.py:get "])
 def test_real_promptfoo_sends_the_authors_text_and_runs_none_of_it(tmp_path, first):
-    command, env_path = promptfoo_command()
     marker = tmp_path / "marker.txt"
     for script in ("payload.js", "payload.py"):  # what a loader would run if it were handed a file:// string
         body = f"require('fs').writeFileSync('{marker}', 'js')" if script.endswith("js") else \
             f"open({str(marker)!r}, 'w').write('py')\ndef get(*a):\n    return 'x'\n"
         (tmp_path / script).write_text(body, encoding="utf-8")
     prompt = hostile_prompt(marker, first)
-    (tmp_path / "promptfooconfig.yaml").write_text(config_with(promptfoo_assertion(prompt)), encoding="utf-8")
-    with FaultServer(distribution={VERDICT: 1.0}) as grader:
-        env = {**env_path, "HOME": str(tmp_path), "GEVAL_CANARY": CANARY, "OPENAI_API_KEY": "sk-loopback",
-               "OPENAI_BASE_URL": grader.base_url, "PROMPTFOO_DISABLE_TELEMETRY": "1",
-               "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
-               "PROMPTFOO_DISABLE_SHARING": "1", "NO_COLOR": "1"}
-        done = subprocess.run([*command, "eval", "-c", "promptfooconfig.yaml", "-o", "out.json", "--no-cache",
-                               "--no-table", "--no-progress-bar"], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=300)
-        requests = [body for _, body in grader.log]
-    assert done.returncode in (0, 100), done.stdout[-3000:] + done.stderr[-3000:]
+    done, requests, result = run_promptfoo(tmp_path, promptfoo_assertion(prompt), VERDICT,
+                                           {"GEVAL_CANARY": CANARY})
     assert not marker.exists(), "a payload in the export ran code"
     out = (tmp_path / "out.json").read_text(encoding="utf-8")
     for text in (out, done.stdout, done.stderr, json.dumps(requests)):
@@ -95,10 +107,43 @@ def test_real_promptfoo_sends_the_authors_text_and_runs_none_of_it(tmp_path, fir
     expected = render(prompt, {"document": "The cat sat on the mat.", "summary": "A cat sat."})
     assert sent.startswith(expected)  # the rendered G-Eval prompt, every payload in it as plain text
     assert "Reply with only a JSON object" in sent[len(expected):]
-    [result] = json.loads(out)["results"]["results"]
     [component] = result["gradingResult"]["componentResults"]
     assert component["score"] == 0.75 and component["pass"] is True
     assert result["namedScores"] == {prompt.dimension.name: 0.75}  # the metric is shown as written
+
+
+def rated_prompt(model: str, reasoning_effort: str | None) -> FrozenPrompt:
+    """A plain 1-5 prompt judged by `model`, with a seed and the reasoning effort given."""
+    dim = Dimension(name="Coherence", definition="How well it hangs together.", scale=Scale(1, 5),
+                    anchors={p: f"anchor {p}" for p in range(1, 6)}, inputs=("document", "summary"),
+                    steps=("Read it.",), judge=JudgeSettings(provider="openai", model=model, seed=11,
+                                                             reasoning_effort=reasoning_effort))
+    return FrozenPrompt(content_hash(dim), "rated", 1, dim, "2026-01-01")
+
+
+# --pass-at 3.5 on 1-5 is threshold (3.5 - 1) / 4 = 0.625 on the rubric's 0-1 score: a judge stating rating 4
+# (0.75) passes, rating 3 (0.5) fails; without a pass rule both pass, as the file says.
+@pytest.mark.parametrize(("pass_at", "score", "passes"), [(3.5, 0.75, True), (3.5, 0.5, False), (3.5, 0.625, True),
+                                                          (None, 0.0, True)])
+def test_real_promptfoo_applies_the_exported_pass_rule(tmp_path, pass_at, score, passes):
+    prompt = rated_prompt("gpt-5-mini-2025-08-07", "low")
+    verdict = json.dumps({"reason": "stated", "score": score})  # no "pass": the threshold alone decides
+    done, [request], result = run_promptfoo(tmp_path, promptfoo_assertion(prompt, pass_at), verdict)
+    [component] = result["gradingResult"]["componentResults"]
+    assert component["score"] == score and component["pass"] is passes and result["success"] is passes
+    assert done.returncode == (0 if passes else 100)
+    assert "threshold" not in request["messages"][-1]["content"]  # the rule is promptfoo's, never the judge's
+    # promptfoo takes gpt-5* as a reasoning model: the frozen reasoning_effort and seed reach the grader.
+    assert request["reasoning_effort"] == "low" and request["seed"] == 11
+
+
+def test_real_promptfoo_drops_reasoning_effort_where_the_file_says_it_does(tmp_path):
+    prompt = rated_prompt("qwen2.5-7b-instruct", "high")
+    text = promptfoo_assertion(prompt, 3.5)
+    assert "for qwen2.5-7b-instruct it is dropped" in text
+    _, [request], result = run_promptfoo(tmp_path, text, json.dumps({"reason": "r", "score": 0.75}))
+    assert "reasoning_effort" not in request and request["seed"] == 11 and request["temperature"] == 0.0
+    assert result["success"] is True
 
 
 def random_texts(count: int, seed: int = 1) -> list[str]:
