@@ -34,6 +34,7 @@ PAGES = [
     st.Page("app_pages/score.py", title="Score", icon=":material/speed:"),
     st.Page("app_pages/rate.py", title="Rate", icon=":material/how_to_vote:"),
     st.Page("app_pages/agreement.py", title="Agreement", icon=":material/query_stats:"),
+    st.Page("app_pages/align.py", title="Align", icon=":material/tune:"),
 ]
 
 

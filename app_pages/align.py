@@ -1,0 +1,151 @@
+"""Align page: tune a prompt with people on the dev side of a split dataset, then evaluate a frozen candidate once
+on the sealed test side, with the interval widened for every candidate evaluated there."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from workbench_ui import align_view, live, safe_text, state
+
+K = align_view.K
+
+
+def pick(lib):
+    """(base prompt, split dataset, human rating) or None, with a way to split a dataset here."""
+    from geval_core.run.splits import has_split, make_split
+
+    prompts = {f"{p['name']}@{p['version']}": p for p in lib.list_prompts()}
+    datasets = lib.list_datasets()
+    split = {d["label"]: d for d in datasets if has_split(lib, d["id"])}
+    if not prompts:
+        st.info("Freeze a prompt on the Design page first.")
+        return None
+    if not split:
+        st.info("Aligning needs a dataset split into a dev side (for tuning) and a sealed test side.")
+        unsplit = {d["label"]: d for d in datasets if d["human"]}
+        if unsplit:
+            c1, c2, c3 = st.columns(3)
+            label = c1.selectbox("Dataset to split", list(unsplit), key=K + "to_split")
+            dev = c2.slider("Dev share (of the groups)", 0.2, 0.9, 0.6, 0.05, key=K + "dev_share")
+            seed = int(c3.number_input("Seed", min_value=0, value=0, key=K + "seed"))
+            if st.button("Split by group", key=K + "split"):
+                make_split(lib, unsplit[label]["id"], dev, "group" if all(
+                    i.group for i in lib.dataset_items(unsplit[label]["id"])) else None, seed)
+                st.rerun()
+        return None
+    c1, c2, c3 = st.columns(3)
+    state.keep_choice(K + "base", list(prompts))
+    base = lib.get_prompt(state.kept(K + "base", c1.selectbox("Base prompt", list(prompts), key=K + "base")))
+    dataset = split[c2.selectbox("Split dataset", list(split), key=K + "dataset")]
+    humans = list(dataset["human"]) or [base.dimension.name.lower()]
+    default = base.dimension.name.lower()
+    human = c3.selectbox("Human rating", humans, index=humans.index(default) if default in humans else 0,
+                         key=K + "human")
+    return base, dataset, human
+
+
+def dev_run(lib, prompt, dataset, ids: set[str], label: str):
+    """The prompt's finished run on the dev side, else a button that starts one (None meanwhile)."""
+    from geval_core.diagnostics.align import side_run
+
+    run = side_run(lib, prompt.id, dataset["id"], ids)
+    if run is not None:
+        return run
+    going = [r for r in lib.list_runs(prompt=prompt.id, dataset=dataset["id"]) if live.is_live(lib, r["id"])]
+    if going:
+        live.attach(lib, going[0]["id"])
+        return None
+    settings = state.run_settings(prompt.dimension.judge, use_sidebar=True)
+    if st.button(f"Score {label} {prompt.label} on the dev side ({len(ids)} items)", key=f"{K}dev_{prompt.id}"):
+        align_view.start_side_run(lib, prompt, dataset, ids, settings)
+        st.rerun()
+    return None
+
+
+def compare_on_dev(lib, base, base_run, dataset, human: str) -> None:
+    """Every other version of the base's name against the base, on dev, with paired intervals."""
+    from geval_core.diagnostics.compare import compare_runs
+    from geval_core.run.splits import evaluation_ids
+
+    st.header("Candidates against the base (dev side, the same items, groups resampled)")
+    others = [p for p in lib.prompt_versions(base.name) if p.id != base.id]
+    if not others:
+        st.info("Freeze a candidate above to compare it with the base.")
+    for cand in others:
+        examples = base.dimension.example_ids | cand.dimension.example_ids
+        ids, scope = evaluation_ids(lib, dataset["id"], "dev", examples)
+        run = dev_run(lib, cand, dataset, ids, "candidate")
+        if run is None:
+            continue
+        report = compare_runs(lib, base_run["id"], run["id"], human, only=ids)
+        st.subheader(f"{base.label} → {cand.label}")
+        st.caption(safe_text.md_escape(f"{report['items']} dev items in {report['groups']} groups"
+                                       + (f"; {scope['examples_left_out']} example items left out"
+                                          if scope["examples_left_out"] else "")))
+        st.dataframe(align_view.comparison_table(report), hide_index=True)
+        if report.get("withheld"):
+            st.warning(safe_text.md_escape(f"Interval withheld: {report['withheld']}"))
+
+
+def test_section(lib, base, dataset, human: str) -> None:
+    """Evaluate a frozen candidate on the sealed test side (recorded), and the report with its corrected interval."""
+    from geval_core.diagnostics.align import align_report, side_run
+    from geval_core.run.splits import get_split, record_test_use, sealed_uses
+
+    st.header("The sealed test side: once per candidate")
+    split = get_split(lib, dataset["id"])
+    uses = sealed_uses(lib, split)
+    evaluated = {u["prompt_id"] for u in uses}
+    st.caption(f"{len(evaluated)} prompt(s) evaluated on this test side so far, {len(uses)} looks in all. Each "
+               "candidate evaluated there widens the corrected interval (Bonferroni over the candidates).")
+    versions = {p.label: p for p in lib.prompt_versions(base.name)}
+    cand = versions[st.selectbox("Candidate to evaluate", list(versions), key=K + "test_candidate")]
+    for prompt in ({base.id: base, cand.id: cand}).values():
+        test = set(split["test"]) - prompt.dimension.example_ids
+        run = side_run(lib, prompt.id, dataset["id"], test)
+        if prompt.id in evaluated and run is not None:
+            continue
+        if st.button(f"Evaluate {prompt.label} on the test set (recorded)", key=f"{K}test_{prompt.id}"):
+            settings = state.run_settings(prompt.dimension.judge, use_sidebar=True)
+            run_id = run["id"] if run else align_view.start_side_run(lib, prompt, dataset, test, settings)
+            record_test_use(lib, split, prompt.id, run_id)
+            st.rerun()
+    if cand.id == base.id or not {base.id, cand.id} <= evaluated:
+        return
+    try:
+        report = align_report(lib, base.id, cand.id, dataset["id"], human)
+    except Exception as exc:  # a test run still going: said, not raised
+        st.info(safe_text.md_escape(str(exc)))
+        return
+    st.dataframe(align_view.comparison_table(report, corrected=True), hide_index=True)
+    st.caption(safe_text.md_escape(
+        f"{report['items']} test items in {report['groups']} groups; {report['candidates_evaluated']} candidate(s) "
+        f"evaluated on this test side ({report['test_looks']} looks): the corrected interval is at "
+        f"{report['corrected_level']:.2%}; Holm-adjusted p ({report['holm_figure']}): "
+        f"{safe_text.fmt(report['holm_p'], 4)}."))
+
+
+def main() -> None:
+    """The Align page."""
+    from geval_core.run.splits import evaluation_ids
+
+    st.title("Align")
+    lib = state.library()
+    picked = pick(lib)
+    if picked is None:
+        return
+    base, dataset, human = picked
+    dev, scope = evaluation_ids(lib, dataset["id"], "dev", base.dimension.example_ids)
+    st.caption(safe_text.md_escape(f"Dev side of split {scope['split'][:12]}: {len(dev)} items. The sealed test "
+                                   "side is used only below, once per candidate, and every use is recorded."))
+    run = dev_run(lib, base, dataset, dev, "the base")
+    if run is None:
+        return
+    rows = align_view.disputed_section(lib, run, base, human, dev)
+    align_view.suggest_section(lib, base, rows)
+    align_view.candidate_section(lib, base, dataset, dev, human)
+    compare_on_dev(lib, base, run, dataset, human)
+    test_section(lib, base, dataset, human)
+
+
+safe_text.guarded(main)
