@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench_ui import align_view, live, safe_text, state
+from workbench_ui import align_view, live, safe_text, sealing, state
 
 K = align_view.K
 
 
 def pick(lib):
     """(base prompt, split dataset, human rating) or None, with a way to split a dataset here."""
-    from geval_core.run.splits import has_split, make_split
+    from geval_core.run.splits import has_split
 
     prompts = {f"{p['name']}@{p['version']}": p for p in lib.list_prompts()}
     datasets = lib.list_datasets()
@@ -24,14 +24,8 @@ def pick(lib):
         st.info("Aligning needs a dataset split into a dev side (for tuning) and a sealed test side.")
         unsplit = {d["label"]: d for d in datasets if d["human"]}
         if unsplit:
-            c1, c2, c3 = st.columns(3)
-            label = c1.selectbox("Dataset to split", list(unsplit), key=K + "to_split")
-            dev = c2.slider("Dev share (of the groups)", 0.2, 0.9, 0.6, 0.05, key=K + "dev_share")
-            seed = int(c3.number_input("Seed", min_value=0, value=0, key=K + "seed"))
-            if st.button("Split by group", key=K + "split"):
-                make_split(lib, unsplit[label]["id"], dev, "group" if all(
-                    i.group for i in lib.dataset_items(unsplit[label]["id"])) else None, seed)
-                st.rerun()
+            label = st.selectbox("Dataset to split", list(unsplit), key=K + "to_split")
+            sealing.split_panel(lib, unsplit[label], K + "split_")
         return None
     c1, c2, c3 = st.columns(3)
     state.keep_choice(K + "base", list(prompts))

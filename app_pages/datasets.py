@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.errors import InputError
-from workbench_ui import archive_view, cached_reads, safe_text, state, upload
+from workbench_ui import archive_view, cached_reads, safe_text, sealing, state, upload
 
 K = "ds_"
 
@@ -131,6 +131,7 @@ def main() -> None:
     picked = versions_table(lib)
     if picked is not None:
         items_table(picked)
+        sealing.split_panel(lib, picked)
     safe_text.guarded(lambda: upload_section(lib))
 
 

@@ -17,13 +17,16 @@ from workbench_ui import (
     safe_text,
     score_batch,
     score_parts,
+    sealing,
     state,
 )
 
 
-def pick_items(dataset: dict) -> list:
-    """The dataset's items, or the first N / chosen groups of them."""
-    items = cached_reads.dataset_items(dataset["id"])
+def pick_items(lib, dataset: dict, prompt) -> tuple[list, str | None]:
+    """The dataset's items (the dev side of a split dataset unless the test side is chosen), or the first N /
+    chosen groups of them; and the side."""
+    items, side = sealing.side_items(lib, dataset["id"], cached_reads.dataset_items(dataset["id"]), prompt.id,
+                                     "score_side")
     groups = sorted({i.group for i in items if i.group})
     c1, c2 = st.columns(2)
     chosen = c2.multiselect("Only these groups (optional)", groups, key="score_groups") if groups else []
@@ -31,7 +34,7 @@ def pick_items(dataset: dict) -> list:
         items = [i for i in items if i.group in set(chosen)]
     count = c1.number_input("Items to score (the first N)", min_value=1, max_value=max(len(items), 1),
                             value=len(items) or 1, step=1, key=f"score_n_{dataset['id']}_{len(items)}")
-    return items[: int(count)]
+    return items[: int(count)], side
 
 
 def rate_limits() -> None:
@@ -73,7 +76,7 @@ def new_run(lib) -> None:
     if problem:
         st.error(safe_text.md_escape(problem))
         return
-    items = pick_items(dataset)
+    items, side = pick_items(lib, dataset, prompt)
     settings = score_parts.judge_choice(prompt)
     ready = judge_checks.before_run(lib, prompt, settings)  # the judge's latest test and documented limits
     too_long = overlong_warning(*overlong_items(prompt, items, settings), len(items))
@@ -91,6 +94,10 @@ def new_run(lib) -> None:
     if st.button("Start run", type="primary", key="score_start", disabled=not items or not ready):
         check_judge(settings)  # a missing key fails here, before a run is recorded
         run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=[i.id for i in items])
+        if side == "test":
+            from geval_core.run.splits import get_split, record_test_use
+
+            record_test_use(lib, get_split(lib, dataset["id"]), prompt.id, run_id)
         live.start(lib, run_id, int(concurrency))
         st.session_state["score_run"] = run_id  # before the run picker is drawn: show the new run
         st.rerun()  # the run is listed below, attached to its worker

@@ -16,7 +16,7 @@ import streamlit as st
 from geval_core.errors import GEvalError
 from geval_core.prompts import content_hash, default_template
 from geval_core.types import HAND_WRITTEN, Dimension, JudgeSettings, Scale
-from workbench_ui import cached_reads, safe_text, state
+from workbench_ui import cached_reads, safe_text, sealing, state
 from workbench_ui import design_extras as extras
 
 K = "design_"
@@ -277,7 +277,8 @@ def preview_item(lib, inputs: tuple[str, ...]) -> dict[str, str]:
     """The first sample item that has every input field, else placeholders."""
     try:
         dataset = lib.get_dataset("sample")
-        for item in cached_reads.dataset_items(dataset["id"]):  # cached: not read again on every keystroke
+        items = sealing.dev_items(lib, dataset["id"], cached_reads.dataset_items(dataset["id"]))  # never a test item
+        for item in items:  # cached: not read again on every keystroke
             if all(f in item.fields for f in inputs):
                 return item.fields
     except GEvalError:

@@ -64,6 +64,58 @@ def choose(lib, run: dict[str, Any], prompt, key: str = K) -> Scope:
     return _keep(scope)
 
 
+def dev_items(lib, dataset_id: str, items: list) -> list:
+    """The items on the dev side when the dataset is split (all of them otherwise): what a page works on unless
+    the user opens the test side."""
+    from geval_core.run.splits import get_split, has_split
+
+    if not has_split(lib, dataset_id):
+        return items
+    dev = set(get_split(lib, dataset_id)["dev"])
+    return [i for i in items if i.id in dev]
+
+
+def side_items(lib, dataset_id: str, items: list, prompt_id: str, key: str) -> tuple[list, str | None]:
+    """(items, side) for a page that scores: the dev side of a split dataset by default, the sealed test side
+    when chosen (the caller records the use when it runs); every item of an unsplit dataset."""
+    from geval_core.run.splits import get_split, has_split
+
+    if not has_split(lib, dataset_id):
+        return items, None
+    split = get_split(lib, dataset_id)
+    side = st.radio("Items of the split", ["dev", "test"], horizontal=True, key=key,
+                    format_func={"dev": f"dev side ({len(split['dev'])})",
+                                 "test": f"sealed test side ({len(split['test'])}, recorded)"}.get)
+    if side == "test":
+        st.warning("Scoring the sealed test side is recorded as a use of it for this prompt.")
+    wanted = set(split[side])
+    return [i for i in items if i.id in wanted], side
+
+
+def split_panel(lib, dataset: dict[str, Any], key: str = K + "split_") -> None:
+    """A dataset version's split (hash, sides, how often its test side was used), or the form that makes one."""
+    from geval_core.run.splits import get_split, has_split, make_split, sealed_uses
+
+    if has_split(lib, dataset["id"]):
+        split = get_split(lib, dataset["id"])
+        uses = sealed_uses(lib, split)
+        st.caption(safe_text.md_escape(
+            f"Split {split['hash'][:12]} (by {split['by'] or 'item'}, seed {split['seed']}): {len(split['dev'])} dev "
+            f"items in {split['groups']['dev']} groups, {len(split['test'])} sealed test items in "
+            f"{split['groups']['test']} groups; the test side was used {len(uses)} time(s) by "
+            f"{len({u['prompt_id'] for u in uses})} prompt(s)."))
+        return
+    grouped = all(i.group for i in lib.dataset_items(dataset["id"]))
+    c1, c2, c3 = st.columns(3)
+    dev = c1.slider("Dev share", 0.2, 0.9, 0.6, 0.05, key=key + "dev",
+                    help="Of the groups (documents): no group is on both sides." if grouped else
+                         "Of the items (this dataset has no groups).")
+    seed = int(c2.number_input("Seed", min_value=0, value=0, key=key + "seed"))
+    if c3.button("Split into dev and sealed test", key=key + "make"):
+        make_split(lib, dataset["id"], dev, "group" if grouped else None, seed)
+        st.rerun()
+
+
 def describe(scope: Scope) -> str:
     """'Dev side of split 1a2b3c4d5e6f (72 items); 2 example items of the prompt left out.'"""
     parts = []

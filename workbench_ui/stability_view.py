@@ -8,7 +8,7 @@ import streamlit as st
 from geval_core.prompts import content_hash
 from geval_core.prompts.inputs import missing_inputs
 from geval_core.types import Dimension
-from workbench_ui import cached_reads, safe_text, state
+from workbench_ui import cached_reads, safe_text, sealing, state
 
 KEY = "design_stability"
 
@@ -27,7 +27,8 @@ def panel(lib, dim: Dimension) -> None:
         repeats = int(c3.number_input("Repeats K", min_value=2, max_value=10, value=3, key=KEY + "_k"))
         regenerate = st.checkbox("Regenerate the steps for every repeat", key=KEY + "_regen")
         if st.button("Run the stability check", key=KEY + "_run"):
-            run(dim, cached_reads.dataset_items(labels[label]["id"])[:size], repeats, regenerate)
+            items = sealing.dev_items(lib, labels[label]["id"], cached_reads.dataset_items(labels[label]["id"]))
+            run(dim, items[:size], repeats, regenerate)
         show(dim)
 
 

@@ -25,7 +25,7 @@ def test_split_score_dispute_candidate_compare_and_test_once(lib_path):
     at = sidebar_judge(open_page("align"))
     assert "Aligning needs a dataset split" in page_text(at)
     at.selectbox(key="al_to_split").set_value("sample@1").run()
-    at.button(key="al_split").click().run()
+    at.button(key="al_split_make").click().run()
     lib = Library(lib_path)
     sample = lib.get_dataset("sample")
     split = get_split(lib, sample["id"])

@@ -173,3 +173,29 @@ def test_a_rating_column_is_named_for_the_dimension_it_rates():
     assert rating_name("Helpfulness rating", dims) == "helpfulness"
     assert rating_name("expert_fluency_mean", dims) == "fluency"  # no such dimension yet: the affixes dropped
     assert rating_name("human", dims) == "human"  # nothing but an affix: the name as it was
+
+
+def test_a_dataset_is_split_on_its_page_and_the_score_page_offers_dev_then_records_test(lib_path):
+    from app_support import after_jobs
+
+    from geval_core.run.splits import get_split, sealed_uses
+
+    at = open_page("datasets")
+    at.selectbox(key="ds_browse").set_value("sample@1").run()
+    at.button(key="seal_split_make").click().run()
+    lib = Library(lib_path)
+    split = get_split(lib, lib.get_dataset("sample")["id"])
+    assert any(c.startswith(f"Split {split['hash'][:12]} (by group, seed 0): {len(split['dev'])} dev items")
+               for c in values(at.caption))
+    at.switch_page("app_pages/score.py").run()
+    at.radio(key="score_judge_source").set_value("sidebar").run()
+    assert at.radio(key="score_side").value == "dev"
+    assert int(next(m.value for m in at.metric if m.label == "Items")) == len(split["dev"])
+    at = after_jobs(at.button(key="score_start").click().run(), lib_path)
+    (run,) = lib.list_runs()
+    assert set(run["item_ids"]) == set(split["dev"]) and sealed_uses(lib, split) == []
+    at.radio(key="score_side").set_value("test").run()
+    at = after_jobs(at.button(key="score_start").click().run(), lib_path)
+    [test_run] = [r for r in lib.list_runs() if r["id"] != run["id"]]
+    assert set(test_run["item_ids"]) == set(split["test"])
+    assert [(u["prompt_id"], u["run_id"]) for u in sealed_uses(lib, split)] == [(test_run["prompt_id"], test_run["id"])]
