@@ -38,6 +38,7 @@ COMMANDS = {
     "split": (".split", "split_command"),
     "compare": (".compare", "compare_command"),
     "align": (".align", "align_group"),
+    "cascade": (".cascade", "cascade_group"),
     # Raters and the human ceiling.
     "raters": (".raters", "raters_command"),
     "review": (".review", "review_command"),

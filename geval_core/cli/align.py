@@ -48,17 +48,39 @@ def align_disputed(library: Any, run_id: str, human: str | None, limit: int, as_
                    f"{row['score']:.2f} gap {row['gap']:+.2f}  {raters}")
 
 
+def _side_options(func):
+    for option in reversed((
+        click.argument("prompt"),
+        click.option("--data", "data_ref", required=True, help="The split library dataset name[@version]."),
+        click.option("--judge", "judge_ref", default=None, help="Override the prompt's judge (as for geval score)."),
+        click.option("--base-url", default=None, help="Your OpenAI-compatible server for the judge's requests."),
+        click.option("--concurrency", type=click.IntRange(1, 64), default=None, help="Judge calls in flight."),
+        click.option("--json", "as_json", is_flag=True, help="Print one JSON object (run id, items, candidates)."),
+    )):
+        func = option(func)
+    return func
+
+
+@library_command(align_group, "dev")
+@_side_options
+def align_dev(library: Any, prompt: str, data_ref: str, judge_ref: str | None, base_url: str | None,
+              concurrency: int | None, as_json: bool) -> None:
+    """Score PROMPT (frozen) on the dev side of the dataset's split (its example items left out); a finished
+    run of the same prompt and settings on those items is reused. Compare runs with `geval compare`."""
+    _score_side(library, "dev", prompt, data_ref, judge_ref, base_url, concurrency, as_json)
+
+
 @library_command(align_group, "test")
-@click.argument("prompt")
-@click.option("--data", "data_ref", required=True, help="The split library dataset name[@version].")
-@click.option("--judge", "judge_ref", default=None, help="Override the prompt's judge (as for geval score).")
-@click.option("--base-url", default=None, help="Your OpenAI-compatible server for the judge's requests.")
-@click.option("--concurrency", type=click.IntRange(1, 64), default=None, help="Judge calls in flight.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (run id, items, candidates).")
+@_side_options
 def align_test(library: Any, prompt: str, data_ref: str, judge_ref: str | None, base_url: str | None,
                concurrency: int | None, as_json: bool) -> None:
     """Score PROMPT (frozen) on the sealed test side of the dataset's split, and record the use. A finished
     run of the same prompt and settings on those items is reused, never paid twice; the use is recorded."""
+    _score_side(library, "test", prompt, data_ref, judge_ref, base_url, concurrency, as_json)
+
+
+def _score_side(library: Any, side: str, prompt: str, data_ref: str, judge_ref: str | None, base_url: str | None,
+                concurrency: int | None, as_json: bool) -> None:
     from ..providers import get_judge
     from ..providers.on_demand import JudgeOnDemand
     from ..providers.registry import allowed_concurrency, check_judge, default_concurrency
@@ -72,8 +94,8 @@ def align_test(library: Any, prompt: str, data_ref: str, judge_ref: str | None, 
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     check_judge(settings)  # before a run is recorded
-    test = set(split["test"]) - frozen.dimension.example_ids
-    items = [i for i in library.dataset_items(dataset["id"]) if i.id in test]
+    wanted = set(split[side]) - frozen.dimension.example_ids
+    items = [i for i in library.dataset_items(dataset["id"]) if i.id in wanted]
     run_id = _reusable(library, frozen.id, dataset["id"], settings, [i.id for i in items])
     reused = run_id is not None
     if not reused:
@@ -81,15 +103,16 @@ def align_test(library: Any, prompt: str, data_ref: str, judge_ref: str | None, 
     workers, _ = allowed_concurrency(settings, concurrency or default_concurrency(settings))
     summary = run_scoring(frozen, items, JudgeOnDemand(settings.provider, lambda: get_judge(settings)), library,
                           run_id, RunOptions(settings=settings, concurrency=workers))
-    candidates = record_test_use(library, split, frozen.id, run_id)
+    candidates = record_test_use(library, split, frozen.id, run_id) if side == "test" else None
     out = {"prompt": frozen.label, "prompt_id": frozen.id, "dataset": dataset["label"], "split": split["hash"],
-           "run_id": run_id, "reused": reused, "status": summary.status, "test_items": len(items),
+           "side": side, "run_id": run_id, "reused": reused, "status": summary.status, f"{side}_items": len(items),
            "judge_calls": summary.judge_calls, "candidates_on_test": candidates}
     if as_json:
         echo_json(out)
     else:
-        click.echo(f"{frozen.label} on the test side of {dataset['label']} ({len(items)} items): run {run_id} "
-                   f"{summary.status}; recorded: {candidates} prompt(s) evaluated on this test side", err=True)
+        recorded = f"; recorded: {candidates} prompt(s) evaluated on this test side" if side == "test" else ""
+        click.echo(f"{frozen.label} on the {side} side of {dataset['label']} ({len(items)} items): run {run_id} "
+                   f"{summary.status}{recorded}", err=True)
     if summary.status != "done":
         raise SystemExit(3)
 

@@ -3,6 +3,7 @@ an interval that resamples the data's groups (the same draw for both runs, so sh
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,8 @@ def paired_difference(first: list[float], second: list[float], human: list[float
         diffs = diffs[np.isfinite(diffs)]
         interval = p_value = None
         if len(diffs) > 1:
-            sd = float(np.std(diffs, ddof=1))
+            # A bootstrap over G groups estimates the variance (G-1)/G too small: put that factor back.
+            sd = float(np.std(diffs, ddof=1)) * math.sqrt(len(members) / max(len(members) - 1, 1))
             interval = [two - one - half * sd, two - one + half * sd]
             p_value = float(2 * sps.t.sf(abs(two - one) / sd, df)) if sd > 0 else (1.0 if two == one else 0.0)
         out["figures"][name] = {"first": one, "second": two, "difference": two - one, "interval": interval,

@@ -1,0 +1,194 @@
+"""A cascade: a cheap judge on every item, the strong judge only where the cheap one is uncertain.
+
+Uncertainty is read from the cheap judgment alone (its rating distribution's entropy or sd, one minus its
+top-two margin, one minus its valid mass; an item without a cheap score always goes to the strong judge). On a
+calibration set where both judged, `cascade_curve` gives, per threshold, the share sent to the strong judge and
+the cascade's agreement with people and with the strong judge, with intervals that resample the data's groups.
+The chosen threshold is frozen into a content-hashed cascade; `score_cascade` runs it and reports what it spent
+and what it saved against the strong judge on every item.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, NotFoundError
+from ..prompts import canonical_hash
+from ..run.options import RunOptions
+from ..run.runner import run_scoring
+from ..stats import agreement
+from ..stats.confidence import confidence
+from ..store import Store
+from ..types import Judge, JudgeSettings
+
+__all__ = ["SIGNALS", "cascade_curve", "freeze_cascade", "get_cascade", "routed", "score_cascade", "uncertainty"]
+
+SIGNALS = ("entropy", "sd", "margin", "valid_mass")
+RESUMABLE = ("done", "running", "cancelled", "failed")
+
+
+def uncertainty(judgment: dict[str, Any] | None, signal: str) -> float:
+    """How unsure the cheap judgment is by `signal` (higher: less sure); infinite without a score."""
+    if signal not in SIGNALS:
+        raise InputError(f"the signal is one of {', '.join(SIGNALS)}, got {signal!r}", field="signal")
+    if not judgment or judgment.get("score") is None:
+        return float("inf")
+    if signal == "valid_mass":
+        return 1.0 - float(judgment.get("valid_mass") if judgment.get("valid_mass") is not None else 1.0)
+    value = confidence(judgment.get("distribution"))[signal]
+    if value is None:
+        return float("inf")
+    return 1.0 - value if signal == "margin" else value
+
+
+def routed(cheap: dict[str, dict[str, Any]], signal: str, threshold: float) -> set[str]:
+    """The items the strong judge takes: the cheap judgment's uncertainty above the threshold."""
+    return {item_id for item_id, row in cheap.items() if uncertainty(row, signal) > threshold}
+
+
+def _scores(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
+    return {row["item_id"]: row for row in store.judgments(run_id)}
+
+
+def cascade_curve(store: Store, cheap_run: str, strong_run: str, human: str, signal: str,
+                  thresholds: int = 11, bootstrap: int = 500, only: set[str] | None = None) -> dict[str, Any]:
+    """Per threshold (quantiles of the cheap judge's uncertainty): the share routed, the cascade's Spearman with
+    people and with the strong judge, each with a 95% interval (groups resampled when the items have them)."""
+    runs = [store.get_run(cheap_run), store.get_run(strong_run)]
+    if runs[0]["dataset_id"] != runs[1]["dataset_id"]:
+        raise InputError("the calibration needs both judges on the same dataset version", field="run")
+    items = [i for i in store.dataset_items(runs[0]["dataset_id"]) if only is None or i.id in only]
+    people = store.human_means(runs[0]["dataset_id"], human)
+    cheap, strong = _scores(store, cheap_run), _scores(store, strong_run)
+    both = [i for i in items if i.id in people and (strong.get(i.id) or {}).get("score") is not None]
+    if len(both) < 3:
+        raise InputError(f"only {len(both)} items have the strong judge's score and a human rating", field="run")
+    signals = np.array([uncertainty(cheap.get(i.id), signal) for i in both])
+    finite = signals[np.isfinite(signals)]
+    cuts = sorted({float(q) for q in np.quantile(finite, np.linspace(0, 1, thresholds))} if len(finite) else set())
+    cuts = [cuts[0] - 1e-9, *cuts] if cuts else [0.0]  # the first: every item to the strong judge
+    groups = [i.group for i in both]
+    clusters = groups if all(g is not None for g in groups) else None
+    rows = []
+    for cut in cuts:
+        send = {i.id for i, s in zip(both, signals, strict=True) if s > cut}
+        scores = [strong[i.id]["score"] if i.id in send else cheap.get(i.id, {}).get("score") for i in both]
+        with_people = agreement(scores, [people[i.id] for i in both], bootstrap=bootstrap, clusters=clusters)
+        with_strong = agreement(scores, [strong[i.id]["score"] for i in both], bootstrap=bootstrap, clusters=clusters)
+        rows.append({"threshold": cut, "routed": len(send), "routed_share": len(send) / len(both),
+                     "spearman": with_people.spearman, "interval": with_people.ci.get("spearman"),
+                     "with_strong": with_strong.spearman, "with_strong_interval": with_strong.ci.get("spearman")})
+    return {"cheap_run": cheap_run, "strong_run": strong_run, "human": human, "signal": signal, "items": len(both),
+            "resampled": "groups" if clusters else "items", "curve": rows}
+
+
+def _key(name: str) -> str:
+    return f"cascade:{name}"
+
+
+def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str, threshold: float
+                   ) -> tuple[dict[str, Any], bool]:
+    """(the frozen cascade, created): cheap and strong prompt hashes, the signal and the threshold, hashed."""
+    cheap_p, strong_p = store.get_prompt(cheap), store.get_prompt(strong)
+    if cheap_p.id == strong_p.id:
+        raise InputError("the cheap and the strong judge are the same prompt", field="strong")
+    if cheap_p.dimension.scale != strong_p.dimension.scale:
+        raise InputError("the two judges rate on different scales", field="strong")
+    uncertainty(None, signal)  # the signal's name is checked
+    body = {"cheap": cheap_p.id, "strong": strong_p.id, "signal": signal, "threshold": float(threshold)}
+    cascade_id = canonical_hash(body)
+    versions = store.get_setting(_key(name), [])
+    for stored in versions:
+        if stored["id"] == cascade_id:
+            return stored, False
+    stored = {**body, "id": cascade_id, "name": name, "version": len(versions) + 1,
+              "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    store.set_setting(_key(name), [*versions, stored])
+    return stored, True
+
+
+def get_cascade(store: Store, ref: str) -> dict[str, Any]:
+    """A frozen cascade by name (latest) or name@version, checked against its hash."""
+    name, _, version = ref.partition("@")
+    versions = store.get_setting(_key(name), [])
+    found = [v for v in versions if not version or str(v["version"]) == version]
+    if not found:
+        raise NotFoundError(f"no cascade {ref!r}; `geval cascade freeze` makes one")
+    stored = found[-1]
+    body = {k: stored[k] for k in ("cheap", "strong", "signal", "threshold")}
+    if canonical_hash(body) != stored["id"]:
+        raise InputError(f"cascade {ref} does not match its hash: it was edited", field="cascade")
+    return stored
+
+
+def _side_run(store: Store, prompt, dataset_id: str, settings: JudgeSettings, ids: list[str] | None) -> str:
+    """A finished or resumable run of the prompt on exactly these items (None: the whole dataset), else a new one."""
+    if ids is None:
+        return store.find_or_create_run(prompt.id, dataset_id, settings, RESUMABLE)[0]
+    for run in store.list_runs(prompt=prompt.id, dataset=dataset_id):
+        if run.get("item_ids") == ids and run["judge"] == asdict(settings):
+            return run["id"]
+    return store.create_run(prompt.id, dataset_id, settings, item_ids=ids)
+
+
+def score_cascade(store: Store, cascade: dict[str, Any], dataset_id: str,
+                  judge_for: Callable[[JudgeSettings], Judge], options: RunOptions | None = None,
+                  base_urls: dict[str, str] | None = None) -> dict[str, Any]:
+    """The cheap judge on every item, the strong one on the uncertain ones; rows and what was spent and saved."""
+    from ..run.batch import run_items
+
+    prompts = {role: store.get_prompt(cascade[role]) for role in ("cheap", "strong")}
+    settings = {role: replace(p.dimension.judge, base_url=(base_urls or {}).get(role)) for role, p in prompts.items()}
+    items = run_items(store, dataset_id, None)
+    cheap_run = _side_run(store, prompts["cheap"], dataset_id, settings["cheap"], None)
+    cheap_summary = run_scoring(prompts["cheap"], items, judge_for(settings["cheap"]), store, cheap_run,
+                                replace(options or RunOptions(), settings=settings["cheap"]))
+    cheap = _scores(store, cheap_run)
+    send = routed({i.id: cheap.get(i.id) for i in items}, cascade["signal"], cascade["threshold"])
+    order = [i.id for i in items if i.id in send]
+    strong_run, strong_summary, strong = None, None, {}
+    if order:
+        strong_run = _side_run(store, prompts["strong"], dataset_id, settings["strong"], order)
+        strong_summary = run_scoring(prompts["strong"], [i for i in items if i.id in send],
+                                     judge_for(settings["strong"]), store, strong_run,
+                                     replace(options or RunOptions(), settings=settings["strong"]))
+        strong = _scores(store, strong_run)
+    rows = [{"id": i.id, "score": ((strong if i.id in send else cheap).get(i.id) or {}).get("score"),
+             "by": "strong" if i.id in send else "cheap", "cheap_score": (cheap.get(i.id) or {}).get("score"),
+             "uncertainty": _finite(uncertainty(cheap.get(i.id), cascade["signal"])), "group": i.group}
+            for i in items]
+    return {"cascade": f"{cascade['name']}@{cascade['version']}", "rows": rows, "cheap_run": cheap_run,
+            "strong_run": strong_run, "items": len(items), "routed": len(order),
+            "routed_share": len(order) / len(items) if items else 0.0,
+            "spend": spend(store, cheap_run, strong_run, len(items), len(order)),
+            "judge_calls": {"cheap": cheap_summary.judge_calls,
+                            "strong": strong_summary.judge_calls if strong_summary else 0}}
+
+
+def _finite(value: float) -> float | None:
+    """None for an item with no cheap score (JSON has no infinity)."""
+    return value if np.isfinite(value) else None
+
+
+def spend(store: Store, cheap_run: str, strong_run: str | None, items: int, routed_items: int) -> dict[str, Any]:
+    """Tokens (and dollars where priced) spent by the cascade, and the strong judge on every item, estimated from
+    what it spent per routed item."""
+    def totals(run_id: str | None) -> dict[str, float]:
+        run = store.get_run(run_id) if run_id else {}
+        return {k: float(run.get(k) or 0) for k in ("input_tokens", "output_tokens", "cost_usd")}
+    cheap, strong = totals(cheap_run), totals(strong_run)
+    per_item = {k: v / routed_items for k, v in strong.items()} if routed_items else {}
+    all_strong = {k: v * items for k, v in per_item.items()} if per_item else None
+    spent = {k: cheap[k] + strong[k] for k in cheap}
+    saved = None
+    if all_strong:
+        base = all_strong["input_tokens"] + all_strong["output_tokens"]
+        used = strong["input_tokens"] + strong["output_tokens"]
+        saved = 1 - used / base if base else None
+    return {"cheap": cheap, "strong": strong, "spent": spent, "strong_on_every_item_estimated": all_strong,
+            "strong_tokens_saved_share": saved, "strong_calls_saved": items - routed_items}
