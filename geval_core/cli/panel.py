@@ -62,8 +62,10 @@ def panel_show(library: Any, name: str, as_json: bool) -> None:
 @click.option("--member-base-url", "base_urls", multiple=True,
               help="PROMPT=URL: the OpenAI-compatible server a member's requests go to (repeatable).")
 @click.option("--out", default=None, help="Results file, one JSON line per item (default: stdout; - is stdout).")
+@click.option("--human", default=None, help="Also each member and the panel against this human rating, and the "
+              "panel minus its best member with a paired interval.")
 def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], out: str | None,
-                as_json: bool) -> None:
+                human: str | None, as_json: bool) -> None:
     """Score a dataset with panel NAME: each member's run (reused when it exists), then per item the panel's
     score and distribution, each member's score and the spread; the summary has the members' alpha."""
     from ..providers import get_judge
@@ -79,6 +81,10 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
         return get_judge(settings)
 
     result = score_panel(library, panel, dataset["id"], judge_for, pairs(base_urls, "--member-base-url"))
+    if human:
+        from ..diagnostics.panel_people import panel_against_people
+
+        result["against_people"] = panel_against_people(library, result["rows"], dataset["id"], human)
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows"))
     if out and out != "-":
         Path(out).write_text(lines, encoding="utf-8")
@@ -95,3 +101,63 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
                f"{spread}, {alpha['resampled']} resampled; " + "; ".join(
                    f"{m['prompt']} run {m['run']} ({m['judge_calls']} judge calls)" for m in result["member_runs"]),
                err=True)
+
+
+PANEL_KIND = "geval-panel"
+
+
+@library_command(panel_group, "export")
+@click.argument("name")
+@click.option("-o", "--output", default=None, help="File to write (default: stdout; - is stdout).")
+def panel_export(library: Any, name: str, output: str | None) -> None:
+    """Write panel NAME as one JSON file: its hash and rule, and each member as a hash-checked prompt export."""
+    from ..files.prompt_files import export_prompt
+    from ..run.panel import get_panel
+
+    check_output(output)
+    panel = get_panel(library, name)
+    data = {"kind": PANEL_KIND, "name": panel.name, "version": panel.version, "id": panel.id, "rule": panel.rule,
+            "members": [export_prompt(library.get_prompt(m)) for m in panel.members]}
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if output and output != "-":
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+@library_command(panel_group, "import", lists=True)
+@click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
+def panel_import(library: Any, export_file: str, as_json: bool) -> None:
+    """Import a panel file: every member checked against its own hash, the panel against its hash, then frozen
+    here under its name (a file whose members or rule were changed is refused, nothing stored)."""
+    from ..errors import GEvalError, InputError
+    from ..files.prompt_files import open_export
+    from ..prompts import canonical_hash
+    from ..run.panel import freeze_panel
+
+    try:
+        data = json.loads(Path(export_file).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not a panel file ({exc})", file=export_file) from None
+    if not isinstance(data, dict) or data.get("kind") != PANEL_KIND or not isinstance(data.get("members"), list):
+        raise InputError(f"not a panel file: expected kind {PANEL_KIND!r} and a list of members", file=export_file)
+    loaded = []
+    for n, member in enumerate(data["members"]):
+        if not isinstance(member, dict):
+            raise InputError(f"member {n + 1} is not a prompt export", file=export_file, field="members")
+        try:
+            loaded.append(open_export(member))
+        except GEvalError as exc:
+            raise InputError(f"member {n + 1}: {exc}", file=export_file, field="members") from None
+    ids = [m.prompt.id for m in loaded]
+    if canonical_hash({"members": ids, "rule": data.get("rule")}) != data.get("id"):
+        raise InputError("the panel's members or rule do not match its hash: the file was changed after export; "
+                         "nothing was imported", file=export_file, field="id")
+    with library.transaction():  # all members and the panel, or nothing
+        prompts = [library.import_checked(m).prompt for m in loaded]
+        panel, created = freeze_panel(library, str(data.get("name") or "panel"), prompts, data["rule"])
+    if as_json:
+        echo_json({**asdict(panel), "created": created})
+        return
+    click.echo(f"{'imported' if created else 'already here:'} panel {panel.label} ({panel.id[:12]}) with "
+               f"{len(prompts)} members")

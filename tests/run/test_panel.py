@@ -88,3 +88,28 @@ def test_members_of_another_dimension_or_scale_are_refused(tmp_path):
         panel, created = freeze_panel(library, "jury", [one, two], "median")
         assert created and freeze_panel(library, "jury", [one, two], "median") == (panel, False)
         assert get_panel(library, "jury@1") == panel and panel.label == "jury@1"
+
+
+def test_the_panel_and_each_member_against_people_with_the_panel_minus_its_best_member():
+    from scipy import stats as sps
+
+    from geval_core.diagnostics.panel_people import panel_against_people
+
+    rng = np.random.default_rng(5)
+    human = np.clip(np.round(3 + np.repeat(rng.normal(0, 1, 30), 3) + rng.normal(0, 0.6, 90)), 1, 5)
+    good, poor = human + rng.normal(0, 0.6, 90), human + rng.normal(0, 1.5, 90)
+    rows = [{"id": f"i{n}", "score": (g + p) / 2, "members": {"a@1": g, "b@1": p}, "group": f"g{n // 3}"}
+            for n, (g, p) in enumerate(zip(good, poor, strict=True))]
+
+    class People:
+        def human_means(self, dataset_id, name):
+            return {f"i{n}": float(h) for n, h in enumerate(human)}
+
+    out = panel_against_people(People(), rows, "d", "coherence", resamples=300)
+    assert out["items"] == 90 and out["best_member"] == "a@1"
+    assert out["figures"]["b@1"]["spearman"] == pytest.approx(sps.spearmanr(poor, human).statistic)
+    assert out["figures"]["panel"]["kendall"] == pytest.approx(sps.kendalltau((good + poor) / 2, human).statistic)
+    versus = out["panel_minus_best"]["figures"]["spearman"]
+    assert versus["difference"] == pytest.approx(out["figures"]["panel"]["spearman"] - out["figures"]["a@1"]["spearman"])
+    assert versus["interval"][0] < versus["difference"] < versus["interval"][1]
+    assert out["panel_minus_best"]["groups"] == 30

@@ -1,0 +1,34 @@
+"""A panel and each of its members against people: every figure per judge, and the panel against its best member
+as a paired difference on the same items (groups resampled for both at once)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InputError
+from .compare import FIGURES, _figure, paired_difference
+
+__all__ = ["panel_against_people"]
+
+
+def panel_against_people(store: Any, rows: list[dict[str, Any]], dataset_id: str, human: str,
+                         resamples: int = 1000) -> dict[str, Any]:
+    """Per member and the panel, Spearman / Kendall / Pearson with people on the items every one scored; the
+    panel minus its best member (by Spearman) with a 95% interval (withheld under 10 groups)."""
+    import numpy as np
+
+    people = store.human_means(dataset_id, human)
+    kept = [r for r in rows if r["id"] in people and r["score"] is not None
+            and all(s is not None for s in r["members"].values())]
+    if len(kept) < 3:
+        raise InputError(f"only {len(kept)} items have every member's score, the panel's and a human rating "
+                         f"{human!r}", field="human")
+    h = np.array([people[r["id"]] for r in kept], dtype=float)
+    judges = {label: np.array([r["members"][label] for r in kept], dtype=float) for label in kept[0]["members"]}
+    judges["panel"] = np.array([r["score"] for r in kept], dtype=float)
+    figures = {who: {name: _figure(name, values, h) for name in FIGURES} for who, values in judges.items()}
+    best = max((who for who in judges if who != "panel"), key=lambda who: figures[who]["spearman"])
+    groups = [r.get("group") or r["id"] for r in kept]
+    versus = paired_difference(list(judges[best]), list(judges["panel"]), list(h), groups, resamples)
+    return {"human": human, "items": len(kept), "figures": figures, "best_member": best,
+            "panel_minus_best": versus}
