@@ -40,6 +40,11 @@ def subset(path: Path, docs: int, systems: int) -> Path:
     return path
 
 
+def shown(interval: list[float] | None) -> str:
+    """'[-0.120, +0.080]', or 'withheld'."""
+    return "withheld" if interval is None else f"[{interval[0]:+.3f}, {interval[1]:+.3f}]"
+
+
 def geval(*args: str) -> dict:
     result = CliRunner().invoke(cli, [*args, "--json"])
     if result.exit_code != 0:
@@ -71,7 +76,7 @@ def main(docs: int = 25, systems: int = 2) -> None:
     for label in labels[1:]:
         result = geval("--db", db, "compare", runs[labels[0]], runs[label], "--human", "coherence")
         fig = result["figures"]["spearman"]
-        interval = "withheld" if fig["interval"] is None else f"[{fig['interval'][0]:+.3f}, {fig['interval'][1]:+.3f}]"
+        interval = shown(fig["interval"])
         print(f"  {label}: Spearman {fig['first']:.3f} -> {fig['second']:.3f} ({fig['difference']:+.3f} {interval}), "
               f"{result['items']} dev items, scope {result['scope']['side']}")
     chosen = labels[1]
@@ -82,9 +87,8 @@ def main(docs: int = 25, systems: int = 2) -> None:
           f"documents; {report['candidates_evaluated']} candidate(s) evaluated ({report['test_looks']} looks)")
     for name, fig in report["figures"].items():
         plain, wide = fig["interval"], fig.get("corrected_interval")
-        show = (lambda i: "withheld" if i is None else f"[{i[0]:+.3f}, {i[1]:+.3f}]")
-        print(f"  {name:<16} {fig['first']:.3f} -> {fig['second']:.3f}: {fig['difference']:+.3f} 95% {show(plain)} "
-              f"corrected ({report['corrected_level']:.2%}) {show(wide)}")
+        print(f"  {name:<16} {fig['first']:.3f} -> {fig['second']:.3f}: {fig['difference']:+.3f} 95% "
+              f"{shown(plain)} corrected ({report['corrected_level']:.2%}) {shown(wide)}")
     with Library(db) as lib:
         dataset = lib.get_dataset("summeval")
         split = get_split(lib, dataset["id"])
