@@ -14,6 +14,7 @@ from workbench_ui import (
     cached_reads,
     judge_checks,
     live,
+    panel_view,
     safe_text,
     score_batch,
     score_parts,
@@ -158,6 +159,8 @@ def main() -> None:
     lib = state.library()
     with st.expander("New run", expanded=not lib.list_runs()):
         new_run(lib)
+    with st.expander("Score with a panel of judges"):
+        panel_view.section(lib)
     show_run(lib)
 
 

@@ -265,6 +265,11 @@ class LibraryBase:
         row = self._one("SELECT value FROM meta WHERE key = ?", [key])
         return default if row is None else loads(row["value"])
 
+    def setting_keys(self, prefix: str) -> list[str]:
+        """The keys of stored settings that start with `prefix` (panels, cascades, splits), sorted."""
+        rows = self._rows("SELECT key FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key", [len(prefix), prefix])
+        return [row["key"] for row in rows]
+
     def set_setting(self, key: str, value: Any) -> None:
         """Store a JSON value under `key`."""
         with self._write() as db:

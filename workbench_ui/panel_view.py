@@ -1,0 +1,101 @@
+"""The Score page's panel section: freeze a panel of judges, score a dataset with it (one worker per member, each
+member's run reused when it exists), and read the panel's judgment per item beside each member's, the members'
+alpha with its interval and the items they disagree on most."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from workbench_ui import archive_view, live, safe_text, state
+
+K = "pn_"
+RESUMABLE = ("done", "running", "cancelled", "failed")
+
+
+def freeze_form(lib) -> None:
+    """Two or more frozen prompts of one dimension and scale, a rule and a name."""
+    from geval_core.run.panel import freeze_panel
+    from geval_core.scoring.panel import RULES
+
+    labels = [f"{p['name']}@{p['version']}" for p in lib.list_prompts()]
+    c1, c2, c3 = st.columns([3, 1, 1])
+    members = c1.multiselect("Members (frozen prompts of one dimension)", labels, key=K + "members")
+    rule = c2.selectbox("Rule", RULES, index=RULES.index("pooled"), key=K + "rule",
+                        help="mean of the weighted scores; pooled: Eq. 1 over the average distribution; median.")
+    name = c3.text_input("Panel name", value="panel", key=K + "name")
+    if st.button("Freeze the panel", key=K + "freeze", disabled=len(members) < 2 or not name.strip()):
+        panel, created = freeze_panel(lib, name.strip(), [lib.get_prompt(m) for m in members], rule)
+        st.success(safe_text.md_escape(f"{'Frozen as' if created else 'Already frozen as'} {panel.label} "
+                                       f"({panel.id[:12]})"))
+
+
+def member_runs(lib, panel, dataset_id: str) -> list[dict[str, Any]]:
+    """Each member with its pinned judge (the sidebar's server for its provider) and its newest whole-dataset
+    run with those settings, None when it has none yet (nothing is recorded by looking)."""
+    from dataclasses import asdict
+
+    runs = []
+    for member in panel.members:
+        prompt = lib.get_prompt(member)
+        settings = state.run_settings(prompt.dimension.judge, use_sidebar=False)
+        found = next((r for r in lib.list_runs(prompt=prompt.id, dataset=dataset_id) if r["status"] in RESUMABLE
+                      and r["judge"] == asdict(settings) and r.get("item_ids") is None), None)
+        runs.append({"prompt": prompt, "settings": settings, "run": found})
+    return runs
+
+
+def section(lib) -> None:
+    """Freeze or pick a panel, score a dataset with it, and show the panel's table."""
+    from geval_core.providers.registry import check_judge, default_concurrency
+    from geval_core.run.panel import get_panel
+
+    freeze_form(lib)
+    names = [key.split(":", 1)[1] for key in lib.setting_keys("panel:")]
+    if not names:
+        st.info("No panel yet: freeze one above (or `geval panel freeze`).")
+        return
+    datasets = {d["label"]: d for d in archive_view.visible(lib, "dataset", lib.list_datasets())}
+    c1, c2 = st.columns(2)
+    panel = get_panel(lib, c1.selectbox("Panel", names, key=K + "panel"))
+    dataset = datasets[c2.selectbox("Dataset", list(datasets), key=K + "dataset")]
+    runs = member_runs(lib, panel, dataset["id"])
+    going = [r for r in runs if r["run"] and live.is_live(lib, r["run"]["id"])]
+    if going:
+        live.attach(lib, going[0]["run"]["id"])
+        return
+    unfinished = [r for r in runs if r["run"] is None or r["run"]["status"] != "done"
+                  or int(r["run"].get("judged") or 0) < int(r["run"].get("items_total") or 0)]
+    if unfinished:
+        if st.button(f"Score with {panel.label} ({len(unfinished)} member run(s) to do)", key=K + "score"):
+            for member in unfinished:
+                check_judge(member["settings"])  # every key before any run is recorded
+            for member in unfinished:  # one worker per member: they run side by side
+                run_id = member["run"]["id"] if member["run"] else lib.find_or_create_run(
+                    member["prompt"].id, dataset["id"], member["settings"], RESUMABLE)[0]
+                live.start(lib, run_id, default_concurrency(member["settings"]))
+            st.rerun()
+        return
+    show(lib, panel, runs, dataset)
+
+
+def show(lib, panel, runs: list[dict[str, Any]], dataset: dict[str, Any]) -> None:
+    """The panel's rows, the members' alpha with its interval, and the items the members disagree on most."""
+    from geval_core.run.panel import combine
+
+    result = combine(lib, panel, [r["prompt"] for r in runs], [r["run"]["id"] for r in runs], dataset["id"], 500)
+    alpha = result["alpha"]
+    low, high = alpha["interval"]
+    c = st.columns(3)
+    c[0].metric("Members' alpha (interval)", safe_text.fmt(alpha["value"]),
+                help=None if low is None else f"95% interval {low:.3f} to {high:.3f} ({alpha['resampled']} resampled)")
+    c[1].metric("Rule", panel.rule)
+    c[2].metric("Items", len(result["rows"]))
+    frame = pd.DataFrame([{"item": r["id"], "panel": r["score"], **r["members"], "spread": r["spread"]}
+                          for r in result["rows"]])
+    st.caption("Each member's weighted score beside the panel's; spread is the largest minus the smallest.")
+    st.dataframe(frame, hide_index=True, height=300)
+    st.subheader("Where the members disagree most (a review queue)")
+    st.dataframe(frame.sort_values("spread", ascending=False).head(20), hide_index=True)
