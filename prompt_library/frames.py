@@ -66,16 +66,23 @@ def _prompt(prompt: FrozenPrompt | str, lib: Library) -> FrozenPrompt:
     return lib.get_prompt(str(prompt))
 
 
-def score_frame(prompt: FrozenPrompt | str, data: Any, judge: Judge | None = None, *, concurrency: int | None = None,
+def score_frame(prompt: Any, data: Any, judge: Judge | None = None, *, concurrency: int | None = None,
                 base_url: str | None = None, id_column: str | None = None, group_column: str | None = None,
                 human_columns: Sequence[str] = (), library: str | None = None, name: str = "frame",
                 use_cache: bool = True, cancel: threading.Event | None = None) -> Any:
     """Score every row with a frozen prompt through the runner; a DataFrame: the rows' columns, then the Judgment's.
 
     `frame.attrs` carries the run id and the runner's summary. The judge is the prompt's own (`base_url`: your
-    server) unless `judge` is given; `human_columns` and `group_column` are stored for `agree_frame`.
+    server) unless `judge` is given; `human_columns` and `group_column` are stored for `agree_frame`. A panel
+    (geval_core.run.panel.Panel, from the library file named by `library`) scores with every member: the frame
+    then has the panel's score and distribution, each member's score in a column of its own and the spread.
     """
     import pandas as pd
+
+    from geval_core.run.panel import Panel
+
+    if isinstance(prompt, Panel):
+        return _panel_frame(prompt, data, judge, concurrency, id_column, group_column, human_columns, library, name)
 
     from geval_core.providers import get_judge
     from geval_core.providers.on_demand import JudgeOnDemand
@@ -102,6 +109,45 @@ def score_frame(prompt: FrozenPrompt | str, data: Any, judge: Judge | None = Non
         out[column] = [judged.get(item.id, {}).get(column) for item in items]
     out.attrs.update(run_id=run_id, prompt=stored.label, summary=summary.to_dict(),
                      item_ids=[item.id for item in items])
+    return out
+
+
+def _panel_frame(panel: Any, data: Any, judge: Any, concurrency: int | None, id_column: str | None,
+                 group_column: str | None, human_columns: Sequence[str], library: str | None, name: str) -> Any:
+    """score_frame for a panel: each member through the runner (its run reused when it exists), then the rule."""
+    import pandas as pd
+
+    from geval_core.providers import get_judge
+    from geval_core.providers.registry import check_judge
+    from geval_core.run import RunOptions, run_scoring
+    from geval_core.run.panel import combine
+
+    if library is None:
+        raise InputError("a panel lives in a library: name its file with library=", field="library")
+    records = _records(data)
+    items = _items(records, id_column, group_column, human_columns)
+    with Library(library) as lib:
+        members = [lib.get_prompt(m) for m in panel.members]
+        dataset = lib.import_items(name, items, source="score_frame")
+        run_ids = []
+        for member in members:
+            settings = member.dimension.judge
+            run_id, _ = lib.find_or_create_run(member.id, dataset["id"], settings, ("done", "running", "cancelled"))
+            if judge is None:
+                check_judge(settings)
+            member_judge = judge(settings) if callable(judge) and not hasattr(judge, "judge") else judge
+            run_scoring(member, items, member_judge or get_judge(settings), lib, run_id,
+                        RunOptions(settings=settings, concurrency=concurrency or 1))
+            run_ids.append(run_id)
+        result = combine(lib, panel, members, run_ids, dataset["id"], 500)
+    by_id = {row["id"]: row for row in result["rows"]}
+    out = pd.DataFrame(records)
+    out["score"] = [by_id[i.id]["score"] for i in items]
+    out["distribution"] = [by_id[i.id]["distribution"] for i in items]
+    out["spread"] = [by_id[i.id]["spread"] for i in items]
+    for member in members:
+        out[member.label] = [by_id[i.id]["members"][member.label] for i in items]
+    out.attrs.update(panel=panel.label, rule=panel.rule, alpha=result["alpha"], run_ids=run_ids)
     return out
 
 

@@ -93,3 +93,25 @@ def test_the_real_local_judge_scores_a_frame_end_to_end(sample, local_judge):
     out = score_frame(prompt, frame.head(2), judge=local_judge, id_column="key")
     assert out["error"].isna().all() and out["model_version"].str.contains("SmolLM2").all()
     assert all(abs(sum(d.values()) - 1) < 1e-6 for d in out["distribution"])  # renormalised on the ratings
+
+
+def test_a_panel_scores_a_frame_with_every_member(sample, tmp_path):
+    from dataclasses import replace
+
+    from geval_core.run.panel import freeze_panel
+    from geval_core.types import JudgeSettings
+
+    prompt, _, frame = sample
+    db = str(tmp_path / "panel.db")
+    scripted = JudgeSettings(provider="scripted", model="scripted-1")
+    with Library(db, seed_examples=False) as lib:
+        a = lib.freeze(replace(prompt.dimension, judge=scripted), name="a").prompt
+        b = lib.freeze(replace(prompt.dimension, judge=scripted, definition="Another wording."), name="b").prompt
+        panel, _ = freeze_panel(lib, "jury", [a, b], "mean")
+    out = score_frame(panel, frame.head(10), judge=ScriptedJudge(), id_column="key", library=db)
+    assert list(out["key"]) == list(frame.head(10)["key"])
+    assert out["score"].tolist() == pytest.approx(((out["a@1"] + out["b@1"]) / 2).tolist())
+    assert out["spread"].tolist() == pytest.approx((out["a@1"] - out["b@1"]).abs().tolist())
+    assert out.attrs["panel"] == "jury@1" and out.attrs["rule"] == "mean" and len(out.attrs["run_ids"]) == 2
+    with pytest.raises(InputError, match="library="):
+        score_frame(panel, frame.head(2), judge=ScriptedJudge())
