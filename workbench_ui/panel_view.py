@@ -22,7 +22,7 @@ def freeze_form(lib) -> None:
 
     labels = [f"{p['name']}@{p['version']}" for p in lib.list_prompts()]
     c1, c2, c3 = st.columns([3, 1, 1])
-    members = c1.multiselect("Members (frozen prompts of one dimension)", labels, key=K + "members")
+    members = c1.multiselect("Members: two or more prompts of one dimension", labels, key=K + "members")
     rule = c2.selectbox("Rule", RULES, index=RULES.index("pooled"), key=K + "rule",
                         help="mean of the weighted scores; pooled: Eq. 1 over the average distribution; median.")
     name = c3.text_input("Panel name", value="panel", key=K + "name")
@@ -60,7 +60,7 @@ def section(lib) -> None:
     datasets = {d["label"]: d for d in archive_view.visible(lib, "dataset", lib.list_datasets())}
     c1, c2 = st.columns(2)
     panel = get_panel(lib, c1.selectbox("Panel", names, key=K + "panel"))
-    dataset = datasets[c2.selectbox("Dataset", list(datasets), key=K + "dataset")]
+    dataset = datasets[c2.selectbox("Dataset to score with the panel", list(datasets), key=K + "dataset")]
     runs = member_runs(lib, panel, dataset["id"])
     going = [r for r in runs if r["run"] and live.is_live(lib, r["run"]["id"])]
     if going:
