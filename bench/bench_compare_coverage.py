@@ -1,6 +1,9 @@
 """Coverage of `geval compare`'s paired intervals: two judges with real signal and strong document effects,
 documents drawn with replacement from a known population, 10 / 20 / 50 documents; prints coverage of the 95%
-interval of each figure's difference with its binomial standard error (withheld rows say so)."""
+interval of each figure's difference with its binomial standard error (withheld rows say so).
+
+    python bench/bench_compare_coverage.py [REPEATS]     (default 200)
+"""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ def figure(name, a, b):
     return {"spearman": sps.spearmanr, "kendall": sps.kendalltau, "pearson": sps.pearsonr}[name](a, b).statistic
 
 
-def main() -> None:
+def main(repeats: int = REPEATS) -> None:
     human, weak, strong, docs = population()
     truth = {f: figure(f, strong, human) - figure(f, weak, human) for f in FIGURES}
     print(f"population: {DOCS} documents x {PER_DOC}; true differences "
@@ -41,7 +44,7 @@ def main() -> None:
     rng = np.random.default_rng(1)
     for groups in (10, 20, 50):
         began, hits, shown = time.perf_counter(), dict.fromkeys(FIGURES, 0), 0
-        for _ in range(REPEATS):
+        for _ in range(repeats):
             chosen = rng.integers(0, DOCS, groups)
             index = np.concatenate([np.flatnonzero(docs == d) for d in chosen])
             labels = np.repeat(np.arange(groups), PER_DOC)  # a document drawn twice counts as two groups
@@ -62,4 +65,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(*(int(a) for a in sys.argv[1:2]))
