@@ -96,6 +96,48 @@ def submit_command(prompt_ref: str, data_ref: str, judge_ref: str | None, mode: 
                err=True)
 
 
+@batch_group.command("submit-panel")
+@click.argument("panel_ref")
+@click.option("--data", "data_ref", required=True, help="Library dataset name[@version].")
+@click.option("--member-base-url", "base_urls", multiple=True,
+              help="PROMPT=URL: the server a member's batch goes to (repeatable; default: its provider's API).")
+@db_option
+@json_option
+@workbench_errors
+def submit_panel_command(panel_ref: str, data_ref: str, base_urls: tuple[str, ...], db: str | None,
+                         as_json: bool) -> None:
+    """Send each member of panel PANEL_REF to its provider's batch engine, one batch (and run) per member, each
+    with the member's own frozen judge. Collect them with `geval batch collect`; `geval panel score` then reuses
+    the members' runs and makes no live call for the items the batches answered."""
+    from dataclasses import replace
+
+    from prompt_library import open_library
+
+    from ..providers.registry import check_judge
+    from ..run.batch_engines import submit_batch
+    from ..run.panel import get_panel
+    from ..urls import check_base_url
+    from .common import pairs
+
+    urls = pairs(base_urls, "--member-base-url")
+    with open_library(db) as library:
+        panel = get_panel(library, panel_ref)
+        dataset = library.get_dataset(data_ref)
+        members = [library.get_prompt(m) for m in panel.members]
+        settings = [replace(m.dimension.judge, base_url=check_base_url(urls.get(m.label) or urls.get(m.name)))
+                    for m in members]
+        for each in settings:
+            check_judge(each)  # every member's key before any batch is sent
+        results = [{"prompt": m.label, **submit_batch(library, m, dataset["id"], s)}
+                   for m, s in zip(members, settings, strict=True)]
+    if as_json:
+        echo_json({"panel": panel.label, "batches": results})
+        return
+    for result in results:
+        click.echo(f"{result['prompt']}: batch {result['batch_id']} (run {result['run_id']}), "
+                   f"{result['requests']} requests", err=True)
+
+
 @batch_group.command("status")
 @click.argument("batch_id")
 @base_url_option

@@ -4,6 +4,7 @@ loopback Files + Batches and Gemini Batch servers; `geval score` with a gpt-5-st
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -126,3 +127,32 @@ def test_a_submit_that_never_reaches_the_engine_leaves_a_failed_run_not_a_runnin
     assert code == 1 and out == "" and "could not reach the batch engine at http://127.0.0.1:" in err
     [run] = Library(db).list_runs()
     assert run["status"] == "failed" and run["finished_at"]
+
+
+def test_a_panel_is_sent_as_one_batch_per_member_and_panel_score_reuses_them(tmp_path, fake):
+    from geval_core.run.panel import freeze_panel
+    from prompt_library import Library
+
+    db = str(tmp_path / "lib.db")
+    library, prompt, items, _ = setup_library(db, count=4, judge=GPT)
+    other = library.freeze(replace(prompt.dimension, definition="Another wording of coherence."),
+                           name="coherence-b").prompt
+    freeze_panel(library, "jury", [prompt, other], "pooled")
+    url = f"{fake.url}/v1"
+    code, out, err = geval("batch", "submit-panel", "jury", "--data", "tiny", "--db", db, "--json",
+                           "--member-base-url", f"{prompt.label}={url}", "--member-base-url", f"{other.label}={url}")
+    assert code == 0, err
+    sent = json.loads(out)["batches"]
+    assert [b["prompt"] for b in sent] == [prompt.label, other.label] and all(b["requests"] == 4 for b in sent)
+    for batch in sent:
+        geval("batch", "status", batch["batch_id"], "--db", db, "--base-url", url, "--json")  # the fake finishes it
+        collected = json.loads(geval("batch", "collect", batch["batch_id"], "--db", db, "--base-url", url, "--json")[1])
+        assert collected["collected"] and collected["summary"]["scored"] == 4
+    code, out, err = geval("panel", "score", "jury", "--data", "tiny", "--db", db, "--json",
+                           "--member-base-url", f"{prompt.label}={url}", "--member-base-url", f"{other.label}={url}")
+    assert code == 0, err
+    summary = json.loads(err.strip().splitlines()[-1])
+    assert [m["judge_calls"] for m in summary["member_runs"]] == [0, 0]  # both members answered by their batches
+    assert {m["run"] for m in summary["member_runs"]} == {b["run_id"] for b in sent}
+    with Library(db) as check:
+        assert all(check.get_run(b["run_id"])["status"] == "done" for b in sent)
