@@ -10,7 +10,7 @@ from typing import Any
 from geval_core.errors import InputError, IntegrityError
 from geval_core.files.prompt_files import open_export, read_export
 
-from . import migrations, schema
+from . import migrations, planner, schema
 from .archive import ArchiveMixin
 from .base import now
 from .jobs import JobsMixin
@@ -49,6 +49,11 @@ class Library(JobsMixin, LeasesMixin, RunsMixin, RatingsMixin, ArchiveMixin):
         if migrate:
             with self._lock:
                 schema.check_columns(self.conn, self.path)
+                hints_missing = planner.stats_missing(self.conn)
+            if hints_missing:  # once per file: see planner.py (a run's inserts stay O(log N))
+                with self._write():
+                    if planner.stats_missing(self.conn):
+                        planner.write_stats(self.conn)
         self.integrity_warnings: list[str] = self._check_protection()
 
     def _migrate(self) -> None:
