@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = float(os.environ.get("GEVAL_BUSY_TIMEOUT") or 30.0)  # seconds a write waits for a lock
 DEFAULT_FILE = "geval.db"
 CACHE_KIB = 64 * 1024  # SQLite's page cache per library connection, filled on demand
+WRITER_CACHE_KIB = 2000  # SQLite's own default: enough for a run's writes, whose pages are mostly new
 
 
 class _Connection(sqlite3.Connection):
@@ -178,6 +179,12 @@ class LibraryBase:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
+
+    def bound_page_cache(self, kib: int = WRITER_CACHE_KIB) -> None:
+        """Cap this connection's page cache: a process that writes a long run reads little back, and a 64 MiB
+        cache filled over 100,000 judgments was most of its memory (RSS then grows with the run, not flat)."""
+        with self._lock:
+            self.conn.execute(f"PRAGMA cache_size = -{int(kib)}")
 
     def close(self) -> None:
         """Close the connection (the last one to a file moves its WAL into it and deletes the WAL)."""

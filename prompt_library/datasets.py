@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.files.datafiles import field_paths, lookup, read_rows
-from geval_core.prompts import canonical_hash
+from geval_core.prompts import canonical_hash, canonical_json
 from geval_core.types import Item
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now
@@ -129,6 +131,25 @@ def dataset_hash(name: str, items: list[Item]) -> str:
     return canonical_hash({"name": name, "items": [[i.id, i.fields, i.human, i.group] for i in items]})
 
 
+class VersionHash:
+    """dataset_hash folded one item at a time, for items read a page at a time (the same bytes hashed)."""
+
+    def __init__(self, name: str) -> None:
+        # canonical JSON of {"items": [...], "name": ...}: sorted keys put the items first.
+        self.name, self.count, self._sha = name, 0, hashlib.sha256(b'{"items":[')
+
+    def add(self, item: Item) -> None:
+        """The next item, in the version's order."""
+        text = canonical_json([item.id, item.fields, item.human, item.group])
+        self._sha.update(("," + text if self.count else text).encode("utf-8"))
+        self.count += 1
+
+    def hexdigest(self) -> str:
+        """The hash over the items added so far (call once, at the end)."""
+        self._sha.update(('],"name":' + canonical_json(self.name) + "}").encode("utf-8"))
+        return self._sha.hexdigest()
+
+
 class DatasetsMixin(LibraryBase):
     """Golden datasets and their items."""
 
@@ -194,9 +215,46 @@ class DatasetsMixin(LibraryBase):
             items = [Item(r["item_id"], f, h, r["group_id"]) for r, f, h in zip(rows, fields, human, strict=True)]
             problem = version_problem(dataset, items)
         if problem:  # checked on every read: a run must never grade items other than the pinned ones
-            raise IntegrityError(f"stored dataset {dataset['label']} ({dataset['id'][:12]}) {problem}; the library "
-                                 "file was altered outside the workbench (`geval verify` lists what differs)")
+            raise _altered(dataset, problem)
         return items
+
+    def iter_dataset_items(self, dataset_id: str, batch: int = 2000) -> Iterator[Item]:
+        """The items of one dataset version in import order, read `batch` at a time (memory stays small).
+
+        The count is checked before the first item and the content hash folded as they are read: a stored
+        version altered outside the workbench raises IntegrityError once its last item is read (at the start
+        when items were added or removed). A run over this stream stops there and is marked failed.
+        """
+        dataset = self.get_dataset(dataset_id)
+        with self._lock:
+            count = self.conn.execute("SELECT COUNT(*) FROM items WHERE dataset_id = ?", [dataset["id"]]).fetchone()[0]
+        if count != dataset["item_count"]:
+            raise _altered(dataset, f"holds {count} items where its version says {dataset['item_count']}")
+        folded, position = VersionHash(dataset["name"]), -1
+        while True:
+            page, position = self._item_page(dataset["id"], position, batch)
+            for item in page:
+                folded.add(item)
+                yield item
+            if len(page) < batch:
+                break
+        if folded.count != dataset["item_count"] or folded.hexdigest() != dataset["id"]:
+            raise _altered(dataset, "stored hash does not match its items")
+
+    def _item_page(self, dataset_id: str, after: int, batch: int) -> tuple[list[Item], int]:
+        """(up to `batch` items after position `after` in order, the position of the last one)."""
+        with collections_paused():
+            rows = self._rows("SELECT item_id, position, fields, human, group_id FROM items WHERE dataset_id = ? "
+                              "AND position > ? ORDER BY position LIMIT ?", [dataset_id, after, batch])
+            fields = loads_column([r["fields"] for r in rows], {})
+            human = loads_column([r["human"] for r in rows], {})
+            items = [Item(r["item_id"], f, h, r["group_id"]) for r, f, h in zip(rows, fields, human, strict=True)]
+            return items, rows[-1]["position"] if rows else after
+
+
+def _altered(dataset: dict[str, Any], problem: str) -> IntegrityError:
+    return IntegrityError(f"stored dataset {dataset['label']} ({dataset['id'][:12]}) {problem}; the library "
+                          "file was altered outside the workbench (`geval verify` lists what differs)")
 
 
 def version_problem(dataset: dict[str, Any], items: list[Item]) -> str | None:

@@ -15,17 +15,17 @@ from geval_core.prompts import canonical_hash, canonical_json
 from geval_core.types import JudgeSettings
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now, update_row
-from .datasets import DatasetsMixin
 from .hashes import as_stored, row_hash
+from .judgment_rows import JUDGMENT_COLUMNS, decoded, encoded, latest_attempts
 from .prompts import PromptsMixin, split_label
-from .rehash import stored_digest
+from .run_streams import DIGEST_ROWS, RunStreamsMixin
+
+_judgment = decoded  # the one decoder of a stored judgment row, by the name other modules import
+__all__ = ["JUDGMENT_COLUMNS", "RunsMixin", "latest_attempts", "new_run_id"]
 
 RUN_STATUSES = ("running", "done", "cancelled", "failed")
 RUN_COLUMNS = ("status", "finished_at", "model_version", "input_tokens", "output_tokens", "cost_usd",
                "items_total")
-JUDGMENT_COLUMNS = tuple(c for c in Judgment.columns() if c != "item_id")
-_JSON = ("distribution", "replies")
-_BOOL = ("ambiguous", "differs", "fallback", "cached")
 
 _RUN_SELECT = """
 SELECT r.*, p.name || '@' || p.version AS prompt_label, d.name || '@' || d.version AS dataset_label,
@@ -41,7 +41,7 @@ def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
-class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
+class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
     """Runs, judgments and the judge cache."""
 
     def create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
@@ -117,11 +117,15 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
 
     def finish_run(self, run_id: str, status: str = "done", **totals: Any) -> None:
         """Mark a run finished (done, cancelled or failed), store its totals and the digest of its judgments."""
-        run_id = self.get_run(run_id)["id"]
         with self._write() as db:
-            self.set_run_fields(run_id, status=status, finished_at=now(), **totals)
-            # Set at every finish: a resumed session adds judgments (or successors of errored ones).
-            db.execute("UPDATE runs SET digest = ? WHERE id = ?", [stored_digest(db, run_id), run_id])
+            run = self.get_run(run_id)
+            # Set at every finish where judgments were added (a resumed session adds some, or successors of
+            # errored ones); judgments are append-only, so an unchanged count is an unchanged digest.
+            rows = self.judgment_row_count(run["id"])
+            if run.get("digest") is None or run.get(DIGEST_ROWS) != rows:
+                db.execute("UPDATE runs SET digest = ? WHERE id = ?", [self.streamed_digest(run["id"]), run["id"]])
+                totals[DIGEST_ROWS] = rows
+            self.set_run_fields(run["id"], status=status, finished_at=now(), **totals)
 
     def judged_item_ids(self, run_id: str, include_errors: bool = False) -> set[str]:
         """Items that already have a judgment; errored ones are left out (a resume retries them)."""
@@ -141,25 +145,27 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
         A stored judgment is never changed: an errored one gets a successor (its next attempt, which
         the reads return), so a resumed run neither duplicates nor loses an item, and the failure stays on record.
         """
-        row = {"run_id": run_id, "item_id": judgment.item_id, "created_at": now()}
-        for key in JUDGMENT_COLUMNS:
-            value = getattr(judgment, key)
-            if key in _JSON:  # json writes int keys as strings, tuples as lists
-                value = dumps(value) if value is not None else None
-            elif key in _BOOL:
-                value = int(bool(value))
-            row[key] = value
-        row["extra"] = "{}"
+        return self.save_next_attempt(run_id, judgment)[0]
+
+    def save_next_attempt(self, run_id: str, judgment: Judgment) -> tuple[bool, dict[str, Any] | None]:
+        """save_judgment, also returning the errored attempt the new row succeeds (its stored row), if any:
+        what a run's running totals take out."""
+        row = encoded(run_id, judgment, now())
         with self._write(savepoint=False) as db:  # one write statement, which undoes itself if it fails
             # The triggers refuse an INSERT that is not the next attempt after an errored one, so look
             # first: under the write lock nobody can change the answer meanwhile.
-            latest = db.execute("SELECT attempt, error IS NULL FROM judgments WHERE run_id = ? AND item_id = ? "
-                                "ORDER BY attempt DESC LIMIT 1", [run_id, judgment.item_id]).fetchone()
-            if latest is not None and latest[1]:
-                return False
-            row["attempt"] = 0 if latest is None else latest[0] + 1
+            cursor = db.execute("SELECT * FROM judgments WHERE run_id = ? AND item_id = ? "
+                                "ORDER BY attempt DESC LIMIT 1", [run_id, judgment.item_id])
+            latest = cursor.fetchone()
+            if latest is None:
+                row["attempt"], previous = 0, None
+            else:
+                previous = dict(zip([c[0] for c in cursor.description], latest, strict=True))
+                if previous["error"] is None:
+                    return False, None
+                row["attempt"] = previous["attempt"] + 1
             insert_row(db, "judgments", self._hashed("judgments", row))
-            return True
+            return True, previous
 
     def _hashed(self, table: str, row: dict[str, Any]) -> dict[str, Any]:
         """A row to insert, in its stored types, with its row hash."""
@@ -179,7 +185,7 @@ class RunsMixin(PromptsMixin, DatasetsMixin, LibraryBase):
             rows.sort(key=lambda r: (r["item_id"] in position, position.get(r["item_id"], 0), r["item_id"]))
             distributions = loads_column([r["distribution"] for r in rows])
             replies = loads_column([r["replies"] for r in rows], [])
-            return [_judgment(r, d, p) for r, d, p in zip(rows, distributions, replies, strict=True)]
+            return [decoded(r, d, p) for r, d, p in zip(rows, distributions, replies, strict=True)]
 
     # --- judge cache --------------------------------------------------------------------------------
     def cache_get(self, key: str) -> dict[str, Any] | None:
@@ -259,36 +265,10 @@ def cache_entry_ok(key: str, reply_text: str | None, stored_hash: str | None) ->
         return False
 
 
-def latest_attempts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per item, its latest attempt (earlier ones are errored attempts it succeeded)."""
-    if all(r["attempt"] == 0 for r in rows):  # almost every run: no retry at all, nothing to drop
-        return rows
-    latest: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        if row["item_id"] not in latest or row["attempt"] > latest[row["item_id"]]["attempt"]:
-            latest[row["item_id"]] = row
-    return list(latest.values())
-
-
 def _run(row: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in row.items() if k not in ("extra", "row_hash")}
     out["judge"] = loads(row["judge"], {})
     out["item_ids"] = loads(row["item_ids"])
     for key, value in loads(row["extra"], {}).items():
         out.setdefault(key, value)
-    return out
-
-
-def _judgment(row: dict[str, Any], dist: dict[str, float] | None, replies: list[str]) -> dict[str, Any]:
-    """A stored judgment row as a dict, its JSON columns decoded already (distribution, replies)."""
-    out = {"item_id": row["item_id"]}
-    for key in JUDGMENT_COLUMNS:
-        out[key] = row[key]
-    out["distribution"] = {int(k): float(v) for k, v in dist.items()} if dist is not None else {}
-    out["replies"] = replies
-    for key in _BOOL:
-        out[key] = bool(row[key])
-    if row["extra"] not in (None, "{}"):  # most judgments have none: 20,000 decodes of "{}" cost 0.05 s
-        for key, value in loads(row["extra"]).items():
-            out.setdefault(key, value)
     return out
