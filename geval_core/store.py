@@ -6,6 +6,7 @@ so the core can be used, and tested, with any object that has these methods.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -58,8 +59,36 @@ class Store(Protocol):
         """Store one judgment; False when the item already had one."""
         ...
 
+    def save_next_attempt(self, run_id: str, judgment: Judgment) -> tuple[bool, dict[str, Any] | None]:
+        """save_judgment, also returning the stored errored attempt the new row succeeds, if any."""
+        ...
+
+    def judged_among(self, run_id: str, item_ids: Iterable[str]) -> set[str]:
+        """Which of these items have a final (error-free) judgment in the run."""
+        ...
+
+    def judgment_row_count(self, run_id: str) -> int:
+        """Stored judgment rows of a run, every attempt."""
+        ...
+
+    def iter_latest_attempts(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """Each item's latest attempt (at least the columns a run's totals read), a page at a time."""
+        ...
+
     def judgments(self, run_id: str) -> list[dict[str, Any]]:
         """A run's judgments as dicts keyed by `Judgment.columns()`, in dataset order."""
+        ...
+
+    def judgment_values_of(self, run_id: str, item_ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        """Item id -> its latest judgment's stored values, in `Judgment.columns()` order (JSON columns as text)."""
+        ...
+
+    def iter_judgment_values(self, run_id: str, after_item: str | None = None) -> Iterator[tuple[Any, ...]]:
+        """`judgment_values_of` of a run's judgments in dataset order, a page at a time (after `after_item`)."""
+        ...
+
+    def judgment_values(self, judgment: Judgment) -> tuple[Any, ...]:
+        """The values `judgment_values_of` returns for this judgment once it is stored."""
         ...
 
     def cache_get(self, key: str) -> dict[str, Any] | None:

@@ -238,7 +238,7 @@ def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
         _collect_item(session, item, requests, got)
     summary.status = "done" if missing == 0 else "running"
     if missing == 0:
-        finish(store, summary, settings, discount=BATCH_DISCOUNT)
+        finish(store, summary, settings, discount=BATCH_DISCOUNT, tally=session.tally)
     store.set_run_fields(run["id"], batch_missing=missing)
     return summary
 

@@ -92,7 +92,7 @@ def price_for(settings: JudgeSettings, prices: dict[str, dict[str, float]]) -> d
     return prices[max(matches, key=len)] if matches else None
 
 
-def _usd(price: dict[str, float] | None, input_tokens: int, output_tokens: int) -> float | None:
+def usd_of(price: dict[str, float] | None, input_tokens: int, output_tokens: int) -> float | None:
     """USD for the tokens at a price per million (None when the model is unpriced)."""
     if price is None:
         return None
@@ -128,7 +128,7 @@ def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettin
         "requests": len(items),
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
-        "usd": _usd(price, input_tokens, output_tokens),
+        "usd": usd_of(price, input_tokens, output_tokens),
         "model": settings.judge_id,
         "price": price,
         "note": _note(settings, price),
@@ -148,18 +148,9 @@ def run_totals(judgments: list[dict[str, Any]], settings: JudgeSettings,
                prices: dict[str, dict[str, float]], discount: float = 1.0) -> dict[str, Any]:
     """A run's totals from its judgments: tokens and USD paid (cached answers cost nothing), versions, counts.
 
-    `discount` scales the price (0.5 for the Batch API).
+    `discount` scales the price (0.5 for the Batch API). The fold a live run keeps (totals.RunTally) is
+    the same definition, applied as judgments are written.
     """
-    paid = [r for r in judgments if not r.get("cached")]
-    input_tokens = sum(r.get("input_tokens") or 0 for r in paid)
-    output_tokens = sum(r.get("output_tokens") or 0 for r in paid)
-    usd = _usd(price_for(settings, prices), input_tokens, output_tokens)
-    versions = sorted({r["model_version"] for r in judgments if r.get("model_version")})
-    return {
-        "input_tokens": input_tokens, "output_tokens": output_tokens,
-        "cost_usd": None if usd is None else usd * discount,
-        "model_version": ", ".join(versions) or None,
-        "fallbacks": sum(bool(r.get("fallback")) for r in judgments),
-        "errors": sum(r.get("error") is not None for r in judgments),
-        "cached": sum(bool(r.get("cached")) for r in judgments),
-    }
+    from .totals import RunTally
+
+    return RunTally.of(judgments).fields(settings, prices, discount)

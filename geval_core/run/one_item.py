@@ -23,8 +23,8 @@ from .pacing import Gate
 
 DEFAULT_FLOOR = JudgeSettings().valid_mass_floor
 
-__all__ = ["Spent", "error_judgment", "first_mode", "judge_item", "judgment_of", "no_rating", "reply_start",
-           "overlong_items", "overlong_warning", "score_item", "server_of"]
+__all__ = ["Spent", "error_judgment", "first_mode", "judge_item", "judgment_of", "length_budget", "no_rating",
+           "reply_start", "overlong_items", "overlong_warning", "score_item", "server_of"]
 
 
 @dataclass(frozen=True)
@@ -50,19 +50,29 @@ def server_of(settings: JudgeSettings) -> str:
     return server_id(resolved_base_url(settings), settings.provider)
 
 
-def overlong_items(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings) -> tuple[int | None, list[str]]:
-    """(the judge's context, the ids of the items whose prompt does not fit in it), before anything is sent."""
+def length_budget(prompt: FrozenPrompt, settings: JudgeSettings) -> tuple[int, Counter, int] | None:
+    """(the judge's context, how often each input appears in the prompt, the characters of inputs that fit:
+    weighted by those counts), or None when the context is not known. An item fits when its inputs'
+    weighted length is at most the budget."""
     from ..providers.context import context_window
 
     window = context_window(settings)
     if window is None:
-        return None, []
+        return None
     # Lengths only, not 20,000 rendered prompts: the fixed text once, then each input as often as it appears.
     uses = Counter(placeholders(template_of(prompt.dimension)))
     fixed = estimate_request_tokens(messages(prompt, {name: "" for name in prompt.dimension.inputs}))
-    budget = window - settings.max_tokens - fixed
+    return window, uses, (window - settings.max_tokens - fixed) * CHARS_PER_TOKEN
+
+
+def overlong_items(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings) -> tuple[int | None, list[str]]:
+    """(the judge's context, the ids of the items whose prompt does not fit in it), before anything is sent."""
+    budget = length_budget(prompt, settings)
+    if budget is None:
+        return None, []
+    window, uses, chars = budget
     return window, [item.id for item in items
-                    if sum(uses[name] * len(item.fields.get(name, "")) for name in uses) / CHARS_PER_TOKEN > budget]
+                    if sum(uses[name] * len(item.fields.get(name, "")) for name in uses) > chars]
 
 
 def overlong_warning(window: int | None, ids: list[str], total: int) -> str | None:

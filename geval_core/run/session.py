@@ -19,6 +19,7 @@ from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
 from .calls import build_request, cache_key
 from .one_item import Spent, error_judgment, judgment_of, server_of
 from .options import RunSummary
+from .totals import RunTally, current_tally
 
 Progress = Callable[[int, int, Judgment], None]
 # A run stops when this many items failed alike before any succeeded: logprobs mode on a judge that gives
@@ -64,6 +65,7 @@ class Session:
     last_problem: str = ""  # why the latest item had no score
     server: str = ""  # who answers (the resolved server address, or the provider's own API)
     context: int | None = None  # tokens the judge reads, when known: longer items are errors, never sent
+    tally: RunTally | None = None  # the run's totals over every session, kept as judgments are written
     # Progress held back until a batch commits: (done, judgment) per write; None outside a batch.
     _unreported: list[tuple[int, Judgment]] | None = field(default=None, init=False, repr=False)
 
@@ -76,6 +78,8 @@ class Session:
         # The server the SDK will really send to, OPENAI_BASE_URL included: it keys the cache and is recorded.
         self.server = self.server or server_of(self.settings)
         self.context = self.context or context_window(self.settings)
+        if self.tally is None:
+            self.tally = current_tally(self.store, self.summary.run_id)
 
     def job(self, item: Item, mode: str, fallback: bool = False) -> Job:
         """The request for an item in one mode."""
@@ -217,7 +221,9 @@ class Session:
 
     def write(self, judgment: Judgment) -> None:
         """Save one judgment now (a crash loses nothing written; in a batch, at its commit) and report progress."""
-        self.store.save_judgment(self.summary.run_id, judgment)
+        saved, superseded = self.store.save_next_attempt(self.summary.run_id, judgment)
+        if saved:  # the totals follow the stored rows: in the same thread, before the commit is reported
+            self.tally.written(judgment, superseded)
         self.summary.judged += 1
         self._watch(judgment)
         if self._unreported is not None:
