@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -15,10 +17,13 @@ from prompt_library import Library
 from ..judgment import Judgment
 from ..prompts.inputs import require_inputs
 from ..providers.registry import allowed_concurrency, check_judge, default_concurrency
-from ..run.one_item import overlong_items, overlong_warning
+from ..run.feed import StreamedItems
+from ..run.one_item import length_budget, overlong_warning
 from ..run.options import RunOptions, RunSummary
 from ..run.pacing import Gate
-from ..types import FrozenPrompt
+from ..run.results import RESULT_KEYS, OrderedResults, output_line, write_values
+from ..run.totals import TALLY_KEY
+from ..types import FrozenPrompt, JudgeSettings
 from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from .common import (
     bounded_option,
@@ -34,35 +39,17 @@ from .common import (
 # A finished run is reported again (its errored items retried), not repeated: --new-run starts another.
 RESUMABLE = ("running", "cancelled", "failed", "done")
 EXIT_FAILED, EXIT_NO_SCORES = 3, 4
-# The results file names the item "id" (what `geval agree --id-field` expects); the rest are Judgment's fields.
-RESULT_KEYS = ("id", *Judgment.columns()[1:])
-
-
-def output_line(row: dict[str, Any]) -> dict[str, Any]:
-    """One item of the results file: the judgment's fields, the item id as "id".
-
-    "mode" is the mode the item was scored in, so an auto-mode fallback shows as "sampling".
-    """
-    line = {"id": row["item_id"], **{k: row.get(k) for k in RESULT_KEYS[1:]}}
-    line["distribution"] = {str(k): v for k, v in (row.get("distribution") or {}).items()}
-    for key in ("top_rating", "first_rating"):
-        line[key] = _as_written(line[key])
-    return line
-
-
-def _as_written(value: Any) -> Any:
-    # SQLite hands back a whole rating as 3.0; the file says 3 (sampling's first reply may be 3.5).
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+__all__ = ["RESULT_KEYS", "exit_code", "exit_for", "output_line", "score_command", "summary_text", "write_results"]
 
 
 def write_results(library: Library, run_id: str, out: str | None, append: bool = False) -> None:
-    """Every judgment of the run as JSON lines, to --out or stdout."""
-    lines = (json.dumps(output_line(r), ensure_ascii=False) + "\n" for r in library.judgments(run_id))
+    """Every judgment of the run as JSON lines, to --out or stdout, read from the library a page at a time."""
+    values = library.iter_judgment_values(run_id)
     if out and out != "-":  # "-" is stdout, as in every Unix tool
         with Path(out).open("a" if append else "w", encoding="utf-8") as handle:
-            handle.writelines(lines)
+            write_values(handle, values)
     else:
-        sys.stdout.writelines(lines)
+        write_values(sys.stdout, values)
 
 
 def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
@@ -128,30 +115,28 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
                                                         n, temperature, file_mapping(id_field, inputs))
     check_judge(settings)  # before a run is recorded: a run without a key would stay "running" for good
+    library.bound_page_cache()  # memory stays flat however long the run
     concurrency, lowered = allowed_concurrency(settings, concurrency or default_concurrency(settings))
     if lowered:
         click.echo(f"warning: {lowered}", err=True)
-    items = library.dataset_items(dataset["id"])
-    require_inputs(prompt, items, f"dataset {dataset['label']}")  # before a run is recorded or paid for
-    too_long = overlong_warning(*overlong_items(prompt, items, settings), len(items))
-    if too_long:
-        click.echo(f"warning: {too_long}", err=True)
+    check_dataset(library, prompt, settings, dataset)  # before a run is recorded or paid for
     if run_id is None:
         run_id = (library.create_run(prompt.id, dataset["id"], settings) if new_run else
                   library.find_or_create_run(prompt.id, dataset["id"], settings, RESUMABLE)[0])
-    already = len(library.judged_item_ids(run_id))
+    run = library.get_run(run_id)
+    already = library.judged_count(run["id"])
     if already and not quiet:
-        click.echo(f"resuming run {run_id}: {already} of {len(items)} items judged before", err=True)
+        click.echo(f"resuming run {run_id}: {already} of {dataset['item_count']} items judged before", err=True)
     # Made at the first request: a re-run of a finished run, or one answered from the cache, needs no SDK.
     judge = JudgeOnDemand(settings.provider, lambda: get_judge(settings, timeout=timeout))
     options = RunOptions(settings=settings, concurrency=concurrency, max_attempts=max_attempts,
                          use_cache=not no_cache, rpm=rpm, tpm=tpm, retry_cap=retry_cap, fail_fast=fail_fast)
-    summary = _run_with_bar(prompt, items, judge, library, run_id, options, quiet, already)
-    if out or not as_json:
-        write_results(library, run_id, out)
+    summary = _score_streamed(prompt, dataset, run, judge, library, options, quiet, already, out,
+                              writes=bool(out or not as_json))  # --json alone: the results go nowhere
+    run = library.get_run(run_id)
     if not quiet:
-        click.echo(summary_text(summary, library.get_run(run_id)), err=True)
-    scored = library.scored_count(run_id)
+        click.echo(summary_text(summary, run), err=True)
+    scored = scored_in_run(library, run)
     if as_json:
         code = exit_code(summary, scored)
         click.echo(json.dumps({**summary.to_dict(), "scored_in_run": scored, "out": out, "exit_code": code,
@@ -159,23 +144,84 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     exit_for(summary, run_id, scored)
 
 
-def _run_with_bar(prompt: FrozenPrompt, items: list, judge: Any, library: Library, run_id: str,
-                  options: RunOptions, quiet: bool, already: int) -> RunSummary:
+def check_dataset(library: Library, prompt: FrozenPrompt, settings: JudgeSettings, dataset: dict[str, Any]) -> None:
+    """Refuse a dataset lacking the prompt's inputs, and warn of items too long for the judge, without reading
+    its items into memory (SQLite answers both from the stored rows)."""
+    lacking = library.first_item_without(dataset["id"], prompt.dimension.inputs)
+    if lacking is not None:
+        require_inputs(prompt, [lacking], f"dataset {dataset['label']}")
+    budget = length_budget(prompt, settings)
+    if budget is not None:
+        window, uses, chars = budget
+        too_long = overlong_warning(window, library.item_ids_over(dataset["id"], uses, chars), dataset["item_count"])
+        if too_long:
+            click.echo(f"warning: {too_long}", err=True)
+
+
+def scored_in_run(library: Library, run: dict[str, Any]) -> int:
+    """How many of the run's items have a score, over every session: from the totals it keeps."""
+    tally = run.get(TALLY_KEY)
+    if isinstance(tally, dict) and tally.get("rows") == library.judgment_row_count(run["id"]):
+        return int(tally["scored"])
+    return library.scored_count(run["id"])
+
+
+def _score_streamed(prompt: FrozenPrompt, dataset: dict[str, Any], run: dict[str, Any], judge: Any,
+                    library: Library, options: RunOptions, quiet: bool, already: int, out: str | None,
+                    writes: bool) -> RunSummary:
+    """The run over the dataset read a page at a time; with `writes`, its results (to `out`, else stdout)
+    written as judgments commit."""
+    total = dataset["item_count"]
+    if run["dataset_id"] != dataset["id"]:  # --run names a run of another dataset: a plain stream of its items
+        summary = _run_with_bar(prompt, library.iter_dataset_items(dataset["id"]), total, judge, library,
+                                run["id"], options, quiet, already)
+        if writes:
+            write_results(library, run["id"], out)
+        return summary
+    if not writes:
+        items = StreamedItems(library.iter_dataset_items(dataset["id"]), total, already)
+        return _run_with_bar(prompt, items, total, judge, library, run["id"], options, quiet, already)
+    with _results_handle(out) as handle:
+        results = OrderedResults(library, run["id"], handle)
+        items = StreamedItems(library.iter_dataset_items(dataset["id"]), total, already, on_batch=results.batch_read)
+        summary = _run_with_bar(prompt, items, total, judge, library, run["id"], options, quiet, already, results)
+        results.close()
+    if results.failure is not None:
+        raise results.failure  # after the run is finished: a closed pipe exits 141, a full disk says so
+    return summary
+
+
+@contextmanager
+def _results_handle(out: str | None) -> Iterator[IO[str]]:
+    """The results file, or stdout for none or "-"."""
+    if out and out != "-":
+        with Path(out).open("w", encoding="utf-8") as handle:
+            yield handle
+    else:
+        yield sys.stdout
+
+
+def _run_with_bar(prompt: FrozenPrompt, items: Any, total: int, judge: Any, library: Library, run_id: str,
+                  options: RunOptions, quiet: bool, already: int,
+                  results: OrderedResults | None = None) -> RunSummary:
     """run_scoring with a click progress bar on stderr (the results may be going to stdout)."""
     from ..run.runner import run_scoring
 
     cancel = threading.Event()
     gate = Gate(options.concurrency, options.rpm, options.tpm)
     # Off a terminal click prints only the label, a stray "coherence@1" line in a log: no bar there.
-    with click.progressbar(length=len(items), label=f"{prompt.label} ", file=sys.stderr,
+    with click.progressbar(length=total, label=f"{prompt.label} ", file=sys.stderr,
                            hidden=quiet or not sys.stderr.isatty(),
                            show_pos=True, item_show_func=lambda _: gate.describe()) as bar, stop_on_interrupt(cancel):
         bar.update(already)
         position = [already]
 
         def progress(done: int, total: int, judgment: Judgment) -> None:
-            bar.update(done - position[0])
-            position[0] = done
+            if results is not None:
+                results.committed(judgment)
+            if done > position[0]:
+                bar.update(done - position[0])
+                position[0] = done
 
         return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress, cancel=cancel,
                            gate=gate)

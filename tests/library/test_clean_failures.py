@@ -37,11 +37,12 @@ def sql(path: Path, *statements: str) -> None:
 
 def fails_cleanly(args: list[str], *wanted: str) -> str:
     """Run a command; it must exit 1 with one line of error naming each of `wanted` (besides warnings said
-    before it), and no traceback."""
+    before it, and the results lines `geval score` wrote as its judgments committed), and no traceback."""
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (result.output, result.exception)
     assert "Traceback" not in result.output
-    lines = [line for line in result.output.strip().splitlines() if not line.startswith("warning: ")]
+    lines = [line for line in result.output.strip().splitlines()
+             if not line.startswith(("warning: ", '{"id": '))]
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
     for text in wanted:
         assert text in lines[0], lines[0]
