@@ -68,11 +68,25 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
                 human: str | None, as_json: bool) -> None:
     """Score a dataset with panel NAME: each member's run (reused when it exists), then per item the panel's
     score and distribution, each member's score and the spread; the summary has the members' alpha."""
+    check_output(out)
+    result, lines = run_panel(library, name, data_ref, base_urls, human)
+    if out and out != "-":
+        Path(out).write_text(lines, encoding="utf-8")
+    else:
+        click.echo(lines, nl=False)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False), err=True)
+        return
+    click.echo(panel_line(result), err=True)
+
+
+def run_panel(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], human: str | None
+              ) -> tuple[dict[str, Any], str]:
+    """(the summary, the results as JSON lines) of scoring a library dataset with panel `name`."""
     from ..providers import get_judge
     from ..providers.registry import check_judge
     from ..run.panel import get_panel, score_panel
 
-    check_output(out)
     panel = get_panel(library, name)
     dataset = library.get_dataset(data_ref)
 
@@ -86,21 +100,18 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
 
         result["against_people"] = panel_against_people(library, result["rows"], dataset["id"], human)
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows"))
-    if out and out != "-":
-        Path(out).write_text(lines, encoding="utf-8")
-    else:
-        click.echo(lines, nl=False)
+    return result, lines
+
+
+def panel_line(result: dict[str, Any]) -> str:
+    """The panel's summary as one line: rule, the members' alpha with its interval, each member's run."""
     alpha = result["alpha"]
-    if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False), err=True)
-        return
     low, high = alpha["interval"]
     spread = "" if low is None else f" [{low:.3f}, {high:.3f}]"
     value = "undefined" if alpha["value"] is None else f"{alpha['value']:.3f}"
-    click.echo(f"panel {result['panel']} ({result['rule']}): members' Krippendorff alpha (interval) {value}"
-               f"{spread}, {alpha['resampled']} resampled; " + "; ".join(
-                   f"{m['prompt']} run {m['run']} ({m['judge_calls']} judge calls)" for m in result["member_runs"]),
-               err=True)
+    return (f"panel {result['panel']} ({result['rule']}): members' Krippendorff alpha (interval) {value}"
+            f"{spread}, {alpha['resampled']} resampled; " + "; ".join(
+                f"{m['prompt']} run {m['run']} ({m['judge_calls']} judge calls)" for m in result["member_runs"]))
 
 
 PANEL_KIND = "geval-panel"

@@ -66,7 +66,13 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 
 
 @click.command("score")
-@click.option("--prompt", "prompt_ref", required=True, help="Library prompt name[@version], or an exported prompt file.")
+@click.option("--prompt", "prompt_ref", default=None,
+              help="Library prompt name[@version], or an exported prompt file (or --panel).")
+@click.option("--panel", "panel_ref", default=None,
+              help="Score with a frozen panel of judges instead: one run per member (reused when it exists); each "
+                   "results row has the panel's score and distribution and every member's score under members.")
+@click.option("--member-base-url", "member_urls", multiple=True,
+              help="With --panel: PROMPT=URL, the OpenAI-compatible server a member's requests go to (repeatable).")
 @click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
 @data_options
 @judge_options
@@ -99,8 +105,9 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
                   n: int | None, temperature: float | None, concurrency: int, max_attempts: int, timeout: float,
                   out: str | None, db: str | None, run_id: str | None, new_run: bool, no_cache: bool,
                   quiet: bool, rpm: float | None, tpm: float | None, retry_cap: float, fail_fast: int,
-                  id_field: str, inputs: tuple[str, ...], as_json: bool) -> None:
-    """Score a dataset with a frozen prompt; an interrupted run resumes where it stopped.
+                  id_field: str, inputs: tuple[str, ...], as_json: bool, panel_ref: str | None = None,
+                  member_urls: tuple[str, ...] = ()) -> None:
+    """Score a dataset with a frozen prompt (or a panel); an interrupted run resumes where it stopped.
 
     \b
     Exit codes: 0 the run is done with scores; 1 bad input or settings (nothing was scored);
@@ -112,6 +119,11 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     from ..providers.on_demand import JudgeOnDemand
 
     check_output(out)  # before anything is paid for
+    if (prompt_ref is None) == (panel_ref is None):
+        raise click.UsageError("name the prompt to score with (--prompt) or a panel (--panel), one of them")
+    if panel_ref is not None:
+        _score_panel(db, panel_ref, data_ref, member_urls, out, as_json)
+        return
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
                                                         n, temperature, file_mapping(id_field, inputs))
     check_judge(settings)  # before a run is recorded: a run without a key would stay "running" for good
@@ -225,6 +237,28 @@ def _run_with_bar(prompt: FrozenPrompt, items: Any, total: int, judge: Any, libr
 
         return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress, cancel=cancel,
                            gate=gate)
+
+
+def _score_panel(db: str | None, panel_ref: str, data_ref: str, member_urls: tuple[str, ...], out: str | None,
+                 as_json: bool) -> None:
+    """`geval score --panel`: the panel's rows to --out (or stdout), its summary with the members' alpha."""
+    from prompt_library import open_library
+
+    from .panel import panel_line, run_panel
+
+    with open_library(db) as library:
+        result, lines = run_panel(library, panel_ref, data_ref, member_urls, None)
+    if out and out != "-":
+        Path(out).write_text(lines, encoding="utf-8")
+    elif not as_json:
+        click.echo(lines, nl=False)
+    if as_json:
+        click.echo(json.dumps({**result, "out": out}, ensure_ascii=False))
+    else:
+        click.echo(panel_line(result), err=True)
+    if any(m["status"] != "done" for m in result["member_runs"]):
+        raise RunEnded("a member's run did not finish: `geval runs show RUN` says why; run the same command "
+                       "again to resume it", EXIT_FAILED)
 
 
 def exit_code(summary: RunSummary, scored: int) -> int:

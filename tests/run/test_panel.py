@@ -113,3 +113,32 @@ def test_the_panel_and_each_member_against_people_with_the_panel_minus_its_best_
     assert versus["difference"] == pytest.approx(out["figures"]["panel"]["spearman"] - out["figures"]["a@1"]["spearman"])
     assert versus["interval"][0] < versus["difference"] < versus["interval"][1]
     assert out["panel_minus_best"]["groups"] == 30
+
+
+def test_geval_score_with_a_panel_writes_rows_with_members_and_a_json_summary_with_alpha(tmp_path):
+    db = str(tmp_path / "lib.db")
+    library = Library(db, seed_examples=False)
+    members = [library.freeze(dimension(JudgeSettings(provider="openai", model=model)), name=name).prompt
+               for name, model in (("coherence-a", "model-a"), ("coherence-b", "model-b"))]
+    library.import_items("tiny", make_items(8))
+    freeze_panel(library, "jury", members, "mean")
+    library.close()
+    env = {"OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""}
+    out = tmp_path / "rows.jsonl"
+    with FaultServer(distribution=leaning(0.0)) as first, FaultServer(distribution=leaning(0.25)) as second:
+        result = CliRunner().invoke(cli, ["score", "--panel", "jury", "--data", "tiny", "--db", db, "--out", str(out),
+                                          "--json", "--member-base-url", f"coherence-a={first.base_url}",
+                                          "--member-base-url", f"coherence-b={second.base_url}"], env=env)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 8 and set(rows[0]["members"]) == {"coherence-a@1", "coherence-b@1"}
+    for row in rows:
+        assert row["score"] == pytest.approx(sum(row["members"].values()) / 2)  # the mean rule
+    matrix = np.array([[row["members"][m.label] for m in members] for row in rows])
+    assert summary["alpha"]["value"] == pytest.approx(
+        krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="interval"))
+    assert len(summary["alpha"]["interval"]) == 2 and summary["out"] == str(out)
+    both = CliRunner().invoke(cli, ["score", "--panel", "jury", "--prompt", "coherence-a", "--data", "tiny",
+                                    "--db", db], env=env)
+    assert both.exit_code == 2 and "one of them" in both.output
