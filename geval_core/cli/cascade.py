@@ -4,12 +4,11 @@ scoring with it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 
-from .common import check_output, echo_json, library_command, pairs
+from .common import check_output, checked_judge, echo_json, library_command, pairs, write_lines
 
 __all__ = ["cascade_group"]
 SIGNAL_HELP = ("How the cheap judgment's uncertainty is read: entropy or sd of its rating distribution, margin "
@@ -79,23 +78,12 @@ def cascade_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, 
     """Score a dataset with cascade NAME: the cheap judge everywhere, the strong one where the cheap one is unsure;
     each row says who scored it; the summary says what was spent and saved against the strong judge."""
     from ..diagnostics.cascade import get_cascade, score_cascade
-    from ..providers import get_judge
-    from ..providers.registry import check_judge
 
     check_output(out)
     cascade = get_cascade(library, name)
-
-    def judge_for(settings):
-        check_judge(settings)
-        return get_judge(settings)
-
-    result = score_cascade(library, cascade, library.get_dataset(data_ref)["id"], judge_for, None,
+    result = score_cascade(library, cascade, library.get_dataset(data_ref)["id"], checked_judge, None,
                            pairs(base_urls, "--base-url"))
-    lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows"))
-    if out and out != "-":
-        Path(out).write_text(lines, encoding="utf-8")
-    else:
-        click.echo(lines, nl=False)
+    write_lines("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows")), out)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False), err=True)
         return

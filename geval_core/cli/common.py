@@ -114,6 +114,23 @@ def visible(rows: list[dict[str, Any]], archived_ids: set[str], show_archived: b
     return [row for row in rows if str(row["id"]) not in archived_ids]
 
 
+def write_lines(text: str, out: str | None) -> None:
+    """Results (JSON lines) to the file `out`, or to stdout when none is named or it is '-'."""
+    if out and out != "-":
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+def checked_judge(settings: JudgeSettings) -> Any:
+    """The judge for these settings, once its key and model file are known to be there."""
+    from ..providers import get_judge
+    from ..providers.registry import check_judge
+
+    check_judge(settings)
+    return get_judge(settings)
+
+
 def echo_json(value: Any) -> None:
     """Print a value as indented JSON (for --json)."""
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))

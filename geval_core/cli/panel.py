@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..scoring.panel import RULES
-from .common import check_output, echo_json, library_command, pairs
+from .common import check_output, checked_judge, echo_json, library_command, pairs, write_lines
 
 __all__ = ["panel_group"]
 
@@ -70,10 +70,7 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
     score and distribution, each member's score and the spread; the summary has the members' alpha."""
     check_output(out)
     result, lines = run_panel(library, name, data_ref, base_urls, human)
-    if out and out != "-":
-        Path(out).write_text(lines, encoding="utf-8")
-    else:
-        click.echo(lines, nl=False)
+    write_lines(lines, out)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False), err=True)
         return
@@ -83,18 +80,11 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
 def run_panel(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], human: str | None
               ) -> tuple[dict[str, Any], str]:
     """(the summary, the results as JSON lines) of scoring a library dataset with panel `name`."""
-    from ..providers import get_judge
-    from ..providers.registry import check_judge
     from ..run.panel import get_panel, score_panel
 
     panel = get_panel(library, name)
     dataset = library.get_dataset(data_ref)
-
-    def judge_for(settings):
-        check_judge(settings)
-        return get_judge(settings)
-
-    result = score_panel(library, panel, dataset["id"], judge_for, pairs(base_urls, "--member-base-url"))
+    result = score_panel(library, panel, dataset["id"], checked_judge, pairs(base_urls, "--member-base-url"))
     if human:
         from ..diagnostics.panel_people import panel_against_people
 

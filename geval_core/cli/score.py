@@ -34,6 +34,7 @@ from .common import (
     judge_options,
     resolve_inputs,
     workbench_errors,
+    write_lines,
 )
 
 # A finished run is reported again (its errored items retried), not repeated: --new-run starts another.
@@ -248,10 +249,8 @@ def _score_panel(db: str | None, panel_ref: str, data_ref: str, member_urls: tup
 
     with open_library(db) as library:
         result, lines = run_panel(library, panel_ref, data_ref, member_urls, None)
-    if out and out != "-":
-        Path(out).write_text(lines, encoding="utf-8")
-    elif not as_json:
-        click.echo(lines, nl=False)
+    if (out and out != "-") or not as_json:  # --json alone: the summary is stdout
+        write_lines(lines, out)
     if as_json:
         click.echo(json.dumps({**result, "out": out}, ensure_ascii=False))
     else:
