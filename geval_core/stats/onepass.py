@@ -68,6 +68,16 @@ def dense(values: np.ndarray) -> Dense:
     return Dense(codes.astype(np.int32), counts.astype(np.int64))
 
 
+def dense_subset(whole: Dense, picked: np.ndarray) -> Dense:
+    """dense() of values[picked] from dense(values), by counting instead of sorting: a resample's values are
+    some of the whole's, so their dense ranks are the whole's ranks renumbered over the values present."""
+    counts = np.bincount(whole.codes[picked], minlength=whole.distinct)
+    seen = counts != 0
+    rank_of = np.cumsum(seen, dtype=np.int32)
+    rank_of -= 1
+    return Dense(rank_of[whole.codes[picked]], counts[seen])
+
+
 def tied_pairs(counts: np.ndarray) -> int:
     """Pairs of items that share a value, from the count of items per value."""
     return int((counts * (counts - 1) // 2).sum())
@@ -89,11 +99,11 @@ class Pooled:
         return not np.isnan(self.kendall)
 
 
-def pooled(x: np.ndarray, y: np.ndarray) -> Pooled:
-    """Tied pairs of each side, Spearman's rho and Kendall's tau-b of paired finite x and y."""
+def pooled(x: np.ndarray, y: np.ndarray, known: tuple[Dense, Dense] | None = None) -> Pooled:
+    """Tied pairs of each side, Spearman's rho and Kendall's tau-b of paired finite x and y (`known`: their
+    dense ranks, when the caller has them already)."""
     n = len(x)
-    dx = dense(x)
-    dy = dense(y)
+    dx, dy = known if known is not None else (dense(x), dense(y))
     tx, ty = tied_pairs(dx.counts), tied_pairs(dy.counts)
     if n < 2 or dx.distinct < 2 or dy.distinct < 2:
         return Pooled(n, tx, ty, float("nan"), float("nan"))
