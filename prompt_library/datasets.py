@@ -218,6 +218,19 @@ class DatasetsMixin(LibraryBase):
             raise _altered(dataset, problem)
         return items
 
+    def version_with_items(self, name: str, items: list[Item], fields: list[str]) -> dict[str, Any] | None:
+        """The newest version of dataset `name` holding these items (same ids, same order, the same text in
+        `fields`), or None: a data file scored again is the version it was imported as, ratings and groups
+        included, not a new version without them."""
+        candidates = self._rows("SELECT id FROM datasets WHERE name = ? AND item_count = ? ORDER BY version DESC",
+                                [name, len(items)])
+        for row in candidates:
+            stored = self.dataset_items(row["id"])
+            if all(a.id == b.id and all(a.fields.get(f) == b.fields.get(f) for f in fields)
+                   for a, b in zip(stored, items, strict=True)):
+                return self.get_dataset(row["id"])
+        return None
+
     def iter_dataset_items(self, dataset_id: str, batch: int = 2000) -> Iterator[Item]:
         """The items of one dataset version in import order, read `batch` at a time (memory stays small).
 

@@ -289,10 +289,23 @@ def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
 
 
 def _import_file(library: Library, path: Path, prompt: FrozenPrompt, mapping: DatasetMapping | None) -> dict[str, Any]:
-    """A data file as a dataset version named after it; --id alone still names the id field."""
+    """A data file as a dataset version named after it (the version already holding its items, when there is
+    one, so a file imported with its ratings keeps them); --id alone still names the id field."""
+    from prompt_library import read_items
+
     if mapping is None or not mapping.inputs:
         mapping = data_mapping(path, prompt, mapping.id if mapping else "id")
-    return library.import_dataset(path, path.stem.replace("@", "-") or "data", mapping)
+    name = path.stem.replace("@", "-") or "data"
+    try:
+        items = read_items(path, mapping)
+    except RecursionError:  # JSON nested thousands deep: import_dataset words it
+        return library.import_dataset(path, name, mapping)
+    same = library.version_with_items(name, items, list(prompt.dimension.inputs))
+    if same is not None:
+        click.echo(f"{path.name}: the items of {same['name']}@{same['version']} ({same['id'][:12]}), scored as that "
+                   "version (its ratings and groups kept)", err=True)
+        return same
+    return library.import_items(name, items, source=str(path), mapping=mapping)
 
 
 def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: str | None,

@@ -14,7 +14,8 @@ __all__ = ["panel_against_people"]
 def panel_against_people(store: Any, rows: list[dict[str, Any]], dataset_id: str, human: str,
                          resamples: int = 1000) -> dict[str, Any]:
     """Per member and the panel, Spearman / Kendall / Pearson with people on the items every one scored; the
-    panel minus its best member (by Spearman) with a 95% interval (withheld under 10 groups)."""
+    panel minus each member, and minus its best (by Spearman), with 95% intervals on the same items, groups
+    resampled (withheld under 10 groups)."""
     import numpy as np
 
     people = store.human_means(dataset_id, human)
@@ -29,6 +30,7 @@ def panel_against_people(store: Any, rows: list[dict[str, Any]], dataset_id: str
     figures = {who: {name: _figure(name, values, h) for name in FIGURES} for who, values in judges.items()}
     best = max((who for who in judges if who != "panel"), key=lambda who: figures[who]["spearman"])
     groups = [r.get("group") or r["id"] for r in kept]
-    versus = paired_difference(list(judges[best]), list(judges["panel"]), list(h), groups, resamples)
+    versus = {who: paired_difference(list(values), list(judges["panel"]), list(h), groups, resamples)
+              for who, values in judges.items() if who != "panel"}
     return {"human": human, "items": len(kept), "figures": figures, "best_member": best,
-            "panel_minus_best": versus}
+            "panel_minus_best": versus[best], "panel_minus_each": versus}

@@ -82,3 +82,31 @@ def test_archived_datasets_and_runs_are_hidden_from_the_lists_until_asked_for(tm
     shown = listed("runs", "list", "--archived")
     assert [(r["id"], r["archived"]) for r in shown] == [(run, True)]
     assert {d["id"]: d["archived"] for d in listed("datasets", "list", "--archived")}[sample] is True
+
+
+def test_scoring_the_file_a_dataset_was_imported_from_scores_that_version_with_its_ratings(tmp_path):
+    db = str(tmp_path / "lib.db")
+    path = tmp_path / "support.csv"
+    rows = [[f"t{n}", f"Source {n}.", f"Summary {n}.", str(1 + n % 5), f"g{n // 2}"] for n in range(6)]
+    path.write_text("ticket,source,output,coherence,doc\n" + "".join(",".join(r) + "\n" for r in rows))
+    mapping = ["--id", "ticket", "--input", "document=source", "--input", "summary=output"]
+    run = CliRunner().invoke
+    imported = run(cli, ["datasets", "import", str(path), "--name", "support", *mapping, "--human",
+                         "coherence=coherence", "--group", "doc", "--db", db])
+    assert imported.exit_code == 0, imported.output
+    scored = run(cli, ["score", "--prompt", "coherence", "--data", str(path), "--judge", "scripted", "--db", db,
+                       "--out", str(tmp_path / "out.jsonl"), "--json", *mapping])
+    assert scored.exit_code == 0, scored.output
+    assert "scored as that version" in scored.output
+    with Library(db) as library:
+        assert [d["version"] for d in library.list_datasets() if d["name"] == "support"] == [1]
+        run_id = library.list_runs()[0]["id"]
+        assert library.get_run(run_id)["dataset_id"] == library.get_dataset("support")["id"]
+    agreed = run(cli, ["agree", run_id, "--human", "coherence", "--db", db, "--json"])
+    assert agreed.exit_code == 0, agreed.output
+    path.write_text(path.read_text().replace("Summary 3.", "Summary three."))  # other items: a new version
+    again = run(cli, ["score", "--prompt", "coherence", "--data", str(path), "--judge", "scripted", "--db", db,
+                      "--out", str(tmp_path / "out2.jsonl"), *mapping])
+    assert again.exit_code == 0, again.output
+    with Library(db) as library:
+        assert [d["version"] for d in library.list_datasets() if d["name"] == "support"] == [1, 2]

@@ -113,6 +113,11 @@ def test_the_panel_and_each_member_against_people_with_the_panel_minus_its_best_
     assert versus["difference"] == pytest.approx(out["figures"]["panel"]["spearman"] - out["figures"]["a@1"]["spearman"])
     assert versus["interval"][0] < versus["difference"] < versus["interval"][1]
     assert out["panel_minus_best"]["groups"] == 30
+    over_poor = out["panel_minus_each"]["b@1"]["figures"]["spearman"]  # averaging in the good judge helps
+    assert over_poor["difference"] == pytest.approx(out["figures"]["panel"]["spearman"]
+                                                    - out["figures"]["b@1"]["spearman"])
+    assert over_poor["interval"][0] > 0
+    assert out["panel_minus_each"]["a@1"] == out["panel_minus_best"]
 
 
 def test_geval_score_with_a_panel_writes_rows_with_members_and_a_json_summary_with_alpha(tmp_path):

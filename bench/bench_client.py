@@ -1,0 +1,194 @@
+"""`geval score` against the anchor client on the same loopback server (issue 29's client rows).
+
+The anchor is the least a client can do: threads, one keep-alive `http.client` connection each, the request
+body built per item, `json.loads` of each answer, nothing stored. One run prints, each as a ratio to its
+target:
+- the scoring loop's items/s over the anchor's, 200 ms server, C=16 (400 items) and C=64 (1,600): held (>= 0.95);
+- the whole `geval score` process, 400 items, C=16, 1.5 s server, over the ideal (C / latency): held (>= 0.95);
+- client CPU per call, marginal: (CPU of `geval score` at 3,000 items - at 1,000) / 2,000, 0 ms server,
+  median of 3, target <= 0.8 ms; the anchor's the same way;
+- CPU of the `geval score` process from exec to the server's first request (read from /proc when that
+  request arrives), compatible server, median of 3: target <= 0.4 s.
+The servers are bench_deepeval.py's, in processes of their own, so the CPU measured is the client's alone.
+
+Run: .venv/bin/python bench/bench_client.py
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from bench_deepeval import children_cpu, item_texts  # noqa: E402
+from bench_throughput import CLI, KEY, Server, run_cli, setup  # noqa: E402
+
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+TARGETS = {  # measure: (issue 29's "now", target, higher is better)
+    "loop vs anchor, 200 ms, C=16": ("1.00", 0.95, True),
+    "loop vs anchor, 200 ms, C=64": ("0.97", 0.95, True),
+    "whole geval score vs ideal, 400 items, C=16, 1.5 s": ("0.98", 0.95, True),
+    "client CPU per call, marginal (ms)": ("1.10-1.27", 0.8, False),
+    "CPU exec -> first request (s)": ("0.9-1.0", 0.4, False),
+}
+
+
+def anchor(base_url: str, items: int, concurrency: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of the anchor client over `items` items."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/") + "/chat/completions"
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+    todo = iter(range(items))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        while True:
+            with lock:
+                k = next(todo, None)
+            if k is None:
+                break
+            document, summary = item_texts(k)
+            body = {"model": "bench-model", "n": 1, "temperature": 0, "max_tokens": 5, "logprobs": True,
+                    "top_logprobs": 20, "messages": [{"role": "user", "content": f"{document}\n\n{summary}"}]}
+            connection.request("POST", path, json.dumps(body).encode(), headers)
+            answer = json.loads(connection.getresponse().read())
+            assert answer["choices"], answer
+        connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    cpu, start = time.process_time(), time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def loop_vs_anchor(folder: Path, server: Server, items: int, concurrency: int) -> float:
+    """Items/s of geval score's scoring loop over the anchor's, same server, items and concurrency."""
+    data, label = setup(folder, server.base_url, items)
+    _, loop, *_ = run_cli(folder, label, data, server.base_url, concurrency)
+    anchor_wall, _ = anchor(server.base_url, items, concurrency)
+    print(f"  {items} items, C={concurrency}: scoring loop {loop:.2f} s, anchor {anchor_wall:.2f} s")
+    return anchor_wall / loop
+
+
+def process_cpu(folder: Path, base_url: str, items: int) -> float:
+    """CPU seconds of one whole `geval score` process over `items` new items at C=16."""
+    data, label = setup(folder, base_url, items)
+    before = children_cpu()
+    run_cli(folder, label, data, base_url)
+    return children_cpu() - before
+
+
+def marginal_cpu(folder: Path, server: Server) -> tuple[float, float]:
+    """(geval score's, the anchor's) ms of CPU per call between 1,000 and 3,000 items, medians of 3."""
+    ours, theirs = [], []
+    for k in range(3):
+        low, high = (process_cpu(folder / f"m{k}-{n}", server.base_url, n) for n in (1000, 3000))
+        ours.append((high - low) / 2000 * 1000)
+        anchor_low, anchor_high = (anchor(server.base_url, n, 16)[1] for n in (1000, 3000))
+        theirs.append((anchor_high - anchor_low) / 2000 * 1000)
+    print(f"  geval score: {', '.join(f'{v:.3f}' for v in ours)} ms; anchor: {', '.join(f'{v:.3f}' for v in theirs)} ms")
+    return statistics.median(ours), statistics.median(theirs)
+
+
+class FirstRequest:
+    """A loopback server that, on its first chat completion, reads the CPU the client process has used so far
+    from /proc/PID/stat (utime + stime), then answers with the documented completion."""
+
+    def __init__(self) -> None:
+        from faultserver import WORKED_EXAMPLE, completion
+
+        self.pid: int | None = None
+        self.cpu: float | None = None
+        self.seen = threading.Event()
+        bench = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                if not bench.seen.is_set() and bench.pid is not None:
+                    fields = Path(f"/proc/{bench.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                    bench.cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICK  # utime, stime
+                    bench.seen.set()
+                payload = json.dumps(completion(body, WORKED_EXAMPLE, True, body.get("model") or "m")).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+def cpu_to_first_request(folder: Path) -> float:
+    """Median of 3: CPU seconds of `geval score` (a compatible server, 20 items) from exec to its first request."""
+    spent = []
+    for k in range(3):
+        server = FirstRequest()
+        data, label = setup(folder / f"first{k}", server.base_url, 20)
+        env = {**os.environ, "OPENAI_API_KEY": KEY, "HOME": str(folder)}
+        args = [*CLI, "score", "--prompt", label, "--data", str(data), "--db", str(folder / f"first{k}" / "bench.db"),
+                "--base-url", server.base_url]
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        server.pid = proc.pid
+        _, err = proc.communicate(timeout=300)
+        server.httpd.shutdown()
+        if proc.returncode or server.cpu is None:
+            raise SystemExit(f"geval score failed ({proc.returncode}): {err}")
+        spent.append(server.cpu)
+    print(f"  CPU at the first request: {', '.join(f'{s:.2f}' for s in spent)} s")
+    return statistics.median(spent)
+
+
+def main() -> None:
+    """Measure and print every row with its ratio to the target."""
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, Server(0.2) as slow, Server(1.5) as slower, Server(0.0) as instant:
+        folder = Path(tmp)
+        print("scoring loop vs the anchor client, 200 ms server:")
+        results["loop vs anchor, 200 ms, C=16"] = loop_vs_anchor(folder / "a16", slow, 400, 16)
+        results["loop vs anchor, 200 ms, C=64"] = loop_vs_anchor(folder / "a64", slow, 1600, 64)
+        data, label = setup(folder / "w", slower.base_url, 400)
+        wall, *_ = run_cli(folder / "w", label, data, slower.base_url, 16)
+        results["whole geval score vs ideal, 400 items, C=16, 1.5 s"] = 400 / wall / (16 / 1.5)
+        print(f"whole geval score, 400 items, C=16, 1.5 s server: {wall:.2f} s (ideal {400 / (16 / 1.5):.2f} s)")
+        print("client CPU per call, 0 ms server, C=16:")
+        ours, theirs = marginal_cpu(folder, instant)
+        results["client CPU per call, marginal (ms)"] = ours
+        print(f"  median: geval score {ours:.3f} ms, anchor {theirs:.3f} ms ({ours / theirs:.1f}x the anchor)")
+        print("CPU from exec to the first request, compatible server:")
+        results["CPU exec -> first request (s)"] = cpu_to_first_request(folder)
+    print("\n| measure | issue's now | measured | target | ratio to target | |\n|---|---|---|---|---|---|")
+    for name, (before, target, higher) in TARGETS.items():
+        value = results[name]
+        ratio = value / target
+        met = value >= target if higher else value <= target
+        print(f"| {name} | {before} | {value:.3f} | {'>=' if higher else '<='} {target} | {ratio:.2f} | "
+              f"{'meets' if met else 'MISSES'} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""A panel of two real judges on the sample set, through the command line: the embedded SmolLM2 (in process)
+and the real llama.cpp OpenAI-compatible server on loopback serving the same file with other wording of the
+definition. Prints the members' Krippendorff alpha with its interval, each member and the panel against
+people with intervals, and the panel minus its best member with a paired interval; then the same command
+again, which reuses both members' runs (0 judge calls). The tiny local model's ratings are close to noise:
+the figures show the panel works end to end with real judges, not a judge quality.
+
+    python bench/demo_panel.py            (about 2 minutes here)
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from geval_core.cli import cli
+from geval_core.providers.local_judge import local_model_path
+from geval_core.types import JudgeSettings
+from prompt_library import Library
+
+WORDING = "How well the summary's sentences build, one after another, a single clear account of the document."
+
+
+def shown(interval) -> str:
+    """'[0.120, 0.480]', or 'withheld'."""
+    return "withheld" if not interval else f"[{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def geval(*args: str) -> dict:
+    """Run a geval command with --json; its JSON answer."""
+    result = CliRunner().invoke(cli, [*args, "--json"], env={"OPENAI_API_KEY": "not-needed"})
+    if result.exit_code != 0:
+        raise SystemExit(f"geval {' '.join(args)} failed ({result.exit_code}): {result.output}")
+    return json.loads(result.output[result.output.index("{"):])
+
+
+def llama_server(model: str, port: int) -> subprocess.Popen:
+    """The llama.cpp server on 127.0.0.1:port, once its /v1/models answers."""
+    proc = subprocess.Popen([sys.executable, "-m", "geval_core.providers.llama_server", "--model", model,
+                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(900):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit("the llama.cpp server did not start") from None
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the llama.cpp server did not answer in 90 s")
+
+
+def main() -> None:
+    """Freeze two members and the panel, score the sample set, print the figures."""
+    folder = Path(tempfile.mkdtemp())
+    db = str(folder / "panel.db")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    with Library(db) as lib:  # seeded: the coherence prompt (local judge) and the sample set
+        base = lib.get_prompt("coherence")
+        server_member = {**base.dimension.to_dict(), "definition": WORDING,
+                         "judge": {**base.dimension.judge.__dict__, **JudgeSettings(provider="openai",
+                                                                                   model="smollm2").__dict__}}
+    (folder / "server.json").write_text(json.dumps(server_member))
+    second = geval("--db", db, "prompts", "freeze", str(folder / "server.json"), "--name", "coherence-server")
+    panel = geval("--db", db, "panel", "freeze", "jury", "--member", base.label, "--member", second["label"],
+                  "--rule", "pooled")
+    print(f"panel {panel['label']} ({panel['id'][:12]}): {base.label} (embedded SmolLM2) + "
+          f"{second['label']} (llama.cpp server, other wording), rule pooled")
+    server = llama_server(str(local_model_path()), port)
+    try:
+        started = time.perf_counter()
+        args = ("--db", db, "panel", "score", "jury", "--data", "sample", "--human", "coherence",
+                "--member-base-url", f"{second['label']}={url}", "--out", str(folder / "panel.jsonl"))
+        result = geval(*args)
+        seconds = time.perf_counter() - started
+        again = geval(*args)
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+    alpha = result["alpha"]
+    print(f"members' Krippendorff alpha (interval) {alpha['value']:.3f} {shown(alpha['interval'])}, "
+          f"{alpha['resampled']} resampled")
+    for name, figures in result["against_people"].items():
+        print(f"  {name}: {json.dumps(figures)[:600]}")
+    calls = sum(m["judge_calls"] for m in again["member_runs"])
+    print(f"{seconds:.0f} s; the same command again: {calls} judge calls")
+
+
+if __name__ == "__main__":
+    main()
