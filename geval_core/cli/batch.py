@@ -47,9 +47,10 @@ def batch_group() -> None:
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The JSONL request file to write.")
 @judge_options
 @db_option
+@json_option
 @workbench_errors
 def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | None, mode: str | None,
-                    n: int | None, temperature: float | None, db: str | None) -> None:
+                    n: int | None, temperature: float | None, db: str | None, as_json: bool) -> None:
     """Create a run and write its Batch API input file (one line per item and replica); --judge must be openai:MODEL."""
     from ..run.batch import prepare_batch
 
@@ -60,6 +61,9 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
         click.echo("warning: a batch cannot fall back mid-way: auto asks for logprobs, and items "
                    "without them get an error (prepare a sampling batch for those)", err=True)
     result = prepare_batch(library, prompt, dataset["id"], settings, out)
+    if as_json:
+        echo_json(result)
+        return
     click.echo(f"run {result['run_id']}: {result['requests']} requests written to {result['path']}")
     click.echo("Upload it with purpose 'batch', create a batch for endpoint /v1/chat/completions, and when it "
                "completes run `geval batch collect OUTPUT.jsonl [ERRORS.jsonl]`.", err=True)

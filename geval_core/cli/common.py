@@ -136,6 +136,21 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+def json_needs_file(as_json: bool, output: str | None) -> None:
+    """--json reports the file a command wrote: refuse it when the file itself goes to stdout."""
+    if as_json and (output is None or output == "-"):
+        raise click.UsageError("--json prints what was written; name the file with -o FILE (stdout holds the file "
+                               "itself otherwise)")
+
+
+def report_written(as_json: bool, facts: dict[str, Any], message: str) -> None:
+    """What a command wrote: its facts as JSON on stdout (--json), else the message on stderr."""
+    if as_json:
+        echo_json(facts)
+    else:
+        click.echo(message, err=True)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""

@@ -11,7 +11,16 @@ from typing import Any
 import click
 
 from ..scoring.panel import RULES
-from .common import check_output, checked_judge, echo_json, library_command, pairs, write_lines
+from .common import (
+    check_output,
+    checked_judge,
+    echo_json,
+    json_needs_file,
+    library_command,
+    pairs,
+    report_written,
+    write_lines,
+)
 
 __all__ = ["panel_group"]
 
@@ -34,7 +43,7 @@ def panel_freeze(library: Any, name: str, members: tuple[str, ...], rule: str, a
 
     panel, created = freeze_panel(library, name, [library.get_prompt(m) for m in members], rule)
     if as_json:
-        echo_json({**asdict(panel), "created": created})
+        echo_json({**asdict(panel), "label": panel.label, "created": created})
         return
     click.echo(f"{'froze' if created else 'already frozen:'} {panel.label} ({panel.id[:12]}), rule {panel.rule}, "
                f"{len(panel.members)} members")
@@ -49,7 +58,7 @@ def panel_show(library: Any, name: str, as_json: bool) -> None:
     panel = get_panel(library, name)
     members = [library.get_prompt(m) for m in panel.members]
     if as_json:
-        echo_json({**asdict(panel), "member_labels": [m.label for m in members]})
+        echo_json({**asdict(panel), "label": panel.label, "member_labels": [m.label for m in members]})
         return
     click.echo(f"{panel.label} ({panel.id[:12]}), rule {panel.rule}, frozen {panel.created_at}")
     for member in members:
@@ -107,21 +116,24 @@ def panel_line(result: dict[str, Any]) -> str:
 PANEL_KIND = "geval-panel"
 
 
-@library_command(panel_group, "export")
+@library_command(panel_group, "export", lists=True)
 @click.argument("name")
 @click.option("-o", "--output", default=None, help="File to write (default: stdout; - is stdout).")
-def panel_export(library: Any, name: str, output: str | None) -> None:
+def panel_export(library: Any, name: str, output: str | None, as_json: bool) -> None:
     """Write panel NAME as one JSON file: its hash and rule, and each member as a hash-checked prompt export."""
     from ..files.prompt_files import export_prompt
     from ..run.panel import get_panel
 
     check_output(output)
+    json_needs_file(as_json, output)
     panel = get_panel(library, name)
     data = {"kind": PANEL_KIND, "name": panel.name, "version": panel.version, "id": panel.id, "rule": panel.rule,
             "members": [export_prompt(library.get_prompt(m)) for m in panel.members]}
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if output and output != "-":
         Path(output).write_text(text, encoding="utf-8")
+        report_written(as_json, {"file": output, "panel": panel.label, "hash": panel.id, "members": len(panel.members)},
+                       f"wrote {output} (panel {panel.label}, {panel.id[:12]})")
     else:
         click.echo(text, nl=False)
 
@@ -158,7 +170,7 @@ def panel_import(library: Any, export_file: str, as_json: bool) -> None:
         prompts = [library.import_checked(m).prompt for m in loaded]
         panel, created = freeze_panel(library, str(data.get("name") or "panel"), prompts, data["rule"])
     if as_json:
-        echo_json({**asdict(panel), "created": created})
+        echo_json({**asdict(panel), "label": panel.label, "created": created})
         return
     click.echo(f"{'imported' if created else 'already here:'} panel {panel.label} ({panel.id[:12]}) with "
                f"{len(prompts)} members")

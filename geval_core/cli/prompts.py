@@ -15,7 +15,7 @@ from ..files.prompt_files import export_prompt, production_snippet, read_agreeme
 from ..files.tool_exports import FORMATS, check_pass_at, tool_export
 from ..prompts import render
 from ..types import Dimension
-from .common import check_output, echo_json, library_command, table
+from .common import check_output, echo_json, json_needs_file, library_command, report_written, table
 
 
 # --- prompts ------------------------------------------------------------------------------------------
@@ -88,7 +88,7 @@ def _frozen(result: Any) -> dict[str, Any]:
             "created": result.created, "warnings": list(result.warnings), "note": getattr(result, "note", None)}
 
 
-@library_command(prompts, "export")
+@library_command(prompts, "export", lists=True)
 @click.argument("prompt")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the export here (default: print it).")
@@ -110,16 +110,17 @@ def _frozen(result: Any) -> dict[str, Any]:
                    "this, on the prompt's scale (e.g. 3.5 on 1-5); the file says how the tool applies it.")
 def prompts_export(library: Library, prompt: str, output: str | None, agreement_file: str | None,
                    agreement_run: str | None, human_field: str | None, pooled: bool, snippet: bool,
-                   fmt: str, pass_at: float | None) -> None:
+                   fmt: str, pass_at: float | None, as_json: bool) -> None:
     """Export a frozen prompt: a self-contained, hash-checked JSON file, or a file another judge tool loads."""
     check_output(output)
+    json_needs_file(as_json, output)
     output = None if output == "-" else output  # "-" is stdout
     frozen = library.get_prompt(prompt)
     if fmt != "json":
         if agreement_file or agreement_run or snippet:
             raise click.UsageError("--agreement, --agreement-run and --snippet go with --format json only")
         _check_pass_at(frozen, pass_at)
-        _write_text(tool_export(frozen, fmt, pass_at=pass_at), output, frozen)
+        _write_text(tool_export(frozen, fmt, pass_at=pass_at), output, frozen, as_json, fmt)
         return
     if pass_at is not None:
         raise click.UsageError("--pass-at goes with --format deepeval, promptfoo or openai-grader; the json export "
@@ -127,7 +128,7 @@ def prompts_export(library: Library, prompt: str, output: str | None, agreement_
     agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field, pooled)
     if output:
         write_export(frozen, output, agreement)  # the snippet loads the file by the name it was given
-        click.echo(f"wrote {output} ({frozen.label}, {frozen.id[:12]})", err=True)
+        report_written(as_json, _export_facts(frozen, output, fmt), f"wrote {output} ({frozen.label}, {frozen.id[:12]})")
     elif not snippet:
         click.echo(json.dumps(export_prompt(frozen, agreement), indent=2, ensure_ascii=False))
     if snippet:
@@ -144,13 +145,18 @@ def _check_pass_at(frozen: Any, pass_at: float | None) -> None:
                                f"from {scale.min} to {scale.max}") from exc
 
 
-def _write_text(text: str, output: str | None, frozen: Any) -> None:
-    """An export's text to a file (saying so on stderr) or to stdout."""
+def _write_text(text: str, output: str | None, frozen: Any, as_json: bool, fmt: str) -> None:
+    """An export's text to a file (saying so) or to stdout."""
     if not output:
         click.echo(text, nl=False)
         return
     Path(output).write_text(text, encoding="utf-8")
-    click.echo(f"wrote {output} ({frozen.label}, {frozen.id[:12]})", err=True)
+    report_written(as_json, _export_facts(frozen, output, fmt), f"wrote {output} ({frozen.label}, {frozen.id[:12]})")
+
+
+def _export_facts(frozen: Any, output: str, fmt: str) -> dict[str, Any]:
+    """What an export wrote, for --json."""
+    return {"file": output, "format": fmt, "prompt": frozen.label, "hash": frozen.id}
 
 
 def _export_agreement(library: Library, frozen: Any, agreement_file: str | None, run_id: str | None,

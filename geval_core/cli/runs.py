@@ -12,7 +12,7 @@ from prompt_library import Library
 from prompt_library.signing import sign_run, signing_key
 
 from ..files.prompt_files import export_judgments, write_judgments
-from .common import check_output, echo_json, library_command, table, visible
+from .common import check_output, echo_json, json_needs_file, library_command, report_written, table, visible
 
 
 @click.group("runs")
@@ -55,21 +55,23 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
         click.echo(f"- {row['item_id']}: {score} {row['error'] or ''}".rstrip())
 
 
-@library_command(runs, "export")
+@library_command(runs, "export", lists=True)
 @click.argument("run_id")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="File to write (default: print JSONL).")
+              help="File to write (default: stdout, as JSONL; - is stdout).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default=None,
               help="Output format (default: from the file suffix, else jsonl).")
 @click.option("--sign", is_flag=True, help="Also write OUTPUT.sig.json: the run's digest signed with your key "
               "(--key-file or $GEVAL_SIGNING_KEY); `geval verify --check-signature` checks it.")
 @click.option("--key-file", type=click.Path(dir_okay=False), default=None, help="The signing key for --sign.")
 def runs_export(library: Library, run_id: str, output: str | None, fmt: str | None, sign: bool,
-                key_file: str | None) -> None:
+                key_file: str | None, as_json: bool) -> None:
     """Export a run's judgments with each item's group, human ratings and ties, as CSV or JSONL."""
     from ..stats import judgment_rows  # numpy only when exporting
 
     check_output(output)
+    json_needs_file(as_json, output)
+    output = None if output == "-" else output  # "-" is stdout
     if sign and output is None:
         raise click.UsageError("--sign writes OUTPUT.sig.json beside the export: name the export with -o")
     key = signing_key(key_file) if sign else None  # before writing anything: a missing key stops here
@@ -78,8 +80,9 @@ def runs_export(library: Library, run_id: str, output: str | None, fmt: str | No
         write_judgments(rows, sys.stdout, fmt or "jsonl")
         return
     export_judgments(rows, output, fmt)
-    click.echo(f"wrote {len(rows)} judgments to {output}", err=True)
-    if key is not None:
-        signature = f"{output}.sig.json"
+    signature = f"{output}.sig.json" if key is not None else None
+    if signature is not None:
         Path(signature).write_text(json.dumps(sign_run(library, run_id, key), indent=2) + "\n", encoding="utf-8")
-        click.echo(f"wrote the run's signed digest to {signature}", err=True)
+    report_written(as_json, {"file": output, "run_id": run_id, "judgments": len(rows), "signature": signature},
+                   f"wrote {len(rows)} judgments to {output}"
+                   + (f"; the run's signed digest to {signature}" if signature else ""))

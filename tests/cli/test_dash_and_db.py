@@ -70,3 +70,28 @@ def test_data_from_stdin(tmp_path):
                                     "--data", "-"], input=rows)
     assert done.exit_code == 0, done.output
     assert sorted(json.loads(line)["id"] for line in done.stdout.splitlines()) == ["s0", "s1"]
+
+
+def test_commands_that_write_a_file_report_it_as_json_and_take_dash_for_stdout(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    library, prompt, _, dataset = setup_library(tmp_path / "lib.db", count=2,
+                                                judge=JudgeSettings(provider="scripted", model="scripted-1"))
+    library.close()
+    db = str(tmp_path / "lib.db")
+    run = CliRunner().invoke
+    scored = run(cli, ["--db", db, "score", "--prompt", prompt.label, "--data", dataset["label"], "--out",
+                       "r.jsonl", "--json", "--quiet"])
+    run_id = json.loads(scored.stdout)["run_id"]
+    exported = run(cli, ["--db", db, "prompts", "export", prompt.label, "-o", "p.json", "--json"])
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.stdout) == {"file": "p.json", "format": "json", "prompt": prompt.label,
+                                           "hash": prompt.id}
+    tool = run(cli, ["--db", db, "prompts", "export", prompt.label, "--format", "promptfoo", "-o", "p.yaml",
+                     "--json"])
+    assert json.loads(tool.stdout)["format"] == "promptfoo" and (tmp_path / "p.yaml").exists()
+    refused = run(cli, ["--db", db, "prompts", "export", prompt.label, "--json"])
+    assert refused.exit_code == 2 and "name the file with -o FILE" in refused.output
+    judgments = run(cli, ["--db", db, "runs", "export", run_id, "-o", "j.csv", "--json"])
+    assert json.loads(judgments.stdout) == {"file": "j.csv", "run_id": run_id, "judgments": 2, "signature": None}
+    dashed = run(cli, ["--db", db, "runs", "export", run_id, "-o", "-"])
+    assert dashed.exit_code == 0 and len(dashed.stdout.splitlines()) == 2 and not (tmp_path / "-").exists()

@@ -25,7 +25,9 @@ def test_export_then_import_into_another_library_gives_the_same_panel(tmp_path):
     db, other = str(tmp_path / "a.db"), str(tmp_path / "b.db")
     two_member_panel(db)
     out = tmp_path / "jury.json"
-    assert CliRunner().invoke(cli, ["panel", "export", "jury", "-o", str(out), "--db", db]).exit_code == 0
+    exported = CliRunner().invoke(cli, ["panel", "export", "jury", "-o", str(out), "--db", db, "--json"])
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.stdout)["file"] == str(out) and json.loads(exported.stdout)["panel"] == "jury@1"
     shown = json.loads(CliRunner().invoke(cli, ["panel", "show", "jury", "--db", db, "--json"]).output)
     imported = CliRunner().invoke(cli, ["panel", "import", str(out), "--db", other, "--json"])
     assert imported.exit_code == 0, imported.output
