@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,25 @@ def checked_judge(settings: JudgeSettings) -> Any:
 def echo_json(value: Any) -> None:
     """Print a value as indented JSON (for --json)."""
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+@contextlib.contextmanager
+def input_path(value: str, name: str) -> Iterator[str]:
+    """The path of a file to read: `value` itself, or for "-" a temporary file named `name` holding stdin."""
+    if value != "-":
+        yield value
+        return
+    with tempfile.TemporaryDirectory(prefix="geval-stdin-") as folder:
+        path = Path(folder) / name
+        path.write_text(sys.stdin.read(), encoding="utf-8")
+        try:
+            yield str(path)
+        except GEvalError as exc:  # name what the user gave, not the temporary file
+            exc.args = tuple(a.replace(str(path), "stdin") if isinstance(a, str) else a for a in exc.args)
+            raise
+
+
+READABLE = click.Path(exists=True, dir_okay=False, allow_dash=True)  # a file to read, or "-" for stdin
 
 
 def json_needs_file(as_json: bool, output: str | None) -> None:
@@ -291,10 +311,8 @@ def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
     """A library dataset name[@version], a CSV/JSONL/JSON file imported as a dataset version, or "-": JSON
     lines on stdin (kept as a dataset named "stdin")."""
     if ref == "-":  # stdin, read into a file so it is imported as any data file is
-        with tempfile.TemporaryDirectory(prefix="geval-stdin-") as folder:
-            path = Path(folder) / "stdin.jsonl"
-            path.write_text(sys.stdin.read(), encoding="utf-8")
-            return _import_file(library, path, prompt, mapping)
+        with input_path(ref, "stdin.jsonl") as path:
+            return _import_file(library, Path(path), prompt, mapping)
     path = Path(ref)
     if path.suffix.lower() in DATA_SUFFIXES or path.is_file():
         return _import_file(library, path, prompt, mapping)

@@ -6,7 +6,7 @@ import click
 
 from prompt_library import DatasetMapping, Library
 
-from .common import echo_json, library_command, pairs, table, visible
+from .common import READABLE, echo_json, input_path, library_command, pairs, table, visible
 
 
 @click.group("datasets")
@@ -28,7 +28,7 @@ def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
 
 
 @library_command(datasets, "import", lists=True)
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("path", type=READABLE)
 @click.option("--name", required=True, help="Dataset name; re-importing the same content reuses its version.")
 @click.option("--id", "id_field", default="id", show_default=True, help="Item id field (dotted path).")
 @click.option("--input", "inputs", multiple=True, required=True,
@@ -38,10 +38,12 @@ def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
 @click.option("--group", default=None, help="Group field, e.g. doc_id (for summary-level agreement).")
 def datasets_import(library: Library, path: str, name: str, id_field: str, inputs: tuple[str, ...],
                     human: tuple[str, ...], group: str | None, as_json: bool) -> None:
-    """Import a CSV or JSONL file as a new dataset version; a bad row stops it and nothing is written."""
+    """Import a CSV or JSONL file (- reads JSON lines from stdin) as a new dataset version; a bad row stops it
+    and nothing is written."""
     mapping = DatasetMapping(id=id_field, inputs=pairs(inputs, "--input"), human=pairs(human, "--human"),
                              group=group)
-    row = library.import_dataset(path, name, mapping)
+    with input_path(path, "stdin.jsonl") as readable:
+        row = library.import_dataset(readable, name, mapping)
     if as_json:
         echo_json(row)
         return

@@ -12,9 +12,11 @@ import click
 
 from ..scoring.panel import RULES
 from .common import (
+    READABLE,
     check_output,
     checked_judge,
     echo_json,
+    input_path,
     json_needs_file,
     library_command,
     pairs,
@@ -139,7 +141,7 @@ def panel_export(library: Any, name: str, output: str | None, as_json: bool) -> 
 
 
 @library_command(panel_group, "import", lists=True)
-@click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("export_file", type=READABLE)
 def panel_import(library: Any, export_file: str, as_json: bool) -> None:
     """Import a panel file: every member checked against its own hash, the panel against its hash, then frozen
     here under its name (a file whose members or rule were changed is refused, nothing stored)."""
@@ -149,7 +151,8 @@ def panel_import(library: Any, export_file: str, as_json: bool) -> None:
     from ..run.panel import freeze_panel
 
     try:
-        data = json.loads(Path(export_file).read_text(encoding="utf-8"))
+        with input_path(export_file, "stdin.json") as readable:
+            data = json.loads(Path(readable).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a panel file ({exc})", file=export_file) from None
     if not isinstance(data, dict) or data.get("kind") != PANEL_KIND or not isinstance(data.get("members"), list):

@@ -15,7 +15,16 @@ from ..files.prompt_files import export_prompt, production_snippet, read_agreeme
 from ..files.tool_exports import FORMATS, check_pass_at, tool_export
 from ..prompts import render
 from ..types import Dimension
-from .common import check_output, echo_json, json_needs_file, library_command, report_written, table
+from .common import (
+    READABLE,
+    check_output,
+    echo_json,
+    input_path,
+    json_needs_file,
+    library_command,
+    report_written,
+    table,
+)
 
 
 # --- prompts ------------------------------------------------------------------------------------------
@@ -63,12 +72,13 @@ def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -
 
 
 @library_command(prompts, "freeze", lists=True)
-@click.argument("dimension_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("dimension_file", type=READABLE)
 @click.option("--name", default=None, help="Library name (default: the dimension name, lower-cased).")
 def prompts_freeze(library: Library, dimension_file: str, name: str | None, as_json: bool) -> None:
-    """Freeze a dimension JSON file (Dimension.to_dict shape) into a new immutable version."""
+    """Freeze a dimension JSON file (Dimension.to_dict shape; - reads stdin) into a new immutable version."""
     try:
-        data = json.loads(Path(dimension_file).read_text(encoding="utf-8"))
+        with input_path(dimension_file, "stdin.json") as readable:
+            data = json.loads(Path(readable).read_text(encoding="utf-8"))
         dimension = Dimension.from_dict(data)
     except (ValueError, KeyError, TypeError) as exc:
         raise click.ClickException(f"{dimension_file}: not a dimension JSON file: {exc}") from None
@@ -180,14 +190,15 @@ def _export_agreement(library: Library, frozen: Any, agreement_file: str | None,
 
 
 @library_command(prompts, "import", lists=True)
-@click.argument("export_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("export_file", type=READABLE)
 def prompts_import(library: Library, export_file: str, as_json: bool) -> None:
     """Import an exported prompt; refused when its content does not match its hash.
 
     A server URL in the file is ignored and agreement that fails its own hash is dropped (both warned
     about); the output says whether the content is new and how it differs from the latest version.
     """
-    result = library.import_prompt(export_file)
+    with input_path(export_file, "stdin.json") as readable:
+        result = library.import_prompt(readable)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:

@@ -95,3 +95,22 @@ def test_commands_that_write_a_file_report_it_as_json_and_take_dash_for_stdout(t
     assert json.loads(judgments.stdout) == {"file": "j.csv", "run_id": run_id, "judgments": 2, "signature": None}
     dashed = run(cli, ["--db", db, "runs", "export", run_id, "-o", "-"])
     assert dashed.exit_code == 0 and len(dashed.stdout.splitlines()) == 2 and not (tmp_path / "-").exists()
+
+
+def test_dash_reads_stdin_for_every_file_a_command_reads(tmp_path):
+    db = str(tmp_path / "lib.db")
+    run = CliRunner().invoke
+    exported = run(cli, ["--db", db, "prompts", "export", "coherence"]).stdout
+    dimension = {k: json.loads(exported)[k] for k in ("definition", "scale", "anchors", "inputs", "steps")}
+    dimension["name"] = "Coherence two"
+    frozen = run(cli, ["--db", db, "prompts", "freeze", "-", "--json"], input=json.dumps(dimension))
+    assert frozen.exit_code == 0, frozen.output
+    assert json.loads(frozen.stdout)["label"] == "coherence-two@1"
+    imported = run(cli, ["--db", str(tmp_path / "other.db"), "prompts", "import", "-", "--json"], input=exported)
+    assert imported.exit_code == 0 and json.loads(imported.stdout)["label"] == "coherence@1"
+    rows = "".join(json.dumps({"id": f"i{n}", "document": "D.", "summary": f"S{n}."}) + "\n" for n in range(3))
+    data = run(cli, ["--db", db, "datasets", "import", "-", "--name", "piped", "--input", "document=document",
+                     "--input", "summary=summary", "--json"], input=rows)
+    assert data.exit_code == 0 and json.loads(data.stdout)["item_count"] == 3
+    broken = run(cli, ["--db", db, "prompts", "import", "-"], input="{")
+    assert broken.exit_code == 1 and broken.output.startswith("Error: stdin, line 1")
