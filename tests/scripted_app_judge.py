@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import time
 from pathlib import Path
 
@@ -34,14 +35,24 @@ SPEC = registry.ProviderSpec("scripted", "Scripted test judge", f"{PLUGIN}:build
 
 
 def script(request: JudgeRequest) -> dict[str, float]:
-    """Steps for a request without allowed ratings (steps generation), the default distribution otherwise."""
+    """Steps for a request without allowed ratings (steps generation), a revised rubric for a designer's request
+    (suggested edits), the default distribution otherwise."""
     if not request.ratings:
-        return {SCRIPTED_STEPS: 1.0}
+        text = request.messages[-1]["content"]
+        return {designer_reply(text) if text.startswith("You improve the rubric") else SCRIPTED_STEPS: 1.0}
     hold_until_released(next(_RATINGS_ASKED))
     delay = float(os.environ.get(DELAY_ENV) or 0)
     if delay:
         time.sleep(min(delay, 5.0))
     return default_script(request)
+
+
+def designer_reply(prompt: str) -> str:
+    """A revised definition and top anchor, the reason naming the first two disputed items the prompt lists."""
+    ids = re.findall(r"^- \[([^\]]+)\]", prompt, re.MULTILINE)[:2]
+    return ("DEFINITION: Whether the summary's sentences follow one another as one account.\n"
+            "ANCHOR 5: Every sentence follows from the one before.\n"
+            f"REASON: People marked jumps the judge missed (items: {', '.join(ids)})")
 
 
 def hold_until_released(asked: int) -> None:

@@ -55,3 +55,27 @@ def test_split_score_dispute_candidate_compare_and_test_once(lib_path):
     assert "1 candidate(s) evaluated on this test side (2 looks)" in page_text(at)
     test_runs = [r for r in lib.list_runs() if set(r["item_ids"] or []) == set(split["test"])]
     assert len(test_runs) == 2 and all(r["status"] == "done" for r in test_runs)
+
+
+def test_suggested_edits_shown_as_a_diff_accepted_into_the_candidate_or_rejected(lib_path):
+    at = sidebar_judge(open_page("align"))
+    at.selectbox(key="al_to_split").set_value("sample@1").run()
+    at.button(key="al_split_make").click().run()
+    lib = Library(lib_path)
+    base = lib.get_prompt("coherence")
+    at = after_jobs(at.button(key=f"al_dev_{base.id}").click().run(), lib_path)
+    at.button(key="al_suggest").click().run()
+    diff = next(c.value for c in at.code if c.value.startswith("---"))
+    assert "+Definition: Whether the summary's sentences follow one another as one account." in diff
+    dev = set(get_split(lib, lib.get_dataset("sample")["id"])["dev"])
+    reason = next(c.value for c in at.caption if c.value.startswith("People marked jumps"))
+    named = reason.replace("\\", "").split("items: ")[1].split(", ")  # shown markdown-escaped
+    assert named and set(named) <= dev  # the motivating items are disputed dev items
+    at.button(key="al_reject").click().run()
+    assert not any(c.value.startswith("---") for c in at.code)
+    assert at.text_area(key="al_definition").value == base.dimension.definition
+    at.button(key="al_suggest").click().run()
+    at.button(key="al_accept").click().run()
+    assert at.text_area(key="al_definition").value == "Whether the summary's sentences follow one another as one account."
+    assert at.text_input(key="al_anchor_5").value == "Every sentence follows from the one before."
+    assert len(lib.list_prompts()) == 4  # accepting fills the editor; only Freeze stores a version
