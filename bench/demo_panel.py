@@ -5,7 +5,8 @@ people with intervals, and the panel minus its best member with a paired interva
 again, which reuses both members' runs (0 judge calls). The tiny local model's ratings are close to noise:
 the figures show the panel works end to end with real judges, not a judge quality.
 
-    python bench/demo_panel.py            (about 2 minutes here)
+    python bench/demo_panel.py                 the sample set (about 2 minutes here)
+    python bench/demo_panel.py summeval 30 3   30 SummEval articles x 3 summaries with the experts' ratings
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from geval_core.providers.local_judge import local_model_path
 from geval_core.types import JudgeSettings
 from prompt_library import Library
 
+SUMMEVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "summeval" / "summeval.jsonl"
 WORDING = "How well the summary's sentences build, one after another, a single clear account of the document."
 
 
@@ -59,8 +61,25 @@ def llama_server(model: str, port: int) -> subprocess.Popen:
     raise SystemExit("the llama.cpp server did not answer in 90 s")
 
 
-def main() -> None:
-    """Freeze two members and the panel, score the sample set, print the figures."""
+def summeval_subset(folder: Path, db: str, docs: int, systems: int) -> str:
+    """The first `docs` SummEval articles with `systems` summaries each, imported with the experts' coherence."""
+    rows, kept = [], {}
+    for line in SUMMEVAL.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["doc_id"] in kept or len(kept) < docs:
+            summaries = kept.setdefault(row["doc_id"], [])
+            if len(summaries) < systems:
+                summaries.append(row["id"])
+                rows.append(line)
+    (folder / "summeval.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    geval("--db", db, "datasets", "import", str(folder / "summeval.jsonl"), "--name", "summeval", "--id", "id",
+          "--input", "document=source", "--input", "summary=output", "--human", "coherence=scores.coherence",
+          "--group", "doc_id")
+    return "summeval"
+
+
+def main(source: str = "sample", docs: int = 30, systems: int = 3) -> None:
+    """Freeze two members and the panel, score the data, print the figures."""
     folder = Path(tempfile.mkdtemp())
     db = str(folder / "panel.db")
     with socket.socket() as s:
@@ -81,7 +100,8 @@ def main() -> None:
     server = llama_server(str(local_model_path()), port)
     try:
         started = time.perf_counter()
-        args = ("--db", db, "panel", "score", "jury", "--data", "sample", "--human", "coherence",
+        data = "sample" if source == "sample" else summeval_subset(folder, db, docs, systems)
+        args = ("--db", db, "panel", "score", "jury", "--data", data, "--human", "coherence",
                 "--member-base-url", f"{second['label']}={url}", "--out", str(folder / "panel.jsonl"))
         result = geval(*args)
         seconds = time.perf_counter() - started
@@ -89,14 +109,29 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=15)
+    with Library(db) as lib:
+        for member in result["member_runs"]:
+            run = lib.get_run(member["run"])
+            print(f"{member['prompt']}: run {member['run']}, {run.get('items_total')} items, "
+                  f"{sum(j['score'] is not None for j in lib.judgments(member['run']))} scored (the rest below the "
+                  "valid-mass floor or without a rating)")
     alpha = result["alpha"]
     print(f"members' Krippendorff alpha (interval) {alpha['value']:.3f} {shown(alpha['interval'])}, "
           f"{alpha['resampled']} resampled")
-    for name, figures in result["against_people"].items():
-        print(f"  {name}: {json.dumps(figures)[:600]}")
+    people = result["against_people"]
+    print(f"against people ({people['human']}), {people['items']} items with every score:")
+    for who, figures in people["figures"].items():
+        line = ", ".join(f"{name} {value:.3f}" for name, value in figures.items())
+        versus = people["panel_minus_each"].get(who)
+        if versus is not None:
+            spearman = versus["figures"]["spearman"]
+            line += (f"; panel minus it, Spearman {spearman['difference']:+.3f} {shown(spearman['interval'])}"
+                     f" ({versus['groups']} groups resampled)")
+        print(f"  {who}: {line}")
+    print(f"  best member: {people['best_member']}")
     calls = sum(m["judge_calls"] for m in again["member_runs"])
     print(f"{seconds:.0f} s; the same command again: {calls} judge calls")
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:2], *(int(a) for a in sys.argv[2:4]))
