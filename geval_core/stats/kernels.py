@@ -9,7 +9,6 @@ the unrounded values.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -137,10 +136,10 @@ class GroupStats:
         return self.sizes * (self.sizes - 1) / 2.0
 
 
-def group_stats(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int, known: Any = None) -> GroupStats:
-    """Correlate judge x with human y inside every group (`known`: one group's dense ranks, when known)."""
+def group_stats(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int) -> GroupStats:
+    """Correlate judge x with human y inside every group."""
     if n_groups == 1:
-        return _one_group(x, y, known)
+        return _one_group(x, y)
     sizes = np.bincount(codes, minlength=n_groups)
     xr, yr = np.round(x, DECIMALS), np.round(y, DECIMALS)
     rx, ry = tie_blocks(xr, codes, n_groups), tie_blocks(yr, codes, n_groups)
@@ -155,9 +154,9 @@ def group_stats(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int, 
                       sizes, rx.tied_pairs, ry.tied_pairs)
 
 
-def _one_group(x: np.ndarray, y: np.ndarray, known: Any = None) -> GroupStats:
+def _one_group(x: np.ndarray, y: np.ndarray) -> GroupStats:
     """The figures of a single group (the dataset-level reading, item resamples) in one pass."""
-    p = pooled(x, y, known)
+    p = pooled(x, y)
     pearson = pooled_pearson(x, y) if p.defined else np.nan
     return GroupStats(np.array([p.spearman]), np.array([p.kendall]), np.array([pearson]), np.array([p.defined]),
                       np.array([p.n]), np.array([float(p.tied_x)]), np.array([float(p.tied_y)]))

@@ -99,11 +99,14 @@ class Pooled:
         return not np.isnan(self.kendall)
 
 
-def pooled(x: np.ndarray, y: np.ndarray, known: tuple[Dense, Dense] | None = None) -> Pooled:
-    """Tied pairs of each side, Spearman's rho and Kendall's tau-b of paired finite x and y (`known`: their
-    dense ranks, when the caller has them already)."""
-    n = len(x)
-    dx, dy = known if known is not None else (dense(x), dense(y))
+def pooled(x: np.ndarray, y: np.ndarray) -> Pooled:
+    """Tied pairs of each side, Spearman's rho and Kendall's tau-b of paired finite x and y."""
+    return pooled_dense(dense(x), dense(y))
+
+
+def pooled_dense(dx: Dense, dy: Dense) -> Pooled:
+    """pooled() from the two sides' dense ranks (a bootstrap has them from the whole sample's: dense_subset)."""
+    n = len(dx.codes)
     tx, ty = tied_pairs(dx.counts), tied_pairs(dy.counts)
     if n < 2 or dx.distinct < 2 or dy.distinct < 2:
         return Pooled(n, tx, ty, float("nan"), float("nan"))
