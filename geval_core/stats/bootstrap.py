@@ -25,9 +25,9 @@ import functools
 import numpy as np
 
 from ..types import Scale
+from .counted import layout, pooled_counted
 from .kappa import KAPPA_WEIGHTS, confusions, kappa_from_confusion, kappa_key
 from .kernels import GroupStats
-from .onepass import dense, dense_subset, pooled_dense
 from .paired import Paired
 
 CI_METRICS = ("spearman", "kendall", "pearson", "tie_rate", "kappa", "kappa_linear", "kappa_quadratic")
@@ -137,34 +137,6 @@ def grouped_ci(gs: GroupStats, tables_per_group: np.ndarray, resamples: int, see
     return summarise(out, estimates, units)
 
 
-class Clusters:
-    """The items of every cluster laid end to end (each cluster's items in index order), so a resample of
-    whole clusters is a few array operations instead of joining one small array per cluster."""
-
-    def __init__(self, codes: np.ndarray) -> None:
-        self.order = np.argsort(codes, kind="stable")
-        self.sizes = np.bincount(codes)
-        self.starts = np.cumsum(self.sizes) - self.sizes
-
-    def __len__(self) -> int:
-        return len(self.sizes)
-
-    def items(self, chosen: np.ndarray) -> np.ndarray:
-        """The item indices of the chosen clusters, in the order chosen."""
-        sizes = self.sizes[chosen]
-        first = np.cumsum(sizes) - sizes  # where each chosen cluster starts in the resample
-        step = np.repeat(self.starts[chosen] - first, sizes)
-        step += np.arange(int(sizes.sum()))
-        return self.order[step]
-
-
-def _draw(rng: np.random.Generator, n: int, members: Clusters | None) -> np.ndarray:
-    """Item indices of one resample: n items, or as many whole clusters as there are."""
-    if members is None:
-        return rng.integers(0, n, size=n)
-    return members.items(rng.integers(0, len(members), size=len(members)))
-
-
 def items_ci(x: np.ndarray, y: np.ndarray, scale: Scale, resamples: int, seed: int,
              estimates: dict[str, float | None], clusters: np.ndarray | None = None) -> Intervals:
     """Resample items (or whole clusters, given their codes) and recompute every pooled figure.
@@ -174,27 +146,26 @@ def items_ci(x: np.ndarray, y: np.ndarray, scale: Scale, resamples: int, seed: i
     rng = np.random.default_rng(seed)
     n = len(x)
     codes = np.arange(n) if clusters is None else np.unique(clusters, return_inverse=True)[1]
-    members = None if clusters is None else Clusters(codes)
-    units = n if members is None else len(members)
+    units = int(codes.max()) + 1 if n else 0
     sums = _unit_sums(x, y, codes, units)
     tables = confusions(x, y, scale, codes, units)
     k = tables.shape[1]
     tables = tables.reshape(units, k * k).astype(float)
     sizes = np.bincount(codes, minlength=units).astype(float)
     out: dict[str, list[float | None]] = {m: [] for m in CI_METRICS}
-    whole_x, whole_y = dense(x), dense(y)  # once: a resample's ranks are counted from these, not sorted again
+    lay = layout(x, y)  # once: every resample's rank figures are counted from it, with no sort
     for _ in range(resamples):
         chosen = rng.integers(0, units, size=units)
-        idx = chosen if members is None else members.items(chosen)
-        weight = np.bincount(chosen, minlength=units).astype(float)
-        p = pooled_dense(dense_subset(whole_x, idx), dense_subset(whole_y, idx))
+        drawn = np.bincount(chosen, minlength=units)
+        weight = drawn.astype(float)
+        p = pooled_counted(lay, drawn[codes])
         fig: dict[str, float | None] = {"spearman": p.spearman if p.defined else None,
                                         "kendall": p.kendall if p.defined else None,
                                         "pearson": _pearson_of(weight @ sums) if p.defined else None}
         # An item drawn twice would tie with its own copy: leave such pairs out of the tie rate,
         # or the interval sits above the estimate (0 ties, interval [0.07, 0.4] on 6 items).
         copies = float(np.dot(sizes, weight * (weight - 1) / 2))
-        pairs = len(idx) * (len(idx) - 1) / 2 - copies
+        pairs = p.n * (p.n - 1) / 2 - copies
         fig["tie_rate"] = (p.tied_x - copies) / pairs if pairs > 0 else None
         table = (weight @ tables).reshape(k, k)
         for w in KAPPA_WEIGHTS:

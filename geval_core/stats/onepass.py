@@ -68,16 +68,6 @@ def dense(values: np.ndarray) -> Dense:
     return Dense(codes.astype(np.int32), counts.astype(np.int64))
 
 
-def dense_subset(whole: Dense, picked: np.ndarray) -> Dense:
-    """dense() of values[picked] from dense(values), by counting instead of sorting: a resample's values are
-    some of the whole's, so their dense ranks are the whole's ranks renumbered over the values present."""
-    counts = np.bincount(whole.codes[picked], minlength=whole.distinct)
-    seen = counts != 0
-    rank_of = np.cumsum(seen, dtype=np.int32)
-    rank_of -= 1
-    return Dense(rank_of[whole.codes[picked]], counts[seen])
-
-
 def tied_pairs(counts: np.ndarray) -> int:
     """Pairs of items that share a value, from the count of items per value."""
     return int((counts * (counts - 1) // 2).sum())
@@ -101,18 +91,22 @@ class Pooled:
 
 def pooled(x: np.ndarray, y: np.ndarray) -> Pooled:
     """Tied pairs of each side, Spearman's rho and Kendall's tau-b of paired finite x and y."""
-    return pooled_dense(dense(x), dense(y))
-
-
-def pooled_dense(dx: Dense, dy: Dense) -> Pooled:
-    """pooled() from the two sides' dense ranks (a bootstrap has them from the whole sample's: dense_subset)."""
-    n = len(dx.codes)
-    tx, ty = tied_pairs(dx.counts), tied_pairs(dy.counts)
+    dx, dy = dense(x), dense(y)
+    n = len(x)
     if n < 2 or dx.distinct < 2 or dy.distinct < 2:
-        return Pooled(n, tx, ty, float("nan"), float("nan"))
+        return Pooled(n, tied_pairs(dx.counts), tied_pairs(dy.counts), float("nan"), float("nan"))
     cell_x, cell_y, weight, discordant = _cells(dx, dy, n)
+    return rank_figures(dx.counts, dy.counts, cell_x, cell_y, weight, discordant)
+
+
+def rank_figures(counts_x: np.ndarray, counts_y: np.ndarray, cell_x: np.ndarray, cell_y: np.ndarray,
+                 weight: np.ndarray, discordant: int) -> Pooled:
+    """Pooled from the items per value of each side (zeros allowed), the occupied (x, y) cells with their
+    counts and the discordant pairs; both sides must hold two values or more."""
+    n = int(counts_x.sum())
+    tx, ty = tied_pairs(counts_x), tied_pairs(counts_y)
     joint = tied_pairs(weight)
-    rho = _spearman(cell_x, cell_y, weight, dx.counts, dy.counts, n)
+    rho = _spearman(cell_x, cell_y, weight, counts_x, counts_y, n)
     total = n * (n - 1) // 2
     # scipy.stats.kendalltau's own arithmetic, so equal counts give the same float.
     tau = (total - tx - ty + joint - 2 * discordant) / np.sqrt(total - tx) / np.sqrt(total - ty)
@@ -154,7 +148,7 @@ def _cells(dx: Dense, dy: Dense, n: int) -> tuple[np.ndarray, np.ndarray, np.nda
     key.sort()  # by (outer, inner): a run of equal keys is one occupied cell
     # In this order a pair is discordant exactly when its inner ranks are inverted (equal outer
     # ranks come with ascending inner ranks).
-    discordant = _inversions(np.remainder(key, inner.distinct).astype(_small_int(inner.distinct)))
+    discordant = inversions(np.remainder(key, inner.distinct).astype(small_int(inner.distinct)))
     starts = np.flatnonzero(np.diff(key))
     starts += 1
     starts = np.concatenate(([0], starts))
@@ -164,7 +158,7 @@ def _cells(dx: Dense, dy: Dense, n: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return (cell_in, cell_out, weight, discordant) if swapped else (cell_out, cell_in, weight, discordant)
 
 
-def _small_int(limit: int) -> type:
+def small_int(limit: int) -> type:
     """The narrowest signed integer type holding 0..limit: less memory to stream at every level."""
     return next(t for t in (np.int8, np.int16, np.int32, np.int64) if limit <= np.iinfo(t).max)
 
@@ -176,15 +170,19 @@ def _from_table(dx: Dense, dy: Dense) -> tuple[np.ndarray, np.ndarray, np.ndarra
     key += dy.codes
     table = np.bincount(key, minlength=dx.distinct * dy.distinct).reshape(dx.distinct, dy.distinct)
     del key
+    cell_x, cell_y = np.nonzero(table)
+    return cell_x, cell_y, table[cell_x, cell_y], table_discordant(table)
+
+
+def table_discordant(table: np.ndarray) -> int:
+    """Discordant pairs of the items counted in an x-by-y table."""
     lower_x = np.cumsum(table, axis=0) - table  # per cell: items with a lower x and the same y
     # ... summed over every higher y: the items that form a discordant pair with each item of the cell
     discordant_with = np.cumsum(lower_x[:, ::-1], axis=1)[:, ::-1] - lower_x
-    discordant = int((table * discordant_with).sum())
-    cell_x, cell_y = np.nonzero(table)
-    return cell_x, cell_y, table[cell_x, cell_y], discordant
+    return int((table * discordant_with).sum())
 
 
-def _inversions(values: np.ndarray) -> int:
+def inversions(values: np.ndarray) -> int:
     """Pairs i < j with values[i] > values[j] (values >= 0), by MSD radix on the bits of the values.
 
     Level by level from the top bit the items stay stably sorted by the bits above the level, so a

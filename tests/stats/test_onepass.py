@@ -55,7 +55,7 @@ def test_radix_inversions_match_a_direct_count():
     for limit in (1, 2, 7, 300):
         values = rng.integers(0, limit + 1, 400)
         direct = sum(int((values[i] > values[i + 1:]).sum()) for i in range(len(values)))
-        assert onepass._inversions(values) == direct
+        assert onepass.inversions(values) == direct
 
 
 def test_undefined_when_a_side_is_constant_or_too_short():
@@ -99,3 +99,30 @@ def test_average_ranks_match_scipy_rankdata():
     rng = np.random.default_rng(8)
     for values in (np.round(rng.uniform(1, 5, 500), 1), rng.integers(1, 6, 50) * 1.0, np.array([2.0, 2.0])):
         assert np.array_equal(onepass.average_ranks(values), st.rankdata(values))
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("decimals", [0, 1, 6])
+@pytest.mark.parametrize("n", [2, 7, 60, 900])
+def test_a_resample_counted_from_the_layout_equals_its_items_figures(decimals, n, swap):
+    from scipy import stats as sps
+
+    from geval_core.stats.counted import layout, pooled_counted
+
+    rng = np.random.default_rng(n + decimals)
+    y = rng.integers(1, 6, n).astype(float)
+    x = np.round(np.clip(y + rng.normal(0, 1.2, n), 1, 5), decimals)
+    if swap:  # the human side with more values: it is the outer side
+        x, y = y, x
+    lay = layout(x, y)
+    for _ in range(20):
+        drawn = np.bincount(rng.integers(0, n, n), minlength=n)
+        items = np.repeat(np.arange(n), drawn)
+        counted, direct = pooled_counted(lay, drawn), onepass.pooled(x[items], y[items])
+        assert (counted.n, counted.tied_x, counted.tied_y) == (direct.n, direct.tied_x, direct.tied_y)
+        if not direct.defined:
+            assert not counted.defined
+            continue
+        assert counted.kendall == direct.kendall  # the same counts, the same arithmetic
+        assert counted.spearman == pytest.approx(direct.spearman, abs=1e-12)
+        assert counted.kendall == pytest.approx(sps.kendalltau(x[items], y[items]).statistic, abs=1e-12)
