@@ -1,5 +1,5 @@
 """The align flow on real SummEval data with the embedded local judge, through the command line: a split by
-document, three drafts compared with the base on dev, one evaluated on the sealed test side (with the base),
+document, three drafts compared with the base on dev, two evaluated on the sealed test side (with the base),
 the report with its corrected interval, and the sealing checked in the store. The local judge's ratings are
 close to noise: the figures show the flow works end to end, not a judge quality.
 
@@ -80,7 +80,7 @@ def main(docs: int = 25, systems: int = 2) -> None:
         print(f"  {label}: Spearman {fig['first']:.3f} -> {fig['second']:.3f} ({fig['difference']:+.3f} {interval}), "
               f"{result['items']} dev items, scope {result['scope']['side']}")
     chosen = labels[1]
-    for label in (labels[0], chosen):
+    for label in (labels[0], chosen, labels[2]):  # two candidates looked at: the report widens for both
         geval("--db", db, "align", "test", label, "--data", "summeval")
     report = geval("--db", db, "align", "report", chosen, "--data", "summeval")
     print(f"\ntest side, {report['base']} vs {report['candidate']}: {report['items']} items in {report['groups']} "
