@@ -12,7 +12,9 @@ from .common import check_output, checked_judge, echo_json, library_command, pai
 
 __all__ = ["cascade_group"]
 SIGNAL_HELP = ("How the cheap judgment's uncertainty is read: entropy or sd of its rating distribution, margin "
-               "(one minus the top-two gap), valid_mass (one minus it). Items without a cheap score always go on.")
+               "(one minus the top-two gap), valid_mass (one minus it), flip (the chance that asking it again gives "
+               "another rating than its score rounds to). Items without a cheap score always go on.")
+SIGNALS = ["entropy", "sd", "margin", "valid_mass", "flip"]  # diagnostics.cascade.SIGNALS, not imported at start-up
 
 
 @click.group("cascade")
@@ -24,7 +26,7 @@ def cascade_group() -> None:
 @click.argument("cheap_run")
 @click.argument("strong_run")
 @click.option("--human", required=True, help="The human rating the agreement is measured against.")
-@click.option("--signal", type=click.Choice(["entropy", "sd", "margin", "valid_mass"]), default="entropy",
+@click.option("--signal", type=click.Choice(SIGNALS), default="entropy",
               show_default=True, help=SIGNAL_HELP)
 @click.option("--thresholds", type=click.IntRange(2, 101), default=11, show_default=True,
               help="How many thresholds (quantiles of the cheap judge's uncertainty).")
@@ -51,7 +53,7 @@ def cascade_curve_command(library: Any, cheap_run: str, strong_run: str, human: 
 @click.argument("name")
 @click.option("--cheap", required=True, help="The cheap judge's frozen prompt.")
 @click.option("--strong", required=True, help="The strong judge's frozen prompt.")
-@click.option("--signal", type=click.Choice(["entropy", "sd", "margin", "valid_mass"]), default="entropy",
+@click.option("--signal", type=click.Choice(SIGNALS), default="entropy",
               show_default=True, help=SIGNAL_HELP)
 @click.option("--threshold", type=float, required=True, help="Items whose uncertainty is above it go to the strong "
               "judge (read it off `geval cascade curve`).")

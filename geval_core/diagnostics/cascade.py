@@ -11,6 +11,7 @@ and what it saved against the strong judge on every item.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
@@ -26,9 +27,10 @@ from ..stats.confidence import confidence
 from ..store import Store
 from ..types import Judge, JudgeSettings
 
-__all__ = ["SIGNALS", "cascade_curve", "freeze_cascade", "get_cascade", "routed", "score_cascade", "uncertainty"]
+__all__ = ["SIGNALS", "cascade_curve", "flip_chance", "freeze_cascade", "get_cascade", "routed", "score_cascade",
+           "uncertainty"]
 
-SIGNALS = ("entropy", "sd", "margin", "valid_mass")
+SIGNALS = ("entropy", "sd", "margin", "valid_mass", "flip")
 RESUMABLE = ("done", "running", "cancelled", "failed")
 
 
@@ -40,10 +42,24 @@ def uncertainty(judgment: dict[str, Any] | None, signal: str) -> float:
         return float("inf")
     if signal == "valid_mass":
         return 1.0 - float(judgment.get("valid_mass") if judgment.get("valid_mass") is not None else 1.0)
+    if signal == "flip":
+        return flip_chance(judgment)
     value = confidence(judgment.get("distribution"))[signal]
     if value is None:
         return float("inf")
     return 1.0 - value if signal == "margin" else value
+
+
+def flip_chance(judgment: dict[str, Any]) -> float:
+    """The chance that the cheap judge, asked again, gives another rating than its score rounds to (halves
+    up): one minus the probability its distribution (or share of its sampled replies) puts on that rating.
+    Read off the answer it already gave, so the stability of its rating costs no second call."""
+    distribution = {float(k): float(v or 0.0) for k, v in (judgment.get("distribution") or {}).items()}
+    total = sum(v for v in distribution.values() if v > 0)
+    if total <= 0:
+        return float("inf")
+    point = math.floor(float(judgment["score"]) + 0.5)
+    return 1.0 - distribution.get(float(point), 0.0) / total
 
 
 def routed(cheap: dict[str, dict[str, Any]], signal: str, threshold: float) -> set[str]:

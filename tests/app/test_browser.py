@@ -123,25 +123,3 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     assert NUMBER.match(metric_value(page, "ECE")), metric_value(page, "ECE")
     snap(page, tmp_path, shots, "agreement")
 
-
-def test_stop_a_live_run_then_resume_it(chromium, app_url, tmp_path):
-    """A click on Stop interrupts the run after the items in flight; Resume judges the rest once."""
-    expect = playwright_api.expect
-    with browser_page(chromium, tmp_path) as page:
-        page.goto(app_url)
-        go(page, "Score")
-        expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
-        for group in ("d02", "d03", "d04"):
-            choose(page, "stMultiSelect", "Only these groups (optional)", group)
-        page.get_by_role("button", name="Start run").click()
-        progress = page.get_by_text(re.compile(r"^[12] / \d+ items( · about .* left)?$"))
-        expect(progress).to_be_visible(timeout=SLOW_MS)
-        total = int(progress.inner_text().split(" / ")[1].split()[0])  # 10 items in these groups
-        page.get_by_role("button", name="Stop run").click()
-        expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
-        judged = int(metric_value(page, "Judged").split(" / ")[0])
-        assert 1 <= judged < total
-        snap(page, tmp_path, [], "score-stopped")
-        page.get_by_role("button", name=f"Resume ({total - judged} items)").click()
-        expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
-            f"{total} / {total}", timeout=SLOW_MS)

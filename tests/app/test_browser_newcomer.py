@@ -209,3 +209,38 @@ def test_a_run_outlives_two_reloads_and_a_closed_tab(scripted_app, chromium, tmp
                               "WHERE run_id = ?", [run["id"]]).fetchone()
     assert stored == (items, items, 0)  # every item once
     assert lib.get_run(run["id"])["status"] == "done"
+
+
+def test_stop_a_run_on_chosen_groups_then_resume_it(scripted_app, chromium, tmp_path, hold):
+    """Only the chosen documents are scored; Stop ends the run after the items answered (the held call is
+    dropped, never written) and Resume judges the rest once."""
+    expect = playwright_api.expect
+    with browser_page(chromium, tmp_path) as page:
+        page.goto(scripted_app)
+        go(page, "Score")
+        expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
+        choose(page, "stSelectbox", "Dataset", "sample@1")
+        page.get_by_text("The sidebar's judge: ", exact=False).first.click()  # the scripted judge, held
+        idle(page)
+        for group in ("d02", "d03", "d04"):
+            choose(page, "stMultiSelect", "Only these groups (optional)", group)
+        type_into(page, "spinbutton", "Concurrent requests", "1")
+        page.keyboard.press("Tab")
+        idle(page)
+        page.get_by_role("button", name="Start run").click()
+        held = page.get_by_text(re.compile(rf"^{HELD_AFTER} / \d+ items · about \d+ s left$"))
+        expect(held).to_be_visible(timeout=60_000)
+        total = int(held.inner_text().split(" / ")[1].split()[0])
+        page.get_by_role("button", name="Stop run").click()
+        expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
+        assert int(metric_value(page, "Judged").split(" / ")[0]) == HELD_AFTER
+        hold.unlink()
+        page.get_by_role("button", name=f"Resume ({total - HELD_AFTER} items)").click()
+        expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
+            f"{total} / {total}", timeout=120_000)
+    lib = Library(tmp_path / "newcomer.db", seed_examples=False)
+    (run,) = lib.list_runs()
+    groups = {i.id: i.group for i in lib.dataset_items(run["dataset_id"])}
+    stored = [r["item_id"] for r in lib.judgments(run["id"])]
+    assert len(stored) == len(set(stored)) == total  # every chosen item once
+    assert {groups[i] for i in stored} == {"d02", "d03", "d04"}

@@ -95,6 +95,19 @@ def test_uncertainty_signals_by_hand():
     assert uncertainty(split, "sd") == pytest.approx(0.5) and uncertainty(split, "margin") == pytest.approx(1.0)
     assert uncertainty(split, "valid_mass") == pytest.approx(0.4)
     assert uncertainty({"score": None}, "entropy") == math.inf  # no cheap score: always the strong judge
+    # flip: 2.5 rounds (halves up) to 3, which one draw in two gives; 3.26 rounds to 3 (p 0.6 of 0.95)
+    assert uncertainty(split, "flip") == pytest.approx(0.5) and uncertainty(sure, "flip") == 0
+    worked = {"score": 3.26, "distribution": {"3": 0.6, "4": 0.3, "2": 0.05}}
+    assert uncertainty(worked, "flip") == pytest.approx(1 - 0.6 / 0.95)
+    sampled = {"score": 3.6, "distribution": {3: 0.4, 4: 0.6}}  # replies 3, 4, 4, 3, 4: rounds to 4
+    assert uncertainty(sampled, "flip") == pytest.approx(0.4)
+
+
+def test_the_cli_offers_every_signal():
+    from geval_core.cli.cascade import SIGNALS as OFFERED
+    from geval_core.diagnostics.cascade import SIGNALS
+
+    assert list(SIGNALS) == OFFERED
 
 
 def test_the_frozen_threshold_routes_and_agrees_as_the_curve_predicted(lib):
