@@ -170,24 +170,33 @@ def wait_for(check, timeout: float = 120.0) -> None:
         time.sleep(0.1)
 
 
+def score_sample(page, expect, url: str, items: int | None = None, groups: tuple[str, ...] = ()) -> None:
+    """Start a run of the sample set with the sidebar's judge (the scripted one, held), one call at a time:
+    the first `items`, or the items of `groups`."""
+    page.goto(url)
+    go(page, "Score")
+    expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
+    choose(page, "stSelectbox", "Dataset", "sample@1")
+    page.get_by_text("The sidebar's judge: ", exact=False).first.click()
+    idle(page)
+    if items is not None:
+        type_into(page, "spinbutton", "Items to score (the first N)", str(items))
+        page.keyboard.press("Tab")
+    for group in groups:
+        choose(page, "stMultiSelect", "Only these groups (optional)", group)
+    type_into(page, "spinbutton", "Concurrent requests", "1")
+    page.keyboard.press("Tab")
+    idle(page)
+    page.get_by_role("button", name="Start run").click()
+
+
 def test_a_run_outlives_two_reloads_and_a_closed_tab(scripted_app, chromium, tmp_path, hold):
     """Start, reload twice (each reload attaches to the same run), close the tab, reopen: the run finished
     with every item judged once."""
     expect = playwright_api.expect
     items = 12
     with browser_page(chromium, tmp_path) as page:
-        page.goto(scripted_app)
-        go(page, "Score")
-        expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
-        choose(page, "stSelectbox", "Dataset", "sample@1")
-        page.get_by_text("The sidebar's judge: ", exact=False).first.click()  # the scripted judge, held
-        idle(page)
-        type_into(page, "spinbutton", "Items to score (the first N)", str(items))
-        page.keyboard.press("Tab")
-        type_into(page, "spinbutton", "Concurrent requests", "1")
-        page.keyboard.press("Tab")
-        idle(page)
-        page.get_by_role("button", name="Start run").click()
+        score_sample(page, expect, scripted_app, items=items)
         held = page.get_by_text(re.compile(rf"^{HELD_AFTER} / {items} items · about \d+ s left$"))
         expect(held).to_be_visible(timeout=60_000)
         for _ in range(2):
@@ -216,18 +225,7 @@ def test_stop_a_run_on_chosen_groups_then_resume_it(scripted_app, chromium, tmp_
     dropped, never written) and Resume judges the rest once."""
     expect = playwright_api.expect
     with browser_page(chromium, tmp_path) as page:
-        page.goto(scripted_app)
-        go(page, "Score")
-        expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
-        choose(page, "stSelectbox", "Dataset", "sample@1")
-        page.get_by_text("The sidebar's judge: ", exact=False).first.click()  # the scripted judge, held
-        idle(page)
-        for group in ("d02", "d03", "d04"):
-            choose(page, "stMultiSelect", "Only these groups (optional)", group)
-        type_into(page, "spinbutton", "Concurrent requests", "1")
-        page.keyboard.press("Tab")
-        idle(page)
-        page.get_by_role("button", name="Start run").click()
+        score_sample(page, expect, scripted_app, groups=("d02", "d03", "d04"))
         held = page.get_by_text(re.compile(rf"^{HELD_AFTER} / \d+ items · about \d+ s left$"))
         expect(held).to_be_visible(timeout=60_000)
         total = int(held.inner_text().split(" / ")[1].split()[0])
