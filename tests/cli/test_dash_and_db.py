@@ -11,12 +11,17 @@ from geval_core.cli import cli
 from geval_core.types import JudgeSettings
 
 
-def test_dash_is_stdout_and_db_goes_before_the_command(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    library, prompt, _, dataset = setup_library(tmp_path / "lib.db", count=2,
+def scripted_library(tmp_path, count: int):
+    """(library path, prompt, dataset row): `count` items and a prompt judged by the scripted judge."""
+    library, prompt, _, dataset = setup_library(tmp_path / "lib.db", count=count,
                                                 judge=JudgeSettings(provider="scripted", model="scripted-1"))
     library.close()
-    db = str(tmp_path / "lib.db")
+    return str(tmp_path / "lib.db"), prompt, dataset
+
+
+def test_dash_is_stdout_and_db_goes_before_the_command(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    db, prompt, dataset = scripted_library(tmp_path, 2)
     done = CliRunner().invoke(cli, ["--db", db, "score", "--prompt", prompt.label, "--data", dataset["label"],
                                     "--out", "-"])
     assert done.exit_code == 0, done.output
@@ -74,10 +79,7 @@ def test_data_from_stdin(tmp_path):
 
 def test_commands_that_write_a_file_report_it_as_json_and_take_dash_for_stdout(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    library, prompt, _, dataset = setup_library(tmp_path / "lib.db", count=2,
-                                                judge=JudgeSettings(provider="scripted", model="scripted-1"))
-    library.close()
-    db = str(tmp_path / "lib.db")
+    db, prompt, dataset = scripted_library(tmp_path, 2)
     run = CliRunner().invoke
     scored = run(cli, ["--db", db, "score", "--prompt", prompt.label, "--data", dataset["label"], "--out",
                        "r.jsonl", "--json", "--quiet"])
