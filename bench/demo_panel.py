@@ -18,13 +18,13 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from geval_core.cli import cli
 from geval_core.providers.local_judge import local_model_path
-from geval_core.types import JudgeSettings
 from prompt_library import Library
 
 SUMMEVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "summeval" / "summeval.jsonl"
@@ -88,9 +88,9 @@ def main(source: str = "sample", docs: int = 30, systems: int = 3) -> None:
     url = f"http://127.0.0.1:{port}/v1"
     with Library(db) as lib:  # seeded: the coherence prompt (local judge) and the sample set
         base = lib.get_prompt("coherence")
-        server_member = {**base.dimension.to_dict(), "definition": WORDING,
-                         "judge": {**base.dimension.judge.__dict__, **JudgeSettings(provider="openai",
-                                                                                   model="smollm2").__dict__}}
+        # The same prompt with other wording, judged by the same file behind the llama.cpp server.
+        judge = replace(base.dimension.judge, provider="openai", model="smollm2")
+        server_member = replace(base.dimension, definition=WORDING, judge=judge).to_dict()
     (folder / "server.json").write_text(json.dumps(server_member))
     second = geval("--db", db, "prompts", "freeze", str(folder / "server.json"), "--name", "coherence-server")
     panel = geval("--db", db, "panel", "freeze", "jury", "--member", base.label, "--member", second["label"],

@@ -105,6 +105,18 @@ def read_items(path: str | Path, mapping: DatasetMapping) -> list[Item]:
     """Every item of a CSV/JSONL file; the first bad row stops the read with file, line and reason."""
     if not mapping.inputs:
         raise InputError("map at least one input field (e.g. document=source)", file=str(path))
+    try:
+        items = _items_of(path, mapping)
+    except RecursionError:  # JSON nested thousands deep: Python's parser gives up before reading it
+        raise InputError("a row is nested too deeply to read (JSON nested thousands of levels); nothing "
+                         "was imported", file=str(path)) from None
+    if not items:
+        raise InputError("the file has no rows", file=str(path))
+    return items
+
+
+def _items_of(path: str | Path, mapping: DatasetMapping) -> list[Item]:
+    """read_items' rows as items, a duplicate id refused with both lines."""
     items: list[Item] = []
     seen: dict[str, int] = {}
     for line, row in read_rows(path):
@@ -115,8 +127,6 @@ def read_items(path: str | Path, mapping: DatasetMapping) -> list[Item]:
                              **where)
         seen[item.id] = line
         items.append(item)
-    if not items:
-        raise InputError("the file has no rows", file=str(path))
     return items
 
 
@@ -156,11 +166,7 @@ class DatasetsMixin(LibraryBase):
     def import_dataset(self, path: str | Path, name: str, mapping: DatasetMapping | None = None) -> dict[str, Any]:
         """Import a CSV/JSONL file as dataset `name`; returns the dataset row plus `created`."""
         mapping = mapping or DatasetMapping()
-        try:
-            return self.import_items(name, read_items(path, mapping), source=str(path), mapping=mapping)
-        except RecursionError:  # JSON nested thousands deep: Python's parser gives up before reading it
-            raise InputError("a row is nested too deeply to read (JSON nested thousands of levels); nothing "
-                             "was imported", file=str(path)) from None
+        return self.import_items(name, read_items(path, mapping), source=str(path), mapping=mapping)
 
     def import_items(self, name: str, items: list[Item], source: str = "memory",
                      mapping: DatasetMapping | None = None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from prompt_library import DatasetMapping, Library, default_path, open_library
+from prompt_library import DatasetMapping, Library, default_path, open_library, read_items
 from prompt_library.base import locked_message
 
 from ..errors import ConfigError, GEvalError, InputError
@@ -324,15 +324,10 @@ def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
 def _import_file(library: Library, path: Path, prompt: FrozenPrompt, mapping: DatasetMapping | None) -> dict[str, Any]:
     """A data file as a dataset version named after it (the version already holding its items, when there is
     one, so a file imported with its ratings keeps them); --id alone still names the id field."""
-    from prompt_library import read_items
-
     if mapping is None or not mapping.inputs:
         mapping = data_mapping(path, prompt, mapping.id if mapping else "id")
     name = path.stem.replace("@", "-") or "data"
-    try:
-        items = read_items(path, mapping)
-    except RecursionError:  # JSON nested thousands deep: import_dataset words it
-        return library.import_dataset(path, name, mapping)
+    items = read_items(path, mapping)
     same = library.version_with_items(name, items, list(prompt.dimension.inputs))
     if same is not None:
         click.echo(f"{path.name}: the items of {same['name']}@{same['version']} ({same['id'][:12]}), scored as that "

@@ -45,7 +45,7 @@ def panel_freeze(library: Any, name: str, members: tuple[str, ...], rule: str, a
 
     panel, created = freeze_panel(library, name, [library.get_prompt(m) for m in members], rule)
     if as_json:
-        echo_json({**asdict(panel), "label": panel.label, "created": created})
+        echo_json(_panel_json(panel, created=created))
         return
     click.echo(f"{'froze' if created else 'already frozen:'} {panel.label} ({panel.id[:12]}), rule {panel.rule}, "
                f"{len(panel.members)} members")
@@ -60,7 +60,7 @@ def panel_show(library: Any, name: str, as_json: bool) -> None:
     panel = get_panel(library, name)
     members = [library.get_prompt(m) for m in panel.members]
     if as_json:
-        echo_json({**asdict(panel), "label": panel.label, "member_labels": [m.label for m in members]})
+        echo_json(_panel_json(panel, member_labels=[m.label for m in members]))
         return
     click.echo(f"{panel.label} ({panel.id[:12]}), rule {panel.rule}, frozen {panel.created_at}")
     for member in members:
@@ -118,6 +118,11 @@ def panel_line(result: dict[str, Any]) -> str:
 PANEL_KIND = "geval-panel"
 
 
+def _panel_json(panel: Any, **extra: Any) -> dict[str, Any]:
+    """A panel for --json: its stored fields, its label and what the command adds."""
+    return {**asdict(panel), "label": panel.label, **extra}
+
+
 @library_command(panel_group, "export", lists=True)
 @click.argument("name")
 @click.option("-o", "--output", default=None, help="File to write (default: stdout; - is stdout).")
@@ -173,7 +178,7 @@ def panel_import(library: Any, export_file: str, as_json: bool) -> None:
         prompts = [library.import_checked(m).prompt for m in loaded]
         panel, created = freeze_panel(library, str(data.get("name") or "panel"), prompts, data["rule"])
     if as_json:
-        echo_json({**asdict(panel), "label": panel.label, "created": created})
+        echo_json(_panel_json(panel, created=created))
         return
     click.echo(f"{'imported' if created else 'already here:'} panel {panel.label} ({panel.id[:12]}) with "
                f"{len(prompts)} members")

@@ -23,7 +23,7 @@ from ..prompts import canonical_hash
 from ..run.options import RunOptions
 from ..run.runner import run_scoring
 from ..stats import agreement
-from ..stats.confidence import confidence
+from ..stats.confidence import confidence, share_at
 from ..store import Store
 from ..types import Judge, JudgeSettings
 
@@ -54,12 +54,8 @@ def flip_chance(judgment: dict[str, Any]) -> float:
     """The chance that the cheap judge, asked again, gives another rating than its score rounds to (halves
     up): one minus the probability its distribution (or share of its sampled replies) puts on that rating.
     Read off the answer it already gave, so the stability of its rating costs no second call."""
-    distribution = {float(k): float(v or 0.0) for k, v in (judgment.get("distribution") or {}).items()}
-    total = sum(v for v in distribution.values() if v > 0)
-    if total <= 0:
-        return float("inf")
-    point = math.floor(float(judgment["score"]) + 0.5)
-    return 1.0 - distribution.get(float(point), 0.0) / total
+    share = share_at(judgment.get("distribution"), math.floor(float(judgment["score"]) + 0.5))
+    return float("inf") if share is None else 1.0 - share
 
 
 def routed(cheap: dict[str, dict[str, Any]], signal: str, threshold: float) -> set[str]:

@@ -35,6 +35,12 @@ def confidence(distribution: Mapping[Any, float] | None) -> dict[str, float | No
 
 
 
+def share_at(distribution: Mapping[Any, float] | None, rating: float) -> float | None:
+    """The share of a rating distribution (renormalised over its ratings) at one rating; None without one."""
+    p = _normalised(distribution)
+    return p.get(float(rating), 0.0) if p else None
+
+
 def describe(distribution: Mapping[Any, float] | None, sampled: bool = False) -> str:
     """'Judge's spread: sd 0.42, entropy 1.10 bits, margin 0.35 between the two likeliest ratings.'"""
     c = confidence(distribution)

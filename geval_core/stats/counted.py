@@ -45,8 +45,9 @@ def layout(x: np.ndarray, y: np.ndarray) -> Layout:
     """Rank both sides and sort the items by cell, once for all resamples."""
     dx, dy = dense(x), dense(y)
     outer, inner, swapped = (dx, dy, False) if dx.distinct >= dy.distinct else (dy, dx, True)
+    width = max(inner.distinct, 1)  # inner ranks per outer rank in the cell key
     key = outer.codes.astype(np.int64)
-    key *= max(inner.distinct, 1)
+    key *= width
     key += inner.codes
     order = np.argsort(key, kind="stable")
     ordered = key[order]
@@ -55,9 +56,9 @@ def layout(x: np.ndarray, y: np.ndarray) -> Layout:
     np.not_equal(ordered[1:], ordered[:-1], out=new_cell[1:])
     cell_of = np.empty(len(ordered), dtype=np.int64)
     cell_of[order] = np.cumsum(new_cell) - 1
-    cell_out, cell_in = np.divmod(ordered[new_cell], max(inner.distinct, 1))
+    cell_out, cell_in = np.divmod(ordered[new_cell], width)
     cell_x, cell_y = (cell_in, cell_out) if swapped else (cell_out, cell_in)
-    ranks = np.remainder(ordered, max(inner.distinct, 1)).astype(small_int(max(inner.distinct, 1)))
+    ranks = np.remainder(ordered, width).astype(small_int(width))
     return Layout(dx, dy, order, ranks, cell_of, cell_x, cell_y)
 
 
