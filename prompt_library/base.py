@@ -58,9 +58,12 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # built once, not per call
+
+
 def dumps(value: Any) -> str:
     """Compact JSON that keeps non-ASCII text readable in the file."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _compact(value)
 
 
 _scan = json.scanner.make_scanner(json.JSONDecoder())

@@ -67,7 +67,8 @@ def affinity(declared: str) -> str:
 def as_stored(row: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
     """A row about to be inserted, its values converted as SQLite will store them (3 in a REAL column is
     3.0, True is 1, NaN is NULL), so the hash taken now is the one verify recomputes from the file."""
-    return {k: _stored(v, types.get(k, "BLOB")) for k, v in row.items()}
+    # Text and NULL are stored as they are whatever the column: most of a row, so they skip the call.
+    return {k: v if v is None or type(v) is str else _stored(v, types.get(k, "BLOB")) for k, v in row.items()}
 
 
 def _stored(value: Any, affinity: str) -> Any:

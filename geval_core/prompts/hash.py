@@ -43,9 +43,13 @@ def metric_fields(dimension: Dimension) -> dict:
     }
 
 
+# json.dumps with options builds a new encoder per call; this one is built once (the same text).
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
 def canonical_json(value: Any) -> str:
     """A value's canonical JSON: sorted keys, no spaces, non-ASCII kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _canonical(value)
 
 
 def canonical_hash(value: Any) -> str:
