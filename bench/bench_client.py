@@ -6,7 +6,10 @@ target:
 - the scoring loop's items/s over the anchor's, 200 ms server, C=16 (400 items) and C=64 (1,600): held (>= 0.95);
 - the whole `geval score` process, 400 items, C=16, 1.5 s server, over the ideal (C / latency): held (>= 0.95);
 - client CPU per call, marginal: (CPU of `geval score` at 3,000 items - at 1,000) / 2,000, 0 ms server,
-  median of 3, target <= 0.8 ms; the anchor's the same way;
+  median of 3, target <= 0.8 ms; the anchor's the same way, and where it goes: httpx alone (the anchor's
+  loop sending through a keep-alive `httpx.HTTPTransport` per thread, as the workbench does: the least any
+  client on httpx costs) and the workbench alone (`geval score` with every answer after the first served
+  from memory: request, cache, scoring, hashed rows, results file, no HTTP);
 - CPU of the `geval score` process from exec to the server's first request (read from /proc when that
   request arrives), compatible server, median of 3: target <= 0.4 s;
 - DeepEval's GEval on the same 200 ms server, 400 items at C=16, when GEVAL_DEEPEVAL_PYTHON names a Python
@@ -47,8 +50,29 @@ TARGETS = {  # measure: (issue 29's "now", target, higher is better)
 }
 
 
-def anchor(base_url: str, items: int, concurrency: int) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process) of the anchor client over `items` items."""
+# `geval score` with the judge's server asked once: every later answer is the first one, from memory, after
+# its body is built and encoded as it would be sent. What remains is the workbench's own work per item.
+CLI_NO_HTTP = [sys.executable, "-c", """
+import json
+from geval_core.providers import plain_http
+real, first = plain_http.PlainHttpPost.__call__, []
+def answer(self, body):
+    if not first:
+        first.append(real(self, body))
+    json.dumps(body).encode("utf-8")
+    return first[0]
+plain_http.PlainHttpPost.__call__ = answer
+from geval_core.cli import cli
+cli()
+"""]
+
+
+def anchor(base_url: str, items: int, concurrency: int, through_httpx: bool = False) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of the anchor client over `items` items; `through_httpx`:
+    the same loop sending through a keep-alive httpx.HTTPTransport per thread."""
+    from geval_core.providers.plain_http import httpx_module
+
+    httpx = httpx_module()
     parts = urlsplit(base_url)
     path = parts.path.rstrip("/") + "/chat/completions"
     headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
@@ -57,6 +81,8 @@ def anchor(base_url: str, items: int, concurrency: int) -> tuple[float, float]:
 
     def worker() -> None:
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        transport = httpx.HTTPTransport(verify=False, trust_env=False)
+        url, timeout = httpx.URL(base_url + "/chat/completions"), {"timeout": httpx.Timeout(60).as_dict()}
         while True:
             with lock:
                 k = next(todo, None)
@@ -65,10 +91,17 @@ def anchor(base_url: str, items: int, concurrency: int) -> tuple[float, float]:
             document, summary = item_texts(k)
             body = {"model": "bench-model", "n": 1, "temperature": 0, "max_tokens": 5, "logprobs": True,
                     "top_logprobs": 20, "messages": [{"role": "user", "content": f"{document}\n\n{summary}"}]}
-            connection.request("POST", path, json.dumps(body).encode(), headers)
-            answer = json.loads(connection.getresponse().read())
+            if through_httpx:
+                response = transport.handle_request(httpx.Request("POST", url, headers=headers,
+                                                                  content=json.dumps(body).encode(), extensions=timeout))
+                answer = json.loads(response.read())
+                response.close()
+            else:
+                connection.request("POST", path, json.dumps(body).encode(), headers)
+                answer = json.loads(connection.getresponse().read())
             assert answer["choices"], answer
         connection.close()
+        transport.close()
 
     threads = [threading.Thread(target=worker) for _ in range(concurrency)]
     cpu, start = time.process_time(), time.perf_counter()
@@ -102,24 +135,28 @@ def versus_deepeval(folder: Path, server: Server, ours: tuple[float, ...]) -> No
           f"calls per item, {other['errors']} errors")
 
 
-def process_cpu(folder: Path, base_url: str, items: int) -> float:
-    """CPU seconds of one whole `geval score` process over `items` new items at C=16."""
+def process_cpu(folder: Path, base_url: str, items: int, command: list[str] | None = None) -> float:
+    """CPU seconds of one whole `geval score` process (or `command`'s) over `items` new items at C=16."""
     data, label = setup(folder, base_url, items)
     before = children_cpu()
-    run_cli(folder, label, data, base_url)
+    run_cli(folder, label, data, base_url, command=command)
     return children_cpu() - before
 
 
-def marginal_cpu(folder: Path, server: Server) -> tuple[float, float]:
-    """(geval score's, the anchor's) ms of CPU per call between 1,000 and 3,000 items, medians of 3."""
-    ours, theirs = [], []
+def marginal_cpu(folder: Path, server: Server) -> dict[str, float]:
+    """ms of CPU per call between 1,000 and 3,000 items, medians of 3: geval score's, the anchor's, httpx alone
+    and the workbench without HTTP."""
+    spent: dict[str, list[float]] = {"geval score": [], "anchor": [], "httpx alone": [], "workbench alone": []}
     for k in range(3):
-        low, high = (process_cpu(folder / f"m{k}-{n}", server.base_url, n) for n in (1000, 3000))
-        ours.append((high - low) / 2000 * 1000)
-        anchor_low, anchor_high = (anchor(server.base_url, n, 16)[1] for n in (1000, 3000))
-        theirs.append((anchor_high - anchor_low) / 2000 * 1000)
-    print(f"  geval score: {', '.join(f'{v:.3f}' for v in ours)} ms; anchor: {', '.join(f'{v:.3f}' for v in theirs)} ms")
-    return statistics.median(ours), statistics.median(theirs)
+        for name, command in (("geval score", None), ("workbench alone", CLI_NO_HTTP)):
+            low, high = (process_cpu(folder / f"m{k}-{name[0]}{n}", server.base_url, n, command) for n in (1000, 3000))
+            spent[name].append((high - low) / 2000 * 1000)
+        for name, through_httpx in (("anchor", False), ("httpx alone", True)):
+            low, high = (anchor(server.base_url, n, 16, through_httpx)[1] for n in (1000, 3000))
+            spent[name].append((high - low) / 2000 * 1000)
+    for name, values in spent.items():
+        print(f"  {name}: {', '.join(f'{v:.3f}' for v in values)} ms")
+    return {name: statistics.median(values) for name, values in spent.items()}
 
 
 class FirstRequest:
@@ -193,9 +230,12 @@ def main() -> None:
         results["whole geval score vs ideal, 400 items, C=16, 1.5 s"] = 400 / wall / (16 / 1.5)
         print(f"whole geval score, 400 items, C=16, 1.5 s server: {wall:.2f} s (ideal {400 / (16 / 1.5):.2f} s)")
         print("client CPU per call, 0 ms server, C=16:")
-        ours, theirs = marginal_cpu(folder, instant)
-        results["client CPU per call, marginal (ms)"] = ours
-        print(f"  median: geval score {ours:.3f} ms, anchor {theirs:.3f} ms ({ours / theirs:.1f}x the anchor)")
+        medians = marginal_cpu(folder, instant)
+        results["client CPU per call, marginal (ms)"] = ours = medians["geval score"]
+        print(f"  medians: geval score {ours:.3f} ms = {ours / medians['anchor']:.1f}x the anchor's "
+              f"{medians['anchor']:.3f} ms; of which httpx alone {medians['httpx alone']:.3f} ms "
+              f"({medians['httpx alone'] / TARGETS['client CPU per call, marginal (ms)'][1]:.0%} of the target) and the "
+              f"workbench alone {medians['workbench alone']:.3f} ms")
         print("CPU from exec to the first request, compatible server:")
         results["CPU exec -> first request (s)"] = cpu_to_first_request(folder)
     print("\n| measure | issue's now | measured | target | ratio to target | |\n|---|---|---|---|---|---|")

@@ -19,6 +19,7 @@ the CPU measured here is the client's alone. Everything stays on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -119,11 +120,12 @@ class Server:
 
 
 def run_cli(folder: Path, label: str, data: Path, base_url: str, concurrency: int = CONCURRENCY,
-            ) -> tuple[float, float, float, str, float]:
+            command: list[str] | None = None) -> tuple[float, float, float, str, float]:
     """(wall seconds of the process, seconds of its scoring loop, its CPU seconds, its summary line, seconds
-    spent making the judge: the SDK's import, on the first call, outside the loop's seconds)."""
+    spent making the judge: the SDK's import, on the first call, outside the loop's seconds). `command`: run
+    it instead of the timed CLI (the loop and judge seconds are then NaN)."""
     env = {**os.environ, "OPENAI_API_KEY": KEY, "HOME": str(folder)}
-    args = [*CLI_TIMED, "score", "--prompt", label, "--data", str(data), "--db", str(folder / "bench.db"),
+    args = [*(command or CLI_TIMED), "score", "--prompt", label, "--data", str(data), "--db", str(folder / "bench.db"),
             "--concurrency", str(concurrency), "--base-url", base_url, "--out", str(folder / "out.jsonl")]
     cpu, start = children_cpu(), time.perf_counter()
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
@@ -131,6 +133,8 @@ def run_cli(folder: Path, label: str, data: Path, base_url: str, concurrency: in
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
     timing = re.search(r"bench: scoring loop ([0-9.e-]+) s, judge made in ([0-9.e-]+) s", proc.stderr)
+    if timing is None:
+        return wall, math.nan, cpu, proc.stderr.strip().splitlines()[-1], math.nan
     return wall, float(timing.group(1)), cpu, proc.stderr.strip().splitlines()[-1], float(timing.group(2))
 
 
