@@ -155,19 +155,24 @@ def _wait_ready(proc: subprocess.Popen, url: str, log, timeout: float) -> None:
 class JsonStub:
     """A loopback JSON server answering each POST with the next (status, headers, body) of a script.
 
-    status "hang" waits 3 s before answering 200; `default` answers once the script is used up.
+    status "hang" waits 3 s before answering 200; `default` answers once the script is used up. `keep_alive`:
+    answer in HTTP/1.1 and keep the connection open (else each answer closes it, as HTTP/1.0 does). Each
+    request records the client's port, which names its connection.
     """
 
-    def __init__(self, script, default=(200, {}, {})):
+    def __init__(self, script, default=(200, {}, {}), keep_alive=False):
         self.script, self.default, self.requests = list(script), default, []
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_POST(self):
                 length = int(self.headers.get("content-length") or 0)
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 body = json.loads(self.rfile.read(length))
-                stub.requests.append({"path": self.path, "headers": headers, "body": body})
+                stub.requests.append({"path": self.path, "headers": headers, "body": body,
+                                      "port": self.client_address[1]})
                 status, headers, body = stub.script.pop(0) if stub.script else stub.default
                 if status == "hang":
                     time.sleep(3)

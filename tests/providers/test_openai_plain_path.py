@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import json
 import math
+import threading
 import urllib.request
 
 import pytest
@@ -189,6 +190,44 @@ def test_the_key_and_the_documented_headers_go_out_as_create_sends_them():
     for header in ("content-type", "accept"):
         assert fast["headers"][header] == slow["headers"][header] == "application/json"
     assert fast["headers"]["user-agent"] == "geval-workbench"
+
+
+def test_each_worker_thread_keeps_one_connection_of_its_own_alive():
+    stub = JsonStub([], default=(200, {}, EDGES["ok"]), keep_alive=True)
+    judge = OpenAIJudge("m", KEY, base_url=stub.url + "/v1")
+    start = threading.Barrier(4)
+
+    def worker(replies: list) -> None:
+        start.wait()
+        replies.extend(judge.judge(ask()) for _ in range(3))
+
+    replies: list = []
+    try:
+        threads = [threading.Thread(target=worker, args=(replies,)) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        stub.close()
+    assert len(replies) == 12 and all(r.choices[0].text == replies[0].choices[0].text for r in replies)
+    # Four threads, four connections, each used for its thread's three requests.
+    ports = [r["port"] for r in stub.requests]
+    assert len(set(ports)) == 4 and sorted(ports.count(p) for p in set(ports)) == [3, 3, 3, 3]
+
+
+def test_an_http_proxy_named_by_the_environment_carries_the_requests(monkeypatch):
+    proxy = JsonStub([], default=(200, {}, EDGES["ok"]))
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    try:
+        reply = OpenAIJudge("m", KEY, base_url="http://judge.invalid:8000/v1").judge(ask())
+    finally:
+        proxy.close()
+    [request] = proxy.requests  # a proxy is asked for the absolute URL
+    assert request["path"] == "http://judge.invalid:8000/v1/chat/completions"
+    assert request["headers"]["authorization"] == f"Bearer {KEY}" and reply.choices
 
 
 # ---- real bodies from llama.cpp's OpenAI-compatible server ----------------------------------------
