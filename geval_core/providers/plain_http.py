@@ -80,7 +80,7 @@ class PlainHttpPost:
         proxies = urllib.request.getproxies()
         self._proxied = bool(proxies.get("http") or proxies.get("all"))
         self._local = threading.local()
-        self._opened: list[Any] = []  # every thread's transport or client, closed together
+        self._opened: dict[threading.Thread, Any] = {}  # each live thread's transport or client
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> bytes:
@@ -117,12 +117,16 @@ class PlainHttpPost:
         else:  # plain http: no TLS, so no certificate store to load per thread
             opened = httpx.HTTPTransport(verify=False, trust_env=False)
         with self._lock:
-            self._opened.append(opened)
+            # A judge outlives a run's worker threads (a panel, the Python API): close what ended threads left.
+            ended = [self._opened.pop(thread) for thread in list(self._opened) if not thread.is_alive()]
+            self._opened[threading.current_thread()] = opened
+        for each in ended:
+            each.close()
         return opened
 
     def close(self) -> None:
         """Close the connections of every thread."""
         with self._lock:
-            opened, self._opened = self._opened, []
+            opened, self._opened = list(self._opened.values()), {}
         for each in opened:
             each.close()

@@ -216,6 +216,22 @@ def test_each_worker_thread_keeps_one_connection_of_its_own_alive():
     assert len(set(ports)) == 4 and sorted(ports.count(p) for p in set(ports)) == [3, 3, 3, 3]
 
 
+def test_the_connections_of_ended_threads_are_closed_when_a_new_thread_sends():
+    stub = JsonStub([], default=(200, {}, EDGES["ok"]), keep_alive=True)
+    judge = OpenAIJudge("m", KEY, base_url=stub.url + "/v1")
+    try:
+        for _ in range(3):  # three runs' worker threads, one after another
+            thread = threading.Thread(target=judge.judge, args=(ask(),))
+            thread.start()
+            thread.join()
+        opened = judge._plain._opened  # the judge's own record of the transports it keeps open
+        assert len(opened) == 1 and not next(iter(opened)).is_alive()
+        judge.judge(ask())
+        assert list(opened) == [threading.current_thread()]
+    finally:
+        stub.close()
+
+
 def test_an_http_proxy_named_by_the_environment_carries_the_requests(monkeypatch):
     proxy = JsonStub([], default=(200, {}, EDGES["ok"]))
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
