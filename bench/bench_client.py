@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -70,19 +71,11 @@ cli()
 def anchor(base_url: str, items: int, concurrency: int, through_httpx: bool = False) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process) of the anchor client over `items` items; `through_httpx`:
     the same loop sending through a keep-alive httpx.HTTPTransport per thread."""
-    from geval_core.providers.plain_http import httpx_module
-
-    httpx = httpx_module()
-    parts = urlsplit(base_url)
-    path = parts.path.rstrip("/") + "/chat/completions"
-    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
     todo = iter(range(items))
     lock = threading.Lock()
 
     def worker() -> None:
-        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-        transport = httpx.HTTPTransport(verify=False, trust_env=False)
-        url, timeout = httpx.URL(base_url + "/chat/completions"), {"timeout": httpx.Timeout(60).as_dict()}
+        post, close = (_httpx_poster if through_httpx else _http_client_poster)(base_url)
         while True:
             with lock:
                 k = next(todo, None)
@@ -91,17 +84,9 @@ def anchor(base_url: str, items: int, concurrency: int, through_httpx: bool = Fa
             document, summary = item_texts(k)
             body = {"model": "bench-model", "n": 1, "temperature": 0, "max_tokens": 5, "logprobs": True,
                     "top_logprobs": 20, "messages": [{"role": "user", "content": f"{document}\n\n{summary}"}]}
-            if through_httpx:
-                response = transport.handle_request(httpx.Request("POST", url, headers=headers,
-                                                                  content=json.dumps(body).encode(), extensions=timeout))
-                answer = json.loads(response.read())
-                response.close()
-            else:
-                connection.request("POST", path, json.dumps(body).encode(), headers)
-                answer = json.loads(connection.getresponse().read())
+            answer = json.loads(post(json.dumps(body).encode()))
             assert answer["choices"], answer
-        connection.close()
-        transport.close()
+        close()
 
     threads = [threading.Thread(target=worker) for _ in range(concurrency)]
     cpu, start = time.process_time(), time.perf_counter()
@@ -110,6 +95,41 @@ def anchor(base_url: str, items: int, concurrency: int, through_httpx: bool = Fa
     for thread in threads:
         thread.join()
     return time.perf_counter() - start, time.process_time() - cpu
+
+
+HEADERS = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+
+
+def _http_client_poster(base_url: str) -> tuple[Callable[[bytes], bytes], Callable[[], None]]:
+    """(post a body and return the answer's bytes, close) over one keep-alive http.client connection."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/") + "/chat/completions"
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+
+    def post(data: bytes) -> bytes:
+        connection.request("POST", path, data, HEADERS)
+        return connection.getresponse().read()
+
+    return post, connection.close
+
+
+def _httpx_poster(base_url: str) -> tuple[Callable[[bytes], bytes], Callable[[], None]]:
+    """The same through a keep-alive httpx.HTTPTransport, as a plain-http judge sends."""
+    from geval_core.providers.plain_http import httpx_module
+
+    httpx = httpx_module()
+    transport = httpx.HTTPTransport(verify=False, trust_env=False)
+    url, extensions = httpx.URL(base_url + "/chat/completions"), {"timeout": httpx.Timeout(60).as_dict()}
+
+    def post(data: bytes) -> bytes:
+        response = transport.handle_request(httpx.Request("POST", url, headers=HEADERS, content=data,
+                                                          extensions=extensions))
+        try:
+            return response.read()
+        finally:
+            response.close()
+
+    return post, transport.close
 
 
 def loop_vs_anchor(folder: Path, server: Server, items: int, concurrency: int) -> tuple[float, tuple[float, ...]]:

@@ -21,27 +21,17 @@ import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
-from click.testing import CliRunner
+from demo_align import geval, subset  # the same SummEval subset and --json command runner
 
-from geval_core.cli import cli
 from geval_core.providers.local_judge import local_model_path
 from prompt_library import Library
 
-SUMMEVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "summeval" / "summeval.jsonl"
 WORDING = "How well the summary's sentences build, one after another, a single clear account of the document."
 
 
 def shown(interval) -> str:
     """'[0.120, 0.480]', or 'withheld'."""
     return "withheld" if not interval else f"[{interval[0]:.3f}, {interval[1]:.3f}]"
-
-
-def geval(*args: str) -> dict:
-    """Run a geval command with --json; its JSON answer."""
-    result = CliRunner().invoke(cli, [*args, "--json"], env={"OPENAI_API_KEY": "not-needed"})
-    if result.exit_code != 0:
-        raise SystemExit(f"geval {' '.join(args)} failed ({result.exit_code}): {result.output}")
-    return json.loads(result.output[result.output.index("{"):])
 
 
 def llama_server(model: str, port: int) -> subprocess.Popen:
@@ -63,15 +53,7 @@ def llama_server(model: str, port: int) -> subprocess.Popen:
 
 def summeval_subset(folder: Path, db: str, docs: int, systems: int) -> str:
     """The first `docs` SummEval articles with `systems` summaries each, imported with the experts' coherence."""
-    rows, kept = [], {}
-    for line in SUMMEVAL.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        if row["doc_id"] in kept or len(kept) < docs:
-            summaries = kept.setdefault(row["doc_id"], [])
-            if len(summaries) < systems:
-                summaries.append(row["id"])
-                rows.append(line)
-    (folder / "summeval.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    subset(folder / "summeval.jsonl", docs, systems)
     geval("--db", db, "datasets", "import", str(folder / "summeval.jsonl"), "--name", "summeval", "--id", "id",
           "--input", "document=source", "--input", "summary=output", "--human", "coherence=scores.coherence",
           "--group", "doc_id")

@@ -153,6 +153,11 @@ def input_path(value: str, name: str) -> Iterator[str]:
             raise
 
 
+def read_input(value: str) -> str:
+    """The text of a file to read whole, or of stdin for "-" (no temporary file: nothing needs a path)."""
+    return sys.stdin.read() if value == "-" else Path(value).read_text(encoding="utf-8")
+
+
 READABLE = click.Path(exists=True, dir_okay=False, allow_dash=True)  # a file to read, or "-" for stdin
 
 

@@ -16,10 +16,10 @@ from .common import (
     check_output,
     checked_judge,
     echo_json,
-    input_path,
     json_needs_file,
     library_command,
     pairs,
+    read_input,
     report_written,
     write_lines,
 )
@@ -156,8 +156,7 @@ def panel_import(library: Any, export_file: str, as_json: bool) -> None:
     from ..run.panel import freeze_panel
 
     try:
-        with input_path(export_file, "stdin.json") as readable:
-            data = json.loads(Path(readable).read_text(encoding="utf-8"))
+        data = json.loads(read_input(export_file))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not a panel file ({exc})", file=export_file) from None
     if not isinstance(data, dict) or data.get("kind") != PANEL_KIND or not isinstance(data.get("members"), list):

@@ -22,6 +22,7 @@ from .common import (
     input_path,
     json_needs_file,
     library_command,
+    read_input,
     report_written,
     table,
 )
@@ -77,8 +78,7 @@ def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -
 def prompts_freeze(library: Library, dimension_file: str, name: str | None, as_json: bool) -> None:
     """Freeze a dimension JSON file (Dimension.to_dict shape; - reads stdin) into a new immutable version."""
     try:
-        with input_path(dimension_file, "stdin.json") as readable:
-            data = json.loads(Path(readable).read_text(encoding="utf-8"))
+        data = json.loads(read_input(dimension_file))
         dimension = Dimension.from_dict(data)
     except (ValueError, KeyError, TypeError) as exc:
         raise click.ClickException(f"{dimension_file}: not a dimension JSON file: {exc}") from None

@@ -79,8 +79,7 @@ class PlainHttpPost:
         self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
         proxies = urllib.request.getproxies()
         self._proxied = bool(proxies.get("http") or proxies.get("all"))
-        self._local = threading.local()
-        self._opened: dict[threading.Thread, Any] = {}  # each live thread's transport or client
+        self._opened: dict[threading.Thread, Any] = {}  # each thread's transport or client, by thread
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> bytes:
@@ -100,17 +99,18 @@ class PlainHttpPost:
         return content
 
     def _send(self, data: bytes) -> Any:
-        """The response (its body not read yet), through this thread's own transport or client."""
-        sender = getattr(self._local, "sender", None)
+        """The response, through this thread's own transport (its body not read yet) or client."""
+        thread = threading.current_thread()
+        sender = self._opened.get(thread)
         if sender is None:
-            sender = self._local.sender = self._open()
+            sender = self._open(thread)
         if self._proxied:
-            return sender.send(sender.build_request("POST", self._url, content=data), stream=True)
+            return sender.post(self._url, content=data)
         request = self._httpx.Request("POST", self._url, headers=self._headers, content=data,
                                       extensions=self._extensions)
         return sender.handle_request(request)
 
-    def _open(self) -> Any:
+    def _open(self, thread: threading.Thread) -> Any:
         httpx = self._httpx
         if self._proxied:
             opened = httpx.Client(timeout=self._timeout, headers=self._headers)
@@ -118,8 +118,8 @@ class PlainHttpPost:
             opened = httpx.HTTPTransport(verify=False, trust_env=False)
         with self._lock:
             # A judge outlives a run's worker threads (a panel, the Python API): close what ended threads left.
-            ended = [self._opened.pop(thread) for thread in list(self._opened) if not thread.is_alive()]
-            self._opened[threading.current_thread()] = opened
+            ended = [self._opened.pop(other) for other in list(self._opened) if not other.is_alive()]
+            self._opened[thread] = opened
         for each in ended:
             each.close()
         return opened
