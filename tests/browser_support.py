@@ -48,3 +48,22 @@ def browser_page(chromium: str, tmp_path: Path, height: int = 2000) -> Iterator:
             raise
         finally:
             browser.close()
+
+
+def settle(page) -> None:
+    """Wait until the app's script has finished and no element of an earlier run is left on the page.
+
+    Mid-rerun Streamlit keeps the last run's elements (marked stale) beside the new ones, so a button can
+    briefly exist twice; a short pause first lets a rerun that a click or a key just asked for begin.
+    """
+    page.wait_for_timeout(300)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(timeout=60_000)
+    playwright_api.expect(page.locator("[data-stale='true']")).to_have_count(0, timeout=60_000)
+
+
+def click_button(page, name: str) -> None:
+    """Click the one button named exactly `name`, once the page has settled."""
+    settle(page)
+    button = page.get_by_role("button", name=name, exact=True)
+    playwright_api.expect(button).to_have_count(1, timeout=30_000)
+    button.click()

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser_support import browser_page, playwright_api, serve_app
+from browser_support import browser_page, click_button, playwright_api, serve_app
 
 SLOW_MS = 240_000  # the local judge writes steps in ~20 s and scores an item in ~2 s on two cores
 NUMBER = re.compile(r"^-?\d+\.\d{3}$")
@@ -76,10 +76,10 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     # Design: generate the steps once with the local judge, then freeze.
     expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
     expect(page.get_by_text("not a trustworthy judge")).to_be_visible()
-    page.get_by_role("button", name="Generate evaluation steps").click()
+    click_button(page, "Generate evaluation steps")
     expect(page.get_by_text(re.compile(r"Generated \d+ steps with SmolLM2"))).to_be_visible(timeout=SLOW_MS)
     expect(page.get_by_text(re.compile(r"Steps written by: SmolLM2"))).to_be_visible()
-    page.get_by_role("button", name="Freeze").click()
+    click_button(page, "Freeze")
     expect(page.get_by_text("Frozen as coherence@2")).to_be_visible(timeout=60_000)
     snap(page, tmp_path, shots, "design-frozen")
     # Library and Datasets: the new version is listed; the sample set is there.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import browser_page, playwright_api, serve_app
+from browser_support import browser_page, click_button, playwright_api, serve_app, settle
 from scripted_app_judge import HOLD_ENV, plugin_env
 from test_browser import choose, go, metric_value
 
@@ -41,14 +41,8 @@ def scripted_app(chromium, tmp_path, hold):
 
 def type_into(page, role: str, name: str, text: str) -> None:
     """Fill a text box once the page is idle (mid-rerun, a box can briefly exist twice)."""
-    idle(page)
+    settle(page)
     page.get_by_role(role, name=name, exact=True).first.fill(text)
-
-
-def idle(page) -> None:
-    """Wait until the script is not running (Streamlit's running indicator is gone)."""
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=30_000)
 
 
 def fill_anchors(page, expect) -> None:
@@ -59,7 +53,7 @@ def fill_anchors(page, expect) -> None:
     for point, text in zip(range(5, 0, -1), reversed(ANCHORS), strict=True):
         shown = page.get_by_text(f"- {point}: {text}", exact=False).first
         for attempt in range(4):
-            idle(page)  # an edit made while the page reruns is redrawn away
+            settle(page)  # an edit made while the page reruns is redrawn away
             page.keyboard.press("Escape")
             # The grid's canvas: a 35 px header, then rows of 35 px from rating 5 down.
             box = page.get_by_test_id("stDataFrame").first.locator("canvas").first.bounding_box()
@@ -86,7 +80,7 @@ def fill_anchors(page, expect) -> None:
 
 def design(page, expect) -> None:
     """A blank dimension on context and response, steps generated, frozen."""
-    page.get_by_role("button", name="New dimension").click()
+    click_button(page, "New dimension")
     expect(page.get_by_text("A blank dimension", exact=False)).to_be_visible(timeout=60_000)
     type_into(page, "textbox", "Name", "Clarity")
     page.keyboard.press("Tab")
@@ -98,11 +92,9 @@ def design(page, expect) -> None:
     page.keyboard.press("Tab")
     expect(page.get_by_text("Response:", exact=False).first).to_be_visible(timeout=30_000)
     fill_anchors(page, expect)
-    idle(page)
-    page.get_by_role("button", name="Generate evaluation steps").click()
+    click_button(page, "Generate evaluation steps")
     expect(page.get_by_text("Generated 3 steps with scripted-1")).to_be_visible(timeout=60_000)
-    idle(page)  # a click that lands mid-rerun can be dropped by the page being redrawn
-    page.get_by_role("button", name="Freeze").click()
+    click_button(page, "Freeze")  # a click that lands mid-rerun can be dropped by the page being redrawn
     expect(page.get_by_text("Frozen as clarity@1")).to_be_visible(timeout=60_000)
 
 
@@ -122,7 +114,7 @@ def upload(page, expect, tmp_path) -> None:
     type_into(page, "textbox", "name for column 'resp'", "response")
     page.keyboard.press("Tab")
     expect(page.get_by_text(f"Preview: {ITEMS} items", exact=False)).to_be_visible(timeout=30_000)
-    page.get_by_role("button", name="Import").click()
+    click_button(page, "Import")
     expect(page.get_by_text(f"Imported answers.csv as answers@1 ({ITEMS} items).")).to_be_visible(timeout=60_000)
 
 
@@ -178,7 +170,7 @@ def score_sample(page, expect, url: str, items: int | None = None, groups: tuple
     expect(page.get_by_text("Frozen prompt")).to_be_visible(timeout=60_000)
     choose(page, "stSelectbox", "Dataset", "sample@1")
     page.get_by_text("The sidebar's judge: ", exact=False).first.click()
-    idle(page)
+    settle(page)
     if items is not None:
         type_into(page, "spinbutton", "Items to score (the first N)", str(items))
         page.keyboard.press("Tab")
@@ -186,7 +178,7 @@ def score_sample(page, expect, url: str, items: int | None = None, groups: tuple
         choose(page, "stMultiSelect", "Only these groups (optional)", group)
     type_into(page, "spinbutton", "Concurrent requests", "1")
     page.keyboard.press("Tab")
-    idle(page)
+    settle(page)
     page.get_by_role("button", name="Start run").click()
 
 
