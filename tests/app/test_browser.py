@@ -98,7 +98,7 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     choose(page, "stMultiSelect", "Only these groups (optional)", "d01")
     choose(page, "stMultiSelect", "Only these groups (optional)", "d05")
     expect(page.get_by_test_id("stMetric").filter(has_text="Items").first).to_contain_text("6")
-    page.get_by_role("button", name="Start run").click()
+    click_button(page, "Start run")
     expect(page.get_by_text("Tie rate, top-token").first).to_be_visible(timeout=SLOW_MS)
     assert metric_value(page, "Judged") == "6 / 6"
     choose(page, "stSelectbox", "Open item", "d05-a")

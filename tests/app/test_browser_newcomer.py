@@ -126,10 +126,10 @@ def score_stop_resume(page, expect, hold) -> None:
     choose(page, "stSelectbox", "Dataset", "answers@1")
     type_into(page, "spinbutton", "Concurrent requests", "1")
     page.keyboard.press("Tab")
-    page.get_by_role("button", name="Start run").click()
+    click_button(page, "Start run")
     progress = page.get_by_text(re.compile(rf"^{HELD_AFTER} / {ITEMS} items · about \d+ s left$"))
     expect(progress).to_be_visible(timeout=60_000)
-    page.get_by_role("button", name="Stop run").click()
+    click_button(page, "Stop run")
     expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
     judged = int(metric_value(page, "Judged").split(" / ")[0])
     assert judged == HELD_AFTER  # the held call was dropped, never written
@@ -179,7 +179,7 @@ def score_sample(page, expect, url: str, items: int | None = None, groups: tuple
     type_into(page, "spinbutton", "Concurrent requests", "1")
     page.keyboard.press("Tab")
     settle(page)
-    page.get_by_role("button", name="Start run").click()
+    click_button(page, "Start run")
 
 
 def test_a_run_outlives_two_reloads_and_a_closed_tab(scripted_app, chromium, tmp_path, hold):
@@ -221,7 +221,7 @@ def test_stop_a_run_on_chosen_groups_then_resume_it(scripted_app, chromium, tmp_
         held = page.get_by_text(re.compile(rf"^{HELD_AFTER} / \d+ items · about \d+ s left$"))
         expect(held).to_be_visible(timeout=60_000)
         total = int(held.inner_text().split(" / ")[1].split()[0])
-        page.get_by_role("button", name="Stop run").click()
+        click_button(page, "Stop run")
         expect(page.get_by_text("Run stopped.", exact=False)).to_be_visible(timeout=60_000)
         assert int(metric_value(page, "Judged").split(" / ")[0]) == HELD_AFTER
         hold.unlink()
