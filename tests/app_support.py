@@ -52,6 +52,16 @@ def wait_for_jobs(path: Path, timeout: float = 120.0) -> None:
             time.sleep(0.05)
 
 
+def wait_until(check, timeout: float = 60.0) -> None:
+    """Wait for a state of the library (the deadline only bounds a hang)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the state never came"
+        time.sleep(0.05)
+
+
 def after_jobs(at: AppTest, path: Path) -> AppTest:
     """The page drawn again once the runs its clicks started have ended in their workers."""
     wait_for_jobs(path)

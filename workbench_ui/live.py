@@ -42,8 +42,12 @@ def is_live(lib, run_id: str) -> bool:
     return lib.job_state(run_id) in LIVE
 
 
-def attach(lib, run_id: str) -> None:
-    """Progress of the run's job, redrawn from the library every second until its worker ends."""
+def attach(lib, run_id: str, key: str = "score") -> None:
+    """Progress of the run's job, redrawn from the library every second until its worker ends.
+
+    `key` names this view's widgets: one page can watch a run in two places (a panel member is also the newest
+    run) or several runs at once, and Streamlit refuses two widgets with one key.
+    """
     job = lib.job(run_id)
     started = datetime.fromisoformat(job["started_at"]).timestamp() if job else time.time()
 
@@ -59,7 +63,7 @@ def attach(lib, run_id: str) -> None:
         else:
             text = progress_text(done, total, time.time() - started)
         st.progress(min(done / max(total, 1), 1.0), text=text)
-        if state != "stopping" and st.button("Stop run", key="score_stop",
+        if state != "stopping" and st.button("Stop run", key=f"{key}_stop",
                                              help="Stops after the calls in flight; resume later."):
             state = "stopping" if lib.request_stop(run_id) else lib.job_state(run_id)
         if state == "stopping":

@@ -64,7 +64,9 @@ def section(lib) -> None:
     runs = member_runs(lib, panel, dataset["id"])
     going = [r for r in runs if r["run"] and live.is_live(lib, r["run"]["id"])]
     if going:
-        live.attach(lib, going[0]["run"]["id"])
+        for member in going:  # side by side, each with its own Stop
+            st.caption(f"Member {safe_text.md_escape(member['prompt'].label)}")
+            live.attach(lib, member["run"]["id"], key=K + member["run"]["id"])
         return
     unfinished = [r for r in runs if r["run"] is None or r["run"]["status"] != "done"
                   or int(r["run"].get("judged") or 0) < int(r["run"].get("items_total") or 0)]

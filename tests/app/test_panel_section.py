@@ -9,7 +9,7 @@ from dataclasses import replace
 import krippendorff
 import numpy as np
 import pytest
-from app_support import after_jobs, metric, open_page, use_temp_library
+from app_support import after_jobs, metric, open_page, use_temp_library, wait_for_jobs, wait_until
 
 from geval_core.types import JudgeSettings
 from prompt_library import Library
@@ -47,3 +47,31 @@ def test_freeze_score_and_read_a_panel(lib_path):
     assert np.allclose(table["spread"], np.abs(matrix[:, 0] - matrix[:, 1]))
     queue = [f.value for f in at.dataframe if "spread" in f.value.columns][-1]
     assert list(queue["spread"]) == sorted(queue["spread"], reverse=True) and len(queue) == 20
+
+
+def test_members_scoring_side_by_side_each_show_their_progress(lib_path, monkeypatch, tmp_path):
+    """While both members' workers are held mid-run, the page watches each (the newest run is also watched below
+    the panel: every view has widgets of its own), and each Stop stops its own member."""
+    hold = tmp_path / "hold"
+    hold.write_text("3")  # each member's worker answers three requests, then waits for the hold to go
+    monkeypatch.setenv("GEVAL_TEST_JUDGE_HOLD", str(hold))
+    at = open_page("score")
+    at.multiselect(key="pn_members").set_value(["jurora@1", "jurorb@1"]).run()
+    at.button(key="pn_freeze").click().run()
+    at.selectbox(key="pn_dataset").set_value("sample@1").run()
+    at.button(key="pn_score").click().run()
+    lib = Library(lib_path)
+    runs = lib.list_runs()
+    wait_until(lambda: all(len(lib.judged_item_ids(r["id"])) >= 3 for r in runs))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [bar.proto.text for bar in at.get("progress")]
+    assert sum("3 / 67 items" in text for text in texts) >= 2, texts
+    stops = {f"pn_{r['id']}_stop" for r in runs}
+    assert stops <= {b.key for b in at.button}
+    at.button(key=f"pn_{runs[0]['id']}_stop").click().run()
+    wait_until(lambda: lib.job_state(runs[0]["id"]) not in ("running", "stopping"))
+    assert lib.job_state(runs[1]["id"]) == "running"  # the other member goes on
+    hold.unlink()
+    wait_for_jobs(lib_path)
+    assert [lib.get_run(r["id"])["status"] for r in runs] == ["cancelled", "done"]

@@ -10,7 +10,7 @@ import math
 from itertools import combinations
 
 import pytest
-from app_support import after_jobs, metric, open_page, page_text, use_temp_library, values
+from app_support import after_jobs, metric, open_page, page_text, use_temp_library, values, wait_until
 
 from geval_core import prompts
 from geval_core.errors import JudgeError
@@ -136,16 +136,6 @@ def test_an_interrupted_run_resumes_without_duplicates(lib_path):
     assert not at.exception and not at.error
     assert metric(at, "Judged") == "6 / 6"
     assert sorted(r["item_id"] for r in lib.judgments(run_id)) == sorted(i.id for i in items)
-
-
-def wait_until(check, timeout: float = 60.0) -> None:
-    """Wait for a state of the library (the deadline only bounds a hang)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "the state never came"
-        time.sleep(0.05)
 
 
 def held_run(at, lib_path, monkeypatch, tmp_path, items: int, after: int):
