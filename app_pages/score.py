@@ -12,6 +12,7 @@ from geval_core.types import bounds_of
 from workbench_ui import (
     archive_view,
     cached_reads,
+    cascade_view,
     judge_checks,
     live,
     panel_view,
@@ -161,6 +162,8 @@ def main() -> None:
         new_run(lib)
     with st.expander("Score with a panel of judges"):
         panel_view.section(lib)
+    with st.expander("Score with a cascade: a cheap judge, the strong one where it is unsure"):
+        cascade_view.section(lib)
     show_run(lib)
 
 

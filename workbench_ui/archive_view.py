@@ -40,3 +40,16 @@ def panel(lib, kind: str, labels: dict[str, str]) -> None:
             st.multiselect(f"Archived {kind}s to restore", archived, format_func=show, key=back)
             st.button("Restore", key=f"archive_{kind}_back", on_click=_apply, args=(lib, kind, back, False),
                       disabled=not st.session_state.get(back))
+
+
+def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, dict[str, Any]] | None:
+    """The name of a frozen `kind` ("panel", "cascade") and a dataset not archived to score with it, picked
+    side by side; None, said, while nothing of that kind is frozen."""
+    names = [stored.split(":", 1)[1] for stored in lib.setting_keys(f"{kind}:")]
+    if not names:
+        st.info(f"No {kind} yet: freeze one above (or `geval {kind} freeze`).")
+        return None
+    datasets = {d["label"]: d for d in visible(lib, "dataset", lib.list_datasets())}
+    c1, c2 = st.columns(2)
+    name = c1.selectbox(kind.capitalize(), names, key=key + kind)
+    return name, datasets[c2.selectbox(f"Dataset to score with the {kind}", list(datasets), key=key + "dataset")]

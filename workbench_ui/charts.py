@@ -96,3 +96,23 @@ def tie_clusters_figure(clusters: dict[str, list[dict]]) -> go.Figure:
                       yaxis_title="items tied", **_LAYOUT)
     fig.update_xaxes(type="category")
     return fig
+
+
+def cascade_figure(curve: Sequence[dict]) -> go.Figure:
+    """A cascade's Spearman with people (95% interval as error bars) and with the strong judge, against the
+    share of items each threshold sends to the strong judge."""
+    share = [row["routed_share"] for row in curve]
+    spearman = to_floats([row["spearman"] for row in curve])
+    low = [row["interval"][0] if row["interval"] else None for row in curve]
+    high = [row["interval"][1] if row["interval"] else None for row in curve]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=share, y=spearman, mode="lines+markers", name="with people",
+        error_y={"type": "data", "symmetric": False, "array": to_floats(high) - spearman,
+                 "arrayminus": spearman - to_floats(low)}))
+    fig.add_trace(go.Scatter(x=share, y=to_floats([row["with_strong"] for row in curve]), mode="lines+markers",
+                             name="with the strong judge", line={"dash": "dot"}))
+    fig.update_layout(title="The cascade's agreement against what it sends to the strong judge",
+                      xaxis_title="share of items the strong judge scores", yaxis_title="Spearman",
+                      xaxis_tickformat=".0%", **_LAYOUT)
+    return fig

@@ -42,6 +42,11 @@ def is_live(lib, run_id: str) -> bool:
     return lib.job_state(run_id) in LIVE
 
 
+def finished(run: dict[str, Any]) -> bool:
+    """Whether a run is done with every one of its items judged."""
+    return run["status"] == "done" and int(run.get("judged") or 0) >= int(run.get("items_total") or 0)
+
+
 def attach(lib, run_id: str, key: str = "score") -> None:
     """Progress of the run's job, redrawn from the library every second until its worker ends.
 

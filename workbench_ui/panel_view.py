@@ -53,14 +53,10 @@ def section(lib) -> None:
     from geval_core.run.panel import get_panel
 
     freeze_form(lib)
-    names = [key.split(":", 1)[1] for key in lib.setting_keys("panel:")]
-    if not names:
-        st.info("No panel yet: freeze one above (or `geval panel freeze`).")
+    picked = archive_view.frozen_and_dataset(lib, "panel", K)
+    if picked is None:
         return
-    datasets = {d["label"]: d for d in archive_view.visible(lib, "dataset", lib.list_datasets())}
-    c1, c2 = st.columns(2)
-    panel = get_panel(lib, c1.selectbox("Panel", names, key=K + "panel"))
-    dataset = datasets[c2.selectbox("Dataset to score with the panel", list(datasets), key=K + "dataset")]
+    panel, dataset = get_panel(lib, picked[0]), picked[1]
     runs = member_runs(lib, panel, dataset["id"])
     going = [r for r in runs if r["run"] and live.is_live(lib, r["run"]["id"])]
     if going:
@@ -68,8 +64,7 @@ def section(lib) -> None:
             st.caption(f"Member {safe_text.md_escape(member['prompt'].label)}")
             live.attach(lib, member["run"]["id"], key=K + member["run"]["id"])
         return
-    unfinished = [r for r in runs if r["run"] is None or r["run"]["status"] != "done"
-                  or int(r["run"].get("judged") or 0) < int(r["run"].get("items_total") or 0)]
+    unfinished = [r for r in runs if r["run"] is None or not live.finished(r["run"])]
     if unfinished:
         if st.button(f"Score with {panel.label} ({len(unfinished)} member run(s) to do)", key=K + "score"):
             for member in unfinished:

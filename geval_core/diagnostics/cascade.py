@@ -27,8 +27,8 @@ from ..stats.confidence import confidence, share_at
 from ..store import Store
 from ..types import Judge, JudgeSettings
 
-__all__ = ["SIGNALS", "cascade_curve", "flip_chance", "freeze_cascade", "get_cascade", "routed", "score_cascade",
-           "uncertainty"]
+__all__ = ["SIGNALS", "cascade_curve", "cascade_result", "existing_run", "flip_chance", "freeze_cascade",
+           "get_cascade", "routed", "score_cascade", "strong_items", "uncertainty"]
 
 SIGNALS = ("entropy", "sd", "margin", "valid_mass", "flip")
 RESUMABLE = ("done", "running", "cancelled", "failed")
@@ -138,14 +138,50 @@ def get_cascade(store: Store, ref: str) -> dict[str, Any]:
     return stored
 
 
+def existing_run(store: Store, prompt_id: str, dataset_id: str, settings: JudgeSettings,
+                 ids: list[str] | None) -> dict[str, Any] | None:
+    """The newest finished or resumable run of the prompt with these settings on exactly these items (None: the
+    whole dataset); None when there is none (looking records nothing)."""
+    for run in store.list_runs(prompt=prompt_id, dataset=dataset_id):
+        if run.get("item_ids") == ids and run["judge"] == asdict(settings) and run["status"] in RESUMABLE:
+            return run
+    return None
+
+
 def _side_run(store: Store, prompt, dataset_id: str, settings: JudgeSettings, ids: list[str] | None) -> str:
     """A finished or resumable run of the prompt on exactly these items (None: the whole dataset), else a new one."""
     if ids is None:
         return store.find_or_create_run(prompt.id, dataset_id, settings, RESUMABLE)[0]
-    for run in store.list_runs(prompt=prompt.id, dataset=dataset_id):
-        if run.get("item_ids") == ids and run["judge"] == asdict(settings):
-            return run["id"]
-    return store.create_run(prompt.id, dataset_id, settings, item_ids=ids)
+    found = existing_run(store, prompt.id, dataset_id, settings, ids)
+    return found["id"] if found else store.create_run(prompt.id, dataset_id, settings, item_ids=ids)
+
+
+def strong_items(store: Store, cascade: dict[str, Any], items: list, cheap_run: str) -> list[str]:
+    """The ids, in dataset order, of the items the cascade sends to the strong judge after its cheap run."""
+    return _order(cascade, items, _scores(store, cheap_run))
+
+
+def _order(cascade: dict[str, Any], items: list, cheap: dict[str, dict[str, Any]]) -> list[str]:
+    send = routed({i.id: cheap.get(i.id) for i in items}, cascade["signal"], cascade["threshold"])
+    return [i.id for i in items if i.id in send]
+
+
+def cascade_result(store: Store, cascade: dict[str, Any], items: list, cheap_run: str,
+                   strong_run: str | None) -> dict[str, Any]:
+    """The cascade's row per item (its score, who gave it, the cheap score and uncertainty) and what it spent and
+    saved, read from its cheap run and its strong run (None when no item was sent on)."""
+    cheap = _scores(store, cheap_run)
+    strong = _scores(store, strong_run) if strong_run else {}
+    order = _order(cascade, items, cheap)
+    send = set(order)
+    rows = [{"id": i.id, "score": ((strong if i.id in send else cheap).get(i.id) or {}).get("score"),
+             "by": "strong" if i.id in send else "cheap", "cheap_score": (cheap.get(i.id) or {}).get("score"),
+             "uncertainty": _finite(uncertainty(cheap.get(i.id), cascade["signal"])), "group": i.group}
+            for i in items]
+    return {"cascade": f"{cascade['name']}@{cascade['version']}", "rows": rows, "cheap_run": cheap_run,
+            "strong_run": strong_run, "items": len(items), "routed": len(order),
+            "routed_share": len(order) / len(items) if items else 0.0,
+            "spend": spend(store, cheap_run, strong_run, len(items), len(order))}
 
 
 def score_cascade(store: Store, cascade: dict[str, Any], dataset_id: str,
@@ -160,24 +196,15 @@ def score_cascade(store: Store, cascade: dict[str, Any], dataset_id: str,
     cheap_run = _side_run(store, prompts["cheap"], dataset_id, settings["cheap"], None)
     cheap_summary = run_scoring(prompts["cheap"], items, judge_for(settings["cheap"]), store, cheap_run,
                                 replace(options or RunOptions(), settings=settings["cheap"]))
-    cheap = _scores(store, cheap_run)
-    send = routed({i.id: cheap.get(i.id) for i in items}, cascade["signal"], cascade["threshold"])
-    order = [i.id for i in items if i.id in send]
-    strong_run, strong_summary, strong = None, None, {}
+    order = strong_items(store, cascade, items, cheap_run)
+    strong_run, strong_summary = None, None
     if order:
         strong_run = _side_run(store, prompts["strong"], dataset_id, settings["strong"], order)
-        strong_summary = run_scoring(prompts["strong"], [i for i in items if i.id in send],
+        wanted = set(order)
+        strong_summary = run_scoring(prompts["strong"], [i for i in items if i.id in wanted],
                                      judge_for(settings["strong"]), store, strong_run,
                                      replace(options or RunOptions(), settings=settings["strong"]))
-        strong = _scores(store, strong_run)
-    rows = [{"id": i.id, "score": ((strong if i.id in send else cheap).get(i.id) or {}).get("score"),
-             "by": "strong" if i.id in send else "cheap", "cheap_score": (cheap.get(i.id) or {}).get("score"),
-             "uncertainty": _finite(uncertainty(cheap.get(i.id), cascade["signal"])), "group": i.group}
-            for i in items]
-    return {"cascade": f"{cascade['name']}@{cascade['version']}", "rows": rows, "cheap_run": cheap_run,
-            "strong_run": strong_run, "items": len(items), "routed": len(order),
-            "routed_share": len(order) / len(items) if items else 0.0,
-            "spend": spend(store, cheap_run, strong_run, len(items), len(order)),
+    return {**cascade_result(store, cascade, items, cheap_run, strong_run),
             "judge_calls": {"cheap": cheap_summary.judge_calls,
                             "strong": strong_summary.judge_calls if strong_summary else 0}}
 

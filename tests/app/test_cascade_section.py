@@ -1,0 +1,127 @@
+"""AppTest: the Score page's cascade section. Two judges scored the sample (it has human ratings); the curve's
+routed shares and Spearman figures are checked against scipy on the stored distributions; a threshold picked off
+the curve is frozen; scoring with the cascade reuses the cheap judge's finished run and sends only the unsure
+items to the strong judge, as a job; on a new dataset one click runs the cheap job, then the strong one."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from app_support import after_jobs, assert_clean, metric, open_page, page_text, use_temp_library
+from scipy import stats
+
+from geval_core.diagnostics.cascade import get_cascade
+from geval_core.providers.scripted import ScriptedJudge
+from geval_core.run import RunOptions, run_scoring
+from prompt_library import Library
+
+PICK = 6  # the threshold row picked off the curve: about 40% of the items go to the strong judge
+
+
+@pytest.fixture
+def lib_path(tmp_path, monkeypatch):
+    """The sample scored by two scripted judges (a cheap and a strong prompt), both runs finished."""
+    path = use_temp_library(tmp_path, monkeypatch)
+    with Library(path) as lib:
+        base = lib.get_prompt("coherence").dimension
+        scripted = replace(base.judge, provider="scripted", model="scripted-1")
+        for name, definition in (("cheap", base.definition), ("strong", "Sentences that build one whole.")):
+            prompt = lib.freeze(replace(base, definition=definition, judge=scripted), name=name).prompt
+            run_id = lib.create_run(prompt.id, "sample@1", scripted)
+            run_scoring(prompt, lib.dataset_items("sample@1"), ScriptedJudge(), lib, run_id,
+                        RunOptions(settings=scripted))
+    return path
+
+
+def run_of(lib, prompt: str) -> dict:
+    (run,) = [r for r in lib.list_runs() if r["prompt_label"] == prompt]
+    return run
+
+
+def calibrated(at, lib):
+    """The curve drawn for cheap@1 backed by strong@1 on coherence, by entropy."""
+    at.selectbox(key="cs_cheap").set_value(run_of(lib, "cheap@1")["id"]).run()
+    at.selectbox(key="cs_strong").set_value(run_of(lib, "strong@1")["id"]).run()
+    at.selectbox(key="cs_human").set_value("coherence").run()
+    at.selectbox(key="cs_signal").set_value("entropy").run()
+    return at.button(key="cs_curve").click().run()
+
+
+def entropies(lib, run_id: str) -> dict[str, float]:
+    """Each item's entropy (bits) of the stored rating distribution, by scipy."""
+    return {r["item_id"]: float(stats.entropy(list(r["distribution"].values()), base=2)) for r in lib.judgments(run_id)}
+
+
+def above(entropy: float, threshold: float) -> bool:
+    """Sent on: the thresholds are quantiles, so one can be an item's own entropy, which stays with the cheap judge
+    (scipy's sum can differ from the app's in the last bit)."""
+    return entropy > threshold + 1e-12
+
+
+def test_the_curve_matches_scipy_and_the_frozen_cascade_sends_only_the_unsure_items(lib_path):
+    lib = Library(lib_path)
+    at = calibrated(open_page("score"), lib)
+    assert_clean(at)
+    assert at.get("plotly_chart")  # the curve's chart beside its table
+    table = next(f.value for f in at.dataframe if "Spearman with people" in f.value.columns)
+    cheap, strong = run_of(lib, "cheap@1")["id"], run_of(lib, "strong@1")["id"]
+    unsure = entropies(lib, cheap)
+    scores = {run: {r["item_id"]: r["score"] for r in lib.judgments(run)} for run in (cheap, strong)}
+    people = lib.human_means(lib.get_dataset("sample@1")["id"], "coherence")
+    ids = sorted(people)
+    assert len(table) == 12  # every item to the strong judge, then the 11 quantiles of the entropy
+    for _, row in table.iterrows():
+        routed = [i for i in ids if above(unsure[i], row["threshold"])]
+        assert row["strong judge on"] == f"{len(routed)} ({len(routed) / len(ids):.0%})"
+        mixed = [scores[strong if i in routed else cheap][i] for i in ids]
+        assert row["Spearman with people"] == pytest.approx(stats.spearmanr(mixed, [people[i] for i in ids]).statistic, abs=1e-9)
+    assert table.iloc[0, 1].startswith(f"{len(ids)} ") and table.iloc[-1, 1].startswith("0 ")
+    at.selectbox(key="cs_threshold").set_value(PICK).run()
+    at.text_input(key="cs_name").set_value("tiered").run()
+    at.button(key="cs_freeze").click().run()
+    assert "Frozen as tiered@1" in page_text(at)
+    cascade = get_cascade(lib, "tiered")
+    assert cascade["threshold"] == table.iloc[PICK]["threshold"] and cascade["signal"] == "entropy"
+    at.selectbox(key="cs_use_dataset").set_value("sample@1").run()
+    routed = [i.id for i in lib.dataset_items("sample@1") if above(unsure[i.id], cascade["threshold"])]
+    assert 0 < len(routed) < len(ids)
+    at = after_jobs(at.button(key="cs_start_strong").click().run(), lib_path)  # the cheap run is reused
+    runs = lib.list_runs()
+    assert len(runs) == 3 and sum(r["prompt_label"] == "cheap@1" for r in runs) == 1
+    strong_side = next(r for r in runs if r.get("item_ids") is not None)
+    assert strong_side["item_ids"] == routed and strong_side["status"] == "done"
+    assert len(lib.judged_item_ids(strong_side["id"])) == len(routed)
+    assert metric(at, "Strong judge on") == f"{len(routed)} / {len(ids)}"
+    assert metric(at, "Strong calls saved") == str(len(ids) - len(routed))
+    rows = next(f.value for f in at.dataframe if "by" in f.value.columns)
+    assert sorted(rows.loc[rows["by"] == "strong", "id"]) == sorted(routed)
+    by_id = rows.set_index("id")
+    assert all(by_id.loc[i, "score"] == scores[strong][i] for i in routed)
+    assert_clean(at)
+
+
+def test_one_click_scores_a_new_dataset_cheap_first_then_strong(lib_path):
+    lib = Library(lib_path)
+    lib.import_items("fresh", lib.dataset_items("sample@1")[:24])
+    cheap, strong = run_of(lib, "cheap@1"), run_of(lib, "strong@1")
+    from geval_core.diagnostics.cascade import freeze_cascade
+
+    middle = sorted(entropies(lib, cheap["id"]).values())[33:35]
+    threshold = float(np.mean(middle))  # between two items' entropies: no item sits on it
+    freeze_cascade(lib, "tiered", "cheap@1", "strong@1", "entropy", threshold)
+    at = open_page("score")
+    at.selectbox(key="cs_use_dataset").set_value("fresh@1").run()
+    assert not any(b.key == "cs_start_strong" for b in at.button)  # the strong side waits for the cheap one
+    at = after_jobs(at.button(key="cs_start_cheap").click().run(), lib_path)  # the strong job starts by itself
+    at = after_jobs(at, lib_path)
+    assert not at.exception, [e.value for e in at.exception]
+    fresh = lib.get_dataset("fresh@1")["id"]
+    new = [r for r in lib.list_runs() if r["dataset_id"] == fresh]
+    assert len(new) == 2 and all(r["status"] == "done" for r in new)
+    unsure = entropies(lib, next(r["id"] for r in new if r["item_ids"] is None))
+    routed = [i.id for i in lib.dataset_items(fresh) if unsure[i.id] > threshold]
+    assert next(r for r in new if r["item_ids"] is not None)["item_ids"] == routed
+    assert metric(at, "Strong judge on") == f"{len(routed)} / 24"
+    assert {cheap["id"], strong["id"]}.isdisjoint(r["id"] for r in new)

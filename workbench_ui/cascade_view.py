@@ -1,0 +1,168 @@
+"""The Score page's cascade section: on a calibration set both judges scored, what each threshold sends to the
+strong judge against the cascade's agreement with people (with intervals); the chosen threshold frozen into a
+cascade; and a dataset scored with it as two jobs: the cheap judge on every item, then the strong judge on the
+items the cheap one was unsure of. Finished runs with the same prompt, data and settings are reused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from workbench_ui import archive_view, cached_reads, charts, live, safe_text, state
+
+K = "cs_"
+SIGNAL_HELP = ("How the cheap judgment's unsureness is read: entropy or sd of its rating distribution, margin (one "
+               "minus the top-two gap), valid_mass (one minus it), flip (the chance another ask gives another "
+               "rating). Items without a cheap score always go to the strong judge.")
+
+
+def section(lib) -> None:
+    """Calibrate and freeze a cascade, then score a dataset with one."""
+    st.caption("A cheap judge on every item, the strong judge only where the cheap one is unsure. Calibrate on a "
+               "dataset with human ratings that both judges scored, pick a threshold, freeze it, then score.")
+    calibrate(lib)
+    st.divider()
+    score(lib)
+
+
+def calibration_runs(lib) -> dict[str, list[dict[str, Any]]]:
+    """Finished whole-dataset runs by dataset id, for datasets with human ratings and runs of two prompts."""
+    humans = {d["id"] for d in lib.list_datasets() if d.get("human")}
+    by_dataset: dict[str, list[dict[str, Any]]] = {}
+    for run in lib.list_runs():
+        if run["dataset_id"] in humans and live.finished(run) and run.get("item_ids") is None:
+            by_dataset.setdefault(run["dataset_id"], []).append(run)
+    return {d: runs for d, runs in by_dataset.items() if len({r["prompt_id"] for r in runs}) >= 2}
+
+
+def calibrate(lib) -> None:
+    """Two finished runs on one dataset, a human rating and a signal; the curve over thresholds; freeze."""
+    from geval_core.diagnostics.cascade import SIGNALS, cascade_curve
+
+    st.subheader("Calibrate a cascade")
+    usable = calibration_runs(lib)
+    if not usable:
+        st.info("To calibrate, score one dataset that has human ratings with both judges (two finished runs).")
+        return
+    datasets = {d["id"]: d for d in lib.list_datasets()}
+    runs = {r["id"]: r for group in usable.values() for r in group}
+    c1, c2, c3 = st.columns(3)
+    dataset = c1.selectbox("Calibration dataset", list(usable), format_func=lambda d: datasets[d]["label"],
+                           key=K + "dataset")
+    ids = [r["id"] for r in usable[dataset]]
+    cheap = c2.selectbox("Cheap judge's run", ids, format_func=lambda r: cached_reads.run_title(runs[r]),
+                         key=K + "cheap")
+    others = [r for r in ids if runs[r]["prompt_id"] != runs[cheap]["prompt_id"]]
+    strong = c3.selectbox("Strong judge's run", others, format_func=lambda r: cached_reads.run_title(runs[r]),
+                          key=K + "strong")
+    c4, c5 = st.columns(2)
+    human = c4.selectbox("Human rating", list(datasets[dataset]["human"]), key=K + "human")
+    signal = c5.selectbox("Unsureness signal", SIGNALS, key=K + "signal", help=SIGNAL_HELP)
+    asked = [cheap, strong, human, signal]
+    if st.button("Draw the curve", key=K + "curve"):
+        st.session_state[K + "drawn"] = {"asked": asked, "curve": cascade_curve(lib, *asked, 11, 500)}
+    drawn = st.session_state.get(K + "drawn")
+    if drawn and drawn["asked"] == asked:  # a curve of other runs or another signal is not shown as this one's
+        show_curve(drawn["curve"])
+        freeze_form(lib, drawn["curve"], runs[cheap]["prompt_id"], runs[strong]["prompt_id"])
+
+
+def curve_frame(curve: dict[str, Any]) -> pd.DataFrame:
+    """One row per threshold: what it sends on and the agreement it reaches, with the 95% interval."""
+    return pd.DataFrame([{
+        "threshold": row["threshold"], "strong judge on": f"{row['routed']} ({row['routed_share']:.0%})",
+        "Spearman with people": row["spearman"],
+        "95% interval": safe_text.interval(row["interval"]),
+        "Spearman with the strong judge": row["with_strong"]} for row in curve["curve"]])
+
+
+def show_curve(curve: dict[str, Any]) -> None:
+    """The curve as a chart and a table."""
+    st.caption(f"{curve['items']} items with both judges' scores and a human rating; intervals resample "
+               f"{curve['resampled']}.")
+    st.plotly_chart(charts.cascade_figure(curve["curve"]), key=K + "chart")
+    st.dataframe(curve_frame(curve), hide_index=True)
+
+
+def freeze_form(lib, curve: dict[str, Any], cheap_prompt: str, strong_prompt: str) -> None:
+    """Pick a threshold off the curve, name the cascade, freeze it."""
+    from geval_core.diagnostics.cascade import freeze_cascade
+
+    rows = curve["curve"]
+    c1, c2 = st.columns([3, 1])
+    pick = c1.selectbox("Threshold", range(len(rows)), key=K + "threshold", format_func=lambda k: (
+        f"{rows[k]['threshold']:.4f} · strong judge on {rows[k]['routed_share']:.0%} · Spearman "
+        f"{safe_text.fmt(rows[k]['spearman'])} {safe_text.interval(rows[k]['interval'])}"))
+    name = c2.text_input("Cascade name", value="cascade", key=K + "name")
+    if st.button("Freeze the cascade", key=K + "freeze", disabled=not name.strip()):
+        cascade, created = freeze_cascade(lib, name.strip(), cheap_prompt, strong_prompt, curve["signal"],
+                                          rows[pick]["threshold"])
+        st.success(safe_text.md_escape(f"{'Frozen as' if created else 'Already frozen as'} {cascade['name']}@"
+                                       f"{cascade['version']} ({cascade['id'][:12]})"))
+
+
+def score(lib) -> None:
+    """Score a dataset with a frozen cascade: its cheap run, then its strong run on the unsure items."""
+    from geval_core.diagnostics.cascade import RESUMABLE, existing_run, get_cascade, strong_items
+
+    st.subheader("Score with a cascade")
+    picked = archive_view.frozen_and_dataset(lib, "cascade", K + "use_")
+    if picked is None:
+        return
+    cascade, dataset = get_cascade(lib, picked[0]), picked[1]
+    side = {role: lib.get_prompt(cascade[role]) for role in ("cheap", "strong")}
+    settings = {role: state.run_settings(p.dimension.judge, use_sidebar=False) for role, p in side.items()}
+    cheap = existing_run(lib, side["cheap"].id, dataset["id"], settings["cheap"], None)
+    going = st.session_state.get(K + "going") == [cascade["id"], dataset["id"]]
+    if not step(lib, cascade, "cheap", cheap, f"{dataset['item_count']} items", going,
+                lambda: lib.find_or_create_run(side["cheap"].id, dataset["id"], settings["cheap"], RESUMABLE)[0],
+                settings, dataset):
+        return
+    items = cached_reads.dataset_items(dataset["id"])
+    order = strong_items(lib, cascade, items, cheap["id"])
+    strong = existing_run(lib, side["strong"].id, dataset["id"], settings["strong"], order) if order else None
+    if order and not step(lib, cascade, "strong", strong, f"the {len(order)} items the cheap judge is unsure of",
+                          going, lambda: lib.create_run(side["strong"].id, dataset["id"], settings["strong"],
+                                                        item_ids=order), settings, dataset):
+        return
+    st.session_state.pop(K + "going", None)
+    show_result(lib, cascade, items, cheap["id"], strong["id"] if strong else None)
+
+
+def step(lib, cascade, role: str, run, what: str, going: bool, new_run, settings, dataset) -> bool:
+    """True when this side's run is finished; else its progress, or the button (or the going cascade) that starts
+    it, as a job. The strong side starts by itself after the cheap side the same click started."""
+    from geval_core.providers.registry import check_judge, default_concurrency
+
+    if run is not None and live.is_live(lib, run["id"]):
+        st.caption(f"The {role} judge on {safe_text.md_escape(what)}")
+        live.attach(lib, run["id"], key=K + role)
+        return False
+    if run is not None and live.finished(run):
+        return True
+    label = f"Score with {cascade['name']}@{cascade['version']}: the {role} judge on {what}"
+    if (role == "strong" and going) or st.button(label, key=K + "start_" + role):
+        for side in ("cheap", "strong") if role == "cheap" else ("strong",):
+            check_judge(settings[side])  # every key before any run is recorded
+        run_id = run["id"] if run else new_run()
+        live.start(lib, run_id, default_concurrency(settings[role]))
+        st.session_state[K + "going"] = [cascade["id"], dataset["id"]]
+        st.rerun()
+    return False
+
+
+def show_result(lib, cascade, items, cheap_run: str, strong_run: str | None) -> None:
+    """Who scored each item, and what the cascade spent and saved against the strong judge on every item."""
+    from geval_core.diagnostics.cascade import cascade_result
+
+    result = cascade_result(lib, cascade, items, cheap_run, strong_run)
+    saved = result["spend"]["strong_tokens_saved_share"]
+    c = st.columns(3)
+    c[0].metric("Strong judge on", f"{result['routed']} / {result['items']}",
+                help=f"{result['routed_share']:.1%} of the items")
+    c[1].metric("Strong calls saved", result["spend"]["strong_calls_saved"])
+    c[2].metric("Strong tokens saved", "n/a" if saved is None else f"{saved:.1%}",
+                help="Against the strong judge on every item, estimated from what it spent per item it scored.")
+    st.dataframe(pd.DataFrame(result["rows"]), hide_index=True, height=300)
