@@ -62,7 +62,8 @@ def calibrate(lib) -> None:
     signal = c5.selectbox("Unsureness signal", SIGNALS, key=K + "signal", help=SIGNAL_HELP)
     asked = [cheap, strong, human, signal]
     if st.button("Draw the curve", key=K + "curve"):
-        st.session_state[K + "drawn"] = {"asked": asked, "curve": cascade_curve(lib, *asked, 11, 500)}
+        curve = cascade_curve(cached_reads.CachedLibrary(lib), *asked, 11, 500)
+        st.session_state[K + "drawn"] = {"asked": asked, "curve": curve}
     drawn = st.session_state.get(K + "drawn")
     if drawn and drawn["asked"] == asked:  # a curve of other runs or another signal is not shown as this one's
         show_curve(drawn["curve"])
@@ -121,7 +122,8 @@ def score(lib) -> None:
                 settings, dataset):
         return
     items = cached_reads.dataset_items(dataset["id"])
-    order = strong_items(lib, cascade, items, cheap["id"])
+    # Read on every rerun of the Score page: the cheap run's judgments come from the per-run cache.
+    order = strong_items(cached_reads.CachedLibrary(lib), cascade, items, cheap["id"])
     strong = existing_run(lib, side["strong"].id, dataset["id"], settings["strong"], order) if order else None
     if order and not step(lib, cascade, "strong", strong, f"the {len(order)} items the cheap judge is unsure of",
                           going, lambda: lib.create_run(side["strong"].id, dataset["id"], settings["strong"],
@@ -157,7 +159,7 @@ def show_result(lib, cascade, items, cheap_run: str, strong_run: str | None) -> 
     """Who scored each item, and what the cascade spent and saved against the strong judge on every item."""
     from geval_core.diagnostics.cascade import cascade_result
 
-    result = cascade_result(lib, cascade, items, cheap_run, strong_run)
+    result = cascade_result(cached_reads.CachedLibrary(lib), cascade, items, cheap_run, strong_run)
     saved = result["spend"]["strong_tokens_saved_share"]
     c = st.columns(3)
     c[0].metric("Strong judge on", f"{result['routed']} / {result['items']}",
