@@ -70,13 +70,19 @@ def calibrate(lib) -> None:
         freeze_form(lib, drawn["curve"], runs[cheap]["prompt_id"], runs[strong]["prompt_id"])
 
 
+def threshold_text(curve: dict[str, Any], k: int) -> str:
+    """A threshold as read: the first row sends every item on, whatever the unsureness."""
+    return "every item" if k == 0 else f"{curve['curve'][k]['threshold']:.4f}"
+
+
 def curve_frame(curve: dict[str, Any]) -> pd.DataFrame:
     """One row per threshold: what it sends on and the agreement it reaches, with the 95% interval."""
     return pd.DataFrame([{
-        "threshold": row["threshold"], "strong judge on": f"{row['routed']} ({row['routed_share']:.0%})",
+        f"{curve['signal']} above": threshold_text(curve, k),
+        "strong judge on": f"{row['routed']} ({row['routed_share']:.0%})",
         "Spearman with people": row["spearman"],
         "95% interval": safe_text.interval(row["interval"]),
-        "Spearman with the strong judge": row["with_strong"]} for row in curve["curve"]])
+        "Spearman with the strong judge": row["with_strong"]} for k, row in enumerate(curve["curve"])])
 
 
 def show_curve(curve: dict[str, Any]) -> None:
@@ -84,7 +90,7 @@ def show_curve(curve: dict[str, Any]) -> None:
     st.caption(f"{curve['items']} items with both judges' scores and a human rating; intervals resample "
                f"{curve['resampled']}.")
     st.plotly_chart(charts.cascade_figure(curve["curve"]), key=K + "chart")
-    st.dataframe(curve_frame(curve), hide_index=True)
+    st.dataframe(curve_frame(curve), hide_index=True, height=36 * (len(curve["curve"]) + 1) + 3)  # every row
 
 
 def freeze_form(lib, curve: dict[str, Any], cheap_prompt: str, strong_prompt: str) -> None:
@@ -94,7 +100,7 @@ def freeze_form(lib, curve: dict[str, Any], cheap_prompt: str, strong_prompt: st
     rows = curve["curve"]
     c1, c2 = st.columns([3, 1])
     pick = c1.selectbox("Threshold", range(len(rows)), key=K + "threshold", format_func=lambda k: (
-        f"{rows[k]['threshold']:.4f} · strong judge on {rows[k]['routed_share']:.0%} · Spearman "
+        f"{threshold_text(curve, k)} · strong judge on {rows[k]['routed_share']:.0%} · Spearman "
         f"{safe_text.fmt(rows[k]['spearman'])} {safe_text.interval(rows[k]['interval'])}"))
     name = c2.text_input("Cascade name", value="cascade", key=K + "name")
     if st.button("Freeze the cascade", key=K + "freeze", disabled=not name.strip()):

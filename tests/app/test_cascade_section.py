@@ -71,9 +71,11 @@ def test_the_curve_matches_scipy_and_the_frozen_cascade_sends_only_the_unsure_it
     scores = {run: {r["item_id"]: r["score"] for r in lib.judgments(run)} for run in (cheap, strong)}
     people = lib.human_means(lib.get_dataset("sample@1")["id"], "coherence")
     ids = sorted(people)
-    assert len(table) == 12  # every item to the strong judge, then the 11 quantiles of the entropy
-    for _, row in table.iterrows():
-        routed = [i for i in ids if above(unsure[i], row["threshold"])]
+    cuts = [-1.0, *sorted(set(np.quantile([unsure[i] for i in ids], np.linspace(0, 1, 11))))]
+    assert len(table) == len(cuts) == 12  # every item to the strong judge, then the 11 quantiles of the entropy
+    assert list(table["entropy above"]) == ["every item", *(f"{cut:.4f}" for cut in cuts[1:])]
+    for (_, row), cut in zip(table.iterrows(), cuts, strict=True):
+        routed = [i for i in ids if above(unsure[i], cut)]
         assert row["strong judge on"] == f"{len(routed)} ({len(routed) / len(ids):.0%})"
         mixed = [scores[strong if i in routed else cheap][i] for i in ids]
         assert row["Spearman with people"] == pytest.approx(stats.spearmanr(mixed, [people[i] for i in ids]).statistic, abs=1e-9)
@@ -83,7 +85,7 @@ def test_the_curve_matches_scipy_and_the_frozen_cascade_sends_only_the_unsure_it
     at.button(key="cs_freeze").click().run()
     assert "Frozen as tiered@1" in page_text(at)
     cascade = get_cascade(lib, "tiered")
-    assert cascade["threshold"] == table.iloc[PICK]["threshold"] and cascade["signal"] == "entropy"
+    assert f"{cascade['threshold']:.4f}" == table.iloc[PICK]["entropy above"] and cascade["signal"] == "entropy"
     at.selectbox(key="cs_use_dataset").set_value("sample@1").run()
     routed = [i.id for i in lib.dataset_items("sample@1") if above(unsure[i.id], cascade["threshold"])]
     assert 0 < len(routed) < len(ids)
