@@ -60,6 +60,8 @@ def calibrate(lib) -> None:
     c4, c5 = st.columns(2)
     human = c4.selectbox("Human rating", list(datasets[dataset]["human"]), key=K + "human")
     signal = c5.selectbox("Unsureness signal", SIGNALS, key=K + "signal", help=SIGNAL_HELP)
+    for role, run_id in (("cheap", cheap), ("strong", strong)):
+        warn_other_judge(lib, role, runs[run_id])
     asked = [cheap, strong, human, signal]
     if st.button("Draw the curve", key=K + "curve"):
         curve = cascade_curve(cached_reads.CachedLibrary(lib), *asked, 11, 500)
@@ -73,6 +75,18 @@ def calibrate(lib) -> None:
 def threshold_text(curve: dict[str, Any], k: int) -> str:
     """A threshold as read: the first row sends every item on, whatever the unsureness."""
     return "every item" if k == 0 else f"{curve['curve'][k]['threshold']:.4f}"
+
+
+def warn_other_judge(lib, role: str, run: dict[str, Any]) -> None:
+    """Say so when a calibration run used another model than its prompt's own: a cascade scores with the
+    prompts' own judges, so such a curve does not predict it."""
+    own = lib.get_prompt(run["prompt_id"]).dimension.judge
+    used = run.get("judge") or {}
+    if (used.get("provider"), used.get("model")) != (own.provider, own.model):
+        st.warning(safe_text.md_escape(
+            f"The {role} run was scored by {used.get('provider')}:{used.get('model')}, not by its prompt's own "
+            f"judge {own.provider}:{own.model}. A cascade scores with the prompts' own judges, so this curve may "
+            "not predict it."))
 
 
 def curve_frame(curve: dict[str, Any]) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from app_support import after_jobs, assert_clean, metric, open_page, page_text, use_temp_library
+from app_support import after_jobs, assert_clean, metric, open_page, page_text, plain, use_temp_library
 from scipy import stats
 
 from geval_core.diagnostics.cascade import get_cascade
@@ -127,3 +127,22 @@ def test_one_click_scores_a_new_dataset_cheap_first_then_strong(lib_path):
     assert next(r for r in new if r["item_ids"] is not None)["item_ids"] == routed
     assert metric(at, "Strong judge on") == f"{len(routed)} / 24"
     assert {cheap["id"], strong["id"]}.isdisjoint(r["id"] for r in new)
+
+
+def test_a_calibration_run_by_another_model_than_its_prompts_is_said(lib_path):
+    lib = Library(lib_path)
+    prompt = lib.get_prompt("strong")
+    other = replace(prompt.dimension.judge, model="scripted-2")  # as the sidebar's model would score it
+    run_scoring(prompt, lib.dataset_items("sample@1"), ScriptedJudge(), lib,
+                lib.create_run(prompt.id, "sample@1", other), RunOptions(settings=other))
+    at = open_page("score", clean=False)
+    (odd,) = [r for r in lib.list_runs() if r["judge"]["model"] == "scripted-2"]
+    at.selectbox(key="cs_cheap").set_value(run_of(lib, "cheap@1")["id"]).run()
+    at.selectbox(key="cs_strong").set_value(next(r["id"] for r in lib.list_runs() if r["prompt_label"] == "strong@1"
+                                                 and r["id"] != odd["id"])).run()
+    assert not any("not by its prompt's own" in w.value for w in at.warning)
+    at.selectbox(key="cs_strong").set_value(odd["id"]).run()
+    said = [plain(w.value) for w in at.warning if "not by its prompt's own" in w.value]
+    assert said == ["The strong run was scored by scripted:scripted-2, not by its prompt's own judge "
+                    "scripted:scripted-1. A cascade scores with the prompts' own judges, so this curve may not "
+                    "predict it."]
