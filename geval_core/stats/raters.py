@@ -5,6 +5,9 @@ coincidence-matrix form: every unit with m >= 2 ratings adds each ordered pair o
 weight 1/(m-1); alpha = 1 - (n-1) * sum(o_ck d_ck) / sum(n_c n_k d_ck) over the n pairable values.
 Distances: nominal (c != k), interval ((c-k)^2) and ordinal (the squared count of values between
 the two ranks, from the marginals n_g; Krippendorff 2011, "Computing Krippendorff's alpha-reliability").
+The interval metric needs only each unit's count, sum and sum of squares (sum of (a-b)^2 over its ordered pairs
+is 2(m s2 - s1^2)), so it is computed from those: a panel's weighted scores are nearly all distinct, and tables
+over distinct values grow with their square.
 The bootstrap resamples groups (documents) when every unit has one, units (items) otherwise, with
 replacement; each resample's coincidences are a weighted sum of per-group (or per-unit) tables, so B
 resamples cost one matrix product. Intervals are bootstrap.METHOD's.
@@ -109,9 +112,37 @@ def alpha_of_tables(tables: np.ndarray, levels: np.ndarray, metric: str) -> np.n
         return np.where((expected > 0) & (n > 1), 1.0 - (n - 1) * observed / expected, np.nan)
 
 
+def interval_moments(values: np.ndarray) -> np.ndarray:
+    """Per unit (units x 4): pairable values, the unit's observed disagreement sum(d)/(m-1), and the sum and sum
+    of squares of its values, centred. For the interval metric these are all alpha needs: a pass over the values
+    where the coincidence tables grow with the square of the distinct values (weighted scores are all distinct)."""
+    finite = np.isfinite(values)
+    centred = np.where(finite, values - (values[finite].mean() if finite.any() else 0.0), 0.0)
+    m = finite.sum(axis=1).astype(float)
+    s1, s2 = centred.sum(axis=1), (centred ** 2).sum(axis=1)
+    pairable = m >= 2
+    with np.errstate(divide="ignore", invalid="ignore"):  # sum over ordered pairs of (a - b)^2 = 2 (m s2 - s1^2)
+        observed = np.where(pairable, 2.0 * (m * s2 - s1 ** 2) / np.where(pairable, m - 1, 1.0), 0.0)
+    return np.column_stack([np.where(pairable, m, 0.0), observed, np.where(pairable, s1, 0.0),
+                            np.where(pairable, s2, 0.0)])
+
+
+def alpha_of_moments(sums: np.ndarray) -> np.ndarray:
+    """Interval alpha of summed moments (... x 4); NaN where undefined, as alpha_of_tables."""
+    n, observed, s1, s2 = (sums[..., j] for j in range(4))
+    expected = 2.0 * (n * s2 - s1 ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((expected > 1e-12 * np.maximum(n * s2, 1.0)) & (n > 1),
+                        1.0 - (n - 1) * observed / expected, np.nan)
+
+
 def krippendorff_alpha(values: np.ndarray, metric: str = "interval") -> float | None:
     """Krippendorff's alpha of a units x raters matrix (NaN = missing); None when undefined."""
-    levels, counts = unit_counts(np.asarray(values, dtype=float))
+    values = np.asarray(values, dtype=float)
+    if metric == "interval":
+        value = float(alpha_of_moments(interval_moments(values).sum(axis=0)))
+        return None if np.isnan(value) else value
+    levels, counts = unit_counts(values)
     if len(levels) == 0:
         return None
     value = float(alpha_of_tables(unit_coincidences(counts).sum(axis=0), levels, metric))
@@ -122,28 +153,36 @@ def alpha_intervals(values: np.ndarray, resamples: int, seed: int = 0, metrics: 
                     clusters: Sequence[Any] | None = None) -> dict[str, list[float | None]]:
     """95% intervals of alpha per metric, resampling the clusters (e.g. documents) when given, else units."""
     values = np.asarray(values, dtype=float)
-    levels, counts = unit_counts(values)
-    per_unit = unit_coincidences(counts)
-    units, k = per_unit.shape[0], per_unit.shape[1]
+    tabled = [m for m in metrics if m != "interval"]
+    levels, counts = unit_counts(values) if tabled else (np.unique(values[np.isfinite(values)]), None)
+    units, k = values.shape[0], len(levels)
     if not units or not k or resamples <= 0:
         return {m: [None, None] for m in metrics}
-    flat = per_unit.reshape(units, k * k)
-    if clusters is not None:  # a cluster's table is the sum of its units' tables
+    per_unit = [interval_moments(values)] + ([unit_coincidences(counts).reshape(units, k * k)] if tabled else [])
+    if clusters is not None:  # a cluster's sums are the sums of its units'
         codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)[1]
-        flat = np.zeros((int(codes.max()) + 1, k * k))
-        np.add.at(flat, codes, per_unit.reshape(units, k * k))
-        units = flat.shape[0]
+        per_unit = [_summed(codes, table) for table in per_unit]
+        units = per_unit[0].shape[0]
     rng = np.random.default_rng(seed)
     out: dict[str, list[float]] = {m: [] for m in metrics}
-    chunk = max(1, min(_CELLS // max(units, k * k), resamples))
+    chunk = max(1, min(_CELLS // max(units, k * k if tabled else 4), resamples))
     for start in range(0, resamples, chunk):
         b = min(chunk, resamples - start)
         weights = np.zeros((b, units))
         np.add.at(weights, (np.repeat(np.arange(b), units), rng.integers(0, units, size=b * units)), 1.0)
-        tables = (weights @ flat).reshape(b, k, k)
-        for m in metrics:
-            out[m].extend(alpha_of_tables(tables, levels, m).tolist())
+        if "interval" in out:
+            out["interval"].extend(alpha_of_moments(weights @ per_unit[0]).tolist())
+        if tabled:
+            tables = (weights @ per_unit[1]).reshape(b, k, k)
+            for m in tabled:
+                out[m].extend(alpha_of_tables(tables, levels, m).tolist())
     return {m: interval(v, krippendorff_alpha(values, m), units) for m, v in out.items()}
+
+
+def _summed(codes: np.ndarray, per_unit: np.ndarray) -> np.ndarray:
+    summed = np.zeros((int(codes.max()) + 1, per_unit.shape[1]))
+    np.add.at(summed, codes, per_unit)
+    return summed
 
 
 def _resampled(matrix: RaterMatrix) -> tuple[list[str | None] | None, str, int]:
