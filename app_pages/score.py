@@ -160,10 +160,11 @@ def main() -> None:
     lib = state.library()
     with st.expander("New run", expanded=not lib.list_runs()):
         new_run(lib)
+    # A refused panel or cascade (other scales, too few items) is said in its section; the runs below still show.
     with st.expander("Score with a panel of judges"):
-        panel_view.section(lib)
+        safe_text.guarded(lambda: panel_view.section(lib))
     with st.expander("Score with a cascade: a cheap judge, the strong one where it is unsure"):
-        cascade_view.section(lib)
+        safe_text.guarded(lambda: cascade_view.section(lib))
     show_run(lib)
 
 

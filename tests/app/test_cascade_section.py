@@ -146,3 +146,20 @@ def test_a_calibration_run_by_another_model_than_its_prompts_is_said(lib_path):
     assert said == ["The strong run was scored by scripted:scripted-2, not by its prompt's own judge "
                     "scripted:scripted-1. A cascade scores with the prompts' own judges, so this curve may not "
                     "predict it."]
+
+
+def test_a_refused_curve_is_said_in_its_section_and_the_runs_still_show(lib_path):
+    lib = Library(lib_path)
+    lib.import_items("pair", lib.dataset_items("sample@1")[:2])
+    for name in ("cheap", "strong"):
+        prompt = lib.get_prompt(name)
+        run_scoring(prompt, lib.dataset_items("pair@1"), ScriptedJudge(), lib,
+                    lib.create_run(prompt.id, "pair@1", prompt.dimension.judge),
+                    RunOptions(settings=prompt.dimension.judge))
+    at = open_page("score")
+    pair = lib.get_dataset("pair@1")["id"]
+    at.selectbox(key="cs_dataset").set_value(pair).run()
+    at.button(key="cs_curve").click().run()
+    assert not at.exception
+    assert [plain(e.value) for e in at.error] == ["field 'run': only 2 items have the strong judge's score and a human rating"]
+    assert at.selectbox(key="score_run").value  # the page went on below the section
