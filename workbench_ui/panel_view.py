@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from workbench_ui import archive_view, live, safe_text, state
+from workbench_ui import archive_view, cached_reads, live, safe_text, state
 
 K = "pn_"
 RESUMABLE = ("done", "running", "cancelled", "failed")
@@ -82,7 +82,13 @@ def show(lib, panel, runs: list[dict[str, Any]], dataset: dict[str, Any]) -> Non
     """The panel's rows, the members' alpha with its interval, and the items the members disagree on most."""
     from geval_core.run.panel import combine
 
-    result = combine(lib, panel, [r["prompt"] for r in runs], [r["run"]["id"] for r in runs], dataset["id"], 500)
+    prompts, run_ids = [r["prompt"] for r in runs], [r["run"]["id"] for r in runs]
+    # Every rerun of the Score page draws this section: combined once per state of the members' runs (seconds at
+    # 20,000 items), read through the per-run caches.
+    result = cached_reads.per_run(
+        runs[0]["run"], "panel", lambda: combine(cached_reads.CachedLibrary(lib), panel, prompts, run_ids,
+                                                 dataset["id"], 500),
+        panel.id, tuple(run_ids), tuple(cached_reads.run_state(r["run"]) for r in runs))
     alpha = result["alpha"]
     low, high = alpha["interval"]
     c = st.columns(3)

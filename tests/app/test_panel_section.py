@@ -49,6 +49,23 @@ def test_freeze_score_and_read_a_panel(lib_path):
     assert list(queue["spread"]) == sorted(queue["spread"], reverse=True) and len(queue) == 20
 
 
+def test_the_panel_is_combined_once_per_state_of_its_runs(lib_path, monkeypatch):
+    """Every rerun of the Score page draws the panel section: the rows and alpha come from the cache."""
+    import geval_core.run.panel as panel_module
+
+    at = open_page("score")
+    at.multiselect(key="pn_members").set_value(["jurora@1", "jurorb@1"]).run()
+    at.button(key="pn_freeze").click().run()
+    at.selectbox(key="pn_dataset").set_value("sample@1").run()
+    at = after_jobs(at.button(key="pn_score").click().run(), lib_path)
+    shown = metric(at, "Members' alpha (interval)")
+    calls = []
+    real = panel_module.combine
+    monkeypatch.setattr(panel_module, "combine", lambda *a, **k: calls.append(a) or real(*a, **k))
+    at.run()
+    assert calls == [] and metric(at, "Members' alpha (interval)") == shown
+
+
 def test_members_scoring_side_by_side_each_show_their_progress(lib_path, monkeypatch, tmp_path):
     """While both members' workers are held mid-run, the page watches each (the newest run is also watched below
     the panel: every view has widgets of its own), and each Stop stops its own member."""
