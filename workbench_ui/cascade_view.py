@@ -64,7 +64,8 @@ def calibrate(lib) -> None:
         warn_other_judge(lib, role, runs[run_id])
     asked = [cheap, strong, human, signal]
     if st.button("Draw the curve", key=K + "curve"):
-        curve = cascade_curve(cached_reads.CachedLibrary(lib), *asked, 11, 500)
+        with st.spinner("Drawing the curve: 500 resamples at each of up to 12 thresholds…"):
+            curve = cascade_curve(cached_reads.CachedLibrary(lib), *asked, 11, 500)
         st.session_state[K + "drawn"] = {"asked": asked, "curve": curve}
     drawn = st.session_state.get(K + "drawn")
     if drawn and drawn["asked"] == asked:  # a curve of other runs or another signal is not shown as this one's
