@@ -165,6 +165,8 @@ def step(lib, cascade, role: str, run, what: str, going: bool, new_run, settings
         return False
     if run is not None and live.finished(run):
         return True
+    if role == "cheap":  # its job was stopped, or never started: the strong job waits for a click again
+        st.session_state.pop(K + "going", None)
     label = f"Score with {cascade['name']}@{cascade['version']}: the {role} judge on {what}"
     if (role == "strong" and going) or st.button(label, key=K + "start_" + role):
         for side in ("cheap", "strong") if role == "cheap" else ("strong",):

@@ -9,7 +9,17 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from app_support import after_jobs, assert_clean, metric, open_page, page_text, plain, use_temp_library
+from app_support import (
+    after_jobs,
+    assert_clean,
+    metric,
+    open_page,
+    page_text,
+    plain,
+    use_temp_library,
+    wait_for_jobs,
+    wait_until,
+)
 from scipy import stats
 
 from geval_core.diagnostics.cascade import get_cascade
@@ -163,3 +173,36 @@ def test_a_refused_curve_is_said_in_its_section_and_the_runs_still_show(lib_path
     assert not at.exception
     assert [plain(e.value) for e in at.error] == ["field 'run': only 2 items have the strong judge's score and a human rating"]
     assert at.selectbox(key="score_run").value  # the page went on below the section
+
+
+def test_a_stopped_cheap_job_resumed_elsewhere_does_not_start_the_strong_one(lib_path, monkeypatch, tmp_path):
+    """The strong job follows the cheap one by itself only after the click that started them; once the cheap
+    job was stopped, finishing it from the run list leaves the strong side waiting for its own click."""
+    from geval_core.diagnostics.cascade import freeze_cascade
+
+    lib = Library(lib_path)
+    new_texts = [replace(i, fields={**i.fields, "summary": i.fields["summary"] + " Again."})
+                 for i in lib.dataset_items("sample@1")[:24]]  # not in the judgment cache: the judge is asked
+    lib.import_items("fresh", new_texts)
+    freeze_cascade(lib, "tiered", "cheap@1", "strong@1", "entropy", 0.0)  # every scored item goes on
+    hold = tmp_path / "hold"
+    hold.write_text("3")
+    monkeypatch.setenv("GEVAL_TEST_JUDGE_HOLD", str(hold))
+    at = open_page("score")
+    at.selectbox(key="cs_use_dataset").set_value("fresh@1").run()
+    at.button(key="cs_start_cheap").click().run()
+    fresh = lib.get_dataset("fresh@1")["id"]
+    (cheap,) = [r for r in lib.list_runs() if r["dataset_id"] == fresh]
+    wait_until(lambda: len(lib.judged_item_ids(cheap["id"])) >= 3)
+    at.run()
+    at.button(key="cs_cheap_stop").click().run()
+    wait_for_jobs(lib_path)
+    assert lib.get_run(cheap["id"])["status"] == "cancelled"
+    hold.unlink()
+    at.run()
+    assert any(b.key == "cs_start_cheap" for b in at.button)
+    at.selectbox(key="score_run").set_value(cheap["id"]).run()
+    at = after_jobs(at.button(key="score_resume").click().run(), lib_path)
+    assert lib.get_run(cheap["id"])["status"] == "done"
+    assert [r["id"] for r in lib.list_runs() if r["dataset_id"] == fresh] == [cheap["id"]]  # no strong run
+    assert any(b.key == "cs_start_strong" for b in at.button)
