@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
+from ..prompts.names import check_new_name
 from ..run.options import RunOptions
 from ..run.runner import run_scoring
 from ..stats import agreement
@@ -112,6 +113,7 @@ def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str
     if cheap_p.dimension.scale != strong_p.dimension.scale:
         raise InputError("the two judges rate on different scales", field="strong")
     uncertainty(None, signal)  # the signal's name is checked
+    name = check_new_name(name, [k.split(":", 1)[1] for k in store.setting_keys("cascade:")], "cascade")
     body = {"cheap": cheap_p.id, "strong": strong_p.id, "signal": signal, "threshold": float(threshold)}
     cascade_id = canonical_hash(body)
     versions = store.get_setting(_key(name), [])

@@ -7,8 +7,8 @@ import unicodedata
 
 from ..errors import InputError
 
-__all__ = ["NAME_RULE", "check_dimension_name", "check_name", "is_name", "look_alike", "normal_name", "skeleton",
-           "slug"]
+__all__ = ["NAME_RULE", "check_dimension_name", "check_name", "check_new_name", "is_name", "look_alike",
+           "normal_name", "skeleton", "slug"]
 
 NAME_RULE = "letters, digits, spaces and - _ . only, starting with a letter or digit, at most 100 characters"
 
@@ -49,11 +49,21 @@ def is_name(name: object) -> bool:
             and all(c.isalnum() or c in " -_." for c in name))
 
 
-def check_name(name: str) -> str:
+def check_name(name: str, kind: str = "prompt") -> str:
     """The library name (NFKC-normalised) when it follows NAME_RULE; InputError saying the rule otherwise."""
     if not is_name(name):
-        raise InputError(f"prompt name {name!r} cannot be used: a name has {NAME_RULE}", field="name")
+        raise InputError(f"{kind} name {name!r} cannot be used: a name has {NAME_RULE}", field="name")
     return normal_name(name)
+
+
+def check_new_name(name: str, known: list[str], kind: str) -> str:
+    """check_name, and refused when it looks like one of the `known` names of its kind (other characters)."""
+    label = check_name(name, kind)
+    twin = look_alike(label, known)
+    if twin is not None:
+        raise InputError(f"the {kind} name {label!r} looks like the library's {twin!r} but is spelled with other "
+                         f"characters; use {twin!r} or a name that does not look like it", field="name")
+    return label
 
 
 def check_dimension_name(name: str) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
+from ..prompts.names import check_new_name
 from ..scoring.panel import RULES, panel_score
 from ..stats.raters import alpha_intervals, krippendorff_alpha
 from ..store import Store
@@ -58,6 +59,7 @@ def freeze_panel(store: Store, name: str, members: list[FrozenPrompt], rule: str
             raise InputError(f"{other.label} rates {other.dimension.name} on {other.dimension.scale}, the panel "
                              f"{first.name} on {first.scale}: members judge one dimension on one scale",
                              field="member")
+    name = check_new_name(name, [k.split(":", 1)[1] for k in store.setting_keys("panel:")], "panel")
     ids = tuple(m.id for m in members)
     panel_id = canonical_hash({"members": list(ids), "rule": rule})
     versions = store.get_setting(_key(name), [])

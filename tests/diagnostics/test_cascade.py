@@ -19,6 +19,7 @@ from geval_core.diagnostics.cascade import (
     score_cascade,
     uncertainty,
 )
+from geval_core.errors import InputError
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.run import RunOptions, run_scoring
 from geval_core.stats import agreement
@@ -165,3 +166,13 @@ def test_geval_cascade_curve_freeze_and_score(lib, monkeypatch):
     summary = json.loads(scored.stderr.strip().splitlines()[-1])
     assert len(lines) == 160 and {r["by"] for r in lines} <= {"cheap", "strong"}
     assert summary["routed"] == sum(r["by"] == "strong" for r in lines)
+
+
+def test_cascade_names_follow_the_name_rule(lib):
+    library, cheap, strong = lib
+    freeze_cascade(library, "tiered", cheap.label, strong.label, "entropy", 0.5)
+    with pytest.raises(InputError, match="cascade name 'tiered@2' cannot be used"):
+        freeze_cascade(library, "tiered@2", cheap.label, strong.label, "entropy", 0.6)
+    with pytest.raises(InputError, match="looks like the library's 'tiered'"):
+        freeze_cascade(library, "tіered", cheap.label, strong.label, "entropy", 0.6)  # a Cyrillic і
+    assert library.setting_keys("cascade:") == ["cascade:tiered"]

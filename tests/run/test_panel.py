@@ -88,6 +88,13 @@ def test_members_of_another_dimension_or_scale_are_refused(tmp_path):
         panel, created = freeze_panel(library, "jury", [one, two], "median")
         assert created and freeze_panel(library, "jury", [one, two], "median") == (panel, False)
         assert get_panel(library, "jury@1") == panel and panel.label == "jury@1"
+        # Names are parsed as NAME@VERSION and shown on pages: the prompts' name rule, look-alikes refused.
+        for bad in ("jury@2", "../jury", "jury\n", ""):
+            with pytest.raises(InputError, match="panel name .* cannot be used"):
+                freeze_panel(library, bad, [one, two], "mean")
+        with pytest.raises(InputError, match="looks like the library's 'jury'"):
+            freeze_panel(library, "jurу", [one, two], "mean")  # a Cyrillic у
+        assert library.setting_keys("panel:") == ["panel:jury"]
 
 
 def test_the_panel_and_each_member_against_people_with_the_panel_minus_its_best_member():
