@@ -69,9 +69,11 @@ def _scores(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
 
 
 def cascade_curve(store: Store, cheap_run: str, strong_run: str, human: str, signal: str,
-                  thresholds: int = 11, bootstrap: int = 500, only: set[str] | None = None) -> dict[str, Any]:
+                  thresholds: int = 11, bootstrap: int = 500, only: set[str] | None = None,
+                  strong_intervals: bool = True) -> dict[str, Any]:
     """Per threshold (quantiles of the cheap judge's uncertainty): the share routed, the cascade's Spearman with
-    people and with the strong judge, each with a 95% interval (groups resampled when the items have them)."""
+    people and with the strong judge, each with a 95% interval (groups resampled when the items have them; the
+    strong judge's only with `strong_intervals`, half the resampling)."""
     runs = [store.get_run(cheap_run), store.get_run(strong_run)]
     if runs[0]["dataset_id"] != runs[1]["dataset_id"]:
         raise InputError("the calibration needs both judges on the same dataset version", field="run")
@@ -92,7 +94,8 @@ def cascade_curve(store: Store, cheap_run: str, strong_run: str, human: str, sig
         send = {i.id for i, s in zip(both, signals, strict=True) if s > cut}
         scores = [strong[i.id]["score"] if i.id in send else cheap.get(i.id, {}).get("score") for i in both]
         with_people = agreement(scores, [people[i.id] for i in both], bootstrap=bootstrap, clusters=clusters)
-        with_strong = agreement(scores, [strong[i.id]["score"] for i in both], bootstrap=bootstrap, clusters=clusters)
+        with_strong = agreement(scores, [strong[i.id]["score"] for i in both],
+                                bootstrap=bootstrap if strong_intervals else 0, clusters=clusters)
         rows.append({"threshold": cut, "routed": len(send), "routed_share": len(send) / len(both),
                      "spearman": with_people.spearman, "interval": with_people.ci.get("spearman"),
                      "with_strong": with_strong.spearman, "with_strong_interval": with_strong.ci.get("spearman")})

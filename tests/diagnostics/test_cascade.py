@@ -117,6 +117,12 @@ def test_the_frozen_threshold_routes_and_agrees_as_the_curve_predicted(lib):
     curve = cascade_curve(library, cal_cheap, cal_strong, "coherence", "entropy", thresholds=11, bootstrap=300)
     rows = curve["curve"]
     assert rows[0]["routed_share"] == 1.0 and rows[-1]["routed_share"] == 0.0  # every item / none
+    assert all(r["with_strong_interval"] for r in rows[1:-1])
+    lighter = cascade_curve(library, cal_cheap, cal_strong, "coherence", "entropy", thresholds=11, bootstrap=300,
+                            strong_intervals=False)["curve"]
+    assert [r["with_strong_interval"] for r in lighter] == [None] * len(rows)
+    assert [{k: v for k, v in r.items() if k != "with_strong_interval"} for r in lighter] == [
+        {k: v for k, v in r.items() if k != "with_strong_interval"} for r in rows]  # the same draws for people
     assert rows[0]["with_strong"] == pytest.approx(1.0)
     all_strong, none = rows[0]["spearman"], rows[-1]["spearman"]
     assert all_strong > none  # the strong judge agrees better with people than the cheap one
