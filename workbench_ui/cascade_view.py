@@ -168,13 +168,16 @@ def step(lib, cascade, role: str, run, what: str, going: bool, new_run, settings
         return True
     if role == "cheap":  # its job was stopped, or never started: the strong job waits for a click again
         st.session_state.pop(K + "going", None)
-    label = f"Score with {cascade['name']}@{cascade['version']}: the {role} judge on {what}"
+    label = safe_text.md_escape(f"Score with {cascade['name']}@{cascade['version']}: the {role} judge on {what}")
     if (role == "strong" and going) or st.button(label, key=K + "start_" + role):
         for side in ("cheap", "strong") if role == "cheap" else ("strong",):
             check_judge(settings[side])  # every key before any run is recorded
         run_id = run["id"] if run else new_run()
         live.start(lib, run_id, default_concurrency(settings[role]))
-        st.session_state[K + "going"] = [cascade["id"], dataset["id"]]
+        if role == "cheap":  # the strong job follows this one by itself
+            st.session_state[K + "going"] = [cascade["id"], dataset["id"]]
+        else:  # started once: stopped later, it stays stopped
+            st.session_state.pop(K + "going", None)
         st.rerun()
     return False
 

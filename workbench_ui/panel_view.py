@@ -66,7 +66,8 @@ def section(lib) -> None:
         return
     unfinished = [r for r in runs if r["run"] is None or not live.finished(r["run"])]
     if unfinished:
-        if st.button(f"Score with {panel.label} ({len(unfinished)} member run(s) to do)", key=K + "score"):
+        if st.button(safe_text.md_escape(f"Score with {panel.label} ({len(unfinished)} member run(s) to do)"),
+                     key=K + "score"):
             for member in unfinished:
                 check_judge(member["settings"])  # every key before any run is recorded
             for member in unfinished:  # one worker per member: they run side by side

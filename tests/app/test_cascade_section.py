@@ -206,3 +206,31 @@ def test_a_stopped_cheap_job_resumed_elsewhere_does_not_start_the_strong_one(lib
     assert lib.get_run(cheap["id"])["status"] == "done"
     assert [r["id"] for r in lib.list_runs() if r["dataset_id"] == fresh] == [cheap["id"]]  # no strong run
     assert any(b.key == "cs_start_strong" for b in at.button)
+
+
+def test_a_stopped_strong_job_stays_stopped(lib_path, monkeypatch, tmp_path):
+    """The strong job that followed the cheap one by itself is not started again once it was stopped."""
+    from geval_core.diagnostics.cascade import freeze_cascade
+
+    lib = Library(lib_path)
+    base = lib.get_prompt("strong").dimension
+    lib.freeze(replace(base, definition="Every sentence follows."), name="stronger")  # never asked: no cache
+    lib.import_items("fresh", lib.dataset_items("sample@1")[:24])  # the cheap judge's answers are cached
+    freeze_cascade(lib, "tiered", "cheap@1", "stronger@1", "entropy", 0.0)  # every scored item goes on
+    hold = tmp_path / "hold"
+    hold.write_text("3")
+    monkeypatch.setenv("GEVAL_TEST_JUDGE_HOLD", str(hold))
+    at = open_page("score")
+    at.selectbox(key="cs_use_dataset").set_value("fresh@1").run()
+    at = after_jobs(at.button(key="cs_start_cheap").click().run(), lib_path)  # the strong job starts by itself
+    fresh = lib.get_dataset("fresh@1")["id"]
+    (strong,) = [r for r in lib.list_runs() if r["dataset_id"] == fresh and r["item_ids"] is not None]
+    wait_until(lambda: len(lib.judged_item_ids(strong["id"])) >= 3)
+    at.run()
+    at.button(key="cs_strong_stop").click().run()
+    wait_for_jobs(lib_path)
+    hold.unlink()
+    at.run()
+    assert lib.get_run(strong["id"])["status"] == "cancelled"
+    assert lib.job_state(strong["id"]) not in ("starting", "running", "stopping")
+    assert any(b.key == "cs_start_strong" for b in at.button)
