@@ -38,7 +38,10 @@ def cascade_curve_command(library: Any, cheap_run: str, strong_run: str, human: 
     judge and the cascade's Spearman with people and with the strong judge, with 95% intervals."""
     from ..diagnostics.cascade import cascade_curve
 
-    result = cascade_curve(library, cheap_run, strong_run, human, signal, thresholds, bootstrap)
+    # The text shows no interval for the agreement with the strong judge: resampled for --json only (most of the
+    # time on continuous scores).
+    result = cascade_curve(library, cheap_run, strong_run, human, signal, thresholds, bootstrap,
+                           strong_intervals=as_json)
     if as_json:
         echo_json(result)
         return

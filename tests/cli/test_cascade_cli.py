@@ -94,6 +94,7 @@ def test_the_curve_against_scipy(db):
         mixed = [scores["strong" if i in routed else "cheap"][i] for i in ids]
         assert row["spearman"] == pytest.approx(stats.spearmanr(mixed, people).statistic)
         assert row["interval"][0] - 1e-6 <= row["spearman"] <= row["interval"][1] + 1e-6  # bounds kept to 6 places
+        assert row["with_strong_interval"] is not None or row["with_strong"] is None
     text = invoke("cascade", "curve", runs["cheap"], runs["strong"], "--human", "coherence", "--db", db,
                   "--thresholds", "3", "--bootstrap", "0")
     assert text.exit_code == 0 and "strong on 100.0%" in text.output and "Traceback" not in text.output
