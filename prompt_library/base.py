@@ -280,6 +280,10 @@ class LibraryBase:
         rows = self._rows("SELECT key FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key", [len(prefix), prefix])
         return [row["key"] for row in rows]
 
+    def setting_names(self, prefix: str) -> list[str]:
+        """What follows `prefix` in the keys of stored settings: the names of the panels for "panel:"."""
+        return [key[len(prefix):] for key in self.setting_keys(prefix)]
+
     def set_setting(self, key: str, value: Any) -> None:
         """Store a JSON value under `key`."""
         with self._write() as db:

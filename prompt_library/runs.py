@@ -64,16 +64,25 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
             }))
         return run_id
 
-    def find_or_create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
-                           statuses: tuple[str, ...]) -> tuple[str, bool]:
-        """(run id, created): the newest whole-dataset run of this prompt, dataset and judge whose status is
-        in `statuses`, else a new run; one transaction, so two commands started together share one run."""
+    def find_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings, statuses: tuple[str, ...] = RUN_STATUSES,
+                 item_ids: list[str] | None = None) -> dict[str, Any] | None:
+        """The newest run of this prompt, dataset and judge on exactly `item_ids` (None: the whole dataset) whose
+        status is in `statuses`; None when there is none (looking records nothing)."""
         wanted = asdict(judge)
+        for run in self.list_runs(prompt=prompt_id, dataset=dataset_id):
+            if run["status"] in statuses and run["judge"] == wanted and run.get("item_ids") == item_ids:
+                return run
+        return None
+
+    def find_or_create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
+                           statuses: tuple[str, ...], item_ids: list[str] | None = None) -> tuple[str, bool]:
+        """(run id, created): find_run's run, else a new run on those items; one transaction, so two commands
+        started together share one run."""
         with self._write():
-            for run in self.list_runs(prompt=prompt_id, dataset=dataset_id):
-                if run["status"] in statuses and run["judge"] == wanted and run.get("item_ids") is None:
-                    return run["id"], False
-            return self.create_run(prompt_id, dataset_id, judge), True
+            found = self.find_run(prompt_id, dataset_id, judge, statuses, item_ids)
+            if found is not None:
+                return found["id"], False
+            return self.create_run(prompt_id, dataset_id, judge, item_ids), True
 
     def get_run(self, run_id: str) -> dict[str, Any]:
         """One run with its judge settings, labels and counts (judged, errors); a unique id prefix works."""

@@ -10,7 +10,7 @@ import streamlit as st
 
 from geval_core.judgment import single_rating
 from geval_core.types import Scale
-from workbench_ui import cached_reads, charts, sealing, state
+from workbench_ui import cached_reads, charts, safe_text, sealing, state
 
 SCORES = {"score": "weighted score", "single_rating": "top-token score"}
 METRICS = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic",
@@ -89,7 +89,7 @@ def _cell(result: dict[str, Any], metric: str) -> str:
         return "—"
     ci = (result.get("ci") or {}).get(metric)
     if ci and ci[0] is not None and ci[1] is not None:
-        return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+        return f"{value:.3f} {safe_text.interval(ci)}"
     if ci and result.get("ci_warning"):  # too few groups (or items): withheld, not a false promise
         return f"{value:.3f} (no CI: {result.get('ci_units')} {result.get('ci_resampled')})"
     undefined = (result.get("ci_undefined") or {}).get(metric)

@@ -45,7 +45,7 @@ def panel(lib, kind: str, labels: dict[str, str]) -> None:
 def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, dict[str, Any]] | None:
     """The name of a frozen `kind` ("panel", "cascade") and a dataset not archived to score with it, picked
     side by side; None, said, while nothing of that kind is frozen."""
-    names = [stored.split(":", 1)[1] for stored in lib.setting_keys(f"{kind}:")]
+    names = lib.setting_names(f"{kind}:")
     if not names:
         st.info(f"No {kind} yet: freeze one above (or `geval {kind} freeze`).")
         return None

@@ -5,6 +5,7 @@ items the cheap one was unsure of. Finished runs with the same prompt, data and 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -27,9 +28,9 @@ def section(lib) -> None:
     score(lib)
 
 
-def calibration_runs(lib) -> dict[str, list[dict[str, Any]]]:
+def calibration_runs(lib, datasets: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Finished whole-dataset runs by dataset id, for datasets with human ratings and runs of two prompts."""
-    humans = {d["id"] for d in lib.list_datasets() if d.get("human")}
+    humans = {d_id for d_id, d in datasets.items() if d.get("human")}
     by_dataset: dict[str, list[dict[str, Any]]] = {}
     for run in lib.list_runs():
         if run["dataset_id"] in humans and live.finished(run) and run.get("item_ids") is None:
@@ -42,11 +43,11 @@ def calibrate(lib) -> None:
     from geval_core.diagnostics.cascade import SIGNALS, cascade_curve
 
     st.subheader("Calibrate a cascade")
-    usable = calibration_runs(lib)
+    datasets = {d["id"]: d for d in lib.list_datasets()}
+    usable = calibration_runs(lib, datasets)
     if not usable:
         st.info("To calibrate, score one dataset that has human ratings with both judges (two finished runs).")
         return
-    datasets = {d["id"]: d for d in lib.list_datasets()}
     runs = {r["id"]: r for group in usable.values() for r in group}
     c1, c2, c3 = st.columns(3)
     dataset = c1.selectbox("Calibration dataset", list(usable), format_func=lambda d: datasets[d]["label"],
@@ -126,60 +127,82 @@ def freeze_form(lib, curve: dict[str, Any], cheap_prompt: str, strong_prompt: st
                                        f"{cascade['version']} ({cascade['id'][:12]})"))
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A frozen cascade about to score a dataset: its two prompts and the judge settings each scores with."""
+
+    cascade: dict[str, Any]
+    prompts: dict[str, Any]
+    settings: dict[str, Any]
+    dataset: dict[str, Any]
+
+    @property
+    def going(self) -> list[str]:
+        """What the session remembers while a click's cheap job runs: the strong job follows it by itself."""
+        return [self.cascade["id"], self.dataset["id"]]
+
+    def run(self, lib, role: str, ids: list[str] | None) -> dict[str, Any] | None:
+        """This side's run on `ids` (None: every item) with its settings, when there is one."""
+        return lib.find_run(self.prompts[role].id, self.dataset["id"], self.settings[role], item_ids=ids)
+
+
 def score(lib) -> None:
     """Score a dataset with a frozen cascade: its cheap run, then its strong run on the unsure items."""
-    from geval_core.diagnostics.cascade import RESUMABLE, existing_run, get_cascade, strong_items
+    from geval_core.diagnostics.cascade import get_cascade, strong_items
 
     st.subheader("Score with a cascade")
     picked = archive_view.frozen_and_dataset(lib, "cascade", K + "use_")
     if picked is None:
         return
     cascade, dataset = get_cascade(lib, picked[0]), picked[1]
-    side = {role: lib.get_prompt(cascade[role]) for role in ("cheap", "strong")}
-    settings = {role: state.run_settings(p.dimension.judge, use_sidebar=False) for role, p in side.items()}
-    cheap = existing_run(lib, side["cheap"].id, dataset["id"], settings["cheap"], None)
-    going = st.session_state.get(K + "going") == [cascade["id"], dataset["id"]]
-    if not step(lib, cascade, "cheap", cheap, f"{dataset['item_count']} items", going,
-                lambda: lib.find_or_create_run(side["cheap"].id, dataset["id"], settings["cheap"], RESUMABLE)[0],
-                settings, dataset):
+    prompts = {role: lib.get_prompt(cascade[role]) for role in ("cheap", "strong")}
+    plan = Plan(cascade, prompts, {role: state.run_settings(p.dimension.judge, use_sidebar=False)
+                                   for role, p in prompts.items()}, dataset)
+    cheap = step(lib, plan, "cheap", None, f"{dataset['item_count']} items")
+    if cheap is None:
         return
     items = cached_reads.dataset_items(dataset["id"])
     # Read on every rerun of the Score page: the cheap run's judgments come from the per-run cache.
     order = strong_items(cached_reads.CachedLibrary(lib), cascade, items, cheap["id"])
-    strong = existing_run(lib, side["strong"].id, dataset["id"], settings["strong"], order) if order else None
-    if order and not step(lib, cascade, "strong", strong, f"the {len(order)} items the cheap judge is unsure of",
-                          going, lambda: lib.create_run(side["strong"].id, dataset["id"], settings["strong"],
-                                                        item_ids=order), settings, dataset):
-        return
+    strong = None  # no item sent on: no strong run
+    if order:
+        strong = step(lib, plan, "strong", order, f"the {len(order)} items the cheap judge is unsure of")
+        if strong is None:
+            return
     st.session_state.pop(K + "going", None)
     show_result(lib, cascade, items, cheap["id"], strong["id"] if strong else None)
 
 
-def step(lib, cascade, role: str, run, what: str, going: bool, new_run, settings, dataset) -> bool:
-    """True when this side's run is finished; else its progress, or the button (or the going cascade) that starts
-    it, as a job. The strong side starts by itself after the cheap side the same click started."""
+def step(lib, plan: Plan, role: str, ids: list[str] | None, what: str) -> dict[str, Any] | None:
+    """This side's finished run; None while it is not, with its progress or the button that starts it as a job.
+    The strong side starts by itself after the cheap side the same click started."""
+    from geval_core.diagnostics.cascade import RESUMABLE
     from geval_core.providers.registry import check_judge, default_concurrency
 
+    run = plan.run(lib, role, ids)
     if run is not None and live.is_live(lib, run["id"]):
         st.caption(f"The {role} judge on {safe_text.md_escape(what)}")
         live.attach(lib, run["id"], key=K + role)
-        return False
+        return None
     if run is not None and live.finished(run):
-        return True
+        return run
     if role == "cheap":  # its job was stopped, or never started: the strong job waits for a click again
         st.session_state.pop(K + "going", None)
-    label = safe_text.md_escape(f"Score with {cascade['name']}@{cascade['version']}: the {role} judge on {what}")
-    if (role == "strong" and going) or st.button(label, key=K + "start_" + role):
+    going = role == "strong" and st.session_state.get(K + "going") == plan.going
+    label = safe_text.md_escape(f"Score with {plan.cascade['name']}@{plan.cascade['version']}: the {role} judge "
+                                f"on {what}")
+    if going or st.button(label, key=K + "start_" + role):
         for side in ("cheap", "strong") if role == "cheap" else ("strong",):
-            check_judge(settings[side])  # every key before any run is recorded
-        run_id = run["id"] if run else new_run()
-        live.start(lib, run_id, default_concurrency(settings[role]))
+            check_judge(plan.settings[side])  # every key before any run is recorded
+        run_id = run["id"] if run else lib.find_or_create_run(plan.prompts[role].id, plan.dataset["id"],
+                                                              plan.settings[role], RESUMABLE, ids)[0]
+        live.start(lib, run_id, default_concurrency(plan.settings[role]))
         if role == "cheap":  # the strong job follows this one by itself
-            st.session_state[K + "going"] = [cascade["id"], dataset["id"]]
+            st.session_state[K + "going"] = plan.going
         else:  # started once: stopped later, it stays stopped
             st.session_state.pop(K + "going", None)
         st.rerun()
-    return False
+    return None
 
 
 def show_result(lib, cascade, items, cheap_run: str, strong_run: str | None) -> None:

@@ -35,15 +35,11 @@ def freeze_form(lib) -> None:
 def member_runs(lib, panel, dataset_id: str) -> list[dict[str, Any]]:
     """Each member with its pinned judge (the sidebar's server for its provider) and its newest whole-dataset
     run with those settings, None when it has none yet (nothing is recorded by looking)."""
-    from dataclasses import asdict
-
     runs = []
     for member in panel.members:
         prompt = lib.get_prompt(member)
         settings = state.run_settings(prompt.dimension.judge, use_sidebar=False)
-        found = next((r for r in lib.list_runs(prompt=prompt.id, dataset=dataset_id) if r["status"] in RESUMABLE
-                      and r["judge"] == asdict(settings) and r.get("item_ids") is None), None)
-        runs.append({"prompt": prompt, "settings": settings, "run": found})
+        runs.append({"prompt": prompt, "settings": settings, "run": lib.find_run(prompt.id, dataset_id, settings)})
     return runs
 
 

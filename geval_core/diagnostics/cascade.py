@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -28,8 +28,8 @@ from ..stats.confidence import confidence, share_at
 from ..store import Store
 from ..types import Judge, JudgeSettings
 
-__all__ = ["SIGNALS", "cascade_curve", "cascade_result", "existing_run", "flip_chance", "freeze_cascade",
-           "get_cascade", "routed", "score_cascade", "strong_items", "uncertainty"]
+__all__ = ["SIGNALS", "cascade_curve", "cascade_result", "flip_chance", "freeze_cascade", "get_cascade", "routed",
+           "score_cascade", "strong_items", "uncertainty"]
 
 SIGNALS = ("entropy", "sd", "margin", "valid_mass", "flip")
 RESUMABLE = ("done", "running", "cancelled", "failed")
@@ -116,7 +116,7 @@ def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str
     if cheap_p.dimension.scale != strong_p.dimension.scale:
         raise InputError("the two judges rate on different scales", field="strong")
     uncertainty(None, signal)  # the signal's name is checked
-    name = check_new_name(name, [k.split(":", 1)[1] for k in store.setting_keys("cascade:")], "cascade")
+    name = check_new_name(name, store.setting_names("cascade:"), "cascade")
     body = {"cheap": cheap_p.id, "strong": strong_p.id, "signal": signal, "threshold": float(threshold)}
     cascade_id = canonical_hash(body)
     versions = store.get_setting(_key(name), [])
@@ -141,24 +141,6 @@ def get_cascade(store: Store, ref: str) -> dict[str, Any]:
     if canonical_hash(body) != stored["id"]:
         raise InputError(f"cascade {ref} does not match its hash: it was edited", field="cascade")
     return stored
-
-
-def existing_run(store: Store, prompt_id: str, dataset_id: str, settings: JudgeSettings,
-                 ids: list[str] | None) -> dict[str, Any] | None:
-    """The newest finished or resumable run of the prompt with these settings on exactly these items (None: the
-    whole dataset); None when there is none (looking records nothing)."""
-    for run in store.list_runs(prompt=prompt_id, dataset=dataset_id):
-        if run.get("item_ids") == ids and run["judge"] == asdict(settings) and run["status"] in RESUMABLE:
-            return run
-    return None
-
-
-def _side_run(store: Store, prompt, dataset_id: str, settings: JudgeSettings, ids: list[str] | None) -> str:
-    """A finished or resumable run of the prompt on exactly these items (None: the whole dataset), else a new one."""
-    if ids is None:
-        return store.find_or_create_run(prompt.id, dataset_id, settings, RESUMABLE)[0]
-    found = existing_run(store, prompt.id, dataset_id, settings, ids)
-    return found["id"] if found else store.create_run(prompt.id, dataset_id, settings, item_ids=ids)
 
 
 def strong_items(store: Store, cascade: dict[str, Any], items: list, cheap_run: str) -> list[str]:
@@ -198,13 +180,14 @@ def score_cascade(store: Store, cascade: dict[str, Any], dataset_id: str,
     prompts = {role: store.get_prompt(cascade[role]) for role in ("cheap", "strong")}
     settings = {role: replace(p.dimension.judge, base_url=(base_urls or {}).get(role)) for role, p in prompts.items()}
     items = run_items(store, dataset_id, None)
-    cheap_run = _side_run(store, prompts["cheap"], dataset_id, settings["cheap"], None)
+    cheap_run = store.find_or_create_run(prompts["cheap"].id, dataset_id, settings["cheap"], RESUMABLE)[0]
     cheap_summary = run_scoring(prompts["cheap"], items, judge_for(settings["cheap"]), store, cheap_run,
                                 replace(options or RunOptions(), settings=settings["cheap"]))
     order = strong_items(store, cascade, items, cheap_run)
     strong_run, strong_summary = None, None
     if order:
-        strong_run = _side_run(store, prompts["strong"], dataset_id, settings["strong"], order)
+        strong_run = store.find_or_create_run(prompts["strong"].id, dataset_id, settings["strong"], RESUMABLE,
+                                              order)[0]
         wanted = set(order)
         strong_summary = run_scoring(prompts["strong"], [i for i in items if i.id in wanted],
                                      judge_for(settings["strong"]), store, strong_run,

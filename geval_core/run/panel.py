@@ -59,7 +59,7 @@ def freeze_panel(store: Store, name: str, members: list[FrozenPrompt], rule: str
             raise InputError(f"{other.label} rates {other.dimension.name} on {other.dimension.scale}, the panel "
                              f"{first.name} on {first.scale}: members judge one dimension on one scale",
                              field="member")
-    name = check_new_name(name, [k.split(":", 1)[1] for k in store.setting_keys("panel:")], "panel")
+    name = check_new_name(name, store.setting_names("panel:"), "panel")
     ids = tuple(m.id for m in members)
     panel_id = canonical_hash({"members": list(ids), "rule": rule})
     versions = store.get_setting(_key(name), [])

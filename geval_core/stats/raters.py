@@ -153,19 +153,20 @@ def alpha_intervals(values: np.ndarray, resamples: int, seed: int = 0, metrics: 
                     clusters: Sequence[Any] | None = None) -> dict[str, list[float | None]]:
     """95% intervals of alpha per metric, resampling the clusters (e.g. documents) when given, else units."""
     values = np.asarray(values, dtype=float)
-    tabled = [m for m in metrics if m != "interval"]
-    levels, counts = unit_counts(values) if tabled else (np.unique(values[np.isfinite(values)]), None)
-    units, k = values.shape[0], len(levels)
-    if not units or not k or resamples <= 0:
+    if not values.shape[0] or not np.isfinite(values).any() or resamples <= 0:
         return {m: [None, None] for m in metrics}
-    per_unit = [interval_moments(values)] + ([unit_coincidences(counts).reshape(units, k * k)] if tabled else [])
+    tabled = [m for m in metrics if m != "interval"]
+    per_unit = [interval_moments(values)]
+    if tabled:  # the coincidence tables only for the metrics that need them
+        levels, counts = unit_counts(values)
+        per_unit.append(unit_coincidences(counts).reshape(len(values), -1))
     if clusters is not None:  # a cluster's sums are the sums of its units'
         codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)[1]
         per_unit = [_summed(codes, table) for table in per_unit]
-        units = per_unit[0].shape[0]
+    units, cells = per_unit[-1].shape
     rng = np.random.default_rng(seed)
     out: dict[str, list[float]] = {m: [] for m in metrics}
-    chunk = max(1, min(_CELLS // max(units, k * k if tabled else 4), resamples))
+    chunk = max(1, min(_CELLS // max(units, cells), resamples))
     for start in range(0, resamples, chunk):
         b = min(chunk, resamples - start)
         weights = np.zeros((b, units))
@@ -173,7 +174,7 @@ def alpha_intervals(values: np.ndarray, resamples: int, seed: int = 0, metrics: 
         if "interval" in out:
             out["interval"].extend(alpha_of_moments(weights @ per_unit[0]).tolist())
         if tabled:
-            tables = (weights @ per_unit[1]).reshape(b, k, k)
+            tables = (weights @ per_unit[1]).reshape(b, len(levels), len(levels))
             for m in tabled:
                 out[m].extend(alpha_of_tables(tables, levels, m).tolist())
     return {m: interval(v, krippendorff_alpha(values, m), units) for m, v in out.items()}

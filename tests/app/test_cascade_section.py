@@ -175,21 +175,28 @@ def test_a_refused_curve_is_said_in_its_section_and_the_runs_still_show(lib_path
     assert at.selectbox(key="score_run").value  # the page went on below the section
 
 
-def test_a_stopped_cheap_job_resumed_elsewhere_does_not_start_the_strong_one(lib_path, monkeypatch, tmp_path):
-    """The strong job follows the cheap one by itself only after the click that started them; once the cheap
-    job was stopped, finishing it from the run list leaves the strong side waiting for its own click."""
+def held_on_fresh(lib, strong: str, monkeypatch, tmp_path):
+    """(the Score page on dataset fresh@1, the hold file): cascade tiered of cheap@1 and `strong` sending every
+    scored item on, each judge's worker answering three requests, then waiting while the hold file exists."""
     from geval_core.diagnostics.cascade import freeze_cascade
 
-    lib = Library(lib_path)
-    new_texts = [replace(i, fields={**i.fields, "summary": i.fields["summary"] + " Again."})
-                 for i in lib.dataset_items("sample@1")[:24]]  # not in the judgment cache: the judge is asked
-    lib.import_items("fresh", new_texts)
-    freeze_cascade(lib, "tiered", "cheap@1", "strong@1", "entropy", 0.0)  # every scored item goes on
+    freeze_cascade(lib, "tiered", "cheap@1", strong, "entropy", 0.0)
     hold = tmp_path / "hold"
     hold.write_text("3")
     monkeypatch.setenv("GEVAL_TEST_JUDGE_HOLD", str(hold))
     at = open_page("score")
     at.selectbox(key="cs_use_dataset").set_value("fresh@1").run()
+    return at, hold
+
+
+def test_a_stopped_cheap_job_resumed_elsewhere_does_not_start_the_strong_one(lib_path, monkeypatch, tmp_path):
+    """The strong job follows the cheap one by itself only after the click that started them; once the cheap
+    job was stopped, finishing it from the run list leaves the strong side waiting for its own click."""
+    lib = Library(lib_path)
+    new_texts = [replace(i, fields={**i.fields, "summary": i.fields["summary"] + " Again."})
+                 for i in lib.dataset_items("sample@1")[:24]]  # not in the judgment cache: the judge is asked
+    lib.import_items("fresh", new_texts)
+    at, hold = held_on_fresh(lib, "strong@1", monkeypatch, tmp_path)
     at.button(key="cs_start_cheap").click().run()
     fresh = lib.get_dataset("fresh@1")["id"]
     (cheap,) = [r for r in lib.list_runs() if r["dataset_id"] == fresh]
@@ -210,18 +217,11 @@ def test_a_stopped_cheap_job_resumed_elsewhere_does_not_start_the_strong_one(lib
 
 def test_a_stopped_strong_job_stays_stopped(lib_path, monkeypatch, tmp_path):
     """The strong job that followed the cheap one by itself is not started again once it was stopped."""
-    from geval_core.diagnostics.cascade import freeze_cascade
-
     lib = Library(lib_path)
     base = lib.get_prompt("strong").dimension
     lib.freeze(replace(base, definition="Every sentence follows."), name="stronger")  # never asked: no cache
     lib.import_items("fresh", lib.dataset_items("sample@1")[:24])  # the cheap judge's answers are cached
-    freeze_cascade(lib, "tiered", "cheap@1", "stronger@1", "entropy", 0.0)  # every scored item goes on
-    hold = tmp_path / "hold"
-    hold.write_text("3")
-    monkeypatch.setenv("GEVAL_TEST_JUDGE_HOLD", str(hold))
-    at = open_page("score")
-    at.selectbox(key="cs_use_dataset").set_value("fresh@1").run()
+    at, hold = held_on_fresh(lib, "stronger@1", monkeypatch, tmp_path)
     at = after_jobs(at.button(key="cs_start_cheap").click().run(), lib_path)  # the strong job starts by itself
     fresh = lib.get_dataset("fresh@1")["id"]
     (strong,) = [r for r in lib.list_runs() if r["dataset_id"] == fresh and r["item_ids"] is not None]
