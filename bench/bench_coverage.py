@@ -7,7 +7,8 @@ of the population's documents, the sampling the bootstrap assumes), calls the wo
 functions and checks the interval covers the population's value. "before" is the interval the
 workbench gave until issue 25 (percentile bootstrap; a file's --pooled reading resampled items; PPI
 with z and no minimum, items treated as independent), computed from the same resamples; "after" is
-today's. Coverage is over the intervals shown; "withheld" counts the draws that got none. The binomial
+today's. `--only panel` adds a panel's inter-judge alpha on weighted scores: the judge and a second one with
+its own document shifts ("before" there: items resampled). Coverage is over the intervals shown; "withheld" counts the draws that got none. The binomial
 standard error is sqrt(p(1-p)/repeats).
 
 Run: nice .venv/bin/python bench/bench_coverage.py [--reps 400] [--resamples 400] [--groups 10 20 50]
@@ -131,6 +132,23 @@ def alpha_rows(pop: Population, tally: Tally, sizes: list[int], reps: int, resam
                     tally.add((f"alpha {m}", g, "before"), before[k], truth[m])
 
 
+def panel_rows(pop: Population, tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
+    """A panel's inter-judge alpha (interval) on weighted scores: the population's judge and a second one with its
+    own document shifts and noise (load's seed 1), scores to 2 decimals, nearly all distinct. "after": documents
+    resampled, as the panel's summary does; "before": items resampled, the documents ignored."""
+    judges = np.column_stack([pop.judge, load(seed=1).judge])
+    truth = krippendorff_alpha(judges, "interval")
+    print(f"panel: inter-judge alpha (interval) of the population {truth:.3f}", file=sys.stderr)
+    rng = np.random.default_rng(5)
+    for g in sizes:
+        for rep in range(reps):
+            idx, labels = draw(pop, g, rng)
+            after = alpha_intervals(judges[idx], resamples, rep, ("interval",), clusters=labels.tolist())
+            before = alpha_intervals(judges[idx], resamples, rep, ("interval",))
+            tally.add(("panel alpha interval", g, "after"), after["interval"], truth)
+            tally.add(("panel alpha interval", g, "before"), before["interval"], truth)
+
+
 def independent_rows(tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
     """Ungrouped data (items resampled): n independent items from a bivariate normal with rho 0.6."""
     rho = 0.6
@@ -160,7 +178,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--resamples", type=int, default=400)
     parser.add_argument("--groups", type=int, nargs="+", default=[10, 20, 50])
-    parser.add_argument("--only", choices=["agreement", "alpha", "ppi", "independent"], nargs="*", default=None)
+    parser.add_argument("--only", choices=["agreement", "alpha", "panel", "ppi", "independent"], nargs="*", default=None)
     args = parser.parse_args()
     if not SUMMEVAL.is_file():
         sys.exit(f"SummEval not found at {SUMMEVAL}")
@@ -170,11 +188,13 @@ def main() -> None:
     truth = agreement(pop.judge, pop.human, pop.doc.tolist(), SCALE)
     print(f"population: {len(pop.human)} items, {pop.docs} documents; judge group Spearman {truth.spearman:.3f}, "
           f"pooled {agreement(pop.judge, pop.human, None, SCALE).spearman:.3f}")
-    only = set(args.only or ["agreement", "alpha", "ppi", "independent"])
+    only = set(args.only or ["agreement", "alpha", "panel", "ppi", "independent"])
     if "independent" in only:
         independent_rows(tally, args.groups, args.reps, args.resamples)
     if "alpha" in only:
         alpha_rows(pop, tally, args.groups, args.reps, args.resamples)
+    if "panel" in only:
+        panel_rows(pop, tally, args.groups, args.reps, args.resamples)
     if "ppi" in only:
         ppi_rows(pop, tally, args.groups, max(args.reps, 1000))
     if "agreement" in only:
