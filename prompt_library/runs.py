@@ -12,9 +12,10 @@ from typing import Any
 from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.judgment import Judgment
 from geval_core.prompts import canonical_hash, canonical_json
-from geval_core.types import JudgeSettings
+from geval_core.types import Dimension, JudgeSettings, Scale
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now, update_row
+from .cache_origin import ORIGIN_COLUMNS, ORIGIN_SQL, reply_problem
 from .hashes import as_stored, row_hash
 from .judgment_rows import JUDGMENT_COLUMNS, decoded, encoded, latest_attempts
 from .prompts import PromptsMixin, split_label
@@ -198,8 +199,8 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
 
     # --- judge cache --------------------------------------------------------------------------------
     def cache_get(self, key: str) -> dict[str, Any] | None:
-        """A stored reply dict for an identical request, or None (also for an entry whose origin judgment is
-        missing or answered otherwise); IntegrityError when it fails its hash."""
+        """A stored reply dict for an identical request, or None (also for an entry that names no judgment, or one
+        that does not exist); IntegrityError when it fails its hash or differs from its origin judgment."""
         with self._lock:  # asked once per item: the plain cursor, not a query's dict rows
             row = self.conn.execute("SELECT reply, hash, origin FROM judge_cache WHERE key = ?", [key]).fetchone()
         if row is None:
@@ -208,26 +209,41 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         if not cache_entry_ok(key, reply, digest):
             raise IntegrityError(f"judge cache entry {key[:12]} does not match its hash; it is asked again")
         data = loads(reply)
-        # Anyone can recompute the hash; only a reply some stored judgment was scored from is replayed.
-        return data if self.origin_problem(origin, data) is None else None
+        # Anyone can recompute the hash; only the whole reply some stored judgment was scored from is replayed.
+        why, contradicted = self._origin_verdict(origin, data)
+        if contradicted:  # vouched for by a judgment it differs from: a forged or edited entry
+            raise IntegrityError(f"judge cache entry {key[:12]}: {why}; it is asked again")
+        return data if why is None else None
 
     def origin_problem(self, origin: str | None, reply: Any) -> str | None:
-        """Why a cache entry's origin does not vouch for its reply (None when a judgment of it has its replies)."""
+        """Why a cache entry's origin does not vouch for its reply (None when a judgment of it was scored from
+        exactly this reply: texts, model version, tokens and log-probabilities)."""
+        return self._origin_verdict(origin, reply)[0]
+
+    def _origin_verdict(self, origin: str | None, reply: Any) -> tuple[str | None, bool]:
+        """(origin_problem, whether the origin judgment exists and contradicts the reply)."""
         if not origin:
-            return "names no judgment it came from"
+            return "names no judgment it came from", False
         run_id, _, item_id = origin.partition("/")
         with self._lock:
-            stored = self.conn.execute("SELECT replies FROM judgments WHERE run_id = ? AND item_id = ?",
-                                       [run_id, item_id]).fetchall()
+            cursor = self.conn.execute(ORIGIN_SQL, [run_id, item_id])
+            stored = [dict(zip(ORIGIN_COLUMNS, r, strict=True)) for r in cursor.fetchall()]
         if not stored:
-            return f"its origin judgment {origin} does not exist"
-        try:
-            texts = [choice["text"] for choice in reply["choices"]]
-            if any(loads(replies, []) == texts for (replies,) in stored):
-                return None
-        except (KeyError, TypeError, ValueError):
-            pass
-        return f"its reply is not the one its origin judgment {origin} was scored from"
+            return f"its origin judgment {origin} does not exist", False
+        problems = [reply_problem(reply, row, self._origin_scale) for row in stored]  # latest attempt first
+        if None in problems:
+            return None, False
+        return f"its reply is not the one its origin judgment {origin} was scored from ({problems[0]})", True
+
+    def _origin_scale(self, row: dict[str, Any]) -> Scale | None:
+        """The scale of an origin judgment's prompt (prompts never change: kept per prompt id)."""
+        scales = self.__dict__.setdefault("_origin_scales", {})
+        if row["prompt_id"] not in scales:
+            try:
+                scales[row["prompt_id"]] = Dimension.from_dict(loads(row["dimension"])).scale
+            except (AttributeError, KeyError, TypeError, ValueError):  # a damaged prompt row: nothing vouches
+                scales[row["prompt_id"]] = None
+        return scales[row["prompt_id"]]
 
     def cache_put(self, key: str, reply: dict[str, Any], origin: str | None = None) -> None:
         """Store a reply dict under its request key, naming the judgment it is scored into (origin: RUN/ITEM);

@@ -91,12 +91,13 @@ def template(tmp_path_factory) -> tuple[Path, dict[str, object]]:
         run = lib.create_run(prompt.id, "sample", prompt.dimension.judge, item_ids=[i.id for i in items])
         with lib.transaction():  # the runner's cache writes are cleared: this file holds one entry, with origin
             run_scoring(prompt, items[:5], ScriptedJudge(), lib, run)
+            real = lib._one("SELECT reply FROM judge_cache WHERE origin = ?", [f"{run}/{items[0].id}"])["reply"]
             lib.conn.execute("DELETE FROM judge_cache")
         lib.save_judgment(run, Judgment(items[5].id, mode="logprobs", error="JudgeError: boom"))
         lib.finish_run(run, "done")
         first = lib.judgments(run)[0]
-        lib.cache_put("real-key", {**FORGED, "choices": [{"text": t} for t in first["replies"]]},
-                      origin=f"{run}/{first['item_id']}")
+        # The whole reply the first judgment was scored from (its texts alone would not be replayed).
+        lib.cache_put("real-key", json.loads(real), origin=f"{run}/{first['item_id']}")
         rating = lib.add_rating(lib.get_dataset("sample")["id"], items[0].id, "coherence", "ann", 4.0)
     text = json.dumps(FORGED, sort_keys=True, separators=(",", ":"))
     params = {"run": run, "item": first["item_id"], "errored": items[5].id, "rating": rating, "forged": text,

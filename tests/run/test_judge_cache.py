@@ -74,14 +74,15 @@ def test_an_entry_without_its_hash_is_a_miss(tmp_path):
     assert (again.cache_rejected, again.cached, again.judge_calls) == (3, 0, 3)
 
 
-def judged(library: Library, *texts: str) -> list[str]:
-    """Origins (RUN/ITEM) of judgments scored from replies with these texts, one item each."""
+def judged(library: Library, *texts: str, **about) -> list[str]:
+    """Origins (RUN/ITEM) of judgments scored from replies with these texts, one item each; `about` adds the
+    judgment's model version and tokens (a cache entry must agree with them too)."""
     library.freeze(dimension())
     items = [Item(f"i{n}", {"document": f"d{n}", "summary": "s"}) for n in range(len(texts))]
     library.import_items("origins", items)
     run = library.create_run("coherence", "origins", JudgeSettings())
     for item, text in zip(items, texts, strict=True):
-        library.save_judgment(run, Judgment(item.id, score=3.0, replies=[text], mode="sampling"))
+        library.save_judgment(run, Judgment(item.id, score=3.0, replies=[text], mode="sampling", **about))
     return [f"{run}/{item.id}" for item in items]
 
 
@@ -183,7 +184,7 @@ def test_entries_are_stored_canonical_and_hashed_as_before(tmp_path):
     reply = {"usage": {"output_tokens": 1, "input_tokens": 9}, "model_version": "m-ü",
              "choices": [{"text": "3 — «ok»", "positions": [["3", -0.1, [["3", -0.1], ["4", -2.5]]]]}],
              "latency_s": 0.25, "raw": None}
-    [origin] = judged(library, "3 — «ok»")
+    [origin] = judged(library, "3 — «ok»", model_version="m-ü", input_tokens=9, output_tokens=1)
     library.cache_put("key-1", reply, origin=origin)
     text, digest = sqlite3.connect(path).execute("SELECT reply, hash FROM judge_cache").fetchone()
     assert text == json.dumps(reply, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
