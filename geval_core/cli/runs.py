@@ -61,7 +61,7 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
               help="File to write (default: stdout, as JSONL; - is stdout).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default=None,
               help="Output format (default: from the file suffix, else jsonl).")
-@click.option("--sign", is_flag=True, help="Also write OUTPUT.sig.json: the run's digest signed with your key "
+@click.option("--sign", is_flag=True, help="Also write OUTPUT.sig.json: the run's digest and OUTPUT's bytes signed with your key "
               "(--key-file or $GEVAL_SIGNING_KEY); `geval verify --check-signature` checks it.")
 @click.option("--key-file", type=click.Path(dir_okay=False), default=None, help="The signing key for --sign.")
 def runs_export(library: Library, run_id: str, output: str | None, fmt: str | None, sign: bool,
@@ -82,7 +82,7 @@ def runs_export(library: Library, run_id: str, output: str | None, fmt: str | No
     export_judgments(rows, output, fmt)
     signature = f"{output}.sig.json" if key is not None else None
     if signature is not None:
-        Path(signature).write_text(json.dumps(sign_run(library, run_id, key), indent=2) + "\n", encoding="utf-8")
+        Path(signature).write_text(json.dumps(sign_run(library, run_id, key, output), indent=2) + "\n", encoding="utf-8")
     report_written(as_json, {"file": output, "run_id": run_id, "judgments": len(rows), "signature": signature},
                    f"wrote {len(rows)} judgments to {output}"
                    + (f"; the run's signed digest to {signature}" if signature else ""))

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from prompt_library import Library, LibraryIntegrityWarning, default_path, verify_library
-from prompt_library.signing import KEY_VARIABLE, check_signature, sign_run, signing_key
+from prompt_library.signing import KEY_VARIABLE, check_signature, sign_run, signed_file, signing_key
 from prompt_library.verify import summary_line
 
 from ..errors import InputError, IntegrityError, NotFoundError
@@ -23,18 +23,24 @@ from .common import db_option, echo_json, json_option, workbench_errors
 @click.option("--sign", "sign_run_id", metavar="RUN", default=None,
               help="After a clean check, print a signature of this run (HMAC-SHA256 of its hash and digest).")
 @click.option("--check-signature", "signature_file", type=click.Path(dir_okay=False), default=None,
-              help="Check a signature file made by --sign (or `runs export --sign`) against the library.")
+              help="Check a signature file made by --sign (or `runs export --sign`) against the library and "
+              "against the file it signs (the one it names, beside it; or --file).")
+@click.option("--file", "signed_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The file a signature covers: with --sign its bytes are signed too; with --check-signature the "
+              "file to check (default: the file the signature names, beside the signature).")
 @click.option("--key-file", type=click.Path(dir_okay=False), default=None,
               help=f"The signing key (default: ${KEY_VARIABLE}); it is never stored in the library.")
 @workbench_errors
 def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signature_file: str | None,
-                   key_file: str | None) -> None:
+                   signed_path: str | None, key_file: str | None) -> None:
     """Check the library: every prompt, dataset, judgment, run, rating and cache hash, each finished run's
     digest, the schema, the migration records and the protection triggers.
 
     Exits 1 naming every object that differs. Nothing is repaired: protection re-created over data
     that may have been changed would bless the change.
     """
+    if signed_path is not None and sign_run_id is None and signature_file is None:
+        raise click.UsageError("--file names the file a signature covers: use it with --sign RUN or --check-signature")
     path = Path(db) if db else default_path()
     if not path.is_file():
         raise NotFoundError(f"no library file at {path}; pass --db FILE or set GEVAL_DB")
@@ -50,13 +56,10 @@ def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signa
                 report = verify_library(library)
                 if report["ok"] and sign_run_id is not None:
                     # Signed only when clean: a signature over edited rows would vouch for the edit.
-                    echo_json(sign_run(library, sign_run_id, signing_key(key_file)))
+                    echo_json(sign_run(library, sign_run_id, signing_key(key_file), signed_path))
                     return
                 if signature_file is not None:
-                    signed = read_signature(signature_file)
-                    check_signature(library, signed, signing_key(key_file))
-                    click.echo(f"signature ok: made with this key, over run {signed['run_id']} as the library "
-                               "holds it now", err=True)
+                    check_signature_file(library, signature_file, signed_path, key_file)
         except sqlite3.DatabaseError as exc:  # not SQLite at all, or damaged beyond reading its schema
             raise click.ClickException(f"{path} cannot be read as a library: {exc}") from None
     if as_json:
@@ -72,6 +75,16 @@ def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signa
             click.echo(f"run {sign_run_id} not signed: the library differs from what it recorded", err=True)
         click.echo(f"{len(report['problems'])} problems found in {path}", err=True)
         click.get_current_context().exit(1)
+
+
+def check_signature_file(library: Library, signature_file: str, signed_path: str | None, key_file: str | None) -> None:
+    """Check a signature against the library and the file it covers; IntegrityError says what differs."""
+    signed = read_signature(signature_file)
+    target = signed_file(signature_file, signed, signed_path)
+    check_signature(library, signed, signing_key(key_file), target)
+    over = f" and over {target} as it is now" if target is not None else " (it covers no file)"
+    click.echo(f"signature ok: made with this key, over run {signed['run_id']} as the library holds it now{over}",
+               err=True)
 
 
 def read_signature(path: str) -> dict:
