@@ -208,8 +208,8 @@ def collect_batch(store: Store, paths: list[str | Path], on_progress: Progress |
                   expected_run: str | None = None) -> list[RunSummary]:
     """Score and store every item in Batch API output/error files; one summary per run found.
 
-    Lines are checked first: a file naming a live run, another run than `expected_run`, an item or request
-    the run never sent, or a request twice is refused whole (InputError with the count and reasons).
+    Lines are checked first: a file naming a live run, another run than `expected_run`, two runs, an item or
+    request the run never sent, or a request twice is refused whole (InputError with the count and reasons).
     """
     found = read_output(paths, store, expected_run)
     return [_collect_run(store, run_id, lines, on_progress) for run_id, lines in found.items()]

@@ -1,6 +1,7 @@
 """A batch output file is input from outside: every line must belong to a run that was prepared or submitted
-as a batch (the one the caller collects, when named), to one of its items and requests, and appear once.
-Anything else refuses the whole collect, with a count per reason and where, before anything is stored."""
+as a batch (the one the caller collects, when named), to one of its items and requests, and appear once; a
+file holds the lines of one batch run (a batch writes one file per run). Anything else refuses the whole
+collect, with a count per reason and where, before anything is stored."""
 
 from __future__ import annotations
 
@@ -23,8 +24,12 @@ def check_lines(store: Store, lines: list[dict[str, Any]], expected_run: str | N
     problems: dict[str, list[str]] = defaultdict(list)
     seen: Counter = Counter()
     runs: dict[str, dict[str, int] | str] = {}
+    began: dict[str, tuple[str, int]] = {}  # file -> (the run its first line names, that line)
     for line in lines:
         where = f"{line['file']}:{line['line']}"
+        mixed = _second_run(began, line)
+        if mixed:
+            problems[mixed].append(where)
         key = (line["run_id"], line["item_id"], line["replica"])
         seen[key] += 1
         if seen[key] == 2:
@@ -44,6 +49,15 @@ def check_lines(store: Store, lines: list[dict[str, Any]], expected_run: str | N
         reasons = "; ".join(f"{len(places)} for {reason} ({', '.join(places[:SHOWN])}"
                             f"{', ...' if len(places) > SHOWN else ''})" for reason, places in problems.items())
         raise InputError(f"refused {total} of {len(lines)} batch output lines, nothing was stored: {reasons}")
+
+
+def _second_run(began: dict[str, tuple[str, int]], line: dict[str, Any]) -> str | None:
+    """Why a line names another run than its file's first line did (None when it names the same one)."""
+    run_id, first = began.setdefault(line["file"], (line["run_id"], line["line"]))
+    if run_id == line["run_id"]:
+        return None
+    return (f"a second batch run in {line['file']} (one file holds one batch run: line {first} names run {run_id}, "
+            f"these name run {line['run_id']})")
 
 
 def _sent(store: Store, run_id: str, expected_run: str | None, requests_of: Any) -> dict[str, int] | str:
