@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict
 from typing import Any
 
 from geval_core.errors import InputError
+from geval_core.prompts.inputs import require_inputs, rows_as_fields
+from geval_core.run.options import RunOptions
+from geval_core.run.plan import RunScope
 from geval_core.types import FrozenPrompt, Item, Judge
 
 from .library import Library
@@ -38,9 +41,12 @@ def _text(value: Any) -> str:
 
 
 def _items(records: list[dict[str, Any]], id_column: str | None, group_column: str | None,
-           human_columns: Sequence[str]) -> list[Item]:
+           human_columns: Sequence[str], inputs: Sequence[str]) -> list[Item]:
+    """The rows as items: the prompt's inputs must be text (`cell_text`'s rule, row and column named), ratings
+    numbers, ids present; checked whole before anything is stored or sent."""
+    rows = rows_as_fields(records, inputs)
     items = []
-    for n, row in enumerate(records):
+    for n, (row, fields) in enumerate(zip(records, rows, strict=True)):
         human = {}
         for name in human_columns:
             value = row.get(name)
@@ -53,7 +59,7 @@ def _items(records: list[dict[str, Any]], id_column: str | None, group_column: s
         if not item_id:
             raise InputError(f"row {n} has no id", field=id_column)
         group = _text(row.get(group_column)) or None if group_column else None
-        items.append(Item(item_id, {str(k): _text(v) for k, v in row.items()}, human, group))
+        items.append(Item(item_id, fields, human, group))
     return items
 
 
@@ -66,88 +72,88 @@ def _prompt(prompt: FrozenPrompt | str, lib: Library) -> FrozenPrompt:
     return lib.get_prompt(str(prompt))
 
 
-def score_frame(prompt: Any, data: Any, judge: Judge | None = None, *, concurrency: int | None = None,
+def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, concurrency: int | None = None,
                 base_url: str | None = None, id_column: str | None = None, group_column: str | None = None,
                 human_columns: Sequence[str] = (), library: str | None = None, name: str = "frame",
                 use_cache: bool = True, cancel: threading.Event | None = None) -> Any:
     """Score every row with a frozen prompt through the runner; a DataFrame: the rows' columns, then the Judgment's.
 
-    `frame.attrs` carries the run id and the runner's summary. The judge is the prompt's own (`base_url`: your
-    server) unless `judge` is given; `human_columns` and `group_column` are stored for `agree_frame`. A panel
-    (geval_core.run.panel.Panel, from the library file named by `library`) scores with every member: the frame
-    then has the panel's score and distribution, each member's score in a column of its own and the spread.
+    The run is planned as every run is (`geval_core.run.plan`): the judge is the prompt's own, or the one `judge`
+    names ("openai:MODEL", as `geval score --judge`), at `base_url`, else the environment's server (OPENAI_BASE_URL),
+    else the provider's own API; a server for a judge that takes none (the in-process `local`) is refused. A judge
+    object may be passed instead (tests). `frame.attrs` carries the run id, the judge that scored (`judge`,
+    `server`) and the runner's summary; the caller's index is kept. `human_columns` and `group_column` are stored
+    for `agree_frame`. A panel (geval_core.run.panel.Panel, from the library file named by `library`) scores with
+    every member: the frame then has the panel's score and distribution, each member's score and the spread.
     """
     import pandas as pd
 
     from geval_core.run.panel import Panel
 
     if isinstance(prompt, Panel):
-        return _panel_frame(prompt, data, judge, concurrency, id_column, group_column, human_columns, library, name)
+        return _panel_frame(prompt, data, judge, concurrency, id_column, group_column, human_columns, library, name,
+                            base_url)
 
-    from geval_core.providers import get_judge
-    from geval_core.providers.on_demand import JudgeOnDemand
-    from geval_core.providers.registry import allowed_concurrency, check_judge, default_concurrency
-    from geval_core.run import RunOptions, run_scoring
-    from geval_core.urls import check_base_url
+    from geval_core.run.plan import JudgeChoice, plan_judge, plan_run, record_run, start_run
 
     records = _records(data)
-    items = _items(records, id_column, group_column, human_columns)
     with Library(library or ":memory:", seed_examples=False) as lib:
         stored = _prompt(prompt, lib)
-        settings = replace(stored.dimension.judge, base_url=check_base_url(base_url))
-        if judge is None:
-            check_judge(settings)  # before a run is recorded
-            judge = JudgeOnDemand(settings.provider, lambda: get_judge(settings))
+        require_inputs(stored, records, "the rows given to score_frame")
+        items = _items(records, id_column, group_column, human_columns, stored.dimension.inputs)
+        given = judge if judge is not None and not isinstance(judge, str) else None
+        if given is not None and base_url is not None:
+            raise InputError("base_url= names a server for the judge made here, but a judge object was given: "
+                             "leave out one of them", field="base_url")
+        planned = plan_judge(stored.dimension.judge, JudgeChoice(judge if isinstance(judge, str) else None,
+                                                                 base_url, where="base_url="), lib)
         dataset = lib.import_items(name, items, source="score_frame")
-        run_id = lib.create_run(stored.id, dataset["id"], settings)
-        workers, _ = allowed_concurrency(settings, concurrency or default_concurrency(settings))
-        summary = run_scoring(stored, items, judge, lib, run_id,
-                              RunOptions(settings=settings, concurrency=workers, use_cache=use_cache), cancel=cancel)
-        judged = {row["item_id"]: row for row in lib.judgments(run_id)}
-    out = pd.DataFrame(records)
+        plan = record_run(lib, plan_run(lib, stored, dataset, scope=RunScope(new_run=True), judge=planned,
+                                        concurrency=concurrency, options=RunOptions(use_cache=use_cache)))
+        summary = start_run(lib, plan, given, cancel=cancel)
+        judged = {row["item_id"]: row for row in lib.judgments(plan.run_id)}
+    out = pd.DataFrame(records, index=data.index if isinstance(data, pd.DataFrame) else None)
     for column in JUDGMENT_COLUMNS:
         out[column] = [judged.get(item.id, {}).get(column) for item in items]
-    out.attrs.update(run_id=run_id, prompt=stored.label, summary=summary.to_dict(),
-                     item_ids=[item.id for item in items])
+    out.attrs.update(run_id=plan.run_id, prompt=stored.label, summary=summary.to_dict(),
+                     item_ids=[item.id for item in items], judge=planned.describe(), server=planned.server,
+                     settings=asdict(planned.settings))
     return out
 
 
 def _panel_frame(panel: Any, data: Any, judge: Any, concurrency: int | None, id_column: str | None,
-                 group_column: str | None, human_columns: Sequence[str], library: str | None, name: str) -> Any:
-    """score_frame for a panel: each member through the runner (its run reused when it exists), then the rule."""
+                 group_column: str | None, human_columns: Sequence[str], library: str | None, name: str,
+                 base_url: str | None) -> Any:
+    """score_frame for a panel: each member planned and scored (its run reused when it exists), then the rule."""
     import pandas as pd
 
-    from geval_core.providers import get_judge
-    from geval_core.providers.registry import check_judge
-    from geval_core.run import RunOptions, run_scoring
-    from geval_core.run.panel import combine
+    from geval_core.run.panel import score_panel
 
     if library is None:
         raise InputError("a panel lives in a library: name its file with library=", field="library")
+    if isinstance(judge, str):
+        raise InputError("a panel's members keep their own frozen judges: judge= is for a single prompt",
+                         field="judge")
     records = _records(data)
-    items = _items(records, id_column, group_column, human_columns)
     with Library(library) as lib:
         members = [lib.get_prompt(m) for m in panel.members]
+        require_inputs(members[0], records, "the rows given to score_frame")
+        items = _items(records, id_column, group_column, human_columns, members[0].dimension.inputs)
         dataset = lib.import_items(name, items, source="score_frame")
-        run_ids = []
-        for member in members:
-            settings = member.dimension.judge
-            run_id, _ = lib.find_or_create_run(member.id, dataset["id"], settings, ("done", "running", "cancelled"))
-            if judge is None:
-                check_judge(settings)
-            member_judge = judge(settings) if callable(judge) and not hasattr(judge, "judge") else judge
-            run_scoring(member, items, member_judge or get_judge(settings), lib, run_id,
-                        RunOptions(settings=settings, concurrency=concurrency or 1))
-            run_ids.append(run_id)
-        result = combine(lib, panel, members, run_ids, dataset["id"], 500)
+        judge_for = None if judge is None else (judge if callable(judge) and not hasattr(judge, "judge")
+                                                else (lambda _settings: judge))
+        result = score_panel(lib, panel, dataset["id"], judge_for, base_url=base_url, concurrency=concurrency,
+                             resamples=500)
     by_id = {row["id"]: row for row in result["rows"]}
-    out = pd.DataFrame(records)
+    out = pd.DataFrame(records, index=data.index if isinstance(data, pd.DataFrame) else None)
     out["score"] = [by_id[i.id]["score"] for i in items]
     out["distribution"] = [by_id[i.id]["distribution"] for i in items]
     out["spread"] = [by_id[i.id]["spread"] for i in items]
     for member in members:
         out[member.label] = [by_id[i.id]["members"][member.label] for i in items]
-    out.attrs.update(panel=panel.label, rule=panel.rule, alpha=result["alpha"], run_ids=run_ids)
+    out.attrs.update(panel=panel.label, rule=panel.rule, alpha=result["alpha"],
+                     run_ids=[m["run"] for m in result["member_runs"]],
+                     judges={m["prompt"]: m["judge"] for m in result["member_runs"]})
     return out
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from geval_core.errors import GEvalError, RunBusyError
-from geval_core.types import JudgeSettings
 
 from .library import Library
 
@@ -43,26 +42,16 @@ def start_job(lib: Library, run_id: str, options: dict[str, Any]) -> int:
     return child.pid
 
 
-def run_items(lib: Library, run: dict[str, Any]) -> list:
-    """The items a run was started on (its chosen ids, else the whole dataset), in dataset order."""
-    items = lib.dataset_items(run["dataset_id"])
-    wanted = run.get("item_ids")
-    return items if not wanted else [item for item in items if item.id in set(wanted)]
-
-
 def work(lib: Library, run_id: str, cancel: threading.Event) -> dict[str, Any]:
-    """Score the run's items not judged yet with its own judge settings; the session's summary."""
-    from geval_core.providers import get_judge
-    from geval_core.providers.on_demand import JudgeOnDemand
-    from geval_core.run import RunOptions, run_scoring
+    """Score the run's items not judged yet with its own judge, server and items (planned from the stored run,
+    its items streamed from the dataset version); the session's summary."""
+    from geval_core.run import RunOptions
+    from geval_core.run.plan import plan_of_run, record_run, start_run
 
-    run, options = lib.get_run(run_id), (lib.job(run_id) or {}).get("options") or {}
-    prompt = lib.get_prompt(run["prompt_id"])
-    settings = JudgeSettings(**run["judge"]) if run.get("judge") else prompt.dimension.judge
-    judge = JudgeOnDemand(settings.provider, lambda: get_judge(settings))
-    run_options = RunOptions(settings=settings, concurrency=int(options.get("concurrency") or 1),
-                             rpm=options.get("rpm") or None, tpm=options.get("tpm") or None)
-    return run_scoring(prompt, run_items(lib, run), judge, lib, run_id, run_options, cancel=cancel).to_dict()
+    options = (lib.job(run_id) or {}).get("options") or {}
+    plan = plan_of_run(lib, run_id, concurrency=int(options.get("concurrency") or 1),
+                       options=RunOptions(rpm=options.get("rpm") or None, tpm=options.get("tpm") or None))
+    return start_run(lib, record_run(lib, plan), cancel=cancel).to_dict()
 
 
 def _watch_stop(lib: Library, run_id: str, cancel: threading.Event, done: threading.Event) -> None:

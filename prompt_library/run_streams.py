@@ -35,6 +35,12 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
         """Items of a run with a final (error-free) judgment: len(judged_item_ids) from the index alone."""
         return self._count("SELECT COUNT(*) FROM judgments WHERE run_id = ? AND error IS NULL", [run_id])
 
+    def run_servers(self, run_id: str) -> set[str]:
+        """The servers that answered a run's judgments (errors left out: an unanswered call names no server)."""
+        rows = self._rows("SELECT DISTINCT server FROM judgments WHERE run_id = ? AND error IS NULL "
+                          "AND server IS NOT NULL", [run_id])
+        return {r["server"] for r in rows}
+
     def judgment_row_count(self, run_id: str) -> int:
         """Stored judgment rows of a run, every attempt (judgments are append-only: an equal count is the same rows)."""
         return self._count("SELECT COUNT(*) FROM judgments WHERE run_id = ?", [run_id])

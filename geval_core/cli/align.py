@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .common import echo_json, effective_settings, library_command
+from .common import echo_json, library_command
 
 __all__ = ["align_group"]
 
@@ -81,49 +81,33 @@ def align_test(library: Any, prompt: str, data_ref: str, judge_ref: str | None, 
 
 def _score_side(library: Any, side: str, prompt: str, data_ref: str, judge_ref: str | None, base_url: str | None,
                 concurrency: int | None, as_json: bool) -> None:
-    from ..providers import get_judge
-    from ..providers.on_demand import JudgeOnDemand
-    from ..providers.registry import allowed_concurrency, check_judge, default_concurrency
-    from ..run import RunOptions, run_scoring
-    from ..run.splits import get_split, record_test_use
+    from ..run.plan import RunScope, plan_run, record_run, start_run
+    from ..run.splits import sealed_uses
+    from .score import judge_choice
 
     frozen = library.get_prompt(prompt)
     dataset = library.get_dataset(data_ref)
-    split = get_split(library, dataset["id"])
-    settings, warnings = effective_settings(frozen.dimension.judge, judge_ref, base_url, None, None, None)
-    for warning in warnings:
+    plan = plan_run(library, frozen, dataset, judge_choice(judge_ref, base_url, None, None, None),
+                    RunScope(side=side), concurrency=concurrency)
+    for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
-    check_judge(settings)  # before a run is recorded
-    wanted = set(split[side]) - frozen.dimension.example_ids
-    items = [i for i in library.dataset_items(dataset["id"]) if i.id in wanted]
-    run_id = _reusable(library, frozen.id, dataset["id"], settings, [i.id for i in items])
-    reused = run_id is not None
-    if not reused:
-        run_id = library.create_run(frozen.id, dataset["id"], settings, item_ids=[i.id for i in items])
-    workers, _ = allowed_concurrency(settings, concurrency or default_concurrency(settings))
-    summary = run_scoring(frozen, items, JudgeOnDemand(settings.provider, lambda: get_judge(settings)), library,
-                          run_id, RunOptions(settings=settings, concurrency=workers))
-    candidates = record_test_use(library, split, frozen.id, run_id) if side == "test" else None
-    out = {"prompt": frozen.label, "prompt_id": frozen.id, "dataset": dataset["label"], "split": split["hash"],
-           "side": side, "run_id": run_id, "reused": reused, "status": summary.status, f"{side}_items": len(items),
-           "judge_calls": summary.judge_calls, "candidates_on_test": candidates}
+    click.echo(plan.describe(), err=True)
+    reused = library.find_run(frozen.id, dataset["id"], plan.settings, item_ids=list(plan.item_ids or ())) is not None
+    plan = record_run(library, plan)  # a use of the test side is recorded here
+    summary = start_run(library, plan)
+    candidates = len({u["prompt_id"] for u in sealed_uses(library, plan.split)}) if side == "test" else None
+    out = {"prompt": frozen.label, "prompt_id": frozen.id, "dataset": dataset["label"], "split": plan.split["hash"],
+           "side": side, "run_id": plan.run_id, "reused": reused, "status": summary.status,
+           f"{side}_items": plan.total, "judge_calls": summary.judge_calls, "candidates_on_test": candidates,
+           "judge": plan.judge.describe(), "server": plan.judge.server}
     if as_json:
         echo_json(out)
     else:
         recorded = f"; recorded: {candidates} prompt(s) evaluated on this test side" if side == "test" else ""
-        click.echo(f"{frozen.label} on the {side} side of {dataset['label']} ({len(items)} items): run {run_id} "
-                   f"{summary.status}{recorded}", err=True)
+        click.echo(f"{frozen.label} on the {side} side of {dataset['label']} ({plan.total} items): run "
+                   f"{plan.run_id} {summary.status}{recorded}", err=True)
     if summary.status != "done":
         raise SystemExit(3)
-
-
-def _reusable(library: Any, prompt_id: str, dataset_id: str, settings: Any, ids: list[str]) -> str | None:
-    from dataclasses import asdict
-
-    for run in library.list_runs(prompt=prompt_id, dataset=dataset_id):
-        if run.get("item_ids") == ids and run["judge"] == asdict(settings):
-            return run["id"]
-    return None
 
 
 @library_command(align_group, "report")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .common import check_output, checked_judge, echo_json, library_command, pairs, write_lines
+from .common import check_output, echo_json, library_command, pairs, write_lines
 
 __all__ = ["cascade_group"]
 SIGNAL_HELP = ("How the cheap judgment's uncertainty is read: entropy or sd of its rating distribution, margin "
@@ -86,11 +86,22 @@ def cascade_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, 
 
     check_output(out)
     cascade = get_cascade(library, name)
-    result = score_cascade(library, cascade, library.get_dataset(data_ref)["id"], checked_judge, None,
+    result = score_cascade(library, cascade, library.get_dataset(data_ref)["id"], None, None,
                            pairs(base_urls, "--base-url"))
     write_lines("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows")), out)
+    for role, judge in result["judges"].items():
+        if judge and not as_json:  # with --json the summary on stderr holds them
+            click.echo(f"{role} {judge}", err=True)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False), err=True)
+    if result["status"] != "done":
+        failure = result["failed"][-1]
+        from .score import EXIT_FAILED, RunEnded
+
+        raise RunEnded(f"the cascade did not finish: its {failure['side']} judge's run {failure['run']} "
+                                   f"{failure['status']}" + (f" ({failure['error']})" if failure["error"] else "")
+                       + "; its rows without a score say so. Run the same command again to resume it", EXIT_FAILED)
+    if as_json:
         return
     saved = result["spend"]["strong_tokens_saved_share"]
     click.echo(f"cascade {result['cascade']}: strong judge on {result['routed']} of {result['items']} items "

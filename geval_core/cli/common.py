@@ -10,9 +10,8 @@ import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,9 +20,11 @@ from prompt_library.base import locked_message
 
 from ..errors import ConfigError, GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, lookup, read_rows
-from ..providers.registry import find_spec, judge_ref_help, key_variable
+from ..providers.registry import find_spec, judge_ref_help
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
-from ..urls import check_base_url
+
+if TYPE_CHECKING:
+    from ..run.plan import PlannedJudge
 
 DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
 JUDGE_HELP = f"{judge_ref_help()} (default: the prompt's own judge)"
@@ -121,15 +122,6 @@ def write_lines(text: str, out: str | None) -> None:
         Path(out).write_text(text, encoding="utf-8")
     else:
         click.echo(text, nl=False)
-
-
-def checked_judge(settings: JudgeSettings) -> Any:
-    """The judge for these settings, once its key and model file are known to be there."""
-    from ..providers import get_judge
-    from ..providers.registry import check_judge
-
-    check_judge(settings)
-    return get_judge(settings)
 
 
 def echo_json(value: Any) -> None:
@@ -231,35 +223,23 @@ def local_model_file(model: str) -> str:
         raise click.BadParameter(str(exc), param_hint="--judge") from None
 
 
-def effective_settings(frozen: JudgeSettings, judge: str | None, base_url: str | None, mode: str | None,
-                       n: int | None, temperature: float | None) -> tuple[JudgeSettings, list[str]]:
-    """The prompt's settings with the command line's overrides, and a warning for each metric change.
+def planned_judge(library: Any, frozen: JudgeSettings, judge: str | None, base_url: str | None,
+                  mode: str | None = None, n: int | None = None, temperature: float | None = None) -> PlannedJudge:
+    """The judge a command will use (`run.plan.plan_judge`: the prompt's settings with the command line's
+    overrides, the server named, else the environment's), each metric change warned about on stderr.
 
     The frozen settings are the metric; an override makes a run that is not comparable item by item
     with runs of the prompt's own settings, so it is allowed, recorded on the run, and warned about.
     """
-    changes: dict[str, Any] = {}
+    from ..run.plan import JudgeChoice, plan_judge
+
     if judge is not None:
         provider, model = parse_judge(judge)
-        if provider == "local" and model:
-            model = local_model_file(model)
-        changes["provider"] = provider
-        changes["model"] = model or (frozen.model if frozen.provider == "local" else JudgeSettings().model)
-    changes.update({k: v for k, v in (("mode", mode), ("n", n), ("temperature", temperature)) if v is not None})
-    # The server is the user's, named in this process (--base-url): never a URL stored with a prompt.
-    changes["base_url"] = check_base_url(base_url, key_variable(changes.get("provider", frozen.provider)))
-    try:
-        settings = replace(frozen, **changes)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    changed = [f"{name} {getattr(frozen, name)!r} -> {getattr(settings, name)!r}"
-               for name in ("provider", "model", "mode", "n", "temperature")
-               if getattr(settings, name) != getattr(frozen, name)]
-    warnings = [] if not changed else [
-        "overriding the prompt's frozen judge settings: " + ", ".join(changed) + ". Scores of this run are "
-        "not comparable item by item with runs of the prompt's own settings; the run records what was used."
-    ]
-    return settings, warnings
+        judge = f"{provider}:{local_model_file(model)}" if provider == "local" and model else judge
+    planned = plan_judge(frozen, JudgeChoice(judge, base_url, mode, n, temperature), library)
+    for warning in planned.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return planned
 
 
 def pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
@@ -348,9 +328,7 @@ def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: st
     """(library, prompt, settings used, dataset) for a run; overrides of the frozen settings are warned."""
     library = open_library(db)
     prompt = resolve_prompt(library, prompt_ref)
-    settings, warnings = effective_settings(prompt.dimension.judge, judge_ref, base_url, mode, n, temperature)
-    for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
+    settings = planned_judge(library, prompt.dimension.judge, judge_ref, base_url, mode, n, temperature).settings
     refuse_hopeless(library, settings)
     return library, prompt, settings, resolve_data(library, data_ref, prompt, mapping)
 

@@ -14,7 +14,6 @@ from ..scoring.panel import RULES
 from .common import (
     READABLE,
     check_output,
-    checked_judge,
     echo_json,
     json_needs_file,
     library_command,
@@ -69,18 +68,21 @@ def panel_show(library: Any, name: str, as_json: bool) -> None:
 
 @library_command(panel_group, "score", lists=True)
 @click.argument("name")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version].")
+@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
+@click.option("--base-url", default=None,
+              help="The OpenAI-compatible server every member whose judge takes a server sends to (a member whose "
+                   "judge runs in process is refused: name servers per member with --member-base-url).")
 @click.option("--member-base-url", "base_urls", multiple=True,
               help="PROMPT=URL: the OpenAI-compatible server a member's requests go to (repeatable).")
 @click.option("--out", default=None, help="Results file, one JSON line per item (default: stdout; - is stdout).")
 @click.option("--human", default=None, help="Also each member and the panel against this human rating, and the "
               "panel minus its best member with a paired interval.")
-def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], out: str | None,
-                human: str | None, as_json: bool) -> None:
+def panel_score(library: Any, name: str, data_ref: str, base_url: str | None, base_urls: tuple[str, ...],
+                out: str | None, human: str | None, as_json: bool) -> None:
     """Score a dataset with panel NAME: each member's run (reused when it exists), then per item the panel's
     score and distribution, each member's score and the spread; the summary has the members' alpha."""
     check_output(out)
-    result, lines = run_panel(library, name, data_ref, base_urls, human)
+    result, lines = run_panel(library, name, data_ref, base_urls, human, base_url=base_url)
     write_lines(lines, out)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False), err=True)
@@ -88,14 +90,22 @@ def panel_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ..
     click.echo(panel_line(result), err=True)
 
 
-def run_panel(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], human: str | None
+def run_panel(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], human: str | None,
+              base_url: str | None = None, mapping: Any = None, side: str | None = None,
               ) -> tuple[dict[str, Any], str]:
-    """(the summary, the results as JSON lines) of scoring a library dataset with panel `name`."""
-    from ..run.panel import get_panel, score_panel
+    """(the summary, the results as JSON lines) of scoring a dataset (a library version or a data file) with panel
+    `name`: every member planned first (its judge and server said on stderr), then scored."""
+    from ..run.panel import get_panel, plan_panel, score_panel
+    from .common import resolve_data
 
     panel = get_panel(library, name)
-    dataset = library.get_dataset(data_ref)
-    result = score_panel(library, panel, dataset["id"], checked_judge, pairs(base_urls, "--member-base-url"))
+    dataset = resolve_data(library, data_ref, library.get_prompt(panel.members[0]), mapping)
+    member_urls = pairs(base_urls, "--member-base-url")
+    for plan in plan_panel(library, panel, dataset["id"], member_urls, base_url, side=side):
+        for warning in plan.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        click.echo(f"member {plan.describe()}", err=True)
+    result = score_panel(library, panel, dataset["id"], None, member_urls, base_url=base_url, side=side)
     if human:
         from ..diagnostics.panel_people import panel_against_people
 

@@ -8,22 +8,17 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from prompt_library import Library
 
 from ..judgment import Judgment
-from ..prompts.inputs import require_inputs
-from ..providers.registry import allowed_concurrency, check_judge, default_concurrency
-from ..run.feed import StreamedItems
-from ..run.one_item import length_budget, overlong_warning
 from ..run.options import RunOptions, RunSummary
 from ..run.pacing import Gate
 from ..run.results import RESULT_KEYS, OrderedResults, output_line, write_values
 from ..run.totals import TALLY_KEY
-from ..types import FrozenPrompt, JudgeSettings
 from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from .common import (
     bounded_option,
@@ -32,13 +27,19 @@ from .common import (
     db_option,
     file_mapping,
     judge_options,
-    resolve_inputs,
+    local_model_file,
+    parse_judge,
+    resolve_data,
+    resolve_prompt,
     workbench_errors,
     write_lines,
 )
 
-# A finished run is reported again (its errored items retried), not repeated: --new-run starts another.
-RESUMABLE = ("running", "cancelled", "failed", "done")
+if TYPE_CHECKING:
+    from prompt_library import DatasetMapping
+
+    from ..run.plan import JudgeChoice, RunPlan
+
 EXIT_FAILED, EXIT_NO_SCORES = 3, 4
 __all__ = ["RESULT_KEYS", "exit_code", "exit_for", "output_line", "score_command", "summary_text", "write_results"]
 
@@ -75,6 +76,9 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 @click.option("--member-base-url", "member_urls", multiple=True,
               help="With --panel: PROMPT=URL, the OpenAI-compatible server a member's requests go to (repeatable).")
 @click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
+@click.option("--side", type=click.Choice(["dev", "test"]), default=None,
+              help="On a split dataset: the side to score [default: dev]; the sealed test side only when named here "
+                   "(its use is recorded).")
 @data_options
 @judge_options
 @click.option("--base-url", default=None,
@@ -107,7 +111,7 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
                   out: str | None, db: str | None, run_id: str | None, new_run: bool, no_cache: bool,
                   quiet: bool, rpm: float | None, tpm: float | None, retry_cap: float, fail_fast: int,
                   id_field: str, inputs: tuple[str, ...], as_json: bool, panel_ref: str | None = None,
-                  member_urls: tuple[str, ...] = ()) -> None:
+                  member_urls: tuple[str, ...] = (), side: str | None = None) -> None:
     """Score a dataset with a frozen prompt (or a panel); an interrupted run resumes where it stopped.
 
     \b
@@ -116,59 +120,61 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     same command to resume); 4 the run ended with no score; 130 interrupted (run it again to resume);
     141 the output's reader closed it early.
     """
-    from ..providers import get_judge
-    from ..providers.on_demand import JudgeOnDemand
+    from prompt_library import open_library
+
+    from ..run.plan import RunScope, plan_of_run, plan_run, record_run
 
     check_output(out)  # before anything is paid for
     if (prompt_ref is None) == (panel_ref is None):
         raise click.UsageError("name the prompt to score with (--prompt) or a panel (--panel), one of them")
+    choice = judge_choice(judge_ref, base_url, mode, n, temperature)
     if panel_ref is not None:
-        _score_panel(db, panel_ref, data_ref, member_urls, out, as_json)
+        _score_panel(db, panel_ref, data_ref, member_urls, choice, file_mapping(id_field, inputs), side, out,
+                     as_json)
         return
-    library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode,
-                                                        n, temperature, file_mapping(id_field, inputs))
-    check_judge(settings)  # before a run is recorded: a run without a key would stay "running" for good
+    library = open_library(db)
+    prompt = resolve_prompt(library, prompt_ref)
+    dataset = resolve_data(library, data_ref, prompt, file_mapping(id_field, inputs))
     library.bound_page_cache()  # memory stays flat however long the run
-    concurrency, lowered = allowed_concurrency(settings, concurrency or default_concurrency(settings))
-    if lowered:
-        click.echo(f"warning: {lowered}", err=True)
-    check_dataset(library, prompt, settings, dataset)  # before a run is recorded or paid for
-    if run_id is None:
-        run_id = (library.create_run(prompt.id, dataset["id"], settings) if new_run else
-                  library.find_or_create_run(prompt.id, dataset["id"], settings, RESUMABLE)[0])
-    run = library.get_run(run_id)
-    already = library.judged_count(run["id"])
-    if already and not quiet:
-        click.echo(f"resuming run {run_id}: {already} of {dataset['item_count']} items judged before", err=True)
-    # Made at the first request: a re-run of a finished run, or one answered from the cache, needs no SDK.
-    judge = JudgeOnDemand(settings.provider, lambda: get_judge(settings, timeout=timeout))
-    options = RunOptions(settings=settings, concurrency=concurrency, max_attempts=max_attempts,
-                         use_cache=not no_cache, rpm=rpm, tpm=tpm, retry_cap=retry_cap, fail_fast=fail_fast)
-    summary = _score_streamed(prompt, dataset, run, judge, library, options, quiet, already, out,
-                              writes=bool(out or not as_json))  # --json alone: the results go nowhere
-    run = library.get_run(run_id)
+    options = RunOptions(max_attempts=max_attempts, use_cache=not no_cache, rpm=rpm, tpm=tpm, retry_cap=retry_cap,
+                         fail_fast=fail_fast)
+    if run_id is not None:
+        plan = plan_of_run(library, run_id, choice, concurrency=concurrency, options=options)
+        if plan.dataset["id"] != dataset["id"]:
+            raise click.UsageError(f"run {plan.run_id} scores {plan.dataset['label']}, not {dataset['label']}: "
+                                   "name its dataset with --data, or leave out --run")
+    else:
+        plan = plan_run(library, prompt, dataset, choice, RunScope(side=side, new_run=new_run),
+                        concurrency=concurrency, options=options)
+    for warning in plan.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if not quiet:
+        click.echo(plan.describe(), err=True)  # which judge scores what, before anything is sent
+    plan = record_run(library, plan)
+    if plan.judged_before and not quiet:
+        click.echo(f"resuming run {plan.run_id}: {plan.judged_before} of {plan.total} items judged before", err=True)
+    summary = _score_streamed(plan, library, quiet, out, writes=bool(out or not as_json), timeout=timeout)
+    run = library.get_run(plan.run_id)
     if not quiet:
         click.echo(summary_text(summary, run), err=True)
     scored = scored_in_run(library, run)
     if as_json:
         code = exit_code(summary, scored)
         click.echo(json.dumps({**summary.to_dict(), "scored_in_run": scored, "out": out, "exit_code": code,
-                               "prompt": prompt.label, "prompt_id": prompt.id, "dataset": dataset["label"]}))
-    exit_for(summary, run_id, scored)
+                               "prompt": prompt.label, "prompt_id": prompt.id, "dataset": plan.dataset["label"],
+                               "side": plan.side, "judge": plan.judge.describe(), "server": plan.judge.server}))
+    exit_for(summary, plan.run_id, scored)
 
 
-def check_dataset(library: Library, prompt: FrozenPrompt, settings: JudgeSettings, dataset: dict[str, Any]) -> None:
-    """Refuse a dataset lacking the prompt's inputs, and warn of items too long for the judge, without reading
-    its items into memory (SQLite answers both from the stored rows)."""
-    lacking = library.first_item_without(dataset["id"], prompt.dimension.inputs)
-    if lacking is not None:
-        require_inputs(prompt, [lacking], f"dataset {dataset['label']}")
-    budget = length_budget(prompt, settings)
-    if budget is not None:
-        window, uses, chars = budget
-        too_long = overlong_warning(window, library.item_ids_over(dataset["id"], uses, chars), dataset["item_count"])
-        if too_long:
-            click.echo(f"warning: {too_long}", err=True)
+def judge_choice(judge_ref: str | None, base_url: str | None, mode: str | None, n: int | None,
+                 temperature: float | None) -> JudgeChoice:
+    """The command line's judge options as the plan takes them (a bad --judge is a usage error here)."""
+    from ..run.plan import JudgeChoice
+
+    if judge_ref is not None:
+        provider, model = parse_judge(judge_ref)
+        judge_ref = f"{provider}:{local_model_file(model)}" if provider == "local" and model else judge_ref
+    return JudgeChoice(judge_ref, base_url, mode, n, temperature)
 
 
 def scored_in_run(library: Library, run: dict[str, Any]) -> int:
@@ -179,25 +185,16 @@ def scored_in_run(library: Library, run: dict[str, Any]) -> int:
     return library.scored_count(run["id"])
 
 
-def _score_streamed(prompt: FrozenPrompt, dataset: dict[str, Any], run: dict[str, Any], judge: Any,
-                    library: Library, options: RunOptions, quiet: bool, already: int, out: str | None,
-                    writes: bool) -> RunSummary:
-    """The run over the dataset read a page at a time; with `writes`, its results (to `out`, else stdout)
-    written as judgments commit."""
-    total = dataset["item_count"]
-    if run["dataset_id"] != dataset["id"]:  # --run names a run of another dataset: a plain stream of its items
-        summary = _run_with_bar(prompt, library.iter_dataset_items(dataset["id"]), total, judge, library,
-                                run["id"], options, quiet, already)
-        if writes:
-            write_results(library, run["id"], out)
-        return summary
+def _score_streamed(plan: RunPlan, library: Library, quiet: bool, out: str | None, writes: bool,
+                    timeout: float) -> RunSummary:
+    """The planned run over its items read a page at a time; with `writes`, its results (to `out`, else stdout)
+    written as judgments commit, in dataset order."""
     if not writes:
-        items = StreamedItems(library.iter_dataset_items(dataset["id"]), total, already)
-        return _run_with_bar(prompt, items, total, judge, library, run["id"], options, quiet, already)
+        return _run_with_bar(plan, plan.items(library), library, quiet, timeout)
     with _results_handle(out) as handle:
-        results = OrderedResults(library, run["id"], handle)
-        items = StreamedItems(library.iter_dataset_items(dataset["id"]), total, already, on_batch=results.batch_read)
-        summary = _run_with_bar(prompt, items, total, judge, library, run["id"], options, quiet, already, results)
+        results = OrderedResults(library, plan.run_id, handle)
+        summary = _run_with_bar(plan, plan.items(library, on_batch=results.batch_read), library, quiet, timeout,
+                                results)
         results.close()
     if results.failure is not None:
         raise results.failure  # after the run is finished: a closed pipe exits 141, a full disk says so
@@ -214,20 +211,20 @@ def _results_handle(out: str | None) -> Iterator[IO[str]]:
         yield sys.stdout
 
 
-def _run_with_bar(prompt: FrozenPrompt, items: Any, total: int, judge: Any, library: Library, run_id: str,
-                  options: RunOptions, quiet: bool, already: int,
+def _run_with_bar(plan: RunPlan, items: Any, library: Library, quiet: bool, timeout: float,
                   results: OrderedResults | None = None) -> RunSummary:
-    """run_scoring with a click progress bar on stderr (the results may be going to stdout)."""
-    from ..run.runner import run_scoring
+    """start_run with a click progress bar on stderr (the results may be going to stdout)."""
+    from ..run.plan import start_run
 
     cancel = threading.Event()
+    options = plan.options
     gate = Gate(options.concurrency, options.rpm, options.tpm)
     # Off a terminal click prints only the label, a stray "coherence@1" line in a log: no bar there.
-    with click.progressbar(length=total, label=f"{prompt.label} ", file=sys.stderr,
+    with click.progressbar(length=plan.total, label=f"{plan.prompt.label} ", file=sys.stderr,
                            hidden=quiet or not sys.stderr.isatty(),
                            show_pos=True, item_show_func=lambda _: gate.describe()) as bar, stop_on_interrupt(cancel):
-        bar.update(already)
-        position = [already]
+        bar.update(plan.judged_before)
+        position = [plan.judged_before]
 
         def progress(done: int, total: int, judgment: Judgment) -> None:
             if results is not None:
@@ -236,19 +233,22 @@ def _run_with_bar(prompt: FrozenPrompt, items: Any, total: int, judge: Any, libr
                 bar.update(done - position[0])
                 position[0] = done
 
-        return run_scoring(prompt, items, judge, library, run_id, options, on_progress=progress, cancel=cancel,
-                           gate=gate)
+        return start_run(library, plan, items=items, on_progress=progress, cancel=cancel, gate=gate, timeout=timeout)
 
 
-def _score_panel(db: str | None, panel_ref: str, data_ref: str, member_urls: tuple[str, ...], out: str | None,
-                 as_json: bool) -> None:
+def _score_panel(db: str | None, panel_ref: str, data_ref: str, member_urls: tuple[str, ...], choice: JudgeChoice,
+                 mapping: DatasetMapping | None, side: str | None, out: str | None, as_json: bool) -> None:
     """`geval score --panel`: the panel's rows to --out (or stdout), its summary with the members' alpha."""
     from prompt_library import open_library
 
     from .panel import panel_line, run_panel
 
+    if any(v is not None for v in (choice.judge, choice.mode, choice.n, choice.temperature)):
+        raise click.UsageError("a panel's members keep their own frozen judges: --judge, --mode, --n and "
+                               "--temperature are for --prompt (freeze a member with the judge you want)")
     with open_library(db) as library:
-        result, lines = run_panel(library, panel_ref, data_ref, member_urls, None)
+        result, lines = run_panel(library, panel_ref, data_ref, member_urls, None, base_url=choice.base_url,
+                                  mapping=mapping, side=side)
     if (out and out != "-") or not as_json:  # --json alone: the summary is stdout
         write_lines(lines, out)
     if as_json:

@@ -14,10 +14,10 @@ from .common import (
     data_options,
     db_option,
     echo_json,
-    effective_settings,
     file_mapping,
     json_option,
     judge_options,
+    planned_judge,
     refuse_hopeless,
     resolve_data,
     resolve_prompt,
@@ -113,12 +113,15 @@ def stability_command(prompt_ref: str, data_ref: str, id_field: str, inputs: tup
 
     with open_library(db) as library:
         prompt, frozen = prompt_or_draft(library, prompt_ref)
-        settings, warnings = effective_settings(prompt.dimension.judge, judge_ref, base_url, mode, n, temperature)
+        planned = planned_judge(library, prompt.dimension.judge, judge_ref, base_url, mode, n, temperature)
+        settings, warnings = planned.settings, list(planned.warnings)  # printed as the judge was planned
         refuse_hopeless(library, settings)
+        if not quiet:
+            click.echo(planned.describe(), err=True)
         dataset = resolve_data(library, data_ref, prompt, file_mapping(id_field, inputs))
         items = library.dataset_items(dataset["id"])[:limit]
         if not quiet:
-            for warning in [*warnings, *repeat_warnings(settings, regenerate_steps)]:
+            for warning in repeat_warnings(settings, regenerate_steps):
                 click.echo(f"warning: {warning}", err=True)
 
         def progress(done: int, total: int) -> None:

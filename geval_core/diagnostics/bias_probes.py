@@ -75,9 +75,7 @@ def damaged_copies(items: list[Item], kind: str, field: str, limit: int, seed: i
 def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str | None = None,
                        field: str | None = None, limit: int = 20, seed: int = 0) -> dict[str, Any]:
     """Score damaged copies of a run's scored items and report how often the judge rates them lower."""
-    from ..providers import get_judge
-    from ..run.options import RunOptions
-    from ..run.runner import run_scoring
+    from ..run.plan import RunScope, plan_run, plan_settings, record_run, start_run
 
     run, rows = run_items(library, run_id)
     prompt = library.get_prompt(run["prompt_id"])
@@ -93,10 +91,11 @@ def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str
         raise InputError(f"no scored item of run {run['id']} can be damaged by {kind!r} in its {field!r}")
     dataset = library.get_dataset(run["dataset_id"])
     probe_data = library.import_items(f"{dataset['name']}~probe-{kind}", [c for _, c in pairs], source="probe")
-    settings = replace(JudgeSettings(), **run["judge"])
-    probe_run = library.create_run(prompt.id, probe_data["id"], settings)
-    judge = judge or get_judge(settings)
-    run_scoring(prompt, [c for _, c in pairs], judge, library, probe_run, RunOptions(settings=settings))
+    settings = replace(JudgeSettings(), **run["judge"])  # the probed run's own judge and server
+    plan = record_run(library, plan_run(library, prompt, probe_data["id"], scope=RunScope(new_run=True),
+                                        judge=plan_settings(settings, library)))
+    probe_run = plan.run_id
+    start_run(library, plan, judge)
     damaged = {row["item_id"]: row["score"] for row in library.judgments(probe_run)}
     result = sensitivity([scored[o.id] for o, _ in pairs], [damaged.get(c.id) for _, c in pairs])
     examples = [{"id": o.id, "original": scored[o.id], "damaged": damaged.get(c.id)} for o, c in pairs[:5]]

@@ -10,10 +10,8 @@ and what it saved against the strong judge on every item.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +20,7 @@ from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
 from ..prompts.names import check_new_name
 from ..run.options import RunOptions
-from ..run.runner import run_scoring
+from ..run.plan import JudgeChoice, RunPlan, RunScope, plan_run, record_run, start_run
 from ..stats import agreement
 from ..stats.confidence import confidence, share_at
 from ..store import Store
@@ -103,10 +101,6 @@ def cascade_curve(store: Store, cheap_run: str, strong_run: str, human: str, sig
             "resampled": "groups" if clusters else "items", "curve": rows}
 
 
-def _key(name: str) -> str:
-    return f"cascade:{name}"
-
-
 def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str, threshold: float
                    ) -> tuple[dict[str, Any], bool]:
     """(the frozen cascade, created): cheap and strong prompt hashes, the signal and the threshold, hashed."""
@@ -116,31 +110,28 @@ def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str
     if cheap_p.dimension.scale != strong_p.dimension.scale:
         raise InputError("the two judges rate on different scales", field="strong")
     uncertainty(None, signal)  # the signal's name is checked
-    name = check_new_name(name, store.setting_names("cascade:"), "cascade")
+    name = check_new_name(name, store.record_keys("cascade"), "cascade")
     body = {"cheap": cheap_p.id, "strong": strong_p.id, "signal": signal, "threshold": float(threshold)}
-    cascade_id = canonical_hash(body)
-    versions = store.get_setting(_key(name), [])
-    for stored in versions:
-        if stored["id"] == cascade_id:
-            return stored, False
-    stored = {**body, "id": cascade_id, "name": name, "version": len(versions) + 1,
-              "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-    store.set_setting(_key(name), [*versions, stored])
-    return stored, True
+    record, created = store.freeze_record("cascade", name, {**body, "id": canonical_hash(body)})
+    return _cascade(name, record), created
+
+
+def _cascade(name: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A stored version as callers read it (name, version, created_at added), checked against its hash."""
+    stored = {**record["body"], "name": name, "version": record["seq"], "created_at": record["created_at"]}
+    body = {k: stored[k] for k in ("cheap", "strong", "signal", "threshold")}
+    if canonical_hash(body) != stored["id"]:
+        raise InputError(f"cascade {name}@{record['seq']} does not match its hash: it was edited", field="cascade")
+    return stored
 
 
 def get_cascade(store: Store, ref: str) -> dict[str, Any]:
     """A frozen cascade by name (latest) or name@version, checked against its hash."""
     name, _, version = ref.partition("@")
-    versions = store.get_setting(_key(name), [])
-    found = [v for v in versions if not version or str(v["version"]) == version]
+    found = [r for r in store.records("cascade", name) if not version or str(r["seq"]) == version]
     if not found:
         raise NotFoundError(f"no cascade {ref!r}; `geval cascade freeze` makes one")
-    stored = found[-1]
-    body = {k: stored[k] for k in ("cheap", "strong", "signal", "threshold")}
-    if canonical_hash(body) != stored["id"]:
-        raise InputError(f"cascade {ref} does not match its hash: it was edited", field="cascade")
-    return stored
+    return _cascade(name, found[-1])
 
 
 def strong_items(store: Store, cascade: dict[str, Any], items: list, cheap_run: str) -> list[str]:
@@ -171,28 +162,46 @@ def cascade_result(store: Store, cascade: dict[str, Any], items: list, cheap_run
             "spend": spend(store, cheap_run, strong_run, len(items), len(order))}
 
 
+def plan_cascade_side(store: Store, cascade: dict[str, Any], role: str, dataset_id: str,
+                      item_ids: list[str] | None = None, base_urls: dict[str, str] | None = None,
+                      options: RunOptions | None = None, concurrency: int | None = None) -> RunPlan:
+    """The plan of one side of a cascade (cheap on every item, strong on the routed ones): the side's prompt with
+    its own frozen judge, at the server named for the side, else the environment's."""
+    prompt = store.get_prompt(cascade[role])
+    choice = JudgeChoice(base_url=(base_urls or {}).get(role), where=f"--base-url {role}=")
+    scope = RunScope(item_ids=None if item_ids is None else tuple(item_ids), reuse=RESUMABLE)
+    return plan_run(store, prompt, dataset_id, choice, scope, options=options, concurrency=concurrency)
+
+
 def score_cascade(store: Store, cascade: dict[str, Any], dataset_id: str,
-                  judge_for: Callable[[JudgeSettings], Judge], options: RunOptions | None = None,
+                  judge_for: Callable[[JudgeSettings], Judge] | None = None, options: RunOptions | None = None,
                   base_urls: dict[str, str] | None = None) -> dict[str, Any]:
-    """The cheap judge on every item, the strong one on the uncertain ones; rows and what was spent and saved."""
+    """The cheap judge on every item, the strong one on the uncertain ones; rows and what was spent and saved.
+    A side that does not finish fails the cascade: `status` says so and its unscored rows carry the error."""
     from ..run.batch import run_items
 
-    prompts = {role: store.get_prompt(cascade[role]) for role in ("cheap", "strong")}
-    settings = {role: replace(p.dimension.judge, base_url=(base_urls or {}).get(role)) for role, p in prompts.items()}
-    items = run_items(store, dataset_id, None)
-    cheap_run = store.find_or_create_run(prompts["cheap"].id, dataset_id, settings["cheap"], RESUMABLE)[0]
-    cheap_summary = run_scoring(prompts["cheap"], items, judge_for(settings["cheap"]), store, cheap_run,
-                                replace(options or RunOptions(), settings=settings["cheap"]))
-    order = strong_items(store, cascade, items, cheap_run)
-    strong_run, strong_summary = None, None
+    unknown = set(base_urls or {}) - {"cheap", "strong"}
+    if unknown:
+        raise InputError(f"--base-url takes cheap=URL or strong=URL, not {sorted(unknown)[0]}=", field="base-url")
+    cheap = record_run(store, plan_cascade_side(store, cascade, "cheap", dataset_id, None, base_urls, options))
+    cheap_summary = start_run(store, cheap, judge_for(cheap.settings) if judge_for else None)
+    items = run_items(store, dataset_id, cheap.item_ids and list(cheap.item_ids))
+    order = strong_items(store, cascade, items, cheap.run_id) if cheap_summary.status == "done" else []
+    strong, strong_summary = None, None
     if order:
-        strong_run = store.find_or_create_run(prompts["strong"].id, dataset_id, settings["strong"], RESUMABLE,
-                                              order)[0]
-        wanted = set(order)
-        strong_summary = run_scoring(prompts["strong"], [i for i in items if i.id in wanted],
-                                     judge_for(settings["strong"]), store, strong_run,
-                                     replace(options or RunOptions(), settings=settings["strong"]))
-    return {**cascade_result(store, cascade, items, cheap_run, strong_run),
+        strong = record_run(store, plan_cascade_side(store, cascade, "strong", dataset_id, order, base_urls, options))
+        strong_summary = start_run(store, strong, judge_for(strong.settings) if judge_for else None)
+    result = cascade_result(store, cascade, items, cheap.run_id, strong.run_id if strong else None)
+    failed = [(role, s) for role, s in (("cheap", cheap_summary), ("strong", strong_summary))
+              if s is not None and s.status != "done"]
+    for row in result["rows"]:
+        if row["score"] is None and failed:
+            role, summary = failed[-1]
+            row["error"] = f"not scored: the {role} judge's run {summary.run_id} {summary.status}" + (
+                f" ({summary.error})" if summary.error else "")
+    return {**result, "status": "failed" if failed else "done",
+            "failed": [{"side": role, "run": s.run_id, "status": s.status, "error": s.error} for role, s in failed],
+            "judges": {"cheap": cheap.judge.describe(), "strong": strong.judge.describe() if strong else None},
             "judge_calls": {"cheap": cheap_summary.judge_calls,
                             "strong": strong_summary.judge_calls if strong_summary else 0}}
 

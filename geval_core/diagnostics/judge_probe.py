@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import prompts
 from ..errors import JudgeError, LogprobsUnavailableError, UnreachableError
-from ..run.calls import server_id
+from ..run.calls import probe_key, server_id
 from ..run.cost import load_prices, price_for
 from ..run.one_item import reply_start
 from ..scoring.weighted import position_score
@@ -27,9 +27,6 @@ KEEP = 10  # probes kept per judge in the library
 _NUMBER = re.compile(r"-?\d+")
 
 
-def probe_key(settings: JudgeSettings) -> str:
-    """The library setting that holds a judge's probes: provider, model and server."""
-    return f"judge_probe:{settings.provider}:{settings.model}@{server_id(settings.base_url, settings.provider)}"
 
 
 def latest_probe(store: Any, settings: JudgeSettings) -> dict[str, Any] | None:

@@ -20,8 +20,9 @@ from ..prompts import content_hash
 from ..prompts.checks import Check
 from ..prompts.inputs import require_inputs
 from ..prompts.steps import generate_steps
-from ..run import RunOptions, run_scoring
+from ..run import RunOptions
 from ..run.one_item import judge_item
+from ..run.plan import RunScope, plan_run, plan_settings, record_run, start_run
 from ..stats.repeatability import StabilityReport, stability
 from ..store import Store
 from ..types import Dimension, FrozenPrompt, Item, Judge, JudgeSettings
@@ -103,14 +104,15 @@ def _regenerated(prompt: FrozenPrompt, judge: Judge, settings: JudgeSettings, te
 def _stored_repeat(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, store: Store, dataset_id: str,
                    settings: JudgeSettings, concurrency: int, cancel: threading.Event | None,
                    label: str) -> tuple[str, list[dict[str, Any]]]:
-    """One repeat as a stored run of the frozen prompt: (run id, its judgments)."""
-    run_id = store.create_run(prompt.id, dataset_id, settings, item_ids=[i.id for i in items])
-    store.set_run_fields(run_id, stability=label)  # so the run reads as a stability repeat in the library
-    summary = run_scoring(prompt, list(items), judge, store, run_id,
-                          RunOptions(settings=settings, use_cache=False, concurrency=concurrency), cancel=cancel)
+    """One repeat as a stored run of the frozen prompt (planned like every run): (run id, its judgments)."""
+    plan = plan_run(store, prompt, dataset_id, scope=RunScope(item_ids=tuple(i.id for i in items), new_run=True,
+                                                               marks={"stability": label}),
+                    concurrency=concurrency, options=RunOptions(use_cache=False), judge=plan_settings(settings, store))
+    plan = record_run(store, plan)
+    summary = start_run(store, plan, judge, cancel=cancel)
     if summary.status != "done":
-        raise JudgeError(f"{label}: run {run_id} {summary.status}" + (f": {summary.error}" if summary.error else ""))
-    return run_id, store.judgments(run_id)
+        raise JudgeError(f"{label}: run {plan.run_id} {summary.status}" + (f": {summary.error}" if summary.error else ""))
+    return plan.run_id, store.judgments(plan.run_id)
 
 
 def run_stability(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, repeats: int, *,

@@ -45,3 +45,42 @@ def require_inputs(prompt: FrozenPrompt, items: Iterable[Item | dict[str, str]],
         if message is not None:
             item_id = item.id if isinstance(item, Item) else None
             raise InputError(message + (f" (first at item {item_id!r})" if item_id else ""), field=None)
+
+
+def cell_text(value: object, row: int, column: str, required: bool) -> str | None:
+    """One cell of a caller's rows as the text a judge reads, by one rule: a string as it is; a finite number or a
+    bool as its text; a missing value (None, NaN, an empty string) refused when `required` (an input of the
+    prompt), else None; anything else (bytes, a list, a dict, an object) refused in an input, left out (None)
+    elsewhere. Never a placeholder like "nan" or "b'...'" sent to a judge."""
+    if isinstance(value, str):
+        if not value.strip() and required:
+            raise InputError(f"row {row}: {column!r} is empty; every input of the prompt needs text", field=column)
+        return value
+    if value is None or (isinstance(value, float) and value != value):
+        if required:
+            raise InputError(f"row {row}: {column!r} is missing (None or NaN); every input of the prompt needs "
+                             "text: drop or fill the row first", field=column)
+        return None
+    if isinstance(value, bool) or (isinstance(value, (int, float)) and abs(value) != float("inf")):
+        return str(value)
+    if hasattr(value, "item") and not isinstance(value, (bytes, list, dict)):  # a numpy scalar
+        return cell_text(value.item(), row, column, required)  # type: ignore[attr-defined]
+    if not required:
+        return None  # not read by the judge: left out rather than stored as its repr
+    raise InputError(f"row {row}: {column!r} holds a {type(value).__name__}, not text; convert it to a string "
+                     "first (a judge would read its Python repr)", field=column)
+
+
+def rows_as_fields(rows: Iterable[dict[object, object]], inputs: Iterable[str]) -> list[dict[str, str]]:
+    """Rows as dicts of text by `cell_text`'s rule, every input of the prompt required; checked whole before any
+    call. Missing other fields are left out."""
+    required = set(inputs)
+    out = []
+    for n, row in enumerate(rows):
+        fields = {}
+        for key, value in row.items():
+            text = cell_text(value, n, str(key), str(key) in required)
+            if text is not None:
+                fields[str(key)] = text
+        out.append(fields)
+    return out

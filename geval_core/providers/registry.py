@@ -41,6 +41,12 @@ class ProviderSpec:
     public: bool = True  # offered in lists and help; False: accepted when named (the test judge)
     reuse: bool = True  # one judge may serve many runs (the local model loads once); False: one per run
 
+    @property
+    def takes_server(self) -> bool:
+        """Whether its judge sends requests to a server address one can name (a compatible server, an API's
+        address); False: it runs in process."""
+        return bool(self.compatible_label or self.base_url_variables)
+
     def build(self, settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> Judge:
         """A judge for these settings, importing the adapter (and its SDK) only now."""
         module, _, function = self.builder.partition(":")

@@ -61,6 +61,11 @@ def server_id(base_url: str | None, provider: str) -> str:
     return f"{parts.scheme.lower()}://{host}{parts.path.rstrip('/')}"
 
 
+def probe_key(settings: JudgeSettings) -> str:
+    """The library setting that holds a judge's probes: provider, model and server."""
+    return f"judge_probe:{settings.provider}:{settings.model}@{server_id(settings.base_url, settings.provider)}"
+
+
 def cache_key(request: JudgeRequest, provider: str, server: str, replica: int = 0) -> str:
     """sha256 of the canonical JSON of everything that decides the answer, the server included.
 

@@ -203,17 +203,19 @@ def _failed(item_id: str, exc: JudgeError, mode: str, fallback: bool, spent: Spe
     return error_judgment(item_id, exc, mode, fallback=fallback, spent=spent)
 
 
-def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | None = None,
+def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | str | None = None,
                base_url: str | None = None) -> Judgment:
     """Score one item with a frozen prompt, as a run would: retries, auto-mode fallback, checked replies.
 
-    The server is the caller's: `base_url` (an OpenAI-compatible server) or the provider's own API when
-    None; never one named by the prompt. A judge that fails for good raises its JudgeError.
+    The judge is the prompt's own or the one `judge` names ("openai:MODEL"); the server is `base_url` (an
+    OpenAI-compatible server), else the environment's (OPENAI_BASE_URL), else the provider's own API; never one
+    named by the prompt. A missing or non-text input is refused before the call. A judge that fails for good
+    raises its JudgeError.
     """
-    from ..providers import get_judge
-    from ..urls import check_base_url
+    from ..prompts.inputs import rows_as_fields
+    from .many_items import planned_judge
 
     require_inputs(prompt, [fields], "the fields given to score_item")  # a misspelled key is no empty input
-    settings = replace(prompt.dimension.judge, base_url=check_base_url(base_url))
-    judge = judge if judge is not None else get_judge(settings)
-    return judge_item(prompt, Item("item", {k: str(v) for k, v in fields.items()}), judge, settings)
+    row = rows_as_fields([fields], prompt.dimension.inputs)[0]
+    planned, judge = planned_judge(prompt, judge, base_url)
+    return judge_item(prompt, Item("item", row), judge, planned.settings)

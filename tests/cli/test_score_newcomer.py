@@ -62,7 +62,8 @@ def test_no_stray_label_line_off_a_terminal(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert not any(line.strip() == "coherence@1" for line in lines)
-    assert all(line.startswith(("warning:", "run ")) for line in lines), lines
+    assert all(line.startswith(("warning:", "run ", "judge: ")) for line in lines), lines
+    assert any(line.startswith("judge: scripted:smollm2-135m-instruct in process; prompt coherence@1; data sample@1, 67 items") for line in lines)
 
 
 def test_archived_datasets_and_runs_are_hidden_from_the_lists_until_asked_for(tmp_path):
