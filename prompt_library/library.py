@@ -13,6 +13,7 @@ from geval_core.files.prompt_files import open_export, read_export
 from . import migrations, planner, schema
 from .archive import ArchiveMixin
 from .base import now
+from .frozen_records import FrozenRecordsMixin
 from .jobs import JobsMixin
 from .leases import LeasesMixin
 from .prompts import FreezeResult
@@ -22,7 +23,7 @@ from .seed import SEEDED_KEY, seed
 from .verify import LibraryIntegrityWarning, trigger_problems
 
 
-class Library(JobsMixin, LeasesMixin, RunsMixin, RatingsMixin, ArchiveMixin):
+class Library(FrozenRecordsMixin, JobsMixin, LeasesMixin, RunsMixin, RatingsMixin, ArchiveMixin):
     """The prompt library. Rows come back as plain dicts; prompts as FrozenPrompt, items as Item."""
 
     def __init__(self, path: str | Path | None = None, seed_examples: bool = True, migrate: bool = True) -> None:

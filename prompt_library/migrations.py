@@ -299,10 +299,12 @@ _M009_TRIGGERS = (
 # Every protection trigger a migrated library has, by name, as SQLite stores it (without IF NOT EXISTS);
 # a later migration's trigger of the same name replaces the earlier one. Opening a library compares its
 # triggers with these; tests/library/test_frozen_history.py checks them against a freshly migrated file.
-PROTECTION_TRIGGERS = {
-    re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)[1]: sql.replace(" IF NOT EXISTS", "", 1)
-    for sql in (*_M001_TRIGGERS, *_M003_TRIGGERS, *_M005_TRIGGERS, *_M009_TRIGGERS)
-}
+def _named(sqls: Iterable[str]) -> dict[str, str]:
+    return {re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)[1]: sql.replace(" IF NOT EXISTS", "", 1)
+            for sql in sqls}
+
+
+PROTECTION_TRIGGERS = _named((*_M001_TRIGGERS, *_M003_TRIGGERS, *_M005_TRIGGERS, *_M009_TRIGGERS))
 
 
 @migration
@@ -316,3 +318,35 @@ def m010_run_jobs(db: Database) -> None:
          "ended_at": str, "summary": str, "error": str},
         pk="run_id", foreign_keys=[("run_id", "runs", "id")],
     )
+
+
+@migration
+def m011_frozen_records(db: Database) -> None:
+    """Panels, cascades, splits and test-side uses leave the settings table for one protected table.
+
+    In settings they were plain rows: deleting a test-side use passed `geval verify` and reset what `align
+    report` corrects for. Here every version is a row that refuses UPDATE, DELETE and an INSERT over it or out
+    of sequence, carries a row hash and the hash of the row before it (frozen_records.py).
+    """
+    from .frozen_records import move_settings
+
+    db.execute("CREATE TABLE frozen_records (id INTEGER PRIMARY KEY, "
+               "kind TEXT NOT NULL CHECK (kind IN ('panel', 'cascade', 'split', 'test-use')), key TEXT NOT NULL, "
+               "seq INTEGER NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, prev TEXT, "
+               "row_hash TEXT NOT NULL, UNIQUE (kind, key, seq))")
+    for sql in _M011_TRIGGERS:
+        db.execute(sql)
+    move_settings(db.conn)
+
+
+_SAME_RECORD = "FROM frozen_records WHERE kind = NEW.kind AND key = NEW.key"
+_M011_TRIGGERS = (
+    # The next version only: an INSERT OR REPLACE over a stored row, or one that leaves a gap, is refused.
+    _abort("frozen_records_no_replace",
+           f"EXISTS (SELECT 1 FROM frozen_records WHERE id = NEW.id) "
+           f"OR NEW.seq IS NOT COALESCE((SELECT MAX(seq) + 1 {_SAME_RECORD}), 1)",
+           "frozen records are append-only: INSERT over a stored version refused (a new version is the next seq)"),
+    _abort("frozen_records_no_update", "1", "frozen records are append-only: UPDATE refused", "UPDATE"),
+    _abort("frozen_records_no_delete", "1", "frozen records are append-only: DELETE refused", "DELETE"),
+)
+PROTECTION_TRIGGERS.update(_named(_M011_TRIGGERS))

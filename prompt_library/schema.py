@@ -21,6 +21,8 @@ EXPECTED_COLUMNS = {table: tuple(tuple(c.split(":")) for c in spec.split()) for 
     "datasets": "id:TEXT name:TEXT version:INTEGER source:TEXT mapping:TEXT item_count:INTEGER fields:TEXT "
                 "human:TEXT created_at:TEXT",
     "drafts": "id:INTEGER name:TEXT dimension:TEXT steps_model:TEXT created_at:TEXT updated_at:TEXT",
+    "frozen_records": "id:INTEGER kind:TEXT key:TEXT seq:INTEGER body:TEXT created_at:TEXT prev:TEXT "
+                      "row_hash:TEXT",
     "items": "dataset_id:TEXT item_id:TEXT position:INTEGER fields:TEXT human:TEXT group_id:TEXT",
     "judge_cache": "key:TEXT reply:TEXT created_at:TEXT hash:TEXT origin:TEXT",
     "judgments": "run_id:TEXT item_id:TEXT score:REAL raw_score:REAL top_rating:REAL distribution:TEXT "

@@ -17,6 +17,7 @@ from geval_core.types import Dimension, Item
 from . import migrations, schema
 from .base import loads
 from .datasets import version_problem
+from .frozen_records import RECORD_COLUMNS, chain_problems
 from .hashes import HASHED_TABLES, row_hash, run_digest
 from .rehash import FINISHED_SQL
 from .runs import cache_entry_ok
@@ -113,6 +114,14 @@ def cache_problems(library: Library) -> tuple[int, list[dict[str, Any]]]:
     return len(rows), problems
 
 
+def frozen_record_problems(library: Library) -> tuple[int, list[dict[str, Any]]]:
+    """(records checked, problems): panels, cascades, splits and test-side uses, each row hash and the chain."""
+    rows = library._rows("SELECT * FROM frozen_records ORDER BY id")
+    if rows and not set(RECORD_COLUMNS) <= set(rows[0]):  # a dropped column is reported by the schema check
+        return len(rows), [_problem("table", "frozen_records", "rows not checked: its columns differ from the schema")]
+    return len(rows), [_problem(kind, name, problem) for kind, name, problem in chain_problems(rows)]
+
+
 def schema_problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every table or column that differs from the migrations', and every migration not recorded."""
     problems = [_problem("table", table, what) for table, what in schema.column_problems(conn)]
@@ -186,10 +195,12 @@ def verify_library(library: Library) -> dict[str, Any]:
         problems = trigger_problems(library.conn) + schema_problems(library.conn)
     broken = {p["name"] for p in problems if p["kind"] == "table"}
     checked = {"prompts": 0, "dataset_versions": 0, "items": 0, "cache_entries": 0,
-               "triggers": len(expected_triggers()), "judgments": 0, "runs": 0, "ratings": 0, "run_digests": 0}
+               "triggers": len(expected_triggers()), "judgments": 0, "runs": 0, "ratings": 0, "run_digests": 0,
+               "frozen_records": 0}
     sections = (("prompts", prompt_problems, ("prompts",)),
                 ("datasets", dataset_problems, ("dataset_versions", "items")),
-                ("judge_cache", cache_problems, ("cache_entries",)))
+                ("judge_cache", cache_problems, ("cache_entries",)),
+                ("frozen_records", frozen_record_problems, ("frozen_records",)))
     for table, check, counts in sections:
         try:
             *numbers, found = check(library)
@@ -214,6 +225,7 @@ def summary_line(report: dict[str, Any]) -> str:
             f"({_count(c['items'], 'item')}), {_count(c['runs'], 'run')} ({_count(c['run_digests'], 'digest')}), "
             f"{_count(c['judgments'], 'judgment')}, {_count(c['ratings'], 'rating')}, "
             f"{_count(c['cache_entries'], 'cache entry', 'cache entries')}, "
+            f"{_count(c['frozen_records'], 'frozen record')} (panels, cascades, splits, test-side uses), "
             f"{_count(c['triggers'], 'protection trigger')}, the schema and its migration records")
 
 

@@ -3,7 +3,6 @@ content-hashed, stored once in the library; the test side is sealed, and every u
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import random
 from typing import Any
@@ -13,10 +12,6 @@ from ..prompts import canonical_hash
 from ..store import Store
 
 __all__ = ["make_split", "get_split", "record_test_use", "sealed_uses"]
-
-
-def _key(dataset_id: str) -> str:
-    return f"split:{dataset_id}"
 
 
 def make_split(store: Store, dataset_id: str, dev: float = 0.6, by: str | None = "group",
@@ -43,19 +38,22 @@ def make_split(store: Store, dataset_id: str, dev: float = 0.6, by: str | None =
     test_ids = sorted(i for name in names[cut:] for i in units[name])
     body = {"dataset_id": dataset_id, "by": by, "seed": seed, "dev_share": dev, "dev": dev_ids, "test": test_ids}
     split = {**body, "hash": canonical_hash(body), "groups": {"dev": cut, "test": len(names) - cut}}
-    stored = store.get_setting(_key(dataset_id), [])
-    for other in stored:
+    for other in _splits(store, dataset_id):
         if other["hash"] == split["hash"]:
             return other, False
-    split["created_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    store.set_setting(_key(dataset_id), [*stored, split])  # appended, never edited: the split is part of the data
-    return split, True
+    # A frozen record, never edited: the split is part of the data.
+    record, _ = store.freeze_record("split", dataset_id, split)
+    return {**record["body"], "created_at": record["created_at"]}, True
+
+
+def _splits(store: Store, dataset_id: str) -> list[dict[str, Any]]:
+    """Every split of the dataset version, oldest first, with the time it was made."""
+    return [{**r["body"], "created_at": r["created_at"]} for r in store.records("split", dataset_id)]
 
 
 def get_split(store: Store, dataset_id: str, split_hash: str | None = None) -> dict[str, Any]:
     """The dataset's latest split (or the one whose hash starts with `split_hash`), checked against its hash."""
-    stored = store.get_setting(_key(dataset_id), [])
-    found = [s for s in stored if split_hash is None or s["hash"].startswith(split_hash)]
+    found = [s for s in _splits(store, dataset_id) if split_hash is None or s["hash"].startswith(split_hash)]
     if not found:
         raise NotFoundError(f"dataset {dataset_id[:12]} has no split{' ' + split_hash if split_hash else ''}; "
                             "`geval split DATASET --dev 0.6` makes one")
@@ -67,19 +65,18 @@ def get_split(store: Store, dataset_id: str, split_hash: str | None = None) -> d
     return split
 
 
-def record_test_use(store: Store, split: dict[str, Any], prompt_id: str, run_id: str | None = None) -> int:
-    """Record that a prompt was evaluated on the sealed test side; how many candidates have been, with it."""
-    key = f"split-test-uses:{split['hash']}"
-    uses = store.get_setting(key, [])
-    uses.append({"prompt_id": prompt_id, "run_id": run_id,
-                 "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
-    store.set_setting(key, uses)
-    return len({u["prompt_id"] for u in uses})
+def record_test_use(store: Store, split: dict[str, Any], prompt_id: str, run_id: str | None = None,
+                    read: str | None = None) -> int:
+    """Record that a prompt was evaluated on the sealed test side (`read`: by what, when not a run); how many
+    candidates have been, with it."""
+    body = {"prompt_id": prompt_id, "run_id": run_id, **({"read": read} if read else {})}
+    store.freeze_record("test-use", split["hash"], body, once=False)  # every use is a row of its own
+    return len({u["prompt_id"] for u in sealed_uses(store, split)})
 
 
 def sealed_uses(store: Store, split: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every recorded evaluation on the split's test side, oldest first."""
-    return store.get_setting(f"split-test-uses:{split['hash']}", [])
+    """Every recorded evaluation on the split's test side, oldest first: {prompt_id, run_id, at, read?}."""
+    return [{**r["body"], "at": r["created_at"]} for r in store.records("test-use", split["hash"])]
 
 
 SIDES = ("dev", "test")
@@ -87,7 +84,7 @@ SIDES = ("dev", "test")
 
 def has_split(store: Store, dataset_id: str) -> bool:
     """Whether the dataset version has a stored split."""
-    return bool(store.get_setting(_key(dataset_id), []))
+    return bool(store.records("split", dataset_id))
 
 
 def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: set[str] | frozenset = frozenset(),

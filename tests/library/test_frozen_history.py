@@ -251,9 +251,10 @@ def test_the_expected_triggers_are_the_ones_a_migrated_file_has(tmp_path):
     stored = {r["name"]: " ".join(r["sql"].split()) for r in db.query(
         "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
     assert stored == expected_triggers()
-    assert len(stored) == 19 and stored["judgments_no_update"].endswith("WHEN 1 BEGIN SELECT RAISE(ABORT, "
+    assert len(stored) == 22 and stored["judgments_no_update"].endswith("WHEN 1 BEGIN SELECT RAISE(ABORT, "
                                                                     "'judgments are immutable: UPDATE refused (a retry "
-                                                                    "is a new attempt)'); END") and {"judgments_no_update", "ratings_no_delete", "items_no_extra"} <= set(stored)
+                                                                    "is a new attempt)'); END") and {"judgments_no_update", "ratings_no_delete", "items_no_extra",
+                                                                    "frozen_records_no_delete"} <= set(stored)
     assert not migrations.pending(db.conn)
 
 
@@ -269,6 +270,6 @@ def test_pending_reads_sqlite_utils_record_of_the_steps(tmp_path):
     migrations.apply(db, stop_before="m004_run_leases")
     assert migrations.pending(db.conn) and [m.name for m in steps.pending(db)] == [
         "m004_run_leases", "m005_ratings", "m006_archived", "m007_judgment_counts_index",
-        "m008_judgment_provenance", "m009_tamper_evidence", "m010_run_jobs"]
+        "m008_judgment_provenance", "m009_tamper_evidence", "m010_run_jobs", "m011_frozen_records"]
     migrations.apply(db)
     assert not migrations.pending(db.conn) and steps.pending(db) == []

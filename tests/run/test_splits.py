@@ -14,6 +14,7 @@ from geval_core.cli import cli
 from geval_core.errors import InputError
 from geval_core.run.splits import get_split, make_split, record_test_use, sealed_uses
 from prompt_library import DatasetMapping, Library
+from prompt_library.frozen_records import record_hash
 
 SUMMEVAL = SHARED / "data" / "summeval" / "summeval.jsonl"
 
@@ -51,9 +52,15 @@ def test_an_edited_split_is_refused_and_test_uses_are_counted(summeval):
     assert record_test_use(library, split, "prompt-a") == 1 and record_test_use(library, split, "prompt-b") == 2
     assert record_test_use(library, split, "prompt-a") == 2  # the same candidate again is not a new one
     assert [u["prompt_id"] for u in sealed_uses(library, split)] == ["prompt-a", "prompt-b", "prompt-a"]
-    stored = library.get_setting(f"split:{dataset['id']}")
-    stored[0]["test"], stored[0]["dev"] = stored[0]["dev"], stored[0]["test"]  # peeking by swapping sides
-    library.set_setting(f"split:{dataset['id']}", stored)
+    # Peeking by swapping sides, with the table's triggers dropped and the row hash recomputed: the split's own
+    # hash still tells.
+    row = library._one("SELECT * FROM frozen_records WHERE kind = 'split'")
+    body = json.loads(row["body"])
+    body["test"], body["dev"] = body["dev"], body["test"]
+    row["body"] = json.dumps(body)
+    library.conn.execute("DROP TRIGGER frozen_records_no_update")
+    library.conn.execute("UPDATE frozen_records SET body = ?, row_hash = ? WHERE id = ?",
+                         [row["body"], record_hash(row), row["id"]])
     with pytest.raises(InputError, match="was edited"):
         get_split(library, dataset["id"])
 
