@@ -117,6 +117,32 @@ class Store(Protocol):
         """The keys of the stored frozen records of `kind` (the names of the panels), sorted."""
         ...
 
+    def iter_dataset_items(self, dataset_id: str, batch: int = 2000) -> Iterator[Item]:
+        """The items of one dataset version in import order, read a batch at a time."""
+        ...
+
+    def first_item_without(self, dataset_id: str, names: Iterable[str]) -> Item | None:
+        """The first item lacking one of the fields `names`, or None."""
+        ...
+
+    def item_ids_over(self, dataset_id: str, weights: Any, limit: int) -> list[str]:
+        """Ids of the items whose weighted field lengths add up to more than `limit` characters."""
+        ...
+
+    def find_or_create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
+                           statuses: tuple[str, ...], item_ids: list[str] | None = None) -> tuple[str, bool]:
+        """(run id, created): the newest run of this prompt, data, judge and items in one of `statuses`, else a
+        new one."""
+        ...
+
+    def judged_count(self, run_id: str) -> int:
+        """Items of a run with a final (error-free) judgment."""
+        ...
+
+    def run_servers(self, run_id: str) -> set[str]:
+        """The servers that answered a run's judgments (as judgments record them)."""
+        ...
+
     def take_lease(self, run_id: str, owner: str) -> None:
         """Become the run's one runner (RunBusyError when a live runner already is)."""
         ...

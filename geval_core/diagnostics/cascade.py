@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,7 @@ from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
 from ..prompts.names import check_new_name
 from ..run.options import RunOptions
-from ..run.runner import run_scoring
+from ..run.plan import JudgeChoice, RunPlan, RunScope, plan_run, record_run, start_run
 from ..stats import agreement
 from ..stats.confidence import confidence, share_at
 from ..store import Store
@@ -163,28 +162,46 @@ def cascade_result(store: Store, cascade: dict[str, Any], items: list, cheap_run
             "spend": spend(store, cheap_run, strong_run, len(items), len(order))}
 
 
+def plan_cascade_side(store: Store, cascade: dict[str, Any], role: str, dataset_id: str,
+                      item_ids: list[str] | None = None, base_urls: dict[str, str] | None = None,
+                      options: RunOptions | None = None, concurrency: int | None = None) -> RunPlan:
+    """The plan of one side of a cascade (cheap on every item, strong on the routed ones): the side's prompt with
+    its own frozen judge, at the server named for the side, else the environment's."""
+    prompt = store.get_prompt(cascade[role])
+    choice = JudgeChoice(base_url=(base_urls or {}).get(role), where=f"--base-url {role}=")
+    scope = RunScope(item_ids=None if item_ids is None else tuple(item_ids), reuse=RESUMABLE)
+    return plan_run(store, prompt, dataset_id, choice, scope, options=options, concurrency=concurrency)
+
+
 def score_cascade(store: Store, cascade: dict[str, Any], dataset_id: str,
-                  judge_for: Callable[[JudgeSettings], Judge], options: RunOptions | None = None,
+                  judge_for: Callable[[JudgeSettings], Judge] | None = None, options: RunOptions | None = None,
                   base_urls: dict[str, str] | None = None) -> dict[str, Any]:
-    """The cheap judge on every item, the strong one on the uncertain ones; rows and what was spent and saved."""
+    """The cheap judge on every item, the strong one on the uncertain ones; rows and what was spent and saved.
+    A side that does not finish fails the cascade: `status` says so and its unscored rows carry the error."""
     from ..run.batch import run_items
 
-    prompts = {role: store.get_prompt(cascade[role]) for role in ("cheap", "strong")}
-    settings = {role: replace(p.dimension.judge, base_url=(base_urls or {}).get(role)) for role, p in prompts.items()}
-    items = run_items(store, dataset_id, None)
-    cheap_run = store.find_or_create_run(prompts["cheap"].id, dataset_id, settings["cheap"], RESUMABLE)[0]
-    cheap_summary = run_scoring(prompts["cheap"], items, judge_for(settings["cheap"]), store, cheap_run,
-                                replace(options or RunOptions(), settings=settings["cheap"]))
-    order = strong_items(store, cascade, items, cheap_run)
-    strong_run, strong_summary = None, None
+    unknown = set(base_urls or {}) - {"cheap", "strong"}
+    if unknown:
+        raise InputError(f"--base-url takes cheap=URL or strong=URL, not {sorted(unknown)[0]}=", field="base-url")
+    cheap = record_run(store, plan_cascade_side(store, cascade, "cheap", dataset_id, None, base_urls, options))
+    cheap_summary = start_run(store, cheap, judge_for(cheap.settings) if judge_for else None)
+    items = run_items(store, dataset_id, cheap.item_ids and list(cheap.item_ids))
+    order = strong_items(store, cascade, items, cheap.run_id) if cheap_summary.status == "done" else []
+    strong, strong_summary = None, None
     if order:
-        strong_run = store.find_or_create_run(prompts["strong"].id, dataset_id, settings["strong"], RESUMABLE,
-                                              order)[0]
-        wanted = set(order)
-        strong_summary = run_scoring(prompts["strong"], [i for i in items if i.id in wanted],
-                                     judge_for(settings["strong"]), store, strong_run,
-                                     replace(options or RunOptions(), settings=settings["strong"]))
-    return {**cascade_result(store, cascade, items, cheap_run, strong_run),
+        strong = record_run(store, plan_cascade_side(store, cascade, "strong", dataset_id, order, base_urls, options))
+        strong_summary = start_run(store, strong, judge_for(strong.settings) if judge_for else None)
+    result = cascade_result(store, cascade, items, cheap.run_id, strong.run_id if strong else None)
+    failed = [(role, s) for role, s in (("cheap", cheap_summary), ("strong", strong_summary))
+              if s is not None and s.status != "done"]
+    for row in result["rows"]:
+        if row["score"] is None and failed:
+            role, summary = failed[-1]
+            row["error"] = f"not scored: the {role} judge's run {summary.run_id} {summary.status}" + (
+                f" ({summary.error})" if summary.error else "")
+    return {**result, "status": "failed" if failed else "done",
+            "failed": [{"side": role, "run": s.run_id, "status": s.status, "error": s.error} for role, s in failed],
+            "judges": {"cheap": cheap.judge.describe(), "strong": strong.judge.describe() if strong else None},
             "judge_calls": {"cheap": cheap_summary.judge_calls,
                             "strong": strong_summary.judge_calls if strong_summary else 0}}
 

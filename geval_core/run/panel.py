@@ -5,7 +5,7 @@ paid twice) and combined item by item; the members' agreement with each other is
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,12 +17,10 @@ from ..scoring.panel import RULES, panel_score
 from ..stats.raters import alpha_intervals, krippendorff_alpha
 from ..store import Store
 from ..types import FrozenPrompt, Judge, JudgeSettings
-from .batch import run_items
 from .options import RunOptions
-from .runner import run_scoring
+from .plan import RESUMABLE, JudgeChoice, RunPlan, RunScope, plan_run, record_run, start_run
 
-__all__ = ["Panel", "freeze_panel", "get_panel", "score_panel"]
-RESUMABLE = ("done", "running", "cancelled", "failed")
+__all__ = ["Panel", "freeze_panel", "get_panel", "plan_panel", "score_panel"]
 
 
 @dataclass(frozen=True)
@@ -83,23 +81,36 @@ def get_panel(store: Store, ref: str) -> Panel:
     return _panel(name, versions[-1])
 
 
-def score_panel(store: Store, panel: Panel, dataset_id: str, judge_for: Callable[[JudgeSettings], Judge],
+def plan_panel(store: Store, panel: Panel, dataset_id: str, base_urls: dict[str, str] | None = None,
+               base_url: str | None = None, options: RunOptions | None = None, concurrency: int | None = None,
+               side: str | None = None) -> list[RunPlan]:
+    """The plan of each member's run: its own frozen judge, at the server named for it (PROMPT=URL, by label or
+    name), else the panel's server, else the environment's; every member on the same side of a split."""
+    plans = []
+    for member in panel.members:
+        prompt = store.get_prompt(member)
+        named = (base_urls or {}).get(prompt.label) or (base_urls or {}).get(prompt.name)
+        choice = JudgeChoice(base_url=named or base_url, where="--member-base-url" if named else "--base-url")
+        plans.append(plan_run(store, prompt, dataset_id, choice, RunScope(side=side, reuse=RESUMABLE),
+                              options=options, concurrency=concurrency))
+    return plans
+
+
+def score_panel(store: Store, panel: Panel, dataset_id: str, judge_for: Callable[[JudgeSettings], Judge] | None = None,
                 base_urls: dict[str, str] | None = None, options: RunOptions | None = None,
-                resamples: int = 1000) -> dict[str, Any]:
+                resamples: int = 1000, base_url: str | None = None, concurrency: int | None = None,
+                side: str | None = None) -> dict[str, Any]:
     """Score every item with every member (reusing runs), then the panel: rows per item and the summary."""
-    members = [store.get_prompt(member) for member in panel.members]
+    plans = [record_run(store, plan) for plan in
+             plan_panel(store, panel, dataset_id, base_urls, base_url, options, concurrency, side)]
     runs = []
-    for prompt in members:
-        settings = replace(prompt.dimension.judge, base_url=(base_urls or {}).get(prompt.label)
-                           or (base_urls or {}).get(prompt.name))
-        run_id, _ = store.find_or_create_run(prompt.id, dataset_id, settings, RESUMABLE)
-        items = run_items(store, dataset_id, None)
-        summary = run_scoring(prompt, items, judge_for(settings), store, run_id,
-                              replace(options or RunOptions(), settings=settings))
-        runs.append((prompt, run_id, summary))
-    return combine(store, panel, members, [run_id for _, run_id, _ in runs], dataset_id, resamples) | {
-        "member_runs": [{"prompt": p.label, "run": r, "judge_calls": s.judge_calls, "status": s.status}
-                        for p, r, s in runs]}
+    for plan in plans:
+        summary = start_run(store, plan, judge_for(plan.settings) if judge_for else None)
+        runs.append((plan, summary))
+    members = [plan.prompt for plan in plans]
+    return combine(store, panel, members, [plan.run_id for plan in plans], dataset_id, resamples) | {
+        "member_runs": [{"prompt": p.prompt.label, "run": p.run_id, "judge_calls": s.judge_calls, "status": s.status,
+                         "judge": p.judge.describe(), "server": p.judge.server} for p, s in runs]}
 
 
 def _ratings(distribution: dict | None) -> dict[int, float]:
