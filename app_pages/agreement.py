@@ -120,7 +120,7 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
     other = lib.get_run(st.selectbox("Run B", others, format_func=labels.get, key=K + "other"))
     differ = agree.incomparable(run, other)
     if differ:
-        st.warning("These runs are not comparable item by item; their judges differ in: "
+        st.warning("Different judges: this difference is the judge's as well as the prompt's. They differ in: "
                    + safe_text.md_escape("; ".join(differ)))
     diffs = agree.differences(run, other)
     if diffs.empty:

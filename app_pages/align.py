@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench_ui import align_view, live, safe_text, sealing, state
+from workbench_ui import align_view, live, run_plans, safe_text, sealing, state
 
 K = align_view.K
 
@@ -38,25 +38,33 @@ def pick(lib):
     return base, dataset, human
 
 
-def dev_run(lib, prompt, dataset, ids: set[str], label: str):
-    """The prompt's finished run on the dev side, else a button that starts one (None meanwhile)."""
+def dev_run(lib, prompt, dataset, ids: set[str], label: str, judge_for):
+    """The prompt's finished run on the dev side with this page's judge, else a button that starts one (None
+    meanwhile)."""
     from geval_core.diagnostics.align import side_run
 
-    run = side_run(lib, prompt.id, dataset["id"], ids)
+    planned = judge_for(prompt)
+    run = side_run(lib, prompt.id, dataset["id"], ids, planned.settings)
     if run is not None:
         return run
     going = [r for r in lib.list_runs(prompt=prompt.id, dataset=dataset["id"]) if live.is_live(lib, r["id"])]
     if going:
         live.attach(lib, going[0]["id"])
         return None
-    settings = state.run_settings(prompt.dimension.judge, use_sidebar=True)
     if st.button(f"Score {label} {prompt.label} on the dev side ({len(ids)} items)", key=f"{K}dev_{prompt.id}"):
-        align_view.start_side_run(lib, prompt, dataset, ids, settings)
+        align_view.start_side_run(lib, prompt, dataset, ids, planned, "dev")
         st.rerun()
     return None
 
 
-def compare_on_dev(lib, base, base_run, dataset, human: str) -> None:
+def judges_caption(report: dict) -> None:
+    """Both runs' judges, and the caution when they differ (the difference is then the judge's as well)."""
+    st.caption(safe_text.md_escape(f"Judges: {report['judges'][0]} → {report['judges'][1]}"))
+    if report.get("different_judges"):
+        st.warning(safe_text.md_escape(report["different_judges"].capitalize()))
+
+
+def compare_on_dev(lib, base, base_run, dataset, human: str, judge_for) -> None:
     """Every other version of the base's name against the base, on dev, with paired intervals."""
     from geval_core.diagnostics.compare import compare_runs
     from geval_core.run.splits import evaluation_ids
@@ -68,11 +76,12 @@ def compare_on_dev(lib, base, base_run, dataset, human: str) -> None:
     for cand in others:
         examples = base.dimension.example_ids | cand.dimension.example_ids
         ids, scope = evaluation_ids(lib, dataset["id"], "dev", examples)
-        run = dev_run(lib, cand, dataset, ids, "candidate")
+        run = dev_run(lib, cand, dataset, ids, "candidate", judge_for)
         if run is None:
             continue
         report = compare_runs(lib, base_run["id"], run["id"], human, only=ids)
         st.subheader(f"{base.label} → {cand.label}")
+        judges_caption(report)
         st.caption(safe_text.md_escape(f"{report['items']} dev items in {report['groups']} groups"
                                        + (f"; {scope['examples_left_out']} example items left out"
                                           if scope["examples_left_out"] else "")))
@@ -81,7 +90,7 @@ def compare_on_dev(lib, base, base_run, dataset, human: str) -> None:
             st.warning(safe_text.md_escape(f"Interval withheld: {report['withheld']}"))
 
 
-def test_section(lib, base, dataset, human: str) -> None:
+def test_section(lib, base, dataset, human: str, judge_for) -> None:
     """Evaluate a frozen candidate on the sealed test side (recorded), and the report with its corrected interval."""
     from geval_core.diagnostics.align import align_report, side_run
     from geval_core.run.splits import get_split, record_test_use, sealed_uses
@@ -96,13 +105,14 @@ def test_section(lib, base, dataset, human: str) -> None:
     cand = versions[st.selectbox("Candidate to evaluate", list(versions), key=K + "test_candidate")]
     for prompt in ({base.id: base, cand.id: cand}).values():
         test = set(split["test"]) - prompt.dimension.example_ids
-        run = side_run(lib, prompt.id, dataset["id"], test)
+        run = side_run(lib, prompt.id, dataset["id"], test, judge_for(prompt).settings)
         if prompt.id in evaluated and run is not None:
             continue
         if st.button(f"Evaluate {prompt.label} on the test set (recorded)", key=f"{K}test_{prompt.id}"):
-            settings = state.run_settings(prompt.dimension.judge, use_sidebar=True)
-            run_id = run["id"] if run else align_view.start_side_run(lib, prompt, dataset, test, settings)
-            record_test_use(lib, split, prompt.id, run_id)
+            if run:  # scored already: the look is recorded all the same
+                record_test_use(lib, split, prompt.id, run["id"])
+            else:  # the plan records the use as the run is recorded
+                align_view.start_side_run(lib, prompt, dataset, test, judge_for(prompt), "test")
             st.rerun()
     if cand.id == base.id or not {base.id, cand.id} <= evaluated:
         return
@@ -111,6 +121,7 @@ def test_section(lib, base, dataset, human: str) -> None:
     except Exception as exc:  # a test run still going: said, not raised
         st.info(safe_text.md_escape(str(exc)))
         return
+    judges_caption(report)
     st.dataframe(align_view.comparison_table(report, corrected=True), hide_index=True)
     st.caption(safe_text.md_escape(
         f"{report['items']} test items in {report['groups']} groups; {report['candidates_evaluated']} candidate(s) "
@@ -132,14 +143,16 @@ def main() -> None:
     dev, scope = evaluation_ids(lib, dataset["id"], "dev", base.dimension.example_ids)
     st.caption(safe_text.md_escape(f"Dev side of split {scope['split'][:12]}: {len(dev)} items. The sealed test "
                                    "side is used only below, once per candidate, and every use is recorded."))
-    run = dev_run(lib, base, dataset, dev, "the base")
+    judge_for = align_view.judge_picker(lib)
+    run_plans.show_judge(judge_for(base))
+    run = dev_run(lib, base, dataset, dev, "the base", judge_for)
     if run is None:
         return
     rows = align_view.disputed_section(lib, run, base, human, dev)
     align_view.suggest_section(lib, base, rows)
     align_view.candidate_section(lib, base, dataset, dev, human)
-    compare_on_dev(lib, base, run, dataset, human)
-    test_section(lib, base, dataset, human)
+    compare_on_dev(lib, base, run, dataset, human, judge_for)
+    test_section(lib, base, dataset, human, judge_for)
 
 
 safe_text.guarded(main)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from geval_core.prompts.inputs import mismatch_message, missing_inputs
-from geval_core.providers.registry import check_judge, default_concurrency, provider_spec
-from geval_core.run.one_item import overlong_items, overlong_warning
+from geval_core.providers.registry import default_concurrency, provider_spec
 from geval_core.run.options import RunOptions
+from geval_core.run.plan import RunScope, plan_of_run, plan_run
 from geval_core.types import bounds_of
 from workbench_ui import (
     archive_view,
@@ -16,6 +16,7 @@ from workbench_ui import (
     judge_checks,
     live,
     panel_view,
+    run_plans,
     safe_text,
     score_batch,
     score_parts,
@@ -79,28 +80,26 @@ def new_run(lib) -> None:
         st.error(safe_text.md_escape(problem))
         return
     items, side = pick_items(lib, dataset, prompt)
-    settings = score_parts.judge_choice(prompt)
+    planned = run_plans.choose_judge(lib, prompt, "score")
+    settings = planned.settings
     ready = judge_checks.before_run(lib, prompt, settings)  # the judge's latest test and documented limits
-    too_long = overlong_warning(*overlong_items(prompt, items, settings), len(items))
-    if too_long:
-        st.warning(safe_text.md_escape(too_long))
     bounds = bounds_of(RunOptions, "concurrency")
     most = min(bounds.max, provider_spec(settings.provider).max_concurrency)
     concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=most, step=1,
                                   value=default_concurrency(settings),
                                   key=f"score_concurrency_{settings.provider}",  # each judge starts at its own
                                   help=bounds.help)
+    plan = plan_run(lib, prompt, dataset, scope=RunScope(side=side, item_ids=tuple(i.id for i in items),
+                                                         new_run=True),
+                    concurrency=int(concurrency), judge=planned)
+    for warning in plan.warnings[len(planned.warnings):]:  # overlong items, a lowered concurrency
+        st.warning(safe_text.md_escape(warning))
     rate_limits()
     score_parts.cost_box(lib, prompt, items, settings, dataset["id"])
     score_batch.offer(lib, prompt, dataset, items, settings, ready)
+    st.caption(safe_text.md_escape(plan.describe()))
     if st.button("Start run", type="primary", key="score_start", disabled=not items or not ready):
-        check_judge(settings)  # a missing key fails here, before a run is recorded
-        run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=[i.id for i in items])
-        if side == "test":
-            from geval_core.run.splits import get_split, record_test_use
-
-            record_test_use(lib, get_split(lib, dataset["id"]), prompt.id, run_id)
-        live.start(lib, run_id, int(concurrency))
+        run_id = run_plans.start(lib, plan)  # the key, the server and a test-side use are checked or recorded here
         st.session_state["score_run"] = run_id  # before the run picker is drawn: show the new run
         st.rerun()  # the run is listed below, attached to its worker
 
@@ -114,11 +113,10 @@ def resume(lib, run: dict, prompt) -> None:
     if not todo or score_batch.pending(run):  # a batch still out: collecting it fills these items in
         return
     st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}).")
+    st.caption(safe_text.md_escape(f"Scored by {run_plans.run_judge(run)}"))
     if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
-        settings = score_parts.judge_of(run, prompt)
-        check_judge(settings)
-        live.start(lib, run["id"], (lib.job(run["id"]) or {}).get("options", {}).get("concurrency")
-                   or default_concurrency(settings))
+        plan = plan_of_run(lib, run["id"], concurrency=(lib.job(run["id"]) or {}).get("options", {}).get("concurrency"))
+        run_plans.start(lib, plan)  # refused here when the run's server is not the one its judge now reaches
         st.rerun()
 
 

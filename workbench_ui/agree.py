@@ -16,7 +16,6 @@ SCORES = {"score": "weighted score", "single_rating": "top-token score"}
 METRICS = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic",
            "tie_rate": "tie rate (judge)", "human_tie_rate": "tie rate (human)"}
 SCATTER_POINTS = 5_000  # at most this many items drawn in the scatter (a random sample beyond)
-COMPARED = ("provider", "model", "mode", "n", "temperature")  # what makes two runs comparable item by item
 
 
 def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -> dict[str, list]:
@@ -132,9 +131,12 @@ def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
 
 
 def incomparable(run_a: dict[str, Any], run_b: dict[str, Any]) -> list[str]:
-    """What differs between two runs' judges (provider, model, mode, n, temperature, model version)."""
+    """What differs between two runs' judges (`run.plan.judge_difference`: provider, model, server, decoding), and
+    their reported model versions."""
+    from geval_core.run.plan import judge_difference
+
     a, b = run_a.get("judge") or {}, run_b.get("judge") or {}
-    found = [f"{k}: {a.get(k)} vs {b.get(k)}" for k in COMPARED if a.get(k) != b.get(k)]
+    found = [f"{'server' if k == 'base_url' else k}: {a.get(k)} vs {b.get(k)}" for k in judge_difference(a, b)]
     va, vb = run_a.get("model_version"), run_b.get("model_version")
     if va and vb and va != vb:
         found.append(f"reported model version: {va} vs {vb}")

@@ -10,21 +10,38 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.types import Dimension, Example
-from workbench_ui import live, safe_text, state
+from workbench_ui import run_plans, safe_text, state
 
 K = "al_"
 FIGURE_NAMES = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic"}
 
 
-def start_side_run(lib, prompt, dataset: dict[str, Any], ids: set[str], settings) -> str:
-    """A run of the prompt on exactly these items of the dataset, scored by a worker of the library."""
-    from geval_core.providers.registry import check_judge, default_concurrency
+def start_side_run(lib, prompt, dataset: dict[str, Any], ids: set[str], planned, side: str) -> str:
+    """A run of the prompt with the page's judge on exactly these items of one side, planned like every run (a
+    test-side use is recorded as it is) and scored by a worker of the library."""
+    from geval_core.run.plan import RunScope, plan_run
 
-    check_judge(settings)
-    order = [i.id for i in lib.dataset_items(dataset["id"]) if i.id in ids]
-    run_id = lib.create_run(prompt.id, dataset["id"], settings, item_ids=order)
-    live.start(lib, run_id, default_concurrency(settings))
-    return run_id
+    plan = plan_run(lib, prompt, dataset, scope=RunScope(side=side, item_ids=tuple(sorted(ids)), new_run=True),
+                    judge=planned)
+    return run_plans.start(lib, plan)
+
+
+JUDGES = {"sidebar": "The sidebar's judge, for every prompt (differences are the prompts')",
+          "pinned": "Each prompt's pinned judge (prompts pinned to other judges are flagged)"}
+
+
+def judge_picker(lib):
+    """The judge every run on this page uses, chosen once: a function from a prompt to its planned judge."""
+    from geval_core.run.plan import plan_judge
+
+    pick = st.radio("Judge for this page's runs", list(JUDGES), format_func=JUDGES.get, key=K + "judge",
+                    horizontal=True)
+
+    def planned(prompt):
+        choice = run_plans.sidebar_choice() if pick == "sidebar" else run_plans.pinned_choice(prompt)
+        return plan_judge(prompt.dimension.judge, choice, lib)
+
+    return planned
 
 
 def disputed_section(lib, run: dict[str, Any], prompt, human: str, dev: set[str]) -> list[dict[str, Any]]:

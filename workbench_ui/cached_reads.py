@@ -183,10 +183,14 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None =
 
 
 def run_title(run: dict[str, Any]) -> str:
-    """'20250102-130405-1a2b3c · coherence@1 on sample@1 · local:smollm2 logprobs n=1 T=0': what never changes."""
+    """'20250102-130405-1a2b3c · coherence@1 on sample@1 · openai:m at http://127.0.0.1:8080/v1 logprobs n=1 T=0':
+    what never changes, the judge's server included (the same model at two servers is two judges)."""
+    from geval_core.run.plan import judge_label
+    from geval_core.types import JudgeSettings
+
     judge = run.get("judge") or {}
-    how = (f"{judge.get('provider')}:{judge.get('model')} {judge.get('mode')} n={judge.get('n')} "
-           f"T={judge.get('temperature')}") if isinstance(judge, dict) else str(judge)
+    how = (f"{judge_label(JudgeSettings(**judge))} {judge.get('mode')} n={judge.get('n')} "
+           f"T={judge.get('temperature')}") if isinstance(judge, dict) and judge else str(judge)
     return f"{run.get('id')} · {run.get('prompt_label')} on {run.get('dataset_label')} · {how}"
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from workbench_ui import archive_view, cached_reads, charts, live, safe_text, state
+from geval_core.run.plan import RunPlan
+from workbench_ui import archive_view, cached_reads, charts, live, run_plans, safe_text, state
 
 K = "cs_"
 SIGNAL_HELP = ("How the cheap judgment's unsureness is read: entropy or sd of its rating distribution, margin (one "
@@ -28,14 +29,31 @@ def section(lib) -> None:
     score(lib)
 
 
+NEEDS = ("To calibrate, a dataset with human ratings scored by two prompts of one dimension, each pinned to its "
+         "judge (the cheap one and the strong one), both runs finished on the same items: start them under New "
+         "run above.")
+
+
+def item_set(run: dict[str, Any]) -> frozenset[str] | None:
+    """The items a run covers (None: the whole dataset): two runs calibrate a cascade when they cover the same."""
+    ids = run.get("item_ids")
+    return None if ids is None else frozenset(ids)
+
+
 def calibration_runs(lib, datasets: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Finished whole-dataset runs by dataset id, for datasets with human ratings and runs of two prompts."""
+    """Finished runs by dataset id (the Score page's runs on chosen items included), for datasets with human
+    ratings where two prompts have finished runs on the same items."""
     humans = {d_id for d_id, d in datasets.items() if d.get("human")}
     by_dataset: dict[str, list[dict[str, Any]]] = {}
     for run in lib.list_runs():
-        if run["dataset_id"] in humans and live.finished(run) and run.get("item_ids") is None:
+        if run["dataset_id"] in humans and live.finished(run) and run["status"] == "done":
             by_dataset.setdefault(run["dataset_id"], []).append(run)
-    return {d: runs for d, runs in by_dataset.items() if len({r["prompt_id"] for r in runs}) >= 2}
+    return {d: runs for d, runs in by_dataset.items() if any(partners(runs, r) for r in runs)}
+
+
+def partners(runs: list[dict[str, Any]], run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The runs of another prompt on the same items as `run`: what it can be calibrated against."""
+    return [r for r in runs if r["prompt_id"] != run["prompt_id"] and item_set(r) == item_set(run)]
 
 
 def calibrate(lib) -> None:
@@ -46,16 +64,16 @@ def calibrate(lib) -> None:
     datasets = {d["id"]: d for d in lib.list_datasets()}
     usable = calibration_runs(lib, datasets)
     if not usable:
-        st.info("To calibrate, score one dataset that has human ratings with both judges (two finished runs).")
+        st.info(NEEDS)
         return
     runs = {r["id"]: r for group in usable.values() for r in group}
     c1, c2, c3 = st.columns(3)
     dataset = c1.selectbox("Calibration dataset", list(usable), format_func=lambda d: datasets[d]["label"],
                            key=K + "dataset")
-    ids = [r["id"] for r in usable[dataset]]
+    ids = [r["id"] for r in usable[dataset] if partners(usable[dataset], r)]
     cheap = c2.selectbox("Cheap judge's run", ids, format_func=lambda r: cached_reads.run_title(runs[r]),
                          key=K + "cheap")
-    others = [r for r in ids if runs[r]["prompt_id"] != runs[cheap]["prompt_id"]]
+    others = [r["id"] for r in partners(usable[dataset], runs[cheap])]
     strong = c3.selectbox("Strong judge's run", others, format_func=lambda r: cached_reads.run_title(runs[r]),
                           key=K + "strong")
     c4, c5 = st.columns(2)
@@ -129,11 +147,11 @@ def freeze_form(lib, curve: dict[str, Any], cheap_prompt: str, strong_prompt: st
 
 @dataclass(frozen=True)
 class Plan:
-    """A frozen cascade about to score a dataset: its two prompts and the judge settings each scores with."""
+    """A frozen cascade about to score a dataset: its two prompts and the server each side's judge answers at."""
 
     cascade: dict[str, Any]
     prompts: dict[str, Any]
-    settings: dict[str, Any]
+    servers: dict[str, str]
     dataset: dict[str, Any]
 
     @property
@@ -141,9 +159,16 @@ class Plan:
         """What the session remembers while a click's cheap job runs: the strong job follows it by itself."""
         return [self.cascade["id"], self.dataset["id"]]
 
-    def run(self, lib, role: str, ids: list[str] | None) -> dict[str, Any] | None:
-        """This side's run on `ids` (None: every item) with its settings, when there is one."""
-        return lib.find_run(self.prompts[role].id, self.dataset["id"], self.settings[role], item_ids=ids)
+    def side(self, lib, role: str, ids: list[str] | None) -> RunPlan:
+        """This side's run plan on `ids` (None: every item it may read): its prompt's own judge at its server."""
+        from geval_core.diagnostics.cascade import plan_cascade_side
+
+        return plan_cascade_side(lib, self.cascade, role, self.dataset["id"], ids, self.servers)
+
+    def run(self, lib, side: RunPlan) -> dict[str, Any] | None:
+        """The side's run of that plan, when there is one (nothing is recorded by looking)."""
+        ids = list(side.item_ids) if side.item_ids is not None else None
+        return lib.find_run(side.prompt.id, self.dataset["id"], side.settings, item_ids=ids)
 
 
 def score(lib) -> None:
@@ -156,12 +181,16 @@ def score(lib) -> None:
         return
     cascade, dataset = get_cascade(lib, picked[0]), picked[1]
     prompts = {role: lib.get_prompt(cascade[role]) for role in ("cheap", "strong")}
-    plan = Plan(cascade, prompts, {role: state.run_settings(p.dimension.judge, use_sidebar=False)
-                                   for role, p in prompts.items()}, dataset)
+    conn = state.sidebar().judge  # the sidebar's server serves a side whose judge speaks to the same provider
+    servers = {role: conn.base_url for role, p in prompts.items()
+               if conn.base_url and p.dimension.judge.provider == conn.provider}
+    plan = Plan(cascade, prompts, servers, dataset)
     cheap = step(lib, plan, "cheap", None, f"{dataset['item_count']} items")
     if cheap is None:
         return
     items = cached_reads.dataset_items(dataset["id"])
+    wanted = run_item_ids(cheap)
+    items = items if wanted is None else [i for i in items if i.id in wanted]
     # Read on every rerun of the Score page: the cheap run's judgments come from the per-run cache.
     order = strong_items(cached_reads.CachedLibrary(lib), cascade, items, cheap["id"])
     strong = None  # no item sent on: no strong run
@@ -173,13 +202,20 @@ def score(lib) -> None:
     show_result(lib, cascade, items, cheap["id"], strong["id"] if strong else None)
 
 
+def run_item_ids(run: dict[str, Any]) -> set[str] | None:
+    """The items a run covers (None: the whole dataset)."""
+    ids = run.get("item_ids")
+    return None if ids is None else set(ids)
+
+
 def step(lib, plan: Plan, role: str, ids: list[str] | None, what: str) -> dict[str, Any] | None:
     """This side's finished run; None while it is not, with its progress or the button that starts it as a job.
     The strong side starts by itself after the cheap side the same click started."""
-    from geval_core.diagnostics.cascade import RESUMABLE
-    from geval_core.providers.registry import check_judge, default_concurrency
+    from geval_core.providers.registry import check_judge
 
-    run = plan.run(lib, role, ids)
+    side = plan.side(lib, role, ids)
+    st.caption(safe_text.md_escape(f"The {role} judge: {side.judge.describe()}"))
+    run = plan.run(lib, side)
     if run is not None and live.is_live(lib, run["id"]):
         st.caption(f"The {role} judge on {safe_text.md_escape(what)}")
         live.attach(lib, run["id"], key=K + role)
@@ -192,11 +228,9 @@ def step(lib, plan: Plan, role: str, ids: list[str] | None, what: str) -> dict[s
     label = safe_text.md_escape(f"Score with {plan.cascade['name']}@{plan.cascade['version']}: the {role} judge "
                                 f"on {what}")
     if going or st.button(label, key=K + "start_" + role):
-        for side in ("cheap", "strong") if role == "cheap" else ("strong",):
-            check_judge(plan.settings[side])  # every key before any run is recorded
-        run_id = run["id"] if run else lib.find_or_create_run(plan.prompts[role].id, plan.dataset["id"],
-                                                              plan.settings[role], RESUMABLE, ids)[0]
-        live.start(lib, run_id, default_concurrency(plan.settings[role]))
+        if role == "cheap":
+            check_judge(plan.side(lib, "strong", None).settings)  # every key before any run is recorded
+        run_plans.start(lib, side)
         if role == "cheap":  # the strong job follows this one by itself
             st.session_state[K + "going"] = plan.going
         else:  # started once: stopped later, it stays stopped

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from workbench_ui import archive_view, cached_reads, live, safe_text, state
+from workbench_ui import archive_view, cached_reads, live, run_plans, safe_text, state
 
 K = "pn_"
 RESUMABLE = ("done", "running", "cancelled", "failed")
@@ -33,19 +33,24 @@ def freeze_form(lib) -> None:
 
 
 def member_runs(lib, panel, dataset_id: str) -> list[dict[str, Any]]:
-    """Each member with its pinned judge (the sidebar's server for its provider) and its newest whole-dataset
-    run with those settings, None when it has none yet (nothing is recorded by looking)."""
+    """Each member planned (its pinned judge, at the sidebar's server when the sidebar speaks to its provider, else
+    the environment's) with its newest run of that plan, None when it has none yet (nothing is recorded by
+    looking)."""
+    from geval_core.run.panel import plan_panel
+
+    conn = state.sidebar().judge
+    servers = {member: conn.base_url for member in panel.members
+               if conn.base_url and lib.get_prompt(member).dimension.judge.provider == conn.provider}
     runs = []
-    for member in panel.members:
-        prompt = lib.get_prompt(member)
-        settings = state.run_settings(prompt.dimension.judge, use_sidebar=False)
-        runs.append({"prompt": prompt, "settings": settings, "run": lib.find_run(prompt.id, dataset_id, settings)})
+    for plan in plan_panel(lib, panel, dataset_id, servers):
+        ids = list(plan.item_ids) if plan.item_ids is not None else None
+        runs.append({"prompt": plan.prompt, "plan": plan,
+                     "run": lib.find_run(plan.prompt.id, dataset_id, plan.settings, item_ids=ids)})
     return runs
 
 
 def section(lib) -> None:
     """Freeze or pick a panel, score a dataset with it, and show the panel's table."""
-    from geval_core.providers.registry import check_judge, default_concurrency
     from geval_core.run.panel import get_panel
 
     freeze_form(lib)
@@ -54,6 +59,8 @@ def section(lib) -> None:
         return
     panel, dataset = get_panel(lib, picked[0]), picked[1]
     runs = member_runs(lib, panel, dataset["id"])
+    for member in runs:
+        st.caption(safe_text.md_escape(f"Member {member['prompt'].label}: {member['plan'].judge.describe()}"))
     going = [r for r in runs if r["run"] and live.is_live(lib, r["run"]["id"])]
     if going:
         for member in going:  # side by side, each with its own Stop
@@ -64,12 +71,12 @@ def section(lib) -> None:
     if unfinished:
         if st.button(safe_text.md_escape(f"Score with {panel.label} ({len(unfinished)} member run(s) to do)"),
                      key=K + "score"):
+            from geval_core.providers.registry import check_judge
+
             for member in unfinished:
-                check_judge(member["settings"])  # every key before any run is recorded
+                check_judge(member["plan"].settings)  # every key before any run is recorded
             for member in unfinished:  # one worker per member: they run side by side
-                run_id = member["run"]["id"] if member["run"] else lib.find_or_create_run(
-                    member["prompt"].id, dataset["id"], member["settings"], RESUMABLE)[0]
-                live.start(lib, run_id, default_concurrency(member["settings"]))
+                run_plans.start(lib, member["plan"])
             st.rerun()
         return
     show(lib, panel, runs, dataset)

@@ -15,27 +15,12 @@ from geval_core.files.prompt_files import write_judgments
 from geval_core.judgment import single_rating
 from geval_core.stats.confidence import describe
 from geval_core.types import FrozenPrompt, JudgeSettings
-from workbench_ui import cached_reads, charts, prices, safe_text, state
+from workbench_ui import cached_reads, charts, prices, safe_text
 
 CONFIDENCE_HELP = {"entropy": "bits of uncertainty in the judge's distribution (0: certain)",
                    "sd": "standard deviation of the distribution over the scale (sampling: of the replies)",
                    "margin": "probability of the likeliest rating minus the next one (1: certain)"}
 MOSTLY_LOW = 0.25  # warn when more than this share of items put little mass on the scale
-
-
-def judge_choice(prompt: FrozenPrompt) -> JudgeSettings:
-    """The prompt's pinned judge, or the sidebar's connection with the prompt's decoding settings."""
-    pinned = prompt.dimension.judge
-    side = state.run_settings(pinned, use_sidebar=True)
-    options = {"prompt": f"The prompt's pinned judge: {safe_text.judge_label(pinned)}",
-               "sidebar": f"The sidebar's judge: {safe_text.judge_label(side)}"}
-    # Radio options render Markdown; the model name and URL are user text.
-    pick = st.radio("Judge", list(options), format_func=lambda o: safe_text.md_escape(options[o]),
-                    key="score_judge_source")
-    if pick == "sidebar" and (side.provider, side.model) != (pinned.provider, pinned.model):
-        st.caption("A different judge than the one frozen with the prompt: its scores are not the frozen "
-                   "metric and are not comparable with runs of the pinned judge.")
-    return side if pick == "sidebar" else pinned
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -73,12 +58,6 @@ def run_item_ids(run: dict[str, Any]) -> set[str] | None:
     """The run's chosen item ids (None: the whole dataset); lib.get_run has decoded them."""
     ids = run.get("item_ids")
     return set(ids) if ids else None
-
-
-def judge_of(run: dict[str, Any], prompt: FrozenPrompt) -> JudgeSettings:
-    """The JudgeSettings a run was started with (lib.get_run has decoded them into a dict)."""
-    judge = run.get("judge")
-    return JudgeSettings(**judge) if judge else prompt.dimension.judge
 
 
 def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:

@@ -139,6 +139,9 @@ def align_report_command(library: Any, prompt: str, data_ref: str, base: str | N
     click.echo(f"{report['base']} -> {report['candidate']} on the {side} side of {report['dataset']} "
                f"({report['items']} items in {report['groups']} groups; {report['examples_left_out']} example "
                "items left out)")
+    click.echo(f"judges: {report['judges'][0]} -> {report['judges'][1]}")
+    if report["different_judges"]:
+        click.echo(f"warning: {report['different_judges']}", err=True)
     for name, fig in report["figures"].items():
         click.echo(f"{name:<16} {fig['first']:.3f} -> {fig['second']:.3f}: {fig['difference']:+.3f}"
                    f"{_interval(fig['interval'])}" + (f" corrected{_interval(fig['corrected_interval'])}"

@@ -41,6 +41,9 @@ def compare_command(run_a: str, run_b: str, human: str, resamples: int, side: st
         echo_json(result)
         return
     where = f" on the {scope['side']} side of split {scope['split'][:12]}" if scope.get("side") else ""
+    click.echo(f"judges: {result['judges'][0]} -> {result['judges'][1]}")
+    if result["different_judges"]:
+        click.echo(f"warning: {result['different_judges']}", err=True)
     click.echo(f"{result['items']} items in {result['groups']} groups{where}; {result['resampled']} resampled")
     for name, fig in result["figures"].items():
         low_high = ("" if fig["interval"] is None else

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,6 +14,22 @@ from prompt_library.signing import sign_run, signing_key
 
 from ..files.prompt_files import export_judgments, write_judgments
 from .common import check_output, echo_json, json_needs_file, library_command, report_written, table, visible
+
+side_option = click.option(
+    "--side", type=click.Choice(["dev", "test"]), default="dev", show_default=True,
+    help="On a split dataset: the items of the dev side, or of the sealed test side (the read is recorded as a use "
+         "of the test side for the run's prompt, and `geval align report` counts it).")
+
+
+def _sealed(library: Library, run: dict[str, Any], side: str, read: str) -> tuple[Any, dict[str, Any]]:
+    """(the store to read the run's items through, the scope), the seal's note on stderr when it left some out."""
+    from ..run.splits import sealed_note, sealed_run
+
+    view, scope = sealed_run(library, run, side, read)
+    note = sealed_note(scope)
+    if note:
+        click.echo(f"run {run['id']}: {note}", err=True)
+    return view, scope
 
 
 @click.group("runs")
@@ -30,8 +47,11 @@ def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str 
     if as_json:
         echo_json(rows)
         return
-    for row in rows:
-        row["judge"] = row["judge"].get("model") if isinstance(row["judge"], dict) else row["judge"]
+    from ..run.plan import judge_label
+    from ..types import JudgeSettings
+
+    for row in rows:  # provider:model at its server: the same model at two servers is two judges
+        row["judge"] = judge_label(JudgeSettings(**row["judge"])) if isinstance(row["judge"], dict) else row["judge"]
     table(rows, ["id", "prompt_label", "dataset_label", "judge", "status", "judged", "items_total", "errors",
                   "created_at"])
 
@@ -39,10 +59,13 @@ def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str 
 @library_command(runs, "show", lists=True)
 @click.argument("run_id")
 @click.option("--judgments", "show_judgments", is_flag=True, help="Also list every item's judgment.")
-def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool) -> None:
+@side_option
+def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool, side: str) -> None:
     """Show one run (id or unique prefix): prompt, dataset, judge, status, totals."""
+    if side == "test" and not show_judgments:
+        raise click.UsageError("--side test chooses the judgments --judgments lists: give both")
     run = library.get_run(run_id)
-    rows = library.judgments(run["id"]) if show_judgments or as_json else []
+    rows = _sealed(library, run, side, "runs show")[0].judgments(run["id"]) if show_judgments else []
     if as_json:
         echo_json({**run, "judgments": rows if show_judgments else None})
         return
@@ -64,9 +87,13 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
 @click.option("--sign", is_flag=True, help="Also write OUTPUT.sig.json: the run's digest and OUTPUT's bytes signed with your key "
               "(--key-file or $GEVAL_SIGNING_KEY); `geval verify --check-signature` checks it.")
 @click.option("--key-file", type=click.Path(dir_okay=False), default=None, help="The signing key for --sign.")
+@side_option
 def runs_export(library: Library, run_id: str, output: str | None, fmt: str | None, sign: bool,
-                key_file: str | None, as_json: bool) -> None:
-    """Export a run's judgments with each item's group, human ratings and ties, as CSV or JSONL."""
+                key_file: str | None, side: str, as_json: bool) -> None:
+    """Export a run's judgments with each item's group, human ratings and ties, as CSV or JSONL.
+
+    On a split dataset the export holds the dev side's items unless --side test asks for the sealed ones.
+    """
     from ..stats import judgment_rows  # numpy only when exporting
 
     check_output(output)
@@ -75,7 +102,9 @@ def runs_export(library: Library, run_id: str, output: str | None, fmt: str | No
     if sign and output is None:
         raise click.UsageError("--sign writes OUTPUT.sig.json beside the export: name the export with -o")
     key = signing_key(key_file) if sign else None  # before writing anything: a missing key stops here
-    rows = judgment_rows(library, run_id)
+    run = library.get_run(run_id)
+    view, scope = _sealed(library, run, side, "runs export")
+    rows = judgment_rows(view, run["id"])
     if output is None:
         write_judgments(rows, sys.stdout, fmt or "jsonl")
         return
@@ -83,6 +112,7 @@ def runs_export(library: Library, run_id: str, output: str | None, fmt: str | No
     signature = f"{output}.sig.json" if key is not None else None
     if signature is not None:
         Path(signature).write_text(json.dumps(sign_run(library, run_id, key, output), indent=2) + "\n", encoding="utf-8")
-    report_written(as_json, {"file": output, "run_id": run_id, "judgments": len(rows), "signature": signature},
+    report_written(as_json, {"file": output, "run_id": run["id"], "judgments": len(rows), "signature": signature,
+                             "side": scope["side"], "withheld": scope["withheld"]},
                    f"wrote {len(rows)} judgments to {output}"
                    + (f"; the run's signed digest to {signature}" if signature else ""))

@@ -39,10 +39,13 @@ def disputed_items(store: Any, run_id: str, human: str, only: set[str] | None, l
     return rows[:limit]
 
 
-def side_run(store: Any, prompt_id: str, dataset_id: str, ids: set[str]) -> dict[str, Any] | None:
-    """The newest finished run of the prompt on this dataset that judged every item of `ids`."""
+def side_run(store: Any, prompt_id: str, dataset_id: str, ids: set[str], judge: Any = None) -> dict[str, Any] | None:
+    """The newest finished run of the prompt on this dataset that judged every item of `ids`; with `judge` (settings
+    or a run's stored judge), only a run of that same judge (provider, model, server, decoding)."""
+    from ..run.plan import judge_difference
+
     for run in store.list_runs(prompt=prompt_id, dataset=dataset_id):
-        if run["status"] != "done":
+        if run["status"] != "done" or (judge is not None and judge_difference(run.get("judge") or {}, judge)):
             continue
         if ids <= {r["item_id"] for r in store.judgments(run["id"]) if r["score"] is not None or r["error"] is None}:
             return run
@@ -86,11 +89,14 @@ def align_report(store: Any, base: str, candidate: str, dataset: str, human: str
                 raise InputError(f"{prompt.label} has not been evaluated on the test side of {data['label']}: "
                                  f"`geval align test {prompt.label} --data {data['label']}` does it, once, recorded",
                                  field="prompt")
-    runs = {}
-    for role, prompt in (("base", base_prompt), ("candidate", cand_prompt)):
-        runs[role] = side_run(store, prompt.id, data["id"], ids)
-        if runs[role] is None:
-            raise InputError(f"no finished run of {prompt.label} on the {side} side of {data['label']}", field="run")
+    runs: dict[str, Any] = {"base": side_run(store, base_prompt.id, data["id"], ids)}
+    if runs["base"] is None:
+        raise InputError(f"no finished run of {base_prompt.label} on the {side} side of {data['label']}", field="run")
+    # The candidate's run of the base's judge when there is one: then the difference is the prompt's alone.
+    runs["candidate"] = (side_run(store, cand_prompt.id, data["id"], ids, runs["base"].get("judge"))
+                         or side_run(store, cand_prompt.id, data["id"], ids))
+    if runs["candidate"] is None:
+        raise InputError(f"no finished run of {cand_prompt.label} on the {side} side of {data['label']}", field="run")
     plain = compare_runs(store, runs["base"]["id"], runs["candidate"]["id"], human, resamples, only=ids)
     out = {"base": base_prompt.label, "candidate": cand_prompt.label, "dataset": data["label"], "side": side,
            "split": split["hash"], "human": human, "base_run": runs["base"]["id"],
@@ -105,7 +111,7 @@ def align_report(store: Any, base: str, candidate: str, dataset: str, human: str
         fig["corrected_interval"] = corrected["figures"][name]["interval"]
     p_values = {}
     for other in others:
-        run = side_run(store, other, data["id"], ids)
+        run = side_run(store, other, data["id"], ids, runs["base"].get("judge"))
         if run is not None:
             p = compare_runs(store, runs["base"]["id"], run["id"], human, resamples, only=ids)["figures"][figure]
             if p["p_value"] is not None:

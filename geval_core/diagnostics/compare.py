@@ -85,4 +85,14 @@ def compare_runs(store: Any, first: str, second: str, human: str, resamples: int
                                level=level, scale=scale)
     if not all(i.group for i in items):
         result["resampled"] = "items (the dataset has no groups)"
-    return {"first": runs[0]["id"], "second": runs[1]["id"], "human": human, **result}
+    return {"first": runs[0]["id"], "second": runs[1]["id"], "human": human, **result, **judges_of(runs)}
+
+
+def judges_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Both runs' judges, and the caution a difference carries when they are not the same judge (None when they
+    are): a comparison of two prompts scored by two judges measures the judges too."""
+    from ..run.plan import different_judges_note, judge_label
+    from ..types import JudgeSettings
+
+    settings = [JudgeSettings(**run["judge"]) if run.get("judge") else JudgeSettings() for run in runs]
+    return {"judges": [judge_label(s) for s in settings], "different_judges": different_judges_note(*settings)}
