@@ -18,6 +18,7 @@ from geval_core.types import Item
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now
 from .prompts import split_label
+from .sealed_import import check_import
 
 
 @dataclass(frozen=True)
@@ -163,14 +164,20 @@ class VersionHash:
 class DatasetsMixin(LibraryBase):
     """Golden datasets and their items."""
 
-    def import_dataset(self, path: str | Path, name: str, mapping: DatasetMapping | None = None) -> dict[str, Any]:
+    def import_dataset(self, path: str | Path, name: str, mapping: DatasetMapping | None = None,
+                       test_use: str | None = None) -> dict[str, Any]:
         """Import a CSV/JSONL file as dataset `name`; returns the dataset row plus `created`."""
         mapping = mapping or DatasetMapping()
-        return self.import_items(name, read_items(path, mapping), source=str(path), mapping=mapping)
+        return self.import_items(name, read_items(path, mapping), source=str(path), mapping=mapping,
+                                 test_use=test_use)
 
     def import_items(self, name: str, items: list[Item], source: str = "memory",
-                     mapping: DatasetMapping | None = None) -> dict[str, Any]:
-        """Store in-memory items as a new version of `name` (or return the identical existing one)."""
+                     mapping: DatasetMapping | None = None, test_use: str | None = None) -> dict[str, Any]:
+        """Store in-memory items as a new version of `name` (or return the identical existing one).
+
+        Items whose text is on a split version's sealed test side are refused (sealed_import.py), unless
+        `test_use` names the prompt for which the import is recorded as a use of that test side.
+        """
         if not name.strip() or "@" in name:
             raise InputError(f"dataset name {name!r} must be non-empty and without '@'")
         _validate(items)
@@ -178,6 +185,7 @@ class DatasetsMixin(LibraryBase):
         with self._write() as db:
             if db.execute("SELECT 1 FROM datasets WHERE id = ?", [dataset_id]).fetchone():
                 return {**self.get_dataset(dataset_id), "created": False, "human_missing": missing_ratings(items)}
+            check_import(self, name, items, test_use)  # type: ignore[arg-type]  # a Library: the mixins compose it
             version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?",
                                  [name]).fetchone()[0]
             human = sorted({h for i in items for h in i.human})

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from prompt_library import Library, open_library
+from prompt_library import Library, default_path, open_library
 
 from ..errors import GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
@@ -197,29 +197,27 @@ def library_rows(library: Library, run_id: str | None, dataset: str | None, huma
     return judged, data
 
 
-def _scope(judge_source: str, db: str | None, side: str) -> tuple[set[str] | None, dict[str, Any] | None]:
-    """The items a library run's figures may use: the split side asked for, without the prompt's examples."""
-    if _is_file_name(judge_source):
-        if side == "test":
-            raise click.UsageError("--side test reads a library run's split dataset; a judge file has no split")
-        return None, None
-    from ..run.splits import evaluation_ids
-
-    with open_library(db) as library:
-        run = library.get_run(judge_source)
-        examples = library.get_prompt(run["prompt_id"]).dimension.example_ids
-        return evaluation_ids(library, run["dataset_id"], side, examples, run["prompt_id"], run["id"])
-
-
 def _is_file_name(source: str) -> bool:
     """A file on disk, or a name that can only mean one (a path or a data-file suffix)."""
     path = Path(source)
     return path.is_file() or len(path.parts) > 1 or path.suffix.lower() in JSONL_SUFFIXES + CSV_SUFFIXES
 
 
-def _load_sides(judge_source: str, data_source: str | None, db: str | None, fields: dict[str, Any],
-                ) -> tuple[_Rows, _Rows, str]:
-    """Judge and human rows from files, or from a library run / dataset when no such file exists."""
+@dataclass
+class _Sides:
+    """Both sides of the comparison, the items its figures may use (None: all) and the seal's scope."""
+
+    judged: _Rows
+    data: _Rows
+    data_label: str
+    only: set[str] | None = None
+    scope: dict[str, Any] | None = None
+
+
+def _load_sides(judge_source: str, data_source: str | None, db: str | None, fields: dict[str, Any], side: str,
+                prompt: str | None) -> _Sides:
+    """Judge and human rows from files, or from a library run / dataset when no such file exists; on a split
+    dataset (a library run's or dataset's, or the one the files' ids name) only the items of `side`."""
     judge_is_file, data_is_file = _is_file_name(judge_source), bool(data_source) and _is_file_name(data_source)
     judged = data = None
     if judge_is_file:
@@ -228,15 +226,90 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
             raise InputError("the judge file has no rows", file=judge_source)
     if data_is_file:
         data = read_scores(data_source, fields["id"], fields["human"], fields["group_by"])
+    only, scope = None, None
     if judged is None or data is None:
         with open_library(db) as library:
-            run_rows, data_rows = library_rows(library, None if judge_is_file else judge_source,
-                                               None if data_is_file else data_source, fields["human"],
+            run = None if judge_is_file else library.get_run(judge_source)
+            named = None if data_is_file else data_source or (run and run["dataset_id"])
+            dataset = library.get_dataset(named)["id"] if named else None
+            view, only, scope = _sealed_library(library, run, dataset, side, prompt)
+            run_rows, data_rows = library_rows(view, run and run["id"], dataset, fields["human"],
                                                fields["group_by"])
         judged, data = judged or run_rows, data or data_rows
+    else:
+        only, scope = _sealed_files(db, [set(judged.values), set(data.values)], side, prompt)
     if data is None:
         raise InputError("give --data: a JSONL/CSV file or a library dataset name", file=judge_source)
-    return judged, data, data_source or "the run's dataset"
+    if only is not None:  # rows of a file outside the scope are dropped before anything joins or counts them
+        judged, data = _within(judged, only), _within(data, only)
+    return _Sides(judged, data, data_source or "the run's dataset", only, scope)
+
+
+def _within(rows: _Rows, only: set[str]) -> _Rows:
+    keep = [i for i in rows.values if i in only]
+    return _Rows({i: rows.values[i] for i in keep}, {i: g for i, g in rows.groups.items() if i in only},
+                 {i: rows.lines[i] for i in keep}, rows.scale)
+
+
+def _sealed_library(library: Library, run: dict[str, Any] | None, dataset: str | None, side: str,
+                    prompt: str | None) -> tuple[Any, set[str] | None, dict[str, Any] | None]:
+    """(the store to read through, the items the figures may use, the scope) for a library run and/or dataset:
+    each split version read on `side` (a test-side read recorded for the run's prompt, else --prompt), a run's
+    prompt's example items left out."""
+    from ..run.splits import SealedStore, evaluation_ids, get_split, has_split
+
+    if run is None and side == "test" and prompt is None:
+        raise click.UsageError("--side test records a use of the sealed test side for a prompt: name it with "
+                               "--prompt")
+    prompt_id = run["prompt_id"] if run else library.get_prompt(prompt).id if prompt else None
+    examples = library.get_prompt(run["prompt_id"]).dimension.example_ids if run else frozenset()
+    view, only, scope = library, None, None
+    for n, dataset_id in enumerate(dict.fromkeys(d for d in (run and run["dataset_id"], dataset) if d)):
+        if n and not has_split(library, dataset_id):
+            continue  # the scope is the first version's (the run's); a second one adds only its seal
+        ids, found = evaluation_ids(library, dataset_id, side, examples, prompt_id, run and run["id"], "agree")
+        scope = scope or found
+        if ids is not None:
+            only = ids if only is None else only & ids
+        if found["side"] is not None:
+            view = SealedStore(view, dataset_id, set(get_split(library, dataset_id)[side]))
+    return view, only, scope
+
+
+def _sealed_files(db: str | None, named: list[set[str]], side: str, prompt: str | None
+                  ) -> tuple[set[str] | None, dict[str, Any] | None]:
+    """(the items the figures may use, the scope) for two files: when one names only items of a split dataset
+    of the library, some of them on its test side, that split is applied as to a library dataset."""
+    from ..run.splits import evaluation_ids
+
+    path = Path(db) if db else default_path()
+    if not path.is_file():
+        return None, None  # no library, no seal (and no library made just to look)
+    with open_library(path) as library:
+        dataset_id = _split_named(library, named)
+        if dataset_id is None:
+            if side == "test":
+                raise click.UsageError("--side test reads the sealed side of a split dataset; these files name no "
+                                       "split dataset's items")
+            return None, None
+        if side == "test" and prompt is None:
+            raise click.UsageError(f"the files name items of the sealed test side of dataset "
+                                   f"{library.get_dataset(dataset_id)['label']}: --side test records a use of it "
+                                   "for a prompt, name it with --prompt")
+        prompt_id = library.get_prompt(prompt).id if prompt else None
+        return evaluation_ids(library, dataset_id, side, frozenset(), prompt_id, None, "agree (files)")
+
+
+def _split_named(library: Library, named: list[set[str]]) -> str | None:
+    """The split dataset version one of the files names: all its ids are that version's, some on the test side."""
+    from ..run.splits import get_split
+
+    for dataset_id in library.record_keys("split"):
+        split = get_split(library, dataset_id)
+        every, test = set(split["dev"]) | set(split["test"]), set(split["test"])
+        if any(ids and ids <= every and ids & test for ids in named):
+            return dataset_id
+    return None
 
 
 @click.command("agree")
@@ -271,20 +344,25 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
               help="Dataset-level reading (all items pooled) even when the data has groups (a library "
                    "dataset's, or --group-by FIELD's: still resampled as whole groups).")
 @click.option("--side", type=click.Choice(["dev", "test"]), default="dev", show_default=True,
-              help="For a library run on a split dataset: the dev side, or the sealed test side (every use of it "
-                   "is recorded and counted). The prompt's example items are left out either way.")
+              help="On a split dataset (a library run's or dataset's, or one whose items the files name): the dev "
+                   "side, or the sealed test side (every use of it is recorded and counted). A run's prompt's "
+                   "example items are left out either way.")
+@click.option("--prompt", default=None,
+              help="With --side test and no library run: the prompt the judge scores come from, for whom the read "
+                   "of the test side is recorded.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @workbench_errors
 def agree(judge_file: str, data_file: str | None, human_field: str, db: str | None, score_field: str,
           id_field: str, judge_id_field: str | None, group_by: str | None, scale: Scale | None,
-          bootstrap: int, seed: int, pooled: bool, side: str, as_json: bool) -> None:
+          bootstrap: int, seed: int, pooled: bool, side: str, prompt: str | None, as_json: bool) -> None:
     """Agreement of a judge's scores with human ratings: Spearman, Kendall, Pearson, ties, kappa.
 
     RUN_OR_FILE is a library run id (`geval runs list`), or a JSONL/CSV file of judge scores.
     """
     fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,
               "human": human_field, "group_by": group_by}
-    judged, data, data_file = _load_sides(judge_file, data_file, db, fields)
+    sides = _load_sides(judge_file, data_file, db, fields, side, prompt)
+    judged, data, data_file, scope = sides.judged, sides.data, sides.data_label, sides.scope
     # Library datasets carry their own group field; files have groups only when --group-by says so.
     if not group_by and data.groups and not pooled:
         group_by = "group"
@@ -295,8 +373,7 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
         if item_id not in data.lines:
             raise InputError(f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
                              file=judge_file, line=line, field=judge_id_field or id_field)
-    only, scope = _scope(judge_file, db, side)
-    ids = [i for i in judged.values if only is None or i in only]
+    ids = list(judged.values)
     groups = [data.groups.get(i) for i in ids] if group_by and not pooled else None
     # The pooled reading of grouped data still resamples whole groups: items of a group are not independent.
     clusters = [data.groups.get(i) for i in ids] if pooled and len(data.groups) == len(data.values) else None

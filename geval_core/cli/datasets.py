@@ -36,14 +36,17 @@ def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
 @click.option("--human", "human", multiple=True,
               help="Human rating as NAME=PATH, e.g. coherence=scores.coherence (repeatable).")
 @click.option("--group", default=None, help="Group field, e.g. doc_id (for summary-level agreement).")
+@click.option("--test-use", "test_use", metavar="PROMPT", default=None,
+              help="Items whose text is on a split dataset's sealed test side are refused; with this, they are "
+                   "imported and the import is recorded as a use of that test side for PROMPT.")
 def datasets_import(library: Library, path: str, name: str, id_field: str, inputs: tuple[str, ...],
-                    human: tuple[str, ...], group: str | None, as_json: bool) -> None:
+                    human: tuple[str, ...], group: str | None, test_use: str | None, as_json: bool) -> None:
     """Import a CSV or JSONL file (- reads JSON lines from stdin) as a new dataset version; a bad row stops it
-    and nothing is written."""
+    and nothing is written. Items of a sealed test side (the same text, spaces and case aside) are refused."""
     mapping = DatasetMapping(id=id_field, inputs=pairs(inputs, "--input"), human=pairs(human, "--human"),
                              group=group)
     with input_path(path, "stdin.jsonl") as readable:
-        row = library.import_dataset(readable, name, mapping)
+        row = library.import_dataset(readable, name, mapping, test_use=test_use)
     if as_json:
         echo_json(row)
         return
@@ -59,13 +62,22 @@ def datasets_import(library: Library, path: str, name: str, id_field: str, input
 @click.option("--items", "limit", default=5, show_default=True, type=click.IntRange(0),
               help="How many items to print (0: none).")
 def datasets_show(library: Library, dataset: str, as_json: bool, limit: int) -> None:
-    """Show a dataset version (name, name@version or id) and its first items."""
+    """Show a dataset version (name, name@version or id) and its first items (of a split version: of its dev
+    side, the test side's ratings are sealed)."""
+    from ..run.splits import sealed_view
+
     row = library.get_dataset(dataset)
-    items = library.dataset_items(row["id"])[:limit]
+    view, scope = sealed_view(library, row["id"])
+    every = view.dataset_items(row["id"])
+    items, sealed = every[:limit], row["item_count"] - len(every)
     if as_json:
-        echo_json({**row, "items": [{"id": i.id, "fields": i.fields, "human": i.human, "group": i.group}
-                                     for i in items]})
+        split = {"side": scope["side"], "sealed": sealed} if scope["side"] else {}
+        echo_json({**row, **split,
+                   "items": [{"id": i.id, "fields": i.fields, "human": i.human, "group": i.group} for i in items]})
         return
+    if sealed:
+        click.echo(f"split {scope['split'][:12]}: the items below are of the dev side; the {sealed} of the sealed "
+                   "test side are not shown", err=True)
     click.echo(f"{row['label']}  {row['id']}\n{row['item_count']} items from {row['source']}, "
                f"created {row['created_at']}\nfields: {', '.join(row['fields'])}\n"
                f"human ratings: {', '.join(row['human']) or 'none'}")

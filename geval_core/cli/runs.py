@@ -17,8 +17,8 @@ from .common import check_output, echo_json, json_needs_file, library_command, r
 
 side_option = click.option(
     "--side", type=click.Choice(["dev", "test"]), default="dev", show_default=True,
-    help="On a split dataset: the items of the dev side, or of the sealed test side (the read is recorded as a use "
-         "of the test side for the run's prompt, and `geval align report` counts it).")
+    help="On a split dataset: the items of the dev side, or of the sealed test side (the read is recorded as a "
+         "use of the test side for the run's prompt, and `geval align report` counts it).")
 
 
 def _sealed(library: Library, run: dict[str, Any], side: str, read: str) -> tuple[Any, dict[str, Any]]:
@@ -112,7 +112,8 @@ def runs_export(library: Library, run_id: str, output: str | None, fmt: str | No
     signature = f"{output}.sig.json" if key is not None else None
     if signature is not None:
         Path(signature).write_text(json.dumps(sign_run(library, run_id, key, output), indent=2) + "\n", encoding="utf-8")
+    split = {"side": scope["side"], "withheld": scope["withheld"]} if scope["side"] else {}
     report_written(as_json, {"file": output, "run_id": run["id"], "judgments": len(rows), "signature": signature,
-                             "side": scope["side"], "withheld": scope["withheld"]},
+                             **split},
                    f"wrote {len(rows)} judgments to {output}"
                    + (f"; the run's signed digest to {signature}" if signature else ""))

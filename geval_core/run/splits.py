@@ -11,7 +11,8 @@ from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
 from ..store import Store
 
-__all__ = ["make_split", "get_split", "record_test_use", "sealed_uses"]
+__all__ = ["SealedStore", "get_split", "make_split", "record_test_use", "sealed_note", "sealed_run", "sealed_uses",
+           "sealed_view"]
 
 
 def make_split(store: Store, dataset_id: str, dev: float = 0.6, by: str | None = "group",
@@ -88,9 +89,11 @@ def has_split(store: Store, dataset_id: str) -> bool:
 
 
 def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: set[str] | frozenset = frozenset(),
-                   prompt_id: str | None = None, run_id: str | None = None) -> tuple[set[str] | None, dict[str, Any]]:
+                   prompt_id: str | None = None, run_id: str | None = None, read: str | None = None
+                   ) -> tuple[set[str] | None, dict[str, Any]]:
     """(the item ids a figure may use, what that scope is): the dev side of a split dataset by default, its sealed
-    test side only when asked (the use is recorded, so `prompt_id` is required then), never an example item.
+    test side only when asked (the use is recorded, so `prompt_id` is required then; `read` names the command
+    when it is not a run), never an example item.
 
     None for the ids means every item of an unsplit dataset with no example to leave out.
     """
@@ -105,7 +108,7 @@ def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: s
             if prompt_id is None:
                 raise InputError("using the sealed test side is recorded: name the prompt it evaluates",
                                  field="side")
-            scope["candidates_on_test"] = record_test_use(store, split, prompt_id, run_id)
+            scope["candidates_on_test"] = record_test_use(store, split, prompt_id, run_id, read)
     elif side == "test":
         raise InputError(f"dataset {dataset_id[:12]} has no split, so no test side: `geval split` makes one",
                          field="side")
@@ -132,3 +135,60 @@ class ScopedStore:
         """The run's judgments inside the scope."""
         rows = self._store.judgments(run_id)
         return rows if self._only is None else [r for r in rows if r["item_id"] in self._only]
+
+
+class SealedStore(ScopedStore):
+    """A ScopedStore whose reads of one dataset version's items and human ratings stay in the scope too, and whose
+    runs on that version show only the judgments in it: what a command that shows item-level values reads."""
+
+    def __init__(self, store: Any, dataset_id: str, only: set[str] | frozenset) -> None:
+        super().__init__(store, only)
+        self._dataset = dataset_id
+
+    def _sealed(self, ref: str) -> bool:
+        return ref == self._dataset or self._store.get_dataset(ref)["id"] == self._dataset
+
+    def judgments(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's judgments, inside the scope when the run is on the sealed dataset."""
+        if self._store.get_run(run_id)["dataset_id"] != self._dataset:
+            return self._store.judgments(run_id)
+        return super().judgments(run_id)
+
+    def dataset_items(self, ref: str) -> list[Any]:
+        """The version's items, only those inside the scope when it is the sealed one."""
+        items = self._store.dataset_items(ref)
+        return [i for i in items if i.id in self._only] if self._sealed(ref) else items
+
+    def human_means(self, ref: str, name: str) -> dict[str, float]:
+        """Per item, the people's mean rating `name`, only inside the scope when the version is the sealed one."""
+        means = self._store.human_means(ref, name)
+        return {k: v for k, v in means.items() if k in self._only} if self._sealed(ref) else means
+
+
+def sealed_view(store: Any, dataset_id: str, side: str = "dev", prompt_id: str | None = None,
+                run_id: str | None = None, read: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """(the store to read a dataset version's item-level judge and human values through, the scope): the one way
+    a command that shows them reads a split dataset. The dev side unless the test side is asked for, and asking
+    records a use of it for `prompt_id` (`read` names the command); an unsplit version is read whole."""
+    ids, scope = evaluation_ids(store, dataset_id, side, frozenset(), prompt_id, run_id, read)
+    return (store if ids is None else SealedStore(store, dataset_id, ids)), scope
+
+
+def sealed_run(store: Any, run: dict[str, Any], side: str = "dev", read: str | None = None
+               ) -> tuple[Any, dict[str, Any]]:
+    """sealed_view of a run's dataset for its prompt, with `withheld`: how many of the run's judgments are on the
+    other side (the test side's, read on dev, are the sealed ones)."""
+    view, scope = sealed_view(store, run["dataset_id"], side, run["prompt_id"], run["id"], read)
+    scope["withheld"] = 0
+    if scope["side"] is not None:
+        other = get_split(store, run["dataset_id"])["test" if side == "dev" else "dev"]
+        scope["withheld"] = len(store.judgment_values_of(run["id"], list(other)))
+    return view, scope
+
+
+def sealed_note(scope: dict[str, Any], what: str = "judgments") -> str | None:
+    """What the seal left out, and how to read it, for a command's output; None when nothing was."""
+    if scope.get("side") != "dev" or not scope.get("withheld"):
+        return None
+    return (f"{scope['withheld']} {what} of the sealed test side of split {scope['split'][:12]} left out (the dev "
+            "side only): --side test reads them, and the read is recorded as a use of the test side")
