@@ -3,17 +3,26 @@
 A page that starts a run records the job here and leaves; any page (another tab, a reload, a new browser)
 reads the same row to attach, and Stop is a request written here that the worker reads. The run's lease
 stays the proof of a live runner; this row says what was asked for and what happened.
+
+A job is alive while its lease is renewed (the heartbeat) or while its very worker process runs (its pid AND its
+start time, on this host). A pid alone is not proof: the system reuses it, and a worker recorded under another
+hostname cannot be asked at all. A job that is neither is "lost", and `clear_job` ends it so the run can resume.
 """
 
 from __future__ import annotations
 
 import socket
+import time
+from datetime import datetime
 from typing import Any
 
 from .base import LibraryBase, dumps, loads, now
-from .leases import process_alive
+from .leases import STALE_S, lease_fresh, process_start, same_process
 
 JOB_STATES = ("starting", "running", "stopping", "ended", "lost")
+# The worker's start time rides in the options JSON (run_jobs has no column for it); `job` lifts it out.
+_STARTED_KEY = "_worker_started"
+CLEARED = "cleared by hand: its worker was lost"
 
 
 class JobsMixin(LibraryBase):
@@ -26,15 +35,21 @@ class JobsMixin(LibraryBase):
                        "VALUES (?, ?, ?, ?, ?)", [run_id, dumps(options), pid, socket.gethostname(), now()])
 
     def set_job_pid(self, run_id: str, pid: int) -> None:
-        """The worker process that took the job."""
+        """The worker process that took the job (a process of this host): its pid, host and start time."""
+        job = self.job(run_id)
+        if job is None:
+            return
+        options = {**job["options"], _STARTED_KEY: process_start(pid)}
         with self._write() as db:
-            db.execute("UPDATE run_jobs SET pid = ? WHERE run_id = ?", [pid, run_id])
+            db.execute("UPDATE run_jobs SET pid = ?, host = ?, options = ? WHERE run_id = ?",
+                       [pid, socket.gethostname(), dumps(options), run_id])
 
     def job(self, run_id: str) -> dict[str, Any] | None:
-        """The run's job row (options and summary decoded), or None for a run no page started."""
+        """The run's job row (options, summary and the worker's start time decoded), or None: no page started it."""
         row = self._one("SELECT * FROM run_jobs WHERE run_id = ?", [run_id])
         if row is not None:
             row["options"] = loads(row["options"], {})
+            row["pid_started"] = row["options"].pop(_STARTED_KEY, None)
             row["summary"] = loads(row["summary"], None)
         return row
 
@@ -70,9 +85,33 @@ class JobsMixin(LibraryBase):
             return None
         if job["ended_at"] is not None:
             return "ended"
-        if job["pid"] is not None and not process_alive(job["pid"], job["host"]):
+        lease = self._one("SELECT heartbeat FROM run_leases WHERE run_id = ?", [run_id])
+        if not _alive(job, lease):
             return "lost"
         if job["stop_requested_at"] is not None:
             return "stopping"
-        lease = self._one("SELECT 1 FROM run_leases WHERE run_id = ?", [run_id])
         return "running" if lease else "starting"
+
+    def clear_job(self, run_id: str) -> bool:
+        """End a lost job by hand so its run can be resumed; False (nothing done) unless the job is lost."""
+        if self.job_state(run_id) != "lost":
+            return False
+        with self._write() as db:
+            cursor = db.execute("UPDATE run_jobs SET ended_at = ?, error = ? WHERE run_id = ? AND ended_at IS NULL",
+                                [now(), CLEARED, run_id])
+            return cursor.rowcount > 0
+
+
+def _alive(job: dict[str, Any], lease: dict[str, Any] | None) -> bool:
+    """Whether the job's worker lives: its own process says so on this host, else a fresh lease, else start-up."""
+    process = same_process(job["pid"], job["host"], job["pid_started"])
+    if process is not None:
+        return process  # the very process (pid and start time): a reused pid is another process
+    if lease is not None:
+        return lease_fresh(lease["heartbeat"])  # a runner that stopped renewing is gone, wherever it ran
+    return _age_s(job["started_at"]) < STALE_S  # a worker not known yet gets the lease's expiry to take it
+
+
+def _age_s(stamp: str) -> float:
+    """Seconds since an ISO time stored by `now`."""
+    return time.time() - datetime.fromisoformat(stamp).timestamp()

@@ -2,7 +2,8 @@
 
 Without a lease, two `geval score` commands on the same run would both resume it and pay for every item twice. The
 first takes the lease; a second is refused with who holds it. A lease whose process is gone (checked
-on this host) or whose heartbeat stopped is taken over, so a crash never locks a run for good.
+on this host) or whose heartbeat stopped is taken over, so a crash never locks a run for good. A process is
+known by its pid and its start time (`process_start`): a pid alone is reused by the system.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class LeasesMixin(LibraryBase):
         with self._write() as db:
             row = db.execute("SELECT owner, pid, host, started_at, heartbeat FROM run_leases WHERE run_id = ?",
                              [run_id]).fetchone()
-            if row is not None and row[0] != owner and process_alive(row[1], row[2]) and time.time() - row[4] < stale_s:
+            if row is not None and row[0] != owner and process_alive(row[1], row[2]) and lease_fresh(row[4], stale_s):
                 since = datetime.fromtimestamp(row[4], timezone.utc).isoformat(timespec="seconds")
                 raise RunBusyError(f"run {run_id} is being scored by process {row[1]} on {row[2]} since "
                                    f"{row[3]} (last heartbeat {since}); wait for it, or stop it and run the "
@@ -59,6 +60,40 @@ def process_alive(pid: int, host: str) -> bool:
     except PermissionError:
         return True
     return not _zombie(pid)
+
+
+def lease_fresh(heartbeat: float | None, stale_s: float = STALE_S) -> bool:
+    """Whether a lease was renewed within its expiry (a runner that stops renewing is gone)."""
+    return heartbeat is not None and time.time() - heartbeat < stale_s
+
+
+def process_start(pid: int) -> str | None:
+    """Which process `pid` is: this boot's id and its start time in clock ticks (/proc/PID/stat field 22).
+
+    A pid is reused once its process has gone; the pair is not (within one boot, or across boots by the boot
+    id). None where /proc cannot tell (another system, a process gone).
+    """
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
+            return f"{boot.read().strip()}:{fields[19]}"  # field 22 is the 20th after the name
+    except (OSError, IndexError):
+        return None
+
+
+def same_process(pid: int | None, host: str | None, started: str | None) -> bool | None:
+    """Whether the process recorded as (pid, host, start) still runs: True/False, or None when this host cannot tell.
+
+    None for another host (a new hostname, a worker elsewhere), a start time not recorded, or no /proc:
+    then only the lease's heartbeat can say.
+    """
+    if pid is None or started is None or host != socket.gethostname():
+        return None
+    if not process_alive(pid, host):
+        return False
+    now_started = process_start(pid)
+    return None if now_started is None else now_started == started
 
 
 def _zombie(pid: int) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 import streamlit as st
 
 from prompt_library.job_worker import start_job
+from prompt_library.jobs import CLEARED
 from workbench_ui import cached_reads, safe_text
 
 REFRESH_S = 1.0  # a page attached to a job reads its progress once a second
@@ -82,15 +83,17 @@ def attach(lib, run_id: str, key: str = "score") -> None:
     watch()
 
 
-def ended(lib, run_id: str) -> None:
+def ended(lib, run_id: str, key: str = "score") -> None:
     """How the run's last job ended: its session's figures, a failure's reason, or a worker that vanished."""
     state = lib.job_state(run_id)
     if state == "lost":
-        st.warning("The worker scoring this run ended without finishing it (was its process killed?). "
-                   "Items judged so far are saved; resume below.")
+        lost(lib, run_id, key)
         return
     job = lib.job(run_id)
     if state != "ended" or job is None:
+        return
+    if job.get("error") == CLEARED:
+        st.info("The lost job of this run was cleared. Items judged so far are saved; resume below.")
         return
     done: dict[str, Any] | None = job.get("summary")
     if done is None or done.get("status") == "failed":
@@ -101,3 +104,15 @@ def ended(lib, run_id: str) -> None:
         st.warning("Run stopped. Items judged so far are saved; resume below.")
     st.caption(f"Last session of this run: {done['judged']} judged in {done['seconds']:.1f} s, "
                f"{done['cached']} from the cache, {done['judge_calls']} judge calls, status {done['status']}.")
+
+
+def lost(lib, run_id: str, key: str = "score") -> None:
+    """A job whose worker is gone (killed, its pid reused, the machine renamed): say so, offer to clear it."""
+    job = lib.job(run_id) or {}
+    where = f"process {job.get('pid')} on {job.get('host')}" if job.get("pid") else "a worker that never started"
+    st.warning(f"The worker scoring this run ended without finishing it ({safe_text.md_escape(where)}: the "
+               "process is gone and the run's lease was not renewed). Items judged so far are saved; resume below.")
+    if st.button("Clear the lost job", key=f"{key}_clear_job",
+                 help="Marks the job ended; the run keeps every item judged and can be resumed."):
+        lib.clear_job(run_id)
+        st.rerun()
