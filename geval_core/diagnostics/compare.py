@@ -11,6 +11,8 @@ from scipy import stats as sps
 
 from ..errors import InputError
 from ..stats.kappa import confusion, kappa_from_confusion
+from ..stats.kernels import pooled_pearson
+from ..stats.onepass import pooled
 from ..types import Scale
 
 FIGURES = ("spearman", "kendall", "pearson")
@@ -18,14 +20,15 @@ MIN_GROUPS = 10  # below this the interval is withheld: a bootstrap over so few 
 
 
 def _figure(name: str, a: np.ndarray, b: np.ndarray, scale: Scale | None = None) -> float:
+    """One figure of judge `a` against people `b` (NaN when undefined), by `geval agree`'s own functions: ranks
+    tie scores equal to 6 decimals (stats.onepass), so float noise in weighted scores is no rank difference."""
     if name == "kappa_quadratic":
         value = kappa_from_confusion(confusion(a, b, scale), "quadratic")
         return float("nan") if value is None else float(value)
-    if name == "spearman":
-        return float(sps.spearmanr(a, b).statistic)
-    if name == "kendall":
-        return float(sps.kendalltau(a, b).statistic)
-    return float(sps.pearsonr(a, b).statistic)
+    if name == "pearson":
+        return pooled_pearson(a, b)
+    figures = pooled(a, b)
+    return float(figures.spearman if name == "spearman" else figures.kendall)
 
 
 def paired_difference(first: list[float], second: list[float], human: list[float], groups: list[Any],
