@@ -149,10 +149,7 @@ class LibraryBase:
             self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         except sqlite3.DatabaseError as exc:
             self.conn.close()
-            if "locked" in str(exc):
-                raise LibraryLockedError(locked_message(self.path)) from None
-            raise InputError(f"not a workbench library ({exc}); name a library file, or a new file to "
-                             "create one", file=str(self.path)) from None
+            raise open_error(exc, self.path) from None
 
     @functools.cached_property
     def db(self) -> Database:
@@ -288,6 +285,25 @@ class LibraryBase:
         """Store a JSON value under `key`."""
         with self._write() as db:
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [key, dumps(value)])
+
+
+# SQLite's words for a file it could not write (as opposed to one that is not a database): full, read-only, I/O.
+_UNWRITABLE = ("full", "readonly", "read-only", "disk i/o error", "unable to open")
+
+
+def open_error(exc: sqlite3.DatabaseError, path: Path) -> Exception:
+    """What a failed open means: another process's lock, a file that cannot be written, or not a library."""
+    text = str(exc)
+    if "locked" in text:
+        return LibraryLockedError(locked_message(path))
+    if "full" in text:
+        return InputError(f"could not write the library: the disk holding it is full ({text}); free some "
+                          "space, then run the same command again", file=str(path))
+    if any(word in text.lower() for word in _UNWRITABLE):
+        return InputError(f"could not write the library ({text}): check that its folder is writable and the "
+                          "disk is mounted, then run the same command again", file=str(path))
+    return InputError(f"not a workbench library ({text}); name a library file, or a new file to create one",
+                      file=str(path))
 
 
 def locked_message(path: Path | str) -> str:

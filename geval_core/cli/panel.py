@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from ..errors import GEvalError, InputError
 from ..scoring.panel import RULES
 from .common import (
     READABLE,
@@ -159,35 +160,53 @@ def panel_export(library: Any, name: str, output: str | None, as_json: bool) -> 
 @click.argument("export_file", type=READABLE)
 def panel_import(library: Any, export_file: str, as_json: bool) -> None:
     """Import a panel file: every member checked against its own hash, the panel against its hash, then frozen
-    here under its name (a file whose members or rule were changed is refused, nothing stored)."""
-    from ..errors import GEvalError, InputError
-    from ..files.prompt_files import open_export
+    here under its name (a file whose members or rule were changed is refused, nothing stored). A server URL in a
+    member is ignored with a warning, as `geval prompts import` does."""
+    from ..files.prompt_files import parse_json
     from ..prompts import canonical_hash
     from ..run.panel import freeze_panel
 
-    try:
-        data = json.loads(read_input(export_file))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a panel file ({exc})", file=export_file) from None
+    data = parse_json(read_input(export_file), "panel file", export_file)
     if not isinstance(data, dict) or data.get("kind") != PANEL_KIND or not isinstance(data.get("members"), list):
         raise InputError(f"not a panel file: expected kind {PANEL_KIND!r} and a list of members", file=export_file)
-    loaded = []
-    for n, member in enumerate(data["members"]):
-        if not isinstance(member, dict):
-            raise InputError(f"member {n + 1} is not a prompt export", file=export_file, field="members")
-        try:
-            loaded.append(open_export(member))
-        except GEvalError as exc:
-            raise InputError(f"member {n + 1}: {exc}", file=export_file, field="members") from None
+    loaded = _members(data["members"], export_file)
     ids = [m.prompt.id for m in loaded]
     if canonical_hash({"members": ids, "rule": data.get("rule")}) != data.get("id"):
         raise InputError("the panel's members or rule do not match its hash: the file was changed after export; "
                          "nothing was imported", file=export_file, field="id")
     with library.transaction():  # all members and the panel, or nothing
-        prompts = [library.import_checked(m).prompt for m in loaded]
+        # freeze, not import_checked: its note compares each member with every version of its name (2,000
+        # members of one name: 2 million prompts decoded, 90 s), and a panel import shows no note.
+        frozen = [library.freeze(m.prompt.dimension, name=m.prompt.name) for m in loaded]
+        prompts = [result.prompt for result in frozen]
         panel, created = freeze_panel(library, str(data.get("name") or "panel"), prompts, data["rule"])
+    # What `prompts import` says of each: what the file had that was ignored, the checks' warnings on new content.
+    said = [f"member {n}: {warning}" for n, (member, result) in enumerate(zip(loaded, frozen, strict=True), 1)
+            for warning in [*member.warnings, *(result.warnings if result.created else [])]]
+    for warning in said:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
-        echo_json(_panel_json(panel, created=created))
+        echo_json(_panel_json(panel, created=created, warnings=said))
         return
     click.echo(f"{'imported' if created else 'already here:'} panel {panel.label} ({panel.id[:12]}) with "
                f"{len(prompts)} members")
+
+
+def _members(members: list[Any], source: str) -> list[Any]:
+    """Each member of a panel file opened as a checked prompt export; a repeated member is refused by number."""
+    from ..files.prompt_files import open_export
+
+    loaded: list[Any] = []
+    first: dict[str, int] = {}
+    for n, member in enumerate(members, 1):
+        if not isinstance(member, dict):
+            raise InputError(f"member {n} is not a prompt export", file=source, field="members")
+        try:
+            loaded.append(open_export(member))
+        except GEvalError as exc:
+            raise InputError(f"member {n}: {exc}", file=source, field="members") from None
+        seen = first.setdefault(loaded[-1].prompt.id, n)
+        if seen != n:  # said here: the panel's own check would say "needs two different prompts" of 2 kinds
+            raise InputError(f"member {n} repeats member {seen} (prompt {loaded[-1].prompt.id[:12]}): a panel's "
+                             "members are different prompts; nothing was imported", file=source, field="members")
+    return loaded

@@ -11,7 +11,15 @@ import click
 from prompt_library import Library
 
 from ..errors import InputError
-from ..files.prompt_files import export_prompt, production_snippet, read_agreement, write_export
+from ..files.prompt_files import (
+    DIMENSION_TEXTS,
+    check_shape,
+    export_prompt,
+    parse_json,
+    production_snippet,
+    read_agreement,
+    write_export,
+)
 from ..files.tool_exports import FORMATS, check_pass_at, tool_export
 from ..prompts import render
 from ..types import Dimension
@@ -78,8 +86,11 @@ def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -
 def prompts_freeze(library: Library, dimension_file: str, name: str | None, as_json: bool) -> None:
     """Freeze a dimension JSON file (Dimension.to_dict shape; - reads stdin) into a new immutable version."""
     try:
-        data = json.loads(read_input(dimension_file))
+        data = parse_json(read_input(dimension_file), "dimension JSON file", dimension_file)
+        check_shape(data, DIMENSION_TEXTS, "not a dimension JSON file", dimension_file)
         dimension = Dimension.from_dict(data)
+    except InputError:
+        raise
     except (ValueError, KeyError, TypeError) as exc:
         raise click.ClickException(f"{dimension_file}: not a dimension JSON file: {exc}") from None
     result = library.freeze(dimension, name=name)

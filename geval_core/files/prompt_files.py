@@ -137,6 +137,30 @@ def _known(section: str, data: Any, allowed: tuple[str, ...], said: list[str]) -
     return data
 
 
+DIMENSION_TEXTS = ("name", "definition", "template", "steps_model")  # a dimension file's text fields
+EXPORT_TEXTS = ("dimension", "definition", "template", "steps_model")  # an export names the dimension "dimension"
+
+
+def check_shape(data: Any, texts: tuple[str, ...], what: str, source: str | None = None) -> None:
+    """Fields of the types a Dimension holds (`texts` text, inputs and steps lists of texts, anchors texts, scale
+    and judge objects); InputError naming the first wrong one, before a check deep inside trips over it."""
+    if not isinstance(data, dict):
+        raise InputError(f"{what}: expected a JSON object, got {type(data).__name__}", file=source)
+    for key in texts:
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise InputError(f"{what}: {key} must be text", file=source, field=key)
+    for key in ("inputs", "steps"):
+        value = data.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise InputError(f"{what}: {key} must be a list of texts", file=source, field=key)
+    anchors = data.get("anchors")
+    if anchors is not None and not (isinstance(anchors, dict) and all(isinstance(v, str) for v in anchors.values())):
+        raise InputError(f"{what}: anchors must map each scale point to a text", file=source, field="anchors")
+    for key in ("scale", "judge"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            raise InputError(f"{what}: {key} must be an object", file=source, field=key)
+
+
 def _dimension(data: dict[str, Any], judge_data: dict[str, Any], said: list[str]) -> Dimension:
     """The Dimension an export describes; InputError when a field has the wrong shape."""
     decoding = _known("decoding", data["decoding"], DECODING_FIELDS, said)
@@ -200,6 +224,7 @@ def open_export(data: dict[str, Any]) -> LoadedExport:
     if not isinstance(data["schema_version"], int) or data["schema_version"] > SCHEMA_VERSION:
         raise InputError(f"export schema_version {data['schema_version']!r} is newer than this workbench "
                          f"reads ({SCHEMA_VERSION}); upgrade geval-workbench", field="schema_version")
+    check_shape(data, EXPORT_TEXTS, "not a valid prompt export")
     said: list[str] = []
     dim = _dimension(data, _judge_fields(data, said), said)
     _check_like_a_freeze(dim)
@@ -229,13 +254,24 @@ def write_export(prompt: FrozenPrompt, path: str | Path, agreement: dict[str, An
     return path
 
 
+TOO_DEEP = "nested too deeply to read (JSON nested thousands of levels)"
+
+
+def parse_json(text: str, what: str, source: str) -> Any:
+    """JSON text as data; InputError naming `source` for broken JSON (with its line) or JSON nested too deeply."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"cannot read the {what}: broken JSON: {exc.msg} at column {exc.colno}",
+                         file=source, line=exc.lineno) from None
+    except RecursionError:  # Python's parser gives up past its recursion limit: no file of ours is that deep
+        raise InputError(f"cannot read the {what}: {TOO_DEEP}", file=source) from None
+
+
 def _read_json(path: str | Path, what: str) -> Any:
     """The JSON in a file; InputError naming the file (and the line for broken JSON)."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"cannot read the {what}: broken JSON: {exc.msg} at column {exc.colno}",
-                         file=str(path), line=exc.lineno) from None
+        return parse_json(Path(path).read_text(encoding="utf-8"), what, str(path))
     except UnicodeDecodeError as exc:
         raise InputError(f"cannot read the {what}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
                          "save the file as UTF-8", file=str(path),
