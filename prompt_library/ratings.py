@@ -2,9 +2,17 @@
 
 Every act is a row (rated, skipped, cannot_judge, undo); the current state of a rater on an item is
 their latest row that no undo took back. "Save as dataset version" snapshots the current ratings of
-one dimension into a new immutable dataset version: each item carries NAME.0, NAME.1, ... (one per
-rater, in the sorted order of the raters' names, the order written into the version's source) and
-NAME, their mean; an item nobody rated carries no NAME.
+one dimension into a new immutable dataset version, keeping every rating the version already had:
+
+- the version's own per-rater columns NAME.0, NAME.1, ... stay where they are (an imported golden set's raters),
+  except the columns a workbench rater owns (saved from the Rate page before, named in the version's `raters`):
+  that rater's current ratings stand for them;
+- the workbench raters follow as new columns, in the sorted order of their names (the order written into the
+  version's source and its `raters`, where an imported column is named "imported NAME.k");
+- NAME on an item rated in the workbench is the mean of every per-rater rating the item now has, imported and
+  workbench alike; an imported NAME given without per-rater ratings is superseded there (it does not say how many
+  people it averages, so it cannot be weighed in), as `human_means` reads it before saving;
+- an item nobody rated in the workbench keeps its imported NAME and per-rater columns exactly.
 """
 
 from __future__ import annotations
@@ -33,22 +41,47 @@ def current_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def snapshot_items(items: list[Item], name: str, ratings: dict[str, dict[str, float]]) -> tuple[list[Item], list[str]]:
-    """(items with NAME.k per rater and NAME = their mean, rater order); other human ratings kept as they were.
+def snapshot_items(items: list[Item], name: str, ratings: dict[str, dict[str, float]],
+                   names: list[str] | tuple[str, ...] = ()) -> tuple[list[Item], list[str]]:
+    """(items with the version's own NAME.k kept, the workbench raters' NAME.k after them and NAME by the module's
+    rule; who each NAME.k is). Other human ratings are kept as they were.
 
-    ratings: rater -> item id -> rating. An item without a rating carries no NAME at all.
+    ratings: rater -> item id -> rating, for every rater who acted in the workbench (an empty dict for one whose
+    acts were skips or undone). names: who the version's own NAME.k are (its `raters`), when it knows.
     """
     raters = sorted(r for r, by_item in ratings.items() if by_item)
+    owned = {k for k, who in enumerate(names) if who in ratings}  # a workbench rater's earlier snapshot
+    kept = sorted({k for item in items for k in _rater_values(item.human, name)} - owned)
+    offset = kept[-1] + 1 if kept else 0
+    labels = [names[k] if k < len(names) else f"imported {name}.{k}" for k in range(offset)] + raters
     out = []
     for item in items:
+        old = _rater_values(item.human, name)
+        imported = {k: v for k, v in old.items() if k not in owned}
+        given = {offset + j: ratings[r][item.id] for j, r in enumerate(raters) if item.id in ratings[r]}
         human = {k: v for k, v in item.human.items() if k != name and not _is_rater_key(k, name)}
-        given = {k: ratings[r][item.id] for k, r in enumerate(raters) if item.id in ratings[r]}
-        for k, value in given.items():
-            human[f"{name}.{k}"] = value
-        if given:
-            human[name] = math.fsum(given.values()) / len(given)
+        human.update({f"{name}.{k}": v for k, v in {**imported, **given}.items()})
+        mean = _item_mean(item.human.get(name), old, imported, list(given.values()))
+        if mean is not None:
+            human[name] = mean
         out.append(replace(item, human=human))
-    return out, raters
+    return out, labels
+
+
+def _item_mean(own: float | None, old: dict[int, float], imported: dict[int, float], given: list[float]) -> float | None:
+    """NAME of one item: the mean of all its per-rater ratings once rated in the workbench, else its own."""
+    if given:
+        return math.fsum([*imported.values(), *given]) / (len(imported) + len(given))
+    if len(imported) == len(old):
+        return own  # untouched by the workbench: the version's own value, exactly
+    # A workbench rater's earlier snapshot was taken back: the mean of what is left.
+    return math.fsum(imported.values()) / len(imported) if imported else None
+
+
+def _rater_values(human: dict[str, Any], name: str) -> dict[int, float]:
+    """k -> the rating under NAME.k of one item."""
+    return {int(key.rpartition(".")[2]): value for key, value in human.items()
+            if _is_rater_key(key, name) and value is not None}
 
 
 def _is_rater_key(key: str, name: str) -> bool:
@@ -144,24 +177,27 @@ class RatingsMixin(DatasetsMixin):
         return {rater: current_rows(rows) for rater, rows in sorted(by_rater.items())}
 
     def human_means(self, dataset_id: str, dimension: str) -> dict[str, float]:
-        """Per item, the mean of the current Rate-page ratings, else the dataset version's own rating of that name."""
-        given: dict[str, list[float]] = {}
-        for acts in self.current_ratings(dataset_id, dimension).values():
-            for item_id, row in acts.items():
-                if row["status"] == "rated":
-                    given.setdefault(item_id, []).append(row["rating"])
-        own = {i.id: i.human[dimension] for i in self.dataset_items(dataset_id) if i.human.get(dimension) is not None}
-        return {**own, **{i: math.fsum(v) / len(v) for i, v in given.items()}}
+        """Per item, `dimension` as "Save as dataset version" would store it now: an item rated on the Rate page
+        the mean of its per-rater ratings, imported and workbench; any other its dataset version's own rating."""
+        items, _ = self._snapshot(self.get_dataset(dataset_id), dimension)
+        return {i.id: i.human[dimension] for i in items if i.human.get(dimension) is not None}
+
+    def _snapshot(self, dataset: dict[str, Any], dimension: str) -> tuple[list[Item], list[str]]:
+        """snapshot_items of a dataset version with its raters' current ratings of `dimension`."""
+        ratings = {r: {i: row["rating"] for i, row in acts.items() if row["status"] == "rated"}
+                   for r, acts in self.current_ratings(dataset["id"], dimension).items()}
+        names = ((dataset.get("mapping") or {}).get("raters") or {}).get(dimension) or []
+        return snapshot_items(self.dataset_items(dataset["id"]), dimension, ratings, names)
 
     def save_ratings_version(self, dataset_id: str, dimension: str) -> dict[str, Any]:
-        """A new version of the dataset whose items carry every rater's current rating of `dimension` and the mean."""
+        """A new version of the dataset: its own ratings kept, every workbench rater's current rating of `dimension`
+        added as a rater column, and the mean (see the module's rule)."""
         dataset = self.get_dataset(dataset_id)
-        current = self.current_ratings(dataset["id"], dimension)
-        ratings = {r: {i: row["rating"] for i, row in acts.items() if row["status"] == "rated"}
-                   for r, acts in current.items()}
-        if not any(ratings.values()):
+        rated = [acts for acts in self.current_ratings(dataset["id"], dimension).values()
+                 if any(row["status"] == "rated" for row in acts.values())]
+        if not rated:
             raise InputError(f"no ratings of {dimension!r} on {dataset['label']} yet: rate some items first")
-        items, raters = snapshot_items(self.dataset_items(dataset["id"]), dimension, ratings)
+        items, raters = self._snapshot(dataset, dimension)
         order = ", ".join(f"{k}={name}" for k, name in enumerate(raters))
         source = f"ratings of {dimension} on {dataset['label']} ({dataset['id'][:12]}); raters {order}"
         known = (dataset.get("mapping") or {}).get("raters") or {}

@@ -79,8 +79,10 @@ def test_save_as_version_carries_every_rater_and_the_mean(lib):
     assert items[0].human["coherence"] == pytest.approx(7 / 3)
     assert [items[0].human[f"coherence.{k}"] for k in range(3)] == [1.0, 4.0, 2.0]
     assert items[1].human["coherence"] == 3.0 and "coherence.0" not in items[1].human
-    assert "coherence" not in items[2].human and items[2].human["fluency"]  # other ratings kept
-    assert saved["human_missing"]["coherence"] == len(ids) - 2
+    # An item nobody rated here keeps the version's own rating (issue 38: it was dropped), other ratings too.
+    before = lib.dataset_items(dataset_id)[2].human
+    assert items[2].human == before and items[2].human["coherence"] == before["coherence"]
+    assert saved["human_missing"]["coherence"] == 0
     assert not lib.save_ratings_version(dataset_id, "coherence")["created"]  # same ratings, same version
 
 
