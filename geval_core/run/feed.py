@@ -22,7 +22,9 @@ from ..types import FrozenPrompt, Item
 from .options import RunSummary
 
 BATCH = 1000  # items read (and looked up in the run) at a time: a few ms of work, a few MB at most
-BatchRead = Callable[[list[Item], set[str]], None]  # (a batch in input order, the ids judged before)
+# (a batch in input order, the ids judged before); then once with an empty batch (a real batch never is) when
+# the input was read to its end and passed its checks. A stored version found altered at the end never gets it.
+BatchRead = Callable[[list[Item], set[str]], None]
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,8 @@ class StreamedItems:
 
     total: how many items (unique ids); judged: how many of them the run has judged already (its final
     judgments, e.g. `Library.judged_count` for a run over the whole dataset). When judged == total the
-    items are not read at all: there is nothing to do. on_batch sees each batch as it is read.
+    items are not read at all: there is nothing to do. on_batch sees each batch as it is read, then an empty
+    batch once the input has ended with every check passed (see BatchRead).
     """
 
     items: Iterable[Item]
@@ -71,6 +74,9 @@ class Feed:
             batch = list(islice(self._source, self._batch))
             if not batch:
                 self.exhausted = True
+                if self._on_batch is not None:
+                    # Only now is a stored version known to be the pinned one: its hash is checked at its end.
+                    self._on_batch([], set())
                 return
             if self._check_inputs:  # never score empty placeholders: the batch is refused before it is sent
                 require_inputs(self._prompt, batch, "the data")

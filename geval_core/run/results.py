@@ -10,6 +10,12 @@ they are read (`batch_read`), each line goes out as soon as every item before it
 judged in an earlier session, or one whose line was not kept (more than `keep` lines waiting behind a slow
 item), is read back from the store a page at a time when its turn comes: memory holds at most `keep` lines,
 and the library is the spill. Items the run never reached (a stopped run) come last, streamed from the store.
+
+No line goes out before the data is known to be the pinned dataset version: a version altered outside the
+workbench is only found when its last item is read (its hash covers all of them, so which item changed cannot be
+told). Lines wait (in hand, then in the store) until the feed says the input ended with its checks passed; a run
+that ends before that (stopped, or failed) has its version checked at `close`, and a version that fails the check
+gets no line at all (`withheld` says why): the altered item's score never reaches the file.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import IO, Any
 
+from ..errors import IntegrityError
 from ..judgment import Judgment
 from ..store import Store
 from ..types import Item
@@ -86,9 +93,14 @@ class OrderedResults:
         self._kept = 0  # lines in hand
         self._last_read: str | None = None  # the last item announced: the store streams what comes after it
         self.failure: OSError | None = None  # the write that failed (a closed pipe, a full disk): nothing more is written
+        self._verified = False  # the items are the pinned version's: lines may go out
+        self.withheld: str | None = None  # why no line was written: the dataset version failed its check
 
     def batch_read(self, batch: list[Item], judged: set[str]) -> None:
-        """Items read by the run, in order; `judged`: those judged before (their lines come from the store)."""
+        """Items read by the run, in order; `judged`: those judged before (their lines come from the store).
+        An empty batch is the feed's word that the input ended with its checks passed (feed.BatchRead)."""
+        if not batch:
+            self._verified = True
         for item in batch:
             slot = [item.id, None, _STORED if item.id in judged else _WAITING]
             self._slots.append(slot)
@@ -116,12 +128,29 @@ class OrderedResults:
         for slot in self._waiting.values():
             slot[2] = _STORED
         self._waiting.clear()
+        if not self._verified:
+            self.withheld = self._version_problem()
+            if self.withheld is not None:
+                self._slots.clear()
+                return
+            self._verified = True
         self._flush()
         if self.failure is None:
             self._write_all(map(line_of_values, self._store.iter_judgment_values(self._run_id, after_item=self._last_read)))
 
+    def _version_problem(self) -> str | None:
+        """Why the run's dataset version is not the pinned one (read whole, as the feed would have), or None."""
+        try:
+            for _ in self._store.iter_dataset_items(self._store.get_run(self._run_id)["dataset_id"]):
+                pass
+        except IntegrityError as exc:
+            return str(exc)
+        return None
+
     def _flush(self) -> None:
         """Write the slots at the head that are ready, reading stored ones back a page at a time."""
+        if not self._verified:
+            return  # held: the version is not checked yet
         while self._slots and self._slots[0][2] != _WAITING:
             if self._slots[0][2] == _READY:
                 self._write_all([self._slots.popleft()[1]])
