@@ -33,7 +33,12 @@ def _records(data: Any) -> list[dict[str, Any]]:
         return data.to_dict("records")
     if not isinstance(data, Iterable) or isinstance(data, (str, bytes, Mapping)):
         raise TypeError("score_frame takes a pandas DataFrame or a list of dicts (one per item)")
-    return [dict(row) for row in data]
+    rows = list(data)
+    bad = next((n for n, row in enumerate(rows) if not isinstance(row, Mapping)), None)
+    if bad is not None:
+        raise InputError(f"row {bad} is a {type(rows[bad]).__name__}, not a mapping: give one dict per item",
+                         field=None)
+    return [dict(row) for row in rows]
 
 
 def _text(value: Any) -> str:

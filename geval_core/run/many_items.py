@@ -44,7 +44,7 @@ def planned_judge(prompt: FrozenPrompt, judge: Judge | str | None, base_url: str
         return plan_judge(prompt.dimension.judge, JudgeChoice(where="base_url="), None), judge
     planned = plan_judge(prompt.dimension.judge, JudgeChoice(judge, base_url, where="base_url=",
                                                              api_key=api_key is not None), None)
-    return planned, get_judge(planned.settings, api_key=api_key)
+    return planned, (get_judge(planned.settings) if api_key is None else get_judge(planned.settings, api_key=api_key))
 
 
 def score_items(prompt: FrozenPrompt, data: Any, judge: Judge | str | None = None, base_url: str | None = None,

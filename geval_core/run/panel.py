@@ -84,15 +84,22 @@ def get_panel(store: Store, ref: str) -> Panel:
 def plan_panel(store: Store, panel: Panel, dataset_id: str, base_urls: dict[str, str] | None = None,
                base_url: str | None = None, options: RunOptions | None = None, concurrency: int | None = None,
                side: str | None = None) -> list[RunPlan]:
-    """The plan of each member's run: its own frozen judge, at the server named for it (PROMPT=URL, by label or
-    name), else the panel's server, else the environment's; every member on the same side of a split."""
+    """One plan per member, all made before any member runs (a member whose server cannot be honoured stops
+    the panel before anything is paid): its own frozen judge, at the server named for it (`base_urls`, by label
+    or name), else at `base_url` (every member whose judge takes a server; one that takes none is refused), else
+    the environment's; every member on the same side of a split."""
     plans = []
     for member in panel.members:
         prompt = store.get_prompt(member)
         named = (base_urls or {}).get(prompt.label) or (base_urls or {}).get(prompt.name)
-        choice = JudgeChoice(base_url=named or base_url, where="--member-base-url" if named else "--base-url")
+        where = f"--member-base-url for {prompt.label}" if named else f"--base-url (for member {prompt.label})"
+        choice = JudgeChoice(base_url=named or base_url, where=where)
         plans.append(plan_run(store, prompt, dataset_id, choice, RunScope(side=side, reuse=RESUMABLE),
                               options=options, concurrency=concurrency))
+    unknown = set(base_urls or {}) - {p.prompt.label for p in plans} - {p.prompt.name for p in plans}
+    if unknown:
+        raise InputError(f"--member-base-url names {sorted(unknown)[0]!r}, which is not a member of panel "
+                         f"{panel.label} ({', '.join(p.prompt.label for p in plans)})", field="member-base-url")
     return plans
 
 
