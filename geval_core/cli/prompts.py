@@ -125,7 +125,9 @@ def _frozen(result: Any) -> dict[str, Any]:
 @click.option("--snippet", is_flag=True, help="Print the Python lines that load the export and score an item.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True,
               help="json: the workbench's hash-checked file; deepeval: a Python file defining a GEval metric; "
-                   "promptfoo: a YAML llm-rubric assertion; openai-grader: OpenAI Evals score_model grader JSON.")
+                   "promptfoo: a YAML llm-rubric assertion (in an assert-set carrying the pass rule); openai-grader: a "
+                   "score_model grader for OpenAI's graders API (client.fine_tuning.alpha.graders; the Evals API is "
+                   "deprecated).")
 @click.option("--pass-at", "pass_at", type=float, default=None,
               help="With --format deepeval, promptfoo or openai-grader: an item passes when its rating is at least "
                    "this, on the prompt's scale (e.g. 3.5 on 1-5); the file says how the tool applies it.")

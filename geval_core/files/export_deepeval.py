@@ -15,9 +15,10 @@ from .export_common import (
 )
 
 # DeepEval's test-case fields, in the order the prompt's inputs take them (the last input is ACTUAL_OUTPUT).
-# The string fields come first: DeepEval shows a list field to its judge as Python's repr (brackets, quotes,
-# line breaks as \n), so CONTEXT and RETRIEVAL_CONTEXT only take a fourth and fifth input.
-DEEPEVAL_FIELDS = ("INPUT", "EXPECTED_OUTPUT", "CONTEXT", "RETRIEVAL_CONTEXT")
+# Never EXPECTED_OUTPUT: DeepEval's prompt shows it as "Expected Output", a reference answer, and a G-Eval input
+# between the first and the judged one is a source (a document, a context), not that. DeepEval 4.3.1 has no
+# other string field, so a second and third input go to the list fields, shown as Python's repr.
+DEEPEVAL_FIELDS = ("INPUT", "CONTEXT", "RETRIEVAL_CONTEXT")
 DEEPEVAL_LIST_FIELDS = ("CONTEXT", "RETRIEVAL_CONTEXT")  # typed List[str] by DeepEval's LLMTestCase
 # DeepEval 4.1.10 weights a GEval score by log-probabilities only for these model names: the entries of
 # deepeval/models/llms/constants.py OPENAI_MODELS_DATA with supports_log_probs=True (no_log_prob_support in
@@ -74,7 +75,7 @@ def make_test_case(**inputs: str) -> LLMTestCase:
 
 
 def deepeval_fields(prompt: FrozenPrompt) -> dict[str, str]:
-    """Input -> DeepEval test-case field: the last input is ACTUAL_OUTPUT, the others INPUT, EXPECTED_OUTPUT, ..."""
+    """Input -> DeepEval test-case field: the last input is ACTUAL_OUTPUT, the others INPUT, CONTEXT, ..."""
     *others, output = prompt.dimension.inputs
     return {**dict(zip(others, DEEPEVAL_FIELDS, strict=False)), output: "ACTUAL_OUTPUT"}
 
@@ -121,8 +122,10 @@ def deepeval_losses(prompt: FrozenPrompt, model: str | None) -> list[str]:
             "field names: DeepEval shows the inputs as " + ", ".join(f"{k} -> {v}" for k, v in fields.items())]
     lists = [name for name, field in fields.items() if field in DEEPEVAL_LIST_FIELDS]
     if lists:
-        lost.append(f"{', '.join(lists)} go into list fields (make_test_case wraps each as a one-element list); "
-                    "DeepEval shows a list to its judge as Python's repr, quotes and \\n escapes included")
+        lost.append(f"{', '.join(lists)} {'goes' if len(lists) == 1 else 'go'} into list fields (make_test_case wraps each as a one-element list); "
+                    "DeepEval shows a list to its judge as Python's repr, quotes and \\n escapes included (never "
+                    "EXPECTED_OUTPUT, which DeepEval shows as a reference answer; map an input that is one there "
+                    "by editing INPUT_FIELDS)")
     if len(fields) < len(dim.inputs):
         lost.append(f"inputs beyond {len(DEEPEVAL_FIELDS) + 1}: DeepEval has no field for them")
     if not shows_definition(prompt):

@@ -1,5 +1,11 @@
-"""The OpenAI Evals export: the arguments of `client.evals.create`, a custom data source whose item schema is
-the prompt's inputs and one score_model grader with the rendered prompt, the scale as its range."""
+"""The OpenAI grader export: one score_model grader for OpenAI's graders API.
+
+openai 3.63 marks every `client.evals.*` method deprecated (OpenAI scheduled the Evals API's shutdown for
+November 30, 2026); the grader objects live on, undeprecated, in `client.fine_tuning.alpha.graders.run` /
+`.validate` and as the grader of a reinforcement fine-tuning job. So the file holds the grader itself: the
+rendered prompt as its message, the scale as its range, the item's inputs as `{{item.NAME}}` and the judged
+output as `{{sample.output_text}}` (what `run(model_sample=...)` and fine-tuning fill in).
+"""
 
 from __future__ import annotations
 
@@ -9,19 +15,21 @@ from typing import Any
 from ..types import FrozenPrompt
 from .export_common import judge_losses, output_field, pass_rule, provenance, rendered_with
 
-USAGE = ("Use: data = json.load(open(PATH)); client.evals.create(**{k: data[k] for k in ('name', 'metadata', "
-         "'data_source_config', 'testing_criteria')})")
+USAGE = ("Use: data = json.load(open(PATH)); result = client.fine_tuning.alpha.graders.run(grader=data['grader'], "
+         "item={{{item}}}, model_sample=<the {output}>); result.reward is the score on the grader's range "
+         "(client.fine_tuning.alpha.graders.validate(grader=data['grader']) checks it; a reinforcement "
+         "fine-tuning job takes it as method.reinforcement.grader).")
+SAMPLE = "{{sample.output_text}}"  # the judged text: run()'s model_sample, or the sampled output in fine-tuning
 
 
 def openai_template_text(text: str) -> str:
-    """Literal text for an OpenAI Evals template: a '{{' would open a template string, so it is split."""
+    """Literal text for an OpenAI grader template: a '{{' would open a template string, so it is split."""
     return text.replace("{{", "{ {")
 
 
-def item_schema(prompt: FrozenPrompt) -> dict[str, Any]:
-    """The JSON schema of one data-source row: every input of the prompt, a required string."""
-    inputs = list(prompt.dimension.inputs)
-    return {"type": "object", "properties": {name: {"type": "string"} for name in inputs}, "required": inputs}
+def item_fields(prompt: FrozenPrompt) -> list[str]:
+    """The inputs the grader reads from `item`: every input but the judged output (that is the sample)."""
+    return list(prompt.dimension.inputs[:-1])
 
 
 def sampling_params(prompt: FrozenPrompt) -> dict[str, Any]:
@@ -42,31 +50,37 @@ def openai_losses(prompt: FrozenPrompt) -> list[str]:
     lost = [*(weighting if judge.mode != "sampling" else []), *judge_losses(prompt, "the score_model grader"),
             f"top_logprobs={judge.top_logprobs}: the grader asks for no log-probabilities",
             "the form ending: the grader reads its score from its own structured reply, not from a rating "
-            "written after the form",
-            f"grading generated output: replace {{{{item.{output_field(prompt)}}}}} with {{{{sample.output_text}}}} "
-            "and set include_sample_schema to true"]
+            "written after the form"]
     if "{{" in rendered_with(prompt, str, lambda _: "\x00"):  # the fixed text alone, inputs kept apart
         lost.append("literal '{{' in the prompt's fixed text is written as '{ {' (it would open a template string)")
     if judge.provider != "openai":
-        lost.append(f"the frozen judge {judge.judge_id}: the Evals API runs OpenAI models; model names it anyway")
+        lost.append(f"the frozen judge {judge.judge_id}: the graders API runs OpenAI models; model names it anyway")
     return lost
 
 
+def openai_rule(prompt: FrozenPrompt, pass_at: float | None) -> list[str]:
+    """The comment lines saying the pass rule: the graders API returns a reward and applies no threshold."""
+    return pass_rule(prompt, pass_at, f"the graders API applies no threshold, so pass_threshold = {pass_at!r} is "
+                                      "written beside the grader: an item passes when result.reward >= "
+                                      "pass_threshold (the reward lies on the grader's range, the same scale).",
+                     "the graders API returns a reward on the grader's range and applies no threshold; read the "
+                     "reward.")
+
+
 def openai_grader(prompt: FrozenPrompt, pass_at: float | None = None) -> str:
-    """JSON for `client.evals.create`: the data source's item schema and one score_model grader."""
+    """JSON holding one score_model grader for `client.fine_tuning.alpha.graders.run` (and fine-tuning)."""
     dim, judge = prompt.dimension, prompt.dimension.judge
-    content = rendered_with(prompt, openai_template_text, lambda f: "{{item." + f + "}}")
+    output = output_field(prompt)
+    content = rendered_with(prompt, openai_template_text,
+                            lambda f: SAMPLE if f == output else "{{item." + f + "}}")
     grader = {"type": "score_model", "name": f"{dim.name} ({prompt.label} {prompt.id[:12]})",
               "model": judge.model, "input": [{"role": "user", "content": content}],
               "range": [dim.scale.min, dim.scale.max], "sampling_params": sampling_params(prompt)}
-    if pass_at is not None:  # the grader's score lies on `range`, the prompt's own scale: no mapping
-        grader["pass_threshold"] = pass_at
-    rule = pass_rule(prompt, pass_at, f"pass_threshold = {pass_at!r} on the grader's range, the same scale.",
-                     "no pass_threshold is written (the Evals API does not document what passes without one).")
-    comment = [*provenance(prompt, "OpenAI Evals", openai_losses(prompt), rule), USAGE]
-    data = {"comment": comment, "content_hash": prompt.id, "name": f"{dim.name} ({prompt.label})",
-            "metadata": {"content_hash": prompt.id},
-            "data_source_config": {"type": "custom", "item_schema": item_schema(prompt),
-                                   "include_sample_schema": False},
-            "testing_criteria": [grader]}
+    item = ", ".join(f"'{name}': ..." for name in item_fields(prompt))
+    comment = [*provenance(prompt, "OpenAI grader", openai_losses(prompt), openai_rule(prompt, pass_at)),
+               USAGE.format(item=item, output=output)]
+    data: dict[str, Any] = {"comment": comment, "content_hash": prompt.id, "item_fields": item_fields(prompt),
+                            "grader": grader}
+    if pass_at is not None:  # the reward lies on `range`, the prompt's own scale: no mapping
+        data["pass_threshold"] = pass_at
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

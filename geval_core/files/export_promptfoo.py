@@ -1,4 +1,5 @@
-"""The promptfoo export: one llm-rubric assertion whose rubricPrompt is the rendered G-Eval prompt.
+"""The promptfoo export: an assert-set holding one llm-rubric assertion whose rubricPrompt is the rendered G-Eval
+prompt; the set's threshold is the pass rule (0 without one).
 
 promptfoo renders assertion fields as Nunjucks with the environment in reach and hands strings starting
 `file:` or `package:` to its loaders, so every string from the prompt is written as text that prints itself.
@@ -115,42 +116,59 @@ def promptfoo_losses(prompt: FrozenPrompt, provider: str | None) -> list[str]:
     return lost
 
 
+# promptfoo 0.123.1 ANDs an assertion's own threshold with any "pass" the judge writes (a missing one counts as
+# true), so a judge adding an unasked "pass": false would fail items the rule passes; an assert-set's threshold
+# alone decides (its score against the threshold), so the rule sits there, around the one llm-rubric.
+SET_NOTE = ("set on an assert-set around the llm-rubric, whose threshold alone decides: promptfoo ANDs an "
+            "assertion's own threshold with any \"pass\" the judge writes, so a judge adding an unasked "
+            "\"pass\": false would fail items the threshold passes.")
+
+
 def promptfoo_rule(prompt: FrozenPrompt, pass_at: float | None) -> list[str]:
     """The comment lines saying the pass rule as promptfoo applies it."""
     if pass_at is None:
-        return pass_rule(prompt, None, "", "the rubric asks for no pass verdict, so promptfoo passes every item "
-                                           "this assertion can score; read its score (namedScores).")
+        return pass_rule(prompt, None, "", "threshold is 0, " + SET_NOTE + " So promptfoo passes every item, one "
+                                           "whose reply it cannot read too (it scores 0; its component result "
+                                           "says why): read the score (namedScores).")
     how = (f"threshold = {share_formula(prompt, pass_at)} = {promptfoo_threshold(prompt, pass_at)!r} on the 0-1 "
-           f"score the rubric asks for (rounded down to {SCORE_DECIMALS} decimals); llm-rubric passes when "
-           "score >= threshold.")
+           f"score the rubric asks for (rounded down to {SCORE_DECIMALS} decimals), " + SET_NOTE + " An item "
+           "passes when its score >= threshold; a reply promptfoo cannot read scores 0.")
     return pass_rule(prompt, pass_at, how, "")
 
 
+def set_threshold(prompt: FrozenPrompt, pass_at: float | None) -> float | int:
+    """The assert-set's threshold: the rule's 0-1 share, or 0 (every item passes) without a rule."""
+    return 0 if pass_at is None else promptfoo_threshold(prompt, pass_at)
+
+
 def promptfoo_assertion(prompt: FrozenPrompt, pass_at: float | None = None) -> str:
-    """A YAML llm-rubric assertion whose rubricPrompt is the rendered G-Eval prompt."""
+    """A YAML assert-set holding one llm-rubric assertion whose rubricPrompt is the rendered G-Eval prompt."""
     dim = prompt.dimension
     output = output_field(prompt)
     rubric_prompt = rendered_with(prompt, nunjucks_text,
                                   lambda f: "{{ " + ("output" if f == output else f) + " }}")
     rubric_prompt = unloadable(rubric_prompt) + nunjucks_text(verdict_instruction(prompt))
     provider = promptfoo_provider(prompt)
-    fields: dict[str, Any] = {"type": "llm-rubric", "metric": promptfoo_text(dim.name),
+    rubric: dict[str, Any] = {"type": "llm-rubric", "metric": promptfoo_text(dim.name),
                               "value": promptfoo_text(dim.definition.strip()), "rubricPrompt": rubric_prompt}
-    if pass_at is not None:
-        fields["threshold"] = promptfoo_threshold(prompt, pass_at)
     if provider:
-        fields["provider"] = {"id": provider, "config": provider_config(prompt)}
+        rubric["provider"] = {"id": provider, "config": provider_config(prompt)}
+    fields = {"type": "assert-set", "threshold": set_threshold(prompt, pass_at), "assert": [rubric]}
     head = provenance(prompt, "promptfoo", promptfoo_losses(prompt, provider), promptfoo_rule(prompt, pass_at))
-    head.append("One assertion: put it under a test's `assert:` list (or defaultTest.assert).")
+    head.append("One assertion (an assert-set holding the llm-rubric): put it under a test's `assert:` list (or "
+                "defaultTest.assert).")
     return comment_block(head) + yaml_mapping(fields)
 
 
 def yaml_mapping(fields: dict[str, Any], indent: str = "") -> str:
-    """Block YAML of a mapping whose scalars are JSON literals (double-quoted YAML scalars)."""
+    """Block YAML of a mapping (of mappings, and lists of mappings) whose scalars are JSON literals."""
     out = []
     for key, value in fields.items():
         if isinstance(value, dict):
             out.append(f"{indent}{key}:\n{yaml_mapping(value, indent + '  ')}")
+        elif isinstance(value, list):  # each entry a mapping: its first key follows the "- "
+            out.append(f"{indent}{key}:\n")
+            out.extend(f"{indent}  - " + yaml_mapping(entry, indent + "    ")[len(indent) + 4:] for entry in value)
         else:
             out.append(f"{indent}{key}: {yaml_scalar(value)}\n")
     return "".join(out)

@@ -1,5 +1,5 @@
 """Exports other judge tools load: a DeepEval GEval metric, a promptfoo llm-rubric assertion, an OpenAI
-Evals score_model grader. Each names the frozen prompt (hash) it came from, states every setting the tool
+score_model grader (the graders API), an Inspect AI task. Each names the frozen prompt (hash) it came from, states every setting the tool
 cannot reproduce, and carries the pass rule (`pass_at`, a rating on the prompt's scale) in the tool's terms.
 
 One module per tool (export_deepeval, export_promptfoo, export_openai) and export_common for what they share;
@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..types import FrozenPrompt
 from .export_common import check_pass_at, one_line, provenance, rendered_with
 from .export_deepeval import DEEPEVAL_FIELDS, DEEPEVAL_LOGPROB_MODELS, deepeval_fields, deepeval_metric
-from .export_openai import item_schema, openai_grader, openai_template_text
+from .export_openai import item_fields, openai_grader, openai_template_text
 from .export_promptfoo import (
     PROMPTFOO_LOADER_PREFIXES,
     nunjucks_text,
@@ -30,7 +30,7 @@ from .export_promptfoo import (
 from .prompt_files import export_filename, export_prompt
 
 __all__ = ["DEEPEVAL_FIELDS", "DEEPEVAL_LOGPROB_MODELS", "EXPORT_FORMATS", "FORMATS", "PROMPTFOO_LOADER_PREFIXES",
-           "ExportFormat", "check_pass_at", "deepeval_fields", "deepeval_metric", "item_schema", "nunjucks_text",
+           "ExportFormat", "check_pass_at", "deepeval_fields", "deepeval_metric", "item_fields", "nunjucks_text",
            "one_line", "openai_grader", "openai_template_text", "promptfoo_assertion", "promptfoo_text",
            "promptfoo_threshold", "provenance", "rendered_with", "tool_export", "tool_filename", "unloadable",
            "yaml_scalar"]
@@ -82,7 +82,8 @@ EXPORT_FORMATS = {
                              lambda prompt, _, pass_at: deepeval_metric(prompt, pass_at)),
     "promptfoo": ExportFormat("promptfoo assertion (.yaml)", ".promptfoo.yaml", "application/yaml",
                               lambda prompt, _, pass_at: promptfoo_assertion(prompt, pass_at)),
-    "openai-grader": ExportFormat("OpenAI Evals grader (.json)", ".openai-grader.json", "application/json",
+    # The Evals API is deprecated (shutdown November 30, 2026); its score_model grader lives on in the graders API.
+    "openai-grader": ExportFormat("OpenAI grader (.json, graders API)", ".openai-grader.json", "application/json",
                                   lambda prompt, _, pass_at: openai_grader(prompt, pass_at)),
 }
 FORMATS = tuple(EXPORT_FORMATS)

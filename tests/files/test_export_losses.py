@@ -1,7 +1,7 @@
 """What the tool exports carry and what they say they lose, read the way each tool reads its file (DeepEval's
 Python through ast, promptfoo's YAML, OpenAI's JSON): the pass rule mapped by hand, reasoning_effort present
-exactly when set, one loss note for each setting this prompt has and none for settings it lacks, the OpenAI data
-source's item schema, the DeepEval definition and list fields, and the CLI's --pass-at checks."""
+exactly when set, one loss note for each setting this prompt has and none for settings it lacks, the DeepEval
+definition and list fields, and the CLI's --pass-at checks."""
 
 from __future__ import annotations
 
@@ -38,6 +38,14 @@ def prompt_with(scale: Scale | None = None, inputs: tuple[str, ...] = ("document
 
 def yaml_of(text: str) -> dict:
     return require_module("yaml", "PyYAML comes with the local extra (llm)").safe_load(text)
+
+
+def rubric_of(text: str) -> dict:
+    """The promptfoo export's llm-rubric: the one assertion of its assert-set."""
+    data = yaml_of(text)
+    assert data["type"] == "assert-set"
+    [rubric] = data["assert"]
+    return rubric
 
 
 def deepeval_values(text: str) -> tuple[dict, dict]:
@@ -92,17 +100,18 @@ def test_deepeval_outside_its_rubric_range_maps_the_rating_linearly_and_says_so(
     (Scale(0, 10), 7, 0.7), (Scale(1, 7), 4.2, 0.5333)])
 def test_promptfoo_threshold_is_the_rating_as_the_rubrics_0_1_score_rounded_down(scale, pass_at, threshold):
     prompt = prompt_with(scale)
-    data = yaml_of(tool_export(prompt, "promptfoo", pass_at=pass_at))
-    assert data["threshold"] == threshold  # (pass_at - min) / span, floored at 4 decimals
-    assert f"(rating - {scale.min}) / {scale.max - scale.min}, written with 4 decimals" in data["rubricPrompt"]
-    assert '"pass"' not in data["rubricPrompt"]  # the threshold alone decides; the judge is asked for no verdict
+    text = tool_export(prompt, "promptfoo", pass_at=pass_at)
+    data, rubric = yaml_of(text), rubric_of(text)
+    assert data["threshold"] == threshold  # (pass_at - min) / span, floored at 4 decimals, on the assert-set
+    assert "threshold" not in rubric  # llm-rubric would AND its own threshold with a "pass" the judge sends
+    assert f"(rating - {scale.min}) / {scale.max - scale.min}, written with 4 decimals" in rubric["rubricPrompt"]
+    assert '"pass"' not in rubric["rubricPrompt"]  # the threshold alone decides; the judge is asked for no verdict
 
 
 def test_openai_pass_threshold_is_the_rating_itself_on_the_graders_range():
     data = json.loads(tool_export(prompt_with(), "openai-grader", pass_at=3.5))
-    [grader] = data["testing_criteria"]
-    assert grader["pass_threshold"] == 3.5 and grader["range"] == [1, 5]
-    assert any("pass_threshold = 3.5 on the grader's range" in c for c in data["comment"])
+    assert data["pass_threshold"] == 3.5 and data["grader"]["range"] == [1, 5]
+    assert any("pass_threshold = 3.5 is written beside the grader" in c for c in data["comment"])
 
 
 def test_without_pass_at_every_file_says_no_pass_rule_is_set_and_sets_none():
@@ -113,9 +122,9 @@ def test_without_pass_at_every_file_says_no_pass_rule_is_set_and_sets_none():
     values, _ = deepeval_values(texts["deepeval"])
     assert values["THRESHOLD"] == 0.0  # not GEval's default 0.5, a rule the frozen prompt does not have
     promptfoo = yaml_of(texts["promptfoo"])
-    assert "threshold" not in promptfoo and '"pass"' not in promptfoo["rubricPrompt"]
-    assert "promptfoo passes every item this assertion can score" in texts["promptfoo"]
-    assert "pass_threshold" not in json.loads(texts["openai-grader"])["testing_criteria"][0]
+    assert promptfoo["threshold"] == 0 and '"pass"' not in rubric_of(texts["promptfoo"])["rubricPrompt"]
+    assert "threshold is 0" in texts["promptfoo"] and "So promptfoo passes every item" in texts["promptfoo"]
+    assert "pass_threshold" not in json.loads(texts["openai-grader"])
 
 
 @pytest.mark.parametrize("fmt", TOOLS)
@@ -135,13 +144,12 @@ def test_the_json_export_takes_no_pass_rule():
 def test_reasoning_effort_is_carried_where_the_tool_takes_it_and_absent_when_unset():
     effort = prompt_with(model="gpt-5-mini-2025-08-07", reasoning_effort="low", seed=3)
     plain = prompt_with(model="gpt-5-mini-2025-08-07")
-    grader = json.loads(tool_export(effort, "openai-grader"))["testing_criteria"][0]
+    grader = json.loads(tool_export(effort, "openai-grader"))["grader"]
     assert grader["sampling_params"] == {"temperature": 0.0, "seed": 3, "reasoning_effort": "low"}
-    assert yaml_of(tool_export(effort, "promptfoo"))["provider"] == {
+    assert rubric_of(tool_export(effort, "promptfoo"))["provider"] == {
         "id": "openai:chat:gpt-5-mini-2025-08-07", "config": {"temperature": 0.0, "seed": 3, "reasoning_effort": "low"}}
-    assert "reasoning_effort" not in json.loads(tool_export(plain, "openai-grader"))["testing_criteria"][0][
-        "sampling_params"]
-    assert yaml_of(tool_export(plain, "promptfoo"))["provider"]["config"] == {"temperature": 0.0}
+    assert "reasoning_effort" not in json.loads(tool_export(plain, "openai-grader"))["grader"]["sampling_params"]
+    assert rubric_of(tool_export(plain, "promptfoo"))["provider"]["config"] == {"temperature": 0.0}
     for fmt in TOOLS:
         assert "reasoning_effort" not in tool_export(plain, fmt)
     assert "effort" in noted(tool_export(effort, "deepeval"), "deepeval")  # a model name alone sends none
@@ -151,7 +159,7 @@ def test_reasoning_effort_is_carried_where_the_tool_takes_it_and_absent_when_uns
 
 def test_promptfoo_says_it_drops_reasoning_effort_for_a_model_it_does_not_take_as_reasoning():
     text = tool_export(prompt_with(model="qwen2.5-7b-instruct", reasoning_effort="high"), "promptfoo")
-    assert yaml_of(text)["provider"]["config"]["reasoning_effort"] == "high"  # written; promptfoo decides
+    assert rubric_of(text)["provider"]["config"]["reasoning_effort"] == "high"  # written; promptfoo decides
     [note] = [line for line in loss_lines(text, "promptfoo") if line.startswith("reasoning_effort=")]
     assert note.endswith("for qwen2.5-7b-instruct it is dropped")
 
@@ -159,7 +167,7 @@ def test_promptfoo_says_it_drops_reasoning_effort_for_a_model_it_does_not_take_a
 def test_promptfoo_without_a_provider_names_the_settings_to_set():
     text = tool_export(prompt_with(provider="local", model="smollm2-135m-instruct", reasoning_effort="low", seed=9,
                                    temperature=0.3), "promptfoo")
-    assert "provider" not in yaml_of(text)
+    assert "provider" not in rubric_of(text)
     assert ("set provider to the grader of your choice, with temperature 0.3, seed 9 and reasoning_effort low"
             in text)
 
@@ -264,13 +272,12 @@ def make_test_case_of(text: str):
 
 @pytest.mark.parametrize(("inputs", "fields"), [
     (("document", "summary"), {"document": "INPUT", "summary": "ACTUAL_OUTPUT"}),
-    (("document", "reference", "summary"), {"document": "INPUT", "reference": "EXPECTED_OUTPUT",
-                                            "summary": "ACTUAL_OUTPUT"}),
-    (("question", "reference", "context", "retrieved", "answer"),
-     {"question": "INPUT", "reference": "EXPECTED_OUTPUT", "context": "CONTEXT", "retrieved": "RETRIEVAL_CONTEXT",
-      "answer": "ACTUAL_OUTPUT"}),
+    # Never EXPECTED_OUTPUT: DeepEval shows it as a reference answer; a source goes to CONTEXT.
+    (("question", "document", "answer"), {"question": "INPUT", "document": "CONTEXT", "answer": "ACTUAL_OUTPUT"}),
+    (("question", "context", "retrieved", "answer"),
+     {"question": "INPUT", "context": "CONTEXT", "retrieved": "RETRIEVAL_CONTEXT", "answer": "ACTUAL_OUTPUT"}),
 ])
-def test_deepeval_fields_take_strings_first_and_list_fields_get_a_list(inputs, fields):
+def test_deepeval_fields_take_input_first_and_list_fields_get_a_list(inputs, fields):
     text = tool_export(prompt_with(inputs=inputs), "deepeval")
     values, _ = deepeval_values(text)
     assert values["INPUT_FIELDS"] == fields
@@ -279,10 +286,17 @@ def test_deepeval_fields_take_strings_first_and_list_fields_get_a_list(inputs, f
         value = case[SingleTurnParams[field].value]
         assert value == ([f"text of {name}\nline 2"] if field in ("CONTEXT", "RETRIEVAL_CONTEXT")
                          else f"text of {name}\nline 2")
-    listed = [line for line in loss_lines(text, "deepeval") if "go into list fields" in line]
-    assert bool(listed) == (len(inputs) == 5)
-    if listed:
+    listed = [line for line in loss_lines(text, "deepeval") if "into list fields" in line]
+    assert bool(listed) == (len(inputs) > 2)
+    if len(inputs) == 4:
         assert listed[0].startswith("context, retrieved go into list fields")
+
+
+def test_deepeval_names_the_inputs_it_has_no_field_for():
+    text = tool_export(prompt_with(inputs=("question", "reference", "context", "retrieved", "answer")), "deepeval")
+    values, _ = deepeval_values(text)
+    assert "retrieved" not in values["INPUT_FIELDS"] and "EXPECTED_OUTPUT" not in values["INPUT_FIELDS"].values()
+    assert "inputs beyond 4: DeepEval has no field for them" in text
 
 
 def test_deepeval_make_test_case_fills_the_required_input_and_names_a_missing_one():
@@ -290,27 +304,6 @@ def test_deepeval_make_test_case_fills_the_required_input_and_names_a_missing_on
     assert make(summary="s") == {"actual_output": "s", "input": ""}  # LLMTestCase requires `input`
     with pytest.raises(TypeError, match="missing: summary"):
         make(document="d")
-
-
-# --- OpenAI Evals: the data source --------------------------------------------------------------------------
-@pytest.mark.parametrize("inputs", [("document", "summary"), ("question", "context", "answer"), ("text",)])
-def test_openai_item_schema_is_the_prompts_inputs_as_required_strings(inputs):
-    data = json.loads(tool_export(prompt_with(inputs=inputs), "openai-grader"))
-    config = data["data_source_config"]
-    assert config["type"] == "custom" and config["include_sample_schema"] is False
-    schema = config["item_schema"]
-    assert schema["type"] == "object" and list(schema["properties"]) == list(inputs)
-    assert all(p == {"type": "string"} for p in schema["properties"].values())
-    assert schema["required"] == list(inputs)
-    content = data["testing_criteria"][0]["input"][0]["content"]
-    assert {f"{{{{item.{name}}}}}" for name in inputs} <= {part for part in content.split("\n") if part}
-
-
-def test_openai_file_holds_the_evals_create_arguments():
-    prompt = prompt_with()
-    data = json.loads(tool_export(prompt, "openai-grader"))
-    assert data["metadata"] == {"content_hash": prompt.id} and data["name"] == "Coherence (coherence@1)"
-    assert any(line.startswith("Use: ") and "client.evals.create" in line for line in data["comment"])
 
 
 # --- the command line ---------------------------------------------------------------------------------------
@@ -329,7 +322,7 @@ def test_cli_pass_at_reaches_each_export(db):
     assert yaml_of(out.output)["threshold"] == 0.625
     out = runner.invoke(cli, ["prompts", "export", "coherence", "--format", "openai-grader", "--pass-at", "4",
                               "--db", db])
-    assert out.exit_code == 0 and json.loads(out.output)["testing_criteria"][0]["pass_threshold"] == 4
+    assert out.exit_code == 0 and json.loads(out.output)["pass_threshold"] == 4
     out = runner.invoke(cli, ["prompts", "export", "coherence", "--format", "deepeval", "--pass-at", "2",
                               "--db", db])
     assert out.exit_code == 0 and deepeval_values(out.output)[0]["THRESHOLD"] == 0.25

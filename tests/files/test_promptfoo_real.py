@@ -1,6 +1,6 @@
 """The promptfoo export run by real promptfoo (from npm; .ci/run installs it): every string a prompt's author
 wrote reaches the grader as the same text, and nothing in it runs, reads the environment or loads a file; the
-exported pass rule decides pass and fail in promptfoo itself, and reasoning_effort reaches the grader exactly
+exported pass rule (the assert-set's threshold) decides pass and fail in promptfoo itself, and reasoning_effort reaches the grader exactly
 where the file says it does."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_real_promptfoo_sends_the_authors_text_and_runs_none_of_it(tmp_path, fir
     expected = render(prompt, {"document": "The cat sat on the mat.", "summary": "A cat sat."})
     assert sent.startswith(expected)  # the rendered G-Eval prompt, every payload in it as plain text
     assert "Reply with only a JSON object" in sent[len(expected):]
-    [component] = result["gradingResult"]["componentResults"]
+    _, component = result["gradingResult"]["componentResults"]  # the assert-set, then its llm-rubric
     assert component["score"] == 0.75 and component["pass"] is True
     assert result["namedScores"] == {prompt.dimension.name: 0.75}  # the metric is shown as written
 
@@ -129,8 +129,8 @@ def test_real_promptfoo_applies_the_exported_pass_rule(tmp_path, pass_at, score,
     prompt = rated_prompt("gpt-5-mini-2025-08-07", "low")
     verdict = json.dumps({"reason": "stated", "score": score})  # no "pass": the threshold alone decides
     done, [request], result = run_promptfoo(tmp_path, promptfoo_assertion(prompt, pass_at), verdict)
-    [component] = result["gradingResult"]["componentResults"]
-    assert component["score"] == score and component["pass"] is passes and result["success"] is passes
+    rule, component = result["gradingResult"]["componentResults"]  # the assert-set, then its llm-rubric
+    assert rule["score"] == component["score"] == score and rule["pass"] is passes and result["success"] is passes
     assert done.returncode == (0 if passes else 100)
     assert "threshold" not in request["messages"][-1]["content"]  # the rule is promptfoo's, never the judge's
     # promptfoo takes gpt-5* as a reasoning model: the frozen reasoning_effort and seed reach the grader.

@@ -1,4 +1,4 @@
-"""Exports other judge tools load (DeepEval, promptfoo, OpenAI Evals), checked the way each tool reads them,
+"""Exports other judge tools load (DeepEval, promptfoo, an OpenAI grader, Inspect AI), checked the way each tool reads them,
 with hostile names and texts that must stay data; the CLI's --format and the Library page's choices."""
 
 from __future__ import annotations
@@ -83,7 +83,9 @@ def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt()
     yaml = require_module("yaml", "PyYAML comes with the local extra (llm)")
     prompt = frozen()
     text = tool_export(prompt, "promptfoo")
-    data = yaml.safe_load(text)
+    wrapper = yaml.safe_load(text)
+    assert wrapper["type"] == "assert-set" and wrapper["threshold"] == 0  # no pass rule: every item passes
+    [data] = wrapper["assert"]
     assert set(data) == {"type", "metric", "value", "rubricPrompt", "provider"}
     assert data["type"] == "llm-rubric" and data["metric"] == promptfoo_text(HOSTILE)
     assert data["provider"] == {"id": "openai:chat:gpt-4o-2024-08-06", "config": {"temperature": 0.0, "seed": 7}}
@@ -99,17 +101,17 @@ def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt()
 def test_openai_grader_has_the_documented_score_model_shape():
     prompt = frozen()
     data = json.loads(tool_export(prompt, "openai-grader"))
-    [grader] = data["testing_criteria"]
+    grader = data["grader"]
     assert data["content_hash"] == prompt.id and any("cannot reproduce" in c for c in data["comment"])
-    assert set(data) == {"comment", "content_hash", "name", "metadata", "data_source_config", "testing_criteria"}
-    assert set(grader) == {"type", "name", "model", "input", "range", "sampling_params"}  # no pass rule asked
+    assert set(data) == {"comment", "content_hash", "item_fields", "grader"}  # no pass rule asked
+    assert set(grader) == {"type", "name", "model", "input", "range", "sampling_params"}
     assert grader["type"] == "score_model" and grader["range"] == [1, 5]
     assert grader["model"] == "gpt-4o-2024-08-06"
     assert grader["sampling_params"] == {"temperature": 0.0, "seed": 7}
     [message] = grader["input"]
     assert message["role"] == "user"
     content = message["content"]
-    assert "{{item.document}}" in content and "{{item.summary}}" in content
+    assert "{{item.document}}" in content and "{{sample.output_text}}" in content
     assert content.count("{{") == 2  # the prompt's own '{{' cannot open a template string
     assert HOSTILE.replace("{{", "{ {") in content
 
@@ -129,7 +131,7 @@ def test_cli_export_formats_to_stdout_and_file(tmp_path):
     assert done.exit_code == 0, done.output
     ast.parse(out.read_text(encoding="utf-8"))
     done = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--format", "openai-grader", "--db", db])
-    assert done.exit_code == 0 and json.loads(done.output)["testing_criteria"][0]["type"] == "score_model"
+    assert done.exit_code == 0 and json.loads(done.output)["grader"]["type"] == "score_model"
     refused = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--format", "promptfoo", "--snippet",
                                        "--db", db])
     assert refused.exit_code == 2 and "--format json only" in refused.output
