@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from geval_core.errors import GEvalError
-from workbench_ui import cached_reads, safe_text, sealing, state
+from workbench_ui import cached_reads, live, run_plans, safe_text, sealing, state
 from workbench_ui.charts import _LAYOUT, _safe
 
 K = "dg_"
@@ -144,8 +144,6 @@ def versus_section(lib, run: dict[str, Any], field: str, method: str, rated: int
 
 def bias_panel(lib, run: dict[str, Any], field: str) -> None:
     """Verbosity, per-system offsets, and a perturbation probe run on request."""
-    from geval_core.diagnostics.bias_probes import perturbation_probe
-
     fields = sorted({*lib.get_prompt(run["prompt_id"]).dimension.inputs, "group"})
     system = st.selectbox("System field (optional)", ["(none)", *fields], key=K + "sys")
     out = diagnostic("bias", run, field, None if system == "(none)" else system)
@@ -155,12 +153,35 @@ def bias_panel(lib, run: dict[str, Any], field: str) -> None:
     if out.get("systems"):
         st.dataframe(pd.DataFrame(out["systems"]), hide_index=True)
     limit = int(st.number_input("Damaged copies to score", 1, 500, 20, key=K + "limit"))
+    probe_section(lib, run, limit)
+
+
+def probe_section(lib, run: dict[str, Any], limit: int) -> None:
+    """The perturbation probe as a job of the library: started here, scored by a worker (a reload or another tab
+    leaves it running), its result read from its stored run whenever the page is drawn."""
+    from geval_core.diagnostics.bias_probes import perturbation_result, plan_perturbation, probe_runs
+
+    probes = probe_runs(lib, run["id"])
+    latest = probes[0] if probes else None
+    if latest is not None and live.is_live(lib, latest["id"]):
+        st.caption("The perturbation probe is scoring the damaged copies:")
+        live.attach(lib, latest["id"], key=K + "probe_")
+        return
     if st.button("Run perturbation probe (costs judge calls)", key=K + "probe"):
-        p = perturbation_probe(lib, run["id"], limit=limit)
-        st.metric(f"Sensitivity ({p['kind']})", safe_text.fmt(p["sensitivity"]),
-                  help="Share of damaged copies the judge rated lower than the original")
-        st.caption(safe_text.md_escape(f"95% interval [{safe_text.fmt(p['ci'][0])}, {safe_text.fmt(p['ci'][1])}] "
-                                       f"over {p['pairs']} copies; mean drop {safe_text.fmt(p['mean_drop'])}"))
+        plan = plan_perturbation(lib, run["id"], limit=limit)
+        st.caption(safe_text.md_escape(plan.describe()))
+        live.start(lib, plan.run_id, plan.options.concurrency)
+        st.rerun()
+    if latest is None or latest["status"] != "done":
+        if latest is not None:
+            st.caption(safe_text.md_escape(f"The last probe's run {latest['id']} is {latest['status']}."))
+        return
+    p = perturbation_result(lib, latest["id"])
+    st.metric(f"Sensitivity ({p['kind']})", safe_text.fmt(p["sensitivity"]),
+              help="Share of damaged copies the judge rated lower than the original")
+    st.caption(safe_text.md_escape(f"95% interval [{safe_text.fmt(p['ci'][0])}, {safe_text.fmt(p['ci'][1])}] "
+                                   f"over {p['pairs']} copies; mean drop {safe_text.fmt(p['mean_drop'])}; "
+                                   f"probe run {latest['id']} by {run_plans.run_judge(latest)}"))
 
 
 def panels(lib, run: dict[str, Any], field: str | None) -> None:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..stats.bias import length_bias, per_system, sensitivity
 from ..stats.stored import item_value, run_items
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeSettings
+
+if TYPE_CHECKING:
+    from ..run.plan import RunPlan
 from .perturb import kind_for, perturb
 
 
@@ -72,10 +75,12 @@ def damaged_copies(items: list[Item], kind: str, field: str, limit: int, seed: i
     return pairs
 
 
-def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str | None = None,
-                       field: str | None = None, limit: int = 20, seed: int = 0) -> dict[str, Any]:
-    """Score damaged copies of a run's scored items and report how often the judge rates them lower."""
-    from ..run.plan import RunScope, plan_run, plan_settings, record_run, start_run
+def plan_perturbation(library: Store, run_id: str, kind: str | None = None, field: str | None = None,
+                      limit: int = 20, seed: int = 0) -> RunPlan:
+    """The probe's run, planned and recorded: damaged copies of the run's scored items stored as a dataset version
+    of their own, to be scored with the run's own judge and server (by `start_run`, or by a job of the library).
+    The run carries what it probes (`probe`: the run, kind and field), so its result can be read at any time."""
+    from ..run.plan import RunScope, plan_run, plan_settings, record_run
 
     run, rows = run_items(library, run_id)
     prompt = library.get_prompt(run["prompt_id"])
@@ -84,7 +89,7 @@ def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str
         raise InputError(f"no perturbation is known for the dimension {prompt.dimension.name!r}: "
                          "give one (shuffle, words, swap, foreign)")
     field = output_field(prompt, field)
-    scored = {row["item_id"]: row["score"] for _, row in rows if row.get("score") is not None}
+    scored = {row["item_id"] for _, row in rows if row.get("score") is not None}
     items = [item for item, row in rows if item is not None and row["item_id"] in scored]
     pairs = damaged_copies(items, kind, field, limit, seed)
     if not pairs:
@@ -92,12 +97,34 @@ def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str
     dataset = library.get_dataset(run["dataset_id"])
     probe_data = library.import_items(f"{dataset['name']}~probe-{kind}", [c for _, c in pairs], source="probe")
     settings = replace(JudgeSettings(), **run["judge"])  # the probed run's own judge and server
-    plan = record_run(library, plan_run(library, prompt, probe_data["id"], scope=RunScope(new_run=True),
+    marks = {"probe": {"of": run["id"], "kind": kind, "field": field}}
+    return record_run(library, plan_run(library, prompt, probe_data["id"], scope=RunScope(new_run=True, marks=marks),
                                         judge=plan_settings(settings, library)))
-    probe_run = plan.run_id
+
+
+def perturbation_result(library: Store, probe_run_id: str) -> dict[str, Any]:
+    """How often the judge rated the damaged copies lower than the originals, read from a finished probe run."""
+    probe = library.get_run(probe_run_id)
+    of, kind, field = probe["probe"]["of"], probe["probe"]["kind"], probe["probe"]["field"]
+    scored = {row["item_id"]: row["score"] for row in library.judgments(of) if row.get("score") is not None}
+    damaged = {row["item_id"]: row["score"] for row in library.judgments(probe_run_id)}
+    suffix = f"~{kind}"
+    pairs = [(item.id.removesuffix(suffix), item.id) for item in library.dataset_items(probe["dataset_id"])]
+    result = sensitivity([scored.get(o) for o, _ in pairs], [damaged.get(c) for _, c in pairs])
+    examples = [{"id": o, "original": scored.get(o), "damaged": damaged.get(c)} for o, c in pairs[:5]]
+    return {"run": of, "probe_run": probe_run_id, "kind": kind, "field": field, **result, "examples": examples}
+
+
+def probe_runs(library: Store, run_id: str) -> list[dict[str, Any]]:
+    """The perturbation probes of a run, newest first."""
+    return [r for r in library.list_runs() if (r.get("probe") or {}).get("of") == run_id]
+
+
+def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str | None = None,
+                       field: str | None = None, limit: int = 20, seed: int = 0) -> dict[str, Any]:
+    """Score damaged copies of a run's scored items and report how often the judge rates them lower."""
+    from ..run.plan import start_run
+
+    plan = plan_perturbation(library, run_id, kind, field, limit, seed)
     start_run(library, plan, judge)
-    damaged = {row["item_id"]: row["score"] for row in library.judgments(probe_run)}
-    result = sensitivity([scored[o.id] for o, _ in pairs], [damaged.get(c.id) for _, c in pairs])
-    examples = [{"id": o.id, "original": scored[o.id], "damaged": damaged.get(c.id)} for o, c in pairs[:5]]
-    return {"run": run["id"], "probe_run": probe_run, "kind": kind, "field": field, **result,
-            "examples": examples}
+    return perturbation_result(library, plan.run_id)

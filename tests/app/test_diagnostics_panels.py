@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_support import metric, open_page, use_temp_library
+from app_support import after_jobs, metric, open_page, use_temp_library
 
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.run import RunOptions, run_scoring
@@ -41,9 +41,16 @@ def test_diagnostics_panels(lib_path):
     opened(at, "calibration", "estimate", "bias")
     assert metric(at, "ECE") == f"{cal['ece']:.3f}"
     assert metric(at, "PPI estimate") == f"{est['estimate']:.3f}"
-    at.button(key="dg_probe").click().run()
+    at = after_jobs(at.button(key="dg_probe").click().run(), lib_path)  # scored by a worker of the library
     assert not at.exception, [e.value for e in at.exception]
-    assert any(m.label.startswith("Sensitivity") for m in at.metric)
+    from geval_core.diagnostics.bias_probes import perturbation_result, probe_runs
+
+    with Library(lib_path) as lib:
+        (probe,) = probe_runs(lib, run_id)
+        assert probe["status"] == "done" and probe["judge"]["provider"] == "scripted"  # the probed run's judge
+        found = perturbation_result(lib, probe["id"])
+    shown = next(m for m in at.metric if m.label.startswith("Sensitivity"))
+    assert shown.value == f"{found['sensitivity']:.3f}" and found["pairs"] == 20
 
 
 def test_diagnostics_are_computed_once_per_run_state_and_compare_two_runs(lib_path, monkeypatch):
