@@ -137,7 +137,7 @@ def checks_section(lib, dim: Dimension) -> bool:
     """Pre-freeze checks as messages (the judge's latest test included); True when nothing blocks freezing."""
     st.subheader("Checks before freezing")
     found = form.checks(lib, dim)
-    stability = stability_view.current_check(dim)
+    stability = stability_view.current_check(lib, dim)
     for check in [*found, *([stability] if stability else [])]:
         text = f"{safe_text.md_escape(check.field)}: {safe_text.md_escape(check.message)}"
         {"error": st.error, "warning": st.warning}.get(check.level, st.info)(text)

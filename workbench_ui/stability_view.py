@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pandas as pd
 import streamlit as st
 
 from geval_core.prompts import content_hash
 from geval_core.prompts.inputs import missing_inputs
+from geval_core.run.plan import plan_judge
 from geval_core.types import Dimension
-from workbench_ui import cached_reads, safe_text, sealing, state
+from prompt_library import task_jobs
+from workbench_ui import cached_reads, run_plans, safe_text, sealing
 
 KEY = "design_stability"
 
 
+KIND = "stability"
+
+
 def panel(lib, dim: Dimension) -> None:
-    """Choose a dataset, a sample size, K repeats; run; keep the report with the form it was made for."""
+    """Choose a dataset, a sample size, K repeats; run it as a task of the library; show the report of this form."""
     with st.expander("Stability before freezing: do the ratings hold across repeats?"):
         datasets = [d for d in lib.list_datasets() if not missing_inputs(dim, d["fields"])]
         if not datasets:
@@ -26,38 +33,64 @@ def panel(lib, dim: Dimension) -> None:
         size = int(c2.number_input("Items", min_value=2, max_value=200, value=10, key=KEY + "_n"))
         repeats = int(c3.number_input("Repeats K", min_value=2, max_value=10, value=3, key=KEY + "_k"))
         regenerate = st.checkbox("Regenerate the steps for every repeat", key=KEY + "_regen")
+        planned = plan_judge(dim.judge, run_plans.sidebar_choice(), lib)  # the sidebar's judge, the form's decoding
+        run_plans.show_judge(planned)
+        form = content_hash(dim)
+        if task_jobs.task_state(lib, KIND, form) in task_jobs.LIVE:
+            watch(lib, form)
+            return
         if st.button("Run the stability check", key=KEY + "_run"):
             items = sealing.dev_items(lib, labels[label]["id"], cached_reads.dataset_items(labels[label]["id"]))
-            run(dim, items[:size], repeats, regenerate)
-        show(dim)
+            spec = {"dimension": dim.to_dict(), "dataset_id": labels[label]["id"],
+                    "item_ids": [i.id for i in items[:size]], "repeats": repeats, "regenerate": regenerate,
+                    "settings": asdict(planned.settings)}
+            task_jobs.start_task(lib, KIND, form, spec, repeats)
+            st.rerun()
+        show(lib, dim)
 
 
-def run(dim: Dimension, items: list, repeats: int, regenerate: bool) -> None:
-    """Score the sample K times with the sidebar's judge and the form's decoding settings."""
-    from geval_core.diagnostics.stability import dimension_stability
+def watch(lib, form: str) -> None:
+    """The check's progress, read from the library every second while its worker goes, and its Stop."""
+    @st.fragment(run_every=1.0)
+    def progress() -> None:
+        state_now = task_jobs.task_state(lib, KIND, form)
+        if state_now not in task_jobs.LIVE:
+            st.rerun()  # the whole page: the report (or why it ended) is drawn with the checks
+        done, total = (task_jobs.task(lib, KIND, form) or {}).get("progress") or [0, 1]
+        st.progress(done / max(total, 1), text=f"{done} / {total} repeats scored · {state_now}")
+        if state_now != "stopping" and st.button("Stop the stability check", key=KEY + "_stop"):
+            task_jobs.request_task_stop(lib, KIND, form)
 
-    settings = state.run_settings(dim.judge, use_sidebar=True)
-    judge = state.make_judge(settings)
-    bar = st.progress(0.0, text=f"0 / {repeats} repeats")
-    result = dimension_stability(dim, items, judge, repeats, regenerate_steps=regenerate, settings=settings,
-                                 on_repeat=lambda done, total: bar.progress(done / total, f"{done} / {total} repeats"))
-    st.session_state[KEY] = {"form": content_hash(dim), "run": result}
+    progress()
 
 
-def current_check(dim: Dimension):
+def result_of(lib, dim: Dimension):
+    """(the report of this very form's last check, or None; why the last check ended without one, or None)."""
+    from geval_core.diagnostics.stability import stability_run_from_dict
+
+    found = task_jobs.task(lib, KIND, content_hash(dim))
+    if not found or not found.get("ended_at"):
+        return None, None
+    if found.get("result"):
+        return stability_run_from_dict(found["result"]), None
+    return None, found.get("error")
+
+
+def current_check(lib, dim: Dimension):
     """The stability finding for this very form (None when none was run or the form changed since)."""
     from geval_core.diagnostics.stability import stability_check
 
-    found = st.session_state.get(KEY)
-    return stability_check(found["run"]) if found and found["form"] == content_hash(dim) else None
+    result = result_of(lib, dim)[0]
+    return stability_check(result) if result is not None else None
 
 
-def show(dim: Dimension) -> None:
+def show(lib, dim: Dimension) -> None:
     """The last report of this form: its sentence, warnings and the per-item table."""
-    found = st.session_state.get(KEY)
-    if not found or found["form"] != content_hash(dim):
+    result, error = result_of(lib, dim)
+    if error:
+        st.warning(safe_text.md_escape(f"The last stability check of this form ended without a report: {error}"))
+    if result is None:
         return
-    result = found["run"]
     for warning in result.warnings:
         st.caption(safe_text.md_escape(warning))
     rows = result.report.to_dict()["per_item"]

@@ -52,6 +52,15 @@ class StabilityRun:
                 "warnings": self.warnings, "run_ids": self.run_ids, "steps": self.steps, "failures": self.failures}
 
 
+def stability_run_from_dict(data: dict[str, Any]) -> StabilityRun:
+    """The StabilityRun `to_dict` wrote (a stability job's stored result, read back by a page)."""
+    from ..stats.repeatability import report_from_dict
+
+    return StabilityRun(report_from_dict(data), data["prompt"], data["mode"], data["temperature"],
+                        data.get("regenerate_steps", False), list(data.get("warnings") or []),
+                        list(data.get("run_ids") or []), list(data.get("steps") or []), list(data.get("failures") or []))
+
+
 def draft_prompt(dimension: Dimension, name: str = "draft") -> FrozenPrompt:
     """An in-memory FrozenPrompt of a draft (version 0, never stored), so it can be rendered and judged."""
     created = datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -118,6 +118,13 @@ class StabilityReport:
         }
 
 
+def report_from_dict(data: dict[str, Any]) -> StabilityReport:
+    """The report `StabilityReport.to_dict` wrote (a job's stored result read back); figures are recomputed."""
+    fields = ("id", "ratings", "scores", "flip_rate", "sd", "range")
+    return StabilityReport(int(data["repeats"]), [ItemStability(**{k: row[k] for k in fields})
+                                                  for row in data["per_item"]])
+
+
 def _whole(value: float | None) -> float | int | None:
     """3.0 -> 3 (a rating reads as the scale point); 3.5 and None stay."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
