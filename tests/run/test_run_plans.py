@@ -248,3 +248,24 @@ def test_score_items_refuses_placeholders_before_any_call(tmp_path):
     with pytest.raises(InputError, match=r"row 1: 'document' is missing \(None or NaN\)"):
         score_items(prompt, pd.DataFrame([rows(1)[0], {"id": "x", "document": None, "summary": "s"}]))
     assert WORKED_EXAMPLE  # the server's answers, had any request gone out
+
+
+def test_the_readme_notebook_lines_as_written_score_at_the_named_server(tmp_path, monkeypatch):
+    """The README's notebook block, copied verbatim (its server URL pointed at a loopback server): every request
+    goes to that server."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = readme.split("from geval_core import agree_frame, score_frame", 1)[1].split("```", 1)[0]
+    assert 'judge="openai:smollm2"' in code and 'base_url="http://127.0.0.1:8000/v1"' in code
+    with Library(tmp_path / "seed.db") as seeded:
+        exported = export_prompt(seeded.get_prompt("coherence"))  # pinned to the in-process judge
+    (tmp_path / "coherence.json").write_text(json.dumps(exported), encoding="utf-8")
+    frame = pd.DataFrame([{**row, "expert_rating": 1 + k % 5, "doc_id": f"d{k % 4}"} for k, row in enumerate(rows(12))])
+    monkeypatch.chdir(tmp_path)
+    with FaultServer() as server:
+        scope = {"frame": frame, "score_frame": score_frame, "agree_frame": __import__("geval_core").agree_frame}
+        exec(code.replace("http://127.0.0.1:8000/v1", server.base_url), scope)
+        assert server.count == 12
+    assert scope["scored"]["score"].tolist() == pytest.approx([WORKED_SCORE] * 12)
+    assert scope["scored"].attrs["server"] == server.base_url.rstrip("/")
