@@ -97,8 +97,8 @@ def export_section(lib, prompt: FrozenPrompt) -> None:
                            mime=EXPORT_FORMATS[fmt].mime, key=K + "download")
         st.caption("What the file holds (its first lines say which frozen prompt it came from and what the tool "
                    "cannot reproduce):")
-        st.code(text, language={"deepeval": "python", "promptfoo": "yaml"}.get(fmt, "json"), wrap_lines=True,
-                height=360)
+        language = {"deepeval": "python", "promptfoo": "yaml", "inspect": "python"}.get(fmt, "json")
+        st.code(text, language=language, wrap_lines=True, height=360)
         return
     agreement = agreement_choice(lib, prompt)
     exported = export_prompt(prompt, agreement)

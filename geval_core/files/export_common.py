@@ -23,15 +23,17 @@ def one_line(text: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f\u2028\u2029\x85]+", " ", str(text))
 
 
-def provenance(prompt: FrozenPrompt, tool: str, lost: list[str], rule: list[str]) -> list[str]:
-    """The comment lines every export starts with: its source, what the tool cannot reproduce, the pass rule."""
+def provenance(prompt: FrozenPrompt, tool: str, lost: list[str], rule: list[str],
+               heading: str | None = None) -> list[str]:
+    """The comment lines every export starts with: its source, what the tool cannot reproduce (under `heading`,
+    by default that its scores are not the frozen metric's), the pass rule."""
     judge = prompt.dimension.judge
     effort = f", reasoning_effort={judge.reasoning_effort}" if judge.reasoning_effort else ""
     lines = [f"{tool} export of the frozen G-Eval prompt {one_line(prompt.label)!r} (G-Eval Workbench).",
              f"Content hash (the prompt's identity; name and version are labels): {prompt.id}",
              f"Frozen judge: {one_line(judge.judge_id)}, mode {judge.mode}, n={judge.n}, "
              f"temperature={judge.temperature}{effort}.",
-             f"What {tool} cannot reproduce, so its scores are not the frozen metric's:"]
+             heading or f"What {tool} cannot reproduce, so its scores are not the frozen metric's:"]
     return lines + [f"- {one_line(item)}" for item in lost] + rule
 
 

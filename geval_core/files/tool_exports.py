@@ -1,9 +1,10 @@
 """Exports other judge tools load: a DeepEval GEval metric, a promptfoo llm-rubric assertion, an OpenAI
-score_model grader (the graders API), an Inspect AI task. Each names the frozen prompt (hash) it came from, states every setting the tool
-cannot reproduce, and carries the pass rule (`pass_at`, a rating on the prompt's scale) in the tool's terms.
+score_model grader (the graders API), an Inspect AI task. Each names the frozen prompt (hash) it came from, states
+every setting the tool cannot reproduce, and carries the pass rule (`pass_at`, a rating on the prompt's scale) in
+the tool's terms.
 
-One module per tool (export_deepeval, export_promptfoo, export_openai) and export_common for what they share;
-this module is the table the CLI's --format and the Library page read.
+One module per tool (export_deepeval, export_promptfoo, export_openai, export_inspect) and export_common for what
+they share; this module is the table the CLI's --format and the Library page read.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..errors import InputError
 from ..types import FrozenPrompt
 from .export_common import check_pass_at, one_line, provenance, rendered_with
 from .export_deepeval import DEEPEVAL_FIELDS, DEEPEVAL_LOGPROB_MODELS, deepeval_fields, deepeval_metric
+from .export_inspect import inspect_task
 from .export_openai import item_fields, openai_grader, openai_template_text
 from .export_promptfoo import (
     PROMPTFOO_LOADER_PREFIXES,
@@ -30,10 +32,10 @@ from .export_promptfoo import (
 from .prompt_files import export_filename, export_prompt
 
 __all__ = ["DEEPEVAL_FIELDS", "DEEPEVAL_LOGPROB_MODELS", "EXPORT_FORMATS", "FORMATS", "PROMPTFOO_LOADER_PREFIXES",
-           "ExportFormat", "check_pass_at", "deepeval_fields", "deepeval_metric", "item_fields", "nunjucks_text",
-           "one_line", "openai_grader", "openai_template_text", "promptfoo_assertion", "promptfoo_text",
-           "promptfoo_threshold", "provenance", "rendered_with", "tool_export", "tool_filename", "unloadable",
-           "yaml_scalar"]
+           "ExportFormat", "check_pass_at", "deepeval_fields", "deepeval_metric", "inspect_task", "item_fields",
+           "nunjucks_text", "one_line", "openai_grader", "openai_template_text", "promptfoo_assertion",
+           "promptfoo_text", "promptfoo_threshold", "provenance", "rendered_with", "tool_export", "tool_filename",
+           "unloadable", "yaml_scalar"]
 
 Writer = Callable[[FrozenPrompt, "dict[str, Any] | None", "float | None"], str]
 
@@ -85,5 +87,7 @@ EXPORT_FORMATS = {
     # The Evals API is deprecated (shutdown November 30, 2026); its score_model grader lives on in the graders API.
     "openai-grader": ExportFormat("OpenAI grader (.json, graders API)", ".openai-grader.json", "application/json",
                                   lambda prompt, _, pass_at: openai_grader(prompt, pass_at)),
+    "inspect": ExportFormat("Inspect AI task (.py)", ".inspect.py", "text/x-python",
+                            lambda prompt, _, pass_at: inspect_task(prompt, pass_at)),
 }
 FORMATS = tuple(EXPORT_FORMATS)

@@ -119,7 +119,7 @@ def test_openai_grader_has_the_documented_score_model_shape():
 def test_every_format_has_its_own_file_name():
     names = {tool_filename(frozen("Coherence"), f) for f in FORMATS}
     assert names == {"coherence@2.json", "coherence@2.deepeval.py", "coherence@2.promptfoo.yaml",
-                     "coherence@2.openai-grader.json"}
+                     "coherence@2.openai-grader.json", "coherence@2.inspect.py"}
 
 
 def test_cli_export_formats_to_stdout_and_file(tmp_path):
