@@ -127,10 +127,11 @@ def _frozen(result: Any) -> dict[str, Any]:
               help="json: the workbench's hash-checked file; deepeval: a Python file defining a GEval metric; "
                    "promptfoo: a YAML llm-rubric assertion (in an assert-set carrying the pass rule); openai-grader: a "
                    "score_model grader for OpenAI's graders API (client.fine_tuning.alpha.graders; the Evals API is "
-                   "deprecated).")
+                   "deprecated); inspect: a Python file defining an Inspect AI task that scores Eq. 1 from the judge's "
+                   "log-probabilities, as the workbench does.")
 @click.option("--pass-at", "pass_at", type=float, default=None,
-              help="With --format deepeval, promptfoo or openai-grader: an item passes when its rating is at least "
-                   "this, on the prompt's scale (e.g. 3.5 on 1-5); the file says how the tool applies it.")
+              help="With --format deepeval, promptfoo, openai-grader or inspect: an item passes when its rating is "
+                   "at least this, on the prompt's scale (e.g. 3.5 on 1-5); the file says how the tool applies it.")
 def prompts_export(library: Library, prompt: str, output: str | None, agreement_file: str | None,
                    agreement_run: str | None, human_field: str | None, pooled: bool, snippet: bool,
                    fmt: str, pass_at: float | None, as_json: bool) -> None:
@@ -146,8 +147,8 @@ def prompts_export(library: Library, prompt: str, output: str | None, agreement_
         _write_text(tool_export(frozen, fmt, pass_at=pass_at), output, frozen, as_json, fmt)
         return
     if pass_at is not None:
-        raise click.UsageError("--pass-at goes with --format deepeval, promptfoo or openai-grader; the json export "
-                               "is scored by the workbench itself")
+        raise click.UsageError("--pass-at goes with --format deepeval, promptfoo, openai-grader or inspect; the json "
+                               "export is scored by the workbench itself")
     agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field, pooled)
     if output:
         write_export(frozen, output, agreement)  # the snippet loads the file by the name it was given

@@ -339,4 +339,4 @@ def test_cli_pass_at_outside_the_scale_is_a_usage_error_naming_the_option(db, va
 
 def test_cli_pass_at_with_the_json_export_is_a_usage_error(db):
     out = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--pass-at", "3", "--db", db])
-    assert out.exit_code == 2 and "--pass-at goes with --format deepeval, promptfoo or openai-grader" in out.output
+    assert out.exit_code == 2 and "--pass-at goes with --format deepeval, promptfoo, openai-grader or inspect" in out.output
