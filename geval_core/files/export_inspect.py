@@ -62,8 +62,10 @@ def inspect_losses(prompt: FrozenPrompt) -> list[str]:
         lost.append("a reasoning model's budget: the workbench sends max_completion_tokens (the reply budget plus "
                     f"room to reason); here Inspect's provider sends max_tokens={judge.max_tokens} its own way")
     if judge.provider == "local":
-        lost.append("the embedded judge (a GGUF run in-process by llama-cpp-python): name a model serving the same "
-                    "GGUF (e.g. llama.cpp's server through openai-api/...); another runtime may answer differently")
+        lost.append("the embedded judge (a GGUF run in-process by llama-cpp-python, its reply primed with the form's "
+                    f"'- {one_line(prompt.dimension.name)}: '): name a model serving the same GGUF (e.g. llama.cpp's "
+                    "server through openai-api/...); a chat API is not primed, and another runtime may answer "
+                    "differently")
     return lost
 
 

@@ -297,6 +297,12 @@ def test_the_frozen_decoding_and_the_notes_follow_the_prompts_mode(judge, logpro
     assert "--model openai/fault-model-2024-01-01" in text
 
 
+def test_the_embedded_judge_is_named_as_a_loss_with_its_priming():
+    text = tool_export(frozen(provider="local", model="smollm2-135m-instruct"), "inspect")
+    [note] = [line for line in text.splitlines() if line.startswith("# - the embedded judge")]
+    assert "primed with the form's '- Coherence: '" in note and "--model MODEL " in text
+
+
 def test_the_cli_and_the_library_page_offer_the_inspect_export(tmp_path, monkeypatch, downloads):
     from app_support import open_page, use_temp_library
     from click.testing import CliRunner
