@@ -11,6 +11,7 @@ import streamlit as st
 from geval_core.diagnostics.judge_probe import latest_probe, probe_judge, save_probe
 from geval_core.errors import GEvalError
 from geval_core.providers.capabilities import probe_findings
+from geval_core.run.plan import plan_settings
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from workbench_ui import safe_text, state
 
@@ -113,7 +114,12 @@ def panel(picked: state.SidebarChoice) -> None:
                         help="A few cheap requests: reachable, model version, log-probabilities and their cap, "
                              "single-token ratings, n honoured, latency and cost. Kept in the library; the "
                              "Design checks and the Score page read the latest test.")
+    try:  # the server a run will reach (the environment's when the sidebar names none): the test is kept under it
+        judge = plan_settings(picked.judge, state.library()).settings
+    except GEvalError as exc:
+        sb.error(safe_text.md_escape(str(exc)))
+        return
     if clicked:
         with st.spinner("Testing the judge…"):
-            run_test(picked.judge, int(top))
-    show(picked.judge, clicked)
+            run_test(judge, int(top))
+    show(judge, clicked)

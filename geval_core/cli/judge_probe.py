@@ -30,19 +30,18 @@ def probe_options(func: Any) -> Any:
 
 
 def _settings(library: Any, judge_ref: str | None, base_url: str | None, prompt_ref: str | None) -> tuple:
-    """(settings, prompt or None): the prompt's judge, with --judge/--base-url over it."""
-    from dataclasses import replace
-
-    from ..urls import check_base_url
+    """(settings, prompt or None): the prompt's judge, with --judge/--base-url over it, planned as a run's judge is
+    (the server named, else the environment's), so the probe is kept under the server a run will reach."""
+    from ..run.plan import JudgeChoice, plan_judge
 
     prompt = resolve_prompt(library, prompt_ref) if prompt_ref else None
     settings = prompt.dimension.judge if prompt else JudgeSettings()
     if judge_ref:
         provider, model = parse_judge(judge_ref)
-        settings = replace(settings, provider=provider, model=model or JudgeSettings().model)
+        judge_ref = f"{provider}:{model}" if model else provider
     elif prompt is None:
         raise click.UsageError("name the judge to probe with --judge (or a prompt with --prompt)")
-    return replace(settings, base_url=check_base_url(base_url)), prompt
+    return plan_judge(settings, JudgeChoice(judge_ref, base_url), library).settings, prompt
 
 
 def run_probe(db: str | None, judge_ref: str | None, base_url: str | None, prompt_ref: str | None,
