@@ -85,18 +85,24 @@ def draw_sidebar() -> state.SidebarChoice:
         sb.error(safe_text.md_escape(f"{exc}. Using {state.default_path()}."))
         db_path = state.default_path()
     choices = state.provider_choices()
-    choice = sb.selectbox("Judge", choices, key="sb_judge", format_func=lambda c: state.provider_labels().get(c, c))
+    state.keep_choice("sb_judge", choices)  # the judge chosen last in this library, in any session
+    choice = state.kept("sb_judge", sb.selectbox("Judge", choices, key="sb_judge",
+                                                 format_func=lambda c: state.provider_labels().get(c, c)))
     if choice == "local":
         model = local_model_box(sb)
     else:
-        model = sb.text_input("Model", value=state.default_model(choice), key=f"sb_model_{choice}",
-                              disabled=not state.needs_model(choice),
-                              help="Pin a dated model version: hosted aliases change under you.")
+        model_key = f"sb_model_{choice}"
+        if model_key not in st.session_state:  # a widget given a value= and a session value makes Streamlit warn
+            st.session_state[model_key] = state.remembered(model_key) or state.default_model(choice)
+        model = state.kept(model_key, sb.text_input("Model", key=model_key, disabled=not state.needs_model(choice),
+                                                    help="Pin a dated model version: hosted aliases change under "
+                                                         "you."))
     base_url = None
     if choice == "compatible":
         # The default goes through session state: scrub_base_url rewrites the value, and a widget given both
         # a value= and a session-state value makes Streamlit warn on the page.
-        st.session_state.setdefault(state.BASE_URL_KEY, PRESETS[server_presets.DEFAULT].base_url)
+        st.session_state.setdefault(state.BASE_URL_KEY, state.remembered(state.BASE_URL_KEY)
+                                    or PRESETS[server_presets.DEFAULT].base_url)
         server_presets.picker()  # choosing a server fills the URL (its on_change runs before this script)
         base_url = sb.text_input("Base URL", key=state.BASE_URL_KEY, on_change=state.scrub_base_url,
                                  help=f"Your server: requests and the key go here only. No key in the URL: "
@@ -109,6 +115,8 @@ def draw_sidebar() -> state.SidebarChoice:
     except ConfigError as exc:  # never fall back to another server: nothing runs until the URL is fixed
         sb.error(safe_text.md_escape(str(exc)))
         st.stop()
+    if base_url is not None:
+        state.remember(state.BASE_URL_KEY, judge.base_url)  # checked first: a refused URL is never kept
     picked = state.SidebarChoice(str(db_path), choice, judge)
     sb.caption(key_status(picked))
     if choice == "local" and not is_model_file(judge.model):

@@ -17,11 +17,12 @@ SKIP_KEY, CANNOT_KEY, UNDO_KEY = "S", "X", "U"  # C and R are reserved by Stream
 
 
 def rater_name() -> str:
-    """The rater's name, typed in the sidebar (kept for the session)."""
-    st.session_state.setdefault(RATER_KEY, "")
+    """The rater's name, typed in the sidebar (kept for the session and in the library for the next one)."""
+    st.session_state.setdefault(RATER_KEY, state.remembered(RATER_KEY) or "")
 
     def keep() -> None:
         st.session_state[RATER_KEY] = st.session_state[K + "name_box"].strip()
+        state.remember(RATER_KEY, st.session_state[RATER_KEY])
 
     st.sidebar.text_input("Rater name", value=st.session_state[RATER_KEY], key=K + "name_box", on_change=keep,
                           help="Your ratings are stored under this name; another name is another rater.")

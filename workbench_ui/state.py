@@ -55,16 +55,42 @@ KEPT = "kept_"  # plain session keys that outlive a page switch (Streamlit drops
 # without that widget has run)
 
 
+REMEMBERED = "ui:kept"  # the library's setting holding the last choices of its pickers (any browser, any session)
+
+
+def remembered(key: str):
+    """The library's last choice of a picker (None when it has none or the library cannot be read)."""
+    try:
+        return (library().get_setting(REMEMBERED) or {}).get(key)
+    except Exception:  # noqa: BLE001 - a library that cannot be read only forgets: the page still draws
+        return None
+
+
+def remember(key: str, value) -> None:
+    """Keep a picker's choice in the library when it changed: the next session opens on it."""
+    try:
+        lib = library()
+        stored = lib.get_setting(REMEMBERED) or {}
+        if stored.get(key) != value:
+            lib.set_setting(REMEMBERED, {**stored, key: value})
+    except Exception:  # noqa: BLE001 - a read-only or locked library keeps the choice for this session only
+        return
+
+
 def keep_choice(key: str, options: list) -> None:
-    """Before a picker is drawn: bring back this session's last choice of it when it is still offered."""
+    """Before a picker is drawn: bring back its last choice (this session's, else the library's, from any earlier
+    session or browser) when it is still offered."""
     kept = st.session_state.get(KEPT + key)
+    if kept is None:
+        kept = remembered(key)
     if key not in st.session_state and kept in options:
         st.session_state[key] = kept
 
 
 def kept(key: str, value):
-    """After a picker is drawn: remember its choice for the next visit of the page; returns the value."""
+    """After a picker is drawn: remember its choice for the next visit of the page and the next session."""
     st.session_state[KEPT + key] = value
+    remember(key, value)
     return value
 
 
@@ -72,6 +98,7 @@ def follow(key: str, value) -> None:
     """Make a picker of another page open on `value` next time (the prompt just frozen)."""
     st.session_state[KEPT + key] = value
     st.session_state.pop(key, None)
+    remember(key, value)
 
 
 SIDEBAR_KEY = "workbench_sidebar"
