@@ -6,6 +6,7 @@ from typing import Any
 
 import streamlit as st
 
+from geval_core.prompts.inputs import missing_inputs
 from workbench_ui import safe_text
 
 
@@ -49,7 +50,28 @@ def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, dict[str, Any]] |
     if not names:
         st.info(f"No {kind} yet: freeze one above (or `geval {kind} freeze`).")
         return None
-    datasets = {d["label"]: d for d in visible(lib, "dataset", lib.list_datasets())}
     c1, c2 = st.columns(2)
     name = c1.selectbox(kind.capitalize(), names, key=key + kind)
-    return name, datasets[c2.selectbox(f"Dataset to score with the {kind}", list(datasets), key=key + "dataset")]
+    prompt = lib.get_prompt(_first_prompt(lib, kind, name))
+    # Datasets holding every input of the members come first (the first of them is the default); the others say
+    # what they lack, as the Score page's New run does.
+    every = visible(lib, "dataset", lib.list_datasets())
+    unfit = {d["label"]: missing_inputs(prompt, d["fields"]) for d in every}
+    datasets = {d["label"]: d for d in sorted(every, key=lambda d: bool(unfit[d["label"]]))}
+
+    def label(text: str) -> str:
+        return text if not unfit[text] else f"{text} (does not fit: no {', '.join(unfit[text])})"
+
+    chosen = c2.selectbox(f"Dataset to score with the {kind}", list(datasets), key=key + "dataset", format_func=label)
+    return name, datasets[chosen]
+
+
+def _first_prompt(lib, kind: str, name: str) -> str:
+    """The prompt whose inputs a panel's or cascade's datasets must hold (its members share a dimension)."""
+    if kind == "panel":
+        from geval_core.run.panel import get_panel
+
+        return get_panel(lib, name).members[0]
+    from geval_core.diagnostics.cascade import get_cascade
+
+    return get_cascade(lib, name)["cheap"]

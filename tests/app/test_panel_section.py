@@ -92,3 +92,20 @@ def test_members_scoring_side_by_side_each_show_their_progress(lib_path, monkeyp
     hold.unlink()
     wait_for_jobs(lib_path)
     assert [lib.get_run(r["id"])["status"] for r in runs] == ["cancelled", "done"]
+
+
+def test_the_panel_dataset_box_opens_on_a_dataset_that_fits_and_labels_the_others(lib_path):
+    from geval_core.types import Item
+
+    with Library(lib_path) as lib:
+        lib.import_items("dialogues", [Item("t1", {"context": "Hi.", "response": "Hello."})])  # no document/summary
+        lib.import_items("aaa-summaries", [Item("s1", {"document": "A text.", "summary": "Text."})])
+    at = open_page("score")
+    at.multiselect(key="pn_members").set_value(["jurora@1", "jurorb@1"]).run()
+    at.text_input(key="pn_name").set_value("jury").run()
+    at.button(key="pn_freeze").click().run()
+    box = at.selectbox(key="pn_dataset")
+    labels = list(box.options)  # as drawn (formatted)
+    assert box.value != "dialogues@1"  # a dataset that fits is the default
+    assert "dialogues@1 (does not fit: no document, summary)" in labels
+    assert labels.index("dialogues@1 (does not fit: no document, summary)") == len(labels) - 1  # the misfit last
