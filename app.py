@@ -28,7 +28,8 @@ gc.set_threshold(*GC_THRESHOLDS)  # on every rerun (this script runs each time):
 # layout and, until st.navigation has run once in the process, runs a page file alone without this
 # entry script (a deep link on a fresh server; every AppTest rerun), losing the sidebar.
 PAGES = [
-    st.Page("app_pages/design.py", title="Design", icon=":material/edit_note:", default=True),
+    st.Page("app_pages/start.py", title="Start", icon=":material/flag:", default=True),
+    st.Page("app_pages/design.py", title="Design", icon=":material/edit_note:"),
     st.Page("app_pages/library.py", title="Library", icon=":material/library_books:"),
     st.Page("app_pages/datasets.py", title="Datasets", icon=":material/dataset:"),
     st.Page("app_pages/score.py", title="Score", icon=":material/speed:"),

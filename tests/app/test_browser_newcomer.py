@@ -146,6 +146,7 @@ def test_new_dimension_upload_score_stop_resume(scripted_app, chromium, tmp_path
     expect = playwright_api.expect
     with browser_page(chromium, tmp_path, height=2200) as page:
         page.goto(scripted_app)
+        go(page, "Design")  # the Start page opens first
         expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
         design(page, expect)
         upload(page, expect, tmp_path)

@@ -193,7 +193,7 @@ def test_a_reload_restores_the_form_as_left(lib_path):
     at = open_page("design")
     at.text_input(key="design_name").set_value("Clarity")
     at.text_area(key="design_definition").set_value("How clear the response is.").run()
-    reloaded = open_page()  # a new session, as a browser reload starts (Design is the default page)
+    reloaded = open_page("design")  # a new session, as a browser reload of the Design page starts
     assert reloaded.text_input(key="design_name").value == "Clarity"
     assert reloaded.text_area(key="design_definition").value == "How clear the response is."
     assert any("Restored the form as you left it" in s for s in values(reloaded.info))

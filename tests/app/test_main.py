@@ -12,7 +12,7 @@ def lib_path(tmp_path, monkeypatch):
     """A temporary library for the app and the scripted judge (see app_support)."""
     return use_temp_library(tmp_path, monkeypatch)
 
-PAGES = {"design": "Design a dimension", "library": "Library", "datasets": "Datasets", "score": "Score",
+PAGES = {"start": "G-Eval Workbench", "design": "Design a dimension", "library": "Library", "datasets": "Datasets", "score": "Score",
          "agreement": "Agreement and comparison"}
 
 

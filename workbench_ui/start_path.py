@@ -1,0 +1,83 @@
+"""The newcomer's path as steps, each with this library's state: what is done, what to do next and where.
+
+define → generate steps → freeze → import rated data → score → agreement → export. The shipped examples
+(four prompts and the sample set) do not count as the user's own work; they are named as examples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from geval_core.types import HAND_WRITTEN
+
+EXAMPLE_PROMPTS = ("coherence", "consistency", "fluency", "relevance")
+EXAMPLE_DATASET = "sample"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the path: what it is, the page that does it, whether it is done, and what the library holds."""
+
+    title: str
+    page: str  # the app page's file, for st.switch_page / st.page_link
+    done: bool
+    state: str
+    how: str
+
+
+def _own_prompts(lib: Any) -> list[dict[str, Any]]:
+    seeded = {p.id for p in (_example(lib, name) for name in EXAMPLE_PROMPTS) if p is not None}
+    return [p for p in lib.list_prompts() if p["id"] not in seeded]
+
+
+def _example(lib: Any, name: str) -> Any:
+    try:
+        versions = lib.prompt_versions(name)
+    except Exception:  # noqa: BLE001 - a library without the examples has none to leave out
+        return None
+    return versions[0] if versions else None
+
+
+def _rated(lib: Any) -> list[dict[str, Any]]:
+    return [d for d in lib.list_datasets() if d.get("human") and d["name"] != EXAMPLE_DATASET]
+
+
+def path_state(lib: Any) -> list[Step]:
+    """Every step of the path with this library's state."""
+    own, drafts = _own_prompts(lib), lib.list_drafts()
+    generated = [p for p in own if lib.get_prompt(p["id"]).dimension.steps_model != HAND_WRITTEN]
+    rated = _rated(lib)
+    own_ids = {p["id"] for p in own}
+    runs = [r for r in lib.list_runs() if r["prompt_id"] in own_ids]
+    finished = [r for r in runs if r["status"] == "done"]
+    rated_ids = {d["id"] for d in lib.list_datasets() if d.get("human")}
+    with_people = [r for r in finished if r["dataset_id"] in rated_ids]
+    labels = ", ".join(f"{p['name']}@{p['version']}" for p in own[:3])
+    return [
+        Step("Describe one quality dimension", "app_pages/design.py", bool(drafts or own),
+             f"{len(drafts)} draft(s), {len(own)} prompt(s) of your own; the examples "
+             f"({', '.join(EXAMPLE_PROMPTS)}) show how", "A definition, a scale and a sentence for every point."),
+        Step("Let a model write the evaluation steps", "app_pages/design.py", bool(generated),
+             f"{len(generated)} of your prompts have model-written steps", "Generate them once, read and edit them."),
+        Step("Freeze it into the library", "app_pages/design.py", bool(own),
+             labels or "nothing frozen of your own yet", "A frozen prompt never changes; every run grades against it."),
+        Step("Import data people rated", "app_pages/datasets.py", bool(rated),
+             ", ".join(d["label"] for d in rated[:3]) or f"only the example set {EXAMPLE_DATASET}",
+             "A CSV or JSONL file with the inputs and the people's ratings."),
+        Step("Score it with a judge", "app_pages/score.py", bool(finished),
+             f"{len(finished)} finished run(s) of your prompts" + (f", {len(runs) - len(finished)} not finished"
+                                                                  if len(runs) > len(finished) else ""),
+             "Every item's rating distribution and weighted score."),
+        Step("Compare the judge with people", "app_pages/agreement.py", bool(with_people),
+             f"{len(with_people)} run(s) on rated data" if with_people else "no run of yours on rated data yet",
+             "Spearman, Kendall and kappa with intervals, beside the raters' own agreement."),
+        Step("Export the frozen prompt", "app_pages/library.py", False,
+             "when its agreement is good enough", "A hash-checked file, a production snippet, or a promptfoo, "
+             "DeepEval or Inspect file."),
+    ]
+
+
+def next_step(steps: list[Step]) -> Step:
+    """The first step not done (the last one when all are)."""
+    return next((s for s in steps if not s.done), steps[-1])
