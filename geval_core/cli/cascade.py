@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from . import escalate
 from .common import check_output, echo_json, library_command, pairs, write_lines
 
 __all__ = ["cascade_group"]
@@ -86,8 +87,12 @@ def cascade_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, 
 
     check_output(out)
     cascade = get_cascade(library, name)
-    result = score_cascade(library, cascade, library.get_dataset(data_ref)["id"], None, None,
-                           pairs(base_urls, "--base-url"))
+    dataset_id = library.get_dataset(data_ref)["id"]
+    result = score_cascade(library, cascade, dataset_id, None, None, pairs(base_urls, "--base-url"))
+    # A guaranteed cascade says what it kept and what its guarantee covers (None for any other).
+    guarantee = escalate.guarantee_summary(library, cascade, result, dataset_id) if result["status"] == "done" else None
+    if guarantee:
+        result["guarantee"] = guarantee
     write_lines("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows")), out)
     for role, judge in result["judges"].items():
         if judge and not as_json:  # with --json the summary on stderr holds them
@@ -107,3 +112,8 @@ def cascade_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, 
     click.echo(f"cascade {result['cascade']}: strong judge on {result['routed']} of {result['items']} items "
                f"({result['routed_share']:.1%}); strong calls saved {result['spend']['strong_calls_saved']}"
                + ("" if saved is None else f", strong tokens saved {saved:.1%}"), err=True)
+    for line in escalate.guarantee_lines(guarantee) if guarantee else []:
+        click.echo(line, err=True)
+
+
+escalate.register(cascade_group, SIGNALS, SIGNAL_HELP)

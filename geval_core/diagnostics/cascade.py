@@ -101,9 +101,10 @@ def cascade_curve(store: Store, cheap_run: str, strong_run: str, human: str, sig
             "resampled": "groups" if clusters else "items", "curve": rows}
 
 
-def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str, threshold: float
-                   ) -> tuple[dict[str, Any], bool]:
-    """(the frozen cascade, created): cheap and strong prompt hashes, the signal and the threshold, hashed."""
+def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str, threshold: float,
+                   guarantee: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+    """(the frozen cascade, created): cheap and strong prompt hashes, the signal and the threshold (and the
+    guarantee it was chosen with, diagnostics.escalate), hashed."""
     cheap_p, strong_p = store.get_prompt(cheap), store.get_prompt(strong)
     if cheap_p.id == strong_p.id:
         raise InputError("the cheap and the strong judge are the same prompt", field="strong")
@@ -112,6 +113,8 @@ def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str
     uncertainty(None, signal)  # the signal's name is checked
     name = check_new_name(name, store.record_keys("cascade"), "cascade")
     body = {"cheap": cheap_p.id, "strong": strong_p.id, "signal": signal, "threshold": float(threshold)}
+    if guarantee is not None:
+        body["guarantee"] = guarantee
     record, created = store.freeze_record("cascade", name, {**body, "id": canonical_hash(body)})
     return _cascade(name, record), created
 
@@ -119,7 +122,7 @@ def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str
 def _cascade(name: str, record: dict[str, Any]) -> dict[str, Any]:
     """A stored version as callers read it (name, version, created_at added), checked against its hash."""
     stored = {**record["body"], "name": name, "version": record["seq"], "created_at": record["created_at"]}
-    body = {k: stored[k] for k in ("cheap", "strong", "signal", "threshold")}
+    body = {k: stored[k] for k in ("cheap", "strong", "signal", "threshold", "guarantee") if k in stored}
     if canonical_hash(body) != stored["id"]:
         raise InputError(f"cascade {name}@{record['seq']} does not match its hash: it was edited", field="cascade")
     return stored
