@@ -24,7 +24,7 @@ def start_from_picker(lib) -> None:
         # The hash beside the label: version numbers count within this library, the hash is the identity.
         options[f"prompt:{row['name']}@{row['version']}"] = f"prompt {row['name']}@{row['version']} · {row['id'][:12]}"
     cols = st.columns([4, 1])
-    pick = cols[0].selectbox("Start from", list(options), format_func=options.get, key=K + "pick")
+    pick = cols[0].selectbox("Start from", list(options), format_func=options.__getitem__, key=K + "pick")
     cols[1].button("Load", key=K + "load", on_click=form.act, args=(form.load_choice, lib, pick),
                    disabled=not pick, width="stretch")
     c1, c2, _ = st.columns([1, 1, 2])
@@ -110,6 +110,11 @@ def steps_section(lib) -> None:
     """Generate steps with the sidebar judge, edit them, check their drift."""
     st.subheader("Evaluation steps")
     conn = state.sidebar().judge
+    generating = st.session_state.get(K + "generating")
+    if generating is not None:
+        from workbench_ui import model_work
+
+        model_work.watch(lib, form.GENERATE, generating, "Writing the evaluation steps", K + "generate_stop")
     # A row of its own: in a narrow column the label was cut ("Generate evaluation s…").
     st.button("Generate evaluation steps", key=K + "generate", on_click=form.act, args=(form.generate, lib),
               type="primary")
@@ -168,6 +173,7 @@ def main() -> None:
     lib = state.library()
     form.ensure_defaults(lib)
     start_from_picker(lib)
+    form.apply_generation(lib)  # a generation that ended: its steps (or why none) before anything is drawn
     form.show_messages()
     left, right = st.columns([1, 1], gap="large")
     with left:

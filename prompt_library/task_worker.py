@@ -39,8 +39,62 @@ def stability_task(lib: Library, spec: dict[str, Any], progress: Progress, cance
     return {**result.to_dict(), "judge": planned.describe()}
 
 
+def steps_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+    """One steps-generation call of a draft with the planned judge: the steps and the model that wrote them."""
+    from geval_core.prompts.steps import generate_steps
+    from geval_core.types import Dimension
+
+    settings, judge = _judge(lib, spec)
+    steps, model = _cancellable(lambda: generate_steps(Dimension.from_dict(spec["dimension"]), judge, settings),
+                                cancel)
+    return {"steps": list(steps), "model": model}
+
+
+def suggest_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+    """One designer-model call suggesting a revised definition and anchors from the disputed items."""
+    from geval_core.diagnostics.suggest import suggest_edits
+    from geval_core.types import Dimension
+
+    settings, judge = _judge(lib, spec)
+    return _cancellable(lambda: suggest_edits(Dimension.from_dict(spec["dimension"]), spec["rows"], judge, settings),
+                        cancel)
+
+
+def _judge(lib: Library, spec: dict[str, Any]) -> tuple[Any, Any]:
+    """(settings, judge): the spec's judge planned as a run's is (its server kept, else the environment's)."""
+    from geval_core.providers import get_judge
+    from geval_core.run.plan import plan_settings
+    from geval_core.types import JudgeSettings
+
+    settings = plan_settings(JudgeSettings(**spec["settings"]), lib).settings
+    return settings, get_judge(settings)
+
+
+def _cancellable(work: Callable[[], Any], cancel: threading.Event) -> Any:
+    """The work's result, done in a thread so a stop request ends the task at once (one long model call cannot be
+    interrupted; the process ends and the call with it)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = work()
+        except BaseException as exc:  # handed to the waiting thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    while thread.is_alive():
+        if cancel.wait(STOP_POLL_S):
+            raise GEvalError("stopped")
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
 TASKS: dict[str, Callable[[Library, dict[str, Any], Progress, threading.Event], dict[str, Any]]] = {
     "stability": stability_task,
+    "steps": steps_task,
+    "suggest": suggest_task,
 }
 
 

@@ -21,6 +21,7 @@ from geval_core.types import JudgeRequest, JudgeSettings
 
 DELAY_ENV = "GEVAL_TEST_JUDGE_DELAY"
 HOLD_ENV = "GEVAL_TEST_JUDGE_HOLD"
+WRITING_HOLD_ENV = "GEVAL_TEST_JUDGE_HOLD_WRITING"  # while this file exists, steps and suggestions wait
 HOLD_BOUND_S = 120.0  # a test that forgets to release its hold still ends
 _RATINGS_ASKED = itertools.count()
 PLUGIN = "scripted_app_judge"
@@ -38,6 +39,7 @@ def script(request: JudgeRequest) -> dict[str, float]:
     """Steps for a request without allowed ratings (steps generation), a revised rubric for a designer's request
     (suggested edits), the default distribution otherwise."""
     if not request.ratings:
+        hold_writing()
         text = request.messages[-1]["content"]
         return {designer_reply(text) if text.startswith("You improve the rubric") else SCRIPTED_STEPS: 1.0}
     hold_until_released(next(_RATINGS_ASKED))
@@ -53,6 +55,14 @@ def designer_reply(prompt: str) -> str:
     return ("DEFINITION: Whether the summary's sentences follow one another as one account.\n"
             "ANCHOR 5: Every sentence follows from the one before.\n"
             f"REASON: People marked jumps the judge missed (items: {', '.join(ids)})")
+
+
+def hold_writing() -> None:
+    """Wait while the writing-hold file exists (a test cancels a steps generation mid-call)."""
+    hold = Path(os.environ[WRITING_HOLD_ENV]) if os.environ.get(WRITING_HOLD_ENV) else None
+    deadline = time.monotonic() + HOLD_BOUND_S
+    while hold is not None and hold.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def hold_until_released(asked: int) -> None:

@@ -10,9 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.types import Dimension, Example
-from workbench_ui import run_plans, safe_text, state
+from workbench_ui import model_work, run_plans, safe_text, state
 
 K = "al_"
+SUGGEST = "suggest"  # the task kind of a designer model's suggested edits
 FIGURE_NAMES = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic"}
 
 
@@ -69,14 +70,28 @@ def disputed_section(lib, run: dict[str, Any], prompt, human: str, dev: set[str]
 
 def suggest_section(lib, prompt, rows: list[dict[str, Any]]) -> None:
     """Ask the sidebar's judge, as designer, for a revised definition and anchors; accept or reject it."""
-    from geval_core.diagnostics.suggest import SUGGEST_VERSION, suggest_edits, suggestion_prompt
+    from geval_core.diagnostics.suggest import SUGGEST_VERSION, suggestion_prompt
 
     st.header("Suggested edits")
     conn = state.sidebar().judge
     with st.expander(f"The prompt the designer model is sent ({SUGGEST_VERSION})"):
         st.code(suggestion_prompt(prompt.dimension, rows), language=None, wrap_lines=True)
+    if model_work.going(lib, SUGGEST, prompt.id):  # a designer call takes minutes: said, with Cancel
+        model_work.watch(lib, SUGGEST, prompt.id, "Writing suggested edits", K + "suggest_stop")
+        return
+    if st.session_state.get(K + "suggesting") == prompt.id:
+        result, error = model_work.outcome(lib, SUGGEST, prompt.id)
+        st.session_state.pop(K + "suggesting")
+        if result is not None:
+            st.session_state[K + "suggestion"] = result
+        else:
+            st.warning("The suggestion was cancelled." if error == "stopped" else
+                       safe_text.md_escape(f"No suggestion: {error}"))
     if st.button(f"Ask {conn.provider}:{conn.model} for suggestions", key=K + "suggest", disabled=not rows):
-        st.session_state[K + "suggestion"] = suggest_edits(prompt.dimension, rows, state.make_judge(conn), conn)
+        model_work.start(lib, SUGGEST, prompt.id, {"dimension": prompt.dimension.to_dict(), "rows": rows}, conn)
+        st.session_state[K + "suggesting"] = prompt.id
+        st.session_state.pop(K + "suggestion", None)
+        st.rerun()
     found = st.session_state.get(K + "suggestion")
     if not found:
         return

@@ -187,20 +187,51 @@ def own_steps() -> bool:
     return bool(steps_list(text)) and steps_list(text) != steps_list(ss.get(K + "steps_gen_text", ""))
 
 
+GENERATE = "steps"  # the task kind of a steps generation
+
+
+def generation_key() -> str:
+    """What a generation is for: the form without its steps (editing the steps box does not lose the task)."""
+    from dataclasses import replace
+
+    from geval_core.prompts import content_hash
+
+    return content_hash(replace(dimension(), steps=()))
+
+
 def generate(lib, confirmed: bool = False) -> None:
-    """One steps-generation call with the sidebar judge; the steps replace the editor's (hand-edited steps only
-    once confirmed; the replaced steps can be restored)."""
-    from geval_core.prompts.steps import generate_steps
+    """Start one steps-generation call with the sidebar judge as a task of the library (its progress shown, it can
+    be cancelled); the steps replace the editor's when it ends (hand-edited steps only once confirmed)."""
+    from workbench_ui import model_work
 
     ss = st.session_state
     if own_steps() and not confirmed:
         ss[K + "confirm_generate"] = True
         return
     ss.pop(K + "confirm_generate", None)
-    conn = state.sidebar().judge
-    steps, model = generate_steps(dimension(), state.make_judge(conn), conn)
+    key = generation_key()
+    model_work.start(lib, GENERATE, key, {"dimension": dimension().to_dict()}, state.sidebar().judge)
+    ss[K + "generating"] = key
+
+
+def apply_generation(lib) -> None:
+    """Before the steps box is drawn: a generation that ended puts its steps in the editor (once), or says why it
+    gave none."""
+    from workbench_ui import model_work
+
+    ss = st.session_state
+    key = ss.get(K + "generating")
+    if key is None or model_work.going(lib, GENERATE, key):
+        return
+    result, error = model_work.outcome(lib, GENERATE, key)
+    ss.pop(K + "generating")
+    if result is None:
+        _say("warning", "Step generation cancelled: the steps are unchanged." if error == "stopped"
+             else f"Step generation gave no steps: {error}")
+        return
+    steps, model = result["steps"], result["model"]
     if steps_list(ss.get(K + "steps", "")):
-        ss[K + "steps_before"] = {key: ss.get(K + key) for key in STEP_KEYS}
+        ss[K + "steps_before"] = {k: ss.get(K + k) for k in STEP_KEYS}
     ss[K + "steps"] = ss[K + "steps_gen_text"] = steps_text(steps)
     ss[K + "steps_model_gen"] = model
     if ss.get(K + "draft_id") is not None:

@@ -64,7 +64,7 @@ def test_suggested_edits_shown_as_a_diff_accepted_into_the_candidate_or_rejected
     lib = Library(lib_path)
     base = lib.get_prompt("coherence")
     at = after_jobs(at.button(key=f"al_dev_{base.id}").click().run(), lib_path)
-    at.button(key="al_suggest").click().run()
+    at = after_jobs(at.button(key="al_suggest").click().run(), lib_path)  # the designer call is a task
     diff = next(c.value for c in at.code if c.value.startswith("---"))
     assert "+Definition: Whether the summary's sentences follow one another as one account." in diff
     dev = set(get_split(lib, lib.get_dataset("sample")["id"])["dev"])
@@ -74,7 +74,7 @@ def test_suggested_edits_shown_as_a_diff_accepted_into_the_candidate_or_rejected
     at.button(key="al_reject").click().run()
     assert not any(c.value.startswith("---") for c in at.code)
     assert at.text_area(key="al_definition").value == base.dimension.definition
-    at.button(key="al_suggest").click().run()
+    at = after_jobs(at.button(key="al_suggest").click().run(), lib_path)
     at.button(key="al_accept").click().run()
     assert at.text_area(key="al_definition").value == "Whether the summary's sentences follow one another as one account."
     assert at.text_input(key="al_anchor_5").value == "Every sentence follows from the one before."

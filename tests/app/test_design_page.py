@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_support import open_page, page_text, use_temp_library, values
+from app_support import after_jobs, open_page, page_text, use_temp_library, values
 from scripted_app_judge import SCRIPTED_STEPS
 
 from geval_core import prompts
@@ -49,7 +49,7 @@ def test_editing_definition_and_anchors_updates_the_preview(lib_path):
 def test_generate_steps_then_freeze_shows_the_model_and_the_hash(lib_path):
     at = open_page("design")
     at.text_input(key="design_name").set_value("Coherence")
-    at.button(key="design_generate").click().run()
+    at = after_jobs(at.button(key="design_generate").click().run(), lib_path)  # a task of the library
     assert not at.exception
     assert at.text_area(key="design_steps").value == SCRIPTED_STEPS
     assert "Steps written by: scripted-1" in page_text(at)
@@ -81,7 +81,7 @@ def test_freeze_warnings_are_shown_with_the_version(lib_path):
 
 def test_edited_steps_are_marked_as_edited(lib_path):
     at = open_page("design")
-    at.button(key="design_generate").click().run()
+    at = after_jobs(at.button(key="design_generate").click().run(), lib_path)
     at.text_area(key="design_steps").set_value(SCRIPTED_STEPS + "\n4. Check the names.").run()
     assert "Steps written by: scripted-1, edited by hand" in page_text(at)
 
@@ -223,7 +223,7 @@ def test_generate_asks_before_replacing_edited_steps_and_can_be_undone(lib_path)
     assert at.text_area(key="design_steps").value == mine
     assert not [b for b in at.button if b.key in ("design_generate_undo", "design_generate_confirm")]
     at.button(key="design_generate").click().run()
-    at.button(key="design_generate_confirm").click().run()
+    at = after_jobs(at.button(key="design_generate_confirm").click().run(), lib_path)
     assert at.text_area(key="design_steps").value == SCRIPTED_STEPS
     assert "Steps written by: scripted-1" in page_text(at)
     at.button(key="design_generate_undo").click().run()

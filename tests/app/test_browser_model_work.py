@@ -1,0 +1,39 @@
+"""Model work in headless Chromium: Generate shows which model is writing the steps and for how long, and can be
+cancelled (the steps stay as they were); generating again writes them. The scripted judge holds its steps
+generation while a file exists, so the test cancels on a state it chose, not on a clock."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_support import browser_page, click_button, playwright_api, serve_app
+from scripted_app_judge import WRITING_HOLD_ENV, plugin_env
+from test_browser import choose, go
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_generate_shows_progress_and_can_be_cancelled(chromium, tmp_path):
+    expect = playwright_api.expect
+    hold = tmp_path / "writing-hold"
+    hold.write_text("hold")
+    with serve_app(tmp_path, tmp_path / "work.db", **plugin_env(), **{WRITING_HOLD_ENV: str(hold)}) as url, \
+            browser_page(chromium, tmp_path) as page:
+        page.goto(url)
+        go(page, "Design")
+        choose(page, "stSelectbox", "Judge", "Scripted test judge")
+        before = page.get_by_role("textbox", name="Steps (one per line; edit freely before freezing)")
+        expect(before).to_be_visible(timeout=60_000)
+        steps_before = before.input_value()
+        click_button(page, "Generate evaluation steps")
+        working = page.get_by_text(re.compile(r"Writing the evaluation steps with scripted:scripted-1 · \d+ s so far"))
+        expect(working).to_be_visible(timeout=60_000)
+        expect(page.get_by_text(re.compile(r"· [1-9]\d* s so far"))).to_be_visible(timeout=30_000)  # it counts
+        page.get_by_role("button", name="Cancel", exact=True).click()
+        expect(page.get_by_text("Step generation cancelled: the steps are unchanged.")).to_be_visible(timeout=60_000)
+        box = page.get_by_role("textbox", name="Steps (one per line; edit freely before freezing)")
+        assert box.input_value() == steps_before
+        hold.unlink()
+        click_button(page, "Generate evaluation steps")
+        expect(page.get_by_text("Generated 3 steps with scripted-1")).to_be_visible(timeout=60_000)
