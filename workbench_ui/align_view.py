@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from geval_core.stats.kappa import nearest_point
 from geval_core.types import Dimension, Example
 from workbench_ui import model_work, run_plans, safe_text, state
 
@@ -139,7 +140,7 @@ def candidate_section(lib, base, dataset: dict[str, Any], dev: set[str], human: 
     chosen = st.multiselect("Dev items to show as examples (left out of every evaluation of the candidate)",
                             [i.id for i in rated], key=K + "examples",
                             format_func=lambda i: f"{i} (people {people[i]:g})")
-    examples = tuple(Example(min(max(round(people[i.id]), dim.scale.min), dim.scale.max), i.id,
+    examples = tuple(Example(nearest_point(people[i.id], dim.scale), i.id,
                              {f: i.fields.get(f, "") for f in dim.inputs}, dataset["id"])
                      for i in rated if i.id in set(chosen))
     candidate = replace(dim, definition=definition, anchors=anchors, steps=tuple(steps), examples=examples)

@@ -8,10 +8,12 @@ item the prompt shows as an example.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ..errors import InputError
 from ..run.splits import evaluation_ids, get_split, sealed_uses
+from ..stats.kappa import nearest_point
 from .compare import compare_runs
 
 __all__ = ["align_report", "disputed_items", "holm", "side_run"]
@@ -31,7 +33,7 @@ def disputed_items(store: Any, run_id: str, human: str, only: set[str] | None, l
             continue
         item = items.get(item_id)
         raters = {k: v for k, v in (item.human if item else {}).items() if k.startswith(human + ".")}
-        point = min(max(round(people[item_id]), scale.min), scale.max)
+        point = nearest_point(people[item_id], scale)  # halves up, as every figure rounds
         rows.append({"item_id": item_id, "score": score, "human": people[item_id], "gap": score - people[item_id],
                      "point": point, "distribution": judged["distribution"], "raters": raters,
                      "fields": item.fields if item else {}})
@@ -39,15 +41,17 @@ def disputed_items(store: Any, run_id: str, human: str, only: set[str] | None, l
     return rows[:limit]
 
 
-def side_run(store: Any, prompt_id: str, dataset_id: str, ids: set[str], judge: Any = None) -> dict[str, Any] | None:
-    """The newest finished run of the prompt on this dataset that judged every item of `ids`; with `judge` (settings
-    or a run's stored judge), only a run of that same judge (provider, model, server, decoding)."""
+def side_run(store: Any, prompt_id: str, dataset_id: str, ids: AbstractSet[str] | None, judge: Any = None
+             ) -> dict[str, Any] | None:
+    """The newest finished run of the prompt on this dataset that judged every item of `ids` (None: any finished
+    run); with `judge` (settings or a run's stored judge), only a run of that same judge (provider, model, server,
+    decoding)."""
     from ..run.plan import judge_difference
 
     for run in store.list_runs(prompt=prompt_id, dataset=dataset_id):
         if run["status"] != "done" or (judge is not None and judge_difference(run.get("judge") or {}, judge)):
             continue
-        if ids <= {r["item_id"] for r in store.judgments(run["id"]) if r["score"] is not None or r["error"] is None}:
+        if ids is None or ids <= {r["item_id"] for r in store.judgments(run["id"]) if r["score"] is not None or r["error"] is None}:
             return run
     return None
 

@@ -25,6 +25,11 @@ def to_points(values: np.ndarray, scale: Scale) -> np.ndarray:
     return (np.clip(np.floor(values + 0.5), scale.min, scale.max) - scale.min).astype(np.int64)
 
 
+def nearest_point(value: float, scale: Scale) -> int:
+    """One value's scale point by the same rule: halves up (4.5 -> 5, -1.5 -> -1), clipped into the scale."""
+    return int(min(max(math.floor(value + 0.5), scale.min), scale.max))
+
+
 def kappa_weights(k: int, weights: str | None) -> np.ndarray:
     """The k x k disagreement weights: 0/1 (None), |i-j|/(k-1) ("linear") or its square ("quadratic")."""
     i, j = np.indices((k, k))
