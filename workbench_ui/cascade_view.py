@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.run.plan import RunPlan
-from workbench_ui import archive_view, cached_reads, charts, live, run_plans, safe_text, state
+from workbench_ui import archive_view, cached_reads, charts, guarantee_view, live, run_plans, safe_text, state
 
 K = "cs_"
 SIGNAL_HELP = ("How the cheap judgment's unsureness is read: entropy or sd of its rating distribution, margin (one "
@@ -25,6 +25,8 @@ def section(lib) -> None:
     st.caption("A cheap judge on every item, the strong judge only where the cheap one is unsure. Calibrate on a "
                "dataset with human ratings that both judges scored, pick a threshold, freeze it, then score.")
     calibrate(lib)
+    st.divider()
+    guarantee_view.calibrate(lib)
     st.divider()
     score(lib)
 
@@ -252,3 +254,4 @@ def show_result(lib, cascade, items, cheap_run: str, strong_run: str | None) -> 
     c[2].metric("Strong tokens saved", "n/a" if saved is None else f"{saved:.1%}",
                 help="Against the strong judge on every item, estimated from what it spent per item it scored.")
     st.dataframe(pd.DataFrame(result["rows"]), hide_index=True, height=300)
+    guarantee_view.report(lib, cascade, result, lib.get_run(cheap_run)["dataset_id"])
