@@ -159,7 +159,8 @@ def scope_line(scope: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _library_group(item: Any, group_by: str | None, mapping: dict[str, Any], where: dict[str, Any]) -> str | None:
+def _library_group(item: Any, group_by: str | None, mapping: dict[str, Any] | None, where: dict[str, Any]
+                   ) -> str | None:
     """An item's group: its stored group, or with --group-by the named input field (or the group's path)."""
     if not group_by or group_by in ("group", (mapping or {}).get("group")):
         return item.group
@@ -214,17 +215,31 @@ class _Sides:
     scope: dict[str, Any] | None = None
 
 
+def _only_rating(judge_source: str, data_source: str | None, db: str | None) -> str:
+    """--human when it was left out: the library dataset's one human rating (its per-rater columns aside)."""
+    if (data_source and _is_file_name(data_source)) or (_is_file_name(judge_source) and not data_source):
+        raise click.UsageError("--human names the rating field of a data file (e.g. scores.coherence)")
+    with open_library(db) as library:
+        named = data_source or library.get_run(judge_source)["dataset_id"]
+        dataset = library.get_dataset(named)
+    names = [h for h in dataset.get("human") or [] if not re.fullmatch(r".+\.\d+", h)]
+    if len(names) != 1:
+        raise click.UsageError(f"name the human rating with --human: {dataset['label']} has "
+                               f"{', '.join(names) if names else 'no human rating'}")
+    return names[0]
+
+
 def _load_sides(judge_source: str, data_source: str | None, db: str | None, fields: dict[str, Any], side: str,
                 prompt: str | None) -> _Sides:
     """Judge and human rows from files, or from a library run / dataset when no such file exists; on a split
     dataset (a library run's or dataset's, or the one the files' ids name) only the items of `side`."""
-    judge_is_file, data_is_file = _is_file_name(judge_source), bool(data_source) and _is_file_name(data_source)
+    judge_is_file, data_is_file = _is_file_name(judge_source), bool(data_source and _is_file_name(data_source))
     judged = data = None
     if judge_is_file:
         judged = read_scores(judge_source, fields["judge_id"], fields["score"])
         if not judged.values:
             raise InputError("the judge file has no rows", file=judge_source)
-    if data_is_file:
+    if data_source and data_is_file:
         data = read_scores(data_source, fields["id"], fields["human"], fields["group_by"])
     only, scope = None, None
     if judged is None or data is None:
@@ -238,7 +253,7 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
         judged, data = judged or run_rows, data or data_rows
     else:
         only, scope = _sealed_files(db, [set(judged.values), set(data.values)], side, prompt)
-    if data is None:
+    if judged is None or data is None:  # a run's rows are never None: only --data can be missing
         raise InputError("give --data: a JSONL/CSV file or a library dataset name", file=judge_source)
     if only is not None:  # rows of a file outside the scope are dropped before anything joins or counts them
         judged, data = _within(judged, only), _within(data, only)
@@ -263,11 +278,13 @@ def _sealed_library(library: Library, run: dict[str, Any] | None, dataset: str |
                                "--prompt")
     prompt_id = run["prompt_id"] if run else library.get_prompt(prompt).id if prompt else None
     examples = library.get_prompt(run["prompt_id"]).dimension.example_ids if run else frozenset()
-    view, only, scope = library, None, None
+    view: Library | SealedStore = library
+    only, scope = None, None
     for n, dataset_id in enumerate(dict.fromkeys(d for d in (run and run["dataset_id"], dataset) if d)):
         if n and not has_split(library, dataset_id):
             continue  # the scope is the first version's (the run's); a second one adds only its seal
-        ids, found = evaluation_ids(library, dataset_id, side, examples, prompt_id, run and run["id"], "agree")
+        ids, found = evaluation_ids(library, dataset_id, side, examples, prompt_id, run["id"] if run else None,
+                                    "agree")
         scope = scope or found
         if ids is not None:
             only = ids if only is None else only & ids
@@ -317,9 +334,10 @@ def _split_named(library: Library, named: list[set[str]]) -> str | None:
 @click.option("--data", "data_file", default=None,
               help="JSONL or CSV file with the human ratings, or a library dataset name[@version] "
                    "(default for a library run: the run's dataset).")
-@click.option("--human", "human_field", required=True,
+@click.option("--human", "human_field", default=None,
               help="Human rating field in the data file; a dotted path such as scores.coherence "
-                   "(for a library dataset: the rating name, e.g. coherence).")
+                   "(for a library dataset: the rating name, e.g. coherence; default: its one rating when it "
+                   "has exactly one).")
 @click.option("--db", type=click.Path(dir_okay=False), default=None,
               help="Library file for run / dataset names (default: $GEVAL_DB, else ./geval.db).")
 @click.option("--score-field", default="score", show_default=True, help="Judge score field in a RUN_OR_FILE file.")
@@ -359,6 +377,7 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
 
     RUN_OR_FILE is a library run id (`geval runs list`), or a JSONL/CSV file of judge scores.
     """
+    human_field = human_field or _only_rating(judge_file, data_file, db)
     fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,
               "human": human_field, "group_by": group_by}
     sides = _load_sides(judge_file, data_file, db, fields, side, prompt)

@@ -267,3 +267,30 @@ def test_10_to_19_groups_show_intervals_with_a_caution(tmp_path):
     many = json.loads(run(jf, "--data", df, "--human", "h", "--group-by", "doc_id", "--bootstrap", "100",
                           "--json").output)
     assert many["ci_flag"] == "" and many["ci_units"] == 20
+
+
+def test_agree_takes_a_datasets_one_human_rating_without_human(tmp_path):
+    """A dataset with exactly one human rating needs no --human; one with several names them."""
+    from click.testing import CliRunner
+
+    from geval_core.cli import cli
+    from geval_core.providers.scripted import ScriptedJudge
+    from geval_core.run.plan import plan_run, start_run
+    from geval_core.types import Item, JudgeSettings
+    from prompt_library import Library
+    from tests.runner_helpers import dimension
+
+    db = tmp_path / "lib.db"
+    with Library(db, seed_examples=False) as lib:
+        prompt = lib.freeze(dimension(JudgeSettings(provider="scripted")), name="c").prompt
+        data = lib.import_items("one", [Item(f"i{k}", {"document": f"D {k}.", "summary": f"S {k}."},
+                                             {"coherence": float(1 + k % 5)}) for k in range(12)])
+        start_run(lib, plan_run(lib, prompt, data["id"]), ScriptedJudge())
+        run_id = lib.list_runs()[0]["id"]
+    runner = CliRunner()
+    implied = runner.invoke(cli, ["agree", run_id, "--db", str(db), "--json"])
+    named = runner.invoke(cli, ["agree", run_id, "--human", "coherence", "--db", str(db), "--json"])
+    assert implied.exit_code == 0, implied.output
+    assert json.loads(implied.output) == json.loads(named.output)
+    seeded = runner.invoke(cli, ["agree", "x.jsonl", "--data", "sample", "--db", str(tmp_path / "s.db")])
+    assert seeded.exit_code == 2 and "--human" in seeded.output
