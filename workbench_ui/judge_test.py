@@ -14,6 +14,7 @@ from geval_core.providers.capabilities import probe_findings
 from geval_core.run.plan import plan_settings
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from workbench_ui import safe_text, state
+from workbench_ui.run_plans import takes_server
 
 log = logging.getLogger("geval.app")
 SCALE_KEY, BUTTON_KEY, FAILED_KEY = "sb_probe_scale", "sb_test_judge", "sb_test_failed"
@@ -94,7 +95,7 @@ def show(settings: JudgeSettings, fresh: bool) -> None:
     result = latest_probe(state.library(), settings)
     if result is None:
         if not failed:
-            sb.caption("Not tested yet on this server.")
+            sb.caption("Not tested yet " + ("on this server." if takes_server(settings) else "in this library."))
         return
     with sb.expander(f"Last test: {'reachable' if result.get('reachable') else 'NOT reachable'}",
                      expanded=fresh):

@@ -60,11 +60,29 @@ def _show(where: str) -> None:
         st.code(detail, language=None, wrap_lines=True)
 
 
+def local_server(base_url: str | None) -> str | None:
+    """The name of the known local server (a preset) at this address, None for any other."""
+    from urllib.parse import urlsplit
+
+    from geval_core.providers.capabilities import PRESETS
+
+    if not base_url:
+        return None
+    where = urlsplit(base_url).netloc
+    return next((p.name for p in PRESETS.values() if urlsplit(p.base_url).netloc == where), None)
+
+
 def offer(lib, prompt: FrozenPrompt, dataset: dict, items: list, settings: JudgeSettings, ready: bool) -> None:
     """Send these items as a batch instead of live (OpenAI and Gemini judges): its cost, then Submit."""
     from geval_core.run.batch_engines import ENGINES
 
-    if settings.provider not in ENGINES or not st.toggle(
+    if settings.provider not in ENGINES:
+        return
+    known = local_server(settings.base_url)
+    if known:  # llama.cpp, Ollama, LM Studio and vLLM's server answer chat completions, not the Batches API
+        st.caption(safe_text.md_escape(f"No batch: {known} serves no Files and Batches APIs; it scores live."))
+        return
+    if not st.toggle(
             "Send as a batch instead (half price; results within 24 hours)", key=TOGGLE):
         return
     est = batch_estimate(lib, prompt, items, settings)

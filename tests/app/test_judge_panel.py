@@ -213,3 +213,18 @@ def test_score_page_sends_a_batch_checks_it_and_collects_scores_like_a_live_run(
     assert metric(at, "Judged") == "3 / 3"
     assert run["cost_usd"] == pytest.approx(0.5 * (run["input_tokens"] * 0.15 + run["output_tokens"] * 0.60) / 1e6)
     assert plain(f"Batch run: batch {batch_id} at openai") in " ".join(values(at.caption))
+
+
+def test_no_batch_is_offered_for_a_known_local_server(lib_path):
+    """llama.cpp at its default address answers chat completions only: the Score page scores it live."""
+    at = sidebar_judge_on_score_page(compatible(open_page(), "http://127.0.0.1:8080/v1", "smollm2"))
+    assert not [t for t in at.toggle if t.key == "score_batch_on"]
+    assert any("No batch: llama.cpp server serves no Files and Batches APIs" in c for c in values(at.caption))
+
+
+def test_an_in_process_judge_is_never_said_to_have_a_server(lib_path):
+    at = open_page("score")  # the examples are pinned to the in-process local judge
+    captions = values(at.caption)
+    assert any("This judge was never tested in this library" in c for c in captions)
+    assert not any("on this server" in c for c in captions)
+    assert any("in process" in c for c in values(at.markdown))  # "Will score with local in process"
