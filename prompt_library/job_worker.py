@@ -18,11 +18,11 @@ from typing import Any
 
 from geval_core.errors import GEvalError, RunBusyError
 
+from .leases import reap
 from .library import Library
 
 STOP_POLL_S = 0.25  # how often the worker reads the stop request: Stop answers within this plus the grace
 _PROJECT = Path(__file__).resolve().parent.parent
-_CHILDREN: list[subprocess.Popen] = []  # kept to reap them: an exited child unreaped stays a zombie
 
 
 def start_job(lib: Library, run_id: str, options: dict[str, Any]) -> int:
@@ -30,14 +30,13 @@ def start_job(lib: Library, run_id: str, options: dict[str, Any]) -> int:
     if lib.job_state(run_id) in ("starting", "running", "stopping"):
         raise RunBusyError(f"run {run_id} is already being scored by a worker; stop it first")
     lib.record_job(run_id, options)
-    _CHILDREN[:] = [child for child in _CHILDREN if child.poll() is None]
     env = dict(os.environ)
     # The worker imports this package as the app did, wherever the app was started from.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT), env.get("PYTHONPATH")]))
     child = subprocess.Popen([sys.executable, "-m", "prompt_library.job_worker", str(lib.path), run_id],
                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
-    _CHILDREN.append(child)
+    reap(child)
     lib.set_job_pid(run_id, child.pid)
     return child.pid
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import threading
 import time
 from datetime import datetime, timezone
 
@@ -103,3 +105,9 @@ def _zombie(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except (OSError, IndexError):
         return False
+
+
+def reap(child: subprocess.Popen) -> None:
+    """Wait for a worker process in a thread of its own, so it is reaped as it ends: a long-lived app server that
+    never waits keeps every finished worker as a zombie."""
+    threading.Thread(target=child.wait, name=f"reap-{child.pid}", daemon=True).start()

@@ -19,12 +19,11 @@ from typing import Any
 
 from geval_core.errors import RunBusyError
 
-from .leases import process_alive, process_start
+from .leases import process_alive, process_start, reap
 
 LIVE = ("starting", "running", "stopping")
 STARTING_GRACE_S = 30.0  # a worker that has not said it started within this is lost
 _PROJECT = Path(__file__).resolve().parent.parent
-_CHILDREN: list[subprocess.Popen] = []  # kept to reap them: an exited child unreaped stays a zombie
 
 
 def _key(kind: str, key: str) -> str:
@@ -74,13 +73,12 @@ def start_task(lib: Any, kind: str, key: str, spec: dict[str, Any], total: int) 
     lib.set_setting(_stop_key(kind, key), False)
     lib.set_setting(_key(kind, key), {"spec": spec, "started_at": _now(), "host": socket.gethostname(), "pid": None,
                                       "progress": [0, total], "result": None, "error": None, "ended_at": None})
-    _CHILDREN[:] = [child for child in _CHILDREN if child.poll() is None]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT), env.get("PYTHONPATH")]))
     child = subprocess.Popen([sys.executable, "-m", "prompt_library.task_worker", str(lib.path), kind, key],
                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
-    _CHILDREN.append(child)
+    reap(child)
     return child.pid
 
 

@@ -124,3 +124,19 @@ def test_the_job_options_reach_the_runner(lib, monkeypatch):
     lib.record_job(run_id, {"concurrency": 2, "rpm": 600, "tpm": 90000})
     summary = work(lib, run_id, threading.Event())
     assert made == [(2, 600, 90000)] and summary["judged"] == 3
+
+
+def test_a_finished_worker_leaves_no_zombie_behind(lib):
+    """The app server starts workers and lives on: each is reaped as it ends (no <defunct> process stays)."""
+    run_id, _ = new_run(lib, 3)
+    pid = start_job(lib, run_id, {"concurrency": 1})
+    wait_until(lambda: lib.job_state(run_id) == "ended")
+
+    def state() -> str | None:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+                return handle.read().rsplit(")", 1)[1].split()[0]  # R, S, ... or Z for a zombie
+        except FileNotFoundError:
+            return None  # reaped: gone from the process table
+
+    wait_until(lambda: state() is None)
