@@ -104,12 +104,19 @@ def new_run(lib) -> None:
         st.rerun()  # the run is listed below, attached to its worker
 
 
+NEVER_SENT = "ContextLengthError"  # an item too long for the judge's context: a resume cannot send it either
+
+
 def resume(lib, run: dict, prompt) -> None:
-    """Resume a run that stopped before every item was judged, in a new worker."""
+    """Resume a run that stopped before every item was judged, in a new worker (items too long for the judge's
+    context are not offered: they were never sent and never can be)."""
     judged = cached_reads.judged_ids(run)  # per run state: reading 20,000 ids on every rerun took 0.5 s
+    too_long = {r["item_id"] for r in cached_reads.judgments(run) if (r.get("error") or "").startswith(NEVER_SENT)}
     wanted = score_parts.run_item_ids(run)
     todo = [i for i in cached_reads.dataset_items(run["dataset_id"])
-            if (wanted is None or i.id in wanted) and i.id not in judged]
+            if (wanted is None or i.id in wanted) and i.id not in judged and i.id not in too_long]
+    if too_long:
+        st.caption(f"{len(too_long)} item(s) are too long for the judge's context: never sent, not resumable.")
     if not todo or score_batch.pending(run):  # a batch still out: collecting it fills these items in
         return
     st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}).")
@@ -133,14 +140,14 @@ def show_run(lib) -> None:
     labels = {r["id"]: cached_reads.run_title(r) for r in runs}
     if st.session_state.get("score_run") not in labels:
         st.session_state["score_run"] = runs[0]["id"]
-    run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="score_run")
+    run_id = st.selectbox("Run", list(labels), format_func=labels.__getitem__, key="score_run")
     run = lib.get_run(run_id)
     score_batch.run_panel(lib, run)
-    st.caption(f"Judged {safe_text.md_escape(cached_reads.run_progress(run))}")
     prompt = lib.get_prompt(run["prompt_id"])
-    if live.is_live(lib, run_id):
+    if live.is_live(lib, run_id):  # its progress is the job's, redrawn every second: no second, older count
         live.attach(lib, run_id)  # the figures below are drawn once the worker has ended
         return
+    st.caption(f"Judged {safe_text.md_escape(cached_reads.run_progress(run))}")
     live.ended(lib, run_id)
     resume(lib, run, prompt)
     rows = cached_reads.judgments(run)

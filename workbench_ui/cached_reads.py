@@ -136,8 +136,9 @@ def _summary(path: str, run_id: str, version: tuple[int, int, str], _rows: list[
 
 
 def _low_mass(row: dict[str, Any]) -> bool:
-    # Valid mass is a logprobs figure; a sampling item's parsed share is shown as "unparsed" instead.
-    return row.get("mode") != "sampling" and (row.get("valid_mass") or 0.0) < LOW_MASS
+    # Valid mass is a logprobs figure; a sampling item's parsed share is shown as "unparsed" instead, and an item
+    # that was never answered (an error, e.g. too long to send) has no mass at all: it counts as an error.
+    return not row.get("error") and row.get("mode") != "sampling" and (row.get("valid_mass") or 0.0) < LOW_MASS
 
 
 def run_summary(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -153,7 +154,7 @@ def human_key(keys: Iterable[str], name: str) -> str | None:
     return None
 
 
-def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float] | None = None) -> pd.DataFrame:
+def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float | None] | None = None) -> pd.DataFrame:
     """One row per judged item: the numbers the Score page's table shows."""
     frame = pd.DataFrame({
         "item": [r["item_id"] for r in rows],

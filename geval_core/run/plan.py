@@ -469,6 +469,8 @@ def start_run(store: Store, plan: RunPlan, judge: Judge | None = None, *, items:
 
     if plan.run_id is None:
         plan = record_run(store, plan)
+    if store.get_run(plan.run_id)["status"] != "running":  # a resumed run says it runs while it does
+        store.set_run_fields(plan.run_id, status="running")
     settings = plan.settings
     judge = judge or JudgeOnDemand(settings.provider, lambda: get_judge(settings, timeout=timeout))
     return run_scoring(plan.prompt, items if items is not None else plan.items(store), judge, store, plan.run_id,
