@@ -82,6 +82,35 @@ def section(lib) -> None:
     show(lib, panel, runs, dataset)
 
 
+def against_people(lib, rows: list[dict[str, Any]], dataset: dict[str, Any], prompt) -> None:
+    """Each member and the panel against the people's rating of the dimension (when the dataset has it): the
+    figures, and the panel minus its best member with a paired interval."""
+    from geval_core.diagnostics.panel_people import panel_against_people
+    from geval_core.errors import InputError
+
+    humans = list(dataset.get("human") or [])
+    if not humans:
+        st.caption("This dataset has no human ratings: the panel is not compared with people.")
+        return
+    default = prompt.dimension.name.lower()
+    human = st.selectbox("Against people's rating", humans, index=humans.index(default) if default in humans else 0,
+                         key=K + "human")
+    try:
+        found = panel_against_people(lib, rows, dataset["id"], human, 500)
+    except InputError as exc:
+        st.caption(safe_text.md_escape(str(exc)))
+        return
+    st.subheader(f"The panel and its members against people ({found['items']} items)")
+    st.dataframe(pd.DataFrame([{"judge": who, **{k: round(v, 3) if v is not None else None for k, v in figs.items()}}
+                               for who, figs in found["figures"].items()]), hide_index=True)
+    best = found["panel_minus_best"]["figures"]["spearman"]
+    interval = best.get("interval")
+    st.caption(safe_text.md_escape(
+        f"Panel minus its best member ({found['best_member']}), Spearman: {best['difference']:+.3f}, "
+        + ("no interval (too few groups)" if interval is None else f"95% interval {interval[0]:+.3f} to "
+                                                                   f"{interval[1]:+.3f}")))
+
+
 def show(lib, panel, runs: list[dict[str, Any]], dataset: dict[str, Any]) -> None:
     """The panel's rows, the members' alpha with its interval, and the items the members disagree on most."""
     from geval_core.run.panel import combine
@@ -96,10 +125,13 @@ def show(lib, panel, runs: list[dict[str, Any]], dataset: dict[str, Any]) -> Non
     alpha = result["alpha"]
     low, high = alpha["interval"]
     c = st.columns(3)
-    c[0].metric("Members' alpha (interval)", safe_text.fmt(alpha["value"]),
-                help=None if low is None else f"95% interval {low:.3f} to {high:.3f} ({alpha['resampled']} resampled)")
+    c[0].metric("Members' alpha (interval level)", safe_text.fmt(alpha["value"]),
+                help="Krippendorff's alpha of the members' weighted scores, read on an interval scale")
     c[1].metric("Rule", panel.rule)
     c[2].metric("Items", len(result["rows"]))
+    st.caption("Members' alpha: " + ("no 95% interval (too few groups to resample)" if low is None else
+                                     f"95% interval {low:.3f} to {high:.3f} ({alpha['resampled']} resampled)"))
+    against_people(lib, result["rows"], dataset, prompts[0])
     frame = pd.DataFrame([{"item": r["id"], "panel": r["score"], **r["members"], "spread": r["spread"]}
                           for r in result["rows"]])
     st.caption("Each member's weighted score beside the panel's; spread is the largest minus the smallest.")

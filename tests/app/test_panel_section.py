@@ -43,8 +43,17 @@ def test_freeze_score_and_read_a_panel(lib_path):
     assert len(table) == 67 and {"jurora@1", "jurorb@1"} <= set(table.columns)
     matrix = table[["jurora@1", "jurorb@1"]].to_numpy(dtype=float)
     expected = krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="interval")
-    assert metric(at, "Members' alpha (interval)") == f"{expected:.3f}"
+    assert metric(at, "Members' alpha (interval level)") == f"{expected:.3f}"
     assert np.allclose(table["spread"], np.abs(matrix[:, 0] - matrix[:, 1]))
+    from geval_core.diagnostics.panel_people import panel_against_people
+
+    people = next(f.value for f in at.dataframe if "judge" in f.value.columns and "spearman" in f.value.columns)
+    with Library(lib_path) as again:
+        rows = [{"id": r["item"], "score": r["panel"], "members": {m: r[m] for m in ("jurora@1", "jurorb@1")},
+                 "group": None} for r in table.to_dict("records")]
+        expected_people = panel_against_people(again, rows, again.get_dataset("sample")["id"], "coherence", 50)
+    assert list(people["judge"]) == ["jurora@1", "jurorb@1", "panel"]
+    assert people.set_index("judge")["spearman"]["panel"] == round(expected_people["figures"]["panel"]["spearman"], 3)
     queue = [f.value for f in at.dataframe if "spread" in f.value.columns][-1]
     assert list(queue["spread"]) == sorted(queue["spread"], reverse=True) and len(queue) == 20
 
@@ -58,12 +67,12 @@ def test_the_panel_is_combined_once_per_state_of_its_runs(lib_path, monkeypatch)
     at.button(key="pn_freeze").click().run()
     at.selectbox(key="pn_dataset").set_value("sample@1").run()
     at = after_jobs(at.button(key="pn_score").click().run(), lib_path)
-    shown = metric(at, "Members' alpha (interval)")
+    shown = metric(at, "Members' alpha (interval level)")
     calls = []
     real = panel_module.combine
     monkeypatch.setattr(panel_module, "combine", lambda *a, **k: calls.append(a) or real(*a, **k))
     at.run()
-    assert calls == [] and metric(at, "Members' alpha (interval)") == shown
+    assert calls == [] and metric(at, "Members' alpha (interval level)") == shown
 
 
 def test_members_scoring_side_by_side_each_show_their_progress(lib_path, monkeypatch, tmp_path):
