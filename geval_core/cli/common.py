@@ -76,9 +76,13 @@ def json_option(func: Callable) -> Callable:
 def bounded_option(cls: type, name: str, *flags: str, **kwargs: Any) -> Callable:
     """A click option whose range and help come from a `bounded` dataclass field (stated once)."""
     bounds = bounds_of(cls, name)
-    kind = click.IntRange if isinstance(bounds.min, int) and isinstance(bounds.max, int) else click.FloatRange
+    kind: click.ParamType
+    if isinstance(bounds.min, int) and isinstance(bounds.max, int):
+        kind = click.IntRange(bounds.min, bounds.max)
+    else:
+        kind = click.FloatRange(bounds.min, bounds.max)
     kwargs.setdefault("help", bounds.help[:1].upper() + bounds.help[1:] + ".")
-    return click.option(*(flags or (f"--{name.replace('_', '-')}",)), type=kind(bounds.min, bounds.max), **kwargs)
+    return click.option(*(flags or (f"--{name.replace('_', '-')}",)), type=kind, **kwargs)
 
 
 def judge_options(func: Callable) -> Callable:
@@ -135,14 +139,27 @@ def input_path(value: str, name: str) -> Iterator[str]:
     if value != "-":
         yield value
         return
+    text = sys.stdin.read()
     with tempfile.TemporaryDirectory(prefix="geval-stdin-") as folder:
-        path = Path(folder) / name
-        path.write_text(sys.stdin.read(), encoding="utf-8")
+        path = Path(folder) / stdin_name(name, text)
+        path.write_text(text, encoding="utf-8")
         try:
             yield str(path)
         except GEvalError as exc:  # name what the user gave, not the temporary file
             exc.args = tuple(a.replace(str(path), "stdin") if isinstance(a, str) else a for a in exc.args)
             raise
+
+
+def stdin_name(name: str, text: str) -> str:
+    """The file name stdin's data rows (`name` ending .jsonl) are read under: JSON lines, or a JSON array, when
+    the text starts with { or [, else CSV (a header line); any other file keeps `name`."""
+    stem, _, suffix = name.rpartition(".")
+    if suffix.lower() != "jsonl":
+        return name
+    first = text.lstrip()[:1]
+    if first == "[":
+        return f"{stem}.json"
+    return f"{stem}.jsonl" if first == "{" or not first else f"{stem}.csv"
 
 
 def read_input(value: str) -> str:
@@ -296,8 +313,8 @@ def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
     """A library dataset name[@version], a CSV/JSONL/JSON file imported as a dataset version, or "-": JSON
     lines on stdin (kept as a dataset named "stdin")."""
     if ref == "-":  # stdin, read into a file so it is imported as any data file is
-        with input_path(ref, "stdin.jsonl") as path:
-            return _import_file(library, Path(path), prompt, mapping)
+        with input_path(ref, "stdin.jsonl") as stdin_file:
+            return _import_file(library, Path(stdin_file), prompt, mapping)
     path = Path(ref)
     if path.suffix.lower() in DATA_SUFFIXES or path.is_file():
         return _import_file(library, path, prompt, mapping)

@@ -116,3 +116,17 @@ def test_dash_reads_stdin_for_every_file_a_command_reads(tmp_path):
     assert data.exit_code == 0 and json.loads(data.stdout)["item_count"] == 3
     broken = run(cli, ["--db", db, "prompts", "import", "-"], input="{")
     assert broken.exit_code == 1 and broken.output.startswith("Error: stdin, line 1")
+
+
+def test_csv_and_a_json_array_on_stdin_are_read_as_what_they_are(tmp_path):
+    """A CSV piped in is read as CSV (a header line), a JSON array as an array, JSON lines as lines."""
+    library, prompt, _, _ = setup_library(tmp_path / "lib.db", count=1,
+                                          judge=JudgeSettings(provider="scripted", model="scripted-1"))
+    library.close()
+    rows = [{"id": f"s{k}", "document": f"Doc {k}, with a comma.", "summary": f"Sum {k}."} for k in range(3)]
+    csv = "id,document,summary\n" + "".join(f'{r["id"]},"{r["document"]}",{r["summary"]}\n' for r in rows)
+    for text in (csv, json.dumps(rows), "".join(json.dumps(r) + "\n" for r in rows)):
+        done = CliRunner().invoke(cli, ["--db", str(tmp_path / "lib.db"), "score", "--prompt", prompt.label,
+                                        "--data", "-", "-q"], input=text)
+        assert done.exit_code == 0, done.output
+        assert sorted(json.loads(line)["id"] for line in done.stdout.splitlines()) == ["s0", "s1", "s2"]
