@@ -71,7 +71,10 @@ def set_form(dim: Dimension, draft_id: int | None) -> None:
         ss[K + field] = value
     ss[K + "anchors"] = dict(dim.anchors)
     ss[K + "judge_base"] = dim.judge
-    ss[K + "steps_gen_text"] = values["steps"]
+    # Steps a person wrote or edited are theirs: a generation asks before replacing them (only a model's own,
+    # unedited steps count as generated).
+    by_model = dim.steps_model != HAND_WRITTEN and not dim.steps_model.endswith(EDITED)
+    ss[K + "steps_gen_text"] = values["steps"] if by_model else ""
     ss[K + "steps_model_gen"] = dim.steps_model
     ss[K + "draft_id"] = draft_id
     for key in ("frozen", "drift_report"):

@@ -230,3 +230,14 @@ def test_generate_asks_before_replacing_edited_steps_and_can_be_undone(lib_path)
     assert at.text_area(key="design_steps").value == mine
     assert "Restored the steps from before the last generation." in values(at.info)
     assert not [b for b in at.button if b.key == "design_generate_undo"]  # one undo, then gone
+
+
+def test_generate_asks_before_replacing_the_hand_written_steps_of_a_loaded_prompt(lib_path):
+    at = open_page("design")
+    at.selectbox(key="design_pick").set_value("prompt:coherence@1").run()  # the example's steps are hand-written
+    at.button(key="design_load").click().run()
+    loaded = at.text_area(key="design_steps").value
+    assert loaded and "Steps written by: written by hand" in page_text(at)
+    at.button(key="design_generate").click().run()
+    assert at.text_area(key="design_steps").value == loaded  # nothing replaced without the confirmation
+    assert any("written or edited by hand: generating replaces them" in w for w in values(at.warning))
