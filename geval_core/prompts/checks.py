@@ -186,6 +186,10 @@ def _steps(dim: Dimension) -> list[Check]:
     if len(dim.steps) == 1:
         found.append(Check("warning", "steps", "only one evaluation step: G-Eval's steps break the judgement into "
                                                "several checks; generate them again or add steps by hand"))
+    rated = [n for n, step in enumerate(dim.steps, 1) if _ends_on_a_rating(step, dim.scale)]
+    if len(dim.steps) > 1 and len(rated) == len(dim.steps):
+        found.append(Check("error", "steps", f"every step ends on a rating ({', '.join(map(str, rated))}): those are "
+                                             "scores, not steps; a step says what to check (generate them again)"))
     own = {w.lower() for f in dim.inputs for w in re.split(r"[\W_]+", f) if w}
     for n, step in enumerate(dim.steps, 1):
         named = [w for w in FIELD_WORDS if w not in own and re.search(rf"\b{w}s?\b", step, re.IGNORECASE)]
@@ -194,6 +198,12 @@ def _steps(dim: Dimension) -> list[Check]:
                                                    f"input of this prompt ({', '.join(dim.inputs) or 'none'}); "
                                                    "reword it or generate the steps again"))
     return found
+
+
+def _ends_on_a_rating(step: str, scale: Scale) -> bool:
+    """Whether a step ends on a number of the scale ("1. Read the customer's message: 3")."""
+    found = re.search(r"[:=-]\s*(-?\d+)(?:\s*/\s*\d+)?\s*\.?\s*$", step)
+    return found is not None and int(found.group(1)) in scale
 
 
 def model_alias_warnings(judge: JudgeSettings) -> list[str]:

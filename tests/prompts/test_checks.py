@@ -146,3 +146,17 @@ def test_basics_and_judge_settings():
     assert [(c.level, c.field) for c in cold] == [("warning", "judge.temperature")]
     few = found(dim(judge=JudgeSettings(provider="openai", model="gpt-4o-2024-08-06", top_logprobs=3)))
     assert [(c.level, c.field) for c in few] == [("warning", "judge.top_logprobs")]
+
+
+def test_steps_that_each_end_on_a_rating_are_scores_not_steps():
+    from dataclasses import replace
+
+    from geval_core.prompts.checks import dimension_checks
+    from tests.runner_helpers import dimension
+
+    scored = replace(dimension(), steps=("1. Read the customer's message: 3", "2. Read the reply: 4.",
+                                         "3. Check the tone - 2"))
+    found = [c for c in dimension_checks(scored) if c.field == "steps" and c.level == "error"]
+    assert len(found) == 1 and "every step ends on a rating (1, 2, 3)" in found[0].message
+    fine = replace(dimension(), steps=("1. Read the message.", "2. Rate it from 1 to 5.", "3. Give a score: 1-5."))
+    assert not [c for c in dimension_checks(fine) if c.field == "steps" and c.level == "error"]
