@@ -144,7 +144,12 @@ def candidate_section(lib, base, dataset: dict[str, Any], dev: set[str], human: 
                              {f: i.fields.get(f, "") for f in dim.inputs}, dataset["id"])
                      for i in rated if i.id in set(chosen))
     candidate = replace(dim, definition=definition, anchors=anchors, steps=tuple(steps), examples=examples)
-    if st.button("Freeze the candidate", key=K + "freeze", type="primary"):
+    # Examples are left out of every evaluation: a candidate that shows them all leaves nothing to compare on.
+    left = len(dev - {e.item_id for e in examples} - base.dimension.example_ids)
+    if not left:
+        st.error("The examples take every dev item: nothing would be left to score the candidate on. Show fewer "
+                 "examples.")
+    if st.button("Freeze the candidate", key=K + "freeze", type="primary", disabled=not left):
         result = lib.freeze(candidate, name=base.name)
         verb = "Frozen as" if result.created else "Identical content already frozen as"
         st.success(safe_text.md_escape(f"{verb} {result.prompt.label} · {result.prompt.id[:12]}"))

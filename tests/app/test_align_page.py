@@ -79,3 +79,17 @@ def test_suggested_edits_shown_as_a_diff_accepted_into_the_candidate_or_rejected
     assert at.text_area(key="al_definition").value == "Whether the summary's sentences follow one another as one account."
     assert at.text_input(key="al_anchor_5").value == "Every sentence follows from the one before."
     assert len(lib.list_prompts()) == 4  # accepting fills the editor; only Freeze stores a version
+
+
+def test_a_candidate_whose_examples_take_every_dev_item_cannot_be_frozen(lib_path):
+    at = sidebar_judge(open_page("align"))
+    at.selectbox(key="al_to_split").set_value("sample@1").run()
+    at.button(key="al_split_make").click().run()
+    lib = Library(lib_path)
+    base = lib.get_prompt("coherence")
+    at = after_jobs(at.button(key=f"al_dev_{base.id}").click().run(), lib_path)
+    box = at.multiselect(key="al_examples")
+    every = list(box.options)
+    box.set_value([o.split(" (people")[0] for o in every]).run()
+    assert any("The examples take every dev item" in e.value for e in at.error)
+    assert at.button(key="al_freeze").disabled  # a browser user cannot freeze it
