@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -27,7 +29,7 @@ def readings(run: dict, field: str, scale: Scale, grouped: bool, bootstrap: int,
 
     The first is the headline and always gets its intervals; the others only when `every` is set: a
     dataset-level interval recomputes every figure per resample (a minute for 20,000 items)."""
-    out = {}
+    out: dict[str, Any] = {}
     for which, name in agree.SCORES.items():
         for level in ((True, False) if grouped else (False,)):
             draws = bootstrap if every or not out else 0
@@ -117,7 +119,7 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
     if not others:
         st.caption("No other run on this dataset version to compare with.")
         return
-    other = lib.get_run(st.selectbox("Run B", others, format_func=labels.get, key=K + "other"))
+    other = lib.get_run(st.selectbox("Run B", others, format_func=labels.__getitem__, key=K + "other"))
     differ = agree.incomparable(run, other)
     if differ:
         st.warning("Different judges: this difference is the judge's as well as the prompt's. They differ in: "
@@ -154,7 +156,7 @@ def main() -> None:
         st.info("No runs yet: score a dataset on the Score page first.")
         return
     labels = {r["id"]: cached_reads.run_label(r) for r in runs}
-    run = lib.get_run(st.selectbox("Run", list(labels), format_func=labels.get, key=K + "run"))
+    run = lib.get_run(st.selectbox("Run", list(labels), format_func=labels.__getitem__, key=K + "run"))
     prompt = lib.get_prompt(run["prompt_id"])
     dataset = lib.get_dataset(run["dataset_id"])
     sealing.choose(lib, run, prompt)  # every figure below: the dev side of a split dataset unless opened

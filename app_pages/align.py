@@ -76,6 +76,8 @@ def compare_on_dev(lib, base, base_run, dataset, human: str, judge_for) -> None:
     for cand in others:
         examples = base.dimension.example_ids | cand.dimension.example_ids
         ids, scope = evaluation_ids(lib, dataset["id"], "dev", examples)
+        if ids is None:  # pick() offers split datasets only: a split always has a dev side
+            continue
         run = dev_run(lib, cand, dataset, ids, "candidate", judge_for)
         if run is None:
             continue
@@ -141,6 +143,8 @@ def main() -> None:
         return
     base, dataset, human = picked
     dev, scope = evaluation_ids(lib, dataset["id"], "dev", base.dimension.example_ids)
+    if dev is None:  # pick() offers split datasets only: a split always has a dev side
+        return
     st.caption(safe_text.md_escape(f"Dev side of split {scope['split'][:12]}: {len(dev)} items. The sealed test "
                                    "side is used only below, once per candidate, and every use is recorded."))
     judge_for = align_view.judge_picker(lib)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from geval_core.types import FrozenPrompt
 from workbench_ui import archive_view, cached_reads, rate_parts, safe_text, state
 
 K = rate_parts.K
 
 
-def choose(lib) -> tuple[dict, object] | None:
+def choose(lib) -> tuple[dict, FrozenPrompt] | None:
     """The dataset version and the frozen prompt (the dimension to rate)."""
     datasets = {d["id"]: d for d in archive_view.visible(lib, "dataset", lib.list_datasets())}
     prompts = {p["id"]: p for p in lib.list_prompts()}

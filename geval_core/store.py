@@ -83,8 +83,9 @@ class Store(Protocol):
         """Item id -> its latest judgment's stored values, in `Judgment.columns()` order (JSON columns as text)."""
         ...
 
-    def iter_judgment_values(self, run_id: str, after_item: str | None = None) -> Iterator[tuple[Any, ...]]:
-        """`judgment_values_of` of a run's judgments in dataset order, a page at a time (after `after_item`)."""
+    def iter_judgment_values(self, run_id: str, batch: int = ..., after_item: str | None = None
+                             ) -> Iterator[tuple[Any, ...]]:
+        """`judgment_values_of` of a run's judgments in dataset order, `batch` items a page (after `after_item`)."""
         ...
 
     def judgment_values(self, judgment: Judgment) -> tuple[Any, ...]:
@@ -102,6 +103,22 @@ class Store(Protocol):
 
     def get_setting(self, key: str, default: Any = None) -> Any:
         """A JSON setting stored in the library (e.g. a price table)."""
+        ...
+
+    def set_setting(self, key: str, value: Any) -> None:
+        """Store a JSON setting (a batch's record, a probe's findings)."""
+        ...
+
+    def list_runs(self, prompt: str | None = None, dataset: str | None = None) -> list[dict[str, Any]]:
+        """Runs, newest first; `prompt`/`dataset` filter by id, name or name@version."""
+        ...
+
+    def human_means(self, dataset_id: str, dimension: str) -> dict[str, float]:
+        """Per item, the people's mean rating on `dimension` (workbench ratings included)."""
+        ...
+
+    def import_items(self, name: str, items: list[Item], source: str = "memory") -> dict[str, Any]:
+        """Store items as a new version of dataset `name` (or return the identical one): its row."""
         ...
 
     def freeze_record(self, kind: str, key: str, body: Any, once: bool = True) -> tuple[dict[str, Any], bool]:

@@ -66,13 +66,17 @@ def dumps(value: Any) -> str:
     return _compact(value)
 
 
-_scan = json.scanner.make_scanner(json.JSONDecoder())
+# typeshed types the scanner's context as a scanner (a TODO of its own); json itself passes a decoder.
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
     """INSERT one row (keys: column names stated in code; values: SQLite scalars, JSON already encoded)."""
     sql = f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})"
-    return conn.execute(sql, list(row.values())).lastrowid
+    rowid = conn.execute(sql, list(row.values())).lastrowid
+    if rowid is None:  # sqlite3 sets it after every INSERT; None would mean the statement was not one
+        raise sqlite3.DatabaseError(f"INSERT INTO {table} reported no row id")
+    return rowid
 
 
 def update_row(conn: sqlite3.Connection, table: str, key: tuple[str, Any], row: dict[str, Any]) -> None:

@@ -121,11 +121,10 @@ def _items_of(path: str | Path, mapping: DatasetMapping) -> list[Item]:
     items: list[Item] = []
     seen: dict[str, int] = {}
     for line, row in read_rows(path):
-        where = {"file": str(path), "line": line}
-        item = item_from_row(row, mapping, where)
+        item = item_from_row(row, mapping, {"file": str(path), "line": line})
         if item.id in seen:
             raise InputError(f"duplicate id {item.id!r} (first on line {seen[item.id]})", field=mapping.id,
-                             **where)
+                             file=str(path), line=line)
         seen[item.id] = line
         items.append(item)
     return items

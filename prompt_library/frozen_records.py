@@ -147,7 +147,9 @@ def move_settings(conn: sqlite3.Connection) -> int:
 def chain_problems(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     """(kind, name, problem) for every stored record row, in insertion order, that fails its row hash, does not
     follow the row before it (a row removed or changed), or skips a version of its record."""
-    problems, previous, last_seq = [], None, {}
+    problems: list[tuple[str, str, str]] = []
+    last_seq: dict[tuple[str, str], int] = {}
+    previous = None
     for row in rows:
         kind, name = f"frozen {row['kind']}", f"{str(row['key'])[:40]}@{row['seq']}"
         if record_hash(row) != row["row_hash"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geval_core.errors import InputError, IntegrityError
 from geval_core.files.prompt_files import open_export, read_export
@@ -21,6 +21,9 @@ from .ratings import RatingsMixin
 from .runs import RunsMixin
 from .seed import SEEDED_KEY, seed
 from .verify import LibraryIntegrityWarning, trigger_problems
+
+if TYPE_CHECKING:
+    from geval_core.store import Store
 
 
 class Library(FrozenRecordsMixin, JobsMixin, LeasesMixin, RunsMixin, RatingsMixin, ArchiveMixin):
@@ -103,3 +106,9 @@ def open_library(path: str | Path | None = None, seed_examples: bool = True) -> 
     """Open (creating, migrating and seeding as needed) the library at `path`, $GEVAL_DB or ./geval.db."""
     return Library(path, seed_examples=seed_examples)
 
+
+
+if TYPE_CHECKING:
+    def _is_a_store(library: Library) -> Store:
+        """Never called: the type checker holds Library to the core's Store protocol here."""
+        return library

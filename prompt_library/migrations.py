@@ -24,7 +24,7 @@ def migration(step: Callable[[Database], None]) -> Callable[[Database], None]:
     return step
 
 
-def _refusals(table: str, what: str) -> tuple[str, str]:
+def _refusals(table: str, what: str) -> tuple[str, ...]:
     # Triggers, not application code, so even plain SQL from another tool cannot change history.
     return tuple(f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
                  f"BEGIN SELECT RAISE(ABORT, '{what} are immutable: {action} refused'); END"
@@ -45,39 +45,39 @@ def m001_schema(db: Database) -> None:
 
 
 def _design_tables(db: Database) -> None:
-    db["meta"].create({"key": str, "value": str}, pk="key")
-    db["drafts"].create(
+    db.table("meta").create({"key": str, "value": str}, pk="key")
+    db.table("drafts").create(
         {"id": int, "name": str, "dimension": str, "steps_model": str, "created_at": str, "updated_at": str},
         pk="id", not_null={"dimension"},
     )
-    db["prompts"].create(
+    db.table("prompts").create(
         {"id": str, "name": str, "version": int, "dimension": str, "steps_model": str, "judge": str,
          "created_at": str},
         pk="id", not_null={"name", "version", "dimension", "created_at"},
     )
-    db["prompts"].create_index(["name", "version"], unique=True)
-    db["datasets"].create(
+    db.table("prompts").create_index(["name", "version"], unique=True)
+    db.table("datasets").create(
         {"id": str, "name": str, "version": int, "source": str, "mapping": str, "item_count": int,
          "fields": str, "human": str, "created_at": str},
         pk="id", not_null={"name", "version", "created_at"},
     )
-    db["datasets"].create_index(["name", "version"], unique=True)
-    db["items"].create(
+    db.table("datasets").create_index(["name", "version"], unique=True)
+    db.table("items").create(
         {"dataset_id": str, "item_id": str, "position": int, "fields": str, "human": str, "group_id": str},
         pk=("dataset_id", "item_id"), foreign_keys=[("dataset_id", "datasets", "id")],
     )
 
 
 def _run_tables(db: Database) -> None:
-    db["runs"].create(
+    db.table("runs").create(
         {"id": str, "prompt_id": str, "dataset_id": str, "judge": str, "item_ids": str, "status": str,
          "items_total": int, "created_at": str, "finished_at": str, "model_version": str,
          "input_tokens": int, "output_tokens": int, "cost_usd": float, "extra": str},
         pk="id", foreign_keys=[("prompt_id", "prompts", "id"), ("dataset_id", "datasets", "id")],
     )
-    db["runs"].create_index(["prompt_id"])
-    db["runs"].create_index(["dataset_id"])
-    db["judgments"].create(
+    db.table("runs").create_index(["prompt_id"])
+    db.table("runs").create_index(["dataset_id"])
+    db.table("judgments").create(
         {"run_id": str, "item_id": str, "score": float, "raw_score": float, "top_score": float,
          "distribution": str, "valid_mass": float, "replies": str, "parsed": int, "unparsed": int,
          "ambiguous": int, "mode": str, "fallback": int, "model_version": str, "input_tokens": int,
@@ -85,7 +85,7 @@ def _run_tables(db: Database) -> None:
          "created_at": str},
         pk=("run_id", "item_id"), foreign_keys=[("run_id", "runs", "id")],
     )
-    db["judge_cache"].create({"key": str, "reply": str, "created_at": str}, pk="key")
+    db.table("judge_cache").create({"key": str, "reply": str, "created_at": str}, pk="key")
 
 
 @migration
@@ -167,7 +167,7 @@ def m004_run_leases(db: Database) -> None:
 
     A table of its own, not columns of `runs`: a lease changes every few seconds, runs are pinned.
     """
-    db["run_leases"].create(
+    db.table("run_leases").create(
         {"run_id": str, "owner": str, "pid": int, "host": str, "started_at": str, "heartbeat": float},
         pk="run_id", foreign_keys=[("run_id", "runs", "id")],
     )
@@ -300,8 +300,14 @@ _M009_TRIGGERS = (
 # a later migration's trigger of the same name replaces the earlier one. Opening a library compares its
 # triggers with these; tests/library/test_frozen_history.py checks them against a freshly migrated file.
 def _named(sqls: Iterable[str]) -> dict[str, str]:
-    return {re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)[1]: sql.replace(" IF NOT EXISTS", "", 1)
-            for sql in sqls}
+    return {_trigger_name(sql): sql.replace(" IF NOT EXISTS", "", 1) for sql in sqls}
+
+
+def _trigger_name(sql: str) -> str:
+    match = re.match(r"CREATE TRIGGER (?:IF NOT EXISTS )?(\w+)", sql)
+    if match is None:
+        raise ValueError(f"not a CREATE TRIGGER statement: {sql[:60]}")
+    return match[1]
 
 
 PROTECTION_TRIGGERS = _named((*_M001_TRIGGERS, *_M003_TRIGGERS, *_M005_TRIGGERS, *_M009_TRIGGERS))
@@ -313,7 +319,7 @@ def m010_run_jobs(db: Database) -> None:
 
     Control state, not results: it changes as a job starts, is stopped and ends, so it has no row hash.
     """
-    db["run_jobs"].create(
+    db.table("run_jobs").create(
         {"run_id": str, "options": str, "pid": int, "host": str, "started_at": str, "stop_requested_at": str,
          "ended_at": str, "summary": str, "error": str},
         pk="run_id", foreign_keys=[("run_id", "runs", "id")],

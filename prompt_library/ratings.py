@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geval_core.errors import InputError
 from geval_core.types import Item
@@ -27,6 +27,9 @@ from geval_core.types import Item
 from .base import insert_row, loads, now
 from .datasets import DatasetMapping, DatasetsMixin
 from .hashes import as_stored, row_hash
+
+if TYPE_CHECKING:
+    from geval_core.types import FrozenPrompt
 
 STATUSES = ("rated", "skipped", "cannot_judge")
 
@@ -91,6 +94,9 @@ def _is_rater_key(key: str, name: str) -> bool:
 
 class RatingsMixin(DatasetsMixin):
     """Append-only human ratings of dataset items, per rater and dimension."""
+
+    if TYPE_CHECKING:  # PromptsMixin's, beside this mixin in Library
+        def get_prompt(self, name_or_id: str, version: int | None = None) -> FrozenPrompt: ...
 
     def add_rating(self, dataset_id: str, item_id: str, dimension: str, rater: str, rating: float | None = None,
                    status: str = "rated", prompt_id: str | None = None) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geval_core.judgment import Judgment
 
@@ -30,6 +30,9 @@ _TALLY_SELECT = ("SELECT j.item_id, j.attempt, j.score, j.error, j.cached, j.fal
 
 class RunStreamsMixin(DatasetScansMixin, LibraryBase):
     """Counts, per-batch lookups and paged reads of a run's judgments."""
+
+    if TYPE_CHECKING:  # RunsMixin's, which builds on this mixin
+        def get_run(self, run_id: str) -> dict[str, Any]: ...
 
     def judged_count(self, run_id: str) -> int:
         """Items of a run with a final (error-free) judgment: len(judged_item_ids) from the index alone."""

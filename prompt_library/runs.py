@@ -97,7 +97,8 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
 
     def list_runs(self, prompt: str | None = None, dataset: str | None = None) -> list[dict[str, Any]]:
         """Runs, newest first; `prompt`/`dataset` filter by id, name (every version) or name@version."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | int] = []
         for value, table, column in ((prompt, "p", "prompt_id"), (dataset, "d", "dataset_id")):
             if value is None:
                 continue

@@ -137,7 +137,9 @@ _KIND = {"judgments": "judgment", "runs": "run", "ratings": "rating"}
 def result_problems(library: Library, broken: set[str]) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """(rows checked per table, problems): every row hash of judgments, runs and ratings recomputed, every
     finished run's digest recomputed over its judgments, every retry checked to follow an errored attempt."""
-    checked, problems, hashes = {}, [], {}
+    checked: dict[str, int] = {}
+    problems: list[dict[str, Any]] = []
+    hashes: dict[str, list[str]] = {}
     for table in HASHED_TABLES:
         if table in broken:  # its columns differ (reported): every hash would, too
             problems.append(_problem("table", table, "rows not checked: its columns differ from the schema"))
@@ -163,13 +165,14 @@ def result_problems(library: Library, broken: set[str]) -> tuple[dict[str, int],
 
 def _attempt_problems(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Attempts of an item must be 0, 1, ... and each one but the last errored (a final judgment is final)."""
-    problems, previous = [], None
+    problems: list[dict[str, Any]] = []
+    previous: dict[str, Any] | None = None
     for row in rows:  # ordered by run, item, attempt
         same = previous is not None and (previous["run_id"], previous["item_id"]) == (row["run_id"], row["item_id"])
         label = f"{row['run_id']}/{row['item_id']}/{row['attempt']}"
-        if row["attempt"] != (previous["attempt"] + 1 if same else 0):
+        if row["attempt"] != (previous["attempt"] + 1 if previous is not None and same else 0):
             problems.append(_problem("judgment", label, "attempt out of sequence (an earlier attempt is missing)"))
-        elif same and previous["error"] is None:
+        elif previous is not None and same and previous["error"] is None:
             problems.append(_problem("judgment", label, "follows a final judgment (only an errored one is retried)"))
         previous = row
     return problems

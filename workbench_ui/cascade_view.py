@@ -87,7 +87,8 @@ def calibrate(lib) -> None:
     if st.button("Draw the curve", key=K + "curve"):
         with st.spinner("Drawing the curve: 500 resamples at each of up to 12 thresholds…"):
             # The page shows no interval for the agreement with the strong judge: not resampled, half the wait.
-            curve = cascade_curve(cached_reads.CachedLibrary(lib), *asked, 11, 500, strong_intervals=False)
+            curve = cascade_curve(cached_reads.CachedLibrary(lib), cheap, strong, human, signal, 11, 500,
+                                  strong_intervals=False)
         st.session_state[K + "drawn"] = {"asked": asked, "curve": curve}
     drawn = st.session_state.get(K + "drawn")
     if drawn and drawn["asked"] == asked:  # a curve of other runs or another signal is not shown as this one's

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -60,7 +61,7 @@ def with_names(key: str, names: list[str]) -> str:
     return key
 
 
-def ceiling_frame(rows: list[dict[str, Any]], names: list[str] = ()) -> pd.DataFrame:
+def ceiling_frame(rows: list[dict[str, Any]], names: Sequence[str] = ()) -> pd.DataFrame:
     """One row per rater (vs the others' mean) and the judge (vs every rater's mean), figures with intervals."""
     out = []
     for r in rows:
@@ -90,7 +91,7 @@ def panel(run: dict, prompt, field: str | None) -> None:
         return
     st.header("Raters and the human ceiling")
     c1, c2 = st.columns(2)
-    dataset_id = c1.selectbox("Ratings from", list(versions), format_func=versions.get, key=K + "version",
+    dataset_id = c1.selectbox("Ratings from", list(versions), format_func=versions.__getitem__, key=K + "version",
                               help="A version saved on the Rate page carries the raters; the judge's scores are "
                                    "matched by item id where the item's inputs are identical.")
     bootstrap = int(c2.number_input("Bootstrap resamples (raters)", min_value=0, max_value=5000, value=200,

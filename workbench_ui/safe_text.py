@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
@@ -57,14 +57,14 @@ def fmt(value: object, digits: int = 3) -> str:
     return str(value)
 
 
-def interval(bounds: object, digits: int = 3) -> str:
+def interval(bounds: Sequence[float | None] | None, digits: int = 3) -> str:
     """'[0.412, 0.655]' for a 95% interval; 'withheld' when there is none (too few units to draw one)."""
     if not bounds or any(b is None for b in bounds):
         return "withheld"
     return f"[{bounds[0]:.{digits}f}, {bounds[1]:.{digits}f}]"
 
 
-def fmt_rating(value: object) -> str:
+def fmt_rating(value: float | str | None) -> str:
     """A rating for display: 5.0 -> '5', 3.6667 -> '3.67'; '—' for None."""
     if value is None:
         return "—"

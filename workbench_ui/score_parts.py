@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from geval_core import prompts
 from geval_core.files.prompt_files import write_judgments
@@ -64,7 +65,7 @@ def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str,
     """Run-level figures: ties weighted vs top-token, unparsed, low mass, tokens and cost."""
     s = cached_reads.run_summary(run, rows)
     total = run.get("items_total") or len(rows)
-    c = st.columns(6)
+    c: tuple[DeltaGenerator, ...] = st.columns(6)
     c[0].metric("Judged", f"{len(rows)} / {total}")
     c[1].metric("Tie rate, weighted", safe_text.fmt(s["tie_weighted"]))
     c[2].metric("Tie rate, top-token", safe_text.fmt(s["tie_top"]))

@@ -51,15 +51,16 @@ def choose(lib, run: dict[str, Any], prompt, key: str = K) -> Scope:
         else:
             opened[run["id"]] = evaluation_ids(lib, run["dataset_id"], "test", examples, run["prompt_id"],
                                                run["id"])[1]["candidates_on_test"]
-    ids, info = evaluation_ids(lib, run["dataset_id"], "dev", examples) if side == "dev" else (None, None)
     if side == "test":
         from geval_core.run.splits import get_split
 
         split = get_split(lib, run["dataset_id"])
         ids = set(split["test"]) - set(examples)
         info = {"split": split["hash"], "examples_left_out": len(set(split["test"]) & set(examples))}
-    scope = Scope(f"{side}-{info['split']}-{info['examples_left_out']}", frozenset(ids), side, info["split"],
-                  info["examples_left_out"], opened.get(run["id"]))
+    else:
+        ids, info = evaluation_ids(lib, run["dataset_id"], "dev", examples)
+    scope = Scope(f"{side}-{info['split']}-{info['examples_left_out']}", None if ids is None else frozenset(ids),
+                  side, info["split"], info["examples_left_out"], opened.get(run["id"]))
     st.caption(safe_text.md_escape(describe(scope)))
     return _keep(scope)
 
@@ -120,7 +121,7 @@ def describe(scope: Scope) -> str:
     """'Dev side of split 1a2b3c4d5e6f (72 items); 2 example items of the prompt left out.'"""
     parts = []
     if scope.side:
-        parts.append(f"{scope.side.capitalize()} side of split {scope.split[:12]} ({len(scope.ids or ())} items)")
+        parts.append(f"{scope.side.capitalize()} side of split {(scope.split or '')[:12]} ({len(scope.ids or ())} items)")
     if scope.side == "test":
         parts.append(f"recorded: {scope.candidates_on_test} prompt(s) evaluated on this test side")
     if scope.examples_left_out:

@@ -6,6 +6,7 @@ import contextlib
 import importlib
 import os
 import sys
+from typing import Any
 
 # numpy's OpenBLAS spreads even a 20,000-element dot product over every core and spins while it waits:
 # beside a judge or a second process on a small machine one product took 12 ms instead of 0.01 ms (an
@@ -45,7 +46,7 @@ COMMANDS = {
 }
 
 
-class _Commands(dict):
+class _Commands(dict[str, click.Command]):
     """A group's commands by name; one of COMMANDS is imported when first looked up (`cli.commands[name]` too)."""
 
     def __missing__(self, name: str) -> click.Command:
@@ -58,7 +59,7 @@ class _Commands(dict):
     def __contains__(self, name: object) -> bool:
         return super().__contains__(name) or name in COMMANDS
 
-    def get(self, name: str, default: click.Command | None = None) -> click.Command | None:
+    def get(self, name: str, default: Any = None, /) -> Any:
         try:
             return self[name]
         except KeyError:
@@ -68,14 +69,14 @@ class _Commands(dict):
 class LazyGroup(click.Group):
     """A click group whose COMMANDS are imported on first use (commands added directly work as usual)."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.commands = _Commands(self.commands)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
 
-    def __call__(self, *args: object, **kwargs: object) -> None:
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
         """The `geval` process: the command, then an exit that skips the interpreter's teardown.
 
         Tearing down the modules and objects of a finished `geval score` (the judge SDK's thousands of

@@ -89,14 +89,17 @@ def _score_side(library: Any, side: str, prompt: str, data_ref: str, judge_ref: 
     dataset = library.get_dataset(data_ref)
     plan = plan_run(library, frozen, dataset, judge_choice(judge_ref, base_url, None, None, None),
                     RunScope(side=side), concurrency=concurrency)
+    split = plan.split
+    if split is None:  # before anything is scored: align compares sides of a split
+        raise click.UsageError(f"dataset {dataset['label']} has no split, so no {side} side: `geval split` makes one")
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(plan.describe(), err=True)
     reused = library.find_run(frozen.id, dataset["id"], plan.settings, item_ids=list(plan.item_ids or ())) is not None
     plan = record_run(library, plan)  # a use of the test side is recorded here
     summary = start_run(library, plan)
-    candidates = len({u["prompt_id"] for u in sealed_uses(library, plan.split)}) if side == "test" else None
-    out = {"prompt": frozen.label, "prompt_id": frozen.id, "dataset": dataset["label"], "split": plan.split["hash"],
+    candidates = len({u["prompt_id"] for u in sealed_uses(library, split)}) if side == "test" else None
+    out = {"prompt": frozen.label, "prompt_id": frozen.id, "dataset": dataset["label"], "split": split["hash"],
            "side": side, "run_id": plan.run_id, "reused": reused, "status": summary.status,
            f"{side}_items": plan.total, "judge_calls": summary.judge_calls, "candidates_on_test": candidates,
            "judge": plan.judge.describe(), "server": plan.judge.server}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -67,6 +68,8 @@ def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, 
     judged = read_scores(judge_file, judge_id_field, score_field)
     if not judged.values:
         raise InputError("the judge file has no rows", file=judge_file)
+    levels: Mapping[str, str | None]
+    groups: Mapping[str, str | None]
     if _is_file_name(data):
         rows = read_scores(data, id_field, human, by)
         ratings, levels, known = rows.values, rows.groups, rows.lines

@@ -194,7 +194,7 @@ def _export_agreement(library: Library, frozen: Any, agreement_file: str | None,
         raise click.UsageError("--agreement-run and --human go together: the run and the rating to compare")
     if agreement_file:
         return read_agreement(agreement_file)
-    if not run_id:
+    if not run_id or not human_field:  # both or neither (checked above)
         return None
     run = library.get_run(run_id)
     if run["prompt_id"] != frozen.id:

@@ -110,7 +110,7 @@ def runs_export(library: Library, run_id: str, output: str | None, fmt: str | No
         return
     export_judgments(rows, output, fmt)
     signature = f"{output}.sig.json" if key is not None else None
-    if signature is not None:
+    if signature is not None and key is not None:
         Path(signature).write_text(json.dumps(sign_run(library, run_id, key, output), indent=2) + "\n", encoding="utf-8")
     split = {"side": scope["side"], "withheld": scope["withheld"]} if scope["side"] else {}
     report_written(as_json, {"file": output, "run_id": run["id"], "judgments": len(rows), "signature": signature,

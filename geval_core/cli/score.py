@@ -151,9 +151,11 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     if not quiet:
         click.echo(plan.describe(), err=True)  # which judge scores what, before anything is sent
     plan = record_run(library, plan)
+    assert plan.run_id is not None  # a recorded plan names its run
     if plan.judged_before and not quiet:
         click.echo(f"resuming run {plan.run_id}: {plan.judged_before} of {plan.total} items judged before", err=True)
-    summary = _score_streamed(plan, library, quiet, out, writes=bool(out or not as_json), timeout=timeout)
+    summary = _score_streamed(plan, plan.run_id, library, quiet, out, writes=bool(out or not as_json),
+                              timeout=timeout)
     run = library.get_run(plan.run_id)
     if not quiet:
         click.echo(summary_text(summary, run), err=True)
@@ -185,14 +187,14 @@ def scored_in_run(library: Library, run: dict[str, Any]) -> int:
     return library.scored_count(run["id"])
 
 
-def _score_streamed(plan: RunPlan, library: Library, quiet: bool, out: str | None, writes: bool,
+def _score_streamed(plan: RunPlan, run_id: str, library: Library, quiet: bool, out: str | None, writes: bool,
                     timeout: float) -> RunSummary:
     """The planned run over its items read a page at a time; with `writes`, its results (to `out`, else stdout)
     written as judgments commit, in dataset order."""
     if not writes:
         return _run_with_bar(plan, plan.items(library), library, quiet, timeout)
     with _results_handle(out) as handle:
-        results = OrderedResults(library, plan.run_id, handle)
+        results = OrderedResults(library, run_id, handle)
         summary = _run_with_bar(plan, plan.items(library, on_batch=results.batch_read), library, quiet, timeout,
                                 results)
         results.close()
@@ -220,9 +222,12 @@ def _run_with_bar(plan: RunPlan, items: Any, library: Library, quiet: bool, time
     options = plan.options
     gate = Gate(options.concurrency, options.rpm, options.tpm)
     # Off a terminal click prints only the label, a stray "coherence@1" line in a log: no bar there.
+    def gate_state(_: int | None) -> str:
+        return gate.describe()
+
     with click.progressbar(length=plan.total, label=f"{plan.prompt.label} ", file=sys.stderr,
                            hidden=quiet or not sys.stderr.isatty(),
-                           show_pos=True, item_show_func=lambda _: gate.describe()) as bar, stop_on_interrupt(cancel):
+                           show_pos=True, item_show_func=gate_state) as bar, stop_on_interrupt(cancel):
         bar.update(plan.judged_before)
         position = [plan.judged_before]
 

@@ -11,7 +11,7 @@ and what it saved against the strong judge on every item.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,8 @@ def uncertainty(judgment: dict[str, Any] | None, signal: str) -> float:
     if not judgment or judgment.get("score") is None:
         return float("inf")
     if signal == "valid_mass":
-        return 1.0 - float(judgment.get("valid_mass") if judgment.get("valid_mass") is not None else 1.0)
+        mass = judgment.get("valid_mass")
+        return 1.0 - float(mass if mass is not None else 1.0)
     if signal == "flip":
         return flip_chance(judgment)
     value = confidence(judgment.get("distribution"))[signal]
@@ -57,7 +58,7 @@ def flip_chance(judgment: dict[str, Any]) -> float:
     return float("inf") if share is None else 1.0 - share
 
 
-def routed(cheap: dict[str, dict[str, Any]], signal: str, threshold: float) -> set[str]:
+def routed(cheap: Mapping[str, dict[str, Any] | None], signal: str, threshold: float) -> set[str]:
     """The items the strong judge takes: the cheap judgment's uncertainty above the threshold."""
     return {item_id for item_id, row in cheap.items() if uncertainty(row, signal) > threshold}
 
@@ -187,8 +188,9 @@ def score_cascade(store: Store, cascade: dict[str, Any], dataset_id: str,
     if unknown:
         raise InputError(f"--base-url takes cheap=URL or strong=URL, not {sorted(unknown)[0]}=", field="base-url")
     cheap = record_run(store, plan_cascade_side(store, cascade, "cheap", dataset_id, None, base_urls, options))
+    assert cheap.run_id is not None  # a recorded plan names its run
     cheap_summary = start_run(store, cheap, judge_for(cheap.settings) if judge_for else None)
-    items = run_items(store, dataset_id, cheap.item_ids and list(cheap.item_ids))
+    items = run_items(store, dataset_id, cheap.item_ids)
     order = strong_items(store, cascade, items, cheap.run_id) if cheap_summary.status == "done" else []
     strong, strong_summary = None, None
     if order:

@@ -23,6 +23,8 @@ def _figure(name: str, a: np.ndarray, b: np.ndarray, scale: Scale | None = None)
     """One figure of judge `a` against people `b` (NaN when undefined), by `geval agree`'s own functions: ranks
     tie scores equal to 6 decimals (stats.onepass), so float noise in weighted scores is no rank difference."""
     if name == "kappa_quadratic":
+        if scale is None:
+            raise ValueError("kappa_quadratic needs the rating scale")
         value = kappa_from_confusion(confusion(a, b, scale), "quadratic")
         return float("nan") if value is None else float(value)
     if name == "pearson":

@@ -32,7 +32,7 @@ def review_queue(item_ids: Sequence[str], judgments: Mapping[str, Mapping[str, A
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
     human = human or {}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for n, item_id in enumerate(item_ids):
         row = judgments.get(item_id)
         score, rated = (row or {}).get("score"), human.get(item_id)

@@ -118,6 +118,7 @@ def _stored_repeat(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, st
                                                                marks={"stability": label}),
                     concurrency=concurrency, options=RunOptions(use_cache=False), judge=plan_settings(settings, store))
     plan = record_run(store, plan)
+    assert plan.run_id is not None  # a recorded plan names its run
     summary = start_run(store, plan, judge, cancel=cancel)
     if summary.status != "done":
         raise JudgeError(f"{label}: run {plan.run_id} {summary.status}" + (f": {summary.error}" if summary.error else ""))
@@ -179,9 +180,9 @@ def dimension_stability(dimension: Dimension, items: Sequence[Item], judge: Judg
 def stability_check(report: StabilityReport | StabilityRun) -> Check:
     """The report as a pre-freeze finding: "warning" when ratings change or scores move, else "info"."""
     run = report if isinstance(report, StabilityRun) else None
-    report = run.report if run is not None else report
-    unstable = report.items_changed or report.items_moved_half_point
-    message = report.summary()
+    found = report.report if isinstance(report, StabilityRun) else report
+    unstable = found.items_changed or found.items_moved_half_point
+    message = found.summary()
     if run is not None and run.regenerate_steps:
         message += " with the steps regenerated each time"
     if unstable:

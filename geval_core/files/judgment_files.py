@@ -36,8 +36,9 @@ def write_judgments(rows: Iterable[dict[str, Any]], out: TextIO, format: str = "
     if format == "jsonl":
         for row in rows:
             record = {k: row.get(k) for k in columns}
-            if isinstance(record.get("distribution"), dict):
-                record["distribution"] = {str(k): v for k, v in record["distribution"].items()}
+            distribution = record.get("distribution")
+            if isinstance(distribution, dict):
+                record["distribution"] = {str(k): v for k, v in distribution.items()}
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
         return
     writer = csv.DictWriter(out, fieldnames=columns)

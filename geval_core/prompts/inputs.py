@@ -7,8 +7,9 @@ that scores (the runner, batch files, the Score page, `score_item`) asks `missin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from difflib import get_close_matches
+from typing import Any
 
 from ..errors import InputError
 from ..types import Dimension, FrozenPrompt, Item
@@ -64,14 +65,14 @@ def cell_text(value: object, row: int, column: str, required: bool) -> str | Non
     if isinstance(value, bool) or (isinstance(value, (int, float)) and abs(value) != float("inf")):
         return str(value)
     if hasattr(value, "item") and not isinstance(value, (bytes, list, dict)):  # a numpy scalar
-        return cell_text(value.item(), row, column, required)  # type: ignore[attr-defined]
+        return cell_text(value.item(), row, column, required)
     if not required:
         return None  # not read by the judge: left out rather than stored as its repr
     raise InputError(f"row {row}: {column!r} holds a {type(value).__name__}, not text; convert it to a string "
                      "first (a judge would read its Python repr)", field=column)
 
 
-def rows_as_fields(rows: Iterable[dict[object, object]], inputs: Iterable[str]) -> list[dict[str, str]]:
+def rows_as_fields(rows: Iterable[Mapping[Any, object]], inputs: Iterable[str]) -> list[dict[str, str]]:
     """Rows as dicts of text by `cell_text`'s rule, every input of the prompt required; checked whole before any
     call. Missing other fields are left out."""
     required = set(inputs)

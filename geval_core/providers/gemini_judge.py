@@ -68,21 +68,26 @@ class GeminiJudge(HostedJudge):
     def _where(self) -> str:
         return f"Gemini at {self.base_url}" if self.base_url else "the Gemini API"
 
-    def _choices(self, response: Any) -> list[Choice]:
+    # The response-reading hooks keep no state: static, so batch results (gemini_reply) read answers alike.
+    @staticmethod
+    def _choices(response: Any) -> list[Choice]:
         return [Choice(_text(c), _positions(c.logprobs_result)) for c in (response.candidates or [])]
 
     def _nothing(self, response: Any, request: JudgeRequest) -> str:
         return f"Gemini returned no candidates for model {request.model!r}{_blocked(response)}"
 
-    def _usage(self, response: Any) -> tuple[int, int]:
+    @staticmethod
+    def _usage(response: Any) -> tuple[int, int]:
         # Thought tokens are billed as output: count them, so usage and cost say what was paid.
         return (_usage(response, "prompt_token_count"),
                 _usage(response, "candidates_token_count") + _usage(response, "thoughts_token_count"))
 
-    def _raw(self, response: Any) -> Any:
+    @staticmethod
+    def _raw(response: Any) -> Any:
         return response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=RAW_EXCLUDE)
 
-    def _version(self, response: Any) -> str | None:
+    @staticmethod
+    def _version(response: Any) -> str | None:
         return response.model_version
 
     def _call(self, request: JudgeRequest, n: int, call: int) -> Any:
@@ -131,12 +136,13 @@ def gemini_request(request: JudgeRequest, n: int, seed: int | None) -> tuple[lis
 
     contents, system = _contents(request.messages)
     thinking = gemini_thinking(request.model)
+    thinking_config = thinking.config()
     config: dict[str, Any] = {
         # Thinking tokens come out of max_output_tokens: add room for the least thinking the model does.
         "temperature": request.temperature, "max_output_tokens": request.max_tokens + thinking.allowance,
         "candidate_count": n, "system_instruction": system or None,
         # A ThinkingConfig, not a dict: the SDK passes a nested dict's keys through unconverted.
-        "thinking_config": types.ThinkingConfig(**thinking.config()) if thinking.config() else None,
+        "thinking_config": types.ThinkingConfig(**thinking_config) if thinking_config else None,
     }
     if seed is not None:
         config["seed"] = seed  # a repeated call passes seed + call: the same seed would repeat itself
@@ -147,9 +153,9 @@ def gemini_request(request: JudgeRequest, n: int, seed: int | None) -> tuple[lis
 
 def gemini_reply(response: Any) -> JudgeReply:
     """A GenerateContentResponse as a JudgeReply, with the live judge's own mapping (batch results use it)."""
-    read = GeminiJudge  # its response-reading hooks keep no state: call them unbound
-    return JudgeReply(tuple(read._choices(None, response)), read._version(None, response) or "",
-                      Usage(*read._usage(None, response)), 0.0, read._raw(None, response))
+    read = GeminiJudge
+    return JudgeReply(tuple(read._choices(response)), read._version(response) or "",
+                      Usage(*read._usage(response)), 0.0, read._raw(response))
 
 
 def _contents(messages: tuple[dict[str, str], ...]) -> tuple[list[dict[str, Any]], str]:

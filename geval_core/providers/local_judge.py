@@ -58,6 +58,9 @@ def local_model_path() -> str:
     )
 
 
+_EXTRA_BUFFERS_OFF = False  # set once llama.cpp's defaults are wrapped (a flag of ours, not one on its module)
+
+
 def disable_extra_buffers() -> None:
     """Make every llama.cpp model in this process load without extra weight buffers (AMX, repacking).
 
@@ -65,9 +68,10 @@ def disable_extra_buffers() -> None:
     virtual machines with AMX-capable Xeons, including the one this was built on. The plain CPU path
     costs little for a 135M model. Set GEVAL_LLAMA_EXTRA_BUFFERS=1 to keep the extra buffers.
     """
+    global _EXTRA_BUFFERS_OFF
     import llama_cpp.llama_cpp as lib
 
-    if os.environ.get("GEVAL_LLAMA_EXTRA_BUFFERS") == "1" or getattr(lib, "_geval_patched", False):
+    if os.environ.get("GEVAL_LLAMA_EXTRA_BUFFERS") == "1" or _EXTRA_BUFFERS_OFF:
         return
     defaults = lib.llama_model_default_params
 
@@ -77,7 +81,7 @@ def disable_extra_buffers() -> None:
         return params
 
     lib.llama_model_default_params = safe_defaults
-    lib._geval_patched = True
+    _EXTRA_BUFFERS_OFF = True
 
 
 def _load(path: str, n_ctx: int, n_threads: int | None, n_batch: int = BATCH) -> Any:

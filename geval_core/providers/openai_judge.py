@@ -116,7 +116,7 @@ class OpenAIJudge(HostedJudge):
 
     def _call(self, request: JudgeRequest, n: int, call: int) -> Any:
         """One call; a documented 400 for max_tokens switches to the reasoning options once."""
-        bad_request = (*self._errors.bad_request, ServerStatusError)  # _send passes on only 400s of these
+        bad_request: tuple[type[Exception], ...] = (*self._errors.bad_request, ServerStatusError)  # _send passes on only 400s of these
         # A repeated call with the same seed would repeat the same replies.
         seed = None if request.seed is None else request.seed + call
         try:

@@ -16,7 +16,7 @@ import importlib.util
 import json
 import threading
 import urllib.request
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urlsplit
 
 
@@ -29,7 +29,7 @@ def httpx_module() -> Any:
     raise ImportError("neither httpx2 nor httpx is installed (the openai SDK brings one of them)")
 
 
-def is_plain_http(base_url: str | None) -> bool:
+def is_plain_http(base_url: str | None) -> TypeGuard[str]:
     """True for an http:// server address (no TLS: nothing the SDK's client adds is needed)."""
     return bool(base_url) and urlsplit(base_url).scheme == "http"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from ..errors import InputError, JudgeError
 from ..prompts.inputs import require_inputs
 from ..scoring.reply_check import check_reply
 from ..store import Store
-from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, Usage
+from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, ScoredMode, Usage
 from .batch_checks import check_lines
 from .calls import build_request, cache_key, server_id
 from .options import RunSummary
@@ -53,7 +53,7 @@ def parse_custom_id(value: str) -> tuple[str, str, int]:
     return run_id, item_id, int(replica)
 
 
-def batch_mode(settings: JudgeSettings) -> str:
+def batch_mode(settings: JudgeSettings) -> ScoredMode:
     """What a batch asks for: sampling stays sampling; logprobs and auto ask for logprobs."""
     return "sampling" if settings.mode == "sampling" else "logprobs"
 
@@ -98,7 +98,7 @@ def write_batch(prompt: FrozenPrompt, items: list[Item], run_id: str, settings: 
     return count
 
 
-def run_items(store: Store, dataset_id: str, item_ids: list[str] | None) -> list[Item]:
+def run_items(store: Store, dataset_id: str, item_ids: Iterable[str] | None) -> list[Item]:
     """The dataset's items, only those in `item_ids` when a run was limited to some."""
     items = store.dataset_items(dataset_id)
     if item_ids is None:
@@ -152,7 +152,7 @@ def body_to_reply(body: dict[str, Any], provider: str) -> JudgeReply:
 SOURCE_KEY = "geval_source"  # added to each line read: the file it came from, by hash
 
 
-def read_lines(paths: list[str | Path]) -> list[dict[str, Any]]:
+def read_lines(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
     """Every output line of the files with its run, item, replica, file, line number and source."""
     out = []
     for path in paths:
@@ -172,7 +172,7 @@ def read_lines(paths: list[str | Path]) -> list[dict[str, Any]]:
     return out
 
 
-def read_output(paths: list[str | Path], store: Store | None = None,
+def read_output(paths: Sequence[str | Path], store: Store | None = None,
                 expected_run: str | None = None) -> dict[str, dict[str, dict[int, dict]]]:
     """run id -> item id -> replica -> output line, from output and error files; with a store, every line is
     checked first (check_lines) and a refused one stops the collect before anything is stored."""
@@ -204,7 +204,7 @@ def _line_error(line: dict) -> str | None:
     return None
 
 
-def collect_batch(store: Store, paths: list[str | Path], on_progress: Progress | None = None,
+def collect_batch(store: Store, paths: Sequence[str | Path], on_progress: Progress | None = None,
                   expected_run: str | None = None) -> list[RunSummary]:
     """Score and store every item in Batch API output/error files; one summary per run found.
 

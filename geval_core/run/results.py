@@ -156,7 +156,7 @@ class OrderedResults:
                 self._write_all([self._slots.popleft()[1]])
                 self._kept -= 1
                 continue
-            page = []
+            page: list[str] = []
             while self._slots and self._slots[0][2] == _STORED and len(page) < PAGE:
                 page.append(self._slots.popleft()[0])
             values = self._store.judgment_values_of(self._run_id, page)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ..errors import InputError, NotFoundError
@@ -75,7 +77,7 @@ def record_test_use(store: Store, split: dict[str, Any], prompt_id: str, run_id:
     return len({u["prompt_id"] for u in sealed_uses(store, split)})
 
 
-def sealed_uses(store: Store, split: dict[str, Any]) -> list[dict[str, Any]]:
+def sealed_uses(store: Store, split: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every recorded evaluation on the split's test side, oldest first: {prompt_id, run_id, at, read?}."""
     return [{**r["body"], "at": r["created_at"]} for r in store.records("test-use", split["hash"])]
 
@@ -88,7 +90,7 @@ def has_split(store: Store, dataset_id: str) -> bool:
     return bool(store.records("split", dataset_id))
 
 
-def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: set[str] | frozenset = frozenset(),
+def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: AbstractSet[str] = frozenset(),
                    prompt_id: str | None = None, run_id: str | None = None, read: str | None = None
                    ) -> tuple[set[str] | None, dict[str, Any]]:
     """(the item ids a figure may use, what that scope is): the dev side of a split dataset by default, its sealed
@@ -143,7 +145,7 @@ class SealedStore(ScopedStore):
 
     def __init__(self, store: Any, dataset_id: str, only: set[str] | frozenset) -> None:
         super().__init__(store, only)
-        self._dataset = dataset_id
+        self._dataset, self._sealed_ids = dataset_id, only
 
     def _sealed(self, ref: str) -> bool:
         return ref == self._dataset or self._store.get_dataset(ref)["id"] == self._dataset
@@ -157,12 +159,12 @@ class SealedStore(ScopedStore):
     def dataset_items(self, ref: str) -> list[Any]:
         """The version's items, only those inside the scope when it is the sealed one."""
         items = self._store.dataset_items(ref)
-        return [i for i in items if i.id in self._only] if self._sealed(ref) else items
+        return [i for i in items if i.id in self._sealed_ids] if self._sealed(ref) else items
 
     def human_means(self, ref: str, name: str) -> dict[str, float]:
         """Per item, the people's mean rating `name`, only inside the scope when the version is the sealed one."""
         means = self._store.human_means(ref, name)
-        return {k: v for k, v in means.items() if k in self._only} if self._sealed(ref) else means
+        return {k: v for k, v in means.items() if k in self._sealed_ids} if self._sealed(ref) else means
 
 
 def sealed_view(store: Any, dataset_id: str, side: str = "dev", prompt_id: str | None = None,

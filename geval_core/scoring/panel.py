@@ -42,6 +42,7 @@ def panel_score(scores: Sequence[float | None], distributions: Sequence[dict[int
     mass = sum(raw.values())
     pooled = {r: p / mass for r, p in raw.items()} if mass > 0 else raw
     values = [s for s, _, _ in kept]
+    score: float | None
     if rule == "mean":
         score = statistics.fmean(values)
     elif rule == "median":

@@ -221,14 +221,14 @@ def parse_reply(text: str) -> float | None:
 
     A reasoning model's <think> block is skipped first; a reply that never closes it has no rating.
     """
-    text = final_text(text)
-    if text is None:
+    final = final_text(text)
+    if final is None:
         return None
-    match = _NUMBER.match(text)
+    match = _NUMBER.match(final)
     if not match:
         return None
-    after = text[match.end():match.end() + 1]
-    if after and (after.isalnum() or after == "_" or (after == "." and text[match.end() + 1:][:1].isdigit())):
+    after = final[match.end():match.end() + 1]
+    if after and (after.isalnum() or after == "_" or (after == "." and final[match.end() + 1:][:1].isdigit())):
         return None
     value = float(match.group(1))
     return int(value) if value.is_integer() else value
@@ -295,9 +295,11 @@ def _logprobs_item(reply: JudgeReply, scale: Scale) -> ItemScore:
     k = len(scored)
     dist = {r: sum(w.distribution[r] for w, _ in scored) / k for r in scale.points}
     tops = [w.top_rating for w, _ in scored]
+    scores = [w.score for w, _ in scored if w.score is not None]  # every one: unscored choices are left out
+    raw_scores = [w.raw_score for w, _ in scored if w.raw_score is not None]  # None only beside a None score
     return ItemScore(
-        score=statistics.fmean(w.score for w, _ in scored),
-        raw_score=statistics.fmean(w.raw_score for w, _ in scored),
+        score=statistics.fmean(scores),
+        raw_score=statistics.fmean(raw_scores),
         top_rating=tops[0], first_rating=None, distribution=dist,
         valid_mass=statistics.fmean(w.valid_mass for w, _ in scored), parsed_share=None,
         replies=texts, parsed=k, unparsed=len(texts) - k,

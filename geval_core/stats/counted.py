@@ -58,7 +58,7 @@ def layout(x: np.ndarray, y: np.ndarray) -> Layout:
     cell_of[order] = np.cumsum(new_cell) - 1
     cell_out, cell_in = np.divmod(ordered[new_cell], width)
     cell_x, cell_y = (cell_in, cell_out) if swapped else (cell_out, cell_in)
-    ranks = np.remainder(ordered, width).astype(small_int(width))
+    ranks: np.ndarray = np.remainder(ordered, width).astype(small_int(width))
     return Layout(dx, dy, order, ranks, cell_of, cell_x, cell_y)
 
 

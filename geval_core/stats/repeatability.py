@@ -68,7 +68,7 @@ class StabilityReport:
     @property
     def flip_rate(self) -> float | None:
         """Mean flip rate over the measured items."""
-        rates = [i.flip_rate for i in self.measured]
+        rates = [i.flip_rate for i in self.measured if i.flip_rate is not None]  # measured: all of them
         return statistics.fmean(rates) if rates else None
 
     @property

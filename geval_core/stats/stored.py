@@ -112,7 +112,7 @@ def run_calibration(library: Store, run_id: str, human: str, bins: int = 10) -> 
     if not result["items"]:
         raise InputError(f"run {run['id']} has no item with both a rating distribution and a human "
                          f"rating {human!r}")
-    modes = sorted({row.get("mode") for _, row in rows if row.get("mode")})
+    modes = sorted({mode for _, row in rows if (mode := row.get("mode"))})
     return {"run": run["id"], "human": human, "modes": modes, **result}
 
 
@@ -175,9 +175,9 @@ def _paired_difference(judge: list[float | None], human: list[float | None], by:
     Within each group, level A's items count +1/(A's items in all) * (items of A and B) and B's negatively,
     so the mean of the signed values is the difference; clustering on the groups keeps their covariance.
     """
-    sign = {diff[0]: 1.0, diff[1]: -1.0}
+    sign: dict[str | None, float] = {diff[0]: 1.0, diff[1]: -1.0}
     pick = [i for i, b in enumerate(by) if b in sign]
-    share = {d: sum(1 for i in pick if by[i] == d) / len(pick) for d in diff}
+    share: dict[str | None, float] = {d: sum(1 for i in pick if by[i] == d) / len(pick) for d in diff}
 
     def signed(values: list[float | None], i: int) -> float | None:
         v = values[i]
@@ -196,7 +196,7 @@ def run_estimate(library: Store, run_id: str, human: str, method: str, by: str |
     judge = [row.get("score") for _, row in rows]
     ratings = [item.human.get(human) if item else None for item, _ in rows]
     levels = [item_value(item, by) for item, _ in rows] if by else None
-    if by and not any(levels):
+    if levels is not None and not any(levels):  # levels of `by`
         raise InputError(f"no item of run {run['id']} has an input field {by!r} (or use --by group)", field=by)
     groups = [item.group if item else None for item, _ in rows]
     return {"run": run["id"], "human": human,
@@ -282,7 +282,7 @@ def dataset_raters(library: Store, dataset_ref: str, human: str, scale: Scale | 
         scale = scale or run_scale
         dataset_ref = dataset_ref or run["dataset_id"]
     dataset, matrix = dataset_matrix(library, dataset_ref, human)
-    if run_id:
+    if run_id and judge is not None:  # a run's scores (run_scores read them above)
         judge = same_items(library, run, dataset["id"], judge)
     scale = _scale(matrix, scale)
     result = rater_agreement(matrix, scale, bootstrap, seed)
