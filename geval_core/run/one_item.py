@@ -2,7 +2,8 @@
 auto-mode fallback to sampling, the score and every token the item cost.
 
 The runner's session (live runs and batch collect), the stability check and `score_item` all turn replies
-into judgments here, so they cannot disagree about what a reply scores.
+into judgments here, so they cannot disagree about what a reply scores; `AutoFallback` is the one driver of
+the auto-mode fallback, for `judge_item` and the session alike.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from ..judgment import ItemScore, Judgment
 from ..prompts import messages, placeholders, template_of
 from ..prompts.inputs import require_inputs
 from ..scoring import score_reply
-from ..types import FrozenPrompt, Item, Judge, JudgeReply, JudgeSettings, Scale
+from ..types import FrozenPrompt, Item, Judge, JudgeReply, JudgeSettings, Scale, ScoredMode
 from .calls import build_request, call_with_retries, context_problem, server_id
 from .cost import CHARS_PER_TOKEN, estimate_request_tokens
 from .pacing import Gate
 
 DEFAULT_FLOOR = JudgeSettings().valid_mass_floor
 
-__all__ = ["Spent", "error_judgment", "first_mode", "judge_item", "judgment_of", "length_budget", "no_rating",
+__all__ = ["AutoFallback", "Spent", "error_judgment", "judge_item", "judgment_of", "length_budget", "no_rating",
            "reply_start", "overlong_items", "overlong_warning", "score_item", "server_of"]
 
 
@@ -85,9 +86,38 @@ def overlong_warning(window: int | None, ids: list[str], total: int) -> str | No
             "judge with a longer context")
 
 
-def first_mode(settings: JudgeSettings) -> str:
-    """The mode of an item's first request: auto asks for log-probabilities first."""
-    return "logprobs" if settings.mode == "auto" else settings.mode
+@dataclass
+class AutoFallback:
+    """The auto-mode fallback, the one rule every road from items to judgments follows (the runner's `Session`
+    for a run; `judge_item`, and through it score_item, score_items and the stability check).
+
+    Auto mode asks for log-probabilities first. When the judge answers that request without them, the same item
+    is asked again for sampled replies: its judgment says `fallback` and counts what the first request cost.
+    From then on the judge is known to give none, so every later item of the same driver (a run has one) goes
+    straight to sampling, still marked `fallback`, without paying for a request whose answer cannot be
+    weighted; a request already in flight then falls back on its own. `judge_item` without a driver judges a
+    run of one item (score_item; each row of score_items, which scores a row exactly as score_item does).
+    Other modes ask once, in their own mode, and never fall back.
+    """
+
+    mode: str  # the settings' mode: logprobs, sampling or auto
+    sampling_only: bool = False  # auto mode has seen this judge answer without log-probabilities
+
+    def first(self) -> tuple[ScoredMode, bool]:
+        """(the mode of an item's first request, whether that request is already the fallback)."""
+        if self.mode == "sampling":
+            return "sampling", False
+        if self.mode == "auto" and self.sampling_only:
+            return "sampling", True
+        return "logprobs", False
+
+    def after_no_logprobs(self, mode: str) -> bool:
+        """Whether an item whose `mode` request came back without log-probabilities is asked again for sampled
+        replies (auto mode, a logprobs request); later items then start in sampling mode."""
+        if self.mode != "auto" or mode != "logprobs":
+            return False
+        self.sampling_only = True  # a judge without logprobs will not grow them on the next item
+        return True
 
 
 def judgment_of(item_id: str, reply: JudgeReply, scale: Scale, mode: str, reducer: str = "mean", *,
@@ -145,26 +175,28 @@ def error_judgment(item_id: str, exc: BaseException, mode: str, *, fallback: boo
 def judge_item(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings | None = None, *,
                seed: int | None = None, reducer: str = "mean", max_attempts: int = 5,
                cancel: threading.Event | None = None, gate: Gate | None = None,
-               errors: str = "raise") -> Judgment:
+               errors: str = "raise", fallback: AutoFallback | None = None) -> Judgment:
     """Judge one item now. A judge that fails for good raises its JudgeError (errors="raise") or gives an
-    error Judgment (errors="judgment"); auto mode asks for sampled replies when there are no logprobs."""
+    error Judgment (errors="judgment"); auto mode falls back to sampled replies by `fallback`'s rule (items
+    judged with one driver share what it learnt; a new driver for this item alone when none is given)."""
     settings = settings or prompt.dimension.judge
-    mode = first_mode(settings)
+    driver = fallback or AutoFallback(settings.mode)
+    mode, fell_back = driver.first()
     try:
-        return _ask(prompt, item, judge, settings, mode, seed, reducer, max_attempts, cancel, gate, Spent())
+        return _ask(prompt, item, judge, settings, mode, fell_back, seed, reducer, max_attempts, cancel, gate,
+                    Spent())
     except _NoLogprobs as missing:
-        if settings.mode != "auto":
-            return _failed(item.id, missing.error, mode, False, missing.spent, errors)
+        if not driver.after_no_logprobs(mode):
+            return _failed(item.id, missing.error, mode, fell_back, missing.spent, errors)
         try:
-            judgment = _ask(prompt, item, judge, settings, "sampling", seed, reducer, max_attempts, cancel, gate,
-                            missing.spent)
+            return _ask(prompt, item, judge, settings, "sampling", True, seed, reducer, max_attempts, cancel, gate,
+                        missing.spent)
         except _NoLogprobs as again:  # cannot happen in sampling mode; kept as an error, never a score
             return _failed(item.id, again.error, "sampling", True, again.spent, errors)
         except JudgeError as exc:
             return _failed(item.id, exc, "sampling", True, missing.spent, errors)
-        return replace(judgment, fallback=True)
     except JudgeError as exc:
-        return _failed(item.id, exc, mode, False, Spent(), errors)
+        return _failed(item.id, exc, mode, fell_back, Spent(), errors)
 
 
 class _NoLogprobs(Exception):
@@ -175,8 +207,8 @@ class _NoLogprobs(Exception):
         self.error, self.spent = error, spent
 
 
-def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, mode: str, seed: int | None,
-         reducer: str, max_attempts: int, cancel: threading.Event | None, gate: Gate | None,
+def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, mode: str, fallback: bool,
+         seed: int | None, reducer: str, max_attempts: int, cancel: threading.Event | None, gate: Gate | None,
          spent: Spent) -> Judgment:
     from ..providers.context import context_window
 
@@ -190,7 +222,7 @@ def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings
         raise _NoLogprobs(exc, spent) from exc
     try:
         return judgment_of(item.id, reply, prompt.dimension.scale, mode, reducer, floor=settings.valid_mass_floor,
-                           spent=spent, seconds=seconds, server=server_of(settings))
+                           fallback=fallback, spent=spent, seconds=seconds, server=server_of(settings))
     except LogprobsUnavailableError as exc:
         cost = Spent.of(reply, seconds)
         raise _NoLogprobs(exc, Spent(spent.input_tokens + cost.input_tokens,

@@ -17,7 +17,7 @@ from ..providers.context import context_window
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
 from .calls import build_request, cache_key
-from .one_item import Spent, error_judgment, judgment_of, server_of
+from .one_item import AutoFallback, Spent, error_judgment, judgment_of, server_of
 from .options import RunSummary
 from .totals import RunTally, current_tally
 
@@ -56,7 +56,6 @@ class Session:
     reducer: str = "mean"
     on_progress: Progress | None = None
     followups: deque[Job] = field(default_factory=deque)  # auto-mode sampling requests still to send
-    sampling_only: bool = False  # auto mode saw a judge without logprobs: go straight to sampling
     logprobs_seen: bool = False
     replied: bool = False  # the judge answered at least once
     hopeless: dict[str, int] = field(default_factory=lambda: {"logprobs": 0, "unreachable": 0})
@@ -65,7 +64,8 @@ class Session:
     last_problem: str = ""  # why the latest item had no score
     server: str = ""  # who answers (the resolved server address, or the provider's own API)
     context: int | None = None  # tokens the judge reads, when known: longer items are errors, never sent
-    tally: RunTally | None = None  # the run's totals over every session, kept as judgments are written
+    tally: RunTally = field(init=False)  # the run's totals over every session, kept as judgments are written
+    auto: AutoFallback = field(init=False)  # the auto-mode fallback, as judge_item drives it
     # Progress held back until a batch commits: (done, judgment) per write; None outside a batch.
     _unreported: list[tuple[int, Judgment]] | None = field(default=None, init=False, repr=False)
 
@@ -78,8 +78,8 @@ class Session:
         # The server the SDK will really send to, OPENAI_BASE_URL included: it keys the cache and is recorded.
         self.server = self.server or server_of(self.settings)
         self.context = self.context or context_window(self.settings)
-        if self.tally is None:
-            self.tally = current_tally(self.store, self.summary.run_id)
+        self.tally = current_tally(self.store, self.summary.run_id)
+        self.auto = AutoFallback(self.settings.mode)
 
     def job(self, item: Item, mode: str, fallback: bool = False) -> Job:
         """The request for an item in one mode."""
@@ -87,14 +87,11 @@ class Session:
         return Job(item, mode, cache_key(request, self.provider, self.server), request, fallback)
 
     def first_job(self, item: Item) -> tuple[Job, JudgeReply | None]:
-        """The item's first request and its cached reply, if any."""
-        auto = self.settings.mode == "auto"
-        if auto and self.sampling_only:
-            job = self.job(item, "sampling", fallback=True)
-            return job, self.cached(job)
-        job = self.job(item, "logprobs" if auto else self.settings.mode)
+        """The item's first request (by the fallback's rule) and its cached reply, if any."""
+        mode, fell_back = self.auto.first()
+        job = self.job(item, mode, fallback=fell_back)
         reply = self.cached(job)
-        if auto and reply is None and self.use_cache:
+        if self.settings.mode == "auto" and not fell_back and reply is None and self.use_cache:
             # An earlier auto run that fell back cached the sampling answer: use it, call nobody.
             sampling = self.job(item, "sampling", fallback=True)
             fallback_reply = self.cached(sampling)
@@ -150,10 +147,9 @@ class Session:
             self.write_error(job, exc)
 
     def fall_back(self, job: Job, reply: JudgeReply | None, seconds: float = 0.0) -> bool:
-        """In auto mode, queue the sampling request for an item the judge gave no logprobs for."""
-        if self.settings.mode != "auto" or job.mode != "logprobs":
+        """Queue the sampling request for an item the judge gave no logprobs for, when the fallback's rule says so."""
+        if not self.auto.after_no_logprobs(job.mode):
             return False
-        self.sampling_only = True  # a judge without logprobs will not grow them on the next item
         follow = self.job(job.item, "sampling", fallback=True)
         follow.spent = Spent.of(reply, seconds)
         self.followups.append(follow)
