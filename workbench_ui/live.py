@@ -32,6 +32,23 @@ def progress_text(done: int, total: int, elapsed: float) -> str:
     return text
 
 
+RATE_WINDOW_S = 30.0  # the ETA reads the rate of the items judged in this last stretch (a slow start, a model load,
+# a busy spell that has passed no longer count)
+
+
+def recent_progress_text(done: int, total: int, samples: list[tuple[float, int]]) -> str | None:
+    """'3 / 12 items · about 20 s left' from the rate over the last RATE_WINDOW_S seconds of (time, done) samples
+    (oldest first, the newest now); None while that window holds no progress."""
+    if not samples:
+        return None
+    now = samples[-1][0]
+    first = next((s for s in samples if now - s[0] <= RATE_WINDOW_S and s[1] < done), None)
+    if first is None or now <= first[0]:
+        return None
+    return progress_text(done - first[1], total - first[1], now - first[0]).replace(
+        f"{done - first[1]} / {total - first[1]} items", f"{done} / {total} items")
+
+
 def start(lib, run_id: str, concurrency: int) -> None:
     """Start the run's worker with this page's concurrency and rate limits."""
     start_job(lib, run_id, {"concurrency": int(concurrency), "rpm": st.session_state.get("score_rpm") or None,
@@ -64,10 +81,13 @@ def attach(lib, run_id: str, key: str = "score") -> None:
             st.rerun()  # the worker ended: the whole page, with the run's summary
         run = lib.get_run(run_id)
         done, total = int(run.get("judged") or 0), int(run.get("items_total") or 0)
+        samples = st.session_state.setdefault(f"{key}_rate_{run_id}", [])
+        samples.append((time.monotonic(), done))
+        samples[:] = [s for s in samples if samples[-1][0] - s[0] <= 2 * RATE_WINDOW_S]
         if state == "starting" or not done:
             text = f"Loading the judge and sending the first requests… {done} / {total} items"
         else:
-            text = progress_text(done, total, time.time() - started)
+            text = recent_progress_text(done, total, samples) or progress_text(done, total, time.time() - started)
         st.progress(min(done / max(total, 1), 1.0), text=text)
         if state != "stopping" and st.button("Stop run", key=f"{key}_stop",
                                              help="Stops after the calls in flight; resume later."):

@@ -84,9 +84,17 @@ def disable_extra_buffers() -> None:
     _EXTRA_BUFFERS_OFF = True
 
 
-def _load(path: str, n_ctx: int, n_threads: int | None, n_batch: int = BATCH) -> Any:
+def batch_threads() -> int:
+    """Threads for prompt evaluation: half the cores, as llama.cpp's own default for decoding. Its default for
+    batches (every core) makes each thread spin-wait for its partners: on a machine where another process holds a
+    core, a thread that is descheduled stalls the rest (bench/bench_local_threads.py measures it)."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def _load(path: str, n_ctx: int, n_threads: int | None, n_batch: int = BATCH,
+          n_threads_batch: int | None = None) -> Any:
     """Load a model once per process and settings (caller holds _LOCK)."""
-    key = (path, n_ctx, n_threads, n_batch)
+    key = (path, n_ctx, n_threads, n_batch, n_threads_batch)
     if key not in _MODELS:
         try:
             from llama_cpp import Llama
@@ -97,7 +105,7 @@ def _load(path: str, n_ctx: int, n_threads: int | None, n_batch: int = BATCH) ->
         if not _MODELS:
             atexit.register(_close_all)
         _MODELS[key] = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_batch=n_batch,
-                             logits_all=False, verbose=False)
+                             n_threads_batch=n_threads_batch, logits_all=False, verbose=False)
     return _MODELS[key]
 
 
@@ -137,12 +145,13 @@ class LocalJudge:
 
     def __init__(self, model_path: str | None = None, n_ctx: int = DEFAULT_CTX, prefix_cache: bool = True,
                  n_threads: int | None = None, n_batch: int = BATCH, exact_reuse: bool = True,
-                 stop_at_rating: bool = True) -> None:
+                 stop_at_rating: bool = True, n_threads_batch: int | None = None) -> None:
         self.model_path = model_path or local_model_path()
         self.n_ctx = n_ctx
         # Reuse the KV cache of the previous prompt's shared prefix (criteria + steps come first).
         self.prefix_cache = prefix_cache
         self.n_threads = n_threads
+        self.n_threads_batch = n_threads_batch or batch_threads()
         self.n_batch = n_batch
         # See _eval_prompt; extra buffers (opt-in, other kernels, not measured) keep whole-batch reuse.
         self.exact_reuse = exact_reuse and os.environ.get("GEVAL_LLAMA_EXTRA_BUFFERS") != "1"
@@ -155,7 +164,7 @@ class LocalJudge:
         """Evaluate the primed prompt, read the rating distribution, then generate the reply text."""
         start = time.perf_counter()
         with _LOCK:
-            llm = _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch)
+            llm = _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch, self.n_threads_batch)
             ids = self._prompt_ids(llm, request)
             try:
                 began = time.perf_counter()
