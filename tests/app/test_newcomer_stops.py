@@ -135,5 +135,5 @@ def test_the_eta_reads_the_rate_of_recent_items():
     # 10 items in the first 100 s (a model load, a busy spell), then 1 item a second: the ETA follows the recent rate.
     samples = [(0.0, 0), (100.0, 10), (110.0, 20), (120.0, 30)]
     assert recent_progress_text(30, 60, samples) == "30 / 60 items · about 30 s left"  # 20 items in the last 20 s
-    assert progress_text(30, 60, 120.0) == "30 / 60 items · about 120 s left"  # the whole run's rate would say
+    assert progress_text(30, 60, 120.0) == "30 / 60 items · about 2 min left"  # the whole run's rate would say
     assert recent_progress_text(10, 60, [(0.0, 10), (5.0, 10)]) is None  # no progress in the window: no rate yet
