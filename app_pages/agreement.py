@@ -11,6 +11,7 @@ from geval_core.types import Scale
 from workbench_ui import (
     agree,
     archive_view,
+    budget_view,
     cached_reads,
     charts,
     compare_view,
@@ -166,6 +167,7 @@ def main() -> None:
     field = agreement_section(run, prompt, dataset)
     raters_view.panel(run, prompt, field)
     diagnostics.panels(lib, run, field)
+    budget_view.panel(lib, run, field)
     compare_section(lib, run, runs, labels, prompt.dimension.scale, field)
 
 

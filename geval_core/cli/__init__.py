@@ -33,6 +33,7 @@ COMMANDS = {
     # Judge diagnostics.
     "calibration": (".diagnostics", "calibration_command"),
     "estimate": (".diagnostics", "estimate_command"),
+    "budget": (".budget", "budget_command"),
     "probe": (".probes", "probe_group"),
     "stability": (".stability", "stability_command"),
     "panel": (".panel", "panel_group"),
