@@ -85,6 +85,10 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
         st.warning(safe_text.md_escape(note))
     elif note:
         st.caption(safe_text.md_escape(note))
+    method = agree.method_note(results[main])
+    if method:
+        with st.expander("How the intervals are made"):
+            st.caption(safe_text.md_escape(method))
     st.caption(safe_text.md_escape(results[main].get("note", "")))
     figure, shown, total = agree.scatter(run, field)
     st.plotly_chart(figure, key=K + "scatter")

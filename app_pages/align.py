@@ -101,7 +101,8 @@ def test_section(lib, base, dataset, human: str, judge_for) -> None:
     split = get_split(lib, dataset["id"])
     uses = sealed_uses(lib, split)
     evaluated = {u["prompt_id"] for u in uses}
-    st.caption(f"{len(evaluated)} prompt(s) evaluated on this test side so far, {len(uses)} looks in all. Each "
+    st.caption(f"{len(evaluated)} prompt{'' if len(evaluated) == 1 else 's'} evaluated on this test side so far, "
+               f"{len(uses)} look{'' if len(uses) == 1 else 's'} in all. Each "
                "candidate evaluated there widens the corrected interval (Bonferroni over the candidates).")
     versions = {p.label: p for p in lib.prompt_versions(base.name)}
     cand = versions[st.selectbox("Candidate to evaluate", list(versions), key=K + "test_candidate")]
@@ -126,8 +127,9 @@ def test_section(lib, base, dataset, human: str, judge_for) -> None:
     judges_caption(report)
     st.dataframe(align_view.comparison_table(report, corrected=True), hide_index=True)
     st.caption(safe_text.md_escape(
-        f"{report['items']} test items in {report['groups']} groups; {report['candidates_evaluated']} candidate(s) "
-        f"evaluated on this test side ({report['test_looks']} looks): the corrected interval is at "
+        f"{report['items']} test items in {report['groups']} groups; {report['candidates_evaluated']} "
+        f"candidate{'' if report['candidates_evaluated'] == 1 else 's'} evaluated on this test side "
+        f"({report['test_looks']} looks): the corrected interval is at "
         f"{report['corrected_level']:.2%}; Holm-adjusted p ({report['holm_figure']}): "
         f"{safe_text.fmt(report['holm_p'], 4)}."))
 

@@ -52,7 +52,8 @@ def mapping_form(cols: list[str], stem: str, tag: str):
     group = c2.selectbox("Group column (e.g. doc_id, for group-level agreement)", groups,
                          index=groups.index(guess) if guess else 0, key=key + "group")
     st.caption("Input fields: name each one as the prompts expect it (e.g. document, summary).")
-    inputs = renamed(cols, "Input columns", key + "inputs")
+    known = sorted({i for p in state.library().list_prompts() for i in p.get("inputs") or []})
+    inputs = renamed(cols, "Input columns", key + "inputs", preselect=upload.guess_inputs(cols, known))
     st.caption("Human ratings: name each one as the dimension it rates (e.g. coherence).")
     dimensions = sorted({p["name"] for p in state.library().list_prompts()})
     human = renamed(cols, "Human rating columns (optional)", key + "human",
@@ -61,9 +62,10 @@ def mapping_form(cols: list[str], stem: str, tag: str):
     return name.strip(), mapping
 
 
-def renamed(cols: list[str], label: str, key: str, default=upload.field_name) -> dict[str, str]:
-    """Pick columns and give each a field name: {name: column}."""
-    picked = st.multiselect(label, cols, key=key)
+def renamed(cols: list[str], label: str, key: str, default=upload.field_name,
+            preselect: list[str] | None = None) -> dict[str, str]:
+    """Pick columns (`preselect` chosen at first) and give each a field name: {name: column}."""
+    picked = st.multiselect(label, cols, default=preselect or None, key=key)
     out: dict[str, str] = {}
     for col in picked:
         # The column name comes from the uploaded file: shown escaped above the box, and given to the box as

@@ -104,8 +104,14 @@ def resampled_note(result: dict[str, Any]) -> str:
     if result.get("ci_warning"):
         return f"Intervals withheld: {result['ci_warning'].removeprefix('no intervals: ')}."
     flag = f" Caution: {result['ci_flag']}." if result.get("ci_flag") else ""
-    return (f"95% intervals: {result['bootstrap']} resamples of the {result.get('ci_units')} "
-            f"{result.get('ci_resampled')}; {result.get('ci_method')}.{flag}")
+    # Plain words here; the method's own description is one click away (method_note), not in the caution box.
+    return (f"95% intervals: the figures recomputed on {result['bootstrap']} resamples of the "
+            f"{result.get('ci_units')} {result.get('ci_resampled')}, each drawn whole, with replacement.{flag}")
+
+
+def method_note(result: dict[str, Any]) -> str:
+    """How the intervals are made, in the statistician's words ("" without intervals)."""
+    return str(result.get("ci_method") or "") if result.get("ci") else ""
 
 
 def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:

@@ -123,7 +123,8 @@ def describe(scope: Scope) -> str:
     if scope.side:
         parts.append(f"{scope.side.capitalize()} side of split {(scope.split or '')[:12]} ({len(scope.ids or ())} items)")
     if scope.side == "test":
-        parts.append(f"recorded: {scope.candidates_on_test} prompt(s) evaluated on this test side")
+        parts.append(f"recorded: {scope.candidates_on_test} prompt{'' if scope.candidates_on_test == 1 else 's'} "
+                     "evaluated on this test side")
     if scope.examples_left_out:
         parts.append(f"{scope.examples_left_out} example item(s) of the prompt left out")
     return "; ".join(parts) + "." if parts else ""

@@ -60,12 +60,23 @@ def guess_id(cols: list[str]) -> str:
     return cols[0] if cols else "id"
 
 
-def guess_group(cols: list[str]) -> str | None:
-    """A document-id-like column for group-level agreement, if any."""
-    for name in ("doc_id", "document_id", "doc", "group", "source_id", "conversation_id"):
+GROUP_NAMES = ("doc_id", "document_id", "doc", "group", "source_id", "conversation_id", "topic", "topic_id",
+               "prompt_id", "question_id", "input_id", "context_id", "dialogue_id", "thread_id", "task_id")
+
+
+def guess_group(cols: list[str], id_column: str | None = None) -> str | None:
+    """A column that names what several items share (a document, a topic, a prompt), for group-level agreement:
+    a known name, else another column ending in _id."""
+    for name in GROUP_NAMES:
         if name in cols:
             return name
-    return None
+    return next((c for c in cols if c.lower().endswith("_id") and c != (id_column or guess_id(cols))), None)
+
+
+def guess_inputs(cols: list[str], inputs: list[str]) -> list[str]:
+    """The columns named like an input of a frozen prompt (document, summary, context, ...), in column order."""
+    wanted = {i.lower() for i in inputs}
+    return [c for c in cols if field_name(c) in wanted]
 
 
 def field_name(column: str) -> str:

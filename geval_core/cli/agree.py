@@ -153,7 +153,8 @@ def scope_line(scope: dict[str, Any]) -> str:
     if scope.get("side"):
         parts.append(f"{scope['side']} side of split {scope['split'][:12]}")
     if scope.get("side") == "test":
-        parts.append(f"use recorded: {scope['candidates_on_test']} prompt(s) evaluated on this test side")
+        parts.append(f"use recorded: {scope['candidates_on_test']} "
+                     f"prompt{'' if scope['candidates_on_test'] == 1 else 's'} evaluated on this test side")
     if scope.get("examples_left_out"):
         parts.append(f"{scope['examples_left_out']} example item(s) of the prompt left out")
     return "; ".join(parts)

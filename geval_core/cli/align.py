@@ -106,7 +106,8 @@ def _score_side(library: Any, side: str, prompt: str, data_ref: str, judge_ref: 
     if as_json:
         echo_json(out)
     else:
-        recorded = f"; recorded: {candidates} prompt(s) evaluated on this test side" if side == "test" else ""
+        recorded = (f"; recorded: {candidates} prompt{'' if candidates == 1 else 's'} evaluated on this test "
+                    "side") if side == "test" else ""
         click.echo(f"{frozen.label} on the {side} side of {dataset['label']} ({plan.total} items): run "
                    f"{plan.run_id} {summary.status}{recorded}", err=True)
     if summary.status != "done":
@@ -150,7 +151,8 @@ def align_report_command(library: Any, prompt: str, data_ref: str, base: str | N
                    f"{_interval(fig['interval'])}" + (f" corrected{_interval(fig['corrected_interval'])}"
                                                       if "corrected_interval" in fig else ""))
     if side == "test":
-        click.echo(f"{report['candidates_evaluated']} candidate(s) evaluated on this test side "
+        many = "" if report["candidates_evaluated"] == 1 else "s"
+        click.echo(f"{report['candidates_evaluated']} candidate{many} evaluated on this test side "
                    f"({report['test_looks']} looks): corrected level {report['corrected_level']:.4f} "
                    f"(Bonferroni); Holm-adjusted p ({report['holm_figure']}): {_p(report['holm_p'])}")
     if report.get("withheld"):

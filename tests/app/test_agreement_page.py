@@ -148,8 +148,10 @@ def test_compare_two_runs_warns_and_ranks_the_movers(lib_path):
 def test_the_page_says_what_was_resampled(lib_path):
     scored_run(Library(lib_path))
     at = open_agreement(bootstrap=200)
-    captions = " ".join(c.value for c in at.caption).replace("\\", "")  # markdown escapes off
-    assert "200 resamples of the 24 groups" in captions and "t(units-1)" in captions
+    captions = " ".join(c.value for c in [*at.caption, *at.warning]).replace("\\", "")  # markdown escapes off
+    assert "200 resamples of the 24 groups, each drawn whole, with replacement" in captions
+    notes = [c.value for c in at.caption if "studentized" in c.value or "t(units-1)" in c.value]
+    assert notes and not [w for w in at.warning if "studentized" in w.value]  # the method's words: its expander
     frame = at.dataframe[0].value.set_index("reading")
     assert frame.loc["group-level, weighted score", "resampled"] == "24 groups"
 

@@ -60,7 +60,7 @@ def test_the_page_reads_the_dev_side_and_opens_the_test_side_only_on_a_recorded_
     assert agree_rows(at)["Spearman"] == pytest.approx(spearman_on(lib, run_id, set(split["test"])), abs=5e-4)
     at.run()  # a rerun on the open test side records nothing more
     assert len(sealed_uses(lib, get_split(lib, lib.get_dataset("sample")["id"]))) == 1
-    assert "recorded: 1 prompt(s) evaluated on this test side" in page_text(at)
+    assert "recorded: 1 prompt evaluated on this test side" in page_text(at)
 
 
 def agree_rows(at) -> dict:

@@ -52,7 +52,7 @@ def test_split_score_dispute_candidate_compare_and_test_once(lib_path):
     assert [u["prompt_id"] for u in uses] == [base.id, cand.id]
     report = next(f.value for f in at.dataframe if any(c.startswith("corrected") for c in f.value.columns))
     assert "corrected (95.00%)" in report.columns  # one candidate besides the base: no widening yet
-    assert "1 candidate(s) evaluated on this test side (2 looks)" in page_text(at)
+    assert "1 candidate evaluated on this test side (2 looks)" in page_text(at)
     test_runs = [r for r in lib.list_runs() if set(r["item_ids"] or []) == set(split["test"])]
     assert len(test_runs) == 2 and all(r["status"] == "done" for r in test_runs)
 

@@ -39,8 +39,7 @@ def upload_rated(page, expect, tmp_path) -> None:
     expect(page.get_by_text("Upload a dataset", exact=False)).to_be_visible(timeout=60_000)
     page.locator("input[type=file]").set_input_files(str(path))
     expect(page.get_by_text("First rows of rated.csv")).to_be_visible(timeout=60_000)
-    choose(page, "stMultiSelect", "Input columns", "context")
-    choose(page, "stMultiSelect", "Input columns", "response")
+    # context and response are clarity@1's inputs: the form has chosen them already.
     choose(page, "stMultiSelect", "Human rating columns (optional)", "stars")
     type_into(page, "textbox", "name for column 'stars'", "clarity")
     page.keyboard.press("Tab")

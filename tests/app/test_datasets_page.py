@@ -199,3 +199,13 @@ def test_a_dataset_is_split_on_its_page_and_the_score_page_offers_dev_then_recor
     [test_run] = [r for r in lib.list_runs() if r["id"] != run["id"]]
     assert set(test_run["item_ids"]) == set(split["test"])
     assert [(u["prompt_id"], u["run_id"]) for u in sealed_uses(lib, split)] == [(test_run["prompt_id"], test_run["id"])]
+
+
+def test_the_upload_form_guesses_the_inputs_of_frozen_prompts_and_a_topic_like_group():
+    from workbench_ui.upload import guess_group, guess_inputs
+
+    cols = ["id", "topic", "Document", "summary", "stars"]
+    assert guess_inputs(cols, ["document", "summary", "context"]) == ["Document", "summary"]
+    assert guess_group(cols) == "topic"
+    assert guess_group(["id", "conv_id", "reply"]) == "conv_id"  # another *_id column names what items share
+    assert guess_group(["item_id", "reply"]) is None  # the item id itself is no group

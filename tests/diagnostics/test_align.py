@@ -178,7 +178,7 @@ def test_geval_align_test_records_each_use_reuses_the_run_and_report_reads_it(li
     assert data["base"] == base.label and data["candidates_evaluated"] == 1 and data["test_looks"] == 3
     assert set(data["figures"]) == {"spearman", "kendall", "pearson", "kappa_quadratic"}
     text = runner.invoke(cli, ["align", "report", better.label, "--data", "golden", "--db", db]).output
-    assert "1 candidate(s) evaluated on this test side (3 looks)" in text
+    assert "1 candidate evaluated on this test side (3 looks)" in text
 
 
 def test_a_report_refuses_a_prompt_never_evaluated_on_the_test_side(lib):
