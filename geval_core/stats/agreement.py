@@ -16,7 +16,7 @@ import numpy as np
 
 from ..scoring import parse_reply
 from ..types import Scale
-from .bootstrap import METHOD, bootstrap_ci, flagged, withheld
+from .bootstrap import METHOD, bootstrap_ci, figure_flags, flagged, withheld
 from .figures import figures, mean_used
 from .kappa import MAX_KAPPA_POINTS, confusion, infer_scale
 from .kernels import DECIMALS, group_stats, tie_blocks
@@ -97,7 +97,8 @@ class AgreementResult:
     ci_units: int = 0  # how many units (groups or items) the bootstrap resampled
     ci_method: str = ""  # how the intervals are made from the resamples
     ci_warning: str = ""  # why intervals are withheld (too few units), "" when they are shown
-    ci_flag: str = ""  # a caution on intervals that are shown (few units), "" when none
+    ci_flag: str = ""  # a caution on intervals that are shown (few units, or ci_flags'), "" when none
+    ci_flags: dict[str, str] = field(default_factory=dict)  # figure -> the caution its own interval carries
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -139,6 +140,8 @@ def agreement(judge: Iterable[float | None], human: Iterable[float | None],
     used = int(gs.use.sum())
     unit = "groups" if groups is not None or codes is not None else "items"
     units = used if groups is not None else cp.n_groups if cp is not None else len(p.x)
+    flags = figure_flags(ci, figs, units, unit, groups is not None) if ci and not withheld(units, unit) else {}
+    caution = "; ".join(filter(None, [flagged(units, unit) if ci else "", *flags.values()]))
     return AgreementResult(
         reading=reading, items=len(p.x),
         groups=used if reading == "group" else 0,
@@ -147,7 +150,7 @@ def agreement(judge: Iterable[float | None], human: Iterable[float | None],
         scale=str(scale), missing=p.missing, bootstrap=int(bootstrap), seed=int(seed), ci=ci,
         note=_note(reading, scale, inferred), ci_undefined=undefined,
         ci_resampled=unit if ci else "", ci_units=units if ci else 0, ci_method=METHOD if ci else "",
-        ci_warning=withheld(units, unit) if ci else "", ci_flag=flagged(units, unit) if ci else "",
+        ci_warning=withheld(units, unit) if ci else "", ci_flag=caution, ci_flags=flags,
         out_of_scale=int(((p.x < scale.min) | (p.x > scale.max)).sum()), **figs)
 
 

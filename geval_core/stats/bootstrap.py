@@ -6,14 +6,17 @@ resampling them alone gave 95% intervals that covered 75-80% of the time on Summ
 Grouped data compute every group's correlation and counts once, and a resample is a vector of group
 multiplicities, so B resamples cost matrix products, not B recomputations.
 
-The interval (METHOD) is estimate +- t(units - 1) * sqrt(units / (units - 1)) * SD of the resamples,
-on Fisher's z scale (atanh) for the figures bounded by 1 (correlations, kappas, alpha) and on
-arcsin(sqrt(p)) for the tie rate (a share, often near 0: the raw scale covered 89% at 10 groups),
-mapped back. The percentile interval covered 86-89% at 10 documents and 91-94% at 20
-(bench/bench_coverage.py); the t quantile and the small-sample factor widen it where few units make
-the bootstrap spread too narrow (93.5-96% at 20), and z keeps it inside (-1, 1). Fewer than MIN_UNITS
-units give no interval (not measured there: withheld); from MIN_UNITS to FEW_UNITS - 1 the intervals
-are shown flagged: at 10 documents they covered 90.5-95%.
+The interval (METHOD) is estimate - q * sqrt(units / (units - 1)) * SD of the resamples, on the figure's own
+scale, where q are Student's t(units - 1) quantiles passed through Hall's cubic transformation with the
+skewness of the resamples (Hall 1992, "On the removal of skewness by transformation"), clipped to the
+figure's range. Why each part: the t quantile and the small-sample factor widen it where few units make the
+bootstrap spread too narrow; the skewness correction stretches the side the figure's distribution leans to
+(a mean of skewed per-document correlations, a tie rate near 0, alpha); the raw scale cannot explode near
++-1 as Fisher's z did (resamples at exactly 1 were clipped to 1 - 1e-6, so a near-perfect judge got
+[0.585, 0.99999]). Percentile, BCa and jackknife intervals covered less on the bench's populations
+(bench/bench_coverage.py). Fewer than MIN_UNITS units give no interval (not measured there: withheld); from
+MIN_UNITS to FEW_UNITS - 1 the intervals are shown flagged, and so are those the bench found below 93% at
+more units (figure_flags: a group-level tie rate under TIE_RATE_UNITS groups, a figure near +-1).
 A resample where a figure is undefined (a constant side) is counted; when more than 5% of the
 resamples are undefined the interval is not shown ([None, None]): the defined ones are a biased subset.
 """
@@ -34,10 +37,13 @@ CI_METRICS = ("spearman", "kendall", "pearson", "tie_rate", "kappa", "kappa_line
 _CELLS = 4_000_000  # resamples x groups held in memory at once
 UNDEFINED_LIMIT = 0.05  # above this share of undefined resamples, no interval
 MIN_UNITS = 10  # fewer resampled units (groups, or items when ungrouped): no interval
-FEW_UNITS = 20  # fewer: intervals shown, flagged (simulated coverage 90.5-95% at 10 groups, 93.5-96% at 20)
-METHOD = ("studentized bootstrap SE: estimate +- t(units-1) x sqrt(units/(units-1)) x SD, on Fisher z "
-          "(arcsin sqrt for the tie rate)")
-_EDGE = 1 - 1e-6  # Fisher z of +-1 is infinite: values are clipped this close to the bound
+FEW_UNITS = 20  # fewer: intervals shown, flagged
+TIE_RATE_UNITS = 50  # a group-level tie rate from fewer groups is flagged (a few documents can hold most ties)
+NEAR_BOUND = 0.95  # a correlation, kappa or alpha this close to +-1 is flagged (few items decide how far below)
+SKEW_LIMIT = 3.0  # |skewness| used at most: beyond, the transformation could leave the estimate outside
+METHOD = ("studentized bootstrap SE: estimate - q x sqrt(units/(units-1)) x SD, q the t(units-1) quantiles "
+          "corrected for the resamples' skewness (Hall's cubic transformation), on the figure's own scale "
+          "(not Fisher z, which explodes at +-1), clipped to its range")
 Intervals = tuple[dict[str, list[float | None]], dict[str, int]]  # (intervals, undefined resamples) per figure
 
 
@@ -47,29 +53,55 @@ def _finite(values: list[float | None] | np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def t975(df: int) -> float:
-    """The 97.5th percentile of Student's t with df degrees of freedom."""
+def t_quantile(level: float, df: int) -> float:
+    """The upper (1 + level) / 2 quantile of Student's t with df degrees of freedom."""
     from scipy.stats import t  # imported late: scipy costs ~0.5 s at every CLI start
 
-    return float(t.ppf(0.975, df))
+    return float(t.ppf((1 + level) / 2, df))
+
+
+def t975(df: int) -> float:
+    """The 97.5th percentile of Student's t with df degrees of freedom."""
+    return t_quantile(0.95, df)
+
+
+def skewness(values: np.ndarray) -> float:
+    """The sample skewness (third central moment over the cubed SD; 0 when the values do not vary)."""
+    sd = float(np.std(values))
+    if not len(values) or sd <= 1e-12 * max(1.0, float(np.max(np.abs(values)))):
+        return 0.0
+    return float(np.mean((values - np.mean(values)) ** 3) / sd**3)
+
+
+def hall_inverse(q: float, skew: float) -> float:
+    """The inverse of Hall's transformation g(T) = T + a T^2 + a^2 T^3 / 3 + a / 2 at q, a = skew / 3 (skew:
+    of the resampled estimate, i.e. the data's skewness over sqrt(units))."""
+    a = float(np.clip(skew, -SKEW_LIMIT, SKEW_LIMIT)) / 3.0
+    if abs(a) < 1e-12:
+        return q
+    return float((np.cbrt(1.0 + 3.0 * a * (q - a / 2.0)) - 1.0) / a)
+
+
+def skewed_t_interval(values: np.ndarray, estimate: float, units: int, level: float = 0.95,
+                      bounds: tuple[float, float] = (-1.0, 1.0)) -> list[float]:
+    """METHOD's interval from finite resampled values at `level`, clipped to `bounds` and holding the estimate."""
+    q = t_quantile(level, units - 1)
+    se = float(np.std(values, ddof=1)) * np.sqrt(units / (units - 1))
+    skew = skewness(values)
+    low, high = estimate - se * hall_inverse(q, skew), estimate - se * hall_inverse(-q, skew)
+    return [float(max(bounds[0], min(low, estimate))), float(min(bounds[1], max(high, estimate)))]
 
 
 def interval(values: list[float | None] | np.ndarray, estimate: float | None, units: int,
              bounded: bool = True) -> list[float | None]:
-    """The 95% interval of METHOD from the resampled values; [None, None] if > 5% are undefined or few units."""
+    """The 95% interval of METHOD from the resampled values; [None, None] if > 5% are undefined or few units.
+
+    `bounded`: a figure in [-1, 1] (correlation, kappa, alpha); else a share in [0, 1] (the tie rate)."""
     arr = _finite(values)
     if (estimate is None or units < MIN_UNITS or len(arr) < 2
             or len(values) - len(arr) > UNDEFINED_LIMIT * len(values)):
         return [None, None]
-    half = t975(units - 1) * np.sqrt(units / (units - 1))
-    if not bounded:  # a share (tie rate), often near 0: on arcsin(sqrt(p)), which keeps it inside [0, 1]
-        z, centre = np.arcsin(np.sqrt(np.clip(arr, 0, 1))), float(np.arcsin(np.sqrt(min(max(estimate, 0), 1))))
-        sd = float(np.std(z, ddof=1))
-        lo, hi = max(0.0, centre - half * sd), min(np.pi / 2, centre + half * sd)
-        return [float(np.sin(lo) ** 2), float(np.sin(hi) ** 2)]
-    z = np.arctanh(np.clip(arr, -_EDGE, _EDGE))
-    centre, sd = float(np.arctanh(np.clip(estimate, -_EDGE, _EDGE))), float(np.std(z, ddof=1))
-    return [float(np.tanh(centre - half * sd)), float(np.tanh(centre + half * sd))]
+    return list(skewed_t_interval(arr, estimate, units, 0.95, (-1.0, 1.0) if bounded else (0.0, 1.0)))
 
 
 def withheld(units: int, unit: str) -> str:
@@ -84,8 +116,35 @@ def flagged(units: int, unit: str) -> str:
     """The caution for intervals made from few units ("" from FEW_UNITS up, or when they are withheld)."""
     if not MIN_UNITS <= units < FEW_UNITS:
         return ""
-    return (f"few {unit}: {units} resampled; at 10 {unit} these 95% intervals covered 90.5-95% in "
-            "simulation (bench/bench_coverage.py), so read them as a little narrower than promised")
+    return (f"few {unit}: {units} resampled; at 10 {unit} these 95% intervals covered 91-97% in simulation "
+            "(bench/bench_coverage.py), so read them as a little narrower than promised")
+
+
+def figure_flags(intervals: dict[str, list[float | None]], estimates: dict[str, float | None], units: int,
+                 unit: str, grouped: bool) -> dict[str, str]:
+    """Per figure, the caution its shown interval carries where the bench found it below 93% at any number of
+    units: near +-1 (a few items decide how far below 1 the figure is) and a group-level tie rate from fewer
+    than TIE_RATE_UNITS groups (a few documents can hold most ties)."""
+    out = {}
+    for name, ci in intervals.items():
+        value = estimates.get(name)
+        if not ci or ci[0] is None or value is None:
+            continue
+        if name == "tie_rate" and grouped and units < TIE_RATE_UNITS:
+            out[name] = (f"tie rate from {units} {unit}: below {TIE_RATE_UNITS} its interval covered as little as "
+                         "84-90% in simulation when a few documents hold most ties (bench/bench_coverage.py)")
+        elif name != "tie_rate" and abs(value) >= NEAR_BOUND:
+            out[name] = near_bound(name, value)
+    return out
+
+
+def near_bound(name: str, value: float) -> str:
+    """The caution on an interval of a figure near +-1 ("" farther from the bound)."""
+    if abs(value) < NEAR_BOUND:
+        return ""
+    return (f"{name.replace('_', ' ')} {value:.3f} is near {1 if value > 0 else -1}: there a few items decide how "
+            "far from it the figure is, and 95% intervals covered as little as 63-90% in simulation "
+            "(bench/bench_coverage.py); read the interval as narrower than promised")
 
 
 def summarise(out: dict[str, list[float | None]], estimates: dict[str, float | None],
