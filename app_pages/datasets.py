@@ -80,10 +80,9 @@ def renamed(cols: list[str], label: str, key: str, default=upload.field_name,
 def upload_section(lib) -> None:
     """Upload a file, map its fields, preview the items, import as a new immutable version."""
     st.subheader("Upload a dataset (CSV, JSONL or a JSON array)")
-    for level, text in st.session_state.pop(K + "said", []):  # what the last import did, after its rerun
-        getattr(st, level)(safe_text.md_escape(text))
     file = st.file_uploader("CSV, JSONL or JSON file", type=["csv", "tsv", "jsonl", "ndjson", "json"], key=K + "file")
     if file is None:
+        said()
         return
     data = file.getvalue()
     path = upload.save_upload(file.name, data)
@@ -91,6 +90,12 @@ def upload_section(lib) -> None:
         mapped(lib, file.name, path, upload.tag(file.name, data))
     except InputError as exc:  # the message names the uploaded file, never the temporary copy
         raise upload.renamed_error(exc, path, file.name) from None
+
+
+def said() -> None:
+    """What the last import did, after its rerun, where the eye is: under the Import button."""
+    for level, text in st.session_state.pop(K + "said", []):
+        getattr(st, level)(safe_text.md_escape(text))
 
 
 def mapped(lib, name: str, path, tag: str) -> None:
@@ -104,6 +109,7 @@ def mapped(lib, name: str, path, tag: str) -> None:
     dataset, mapping = mapping_form(cols, name.rsplit(".", 1)[0], tag)
     if not mapping.inputs:
         st.info("Choose at least one input column.")
+        said()
         return
     items = read_items(path, mapping)  # every row: a bad one stops here with file, line and reason
     st.caption(f"Preview: {len(items)} items as they will be stored")
@@ -113,6 +119,7 @@ def mapped(lib, name: str, path, tag: str) -> None:
         result = lib.import_items(dataset, items, source=name, mapping=mapping)
         st.session_state[K + "said"] = import_messages(result, name)
         st.rerun()  # draw the versions table again, with the new version in it
+    said()
 
 
 def import_messages(result: dict, name: str) -> list[tuple[str, str]]:
