@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import click
@@ -12,6 +13,11 @@ from prompt_library import open_library
 from ..errors import InputError
 from .agree import _is_file_name, read_scores
 from .common import db_option, echo_json, json_option, workbench_errors
+
+# A field whose name says it names a document (or dialogue, article, source, group ...) and whose values repeat:
+# items that share one usually are not independent, which an interval over independent items ignores.
+GROUP_LIKE = re.compile(r"(^|_)(doc|document|article|source|context|dialog|dialogue|conversation|passage|question|"
+                        r"story|topic|group|cluster)(_?id)?$", re.IGNORECASE)
 
 # geval_core.stats.ppi.METHODS, stated here so that `geval --help` needs no numpy (tests/test_layers.py
 # checks they agree); the statistics are imported when a command runs.
@@ -89,6 +95,53 @@ def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, 
             [levels.get(i) for i in ids] if by else None, [groups.get(i) for i in ids] if groups else None)
 
 
+def group_like_field(rows: Iterable[Mapping[str, Any]], skip: set[str]) -> tuple[str, int, int] | None:
+    """(field, distinct values, rows) of the first field (ids first) that looks like a document's and repeats."""
+    seen: dict[str, list[str]] = {}
+    for row in rows:
+        for key, value in row.items():
+            if key not in skip and GROUP_LIKE.search(key) and isinstance(value, (str, int)) and str(value).strip():
+                seen.setdefault(key, []).append(str(value).strip())
+    for key in sorted(seen, key=lambda k: (not k.lower().endswith("id"), k)):
+        distinct = len(set(seen[key]))
+        if 1 < distinct < len(seen[key]):
+            return key, distinct, len(seen[key])
+    return None
+
+
+def grouping_warning(found: tuple[str, int, int] | None, remedy: str) -> str:
+    """The warning for grouped-looking data read as independent items ("" when nothing looks grouped)."""
+    if found is None:
+        return ""
+    field, distinct, rows = found
+    return (f"the items carry {field!r} ({distinct} values over {rows} rows) but are read as independent: if items "
+            f"of one {field} are not independent (summaries of one document), the interval is too narrow (PPI++ "
+            f"covered 86-93% on such data in simulation, bench/bench_coverage.py); {remedy}")
+
+
+def _file_warning(data: str, id_field: str, human: str, groups: list | None, db: str | None) -> str:
+    """grouping_warning for `estimate FILE --data DATA` read without groups."""
+    if groups is not None:
+        return ""
+    if _is_file_name(data):
+        from ..files.datafiles import read_rows
+
+        found = group_like_field((row for _, row in read_rows(data)), {id_field, human})
+        return grouping_warning(found, f"--group-by {found[0] if found else 'FIELD'} clusters the variance on it")
+    with open_library(db) as library:
+        return _dataset_warning(library, library.get_dataset(data)["id"])
+
+
+def _dataset_warning(library: Any, dataset_id: str) -> str:
+    """grouping_warning for a library dataset whose items have no group."""
+    items = library.dataset_items(dataset_id)
+    if not items or all(i.group for i in items):
+        return ""
+    found = group_like_field((i.fields for i in items), set())
+    return grouping_warning(found, f"import the dataset with --group {found[0] if found else 'FIELD'} (the "
+                                   "estimate clusters on a dataset's groups)")
+
+
 def _ci(ci: list[float | None] | None) -> str:
     return f"95% CI [{_f(ci[0])}, {_f(ci[1])}]" if ci else "no interval"
 
@@ -102,6 +155,8 @@ def _print_estimate(out: dict[str, Any]) -> None:
                f"{_ci(out.get('human_ci'))}")
     if out.get("warning"):
         click.echo(out["warning"])
+    if out.get("grouping_warning"):
+        click.echo(f"CAUTION: {out['grouping_warning']}")
     for level, e in (out.get("by") or {}).items():
         click.echo(f"  {click.style(str(level), bold=True)}: {_f(e['estimate'])} {_ci(e['ci'])}  "
                    f"judge {_f(e['judge_mean'])}  human {_f(e['human_mean'])}  n {e['n_rated']}/{e['n_total']}")
@@ -148,7 +203,7 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
                      as_json: bool) -> None:
     """Prediction-powered estimate of the mean human rating: the judge on all items, people on the rated.
 
-    Reports the estimate and its 95% interval (t with rated-1 df, or groups-1 when clustered) beside
+    Reports the estimate and its 95% interval (t with rated-1 df; clustered: rated groups-1) beside
     the judge-only and human-only means. Items with a judge score but no human rating are the unrated
     ones; --rated K simulates having rated only K.
 
@@ -158,10 +213,14 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
     bias the estimate and its interval.
     No interval below 10 rated items for classic PPI or 30 for PPI++
     (simulated coverage under 93%), when every rating is the same, or
-    with fewer than 10 groups.
+    with fewer than 10 groups or ratings in fewer than 5 of them.
 
-    JSON keys: estimate, ci (null when withheld), warning, judge_mean, human_mean, n_rated, n_total,
-    method, groups, assumption (and by, difference, versus).
+    Items of one document are not independent: a data file read without
+    --group-by whose rows carry a document-like field (doc_id, article,
+    dialogue_id, ...) that repeats gets a caution (grouping_warning).
+
+    JSON keys: estimate, ci (null when withheld), warning, grouping_warning, judge_mean, human_mean,
+    n_rated, n_total, method, groups, rated_groups, assumption (and by, difference, versus).
     """
     from ..stats.stored import estimate_rows, run_estimate, runs_difference
 
@@ -172,14 +231,17 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
     if versus:
         with open_library(db) as library:
             out = runs_difference(library, run_or_file, versus, human, method, rated, seed)
+            out["grouping_warning"] = _dataset_warning(library, library.get_run(run_or_file)["dataset_id"])
     elif _is_file_name(run_or_file):
         judge, ratings, levels, groups = _file_inputs(run_or_file, data, human, by, id_field, judge_id_field,
                                                       score_field, db, group_by)
         out = {"file": run_or_file, "human": human,
                **estimate_rows(judge, ratings, levels, method, rated, seed, diff, groups)}
+        out["grouping_warning"] = _file_warning(data or "", id_field, human, groups, db)
     else:
         with open_library(db) as library:
             out = run_estimate(library, run_or_file, human, method, by, rated, seed, diff)
+            out["grouping_warning"] = _dataset_warning(library, library.get_run(run_or_file)["dataset_id"])
     if as_json:
         echo_json(out)
     else:

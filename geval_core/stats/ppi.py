@@ -15,8 +15,12 @@ t with n_rated - 1 degrees of freedom, not the paper's normal z: with z, PPI++ c
 items and 91% at 20 (bench/bench_coverage.py); with t, 93-94% at 20-30 and classic PPI 95% from 10.
 Below MIN_RATED[method] rated items, or when every rating is the same (no spread to estimate), the
 estimate has no interval. When the items come in groups (documents), items of a group are not
-independent: the variance is cluster-robust (the sum of each group's influence, squared, times
-G/(G-1)) with t(G-1), and fewer than MIN_UNITS groups give none.
+independent: the variance is cluster-robust (the sum of each group's influence, squared), and its
+precision rests on the groups that hold a rating (the rectifier, the larger part, lives only there): the
+small-sample factor is Gr/(Gr-1) and the quantile t(Gr-1) for Gr such groups (with all G groups, 10 ratings
+spread over 50 documents covered 91%). Fewer than MIN_UNITS groups, or ratings in fewer than
+MIN_RATED_GROUPS of them, give none. Grouped data read as independent items get an interval that is too
+narrow (PPI++ covered 91-92% on the bench): a reader that knows the groups must pass them.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ Z95 = 1.959963984540054
 # Fewer rated items: no interval. With t, classic PPI covered 95% from 10 rated items; PPI++, whose weight
 # lambda is itself estimated from the rated items, 89% at 10, 93% at 20, 94-95% from 30 (the bench).
 MIN_RATED = {"classic": 10, "ppi++": 30}
+MIN_RATED_GROUPS = 5  # grouped data: ratings in fewer groups give no interval (not measured below)
 ASSUMPTION = ("PPI assumes the rated items are a random sample of the items (each as likely to be rated); "
               "ratings chosen by hand, or only the hard cases, bias the estimate and its interval.")
 
@@ -56,6 +61,7 @@ class Estimate:
     lam: float
     warning: str = ""  # why there is no interval, "" when there is one
     groups: int = 0  # groups the variance is clustered on (0: items independent)
+    rated_groups: int = 0  # of those, the groups that hold a rating (the interval's degrees of freedom + 1)
     assumption: str = ASSUMPTION
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,8 +113,9 @@ def ppi_parts(judge_rated: np.ndarray, human_rated: np.ndarray, judge_unrated: n
 
 
 def cluster_variance(judge_rated: np.ndarray, human_rated: np.ndarray, judge_unrated: np.ndarray, lam: float,
-                     rated_codes: np.ndarray, unrated_codes: np.ndarray) -> tuple[float, int]:
-    """(cluster-robust variance of the estimate, groups): each group's summed influence, squared, x G/(G-1)."""
+                     rated_codes: np.ndarray, unrated_codes: np.ndarray) -> tuple[float, int, int]:
+    """(cluster-robust variance of the estimate, groups, groups with a rating): each group's summed influence,
+    squared, x Gr/(Gr-1) for the Gr groups that hold a rating."""
     n, m = len(human_rated), len(judge_unrated)
     rectifier = human_rated - lam * judge_rated
     influence = (rectifier - rectifier.mean()) / n
@@ -118,10 +125,11 @@ def cluster_variance(judge_rated: np.ndarray, human_rated: np.ndarray, judge_unr
         sums += np.bincount(unrated_codes, weights=lam * (judge_unrated - judge_unrated.mean()) / m,
                             minlength=groups)
     used = int(np.count_nonzero(np.bincount(np.concatenate([rated_codes, unrated_codes]), minlength=groups)))
-    return (float(used / (used - 1) * (sums**2).sum()) if used > 1 else 0.0), used
+    rated = int(np.count_nonzero(np.bincount(rated_codes, minlength=groups)))
+    return (float(rated / (rated - 1) * (sums**2).sum()) if rated > 1 else 0.0), used, rated
 
 
-def _withheld(n_rated: int, human_rated: np.ndarray, groups: int, method: str) -> str:
+def _withheld(n_rated: int, human_rated: np.ndarray, groups: int, method: str, rated_groups: int = 0) -> str:
     """Why this estimate gets no interval ("" when it gets one)."""
     least = MIN_RATED[method]
     if n_rated < least:
@@ -131,6 +139,9 @@ def _withheld(n_rated: int, human_rated: np.ndarray, groups: int, method: str) -
         return "no interval: every rated item has the same rating, so their spread cannot be estimated"
     if groups and groups < MIN_UNITS:
         return f"no interval: the items come in {groups} groups, fewer than {MIN_UNITS}"
+    if groups and rated_groups < MIN_RATED_GROUPS:
+        return (f"no interval: the ratings sit in {rated_groups} groups, fewer than {MIN_RATED_GROUPS} (the "
+                "interval's precision rests on the groups that hold a rating)")
     return ""
 
 
@@ -154,19 +165,21 @@ def ppi_mean(judge: Iterable[float | None], human: Iterable[float | None], metho
     if not len(xu):  # nothing unrated: the judge adds nothing, the estimate is the human mean
         lam = 0.0
     estimate, variance = ppi_parts(xr, yr, xu, lam)
-    df, groups = len(yr) - 1, 0
+    df, groups, rated_groups = len(yr) - 1, 0, 0
+    human_var = _var(yr) / len(yr)
     if clusters is not None:
-        variance, groups = cluster_variance(xr, yr, xu, lam, cr, cu)
-        df = max(groups - 1, 1)
+        variance, groups, rated_groups = cluster_variance(xr, yr, xu, lam, cr, cu)
+        human_var = cluster_variance(xr, yr, xu, 0.0, cr, cu)[0]
+        df = max(rated_groups - 1, 1)
     se = float(np.sqrt(variance))
-    warning = _withheld(len(yr), yr, groups, method)
-    human_var = _var(yr) / len(yr) if clusters is None else cluster_variance(xr, yr, xu, 0.0, cr, cu)[0]
+    warning = _withheld(len(yr), yr, groups, method, rated_groups)
     all_judge = np.concatenate([xr, xu])
     return Estimate(method, estimate, _ci(estimate, se, df, warning), se,
                     float(all_judge.mean()), float(yr.mean()),
                     # The human-only mean is a plain mean: classic PPI's minimum (lambda = 0) holds for it.
-                    _ci(float(yr.mean()), float(np.sqrt(human_var)), df, _withheld(len(yr), yr, groups, "classic")),
-                    len(yr), len(all_judge), lam, warning, groups)
+                    _ci(float(yr.mean()), float(np.sqrt(human_var)), df,
+                        _withheld(len(yr), yr, groups, "classic", rated_groups)),
+                    len(yr), len(all_judge), lam, warning, groups, rated_groups)
 
 
 def ppi_difference(a: Estimate, b: Estimate) -> dict[str, Any]:
@@ -175,7 +188,7 @@ def ppi_difference(a: Estimate, b: Estimate) -> dict[str, Any]:
     se = float(np.hypot(a.se, b.se))
     warning = a.warning or b.warning
     # Welch-Satterthwaite degrees of freedom of the summed variances, each side with its own df.
-    dfa, dfb = (a.groups or a.n_rated) - 1, (b.groups or b.n_rated) - 1
+    dfa, dfb = (a.rated_groups or a.n_rated) - 1, (b.rated_groups or b.n_rated) - 1
     df = int(se**4 / (a.se**4 / max(dfa, 1) + b.se**4 / max(dfb, 1))) if se > 0 else max(dfa + dfb, 1)
     naive = None if a.judge_mean is None or b.judge_mean is None else a.judge_mean - b.judge_mean
     human = None if a.human_mean is None or b.human_mean is None else a.human_mean - b.human_mean
