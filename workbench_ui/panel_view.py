@@ -109,6 +109,10 @@ def against_people(lib, rows: list[dict[str, Any]], dataset: dict[str, Any], pro
         f"Panel minus its best member ({found['best_member']}), Spearman: {best['difference']:+.3f}, "
         + ("no interval (too few groups)" if interval is None else f"95% interval {interval[0]:+.3f} to "
                                                                    f"{interval[1]:+.3f}")))
+    if found.get("independence"):
+        from geval_core.diagnostics.panel_people import independence_text
+
+        st.caption(safe_text.md_escape(independence_text(found["independence"]).capitalize()))
 
 
 def show(lib, panel, runs: list[dict[str, Any]], dataset: dict[str, Any]) -> None:

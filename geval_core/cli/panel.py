@@ -89,6 +89,11 @@ def panel_score(library: Any, name: str, data_ref: str, base_url: str | None, ba
         click.echo(json.dumps(result, ensure_ascii=False), err=True)
         return
     click.echo(panel_line(result), err=True)
+    independence = (result.get("against_people") or {}).get("independence")
+    if independence:
+        from ..diagnostics.panel_people import independence_text
+
+        click.echo(independence_text(independence), err=True)
 
 
 def run_panel(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], human: str | None,
