@@ -87,10 +87,10 @@ def judge_inputs() -> None:
 
 
 def reasoning_input(conn: JudgeSettings) -> None:
-    """Reasoning effort, shown only when the sidebar's judge is an OpenAI reasoning model (part of the metric)."""
-    from geval_core.providers.capabilities import is_reasoning_model
+    """Reasoning effort, shown only when the sidebar's judge is a reasoning model (part of the metric)."""
+    from geval_core.providers.registry import reasons
 
-    if conn.provider != "openai" or not is_reasoning_model(conn.model):
+    if not reasons(conn):
         return
     st.selectbox("Reasoning effort", [form.DEFAULT_EFFORT, *REASONING_EFFORTS], key=K + "reasoning_effort",
                  format_func=lambda e: "the model's default (not sent)" if e == form.DEFAULT_EFFORT else e,

@@ -57,7 +57,10 @@ def prepared(path: Path, groups: int) -> Path:
     os.environ["GEVAL_DB"] = str(path)
     from scripted_app_judge import plugin_env
 
+    from geval_core.providers.registry import load_plugins
+
     os.environ.update(plugin_env())  # the scripted judge, as the app tests offer it
+    load_plugins()  # in this process too: its registry loaded before the plugin was named
     if path.exists():
         print(f"library: reusing {path}")
         return path

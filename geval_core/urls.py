@@ -68,7 +68,7 @@ def credentials_in(url: str) -> str | None:
     return None
 
 
-def check_base_url(url: str | None, variable: str = "OPENAI_API_KEY") -> str | None:
+def check_base_url(url: str | None, variable: str = "the judge's key variable") -> str | None:
     """The server URL as given (None when empty); ConfigError when it is not http(s) or carries credentials.
 
     A key inside a URL (user:KEY@host, ?api_key=KEY) would be stored with the run and printed wherever the

@@ -37,13 +37,27 @@ def _isolated_session_home(tmp_path_factory):
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _scripted_judge():
+    """The test judge `scripted` comes from the tests' plugin (scripted_app_judge), never from the product's
+    registry: registered unlisted for the whole session, and named in the environment for the processes tests
+    start (job workers, `geval` subprocesses)."""
+    import scripted_app_judge
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        scripted_app_judge.install(monkeypatch)
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path_factory, tmp_path, monkeypatch):
     """No test touches the user's ./geval.db, HOME or price files, or sees their API keys (tests never
     call hosted judges). Each test gets a fresh empty HOME outside its tmp_path."""
     monkeypatch.setenv("GEVAL_DB", str(tmp_path / "default-geval.db"))
     _isolate_home(monkeypatch, tmp_path_factory.mktemp("home"))
-    for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+    from geval_core.providers.registry import key_variables
+
+    for name in key_variables():  # every provider's, as its spec names them
         monkeypatch.delenv(name, raising=False)
 
 

@@ -1,9 +1,13 @@
-"""The app tests' judge, registered as a provider plugin (GEVAL_PROVIDER_PLUGINS=scripted_app_judge, with
-tests/ on the path, or `offer()` in this process): numbered steps for generation requests, a distribution
-that depends on the prompt for ratings, and an optional delay per rating request (GEVAL_TEST_JUDGE_DELAY)
-so a browser test can click Stop mid-run. With GEVAL_TEST_JUDGE_HOLD naming a file that holds a number K, the
-requests after the first K of a process wait while that file exists: a test holds a run mid-way on a state
-it chooses, not on a clock."""
+"""The tests' judge `scripted`, a provider plugin (GEVAL_PROVIDER_PLUGINS=scripted_app_judge, with tests/ on
+the path): the product registers no test judge. conftest.py registers it for every test, unlisted and last (a
+test names it), and names the plugin in the environment so the processes tests start (job workers, `geval`,
+the app) have it too; `offer()` in this process, or GEVAL_TEST_JUDGE_OFFER=1 in another, offers it first and
+listed, so the sidebar starts on it.
+
+It answers numbered steps for generation requests, a distribution that depends on the prompt for ratings, and
+waits an optional delay per rating request (GEVAL_TEST_JUDGE_DELAY) so a browser test can click Stop mid-run.
+With GEVAL_TEST_JUDGE_HOLD naming a file that holds a number K, the requests after the first K of a process
+wait while that file exists: a test holds a run mid-way on a state it chooses, not on a clock."""
 
 from __future__ import annotations
 
@@ -11,16 +15,20 @@ import itertools
 import os
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from geval_core.providers import registry
 from geval_core.providers.scripted import ScriptedJudge, default_script
 from geval_core.types import JudgeRequest, JudgeSettings
 
+if TYPE_CHECKING:  # pytest is not imported by the processes that load the plugin
+    import pytest
+
 DELAY_ENV = "GEVAL_TEST_JUDGE_DELAY"
 HOLD_ENV = "GEVAL_TEST_JUDGE_HOLD"
+OFFER_ENV = "GEVAL_TEST_JUDGE_OFFER"  # set: the plugin offers the judge first and listed
 WRITING_HOLD_ENV = "GEVAL_TEST_JUDGE_HOLD_WRITING"  # while this file exists, steps and suggestions wait
 HOLD_BOUND_S = 120.0  # a test that forgets to release its hold still ends
 _RATINGS_ASKED = itertools.count()
@@ -30,9 +38,16 @@ SCRIPTED_STEPS = (
     "2. Check how well the text meets the definition of the dimension.\n"
     "3. Assign a rating on the scale using the descriptions of each point."
 )
-PRODUCT_REGISTRY = dict(registry.REGISTRY)  # the providers users have, before any test offers this one
-SPEC = registry.ProviderSpec("scripted", "Scripted test judge", f"{PLUGIN}:build", default_model="scripted-1",
+PRODUCT_REGISTRY = dict(registry.REGISTRY)  # the providers users have, before any test registers this one
+
+
+def _builder() -> registry.JudgeFactory:
+    return build
+
+
+SPEC = registry.ProviderSpec("scripted", "Scripted test judge", _builder, default_model="scripted-1",
                              needs_model=False, reuse=False)
+HIDDEN = replace(SPEC, public=False)  # accepted when named, never listed: how every test has it
 
 
 def script(request: JudgeRequest) -> dict[str, float]:
@@ -85,8 +100,11 @@ def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 
 
 
 def register_providers(register) -> None:
-    """The plugin hook: the scripted judge first, so the sidebar starts on it."""
-    register(SPEC, first=True)
+    """The plugin hook: the scripted judge first, so the sidebar starts on it (OFFER_ENV set), else unlisted."""
+    if os.environ.get(OFFER_ENV):
+        register(SPEC, first=True)
+    else:
+        register(HIDDEN)
 
 
 def withdraw(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,14 +112,22 @@ def withdraw(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "REGISTRY", dict(PRODUCT_REGISTRY))
 
 
-def plugin_env() -> dict[str, str]:
-    """What a process needs in its environment to load this plugin (the browser tests' app)."""
+def plugin_env(offered: bool = True) -> dict[str, str]:
+    """What a process needs in its environment to load this plugin: offered first (the browser tests' app), or
+    unlisted as every test has it."""
     here = os.path.dirname(os.path.abspath(__file__))
-    path = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH", "")]))
-    return {registry.PLUGINS_ENV: PLUGIN, "PYTHONPATH": path}
+    path = os.pathsep.join(dict.fromkeys(filter(None, [here, *os.environ.get("PYTHONPATH", "").split(os.pathsep)])))
+    return {registry.PLUGINS_ENV: PLUGIN, "PYTHONPATH": path, OFFER_ENV: "1" if offered else ""}
+
+
+def install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What conftest.py does for every test: the judge registered unlisted here, and named for child processes."""
+    for name, value in plugin_env(offered=False).items():
+        monkeypatch.setenv(name, value)
+    registry.register(HIDDEN)
 
 
 def offer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Register the plugin in this process until the test ends (the registry as it was afterwards)."""
+    """Offer the judge first and listed in this process until the test ends (the registry as it was afterwards)."""
     monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
-    register_providers(registry.register)
+    registry.register(SPEC, first=True)

@@ -128,10 +128,10 @@ def dimension() -> Dimension:
 
 def reasoning_effort(conn: JudgeSettings) -> str | None:
     """The form's reasoning effort when the sidebar's judge reasons (else None: never sent, never hashed)."""
-    from geval_core.providers.capabilities import is_reasoning_model
+    from geval_core.providers.registry import reasons
 
     effort = st.session_state.get(K + "reasoning_effort")
-    if conn.provider != "openai" or not is_reasoning_model(conn.model) or effort in (None, DEFAULT_EFFORT):
+    if not reasons(conn) or effort in (None, DEFAULT_EFFORT):
         return None
     return effort
 

@@ -11,6 +11,7 @@ import streamlit as st
 from geval_core.diagnostics.judge_probe import latest_probe, probe_judge, save_probe
 from geval_core.errors import GEvalError
 from geval_core.providers.capabilities import probe_findings
+from geval_core.providers.registry import find_spec
 from geval_core.run.plan import plan_settings
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from workbench_ui import safe_text, state
@@ -63,8 +64,9 @@ def fact_lines(result: dict[str, Any]) -> list[str]:
 
 
 def _judge(settings: JudgeSettings):
-    """The judge to probe: the cached one for local/scripted (the model loads once), else a fresh client."""
-    if settings.provider in ("local", "scripted"):
+    """The judge to probe: the cached one for an in-process judge (the model loads once), else a fresh client."""
+    spec = find_spec(settings.provider)
+    if spec is not None and not spec.takes_server:
         return state.make_judge(settings)
     from geval_core.providers import get_judge
 

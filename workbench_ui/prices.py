@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.errors import ConfigError
+from geval_core.providers.registry import find_spec
 from geval_core.run.cost import DEFAULT_PRICES
 from geval_core.types import JudgeSettings
 from workbench_ui import safe_text
@@ -19,7 +20,8 @@ COLUMNS = ["judge", "input", "output"]
 def price_frame(table: dict[str, dict[str, float]], settings: JudgeSettings | None = None) -> pd.DataFrame:
     """One row per priced judge; the chosen judge first, with empty prices when it is not listed."""
     rows = [{"judge": k, "input": v["input"], "output": v["output"]} for k, v in sorted(table.items())]
-    current = settings.judge_id if settings is not None and settings.provider != "local" else None
+    spec = find_spec(settings.provider) if settings is not None else None
+    current = settings.judge_id if settings is not None and not (spec and spec.free) else None
     if current and current not in table:
         rows.insert(0, {"judge": current, "input": None, "output": None})
     return pd.DataFrame(rows, columns=COLUMNS)

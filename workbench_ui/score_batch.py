@@ -74,9 +74,9 @@ def local_server(base_url: str | None) -> str | None:
 
 def offer(lib, prompt: FrozenPrompt, dataset: dict, items: list, settings: JudgeSettings, ready: bool) -> None:
     """Send these items as a batch instead of live (OpenAI and Gemini judges): its cost, then Submit."""
-    from geval_core.run.batch_engines import ENGINES
+    from geval_core.providers.registry import batch_engine
 
-    if settings.provider not in ENGINES:
+    if batch_engine(settings.provider) is None:
         return
     known = local_server(settings.base_url)
     if known:  # llama.cpp, Ollama, LM Studio and vLLM's server answer chat completions, not the Batches API

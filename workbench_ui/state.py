@@ -10,14 +10,14 @@ import streamlit as st
 
 from geval_core.errors import ConfigError
 from geval_core.providers.common import env_key
-from geval_core.providers.registry import ProviderSpec, find_spec, specs
+from geval_core.providers.registry import ProviderSpec, find_spec, key_variable, specs
 from geval_core.types import JudgeSettings
 from geval_core.urls import check_base_url, credentials_in, shown_url
 
 # The sidebar's choices come from the provider registry: each public provider, and "compatible" (the provider
 # that talks to compatible servers at a base URL) after them.
 COMPATIBLE = "compatible"
-OPENAI_KEY = "OPENAI_API_KEY"  # the compatible provider's key variable, named in the Base URL's messages
+OPENAI_KEY = key_variable("openai")  # the compatible provider's key variable, named in the Base URL's messages
 
 
 def _compatible_spec() -> ProviderSpec:

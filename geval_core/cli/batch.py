@@ -117,7 +117,7 @@ def submit_panel_command(panel_ref: str, data_ref: str, base_urls: tuple[str, ..
 
     from prompt_library import open_library
 
-    from ..providers.registry import check_judge
+    from ..providers.registry import check_judge, key_variable
     from ..run.batch_engines import submit_batch
     from ..run.panel import get_panel
     from ..urls import check_base_url
@@ -128,7 +128,8 @@ def submit_panel_command(panel_ref: str, data_ref: str, base_urls: tuple[str, ..
         panel = get_panel(library, panel_ref)
         dataset = library.get_dataset(data_ref)
         members = [library.get_prompt(m) for m in panel.members]
-        settings = [replace(m.dimension.judge, base_url=check_base_url(urls.get(m.label) or urls.get(m.name)))
+        settings = [replace(m.dimension.judge, base_url=check_base_url(urls.get(m.label) or urls.get(m.name),
+                                                                       key_variable(m.dimension.judge.provider)))
                     for m in members]
         for each in settings:
             check_judge(each)  # every member's key before any batch is sent

@@ -5,14 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..types import Dimension, JudgeSettings, Scale
+from ..types import Dimension, Scale
 from . import DIMENSION_FIELDS, PLACEHOLDER, form_line, placeholders, template_of
-
-# OpenAI's tokenizers (cl100k_base, o200k_base) hold every integer 0-999 as one token.
-OPENAI_SINGLE_TOKEN_MAX = 999
-# SmolLM2's tokenizer splits numbers one digit per token ("10" -> "1", "0"); checked against the GGUF
-# vocabulary in tests/prompts/test_checks.py, never by loading the model here.
-LOCAL_SINGLE_TOKEN_MAX = 9
 
 # Phrases that say a low rating is the good end; the workbench's scales always mean "max is best".
 _POLARITY = re.compile(
@@ -23,8 +17,6 @@ _POLARITY = re.compile(
 )
 _GOOD_WORDS = re.compile(r"\b(excellent|perfect|best|flawless|outstanding|ideal)\b", re.IGNORECASE)
 _BAD_WORDS = re.compile(r"\b(worst|terrible|awful|incoherent|unreadable|useless|very poor)\b", re.IGNORECASE)
-# A dated or numbered snapshot: gpt-4o-2024-08-06, gpt-4-0613, gemini-1.5-flash-002, ...-preview-05-20.
-_PINNED = re.compile(r"\d{4}-\d{2}-\d{2}|-\d{4}(?=$|-)|-\d{3}$|-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True)
@@ -40,11 +32,11 @@ class Check:
 
 
 def dimension_checks(dimension: Dimension) -> list[Check]:
-    """Every pre-freeze check on one dimension's own fields (the judge's limits: providers.capabilities)."""
+    """Every pre-freeze check on one dimension's own fields (what depends on its judge's provider:
+    providers.capabilities.judge_limit_checks)."""
     found: list[Check] = []
-    for check in (_basics, _anchors, _template, _form, _single_token, _polarity, _judge_settings, _steps):
+    for check in (_basics, _anchors, _template, _form, _polarity, _judge_settings, _steps):
         found.extend(check(dimension))
-    found.extend(Check("warning", "judge.model", m) for m in model_alias_warnings(dimension.judge))
     return found
 
 
@@ -120,32 +112,6 @@ def _form(dim: Dimension) -> list[Check]:
                                        "judge's reply starts with the rating")]
 
 
-def ratings_single_token(judge: JudgeSettings, scale: Scale) -> bool | None:
-    """Whether every rating is one token for this judge; None when the tokenizer is not known."""
-    if scale.min < 0:
-        return False if judge.provider in ("openai", "local") else None
-    if judge.provider == "openai" and judge.base_url is None:
-        return scale.max <= OPENAI_SINGLE_TOKEN_MAX
-    if judge.provider == "local":
-        return scale.max <= LOCAL_SINGLE_TOKEN_MAX
-    return None
-
-
-def _single_token(dim: Dimension) -> list[Check]:
-    fits = ratings_single_token(dim.judge, dim.scale)
-    if fits is None or fits:
-        return []
-    # A warning, not a refusal: freezing stays possible, the consequence is spelled out.
-    if dim.judge.mode == "sampling":
-        effect = "sampling parses the reply text, so this only matters if you switch to logprobs mode"
-    else:
-        effect = ("the weighted score follows the reply's tokens through the rating it wrote, but sees a "
-                  "rating it did not write only by its first token ('-' of '-1', '1' of '10'): such "
-                  "probability is flagged ambiguous, never scored; prefer a scale within 0-9 or sampling mode")
-    return [Check("warning", "scale", f"ratings of the scale {dim.scale} do not fit in one token for the "
-                                      f"{dim.judge.judge_id} judge: {effect}")]
-
-
 def _polarity(dim: Dimension) -> list[Check]:
     found = []
     texts = {"definition": dim.definition, "steps": "\n".join(dim.steps), "template": dim.template,
@@ -167,10 +133,6 @@ def _judge_settings(dim: Dimension) -> list[Check]:
     if judge.mode == "sampling" and judge.n > 1 and judge.temperature == 0:
         found.append(Check("warning", "judge.temperature", f"{judge.n} replies at temperature 0 are "
                                                            "near copies; use a temperature above 0"))
-    if judge.mode != "sampling" and judge.top_logprobs < len(dim.scale.points) and judge.provider != "local":
-        found.append(Check("warning", "judge.top_logprobs", f"top_logprobs {judge.top_logprobs} is fewer "
-                                                            f"than the {len(dim.scale.points)} ratings; "
-                                                            "some ratings can never be weighed"))
     return found
 
 
@@ -204,14 +166,3 @@ def _ends_on_a_rating(step: str, scale: Scale) -> bool:
     """Whether a step ends on a number of the scale ("1. Read the customer's message: 3")."""
     found = re.search(r"[:=-]\s*(-?\d+)(?:\s*/\s*\d+)?\s*\.?\s*$", step)
     return found is not None and int(found.group(1)) in scale
-
-
-def model_alias_warnings(judge: JudgeSettings) -> list[str]:
-    """A warning when a hosted judge is named by an undated alias that can change under it."""
-    if judge.provider not in ("openai", "gemini") or (judge.provider == "openai" and judge.base_url):
-        return []  # a pinned local file, a test judge, or a self-hosted server the user controls
-    model = judge.model.strip()
-    if model and not model.endswith("latest") and _PINNED.search(model):
-        return []
-    return [f"{model!r} is an alias without a date: the provider can change the model behind it, "
-            "so scores drift; prefer a dated snapshot (e.g. gpt-4o-2024-08-06)"]

@@ -1,19 +1,24 @@
-"""What a judge can do, known before any call: reasoning models, thinking budgets, compatible servers.
+"""What a judge can do, known before any call: reasoning models, thinking budgets, compatible servers, and the
+checks a dimension's judge settings get from them.
 
 These are the documented facts the adapters act on (OpenAI reasoning models take
 `max_completion_tokens`, only the default temperature, and give no log-probabilities; Gemini 2.5+
-models think unless told not to) and the presets the sidebar and README show. A probe (`geval probe`)
-measures the rest on the real server; `preflight` reads both before a run or a freeze.
+models think unless told not to) and the presets the sidebar and README show; each provider's spec in the
+registry says which of them apply to it. A probe (`geval probe`) measures the rest on the real server;
+`preflight` reads both before a run or a freeze.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..prompts.checks import Check, dimension_checks
-from ..types import Dimension, JudgeSettings
+from ..types import Dimension, JudgeSettings, Scale
+
+if TYPE_CHECKING:
+    from .registry import ProviderSpec
 
 # gpt-5 family (not the chat snapshots), o1/o3/o4 and their -mini/-pro variants.
 _OPENAI_REASONING = re.compile(r"^(o\d+(-|$)|gpt-5(?!.*-chat))")
@@ -21,6 +26,8 @@ _OPENAI_REASONING = re.compile(r"^(o\d+(-|$)|gpt-5(?!.*-chat))")
 REASONING_ALLOWANCE = {"none": 0, "minimal": 1024, "low": 4096, "medium": 16_384, "high": 32_768, "xhigh": 65_536}
 DEFAULT_EFFORT = "medium"  # what the models use when reasoning_effort is not sent
 NO_LOGPROBS = "this judge gives no log-probabilities: freeze in sampling mode"
+# A dated or numbered snapshot: gpt-4o-2024-08-06, gpt-4-0613, gemini-1.5-flash-002, ...-preview-05-20.
+_PINNED = re.compile(r"\d{4}-\d{2}-\d{2}|-\d{4}(?=$|-)|-\d{3}$|-\d{2}-\d{2}$")
 
 
 def is_reasoning_model(model: str) -> bool:
@@ -107,25 +114,34 @@ def presets_table() -> str:
     return "\n".join(rows)
 
 
+def _spec(settings: JudgeSettings) -> ProviderSpec | None:
+    from .registry import find_spec  # the registry imports this module's facts: looked up at call time
+
+    return find_spec(settings.provider)
+
+
 def known_logprobs(settings: JudgeSettings) -> bool | None:
-    """False when the judge is documented to give no log-probabilities, None when unknown."""
-    if settings.provider == "openai" and is_reasoning_model(settings.model):  # anywhere: proxies too
-        return False
-    return None
+    """False when the judge is documented to give no log-probabilities (a reasoning model), None when unknown."""
+    from .registry import reasons
+
+    return False if reasons(settings) else None
 
 
 def preflight(settings: JudgeSettings, probe: dict[str, Any] | None = None) -> list[str]:
     """Why these settings cannot score at all with this judge (empty when they can), before any call."""
+    from .registry import reasons, specs
+
     problems = []
     no_logprobs = known_logprobs(settings) is False or (probe is not None and probe.get("logprobs") is False)
     if settings.mode == "logprobs" and no_logprobs:
         problems.append(f"{NO_LOGPROBS} ({settings.judge_id})")
-    if (settings.provider == "openai" and is_reasoning_model(settings.model) and settings.mode != "logprobs"
-            and settings.temperature != 1.0):
+    if reasons(settings) and settings.mode != "logprobs" and settings.temperature != 1.0:
         problems.append(f"{settings.judge_id} takes only the default temperature: freeze it with temperature 1 "
                         "(its replies vary by themselves)")
-    if settings.reasoning_effort and settings.provider != "openai":
-        problems.append(f"reasoning_effort is for OpenAI reasoning models, not {settings.judge_id}")
+    spec = _spec(settings)
+    if settings.reasoning_effort and (spec is None or spec.reasoning is None):
+        labels = " or ".join(s.label for s in specs() if s.reasoning is not None) or "no"
+        problems.append(f"reasoning_effort is for {labels} reasoning models, not {settings.judge_id}")
     return problems
 
 
@@ -158,7 +174,63 @@ def capability_checks(judge: JudgeSettings, probe: dict[str, Any] | None) -> lis
     return found
 
 
+def ratings_single_token(judge: JudgeSettings, scale: Scale) -> bool | None:
+    """Whether every rating is one token for this judge; None when its tokenizer is not known."""
+    spec = _spec(judge)
+    tokens = spec.rating_tokens if spec else None
+    if tokens is None:
+        return None
+    if scale.min < 0:
+        return False if tokens.sign_apart else None
+    if spec is not None and spec.on_named_server(judge) and not tokens.on_servers:
+        return None  # another model's tokenizer answers there
+    return scale.max <= tokens.single_max
+
+
+def _single_token(dim: Dimension) -> list[Check]:
+    fits = ratings_single_token(dim.judge, dim.scale)
+    if fits is None or fits:
+        return []
+    # A warning, not a refusal: freezing stays possible, the consequence is spelled out.
+    if dim.judge.mode == "sampling":
+        effect = "sampling parses the reply text, so this only matters if you switch to logprobs mode"
+    else:
+        effect = ("the weighted score follows the reply's tokens through the rating it wrote, but sees a "
+                  "rating it did not write only by its first token ('-' of '-1', '1' of '10'): such "
+                  "probability is flagged ambiguous, never scored; prefer a scale within 0-9 or sampling mode")
+    return [Check("warning", "scale", f"ratings of the scale {dim.scale} do not fit in one token for the "
+                                      f"{dim.judge.judge_id} judge: {effect}")]
+
+
+def _top_logprobs(dim: Dimension) -> list[Check]:
+    judge, spec = dim.judge, _spec(dim.judge)
+    if judge.mode == "sampling" or judge.top_logprobs >= len(dim.scale.points) or (spec and spec.weighs_every_rating):
+        return []
+    return [Check("warning", "judge.top_logprobs", f"top_logprobs {judge.top_logprobs} is fewer than the "
+                                                   f"{len(dim.scale.points)} ratings; some ratings can never be "
+                                                   "weighed")]
+
+
+def model_alias_warnings(judge: JudgeSettings) -> list[str]:
+    """A warning when a hosted judge is named by an undated alias that can change under it."""
+    spec = _spec(judge)
+    if spec is None or not spec.aliases_drift or spec.on_named_server(judge):
+        return []  # a pinned local file, a test judge, or a self-hosted server the user controls
+    model = judge.model.strip()
+    if model and not model.endswith("latest") and _PINNED.search(model):
+        return []
+    return [f"{model!r} is an alias without a date: the provider can change the model behind it, "
+            "so scores drift; prefer a dated snapshot (e.g. gpt-4o-2024-08-06)"]
+
+
+def judge_limit_checks(dimension: Dimension) -> list[Check]:
+    """The checks of a dimension that depend on its judge's provider: ratings that split into several tokens,
+    top_logprobs below the scale's ratings, an undated model alias."""
+    found = _single_token(dimension) + _top_logprobs(dimension)
+    return found + [Check("warning", "judge.model", m) for m in model_alias_warnings(dimension.judge)]
+
+
 def check_dimension(dimension: Dimension, probe: dict[str, Any] | None = None) -> list[Check]:
     """Every pre-freeze check on one dimension, errors and warnings together; `probe` is the judge's latest
     `geval probe` result (diagnostics.judge_probe.latest_probe), when there is one."""
-    return dimension_checks(dimension) + capability_checks(dimension.judge, probe)
+    return dimension_checks(dimension) + judge_limit_checks(dimension) + capability_checks(dimension.judge, probe)

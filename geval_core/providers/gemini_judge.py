@@ -9,8 +9,8 @@ from ..types import Choice, JudgeReply, JudgeRequest, JudgeSettings, Position, T
 from .capabilities import gemini_thinking
 from .common import env_key, http_errors, redact, require_key, status_error
 from .hosted import HostedJudge
+from .registry import provider_spec
 
-KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 RETRYABLE_STATUS = {408, 429}
 ROLES = {"user": "user", "assistant": "model", "model": "model"}
 # Parts of the response that are transport detail, not the model's answer.
@@ -114,7 +114,7 @@ class GeminiJudge(HostedJudge):
                 f"sampling mode{self._elsewhere(request)}", status=400)
         headers = getattr(exc.response, "headers", None) or {}
         return status_error(int(exc.code or 0), message, headers.get("retry-after"), request, who="Gemini",
-                            model="Gemini model", retryable=RETRYABLE_STATUS, key_hint=" or ".join(KEY_VARIABLES))
+                            model="Gemini model", retryable=RETRYABLE_STATUS, key_hint=" or ".join(provider_spec("gemini").key_variables))
 
     def _elsewhere(self, request: JudgeRequest) -> str:
         """Where else the model may give log-probabilities (Vertex AI serves them for several models)."""
@@ -178,6 +178,7 @@ def _usage(response: Any, name: str) -> int:
 
 
 def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> GeminiJudge:
-    """The registry's builder: the key from `api_key`, GEMINI_API_KEY or GOOGLE_API_KEY."""
-    key = require_key(api_key or env_key(*KEY_VARIABLES), KEY_VARIABLES, "gemini")
+    """The registry's builder: the key from `api_key` or the spec's variables (GEMINI_API_KEY, GOOGLE_API_KEY)."""
+    variables = provider_spec("gemini").key_variables
+    key = require_key(api_key or env_key(*variables), variables, "gemini")
     return GeminiJudge(settings.model, key, base_url=settings.base_url, timeout=timeout)

@@ -14,6 +14,7 @@ from ..errors import LogprobsUnavailableError, RetryableJudgeError
 from ..types import Choice, JudgeReply, JudgeRequest, Usage
 from ..urls import check_base_url
 from .common import NO_KEY, gather_choices
+from .registry import key_variable
 
 
 def without_key(reply: JudgeReply, key: str | None) -> JudgeReply:
@@ -36,7 +37,8 @@ class HostedJudge:
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None) -> None:
         self.model = model
-        self.base_url = check_base_url(base_url)  # never a key inside the URL, whoever built this judge
+        # Never a key inside the URL, whoever built this judge.
+        self.base_url = check_base_url(base_url, key_variable(self.provider))
         self._key = api_key  # kept only to scrub it from error messages
         self.gave_logprobs = False  # this judge has answered with log-probabilities before
 

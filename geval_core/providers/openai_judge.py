@@ -20,8 +20,8 @@ from .capabilities import NO_LOGPROBS, completion_budget, is_reasoning_model
 from .common import NO_KEY, env_key, redact, require_key, status_error
 from .hosted import HostedJudge
 from .plain_http import PlainHttpPost, ServerStatusError, ServerTimeout, ServerUnreachable, is_plain_http
+from .registry import provider_spec
 
-KEY_VARIABLE = "OPENAI_API_KEY"
 _BEARER: Any = {"security": {"bearer_auth": True}}  # RequestOptions: authenticate with the API key
 # Status codes worth another try; the runner retries, never the SDK (max_retries=0).
 RETRYABLE_STATUS = {408, 409, 429}
@@ -168,7 +168,8 @@ class OpenAIJudge(HostedJudge):
             return _unsupported(exc, request, message)
         headers = exc.headers if isinstance(exc, ServerStatusError) else exc.response.headers
         return status_error(exc.status_code, message, headers.get("retry-after"), request,
-                            who=self._where(), model="model", retryable=RETRYABLE_STATUS, key_hint=KEY_VARIABLE)
+                            who=self._where(), model="model", retryable=RETRYABLE_STATUS,
+                            key_hint=" or ".join(provider_spec("openai").key_variables))
 
 
 class Completion(NamedTuple):
@@ -230,9 +231,11 @@ def _unsupported(exc: Any, request: JudgeRequest, message: str) -> JudgeError:
 
 
 def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> OpenAIJudge:
-    """The registry's builder: the key from `api_key` or OPENAI_API_KEY; a local server needs none."""
-    key = api_key or env_key(KEY_VARIABLE)
+    """The registry's builder: the key from `api_key` or the spec's variable (OPENAI_API_KEY); a local server
+    needs none."""
+    variables = provider_spec("openai").key_variables
+    key = api_key or env_key(*variables)
     if not key and is_custom_server(settings.base_url):
         key = NO_KEY  # local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) need none
-    key = require_key(key, (KEY_VARIABLE,), "openai")
+    key = require_key(key, variables, "openai")
     return OpenAIJudge(settings.model, key, base_url=settings.base_url, timeout=timeout)

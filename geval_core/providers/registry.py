@@ -1,9 +1,11 @@
-"""Every judge provider, stated once: its key variables, default model, concurrency, its server presets,
-and how to build it (imported only when a judge is made). Whether a judge primes its reply is a fact of the
-adapter's code, so the adapter states it (Judge.primes).
+"""Every judge provider, stated once: its key variables, default model, concurrency, its server presets, what
+is known of its models (context windows, reasoning models, undated aliases, how ratings tokenise), its batch
+engine, and how to build it (imported only when a judge is made). Whether a judge primes its reply is a fact of
+the adapter's code, so the adapter states it (Judge.primes).
 
-The CLI (`--judge`), the sidebar, the checks and the README's table read this registry; adding a judge API is
-one adapter module and one `register(ProviderSpec(...))`.
+The CLI (`--judge`), the sidebar, the checks, the context limit, the batch engines and the README's table read
+this registry; adding a judge API is one adapter module and one `register(ProviderSpec(...))`, in the product
+or in a plugin module named by GEVAL_PROVIDER_PLUGINS.
 """
 
 from __future__ import annotations
@@ -11,14 +13,26 @@ from __future__ import annotations
 import importlib
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ..types import Judge, JudgeSettings
 from ..urls import check_base_url, is_custom_server
-from .capabilities import PRESETS, Preset
+from .capabilities import PRESETS, Preset, is_reasoning_model
 from .common import env_key, require_key
+
+# Builds a Judge from (settings, api_key, timeout).
+JudgeFactory = Callable[[JudgeSettings, "str | None", float], Judge]
+
+
+@dataclass(frozen=True)
+class RatingTokens:
+    """What is known of how a provider's tokenizer writes ratings."""
+
+    single_max: int  # the largest non-negative integer rating that is one token
+    sign_apart: bool = True  # a negative rating's sign is a token of its own ("-1": "-", "1")
+    on_servers: bool = False  # `single_max` holds on a compatible server too (else: only on the own API)
 
 
 @dataclass(frozen=True)
@@ -27,7 +41,9 @@ class ProviderSpec:
 
     name: str  # the provider field of JudgeSettings
     label: str  # how the sidebar and the README name it
-    builder: str  # "module:function" building a Judge from (settings, api_key, timeout); imported on use
+    # inspect_ai's @modelapi shape: a function that imports the adapter (and its SDK) inside and returns its
+    # builder, so listing providers imports nothing and every tool can follow the import.
+    builder: Callable[[], JudgeFactory]
     key_variables: tuple[str, ...] = ()  # environment variables its key (or project) is read from
     base_url_variables: tuple[str, ...] = ()  # environment variables its SDK takes a server address from
     key_required: bool = True  # False: key_variables name something else (Vertex AI: its project)
@@ -40,6 +56,15 @@ class ProviderSpec:
     presets: Mapping[str, Preset] = field(default_factory=dict)  # compatible servers and what they return
     public: bool = True  # offered in lists and help; False: accepted when named (the test judge)
     reuse: bool = True  # one judge may serve many runs (the local model loads once); False: one per run
+    context_tokens: int | None = None  # the context of every model it runs (an in-process judge's own)
+    context_windows: Mapping[str, int] = field(default_factory=dict)  # documented windows by model-name prefix
+    rating_tokens: RatingTokens | None = None  # None: its tokenizer is not known
+    weighs_every_rating: bool = False  # its log-probabilities cover every rating, whatever top_logprobs says
+    reasoning: Callable[[str], bool] | None = None  # which of its models reason (no logprobs, no temperature)
+    aliases_drift: bool = False  # an undated model name is an alias the provider can move to another model
+    batch_engine: str | None = None  # the batch engine its runs can be sent to (run.batch_engines.ENGINES)
+    free: bool = False  # runs on this machine: no price per token
+    before_run: Callable[[JudgeSettings], None] | None = None  # a check before a run is recorded (imports inside)
 
     @property
     def takes_server(self) -> bool:
@@ -49,8 +74,11 @@ class ProviderSpec:
 
     def build(self, settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> Judge:
         """A judge for these settings, importing the adapter (and its SDK) only now."""
-        module, _, function = self.builder.partition(":")
-        return getattr(importlib.import_module(module), function)(settings, api_key, timeout)
+        return self.builder()(settings, api_key, timeout)
+
+    def on_named_server(self, settings: JudgeSettings) -> bool:
+        """Whether these settings name a compatible server (a base URL), not the provider's own API."""
+        return bool(self.compatible_label and settings.base_url)
 
 
 REGISTRY: dict[str, ProviderSpec] = {}
@@ -133,20 +161,35 @@ def check_key(settings: JudgeSettings, api_key: str | None = None) -> None:
 
 
 def check_judge(settings: JudgeSettings, api_key: str | None = None) -> None:
-    """What can be known about a judge before a run is recorded: its key is set, its model file is the one
-    pinned (a local GGUF file whose content changed is refused here, not on every item)."""
+    """What can be known about a judge before a run is recorded: its key is set, and its spec's own check
+    passes (a local GGUF file whose content changed is refused here, not on every item)."""
     check_key(settings, api_key)
-    if settings.provider == "local":
-        from .gguf_file import is_model_file, verified_path
-
-        if is_model_file(settings.model):
-            verified_path(settings.model)
+    spec = provider_spec(settings.provider)
+    if spec.before_run is not None:
+        spec.before_run(settings)
 
 
 def key_variable(provider: str) -> str:
     """The variable a refused key's message names for this provider."""
     spec = find_spec(provider)
-    return spec.key_variables[0] if spec and spec.key_variables else "OPENAI_API_KEY"
+    return spec.key_variables[0] if spec and spec.key_variables else "the judge's key variable"
+
+
+def key_variables() -> tuple[str, ...]:
+    """Every registered provider's key variables, once each (what error messages are scrubbed of)."""
+    return tuple(dict.fromkeys(v for spec in specs() if spec.key_required for v in spec.key_variables))
+
+
+def reasons(settings: JudgeSettings) -> bool:
+    """Whether the settings' model reasons before answering, by its provider's rule (anywhere: proxies too)."""
+    spec = find_spec(settings.provider)
+    return bool(spec and spec.reasoning and spec.reasoning(settings.model))
+
+
+def batch_engine(provider: str) -> str | None:
+    """The batch engine a provider's runs can be sent to, None when it has none."""
+    spec = find_spec(provider)
+    return spec.batch_engine if spec else None
 
 
 def providers_table() -> str:
@@ -163,21 +206,68 @@ def providers_table() -> str:
     return "\n".join(rows)
 
 
-register(ProviderSpec("local", "Local SmolLM2 (no key, no network)", "geval_core.providers.local_judge:build",
-                      default_model="smollm2-135m-instruct", needs_model=False, default_concurrency=1,
-                      max_concurrency=4))
-register(ProviderSpec("openai", "OpenAI", "geval_core.providers.openai_judge:build", ("OPENAI_API_KEY",),
-                      base_url_variables=("OPENAI_BASE_URL",), default_model="gpt-4o-mini-2024-07-18", compatible_label="OpenAI-compatible server",
-                      compatible_model="smollm2", presets=PRESETS))
-register(ProviderSpec("gemini", "Gemini", "geval_core.providers.gemini_judge:build",
-                      ("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url_variables=("GOOGLE_GEMINI_BASE_URL",),
-                      default_model="gemini-2.0-flash-001"))
+# The builders, one per adapter: each imports its module (and SDK) only when a judge is made.
+def _local() -> JudgeFactory:
+    from .local_judge import build
+
+    return build
+
+
+def _openai() -> JudgeFactory:
+    from .openai_judge import build
+
+    return build
+
+
+def _gemini() -> JudgeFactory:
+    from .gemini_judge import build
+
+    return build
+
+
+def _vertex() -> JudgeFactory:
+    from .vertex_judge import build
+
+    return build
+
+
+def _pinned_model_file(settings: JudgeSettings) -> None:
+    """A GGUF file named as the local model must still be the file pinned by its content."""
+    from .gguf_file import is_model_file, verified_path
+
+    if is_model_file(settings.model):
+        verified_path(settings.model)
+
+
+# Documented context windows, by model-name prefix (the longest prefix wins).
+OPENAI_WINDOWS = {"gpt-4o": 128_000, "gpt-4o-mini": 128_000, "gpt-4.1": 1_047_576, "gpt-4-turbo": 128_000,
+                  "gpt-3.5-turbo": 16_385, "gpt-5": 400_000, "o1": 200_000, "o3": 200_000, "o4-mini": 200_000}
+GEMINI_WINDOWS = {"gemini-1.5": 1_048_576, "gemini-2.0": 1_048_576, "gemini-2.5": 1_048_576,
+                  "gemini-3": 1_048_576}
+LOCAL_CONTEXT = 4096  # the embedded judge's n_ctx (local_judge.DEFAULT_CTX), stated here without loading it
+# OpenAI's tokenizers (cl100k_base, o200k_base) hold every integer 0-999 as one token; on a compatible server
+# another model's tokenizer answers.
+OPENAI_TOKENS = RatingTokens(999)
+# SmolLM2's tokenizer splits numbers one digit per token ("10" -> "1", "0"); checked against the GGUF
+# vocabulary in tests/prompts/test_checks.py, never by loading the model here.
+LOCAL_TOKENS = RatingTokens(9, on_servers=True)
+
+register(ProviderSpec("local", "Local SmolLM2 (no key, no network)", _local, default_model="smollm2-135m-instruct",
+                      needs_model=False, default_concurrency=1, max_concurrency=4, context_tokens=LOCAL_CONTEXT,
+                      rating_tokens=LOCAL_TOKENS, weighs_every_rating=True, free=True,
+                      before_run=_pinned_model_file))
+register(ProviderSpec("openai", "OpenAI", _openai, ("OPENAI_API_KEY",), base_url_variables=("OPENAI_BASE_URL",),
+                      default_model="gpt-4o-mini-2024-07-18", compatible_label="OpenAI-compatible server",
+                      compatible_model="smollm2", presets=PRESETS, context_windows=OPENAI_WINDOWS,
+                      rating_tokens=OPENAI_TOKENS, reasoning=is_reasoning_model, aliases_drift=True,
+                      batch_engine="openai"))
+register(ProviderSpec("gemini", "Gemini", _gemini, ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+                      base_url_variables=("GOOGLE_GEMINI_BASE_URL",), default_model="gemini-2.0-flash-001",
+                      context_windows=GEMINI_WINDOWS, aliases_drift=True, batch_engine="gemini"))
 # Vertex AI has no key: application default credentials, and the project named in GOOGLE_CLOUD_PROJECT.
-register(ProviderSpec("vertex", "Vertex AI (Google Cloud credentials)", "geval_core.providers.vertex_judge:build",
-                      ("GOOGLE_CLOUD_PROJECT",), base_url_variables=("GOOGLE_VERTEX_BASE_URL",), key_required=False,
-                      default_model="gemini-2.5-flash"))
-register(ProviderSpec("scripted", "Scripted test judge", "geval_core.providers.scripted:build",
-                      default_model="scripted-1", needs_model=False, public=False, reuse=False))
+register(ProviderSpec("vertex", "Vertex AI (Google Cloud credentials)", _vertex, ("GOOGLE_CLOUD_PROJECT",),
+                      base_url_variables=("GOOGLE_VERTEX_BASE_URL",), key_required=False,
+                      default_model="gemini-2.5-flash", context_windows=GEMINI_WINDOWS))
 
 
 def load_plugins() -> None:

@@ -1,4 +1,7 @@
-"""A scripted judge for fast unit and AppTest tests: no model, fully predictable replies."""
+"""A scripted judge for fast unit and AppTest tests: no model, fully predictable replies.
+
+The product registers no provider for it: the tests' plugin (tests/scripted_app_judge.py) does.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import hashlib
 import math
 from collections.abc import Callable
 
-from ..types import Choice, JudgeReply, JudgeRequest, JudgeSettings, Position, TopLogprob, Usage
+from ..types import Choice, JudgeReply, JudgeRequest, Position, TopLogprob, Usage
 
 Distribution = dict[str, float]  # token -> probability at the rating position
 
@@ -50,7 +53,3 @@ class ScriptedJudge:
         return JudgeReply(choices, self.model_version, Usage(prompt_tokens, request.n), 0.0,
                           {"scripted": True, "distribution": dist})
 
-
-def build(settings: JudgeSettings, api_key: str | None = None, timeout: float = 60.0) -> ScriptedJudge:
-    """The registry's builder (the test judge, never offered in lists)."""
-    return ScriptedJudge()

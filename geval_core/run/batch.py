@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import InputError, JudgeError
 from ..prompts.inputs import require_inputs
+from ..providers.registry import batch_engine, specs
 from ..scoring.reply_check import check_reply
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, ScoredMode, Usage
@@ -34,6 +35,7 @@ from .runner import finish
 from .session import Job, Progress, Session
 
 BATCH_URL = "/v1/chat/completions"
+FILE_ENGINE = "openai"  # the batch engine whose input files prepare_batch writes (the OpenAI Batch API's)
 MAX_REQUESTS = 50_000  # the Batch API's limit per input file
 BATCH_DISCOUNT = 0.5  # batch requests are billed at half the live price
 BATCH_SERVER = server_id(None, "openai")  # batch files go to OpenAI's own Batch API, whatever base_url says
@@ -110,9 +112,10 @@ def run_items(store: Store, dataset_id: str, item_ids: Iterable[str] | None) -> 
 def prepare_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
                   path: str | Path, item_ids: list[str] | None = None) -> dict[str, Any]:
     """Create a run in the library and write its Batch API input file: {run_id, requests, path}."""
-    if settings.provider != "openai":
+    if batch_engine(settings.provider) != FILE_ENGINE:
+        having = " or ".join(f"{s.name}:MODEL" for s in specs() if s.public and s.batch_engine == FILE_ENGINE)
         raise InputError(f"batch files are for the OpenAI Batch API, not the {settings.judge_id} judge; "
-                         "choose an openai:MODEL judge")
+                         f"choose an {having} judge")
     items = run_items(store, dataset_id, item_ids)
     require_inputs(prompt, items, f"dataset {dataset_id[:12]}")  # before a run is recorded
     run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
@@ -135,18 +138,11 @@ def completion_to_reply(body: dict[str, Any]) -> JudgeReply:
 
 
 def body_to_reply(body: dict[str, Any], provider: str) -> JudgeReply:
-    """One batch result body (a chat completion, or a Gemini GenerateContentResponse) as a JudgeReply."""
-    if provider != "gemini":
-        return completion_to_reply(body)
-    from google.genai import types
-    from pydantic import ValidationError
+    """One batch result body in the shape of the provider's engine (a chat completion, a Gemini
+    GenerateContentResponse) as a JudgeReply; a batch file's lines are the OpenAI Batch API's."""
+    from .batch_engines import ENGINES  # the engines build on this module
 
-    from ..providers.gemini_judge import gemini_reply
-
-    try:
-        return gemini_reply(types.GenerateContentResponse.model_validate(body))
-    except ValidationError as exc:
-        raise JudgeError(f"not a Gemini response: {str(exc)[:300]}") from None
+    return ENGINES.get(batch_engine(provider) or FILE_ENGINE, ENGINES[FILE_ENGINE]).reply(body)
 
 
 SOURCE_KEY = "geval_source"  # added to each line read: the file it came from, by hash

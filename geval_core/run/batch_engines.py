@@ -5,7 +5,8 @@ through the `openai` SDK, with the input file `batch.prepare_batch` writes by ha
 through google-genai `client.batches` with inlined requests, each the request the live judge sends.
 Collecting downloads the results and scores them through `batch.collect_batch`, exactly as a live run
 would; it is idempotent (judged items are skipped) and resumable: a crash loses nothing written, and
-collecting again downloads again. Which run a batch belongs to is kept in the library ("batch:ID").
+collecting again downloads again. Which run a batch belongs to is kept in the library ("batch:ID"). Which
+engine a provider's runs go to is a fact of its spec (ProviderSpec.batch_engine).
 """
 
 from __future__ import annotations
@@ -20,15 +21,18 @@ from typing import Any
 from ..errors import ConfigError, GEvalError, InputError, JudgeError, NotFoundError, UnreachableError
 from ..prompts.inputs import require_inputs
 from ..providers.common import NO_KEY, env_key, http_errors, redact, require_key
+from ..providers.registry import batch_engine, key_variable, key_variables, provider_spec, specs
 from ..store import Store
-from ..types import FrozenPrompt, JudgeSettings
+from ..types import FrozenPrompt, JudgeReply, JudgeSettings
 from ..urls import check_base_url, is_custom_server
 from .batch import (
     BATCH_URL,
+    FILE_ENGINE,
     MAX_REQUESTS,
     batch_lines,
     batch_mode,
     collect_batch,
+    completion_to_reply,
     custom_id,
     item_requests,
     run_items,
@@ -36,35 +40,127 @@ from .batch import (
 from .options import RunSummary
 from .session import Progress
 
-ENGINES = ("openai", "gemini")
 DONE = {"completed", "failed", "expired", "cancelled", "JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
         "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
 COLLECTABLE = {"completed", "expired", "cancelled", "JOB_STATE_SUCCEEDED"}  # finished with results to read
 
 
-def batch_client(provider: str, base_url: str | None) -> Any:
-    """The SDK client for a provider's batch engine; the key from the environment, as live judges get it."""
-    base_url = check_base_url(base_url)
-    if provider == "openai":
+class OpenAIBatches:
+    """OpenAI's Files API (purpose "batch") and Batches API (/v1/chat/completions, window 24h) through the
+    `openai` SDK, with the input file `batch.prepare_batch` writes."""
+
+    where = "the OpenAI API"
+
+    def client(self, provider: str, base_url: str | None) -> Any:
+        """The SDK client, its key from the provider's variables (a compatible server of the user's needs none)."""
         from openai import OpenAI
 
-        from ..providers.openai_judge import KEY_VARIABLE
+        variables = provider_spec(provider).key_variables
+        key = env_key(*variables) or (NO_KEY if is_custom_server(base_url) else None)
+        return OpenAI(api_key=require_key(key, variables, provider), base_url=base_url)
 
-        key = env_key(KEY_VARIABLE) or (NO_KEY if is_custom_server(base_url) else None)
-        return OpenAI(api_key=require_key(key, (KEY_VARIABLE,), "openai"), base_url=base_url)
-    from google import genai
-    from google.genai import types
+    def send(self, client: Any, prompt: FrozenPrompt, items: list, run_id: str,
+             settings: JudgeSettings) -> tuple[str, str]:
+        """Upload the run's requests and create the batch: (batch id, its status)."""
+        lines = "".join(json.dumps(line, ensure_ascii=False) + "\n"
+                        for line in batch_lines(prompt, items, run_id, settings))
+        upload = client.files.create(file=(f"geval-{run_id}.jsonl", lines.encode("utf-8")), purpose="batch")
+        batch = client.batches.create(input_file_id=upload.id, endpoint=BATCH_URL, completion_window="24h",
+                                      metadata={"geval_run": run_id})
+        return batch.id, batch.status
 
-    from ..providers.gemini_judge import KEY_VARIABLES
+    def status(self, client: Any, batch_id: str) -> tuple[Any, str, dict[str, Any] | None]:
+        """(the batch, its status, its request counts)."""
+        batch = client.batches.retrieve(batch_id)
+        return batch, batch.status, batch.request_counts.model_dump() if batch.request_counts else None
 
-    key = require_key(env_key(*KEY_VARIABLES), KEY_VARIABLES, "gemini")
-    return genai.Client(api_key=key, vertexai=False, http_options=types.HttpOptions(base_url=base_url))
+    def download(self, client: Any, batch: Any, folder: Path) -> list[Path]:
+        """The batch's output and error files, as the Batch API wrote them."""
+        paths = []
+        for name in ("output_file_id", "error_file_id"):
+            file_id = getattr(batch, name, None)
+            if file_id:
+                path = folder / f"{name}.jsonl"
+                path.write_bytes(client.files.content(file_id).content)
+                paths.append(path)
+        return paths
+
+    def reply(self, body: dict[str, Any]) -> JudgeReply:
+        """One result body (a chat completion) as a JudgeReply, read as the live judge reads it."""
+        return completion_to_reply(body)
+
+
+class GeminiBatches:
+    """The Gemini Batch API through google-genai `client.batches`, with inlined requests, each the request the
+    live judge sends."""
+
+    where = "the Gemini API"
+
+    def client(self, provider: str, base_url: str | None) -> Any:
+        """The SDK client for the Gemini API, its key from the provider's variables."""
+        from google import genai
+        from google.genai import types
+
+        variables = provider_spec(provider).key_variables
+        key = require_key(env_key(*variables), variables, provider)
+        return genai.Client(api_key=key, vertexai=False, http_options=types.HttpOptions(base_url=base_url))
+
+    def send(self, client: Any, prompt: FrozenPrompt, items: list, run_id: str,
+             settings: JudgeSettings) -> tuple[str, str]:
+        """Create the batch of inlined requests: (batch name, its state)."""
+        batch = client.batches.create(model=settings.model, src=_gemini_requests(prompt, items, run_id, settings),
+                                      config={"display_name": f"geval-{run_id}"})
+        return batch.name, _state(batch)
+
+    def status(self, client: Any, batch_id: str) -> tuple[Any, str, dict[str, Any] | None]:
+        """(the batch, its state, None: the API gives no counts)."""
+        batch = client.batches.get(name=batch_id)
+        return batch, _state(batch), None
+
+    def download(self, client: Any, batch: Any, folder: Path) -> list[Path]:
+        """The inlined results as one Batch-API-shaped JSONL file."""
+        path = folder / "gemini.jsonl"
+        responses = (batch.dest.inlined_responses or []) if batch.dest else []
+        path.write_text("".join(json.dumps(_gemini_line(r)) + "\n" for r in responses), encoding="utf-8")
+        return [path]
+
+    def reply(self, body: dict[str, Any]) -> JudgeReply:
+        """One result body (a GenerateContentResponse) as a JudgeReply, read as the live judge reads it."""
+        from google.genai import types
+        from pydantic import ValidationError
+
+        from ..providers.gemini_judge import gemini_reply
+
+        try:
+            return gemini_reply(types.GenerateContentResponse.model_validate(body))
+        except ValidationError as exc:
+            raise JudgeError(f"not a Gemini response: {str(exc)[:300]}") from None
+
+
+Engine = OpenAIBatches | GeminiBatches
+# The engines by the name a ProviderSpec's batch_engine gives.
+ENGINES: dict[str, Engine] = {FILE_ENGINE: OpenAIBatches(), "gemini": GeminiBatches()}
+
+
+def engine_for(provider: str) -> Engine:
+    """The batch engine of a provider's runs; ConfigError naming the providers that have one."""
+    name = batch_engine(provider)
+    if name is None or name not in ENGINES:
+        having = [s for s in specs() if s.public and s.batch_engine in ENGINES]
+        raise ConfigError(f"batch engines are {' and '.join(s.label + chr(39) + 's' for s in having)}, not the "
+                          f"{provider} judge's; choose {' or '.join(s.name + ':MODEL' for s in having)}")
+    return ENGINES[name]
+
+
+def batch_client(provider: str, base_url: str | None) -> Any:
+    """The SDK client for a provider's batch engine; the key from the environment, as live judges get it."""
+    return engine_for(provider).client(provider, check_base_url(base_url, key_variable(provider)))
 
 
 @contextlib.contextmanager
 def engine_errors(provider: str, base_url: str | None) -> Iterator[None]:
     """The SDKs' errors from a batch engine as the workbench's (a clear message, never a traceback)."""
-    where = base_url or ("the OpenAI API" if provider == "openai" else "the Gemini API")
+    where = base_url or engine_for(provider).where
     try:
         yield
     except GEvalError:
@@ -80,7 +176,7 @@ def _engine_error(exc: Exception, where: str) -> GEvalError | None:
     import openai
 
     message = str(getattr(exc, "message", None) or exc)
-    for variable in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):  # servers echo keys in errors
+    for variable in key_variables():  # servers echo keys in errors
         message = redact(message, env_key(variable))
     if isinstance(exc, (openai.APIConnectionError, *http_errors().transport)):
         return UnreachableError(f"could not reach the batch engine at {where}: {message[:300]}")
@@ -102,9 +198,7 @@ def _is_genai_error(exc: Exception) -> bool:
 def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
                  item_ids: list[str] | None = None, client: Any = None) -> dict[str, Any]:
     """Create a run and submit its requests to the provider's batch engine: {batch_id, run_id, status, requests}."""
-    if settings.provider not in ENGINES:
-        raise ConfigError(f"batch engines are OpenAI's and Gemini's, not the {settings.judge_id} judge's; "
-                          "choose openai:MODEL or gemini:MODEL")
+    engine = engine_for(settings.provider)
     items = run_items(store, dataset_id, item_ids)
     require_inputs(prompt, items, f"dataset {dataset_id[:12]}")  # before a run is recorded or paid for
     count = len(items) * (settings.n if batch_mode(settings) == "sampling" else 1)
@@ -114,7 +208,7 @@ def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: 
     run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
     try:
         with engine_errors(settings.provider, settings.base_url):
-            batch_id, status = _send(client, prompt, items, run_id, settings)
+            batch_id, status = engine.send(client, prompt, items, run_id, settings)
     except BaseException as exc:
         # Nothing reached the provider's engine: the run says so instead of staying "running" forever.
         store.finish_run(run_id, status="failed", error=f"batch submit failed ({type(exc).__name__})")
@@ -122,22 +216,6 @@ def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: 
     store.set_run_fields(run_id, batch_id=batch_id, batch_provider=settings.provider, batch_requests=count)
     store.set_setting(f"batch:{batch_id}", {"run_id": run_id, "provider": settings.provider})
     return {"batch_id": batch_id, "run_id": run_id, "status": status, "requests": count}
-
-
-def _send(client: Any, prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings) -> tuple[str, str]:
-    """Upload the run's requests and create the batch: (batch id, its status)."""
-    if settings.provider == "openai":
-        lines = "".join(json.dumps(line, ensure_ascii=False) + "\n"
-                        for line in batch_lines(prompt, items, run_id, settings))
-        upload = client.files.create(file=(f"geval-{run_id}.jsonl", lines.encode("utf-8")), purpose="batch")
-        batch = client.batches.create(input_file_id=upload.id, endpoint=BATCH_URL, completion_window="24h",
-                                      metadata={"geval_run": run_id})
-        batch_id, status = batch.id, batch.status
-    else:
-        batch = client.batches.create(model=settings.model, src=_gemini_requests(prompt, items, run_id, settings),
-                                      config={"display_name": f"geval-{run_id}"})
-        batch_id, status = batch.name, _state(batch)
-    return batch_id, status
 
 
 def _gemini_requests(prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings) -> list[dict]:
@@ -170,13 +248,7 @@ def batch_status(store: Store, batch_id: str, base_url: str | None = None, clien
     record = _record(store, batch_id)
     client = client or batch_client(record["provider"], base_url)
     with engine_errors(record["provider"], base_url):
-        if record["provider"] == "openai":
-            batch = client.batches.retrieve(batch_id)
-            counts = batch.request_counts.model_dump() if batch.request_counts else None
-            status = batch.status
-        else:
-            batch = client.batches.get(name=batch_id)
-            status, counts = _state(batch), None
+        batch, status, counts = engine_for(record["provider"]).status(client, batch_id)
     return {"batch_id": batch_id, "run_id": record["run_id"], "status": status, "done": status in DONE,
             "counts": counts, "_batch": batch}
 
@@ -192,7 +264,7 @@ def collect_remote(store: Store, batch_id: str, base_url: str | None = None, cli
         return {**status, "collected": False, "summary": None}
     with tempfile.TemporaryDirectory(prefix="geval-batch-") as folder:
         with engine_errors(record["provider"], base_url):
-            paths = _download(client, record["provider"], batch, Path(folder))
+            paths = engine_for(record["provider"]).download(client, batch, Path(folder))
         summaries = collect_batch(store, paths, on_progress, expected_run=record["run_id"]) if paths else []
     summary = next((s for s in summaries if s.run_id == record["run_id"]), None)
     return {**status, "collected": True, "summary": None if summary is None else _summary(summary)}
@@ -200,23 +272,6 @@ def collect_remote(store: Store, batch_id: str, base_url: str | None = None, cli
 
 def _summary(summary: RunSummary) -> dict[str, Any]:
     return {k: v for k, v in summary.to_dict().items() if k in ("status", "scored", "failed", "skipped", "judged")}
-
-
-def _download(client: Any, provider: str, batch: Any, folder: Path) -> list[Path]:
-    """The batch's results as Batch-API-shaped JSONL files in `folder`."""
-    if provider == "openai":
-        paths = []
-        for name in ("output_file_id", "error_file_id"):
-            file_id = getattr(batch, name, None)
-            if file_id:
-                path = folder / f"{name}.jsonl"
-                path.write_bytes(client.files.content(file_id).content)
-                paths.append(path)
-        return paths
-    path = folder / "gemini.jsonl"
-    responses = (batch.dest.inlined_responses or []) if batch.dest else []
-    path.write_text("".join(json.dumps(_gemini_line(r)) + "\n" for r in responses), encoding="utf-8")
-    return [path]
 
 
 def _gemini_line(result: Any) -> dict[str, Any]:

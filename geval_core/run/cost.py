@@ -82,7 +82,10 @@ def load_prices(path: str | Path | None = None, store: Store | None = None) -> d
 
 def price_for(settings: JudgeSettings, prices: dict[str, dict[str, float]]) -> dict[str, float] | None:
     """The price of a judge: exact model, else the longest listed prefix (dated versions), else None."""
-    if settings.provider == "local":
+    from ..providers.registry import find_spec
+
+    spec = find_spec(settings.provider)
+    if spec is not None and spec.free:  # it runs on this machine
         return {"input": 0.0, "output": 0.0}
     key = f"{settings.provider}:{settings.model}"
     if key in prices:

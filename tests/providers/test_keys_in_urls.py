@@ -37,7 +37,7 @@ def test_check_base_url_refuses_credentials_and_never_repeats_them():
     assert check_base_url(url) == url and check_base_url("  ") is None and check_base_url(None) is None
     for bad in with_credentials(url):
         with pytest.raises(ConfigError) as info:
-            check_base_url(bad)
+            check_base_url(bad, "OPENAI_API_KEY")
         assert "OPENAI_API_KEY" in str(info.value) and KEY not in str(info.value) and "credentials" in str(info.value)
         assert KEY not in shown_url(bad) and "Ab12Cd34Ef56Gh78Ij90Kl12Mn34" not in str(info.value)
     for fine in ("http://127.0.0.1:8080/openai/deployments/gpt-4o-mini-2024-07-18/v1",

@@ -3,7 +3,6 @@ the sidebar's choices, get_judge and the README's table."""
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import click
@@ -33,8 +32,8 @@ def test_names_are_unique_and_every_builder_resolves():
     names = [spec.name for spec in specs()]
     assert len(names) == len(set(names)) and {"local", "openai", "gemini", "vertex"} <= set(names)
     for spec in specs():
-        module, _, function = spec.builder.partition(":")
-        assert callable(getattr(importlib.import_module(module), function)), spec.name
+        factory = spec.builder()  # imports the adapter now, not when the registry loaded
+        assert callable(factory) and factory.__name__ == "build", spec.name
         assert 1 <= spec.default_concurrency <= spec.max_concurrency
 
 
@@ -76,11 +75,21 @@ def test_the_sidebar_offers_the_public_providers_then_compatible_servers(monkeyp
     assert state.provider_choices()[0] == "scripted"  # a plugin registered first is the sidebar's default
 
 
+def test_the_product_registers_no_test_judge():
+    assert "scripted" not in scripted_app_judge.PRODUCT_REGISTRY
+    assert "scripted" not in (ROOT / "geval_core" / "providers" / "registry.py").read_text(encoding="utf-8")
+
+
 def test_a_plugin_named_in_the_environment_registers_its_provider(monkeypatch):
     scripted_app_judge.withdraw(monkeypatch)
     monkeypatch.setenv(PLUGINS_ENV, "scripted_app_judge")
+    monkeypatch.setenv(scripted_app_judge.OFFER_ENV, "1")
     load_plugins()
     assert public_names()[0] == "scripted" and get_judge(JudgeSettings(provider="scripted")).primes is False
+    scripted_app_judge.withdraw(monkeypatch)
+    monkeypatch.setenv(scripted_app_judge.OFFER_ENV, "")  # as every test has it: accepted, never listed
+    load_plugins()
+    assert "scripted" not in public_names() and get_judge(JudgeSettings(provider="scripted")).primes is False
 
 
 def test_a_broken_plugin_is_named_and_the_built_in_judges_stay(monkeypatch):
@@ -101,7 +110,10 @@ def test_readme_table_is_generated_from_the_registry():
 
 
 def test_a_spec_is_plain_data_with_a_deferred_import():
-    spec = ProviderSpec("example", "Example", "no_such_module:build")
-    assert spec.public and spec.reuse and spec.key_variables == ()
+    def builder():
+        import no_such_module  # noqa: F401 -- imported only when a judge is made
+
+    spec = ProviderSpec("example", "Example", builder)
+    assert spec.public and spec.reuse and spec.key_variables == () and spec.batch_engine is None
     with pytest.raises(ModuleNotFoundError):
         spec.build(JudgeSettings())

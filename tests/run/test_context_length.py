@@ -9,8 +9,9 @@ from runner_helpers import setup_library, worked_judge
 from geval_core.cli import cli
 from geval_core.errors import ContextLengthError
 from geval_core.export import score_item
-from geval_core.providers.context import LOCAL_CONTEXT, context_window
+from geval_core.providers.context import context_window
 from geval_core.providers.local_judge import DEFAULT_CTX
+from geval_core.providers.registry import LOCAL_CONTEXT
 from geval_core.run import RunOptions, run_scoring
 from geval_core.run.one_item import overlong_items
 from geval_core.types import Item, JudgeSettings
