@@ -43,9 +43,7 @@ def wait_for_jobs(path: Path, timeout: float = 120.0) -> None:
     bounds a hang)."""
     import time
 
-    from prompt_library import Library
-
-    from prompt_library import task_jobs
+    from prompt_library import Library, task_jobs
 
     def tasks_going(lib) -> bool:  # model work and checks done by task workers (steps, suggestions, stability)
         names = [name.split(":", 1) for name in lib.setting_names("task:")]

@@ -49,12 +49,14 @@ class Feed:
 
     def __init__(self, source: Iterable[Item], store: Store, summary: RunSummary, prompt: FrozenPrompt,
                  *, lookup: bool, unique: bool, check_inputs: bool, count_items: bool,
-                 on_batch: BatchRead | None = None, batch: int = BATCH) -> None:
+                 on_batch: BatchRead | None = None, batch: int = BATCH, prefix_order: bool = True) -> None:
         self._source: Iterator[Item] = iter(source)
         self._store, self._summary, self._prompt = store, summary, prompt
         self._lookup, self._check_inputs, self._count = lookup, check_inputs, count_items
         self._seen: set[str] | None = None if unique else set()
         self._on_batch, self._batch = on_batch, batch
+        # The inputs before the judged one (the source document): items that share them share the prompt up to it.
+        self._shared = tuple(prompt.dimension.inputs[:-1]) if prefix_order else ()
         self._ready: deque[Item] = deque()
         self.exhausted = False  # every item of the input was read
         self.counting = count_items  # the total is counted as the input is read (its length is not known)
@@ -92,7 +94,7 @@ class Feed:
             self._summary.skipped += len(judged)
         if self._on_batch is not None:
             self._on_batch(batch, judged)
-        self._ready.extend(item for item in batch if item.id not in judged)
+        self._ready.extend(shared_prefix_first([item for item in batch if item.id not in judged], self._shared))
 
     def _new_ids(self, batch: list[Item]) -> list[Item]:
         """The batch without ids seen before in the stream (the first one of each id is judged)."""
@@ -104,6 +106,19 @@ class Feed:
                 self._seen.add(item.id)
                 fresh.append(item)
         return fresh
+
+
+def shared_prefix_first(items: list[Item], shared: tuple[str, ...]) -> list[Item]:
+    """The items with those that share their first inputs (a document and its summaries) sent one after another:
+    a judge that keeps what it read (llama.cpp's prompt cache, vLLM's prefix cache, a provider's prompt cache)
+    then reads each document once. Groups keep the order of their first item; without shared inputs, or with every
+    item its own group, the order is unchanged. Results and files stay in dataset order whatever the order sent."""
+    if not shared or len(items) < 3:
+        return items
+    groups: dict[tuple[str, ...], list[Item]] = {}
+    for item in items:
+        groups.setdefault(tuple(item.fields.get(name, "") for name in shared), []).append(item)
+    return items if len(groups) == len(items) else [item for group in groups.values() for item in group]
 
 
 def unique_todo(items: list[Item], judged: set[str]) -> list[Item]:

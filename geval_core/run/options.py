@@ -27,6 +27,7 @@ class RunOptions:
     fail_fast: int = bounded(5, 0, 10_000, "stop when the first this many items all fail (0: never)")
     cancel_grace: float = bounded(0.5, 0.0, 600.0, "seconds a stopped run waits for calls in flight")
 
+    prefix_order: bool = True  # items that share their source go out together (scores never depend on the order)
     rpm: float | None = None  # requests per minute at most (None: no limit)
     tpm: float | None = None  # estimated tokens per minute at most (None: no limit)
 

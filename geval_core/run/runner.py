@@ -48,7 +48,7 @@ def run_scoring(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, jud
     options = options or RunOptions()
     settings = options.settings or prompt.dimension.judge
     start = time.perf_counter()
-    summary, feed = _feed_for(prompt, items, store, run_id, settings)
+    summary, feed = _feed_for(prompt, items, store, run_id, settings, options.prefix_order)
     stop = threading.Event()  # tells workers waiting to retry that the run is over
     owner = new_owner()
     store.take_lease(run_id, owner)  # one runner per run: a second one is refused before any call
@@ -76,7 +76,7 @@ def run_scoring(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, jud
 
 
 def _feed_for(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, store: Store, run_id: str,
-              settings: JudgeSettings) -> tuple[RunSummary, Feed]:
+              settings: JudgeSettings, prefix_order: bool = True) -> tuple[RunSummary, Feed]:
     """The run's summary (what is known before the first item is read) and the feed of its items to judge."""
     if isinstance(items, (list, tuple)):
         require_inputs(prompt, items, "the data")  # before any judge call: never score empty placeholders
@@ -84,15 +84,15 @@ def _feed_for(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, store
         total = len({item.id for item in items})
         summary = RunSummary(run_id, "done", settings.mode, total, skipped=total - len(todo))
         return summary, Feed(todo, store, summary, prompt, lookup=False, unique=True, check_inputs=False,
-                             count_items=False)
+                             count_items=False, prefix_order=prefix_order)
     if isinstance(items, StreamedItems):
         summary = RunSummary(run_id, "done", settings.mode, items.total, skipped=items.judged)
         source = items.items if items.judged < items.total else ()  # all judged: nothing to read
         return summary, Feed(source, store, summary, prompt, lookup=True, unique=items.unique, check_inputs=True,
-                             count_items=False, on_batch=items.on_batch)
+                             count_items=False, on_batch=items.on_batch, prefix_order=prefix_order)
     summary = RunSummary(run_id, "done", settings.mode, 0)
     return summary, Feed(items, store, summary, prompt, lookup=True, unique=False, check_inputs=True,
-                         count_items=True)
+                         count_items=True, prefix_order=prefix_order)
 
 
 def finish(store: Store, summary: RunSummary, settings: JudgeSettings, discount: float = 1.0,
