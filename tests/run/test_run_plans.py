@@ -269,3 +269,39 @@ def test_the_readme_notebook_lines_as_written_score_at_the_named_server(tmp_path
         assert server.count == 12
     assert scope["scored"]["score"].tolist() == pytest.approx([WORKED_SCORE] * 12)
     assert scope["scored"].attrs["server"] == server.base_url.rstrip("/")
+
+
+def test_items_that_share_a_document_go_out_together_and_files_stay_in_dataset_order(tmp_path):
+    from geval_core.run.feed import shared_prefix_first
+    from geval_core.types import Item
+
+    def item(name: str, doc: str) -> Item:
+        return Item(name, {"document": doc, "summary": f"summary {name}"})
+
+    shuffled = [item("a1", "A"), item("b1", "B"), item("a2", "A"), item("c1", "C"), item("b2", "B")]
+    assert [i.id for i in shared_prefix_first(shuffled, ("document",))] == ["a1", "a2", "b1", "b2", "c1"]
+    distinct = [item(f"x{k}", f"doc {k}") for k in range(5)]
+    assert shared_prefix_first(distinct, ("document",)) == distinct  # nothing shared: the order unchanged
+    sent = []
+
+    def script(request):
+        sent.append(request.messages[-1]["content"])
+        return {"3": 0.6, "4": 0.4}
+
+    from geval_core.providers.scripted import ScriptedJudge
+
+    lib = Library(tmp_path / "lib.db", seed_examples=False)
+    prompt = lib.freeze(dimension(JudgeSettings(provider="scripted"))).prompt
+    data = lib.import_items("mixed", shuffled)
+    with open(tmp_path / "out.jsonl", "w", encoding="utf-8") as out:
+        from geval_core.run.results import OrderedResults
+
+        plan = record_run(lib, plan_run(lib, prompt, data["id"], concurrency=1))
+        results = OrderedResults(lib, plan.run_id, out)
+        start_run(lib, plan, ScriptedJudge(script), items=plan.items(lib, on_batch=results.batch_read),
+                  on_progress=lambda done, total, judgment: results.committed(judgment))
+        results.close()
+    order = [next(i.id for i in shuffled if f"summary {i.id}" in text) for text in sent]
+    assert order == ["a1", "a2", "b1", "b2", "c1"]  # sent by document
+    written = [json.loads(line)["id"] for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert written == ["a1", "b1", "a2", "c1", "b2"]  # written in dataset order
