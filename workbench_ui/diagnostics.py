@@ -170,7 +170,7 @@ def probe_section(lib, run: dict[str, Any], limit: int) -> None:
     if st.button("Run perturbation probe (costs judge calls)", key=K + "probe"):
         plan = plan_perturbation(lib, run["id"], limit=limit)
         st.caption(safe_text.md_escape(plan.describe()))
-        live.start(lib, plan.run_id, plan.options.concurrency)
+        live.start(lib, plan.recorded_id, plan.options.concurrency)
         st.rerun()
     if latest is None or latest["status"] != "done":
         if latest is not None:

@@ -100,8 +100,8 @@ def show_plan(plan: RunPlan) -> None:
 def start(lib, plan: RunPlan, concurrency: int | None = None) -> str:
     """Record the planned run (the checks that must pass first, a test-side use) and start its job; its id."""
     recorded = record_run(lib, plan)
-    live.start(lib, recorded.run_id, concurrency or recorded.options.concurrency)
-    return recorded.run_id
+    live.start(lib, recorded.recorded_id, concurrency or recorded.options.concurrency)
+    return recorded.recorded_id
 
 
 def run_judge(run: dict[str, Any]) -> str:

@@ -127,4 +127,4 @@ def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str
 
     plan = plan_perturbation(library, run_id, kind, field, limit, seed)
     start_run(library, plan, judge)
-    return perturbation_result(library, plan.run_id)
+    return perturbation_result(library, plan.recorded_id)

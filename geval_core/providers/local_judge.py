@@ -41,7 +41,7 @@ CHATML = (
 # llama.cpp contexts are not thread-safe: every use of a loaded model holds this lock. FIFO, so
 # concurrent judge() calls are answered in the order they arrive (threading.Lock picks any waiter).
 _LOCK = FairLock()
-_MODELS: dict[tuple[str, int, int | None, int], Any] = {}
+_MODELS: dict[tuple[str, int, int | None, int, int | None], Any] = {}
 
 
 def local_model_path() -> str:

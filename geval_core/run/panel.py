@@ -115,7 +115,7 @@ def score_panel(store: Store, panel: Panel, dataset_id: str, judge_for: Callable
         summary = start_run(store, plan, judge_for(plan.settings) if judge_for else None)
         runs.append((plan, summary))
     members = [plan.prompt for plan in plans]
-    return combine(store, panel, members, [plan.run_id for plan in plans], dataset_id, resamples) | {
+    return combine(store, panel, members, [plan.recorded_id for plan in plans], dataset_id, resamples) | {
         "member_runs": [{"prompt": p.prompt.label, "run": p.run_id, "judge_calls": s.judge_calls, "status": s.status,
                          "judge": p.judge.describe(), "server": p.judge.server} for p, s in runs]}
 

@@ -271,6 +271,13 @@ class RunPlan:
         return self.judge.settings
 
     @property
+    def recorded_id(self) -> str:
+        """The run's id once the plan is recorded (`record_run`); ConfigError before."""
+        if self.run_id is None:
+            raise ConfigError("this run is planned but not recorded yet: record_run(store, plan) records it")
+        return self.run_id
+
+    @property
     def total(self) -> int:
         """How many items the run covers."""
         return len(self.item_ids) if self.item_ids is not None else int(self.dataset["item_count"])
@@ -469,9 +476,10 @@ def start_run(store: Store, plan: RunPlan, judge: Judge | None = None, *, items:
 
     if plan.run_id is None:
         plan = record_run(store, plan)
-    if store.get_run(plan.run_id)["status"] != "running":  # a resumed run says it runs while it does
-        store.set_run_fields(plan.run_id, status="running")
+    run_id = plan.recorded_id
+    if store.get_run(run_id)["status"] != "running":  # a resumed run says it runs while it does
+        store.set_run_fields(run_id, status="running")
     settings = plan.settings
     judge = judge or JudgeOnDemand(settings.provider, lambda: get_judge(settings, timeout=timeout))
-    return run_scoring(plan.prompt, items if items is not None else plan.items(store), judge, store, plan.run_id,
+    return run_scoring(plan.prompt, items if items is not None else plan.items(store), judge, store, run_id,
                        plan.options, on_progress=on_progress, cancel=cancel, gate=gate)
