@@ -57,7 +57,7 @@ def cell_text(value: object, row: int, column: str, required: bool) -> str | Non
         if not value.strip() and required:
             raise InputError(f"row {row}: {column!r} is empty; every input of the prompt needs text", field=column)
         return value
-    if value is None or (isinstance(value, float) and value != value):
+    if value is None or (isinstance(value, float) and value != value) or type(value).__name__ in ("NAType", "NaTType"):
         if required:
             raise InputError(f"row {row}: {column!r} is missing (None or NaN); every input of the prompt needs "
                              "text: drop or fill the row first", field=column)

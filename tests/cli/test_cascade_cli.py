@@ -144,3 +144,33 @@ def test_bad_references_exit_with_a_message(db):
     assert apart.exit_code != 0 and "same dataset version" in apart.output
     for result in (unknown, same, apart):
         assert "Traceback" not in result.output
+
+
+def test_a_strong_judge_that_dies_fails_the_cascade_and_a_rerun_resumes_it(db, tmp_path):
+    """The strong judge's server answers two requests, then refuses every call: the cascade exits non-zero, each
+    unscored row says why; with the server back (the same server: another one would be another run), the same
+    command resumes the failed run and finishes."""
+    assert invoke("cascade", "freeze", "tiered", "--cheap", "cheap", "--strong", "strong", "--signal", "entropy",
+                  "--threshold", "0.5", "--db", db).exit_code == 0
+    out = tmp_path / "rows.jsonl"
+    back = [False]
+    with FaultServer(distribution=cheap) as cheap_server, \
+            FaultServer(distribution=strong, script=lambda index, body: "ok" if back[0] or index < 2 else "401") as sick:
+        command = ("cascade", "score", "tiered", "--data", "fresh", "--db", db, "--out", str(out),
+                   "--base-url", f"cheap={cheap_server.base_url}", "--base-url", f"strong={sick.base_url}")
+        done = invoke(*command)
+        assert done.exit_code == 3, done.output
+        assert "the cascade did not finish: its strong judge's run" in done.output and "Traceback" not in done.output
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        strong_rows = [r for r in rows if r["by"] == "strong"]
+        unscored = [r for r in strong_rows if r["score"] is None]
+        assert len(strong_rows) == 8 and len(unscored) == 6  # two answered before the server died
+        assert all("not scored: the strong judge's run" in r["error"] for r in unscored)
+        back[0] = True
+        calls = (cheap_server.count, sick.count)
+        again = invoke(*command)
+        assert again.exit_code == 0, again.output
+        assert cheap_server.count == calls[0]  # the cheap run was finished: nothing asked again
+        assert sick.count - calls[1] == 6  # only the strong items left unscored, once each
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all(r["score"] is not None for r in rows)

@@ -233,20 +233,37 @@ def test_every_front_end_enters_the_runner_through_start_run():
         "geval_core/diagnostics/stability.py", "geval_core/diagnostics/bias_probes.py"}
 
 
+BAD_CELLS = [None, float("nan"), "", "   ", b"abc", bytearray(b"abc"), {"a": 1}, ["x"], ("x",), {"x"}, object(),
+             float("inf")]
+
+
+def bad_frames() -> list:
+    """Twenty frames a notebook user could pass, each with one row a judge must never see as text."""
+    import numpy as np
+
+    good = rows(1)[0]
+    frames: list = [[good, {**good, "document": cell}] for cell in BAD_CELLS]
+    frames += [[good, {**good, "summary": np.nan}], [good, {**good, "summary": pd.NA}], [good, {**good, "summary": pd.NaT}],
+               [good, {"id": "r9", "document": "only a document"}], [good, "not a row"], [good, 42],
+               pd.DataFrame([good, {**good, "document": None}]), pd.DataFrame([good, {**good, "summary": np.nan}])]
+    return frames
+
+
 def test_score_items_refuses_placeholders_before_any_call(tmp_path):
     prompt = Library(tmp_path / "lib.db", seed_examples=False).freeze(dimension(SERVER_JUDGE)).prompt
-    bad = [{"document": None, "summary": "s"}, {"document": float("nan"), "summary": "s"},
-           {"document": "", "summary": "s"}, {"document": b"abc", "summary": "s"},
-           {"document": {"a": 1}, "summary": "s"}, {"document": ["x"], "summary": "s"}, "not a row"]
+    frames = bad_frames()
+    assert len(frames) == 20
     with FaultServer() as server:
-        for row in bad:
+        for frame in frames:
             with pytest.raises((InputError, TypeError)):
-                score_items(prompt, [rows(1)[0], row], base_url=server.base_url)
+                score_items(prompt, frame, base_url=server.base_url)
             with pytest.raises((InputError, TypeError)):
-                score_frame(prompt, [rows(1)[0], row], base_url=server.base_url, judge="openai:smollm2")
-        assert server.count == 0
+                score_frame(prompt, frame, base_url=server.base_url, judge="openai:smollm2")
+        assert server.count == 0  # 20 bad frames, twice each: no placeholder text ever sent
     with pytest.raises(InputError, match=r"row 1: 'document' is missing \(None or NaN\)"):
         score_items(prompt, pd.DataFrame([rows(1)[0], {"id": "x", "document": None, "summary": "s"}]))
+    with pytest.raises(InputError, match=r"row 1: 'document' holds a bytes, not text"):
+        score_items(prompt, [rows(1)[0], {"document": b"abc", "summary": "s"}])
     assert WORKED_EXAMPLE  # the server's answers, had any request gone out
 
 
