@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -220,3 +221,59 @@ def chromium() -> str:
     from needs import require_executable
 
     return require_executable("/usr/bin/chromium", "chromium", hint="install Debian's chromium (.ci/run does)")
+
+
+# ---- tracebacks: every CLI run the suite makes (CliRunner or a subprocess) is read for one ---------------------
+_TRACEBACKS: list[str] = []
+TRACEBACK = "Traceback (most recent call last)"
+
+
+def _watch_tracebacks(request_name: Callable[[], str]) -> contextlib.AbstractContextManager:
+    """Count the uncaught exceptions of CliRunner runs and the tracebacks subprocesses print (the figure the
+    terminal summary reports): the CLI's promise is a message, never a traceback."""
+    from click.testing import CliRunner
+
+    invoke, run = CliRunner.invoke, subprocess.run
+
+    def watched_invoke(self, *args, **kwargs):
+        result = invoke(self, *args, **kwargs)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            _TRACEBACKS.append(f"{request_name()}: CliRunner: {type(result.exception).__name__}: {result.exception}")
+        return result
+
+    def watched_run(*args, **kwargs):
+        done = run(*args, **kwargs)
+        for stream in (done.stdout, done.stderr):
+            text = stream.decode("utf-8", "replace") if isinstance(stream, bytes) else stream
+            if isinstance(text, str) and TRACEBACK in text:
+                _TRACEBACKS.append(f"{request_name()}: subprocess {str(args[0])[:80]}")
+        return done
+
+    stack = contextlib.ExitStack()
+    patch = stack.enter_context(pytest.MonkeyPatch.context())
+    patch.setattr(CliRunner, "invoke", watched_invoke)
+    patch.setattr(subprocess, "run", watched_run)
+    return stack
+
+
+_CURRENT = {"test": ""}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _tracebacks_counted():
+    """The whole session's CLI runs watched for tracebacks."""
+    with _watch_tracebacks(lambda: _CURRENT["test"]):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _name_the_test(request):
+    _CURRENT["test"] = request.node.nodeid
+    yield
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many CLI runs of the suite ended in a traceback (expected: 0), and where."""
+    terminalreporter.write_line(f"CLI tracebacks over the suite: {len(_TRACEBACKS)}")
+    for line in _TRACEBACKS[:20]:
+        terminalreporter.write_line(f"  {line}")
