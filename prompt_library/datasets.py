@@ -171,11 +171,13 @@ class DatasetsMixin(LibraryBase):
                                  test_use=test_use)
 
     def import_items(self, name: str, items: list[Item], source: str = "memory",
-                     mapping: DatasetMapping | None = None, test_use: str | None = None) -> dict[str, Any]:
+                     mapping: DatasetMapping | None = None, test_use: str | None = None,
+                     carry_split_from: str | None = None) -> dict[str, Any]:
         """Store in-memory items as a new version of `name` (or return the identical existing one).
 
         Items whose text is on a split version's sealed test side are refused (sealed_import.py), unless
-        `test_use` names the prompt for which the import is recorded as a use of that test side.
+        `test_use` names the prompt for which the import is recorded as a use of that test side, or the new version
+        is a snapshot of that split version (`carry_split_from`: its split is carried over, sides and uses kept).
         """
         if not name.strip() or "@" in name:
             raise InputError(f"dataset name {name!r} must be non-empty and without '@'")
@@ -184,7 +186,7 @@ class DatasetsMixin(LibraryBase):
         with self._write() as db:
             if db.execute("SELECT 1 FROM datasets WHERE id = ?", [dataset_id]).fetchone():
                 return {**self.get_dataset(dataset_id), "created": False, "human_missing": missing_ratings(items)}
-            check_import(self, name, items, test_use)  # type: ignore[arg-type]  # a Library: the mixins compose it
+            check_import(self, name, items, test_use, carry_split_from)  # type: ignore[arg-type]  # a Library
             version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?",
                                  [name]).fetchone()[0]
             human = sorted({h for i in items for h in i.human})
@@ -197,6 +199,10 @@ class DatasetsMixin(LibraryBase):
             db.executemany(
                 "INSERT INTO items (dataset_id, item_id, position, fields, human, group_id) VALUES (?, ?, ?, ?, ?, ?)",
                 ((dataset_id, i.id, n, dumps(i.fields), dumps(i.human), i.group) for n, i in enumerate(items)))
+            if carry_split_from is not None:
+                from geval_core.run.splits import carry_split
+
+                carry_split(self, carry_split_from, dataset_id, [i.id for i in items])  # type: ignore[arg-type]
         return {**self.get_dataset(dataset_id), "created": True, "human_missing": missing_ratings(items)}
 
     def _dataset_row(self, name_or_id: str, version: int | None) -> dict[str, Any] | None:

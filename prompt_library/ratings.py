@@ -208,7 +208,11 @@ class RatingsMixin(DatasetsMixin):
         source = f"ratings of {dimension} on {dataset['label']} ({dataset['id'][:12]}); raters {order}"
         known = (dataset.get("mapping") or {}).get("raters") or {}
         mapping = DatasetMapping(**{**(dataset.get("mapping") or {}), "raters": {**known, dimension: raters}})
-        return {**self.import_items(dataset["name"], items, source=source, mapping=mapping), "raters": raters}
+        from geval_core.run.splits import has_split
+
+        carried = dataset["id"] if has_split(self, dataset["id"]) else None  # a split version's snapshot stays split
+        return {**self.import_items(dataset["name"], items, source=source, mapping=mapping,
+                                    carry_split_from=carried), "raters": raters}
 
     def rater_names(self, dataset_id: str, dimension: str) -> list[str]:
         """The people behind a saved version's NAME.0, NAME.1, ... of `dimension` (empty when not known)."""

@@ -60,10 +60,12 @@ def sealed_matches(library: Library, items: list[Item]) -> list[SealedMatch]:
     return found
 
 
-def check_import(library: Library, name: str, items: list[Item], test_use: str | None) -> None:
+def check_import(library: Library, name: str, items: list[Item], test_use: str | None,
+                 carried_from: str | None = None) -> None:
     """Refuse items of a sealed test side in a new version of `name`, or, with `test_use` (a prompt), record the
-    import as a use of each test side they come from, for that prompt."""
-    matches = sealed_matches(library, items)
+    import as a use of each test side they come from, for that prompt. A snapshot of a split version that carries
+    its split (`carried_from`) keeps that version's items sealed where they are: they are not a new way in."""
+    matches = [m for m in sealed_matches(library, items) if m.dataset["id"] != carried_from]
     if not matches:
         return
     if test_use is None:

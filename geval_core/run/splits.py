@@ -13,7 +13,7 @@ from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
 from ..store import Store
 
-__all__ = ["SealedStore", "get_split", "make_split", "record_test_use", "sealed_note", "sealed_run", "sealed_uses",
+__all__ = ["SealedStore", "carry_split", "get_split", "make_split", "record_test_use", "sealed_note", "sealed_run", "sealed_uses",
            "sealed_view"]
 
 
@@ -78,8 +78,28 @@ def record_test_use(store: Store, split: dict[str, Any], prompt_id: str, run_id:
 
 
 def sealed_uses(store: Store, split: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every recorded evaluation on the split's test side, oldest first: {prompt_id, run_id, at, read?}."""
-    return [{**r["body"], "at": r["created_at"]} for r in store.records("test-use", split["hash"])]
+    """Every recorded evaluation on the split's test side, oldest first: {prompt_id, run_id, at, read?}; a split
+    carried to a newer version of its dataset (`carry_split`) counts the uses of the one it came from too."""
+    own = [{**r["body"], "at": r["created_at"]} for r in store.records("test-use", split["hash"])]
+    source = split.get("carried_from")
+    if not source:
+        return own
+    earlier = sealed_uses(store, get_split(store, source["dataset_id"], source["hash"]))
+    return sorted(earlier + own, key=lambda use: use["at"])
+
+
+def carry_split(store: Store, source_dataset_id: str, dataset_id: str, item_ids: list[str]) -> dict[str, Any]:
+    """The source version's split carried to a newer version of the dataset (a snapshot of its ratings): the same
+    items on the same sides, frozen for the new version, its test-side uses still counted; a new version never
+    opens the sealed side."""
+    source = get_split(store, source_dataset_id)
+    ids = set(item_ids)
+    body = {"dataset_id": dataset_id, "by": source["by"], "seed": source["seed"], "dev_share": source["dev_share"],
+            "dev": sorted(ids & set(source["dev"])), "test": sorted(ids & set(source["test"]))}
+    split = {**body, "hash": canonical_hash(body), "groups": source.get("groups"),
+             "carried_from": {"dataset_id": source_dataset_id, "hash": source["hash"]}}
+    record, _ = store.freeze_record("split", dataset_id, split)
+    return {**record["body"], "created_at": record["created_at"]}
 
 
 SIDES = ("dev", "test")
