@@ -108,9 +108,21 @@ def quick_exit(code: object) -> None:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="geval-workbench")
-@click.option("--db", "db", type=click.Path(dir_okay=False), default=None,
-              help="The library file for every command below (as $GEVAL_DB; a command's own --db wins).")
+@click.option("--db", "db", type=click.Path(dir_okay=False), default=None, envvar="GEVAL_DB", show_envvar=True,
+              help="The library file for every command below (default: ./geval.db; a command's own --db wins).")
 def cli(db: str | None) -> None:
-    """G-Eval Workbench: design, freeze, run and calibrate LLM-as-a-judge prompts."""
+    """G-Eval Workbench: design, freeze, run and calibrate LLM-as-a-judge prompts.
+
+    \b
+    Examples:
+      geval prompts list
+      geval score --prompt coherence --data sample --out results.jsonl
+      geval --db team.db runs list --json
+
+    \b
+    Shell completion, prompt, dataset and run names included (zsh: zsh_source in ~/.zshrc):
+      eval "$(_GEVAL_COMPLETE=bash_source geval)"    # in ~/.bashrc
+      _GEVAL_COMPLETE=fish_source geval | source    # fish
+    """
     if db:  # the commands read the default library from $GEVAL_DB: before the command, for it alone
         os.environ["GEVAL_DB"] = db

@@ -16,7 +16,7 @@ from prompt_library import Library, default_path, open_library
 from ..errors import GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
 from ..types import Scale
-from .common import workbench_errors
+from .common import complete_dataset, complete_prompt_name, workbench_errors
 
 if TYPE_CHECKING:  # numpy is loaded only when agreement is computed
     from ..stats import AgreementResult
@@ -332,15 +332,15 @@ def _split_named(library: Library, named: list[set[str]]) -> str | None:
 
 @click.command("agree")
 @click.argument("judge_file", metavar="RUN_OR_FILE")
-@click.option("--data", "data_file", default=None,
+@click.option("--data", "data_file", default=None, shell_complete=complete_dataset,
               help="JSONL or CSV file with the human ratings, or a library dataset name[@version] "
                    "(default for a library run: the run's dataset).")
 @click.option("--human", "human_field", default=None,
               help="Human rating field in the data file; a dotted path such as scores.coherence "
                    "(for a library dataset: the rating name, e.g. coherence; default: its one rating when it "
                    "has exactly one).")
-@click.option("--db", type=click.Path(dir_okay=False), default=None,
-              help="Library file for run / dataset names (default: $GEVAL_DB, else ./geval.db).")
+@click.option("--db", type=click.Path(dir_okay=False), default=None, envvar="GEVAL_DB", show_envvar=True,
+              help="Library file for run / dataset names (default: ./geval.db).")
 @click.option("--score-field", default="score", show_default=True, help="Judge score field in a RUN_OR_FILE file.")
 @click.option("--id-field", default="id", show_default=True, help="Item id field in both files.")
 @click.option("--judge-id-field", default=None,
@@ -366,7 +366,7 @@ def _split_named(library: Library, named: list[set[str]]) -> str | None:
               help="On a split dataset (a library run's or dataset's, or one whose items the files name): the dev "
                    "side, or the sealed test side (every use of it is recorded and counted). A run's prompt's "
                    "example items are left out either way.")
-@click.option("--prompt", default=None,
+@click.option("--prompt", default=None, shell_complete=complete_prompt_name,
               help="With --side test and no library run: the prompt the judge scores come from, for whom the read "
                    "of the test side is recorded.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
@@ -377,6 +377,11 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
     """Agreement of a judge's scores with human ratings: Spearman, Kendall, Pearson, ties, kappa.
 
     RUN_OR_FILE is a library run id (`geval runs list`), or a JSONL/CSV file of judge scores.
+
+    \b
+    Examples:
+      geval agree 1a2b3c --human coherence --bootstrap 1000
+      geval agree results.jsonl --data ratings.jsonl --human scores.coherence --group-by doc_id --json
     """
     human_field = human_field or _only_rating(judge_file, data_file, db)
     fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,

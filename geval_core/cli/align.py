@@ -7,14 +7,21 @@ from typing import Any
 
 import click
 
-from .common import echo_json, library_command
+from .common import complete_dataset_name, complete_prompt_name, complete_run, echo_json, library_command
 
 __all__ = ["align_group"]
 
 
 @click.group("align")
 def align_group() -> None:
-    """Align a prompt with people on a split dataset: dev to tune, the sealed test side once per candidate."""
+    """Align a prompt with people on a split dataset: dev to tune, the sealed test side once per candidate.
+
+    \b
+    Examples:
+      geval align dev coherence@2 --data golden    # on a dataset `geval split` made dev and test
+      geval align test coherence@2 --data golden
+      geval align report coherence@2 --data golden
+    """
 
 
 def _human(library: Any, prompt: Any, dataset: dict[str, Any], human: str | None) -> str:
@@ -26,11 +33,17 @@ def _human(library: Any, prompt: Any, dataset: dict[str, Any], human: str | None
 
 
 @library_command(align_group, "disputed", lists=True)
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run)
 @click.option("--human", default=None, help="The human rating (default: the prompt's dimension name).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="How many items.")
 def align_disputed(library: Any, run_id: str, human: str | None, limit: int, as_json: bool) -> None:
-    """The dev items of RUN_ID where the judge and people differ most, by the scale point people gave."""
+    """The dev items of RUN_ID where the judge and people differ most, by the scale point people gave.
+
+    \b
+    Examples:
+      geval align disputed 1a2b3c --human coherence --limit 10
+      geval align disputed 1a2b3c --json
+    """
     from ..diagnostics.align import disputed_items
     from ..run.splits import evaluation_ids
 
@@ -50,8 +63,9 @@ def align_disputed(library: Any, run_id: str, human: str | None, limit: int, as_
 
 def _side_options(func):
     for option in reversed((
-        click.argument("prompt"),
-        click.option("--data", "data_ref", required=True, help="The split library dataset name[@version]."),
+        click.argument("prompt", shell_complete=complete_prompt_name),
+        click.option("--data", "data_ref", required=True, shell_complete=complete_dataset_name,
+                     help="The split library dataset name[@version]."),
         click.option("--judge", "judge_ref", default=None, help="Override the prompt's judge (as for geval score)."),
         click.option("--base-url", default=None, help="Your OpenAI-compatible server for the judge's requests."),
         click.option("--concurrency", type=click.IntRange(1, 64), default=None, help="Judge calls in flight."),
@@ -66,7 +80,13 @@ def _side_options(func):
 def align_dev(library: Any, prompt: str, data_ref: str, judge_ref: str | None, base_url: str | None,
               concurrency: int | None, as_json: bool) -> None:
     """Score PROMPT (frozen) on the dev side of the dataset's split (its example items left out); a finished
-    run of the same prompt and settings on those items is reused. Compare runs with `geval compare`."""
+    run of the same prompt and settings on those items is reused. Compare runs with `geval compare`.
+
+    \b
+    Examples:
+      geval align dev coherence@2 --data golden
+      geval align dev coherence@2 --data golden --judge openai:gpt-4o-mini --concurrency 16 --json
+    """
     _score_side(library, "dev", prompt, data_ref, judge_ref, base_url, concurrency, as_json)
 
 
@@ -75,7 +95,13 @@ def align_dev(library: Any, prompt: str, data_ref: str, judge_ref: str | None, b
 def align_test(library: Any, prompt: str, data_ref: str, judge_ref: str | None, base_url: str | None,
                concurrency: int | None, as_json: bool) -> None:
     """Score PROMPT (frozen) on the sealed test side of the dataset's split, and record the use. A finished
-    run of the same prompt and settings on those items is reused, never paid twice; the use is recorded."""
+    run of the same prompt and settings on those items is reused, never paid twice; the use is recorded.
+
+    \b
+    Examples:
+      geval align test coherence@2 --data golden
+      geval align test coherence@2 --data golden --base-url http://127.0.0.1:8080/v1 --json
+    """
     _score_side(library, "test", prompt, data_ref, judge_ref, base_url, concurrency, as_json)
 
 
@@ -115,8 +141,9 @@ def _score_side(library: Any, side: str, prompt: str, data_ref: str, judge_ref: 
 
 
 @library_command(align_group, "report")
-@click.argument("prompt")
-@click.option("--data", "data_ref", required=True, help="The split library dataset name[@version].")
+@click.argument("prompt", shell_complete=complete_prompt_name)
+@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset_name,
+              help="The split library dataset name[@version].")
 @click.option("--base", default=None, help="The prompt to compare with (default: version 1 of PROMPT's name).")
 @click.option("--human", default=None, help="The human rating (default: the prompt's dimension name).")
 @click.option("--side", type=click.Choice(["dev", "test"]), default="test", show_default=True,
@@ -127,7 +154,13 @@ def _score_side(library: Any, side: str, prompt: str, data_ref: str, judge_ref: 
 def align_report_command(library: Any, prompt: str, data_ref: str, base: str | None, human: str | None, side: str,
                          resamples: int, as_json: bool) -> None:
     """Base vs candidate PROMPT on one side of the split: every figure's paired difference with its 95% interval,
-    and on the test side the interval widened for the candidates evaluated there."""
+    and on the test side the interval widened for the candidates evaluated there.
+
+    \b
+    Examples:
+      geval align report coherence@2 --data golden --human coherence
+      geval align report coherence@3 --base coherence@2 --data golden --side dev --json
+    """
     from ..diagnostics.align import align_report
 
     candidate = library.get_prompt(prompt)

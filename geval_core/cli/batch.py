@@ -8,6 +8,9 @@ from prompt_library import open_library
 
 from .common import (
     check_output,
+    complete_dataset,
+    complete_dataset_name,
+    complete_prompt,
     db_option,
     echo_json,
     json_option,
@@ -38,12 +41,21 @@ def _echo_status(result: dict) -> None:
 
 @click.group("batch")
 def batch_group() -> None:
-    """Write OpenAI Batch API request files and score the provider's output files."""
+    """Write OpenAI Batch API request files and score the provider's output files.
+
+    \b
+    Examples:
+      geval batch submit --prompt coherence --data golden --judge openai:gpt-4o-mini
+      geval batch status batch_abc123
+      geval batch collect batch_abc123 --out results.jsonl
+    """
 
 
 @batch_group.command("prepare")
-@click.option("--prompt", "prompt_ref", required=True, help="Library prompt name[@version], or an exported prompt file.")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
+@click.option("--prompt", "prompt_ref", required=True, shell_complete=complete_prompt,
+              help="Library prompt name[@version], or an exported prompt file.")
+@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
+              help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The JSONL request file to write.")
 @judge_options
 @db_option
@@ -51,7 +63,13 @@ def batch_group() -> None:
 @workbench_errors
 def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | None, mode: str | None,
                     n: int | None, temperature: float | None, db: str | None, as_json: bool) -> None:
-    """Create a run and write its Batch API input file (one line per item and replica); --judge must be openai:MODEL."""
+    """Create a run and write its Batch API input file (one line per item and replica); --judge must be openai:MODEL.
+
+    \b
+    Examples:
+      geval batch prepare --prompt coherence --data golden --judge openai:gpt-4o-mini --out batch.jsonl
+      geval batch collect output.jsonl errors.jsonl --out results.jsonl    # the provider's files, downloaded
+    """
     from ..run.batch import prepare_batch
 
     check_output(out)
@@ -70,8 +88,10 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
 
 
 @batch_group.command("submit")
-@click.option("--prompt", "prompt_ref", required=True, help="Library prompt name[@version], or an exported prompt file.")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL file.")
+@click.option("--prompt", "prompt_ref", required=True, shell_complete=complete_prompt,
+              help="Library prompt name[@version], or an exported prompt file.")
+@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
+              help="Library dataset name[@version], or a CSV/JSONL file.")
 @judge_options
 @base_url_option
 @db_option
@@ -79,7 +99,13 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
 @workbench_errors
 def submit_command(prompt_ref: str, data_ref: str, judge_ref: str | None, mode: str | None, n: int | None,
                    temperature: float | None, base_url: str | None, db: str | None, as_json: bool) -> None:
-    """Create a run and send its requests to the provider's batch engine (OpenAI Batches, Gemini Batch API)."""
+    """Create a run and send its requests to the provider's batch engine (OpenAI Batches, Gemini Batch API).
+
+    \b
+    Examples:
+      geval batch submit --prompt coherence --data golden --judge openai:gpt-4o-mini
+      geval batch submit --prompt coherence --data golden --judge gemini:gemini-2.5-flash --json
+    """
     from ..run.batch import BATCH_DISCOUNT
     from ..run.batch_engines import submit_batch
     from ..run.cost import estimate_cost
@@ -102,7 +128,8 @@ def submit_command(prompt_ref: str, data_ref: str, judge_ref: str | None, mode: 
 
 @batch_group.command("submit-panel")
 @click.argument("panel_ref")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version].")
+@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset_name,
+              help="Library dataset name[@version].")
 @click.option("--member-base-url", "base_urls", multiple=True,
               help="PROMPT=URL: the server a member's batch goes to (repeatable; default: its provider's API).")
 @db_option
@@ -112,7 +139,13 @@ def submit_panel_command(panel_ref: str, data_ref: str, base_urls: tuple[str, ..
                          as_json: bool) -> None:
     """Send each member of panel PANEL_REF to its provider's batch engine, one batch (and run) per member, each
     with the member's own frozen judge. Collect them with `geval batch collect`; `geval panel score` then reuses
-    the members' runs and makes no live call for the items the batches answered."""
+    the members' runs and makes no live call for the items the batches answered.
+
+    \b
+    Examples:
+      geval batch submit-panel trio --data golden
+      geval batch submit-panel trio --data golden --member-base-url coherence-mini=https://proxy.example/v1 --json
+    """
     from dataclasses import replace
 
     from prompt_library import open_library
@@ -150,7 +183,13 @@ def submit_panel_command(panel_ref: str, data_ref: str, base_urls: tuple[str, ..
 @json_option
 @workbench_errors
 def status_command(batch_id: str, base_url: str | None, db: str | None, as_json: bool) -> None:
-    """The provider's status of a submitted batch."""
+    """The provider's status of a submitted batch.
+
+    \b
+    Examples:
+      geval batch status batch_abc123
+      geval batch status batch_abc123 --json    # batch_id, run_id, status, counts
+    """
     from ..run.batch_engines import batch_status
 
     result = batch_status(open_library(db), batch_id, base_url)
@@ -171,7 +210,17 @@ def status_command(batch_id: str, base_url: str | None, db: str | None, as_json:
 def collect_command(refs: tuple[str, ...], out: str | None, base_url: str | None, db: str | None,
                     as_json: bool) -> None:
     """Score a batch into its run, as a live run would: BATCH_ID (downloads its results; idempotent, resumable)
-    or Batch API output (and error) files downloaded by hand."""
+    or Batch API output (and error) files downloaded by hand.
+
+    The results go to --out, else stdout; with BATCH_ID and --json, stdout holds the batch's status as one JSON
+    object and no results are written (`geval runs export RUN_ID` writes them).
+
+    \b
+    Examples:
+      geval batch collect batch_abc123 --out results.jsonl
+      geval batch collect output.jsonl errors.jsonl --out results.jsonl
+      geval batch collect batch_abc123 --json    # collected when done; prints its status, run_id
+    """
     from pathlib import Path
 
     from ..run.batch import collect_batch

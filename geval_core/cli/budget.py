@@ -9,7 +9,7 @@ import click
 
 from prompt_library import open_library
 
-from .common import db_option, echo_json, json_option, workbench_errors
+from .common import complete_run, db_option, echo_json, json_option, workbench_errors
 
 __all__ = ["budget_command"]
 
@@ -19,7 +19,7 @@ METHODS = ("classic", "ppi++")
 
 
 @click.command("budget")
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run)
 @click.option("--human", required=True, help="The human rating (its name in the run's dataset).")
 @click.option("--width", type=click.FloatRange(0, min_open=True), default=None,
               help="Target width of the agreement figure's 95% interval (e.g. 0.1).")

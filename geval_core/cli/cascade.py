@@ -9,7 +9,16 @@ from typing import Any
 import click
 
 from . import escalate
-from .common import check_output, echo_json, library_command, pairs, write_lines
+from .common import (
+    check_output,
+    complete_dataset_name,
+    complete_prompt_name,
+    complete_run,
+    echo_json,
+    library_command,
+    pairs,
+    write_lines,
+)
 
 __all__ = ["cascade_group"]
 SIGNAL_HELP = ("How the cheap judgment's uncertainty is read: entropy or sd of its rating distribution, margin "
@@ -20,12 +29,19 @@ SIGNALS = ["entropy", "sd", "margin", "valid_mass", "flip"]  # diagnostics.casca
 
 @click.group("cascade")
 def cascade_group() -> None:
-    """A cheap judge on every item, the strong judge only where the cheap one is unsure."""
+    """A cheap judge on every item, the strong judge only where the cheap one is unsure.
+
+    \b
+    Examples:
+      geval cascade curve 1a2b3c 4d5e6f --human coherence
+      geval cascade freeze quick --cheap coherence-mini --strong coherence --threshold 0.9
+      geval cascade score quick --data golden --out results.jsonl
+    """
 
 
 @library_command(cascade_group, "curve", lists=True)
-@click.argument("cheap_run")
-@click.argument("strong_run")
+@click.argument("cheap_run", shell_complete=complete_run)
+@click.argument("strong_run", shell_complete=complete_run)
 @click.option("--human", required=True, help="The human rating the agreement is measured against.")
 @click.option("--signal", type=click.Choice(SIGNALS), default="entropy",
               show_default=True, help=SIGNAL_HELP)
@@ -36,7 +52,13 @@ def cascade_group() -> None:
 def cascade_curve_command(library: Any, cheap_run: str, strong_run: str, human: str, signal: str, thresholds: int,
                           bootstrap: int, as_json: bool) -> None:
     """On a calibration set both judges scored (CHEAP_RUN, STRONG_RUN): per threshold, the share sent to the strong
-    judge and the cascade's Spearman with people and with the strong judge, with 95% intervals."""
+    judge and the cascade's Spearman with people and with the strong judge, with 95% intervals.
+
+    \b
+    Examples:
+      geval cascade curve 1a2b3c 4d5e6f --human coherence
+      geval cascade curve 1a2b3c 4d5e6f --human coherence --signal margin --thresholds 21 --json
+    """
     from ..diagnostics.cascade import cascade_curve
 
     # The text shows no interval for the agreement with the strong judge: resampled for --json only (most of the
@@ -55,15 +77,22 @@ def cascade_curve_command(library: Any, cheap_run: str, strong_run: str, human: 
 
 @library_command(cascade_group, "freeze", lists=True)
 @click.argument("name")
-@click.option("--cheap", required=True, help="The cheap judge's frozen prompt.")
-@click.option("--strong", required=True, help="The strong judge's frozen prompt.")
+@click.option("--cheap", required=True, shell_complete=complete_prompt_name, help="The cheap judge's frozen prompt.")
+@click.option("--strong", required=True, shell_complete=complete_prompt_name,
+              help="The strong judge's frozen prompt.")
 @click.option("--signal", type=click.Choice(SIGNALS), default="entropy",
               show_default=True, help=SIGNAL_HELP)
 @click.option("--threshold", type=float, required=True, help="Items whose uncertainty is above it go to the strong "
               "judge (read it off `geval cascade curve`).")
 def cascade_freeze(library: Any, name: str, cheap: str, strong: str, signal: str, threshold: float,
                    as_json: bool) -> None:
-    """Freeze cascade NAME: the two prompts, the signal and the threshold, content-hashed and versioned."""
+    """Freeze cascade NAME: the two prompts, the signal and the threshold, content-hashed and versioned.
+
+    \b
+    Examples:
+      geval cascade freeze quick --cheap coherence-mini --strong coherence --threshold 0.9
+      geval cascade freeze quick --cheap coherence-mini --strong coherence --signal margin --threshold 0.35
+    """
     from ..diagnostics.cascade import freeze_cascade
 
     cascade, created = freeze_cascade(library, name, cheap, strong, signal, threshold)
@@ -75,14 +104,24 @@ def cascade_freeze(library: Any, name: str, cheap: str, strong: str, signal: str
 
 @library_command(cascade_group, "score", lists=True)
 @click.argument("name")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version].")
+@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset_name,
+              help="Library dataset name[@version].")
 @click.option("--base-url", "base_urls", multiple=True,
               help="cheap=URL or strong=URL: the OpenAI-compatible server of that judge (repeatable).")
 @click.option("--out", default=None, help="Results file, one JSON line per item (default: stdout; - is stdout).")
 def cascade_score(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], out: str | None,
                   as_json: bool) -> None:
     """Score a dataset with cascade NAME: the cheap judge everywhere, the strong one where the cheap one is unsure;
-    each row says who scored it; the summary says what was spent and saved against the strong judge."""
+    each row says who scored it; the summary says what was spent and saved against the strong judge.
+
+    The rows go to --out (or stdout); the summary always goes to stderr, with --json as one JSON object, so
+    stdout holds the rows alone.
+
+    \b
+    Examples:
+      geval cascade score quick --data golden --out results.jsonl
+      geval cascade score quick --data golden --base-url cheap=http://127.0.0.1:8080/v1 --json > rows.jsonl
+    """
     from ..diagnostics.cascade import get_cascade, score_cascade
 
     check_output(out)

@@ -26,7 +26,8 @@ from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
 if TYPE_CHECKING:
     from ..run.plan import PlannedJudge
 
-DB_HELP = "Library file (default: $GEVAL_DB, else ./geval.db)."
+DB_HELP = "Library file (default: ./geval.db)."
+DB_ENVVAR = "GEVAL_DB"  # prompt_library.default_path reads it too: the same file either way
 JUDGE_HELP = f"{judge_ref_help()} (default: the prompt's own judge)"
 DATA_SUFFIXES = JSONL_SUFFIXES + CSV_SUFFIXES
 EXIT_BROKEN_PIPE = 141  # the shell's code for a process whose output pipe closed (128 + SIGPIPE)
@@ -64,8 +65,9 @@ def check_output(path: str | None) -> None:
 
 
 def db_option(func: Callable) -> Callable:
-    """The --db option."""
-    return click.option("--db", type=click.Path(dir_okay=False), default=None, help=DB_HELP)(func)
+    """The --db option: declared with $GEVAL_DB (shown in --help), the file the library opens without it anyway."""
+    return click.option("--db", type=click.Path(dir_okay=False), default=None, envvar=DB_ENVVAR, show_envvar=True,
+                        help=DB_HELP)(func)
 
 
 def json_option(func: Callable) -> Callable:
@@ -201,6 +203,86 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
     for row in cells:
         click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+
+
+# --- shell completion (`_GEVAL_COMPLETE=bash_source geval`) ---------------------------------------------
+def _completion_library(ctx: click.Context | None) -> Path:
+    """The library a completion reads: the --db typed so far (the command's, else `geval --db`), else $GEVAL_DB's
+    file or ./geval.db, as the command itself would open (no group callback runs while completing)."""
+    while ctx is not None:
+        if ctx.params.get("db") and ctx.get_parameter_source("db") == click.core.ParameterSource.COMMANDLINE:
+            return Path(ctx.params["db"])
+        ctx = ctx.parent
+    return default_path()
+
+
+def _library_rows(ctx: click.Context, sql: str) -> list[tuple[Any, ...]]:
+    """Rows of a query on the library opened read-only; none when there is no library file or it cannot be read
+    (a completion never creates, migrates or waits on a library, and never fails)."""
+    path = _completion_library(ctx).expanduser()
+    if not path.is_file():
+        return []
+    try:
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.2)) as connection:
+            return connection.execute(sql).fetchall()
+    except (sqlite3.Error, OSError, ValueError):
+        return []
+
+
+def _file_completion(incomplete: str) -> list[Any]:
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
+def _looks_like_path(incomplete: str) -> bool:
+    return incomplete.startswith((".", "~", "/")) or os.sep in incomplete
+
+
+def _complete_names(ctx: click.Context, table: str, incomplete: str, files: bool) -> list[Any]:
+    """Library names (name@version once an @ is typed) starting with `incomplete`; with `files`, the shell's file
+    completion when nothing matches or a path is being typed (those options take a file too)."""
+    from click.shell_completion import CompletionItem
+
+    if files and _looks_like_path(incomplete):
+        return _file_completion(incomplete)
+    rows = _library_rows(ctx, f"SELECT name, version FROM {table} ORDER BY name, version")  # table: a constant
+    labels = [f"{name}@{version}" for name, version in rows] if "@" in incomplete else list(
+        dict.fromkeys(name for name, _ in rows))
+    found = [CompletionItem(label) for label in labels if label.startswith(incomplete)]
+    return found or (_file_completion(incomplete) if files else [])
+
+
+def complete_prompt(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of a prompt: the library's prompt names (or a prompt file being typed)."""
+    return _complete_names(ctx, "prompts", incomplete, files=True)
+
+
+def complete_prompt_name(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of a library prompt name only (no file is accepted there)."""
+    return _complete_names(ctx, "prompts", incomplete, files=False)
+
+
+def complete_dataset(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of a dataset: the library's dataset names (or a data file being typed)."""
+    return _complete_names(ctx, "datasets", incomplete, files=True)
+
+
+def complete_dataset_name(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of a library dataset name only (no file is accepted there)."""
+    return _complete_names(ctx, "datasets", incomplete, files=False)
+
+
+def complete_run(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of a run id: the library's newest runs first, each with its prompt, dataset and status."""
+    from click.shell_completion import CompletionItem
+
+    rows = _library_rows(ctx, "SELECT r.id, p.name || '@' || p.version, d.name || '@' || d.version, r.status "
+                              "FROM runs r LEFT JOIN prompts p ON p.id = r.prompt_id "
+                              "LEFT JOIN datasets d ON d.id = r.dataset_id ORDER BY r.created_at DESC LIMIT 200")
+    return [CompletionItem(run_id, help=f"{prompt} on {dataset}, {status}")
+            for run_id, prompt, dataset, status in rows if str(run_id).startswith(incomplete)]
 
 
 # --- prompt, judge and data resolution ----------------------------------------------------------------

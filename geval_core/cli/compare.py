@@ -6,14 +6,14 @@ import click
 
 from prompt_library import open_library
 
-from .common import db_option, echo_json, json_option, workbench_errors
+from .common import complete_run, db_option, echo_json, json_option, workbench_errors
 
 __all__ = ["compare_command"]
 
 
 @click.command("compare")
-@click.argument("run_a")
-@click.argument("run_b")
+@click.argument("run_a", shell_complete=complete_run)
+@click.argument("run_b", shell_complete=complete_run)
 @click.option("--human", required=True, help="The human rating name (Rate-page ratings count, else the dataset's).")
 @click.option("--resamples", type=click.IntRange(100, 20000), default=1000, show_default=True,
               help="Bootstrap resamples (of the dataset's groups).")
@@ -27,7 +27,13 @@ def compare_command(run_a: str, run_b: str, human: str, resamples: int, side: st
                     as_json: bool) -> None:
     """Spearman, Kendall, Pearson and quadratic kappa of RUN_A and RUN_B against people on the same items, and
     RUN_B - RUN_A with a 95% interval that resamples the dataset's groups for both runs at once (withheld under
-    10 groups). On a split dataset, the dev side unless --side test."""
+    10 groups). On a split dataset, the dev side unless --side test.
+
+    \b
+    Examples:
+      geval compare 1a2b3c 4d5e6f --human coherence
+      geval compare 1a2b3c 4d5e6f --human coherence --side test --resamples 5000 --json
+    """
     from ..diagnostics.compare import compare_runs  # numpy and scipy only when a comparison runs
     from ..run.splits import evaluation_ids
 

@@ -6,18 +6,40 @@ import click
 
 from prompt_library import DatasetMapping, Library
 
-from .common import READABLE, echo_json, input_path, library_command, pairs, table, visible
+from .common import (
+    READABLE,
+    complete_dataset_name,
+    echo_json,
+    input_path,
+    library_command,
+    pairs,
+    table,
+    visible,
+)
 
 
 @click.group("datasets")
 def datasets() -> None:
-    """Golden datasets (immutable versions): list, import, show."""
+    """Golden datasets (immutable versions): list, import, show.
+
+    \b
+    Examples:
+      geval datasets import data.jsonl --name golden --input document=source --input summary=output
+      geval datasets list
+      geval datasets show golden --items 3
+    """
 
 
 @library_command(datasets, "list", lists=True)
 @click.option("--archived", is_flag=True, help="Also list archived versions (hidden by default, never deleted).")
 def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
-    """List dataset versions."""
+    """List dataset versions.
+
+    \b
+    Examples:
+      geval datasets list
+      geval datasets list --archived --json
+    """
     rows = visible(library.list_datasets(), library.archived_ids("dataset"), archived)
     if as_json:
         echo_json(rows)
@@ -42,7 +64,14 @@ def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
 def datasets_import(library: Library, path: str, name: str, id_field: str, inputs: tuple[str, ...],
                     human: tuple[str, ...], group: str | None, test_use: str | None, as_json: bool) -> None:
     """Import a CSV or JSONL file (- reads JSON lines from stdin) as a new dataset version; a bad row stops it
-    and nothing is written. Items of a sealed test side (the same text, spaces and case aside) are refused."""
+    and nothing is written. Items of a sealed test side (the same text, spaces and case aside) are refused.
+
+    \b
+    Examples:
+      geval datasets import data.jsonl --name golden --input document=source --input summary=output \\
+          --human coherence=scores.coherence --group doc_id
+      geval datasets import - --name pasted --id key --input summary=text --json < rows.jsonl
+    """
     mapping = DatasetMapping(id=id_field, inputs=pairs(inputs, "--input"), human=pairs(human, "--human"),
                              group=group)
     with input_path(path, "stdin.jsonl") as readable:
@@ -58,12 +87,18 @@ def datasets_import(library: Library, path: str, name: str, id_field: str, input
 
 
 @library_command(datasets, "show", lists=True)
-@click.argument("dataset")
+@click.argument("dataset", shell_complete=complete_dataset_name)
 @click.option("--items", "limit", default=5, show_default=True, type=click.IntRange(0),
               help="How many items to print (0: none).")
 def datasets_show(library: Library, dataset: str, as_json: bool, limit: int) -> None:
     """Show a dataset version (name, name@version or id) and its first items (of a split version: of its dev
-    side, the test side's ratings are sealed)."""
+    side, the test side's ratings are sealed).
+
+    \b
+    Examples:
+      geval datasets show golden
+      geval datasets show golden@2 --items 0 --json
+    """
     from ..run.splits import sealed_view
 
     row = library.get_dataset(dataset)

@@ -12,7 +12,7 @@ from prompt_library import open_library
 
 from ..errors import InputError
 from .agree import _is_file_name, read_scores
-from .common import db_option, echo_json, json_option, workbench_errors
+from .common import complete_dataset, complete_run, db_option, echo_json, json_option, workbench_errors
 
 # A field whose name says it names a document (or dialogue, article, source, group ...) and whose values repeat:
 # items that share one usually are not independent, which an interval over independent items ignores.
@@ -29,7 +29,7 @@ def _f(value: float | None, digits: int = 3) -> str:
 
 
 @click.command("calibration")
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run)
 @click.option("--human", required=True, help="Human rating name in the run's dataset (e.g. coherence).")
 @click.option("--bins", default=10, show_default=True, type=click.IntRange(2, 50),
               help="Equal-width bins of the judge's probability.")
@@ -42,6 +42,11 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
     Per item, "how often people gave rating r" is the share of raters (ratings NAME.0, NAME.1, ...)
     at r, else the mean rating rounded to the nearest scale point (halves up). Each (item, rating)
     pair is one prediction; ECE is the count-weighted gap between predicted and observed per bin.
+
+    \b
+    Examples:
+      geval calibration 1a2b3c --human coherence
+      geval calibration 1a2b3c --human coherence --bins 5 --json    # ece, bins (predicted, observed, count)
     """
     from ..stats.stored import run_calibration
 
@@ -175,7 +180,8 @@ def _print_estimate(out: dict[str, Any]) -> None:
 
 @click.command("estimate")
 @click.argument("run_or_file")
-@click.option("--data", default=None, help="Human ratings for a judge file: JSONL/CSV or a library dataset.")
+@click.option("--data", default=None, shell_complete=complete_dataset,
+              help="Human ratings for a judge file: JSONL/CSV or a library dataset.")
 @click.option("--human", required=True, help="Human rating name (dataset) or dotted field (file).")
 @click.option("--by", default=None, help="An input field (or 'group') to estimate per level, e.g. system_id.")
 @click.option("--diff", nargs=2, default=None, metavar="A B", help="With --by: the difference of levels A - B.")
@@ -221,6 +227,12 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
 
     JSON keys: estimate, ci (null when withheld), warning, grouping_warning, judge_mean, human_mean,
     n_rated, n_total, method, groups, rated_groups, assumption (and by, difference, versus).
+
+    \b
+    Examples:
+      geval estimate 1a2b3c --human coherence --by system_id --diff M8 M9
+      geval estimate 1a2b3c --versus 4d5e6f --human coherence
+      geval estimate results.jsonl --data ratings.jsonl --human scores.coherence --group-by doc_id --json
     """
     from ..stats.stored import estimate_rows, run_estimate, runs_difference
 

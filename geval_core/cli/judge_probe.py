@@ -9,7 +9,7 @@ import click
 from prompt_library import open_library
 
 from ..types import JudgeSettings
-from .common import JUDGE_HELP, echo_json, parse_judge, resolve_prompt
+from .common import JUDGE_HELP, complete_prompt, echo_json, parse_judge, resolve_prompt
 
 FACTS = ("reachable", "model_version", "logprobs", "top_logprobs_max", "single_token_ratings", "split_ratings",
          "n_honoured", "latency_s", "usd_per_item")
@@ -20,7 +20,7 @@ def probe_options(func: Any) -> Any:
     for option in reversed((
         click.option("--judge", "judge_ref", default=None, help=f"The judge to probe: {JUDGE_HELP}."),
         click.option("--base-url", default=None, help="Your OpenAI-compatible server (for openai:MODEL)."),
-        click.option("--prompt", "prompt_ref", default=None,
+        click.option("--prompt", "prompt_ref", default=None, shell_complete=complete_prompt,
                      help="A library prompt: probe with its text, scale and judge (default: a 1-5 question)."),
         click.option("--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True,
                      help="Seconds per call."),

@@ -15,6 +15,8 @@ from ..scoring.panel import RULES
 from .common import (
     READABLE,
     check_output,
+    complete_dataset,
+    complete_prompt_name,
     echo_json,
     json_needs_file,
     library_command,
@@ -29,18 +31,31 @@ __all__ = ["panel_group"]
 
 @click.group("panel")
 def panel_group() -> None:
-    """Panels of judges: several frozen prompts of one dimension, combined by a rule (mean, pooled, median)."""
+    """Panels of judges: several frozen prompts of one dimension, combined by a rule (mean, pooled, median).
+
+    \b
+    Examples:
+      geval panel freeze trio --member coherence --member coherence-mini --member coherence-gemini
+      geval panel score trio --data golden --human coherence --out results.jsonl
+      geval panel export trio -o trio.json
+    """
 
 
 @library_command(panel_group, "freeze", lists=True)
 @click.argument("name")
-@click.option("--member", "members", multiple=True, required=True,
+@click.option("--member", "members", multiple=True, required=True, shell_complete=complete_prompt_name,
               help="A frozen prompt (name[@version] or hash prefix); give two or more.")
 @click.option("--rule", type=click.Choice(RULES), default="pooled", show_default=True,
               help="mean: of the members' weighted scores; pooled: Eq. 1 over their average rating "
                    "distribution; median: of their scores.")
 def panel_freeze(library: Any, name: str, members: tuple[str, ...], rule: str, as_json: bool) -> None:
-    """Freeze NAME: the members (in order) and the rule, content-hashed; the same content keeps its version."""
+    """Freeze NAME: the members (in order) and the rule, content-hashed; the same content keeps its version.
+
+    \b
+    Examples:
+      geval panel freeze trio --member coherence --member coherence-mini --member coherence-gemini
+      geval panel freeze pair --member coherence@1 --member coherence-mini@2 --rule median --json
+    """
     from ..run.panel import freeze_panel
 
     panel, created = freeze_panel(library, name, [library.get_prompt(m) for m in members], rule)
@@ -54,7 +69,13 @@ def panel_freeze(library: Any, name: str, members: tuple[str, ...], rule: str, a
 @library_command(panel_group, "show", lists=True)
 @click.argument("name")
 def panel_show(library: Any, name: str, as_json: bool) -> None:
-    """Show a panel (NAME or NAME@VERSION): its hash, rule and members."""
+    """Show a panel (NAME or NAME@VERSION): its hash, rule and members.
+
+    \b
+    Examples:
+      geval panel show trio
+      geval panel show trio@1 --json
+    """
     from ..run.panel import get_panel
 
     panel = get_panel(library, name)
@@ -69,7 +90,8 @@ def panel_show(library: Any, name: str, as_json: bool) -> None:
 
 @library_command(panel_group, "score", lists=True)
 @click.argument("name")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
+@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
+              help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
 @click.option("--base-url", default=None,
               help="The OpenAI-compatible server every member whose judge takes a server sends to (a member whose "
                    "judge runs in process is refused: name servers per member with --member-base-url).")
@@ -81,7 +103,17 @@ def panel_show(library: Any, name: str, as_json: bool) -> None:
 def panel_score(library: Any, name: str, data_ref: str, base_url: str | None, base_urls: tuple[str, ...],
                 out: str | None, human: str | None, as_json: bool) -> None:
     """Score a dataset with panel NAME: each member's run (reused when it exists), then per item the panel's
-    score and distribution, each member's score and the spread; the summary has the members' alpha."""
+    score and distribution, each member's score and the spread; the summary has the members' alpha.
+
+    The rows go to --out (or stdout); the summary always goes to stderr, with --json as one JSON object, so
+    stdout holds the rows alone.
+
+    \b
+    Examples:
+      geval panel score trio --data golden --out results.jsonl
+      geval panel score trio --data golden --human coherence --json > rows.jsonl
+      geval panel score trio --data golden --member-base-url coherence-mini=http://127.0.0.1:8080/v1
+    """
     check_output(out)
     result, lines = run_panel(library, name, data_ref, base_urls, human, base_url=base_url)
     write_lines(lines, out)
@@ -143,7 +175,13 @@ def _panel_json(panel: Any, **extra: Any) -> dict[str, Any]:
 @click.argument("name")
 @click.option("-o", "--output", default=None, help="File to write (default: stdout; - is stdout).")
 def panel_export(library: Any, name: str, output: str | None, as_json: bool) -> None:
-    """Write panel NAME as one JSON file: its hash and rule, and each member as a hash-checked prompt export."""
+    """Write panel NAME as one JSON file: its hash and rule, and each member as a hash-checked prompt export.
+
+    \b
+    Examples:
+      geval panel export trio -o trio.json
+      geval panel export trio@2 -o trio.json --json    # file, hash
+    """
     from ..files.prompt_files import export_prompt
     from ..run.panel import get_panel
 
@@ -166,7 +204,13 @@ def panel_export(library: Any, name: str, output: str | None, as_json: bool) -> 
 def panel_import(library: Any, export_file: str, as_json: bool) -> None:
     """Import a panel file: every member checked against its own hash, the panel against its hash, then frozen
     here under its name (a file whose members or rule were changed is refused, nothing stored). A server URL in a
-    member is ignored with a warning, as `geval prompts import` does."""
+    member is ignored with a warning, as `geval prompts import` does.
+
+    \b
+    Examples:
+      geval panel import trio.json
+      geval panel import - --json < trio.json
+    """
     from ..files.prompt_files import parse_json
     from ..prompts import canonical_hash
     from ..run.panel import freeze_panel

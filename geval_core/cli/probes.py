@@ -9,7 +9,7 @@ import click
 from prompt_library import open_library
 
 from ..diagnostics.perturb import KINDS
-from .common import db_option, echo_json, json_option, workbench_errors
+from .common import complete_run, db_option, echo_json, json_option, workbench_errors
 from .judge_probe import probe_options, run_probe
 
 
@@ -53,13 +53,20 @@ def _print(out: dict[str, Any]) -> None:
 def probe_group(ctx: click.Context, judge_ref: str | None, base_url: str | None, prompt_ref: str | None,
                 timeout: float, db: str | None, as_json: bool) -> None:
     """Probe a judge: `geval probe --judge J` measures what it can do (log-probabilities and their cap,
-    single-token ratings, n, latency, cost; kept in the library); `geval probe bias RUN` checks a run."""
+    single-token ratings, n, latency, cost; kept in the library); `geval probe bias RUN` checks a run.
+
+    \b
+    Examples:
+      geval probe --judge openai:gpt-4o-mini
+      geval probe --judge openai:smollm2 --base-url http://127.0.0.1:8080/v1 --json
+      geval probe bias 1a2b3c --system-field system_id --family M8=gpt
+    """
     if ctx.invoked_subcommand is None:
         run_probe(db, judge_ref, base_url, prompt_ref, timeout, as_json)
 
 
 @probe_group.command("bias")
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run)
 @click.option("--human", default=None, help="Human rating name (default: the one named like the dimension).")
 @click.option("--system-field", default=None, help="Input field naming each item's system (or 'group').")
 @click.option("--family", "families", multiple=True, callback=_families, metavar="SYSTEM=FAMILY",
@@ -78,7 +85,13 @@ def probe_group(ctx: click.Context, judge_ref: str | None, base_url: str | None,
 def bias_command(run_id: str, human: str | None, system_field: str | None, families: dict[str, str],
                  field: str | None, perturb: bool, kind: str | None, limit: int, seed: int,
                  db: str | None, as_json: bool) -> None:
-    """Length bias, per-system judge-human offsets, and sensitivity to damaged copies of items."""
+    """Length bias, per-system judge-human offsets, and sensitivity to damaged copies of items.
+
+    \b
+    Examples:
+      geval probe bias 1a2b3c --system-field system_id --family M8=gpt --limit 20
+      geval probe bias 1a2b3c --human coherence --no-perturb --json    # no judge calls
+    """
     from ..diagnostics.bias_probes import bias_report, perturbation_probe  # numpy only when run
 
     with open_library(db) as library:

@@ -26,6 +26,7 @@ from ..types import Dimension
 from .common import (
     READABLE,
     check_output,
+    complete_prompt_name,
     echo_json,
     input_path,
     json_needs_file,
@@ -39,13 +40,26 @@ from .common import (
 # --- prompts ------------------------------------------------------------------------------------------
 @click.group("prompts")
 def prompts() -> None:
-    """Frozen prompt versions: list, show, freeze, export, import."""
+    """Frozen prompt versions: list, show, freeze, export, import.
+
+    \b
+    Examples:
+      geval prompts list
+      geval prompts show coherence --rendered
+      geval prompts export coherence -o coherence.json
+    """
 
 
 @library_command(prompts, "list", lists=True)
 @click.option("--all-versions", is_flag=True, help="One line per version instead of the latest of each name.")
 def prompts_list(library: Library, as_json: bool, all_versions: bool) -> None:
-    """List frozen prompts (latest version of each name)."""
+    """List frozen prompts (latest version of each name).
+
+    \b
+    Examples:
+      geval prompts list
+      geval prompts list --all-versions --json
+    """
     rows = library.list_prompts(latest_only=not all_versions)
     for row in rows:
         row["id"] = row["id"] if as_json else row["id"][:12]
@@ -56,10 +70,17 @@ def prompts_list(library: Library, as_json: bool, all_versions: bool) -> None:
 
 
 @library_command(prompts, "show", lists=True)
-@click.argument("prompt")
+@click.argument("prompt", shell_complete=complete_prompt_name)
 @click.option("--rendered", is_flag=True, help="Also print the template with the dimension filled in.")
 def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -> None:
-    """Show one frozen prompt: PROMPT is a name (latest), name@version or a content hash (a prefix of 6+)."""
+    """Show one frozen prompt: PROMPT is a name (latest), name@version or a content hash (a prefix of 6+).
+
+    \b
+    Examples:
+      geval prompts show coherence
+      geval prompts show coherence@1 --rendered
+      geval prompts show ae4331c01f8e --json
+    """
     frozen = library.get_prompt(prompt)
     if as_json:
         echo_json(export_prompt(frozen))
@@ -84,7 +105,13 @@ def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -
 @click.argument("dimension_file", type=READABLE)
 @click.option("--name", default=None, help="Library name (default: the dimension name, lower-cased).")
 def prompts_freeze(library: Library, dimension_file: str, name: str | None, as_json: bool) -> None:
-    """Freeze a dimension JSON file (Dimension.to_dict shape; - reads stdin) into a new immutable version."""
+    """Freeze a dimension JSON file (Dimension.to_dict shape; - reads stdin) into a new immutable version.
+
+    \b
+    Examples:
+      geval prompts freeze dimension.json --name coherence-strict
+      geval prompts freeze - --json < dimension.json
+    """
     try:
         data = parse_json(read_input(dimension_file), "dimension JSON file", dimension_file)
         check_shape(data, DIMENSION_TEXTS, "not a dimension JSON file", dimension_file)
@@ -110,7 +137,7 @@ def _frozen(result: Any) -> dict[str, Any]:
 
 
 @library_command(prompts, "export", lists=True)
-@click.argument("prompt")
+@click.argument("prompt", shell_complete=complete_prompt_name)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the export here (default: print it).")
 @click.option("--agreement", "agreement_file", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -135,7 +162,14 @@ def _frozen(result: Any) -> dict[str, Any]:
 def prompts_export(library: Library, prompt: str, output: str | None, agreement_file: str | None,
                    agreement_run: str | None, human_field: str | None, pooled: bool, snippet: bool,
                    fmt: str, pass_at: float | None, as_json: bool) -> None:
-    """Export a frozen prompt: a self-contained, hash-checked JSON file, or a file another judge tool loads."""
+    """Export a frozen prompt: a self-contained, hash-checked JSON file, or a file another judge tool loads.
+
+    \b
+    Examples:
+      geval prompts export coherence -o coherence.json
+      geval prompts export coherence --agreement-run 1a2b3c --human coherence -o coherence.json --json
+      geval prompts export coherence --format promptfoo --pass-at 3.5 -o coherence.yaml
+    """
     check_output(output)
     json_needs_file(as_json, output)
     output = None if output == "-" else output  # "-" is stdout
@@ -210,6 +244,11 @@ def prompts_import(library: Library, export_file: str, as_json: bool) -> None:
 
     A server URL in the file is ignored and agreement that fails its own hash is dropped (both warned
     about); the output says whether the content is new and how it differs from the latest version.
+
+    \b
+    Examples:
+      geval prompts import coherence.json
+      geval prompts import - --json < coherence.json
     """
     with input_path(export_file, "stdin.json") as readable:
         result = library.import_prompt(readable)

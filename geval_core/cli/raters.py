@@ -11,7 +11,7 @@ from prompt_library import open_library
 from ..types import Scale
 from .agree import _fmt as _f
 from .agree import _parse_scale
-from .common import db_option, echo_json, json_option, workbench_errors
+from .common import complete_dataset_name, complete_run, db_option, echo_json, json_option, workbench_errors
 
 
 def _print(result: dict[str, Any]) -> None:
@@ -42,9 +42,9 @@ def _print(result: dict[str, Any]) -> None:
 
 
 @click.command("raters")
-@click.argument("dataset")
+@click.argument("dataset", shell_complete=complete_dataset_name)
 @click.option("--human", required=True, help="Rating name: items carry NAME.0, NAME.1, ... per rater (and NAME).")
-@click.option("--run", "run_id", default=None,
+@click.option("--run", "run_id", default=None, shell_complete=complete_run,
               help="A library run on this dataset: adds the judge beside the human ceiling.")
 @click.option("--scale", callback=_parse_scale, default=None,
               help="Scale for kappa, e.g. 1-5 (default: the run's prompt scale, else spanned by the ratings).")
@@ -62,6 +62,11 @@ def raters_command(dataset: str, human: str, run_id: str | None, scale: Scale | 
     Alpha is computed nominal, ordinal and interval from the coincidence matrix over every item with two
     or more ratings; JSON keys alpha_nominal, alpha_ordinal, alpha_interval, items, raters,
     pairable_values (and ci, pairwise_kappa_quadratic, raters_per_item, spread, ceiling).
+
+    \b
+    Examples:
+      geval raters golden --human coherence
+      geval raters golden@2 --human coherence --run 1a2b3c --bootstrap 1000 --json
     """
     from ..stats.stored import dataset_raters  # numpy only when run
 

@@ -10,7 +10,7 @@ from prompt_library import open_library
 
 from ..diagnostics.review import ORDERS, review_queue
 from ..run.splits import sealed_note, sealed_run
-from .common import db_option, echo_json, json_option, workbench_errors
+from .common import complete_run, db_option, echo_json, json_option, workbench_errors
 from .runs import side_option
 
 
@@ -34,7 +34,7 @@ def review_rows(library, run_id: str, human: str | None, order: str, side: str =
 
 
 @click.command("review")
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run)
 @click.option("--human", default=None,
               help="Human rating name (default: the run's dimension); Rate-page ratings count, else the dataset's.")
 @click.option("--order", type=click.Choice(list(ORDERS)), default="uncertain", show_default=True,
@@ -54,6 +54,11 @@ def review_command(run_id: str, human: str | None, order: str, limit: int, side:
     offers the same queue. On a split dataset the queue holds the dev side's items unless --side test asks for
     the sealed ones. JSON keys: run, dataset_id, human, order, rated, (on a split dataset: side, split,
     withheld), items (item, judge, human, gap, sd, entropy, margin, reason).
+
+    \b
+    Examples:
+      geval review 1a2b3c --limit 10
+      geval review 1a2b3c --human coherence --order disagree --json
     """
     with open_library(db) as library:
         result = review_rows(library, run_id, human, order, side)

@@ -10,10 +10,21 @@ from typing import Any
 import click
 
 from prompt_library import Library
-from prompt_library.signing import sign_run, signing_key
+from prompt_library.signing import KEY_VARIABLE, sign_run, signing_key
 
 from ..files.prompt_files import export_judgments, write_judgments
-from .common import check_output, echo_json, json_needs_file, library_command, report_written, table, visible
+from .common import (
+    check_output,
+    complete_dataset_name,
+    complete_prompt_name,
+    complete_run,
+    echo_json,
+    json_needs_file,
+    library_command,
+    report_written,
+    table,
+    visible,
+)
 
 side_option = click.option(
     "--side", type=click.Choice(["dev", "test"]), default="dev", show_default=True,
@@ -34,15 +45,30 @@ def _sealed(library: Library, run: dict[str, Any], side: str, read: str) -> tupl
 
 @click.group("runs")
 def runs() -> None:
-    """Scoring runs and their judgments: list, show, export."""
+    """Scoring runs and their judgments: list, show, export.
+
+    \b
+    Examples:
+      geval runs list --prompt coherence
+      geval runs show 1a2b3c --judgments
+      geval runs export 1a2b3c -o judgments.csv
+    """
 
 
 @library_command(runs, "list", lists=True)
-@click.option("--prompt", default=None, help="Only runs of this prompt (name, name@version or id).")
-@click.option("--dataset", default=None, help="Only runs on this dataset (name, name@version or id).")
+@click.option("--prompt", default=None, shell_complete=complete_prompt_name,
+              help="Only runs of this prompt (name, name@version or id).")
+@click.option("--dataset", default=None, shell_complete=complete_dataset_name,
+              help="Only runs on this dataset (name, name@version or id).")
 @click.option("--archived", is_flag=True, help="Also list archived runs (hidden by default, never deleted).")
 def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str | None, archived: bool) -> None:
-    """List runs, newest first."""
+    """List runs, newest first.
+
+    \b
+    Examples:
+      geval runs list
+      geval runs list --prompt coherence --dataset golden --json
+    """
     rows = visible(library.list_runs(prompt=prompt, dataset=dataset), library.archived_ids("run"), archived)
     if as_json:
         echo_json(rows)
@@ -57,11 +83,17 @@ def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str 
 
 
 @library_command(runs, "show", lists=True)
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run)
 @click.option("--judgments", "show_judgments", is_flag=True, help="Also list every item's judgment.")
 @side_option
 def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool, side: str) -> None:
-    """Show one run (id or unique prefix): prompt, dataset, judge, status, totals."""
+    """Show one run (id or unique prefix): prompt, dataset, judge, status, totals.
+
+    \b
+    Examples:
+      geval runs show 1a2b3c
+      geval runs show 1a2b3c --judgments --json
+    """
     if side == "test" and not show_judgments:
         raise click.UsageError("--side test chooses the judgments --judgments lists: give both")
     run = library.get_run(run_id)
@@ -79,20 +111,27 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
 
 
 @library_command(runs, "export", lists=True)
-@click.argument("run_id")
+@click.argument("run_id", shell_complete=complete_run)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="File to write (default: stdout, as JSONL; - is stdout).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default=None,
               help="Output format (default: from the file suffix, else jsonl).")
 @click.option("--sign", is_flag=True, help="Also write OUTPUT.sig.json: the run's digest and OUTPUT's bytes signed with your key "
               "(--key-file or $GEVAL_SIGNING_KEY); `geval verify --check-signature` checks it.")
-@click.option("--key-file", type=click.Path(dir_okay=False), default=None, help="The signing key for --sign.")
+@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
+              help=f"The signing key for --sign (default: the key in ${KEY_VARIABLE} itself, not a file name).")
 @side_option
 def runs_export(library: Library, run_id: str, output: str | None, fmt: str | None, sign: bool,
                 key_file: str | None, side: str, as_json: bool) -> None:
     """Export a run's judgments with each item's group, human ratings and ties, as CSV or JSONL.
 
     On a split dataset the export holds the dev side's items unless --side test asks for the sealed ones.
+
+    \b
+    Examples:
+      geval runs export 1a2b3c -o judgments.csv
+      geval runs export 1a2b3c -o judgments.jsonl --sign --key-file signing.key --json
+      geval runs export 1a2b3c --format csv -o -    # to stdout
     """
     from ..stats import judgment_rows  # numpy only when exporting
 

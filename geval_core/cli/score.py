@@ -23,6 +23,8 @@ from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from .common import (
     bounded_option,
     check_output,
+    complete_dataset,
+    complete_prompt,
     data_options,
     db_option,
     file_mapping,
@@ -68,14 +70,15 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 
 
 @click.command("score")
-@click.option("--prompt", "prompt_ref", default=None,
+@click.option("--prompt", "prompt_ref", default=None, shell_complete=complete_prompt,
               help="Library prompt name[@version], or an exported prompt file (or --panel).")
 @click.option("--panel", "panel_ref", default=None,
               help="Score with a frozen panel of judges instead: one run per member (reused when it exists); each "
                    "results row has the panel's score and distribution and every member's score under members.")
 @click.option("--member-base-url", "member_urls", multiple=True,
               help="With --panel: PROMPT=URL, the OpenAI-compatible server a member's requests go to (repeatable).")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
+@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
+              help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
 @click.option("--side", type=click.Choice(["dev", "test"]), default=None,
               help="On a split dataset: the side to score [default: dev]; the sealed test side only when named here "
                    "(its use is recorded).")
@@ -104,7 +107,8 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the run's summary as one JSON object on stdout (run id, status, counts, exit code); "
-                   "the results then go only to --out.")
+                   "the results then go only to --out FILE (--out - with --json is refused: stdout holds one of "
+                   "them, never both).")
 @workbench_errors
 def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_url: str | None, mode: str | None,
                   n: int | None, temperature: float | None, concurrency: int, max_attempts: int, timeout: float,
@@ -119,12 +123,19 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     2 bad command line; 3 the run stopped as hopeless (the message says why; fix it, then run the
     same command to resume); 4 the run ended with no score; 130 interrupted (run it again to resume);
     141 the output's reader closed it early.
+
+    \b
+    Examples:
+      geval score --prompt coherence --data sample --out results.jsonl
+      geval score --prompt coherence --data mine.csv --id key --input document=source --input summary=output
+      geval score --prompt coherence --data golden --judge openai:gpt-4o-mini --out results.jsonl --json
     """
     from prompt_library import open_library
 
     from ..run.plan import RunScope, plan_of_run, plan_run, record_run
 
     check_output(out)  # before anything is paid for
+    summary_needs_file(as_json, out)
     if (prompt_ref is None) == (panel_ref is None):
         raise click.UsageError("name the prompt to score with (--prompt) or a panel (--panel), one of them")
     choice = judge_choice(judge_ref, base_url, mode, n, temperature)
@@ -166,6 +177,14 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
                                "prompt": prompt.label, "prompt_id": prompt.id, "dataset": plan.dataset["label"],
                                "side": plan.side, "judge": plan.judge.describe(), "server": plan.judge.server}))
     exit_for(summary, plan.run_id, scored)
+
+
+def summary_needs_file(as_json: bool, out: str | None) -> None:
+    """--json prints the run's summary on stdout: refuse --out - beside it, which would put the results there too
+    (a JSON object after the JSON lines, or, for a panel, no results at all)."""
+    if as_json and out == "-":
+        raise click.UsageError("--json prints the run's summary on stdout, and --out - the results: name a results "
+                               "file with --out FILE (or leave out --json to stream the results)")
 
 
 def judge_choice(judge_ref: str | None, base_url: str | None, mode: str | None, n: int | None,

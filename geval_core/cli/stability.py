@@ -11,6 +11,8 @@ from ..errors import NotFoundError
 from ..providers.registry import default_concurrency
 from ..types import FrozenPrompt
 from .common import (
+    complete_dataset,
+    complete_prompt,
     data_options,
     db_option,
     echo_json,
@@ -72,10 +74,11 @@ def _print(result: StabilityRun) -> None:
 
 
 @click.command("stability")
-@click.option("--prompt", "prompt_ref", required=True,
+@click.option("--prompt", "prompt_ref", required=True, shell_complete=complete_prompt,
               help="A frozen prompt name[@version] or id, or a draft: draft:ID or draft:NAME (a name no frozen "
                    "prompt has is looked up among the drafts).")
-@click.option("--data", "data_ref", required=True, help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
+@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
+              help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
 @data_options
 @click.option("--repeats", type=click.IntRange(2, 100), default=3, show_default=True,
               help="How many times every item is scored.")
@@ -107,6 +110,12 @@ def stability_command(prompt_ref: str, data_ref: str, id_field: str, inputs: tup
     kept is run as stored runs without the judge cache; a draft, or --regenerate-steps, is judged in memory.
     JSON keys: repeats, items, flip_rate (mean), items_changed, items_moved_half_point, per_item (id,
     ratings, scores, flip_rate, sd, range), summary, warnings, run_ids, steps.
+
+    \b
+    Examples:
+      geval stability --prompt coherence --data sample --repeats 5 --limit 20
+      geval stability --prompt draft:coherence-v2 --data sample --limit 10 --json
+      geval stability --prompt coherence --data sample --regenerate-steps --judge openai:gpt-4o-mini
     """
     from ..diagnostics.stability import repeat_warnings
     from ..providers import get_judge

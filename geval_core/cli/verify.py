@@ -29,7 +29,8 @@ from .common import db_option, echo_json, json_option, workbench_errors
               help="The file a signature covers: with --sign its bytes are signed too; with --check-signature the "
               "file to check (default: the file the signature names, beside the signature).")
 @click.option("--key-file", type=click.Path(dir_okay=False), default=None,
-              help=f"The signing key (default: ${KEY_VARIABLE}); it is never stored in the library.")
+              help=f"The signing key (default: the key in ${KEY_VARIABLE} itself, not a file name); it is never "
+                   "stored in the library.")
 @workbench_errors
 def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signature_file: str | None,
                    signed_path: str | None, key_file: str | None) -> None:
@@ -38,6 +39,12 @@ def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signa
 
     Exits 1 naming every object that differs. Nothing is repaired: protection re-created over data
     that may have been changed would bless the change.
+
+    \b
+    Examples:
+      geval verify
+      geval verify --sign 1a2b3c --file judgments.jsonl --key-file signing.key > judgments.jsonl.sig.json
+      geval verify --check-signature judgments.jsonl.sig.json    # key from $GEVAL_SIGNING_KEY
     """
     if signed_path is not None and sign_run_id is None and signature_file is None:
         raise click.UsageError("--file names the file a signature covers: use it with --sign RUN or --check-signature")
