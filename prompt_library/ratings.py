@@ -210,7 +210,7 @@ class RatingsMixin(DatasetsMixin):
         mapping = DatasetMapping(**{**(dataset.get("mapping") or {}), "raters": {**known, dimension: raters}})
         from geval_core.run.splits import has_split
 
-        carried = dataset["id"] if has_split(self, dataset["id"]) else None  # a split version's snapshot stays split
+        carried = dataset["id"] if has_split(self, dataset["id"]) else None  # type: ignore[arg-type]  # a Library
         return {**self.import_items(dataset["name"], items, source=source, mapping=mapping,
                                     carry_split_from=carried), "raters": raters}
 
