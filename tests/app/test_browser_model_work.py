@@ -27,6 +27,7 @@ def test_generate_shows_progress_and_can_be_cancelled(chromium, tmp_path):
         expect(before).to_be_visible(timeout=60_000)
         steps_before = before.input_value()
         click_button(page, "Generate evaluation steps")
+        click_button(page, "Replace my steps")  # the example's steps were written by hand: the page asks first
         working = page.get_by_text(re.compile(r"Writing the evaluation steps with scripted:scripted-1 · \d+ s so far"))
         expect(working).to_be_visible(timeout=60_000)
         expect(page.get_by_text(re.compile(r"· [1-9]\d* s so far"))).to_be_visible(timeout=30_000)  # it counts
@@ -36,4 +37,5 @@ def test_generate_shows_progress_and_can_be_cancelled(chromium, tmp_path):
         assert box.input_value() == steps_before
         hold.unlink()
         click_button(page, "Generate evaluation steps")
+        click_button(page, "Replace my steps")
         expect(page.get_by_text("Generated 3 steps with scripted-1")).to_be_visible(timeout=60_000)
