@@ -7,8 +7,8 @@ own document shift and noise), as judges reading the same text do. Each repeat d
 replacement (an i.i.d. sample of the family's documents, the sampling the bootstrap assumes), calls the
 workbench's own functions and checks the interval covers the family's value. One table: a row per interval, a
 column per (family, documents). A cell is the share of shown intervals that covered (%); "f" when the
-workbench showed them with a caution (fNN%: that share of them), "wNN%" the share withheld, "withheld" when none
-was shown. The binomial standard error of a cell is sqrt(p(1-p)/repeats); the largest is printed below.
+workbench showed every one with a caution (fNN%: that share of them), "wNN%" the share withheld, "withheld" when
+none was shown. The binomial standard error of a cell is sqrt(p(1-p)/repeats); the largest is printed below.
 
 Run: nice .venv/bin/python bench/bench_coverage.py [--reps 400] [--resamples 400] [--groups 5 10 20 50]
      [--only agreement items near alpha panel compare ppi] [--family independent shared]

@@ -56,7 +56,7 @@ class Tally:
         text = f"{100 * self.hits[key] / n:.1f}"
         if self.flagged[key]:
             share = self.flagged[key] / n
-            text += " f" if share > 0.5 else f" f{100 * share:.0f}%"
+            text += " f" if share == 1 else f" f{int(100 * share)}%"
         if held:
             text += f" w{100 * held / (n + held):.0f}%"
         return text
@@ -117,6 +117,12 @@ def near_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples:
                     flag = _few(r.ci_units, r.ci_resampled) or m in r.ci_flags
                     tally.add((f"near-perfect judge, {reading} {m}", g, fam.name), r.ci.get(m),
                               getattr(truth[reading], m), flag)
+            idx = rng.integers(0, len(fam.human), size=PER_DOC * g)
+            r = agreement(fam.near[idx], fam.human[idx], None, SCALE, resamples, rep)
+            for m in NEAR_FIGURES:
+                flag = _few(r.ci_units, r.ci_resampled) or m in r.ci_flags
+                tally.add((f"near-perfect judge, {PER_DOC} x n items drawn one by one {m}", g, fam.name),
+                          r.ci.get(m), getattr(truth["pooled"], m), flag)
 
 
 def alpha_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
@@ -130,7 +136,7 @@ def alpha_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples
             got = alpha_intervals(values, resamples, rep, ALPHAS, clusters=labels.tolist())
             for m in ALPHAS:
                 value = krippendorff_alpha(values, m)
-                flag = _few(g, "groups") or bool(value is not None and near_bound(m, value))
+                flag = _few(g, "groups") or bool(value is not None and near_bound(m, value, g))
                 tally.add((f"raters' alpha {m}", g, fam.name), got[m], truth[m], flag)
 
 
@@ -143,7 +149,7 @@ def panel_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples
             idx, labels = draw(fam.doc, g, rng)
             got = alpha_intervals(fam.panel[idx], resamples, rep, ("interval",), clusters=labels.tolist())
             value = krippendorff_alpha(fam.panel[idx], "interval")
-            flag = _few(g, "groups") or bool(value is not None and near_bound("alpha", value))
+            flag = _few(g, "groups") or bool(value is not None and near_bound("alpha", value, g))
             tally.add(("panel's inter-judge alpha (interval)", g, fam.name), got["interval"], truth, flag)
 
 

@@ -16,7 +16,7 @@ bootstrap spread too narrow; the skewness correction stretches the side the figu
 [0.585, 0.99999]). Percentile, BCa and jackknife intervals covered less on the bench's populations
 (bench/bench_coverage.py). Fewer than MIN_UNITS units give no interval (not measured there: withheld); from
 MIN_UNITS to FEW_UNITS - 1 the intervals are shown flagged, and so are those the bench found below 93% at
-more units (figure_flags: a group-level tie rate under TIE_RATE_UNITS groups, a figure near +-1).
+more units (figure_flags: a group-level tie rate from fewer than SETTLED_UNITS groups, a figure near +-1).
 A resample where a figure is undefined (a constant side) is counted; when more than 5% of the
 resamples are undefined the interval is not shown ([None, None]): the defined ones are a biased subset.
 """
@@ -38,7 +38,8 @@ _CELLS = 4_000_000  # resamples x groups held in memory at once
 UNDEFINED_LIMIT = 0.05  # above this share of undefined resamples, no interval
 MIN_UNITS = 10  # fewer resampled units (groups, or items when ungrouped): no interval
 FEW_UNITS = 20  # fewer: intervals shown, flagged
-TIE_RATE_UNITS = 50  # a group-level tie rate from fewer groups is flagged (a few documents can hold most ties)
+SETTLED_UNITS = 50  # from here the bench found even a group-level tie rate and figures near +-1 at 93% or more
+SETTLED_ITEMS = 800  # the same for figures near +-1 when items are resampled (a few items still decide them below)
 NEAR_BOUND = 0.95  # a correlation, kappa or alpha this close to +-1 is flagged (few items decide how far below)
 SKEW_LIMIT = 3.0  # |skewness| used at most: beyond, the transformation could leave the estimate outside
 METHOD = ("studentized bootstrap SE: estimate - q x sqrt(units/(units-1)) x SD, q the t(units-1) quantiles "
@@ -116,34 +117,38 @@ def flagged(units: int, unit: str) -> str:
     """The caution for intervals made from few units ("" from FEW_UNITS up, or when they are withheld)."""
     if not MIN_UNITS <= units < FEW_UNITS:
         return ""
-    return (f"few {unit}: {units} resampled; at 10 {unit} these 95% intervals covered 91-97% in simulation "
+    return (f"few {unit}: {units} resampled; at 10 {unit} these 95% intervals covered 90-98% in simulation "
             "(bench/bench_coverage.py), so read them as a little narrower than promised")
 
 
 def figure_flags(intervals: dict[str, list[float | None]], estimates: dict[str, float | None], units: int,
                  unit: str, grouped: bool) -> dict[str, str]:
-    """Per figure, the caution its shown interval carries where the bench found it below 93% at any number of
-    units: near +-1 (a few items decide how far below 1 the figure is) and a group-level tie rate from fewer
-    than TIE_RATE_UNITS groups (a few documents can hold most ties)."""
+    """Per figure, the caution its shown interval carries where the bench found it below 93% from FEW_UNITS up:
+    a group-level tie rate from fewer than SETTLED_UNITS groups (a few documents can hold most ties) and a figure
+    near +-1 (a few items decide how far below 1 it is; see near_bound)."""
     out = {}
     for name, ci in intervals.items():
         value = estimates.get(name)
         if not ci or ci[0] is None or value is None:
             continue
-        if name == "tie_rate" and grouped and units < TIE_RATE_UNITS:
-            out[name] = (f"tie rate from {units} {unit}: below {TIE_RATE_UNITS} its interval covered as little as "
-                         "84-90% in simulation when a few documents hold most ties (bench/bench_coverage.py)")
-        elif name != "tie_rate" and abs(value) >= NEAR_BOUND:
-            out[name] = near_bound(name, value)
+        if name == "tie_rate" and grouped and units < SETTLED_UNITS:
+            out[name] = (f"tie rate from {units} {unit}: below {SETTLED_UNITS} its interval covered as little as "
+                         "85% (10 groups) and 90% (20) in simulation when a few documents hold most ties "
+                         "(bench/bench_coverage.py)")
+        elif name != "tie_rate" and near_bound(name, value, units, unit):
+            out[name] = near_bound(name, value, units, unit)
     return out
 
 
-def near_bound(name: str, value: float) -> str:
-    """The caution on an interval of a figure near +-1 ("" farther from the bound)."""
-    if abs(value) < NEAR_BOUND:
+def near_bound(name: str, value: float, units: int, unit: str = "groups") -> str:
+    """The caution on an interval of a figure near +-1 from fewer than SETTLED_UNITS groups (SETTLED_ITEMS items
+    when items are resampled); "" otherwise."""
+    settled = SETTLED_ITEMS if unit == "items" else SETTLED_UNITS
+    if abs(value) < NEAR_BOUND or units >= settled:
         return ""
-    return (f"{name.replace('_', ' ')} {value:.3f} is near {1 if value > 0 else -1}: there a few items decide how "
-            "far from it the figure is, and 95% intervals covered as little as 63-90% in simulation "
+    return (f"{name.replace('_', ' ')} {value:.3f} is near {1 if value > 0 else -1} with {units} {unit}: there a few "
+            f"items decide how far from it the figure is, and below {SETTLED_UNITS} groups ({SETTLED_ITEMS} items) "
+            "95% intervals covered as little as 61% (10 groups; 46% from 80 items) and 84% (20 groups) in simulation "
             "(bench/bench_coverage.py); read the interval as narrower than promised")
 
 

@@ -20,7 +20,7 @@ precision rests on the groups that hold a rating (the rectifier, the larger part
 small-sample factor is Gr/(Gr-1) and the quantile t(Gr-1) for Gr such groups (with all G groups, 10 ratings
 spread over 50 documents covered 91%). Fewer than MIN_UNITS groups, or ratings in fewer than
 MIN_RATED_GROUPS of them, give none. Grouped data read as independent items get an interval that is too
-narrow (PPI++ covered 91-92% on the bench): a reader that knows the groups must pass them.
+narrow (PPI++ covered 86-93% on the bench): a reader that knows the groups must pass them.
 """
 
 from __future__ import annotations

@@ -244,8 +244,8 @@ def rater_agreement(matrix: RaterMatrix, scale: Scale, bootstrap: int = 0, seed:
     clusters, unit, units = _resampled(matrix)
     result["ci"] = ({f"alpha_{m}": ci for m, ci in alpha_intervals(v, bootstrap, seed, clusters=clusters).items()}
                     if bootstrap else {})
-    flags = {k: near_bound(k, result[k]) for k, ci in result["ci"].items()
-             if ci[0] is not None and result[k] is not None and near_bound(k, result[k])}
+    flags = {k: near_bound(k, result[k], units, unit) for k, ci in result["ci"].items()
+             if ci[0] is not None and result[k] is not None and near_bound(k, result[k], units, unit)}
     result.update({"ci_resampled": unit if bootstrap else "", "ci_units": units if bootstrap else 0,
                    "ci_method": METHOD if bootstrap else "", "ci_warning": withheld(units, unit) if bootstrap else "",
                    "ci_flag": "; ".join(filter(None, [flagged(units, unit) if bootstrap else "", *flags.values()])),

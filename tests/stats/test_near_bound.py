@@ -36,6 +36,18 @@ def near_perfect():
     return judge[keep], human[keep], doc[keep]
 
 
+def test_from_50_documents_a_figure_near_1_carries_no_caution():
+    rows = [json.loads(line) for line in require_file(SUMMEVAL, "SummEval").open(encoding="utf-8")]
+    doc = np.unique([r["doc_id"] for r in rows], return_inverse=True)[1]
+    human = np.array([r["scores"]["coherence"] for r in rows], dtype=float)
+    judge = human + np.random.default_rng(1).normal(0, 0.05, len(human))
+    keep = doc < 50
+    r = agreement(judge[keep], human[keep], doc[keep].tolist(), FIVE, bootstrap=200, seed=0)
+    assert r.spearman > 0.95 and r.ci_flags == {} and r.ci_flag == ""
+    few = agreement(judge[doc < 49], human[doc < 49], doc[doc < 49].tolist(), FIVE, bootstrap=200, seed=0)
+    assert "near 1 with 49 groups" in few.ci_flags["spearman"]
+
+
 def fisher_z(values, estimate: float, units: int) -> list[float]:
     """The interval before: studentized on Fisher's z, values clipped to 1 - 1e-6."""
     edge = 1 - 1e-6
@@ -68,6 +80,7 @@ def test_pooled_and_item_readings_stay_inside_the_bound(near_perfect):
             low, high = r.ci[name]
             assert -1 <= low <= getattr(r, name) <= high <= 1, (kwargs, name)
         assert r.ci["spearman"][0] > 0.98
+        assert "near 1" in r.ci_flags["spearman"]  # 20 documents, or their 320 items resampled one by one
     flipped = agreement(-judge, human, doc.tolist(), FIVE, bootstrap=300, seed=2)
     low, high = flipped.ci["spearman"]
     assert -1.0 <= low <= flipped.spearman <= high < -0.98
