@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 from geval_core.errors import GEvalError, RunBusyError
 
-from .leases import reap
+from .leases import spawn_worker
 from .library import Library
 
 STOP_POLL_S = 0.25  # how often the worker reads the stop request: Stop answers within this plus the grace
-_PROJECT = Path(__file__).resolve().parent.parent
 
 
 def start_job(lib: Library, run_id: str, options: dict[str, Any]) -> int:
@@ -30,13 +27,7 @@ def start_job(lib: Library, run_id: str, options: dict[str, Any]) -> int:
     if lib.job_state(run_id) in ("starting", "running", "stopping"):
         raise RunBusyError(f"run {run_id} is already being scored by a worker; stop it first")
     lib.record_job(run_id, options)
-    env = dict(os.environ)
-    # The worker imports this package as the app did, wherever the app was started from.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT), env.get("PYTHONPATH")]))
-    child = subprocess.Popen([sys.executable, "-m", "prompt_library.job_worker", str(lib.path), run_id],
-                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
-    reap(child)
+    child = spawn_worker("prompt_library.job_worker", str(lib.path), run_id)
     lib.set_job_pid(run_id, child.pid)
     return child.pid
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
 from geval_core.errors import RunBusyError
 
@@ -105,6 +107,20 @@ def _zombie(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except (OSError, IndexError):
         return False
+
+
+_PROJECT = Path(__file__).resolve().parent.parent
+
+
+def spawn_worker(module: str, *args: str) -> subprocess.Popen:
+    """`python -m MODULE ARGS...` in a session of its own (a reload, a closed tab or a stopped app server leaves it
+    running), importing this package as the app did wherever the app was started from; reaped as it ends."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT), env.get("PYTHONPATH")]))
+    child = subprocess.Popen([sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    reap(child)
+    return child
 
 
 def reap(child: subprocess.Popen) -> None:

@@ -9,21 +9,16 @@ written by the page and read by the worker, so the two never overwrite each othe
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from geval_core.errors import RunBusyError
 
-from .leases import process_alive, process_start, reap
+from .leases import process_alive, process_start, spawn_worker
 
 LIVE = ("starting", "running", "stopping")
 STARTING_GRACE_S = 30.0  # a worker that has not said it started within this is lost
-_PROJECT = Path(__file__).resolve().parent.parent
 
 
 def _key(kind: str, key: str) -> str:
@@ -73,12 +68,7 @@ def start_task(lib: Any, kind: str, key: str, spec: dict[str, Any], total: int) 
     lib.set_setting(_stop_key(kind, key), False)
     lib.set_setting(_key(kind, key), {"spec": spec, "started_at": _now(), "host": socket.gethostname(), "pid": None,
                                       "progress": [0, total], "result": None, "error": None, "ended_at": None})
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT), env.get("PYTHONPATH")]))
-    child = subprocess.Popen([sys.executable, "-m", "prompt_library.task_worker", str(lib.path), kind, key],
-                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
-    reap(child)
+    child = spawn_worker("prompt_library.task_worker", str(lib.path), kind, key)
     return child.pid
 
 

@@ -13,6 +13,7 @@ import streamlit as st
 
 from geval_core.run.plan import RunPlan
 from workbench_ui import archive_view, cached_reads, charts, guarantee_view, live, run_plans, safe_text, state
+from workbench_ui.score_parts import run_item_ids
 
 K = "cs_"
 SIGNAL_HELP = ("How the cheap judgment's unsureness is read: entropy or sd of its rating distribution, margin (one "
@@ -36,12 +37,6 @@ NEEDS = ("To calibrate, a dataset with human ratings scored by two prompts of on
          "run above.")
 
 
-def item_set(run: dict[str, Any]) -> frozenset[str] | None:
-    """The items a run covers (None: the whole dataset): two runs calibrate a cascade when they cover the same."""
-    ids = run.get("item_ids")
-    return None if ids is None else frozenset(ids)
-
-
 def calibration_runs(lib, datasets: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Finished runs by dataset id (the Score page's runs on chosen items included), for datasets with human
     ratings where two prompts have finished runs on the same items."""
@@ -55,7 +50,7 @@ def calibration_runs(lib, datasets: dict[str, dict[str, Any]]) -> dict[str, list
 
 def partners(runs: list[dict[str, Any]], run: dict[str, Any]) -> list[dict[str, Any]]:
     """The runs of another prompt on the same items as `run`: what it can be calibrated against."""
-    return [r for r in runs if r["prompt_id"] != run["prompt_id"] and item_set(r) == item_set(run)]
+    return [r for r in runs if r["prompt_id"] != run["prompt_id"] and run_item_ids(r) == run_item_ids(run)]
 
 
 def calibrate(lib) -> None:
@@ -203,12 +198,6 @@ def score(lib) -> None:
             return
     st.session_state.pop(K + "going", None)
     show_result(lib, cascade, items, cheap["id"], strong["id"] if strong else None)
-
-
-def run_item_ids(run: dict[str, Any]) -> set[str] | None:
-    """The items a run covers (None: the whole dataset)."""
-    ids = run.get("item_ids")
-    return None if ids is None else set(ids)
 
 
 def step(lib, plan: Plan, role: str, ids: list[str] | None, what: str) -> dict[str, Any] | None:

@@ -9,9 +9,9 @@ import streamlit as st
 
 from geval_core.diagnostics.judge_probe import latest_probe
 from geval_core.providers.capabilities import preflight, probe_findings
+from geval_core.run.plan import takes_server
 from geval_core.types import FrozenPrompt, JudgeSettings
 from workbench_ui import safe_text
-from workbench_ui.run_plans import takes_server
 
 
 def findings(probe: dict[str, Any] | None, settings: JudgeSettings, prompt: FrozenPrompt) -> list[str]:
@@ -32,7 +32,7 @@ def before_run(lib, prompt: FrozenPrompt, settings: JudgeSettings) -> bool:
         if not any(finding in b for b in blocking):  # preflight repeats the probe's own sentence
             st.warning(safe_text.md_escape(finding))
     if probe is None:
-        where = "on this server" if takes_server(settings) else "in this library"  # a local model has no server
+        where = "on this server" if takes_server(settings.provider) else "in this library"  # a local model has no server
         st.caption(f"This judge was never tested {where}: the sidebar's Test judge measures what it can do.")
     else:
         st.caption(f"This judge's latest test: {safe_text.md_escape(probe.get('probed_at'))}.")

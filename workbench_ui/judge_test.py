@@ -12,10 +12,9 @@ from geval_core.diagnostics.judge_probe import latest_probe, probe_judge, save_p
 from geval_core.errors import GEvalError
 from geval_core.providers.capabilities import probe_findings
 from geval_core.providers.registry import find_spec
-from geval_core.run.plan import plan_settings
+from geval_core.run.plan import plan_settings, takes_server
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from workbench_ui import safe_text, state
-from workbench_ui.run_plans import takes_server
 
 log = logging.getLogger("geval.app")
 SCALE_KEY, BUTTON_KEY, FAILED_KEY = "sb_probe_scale", "sb_test_judge", "sb_test_failed"
@@ -97,7 +96,7 @@ def show(settings: JudgeSettings, fresh: bool) -> None:
     result = latest_probe(state.library(), settings)
     if result is None:
         if not failed:
-            sb.caption("Not tested yet " + ("on this server." if takes_server(settings) else "in this library."))
+            sb.caption("Not tested yet " + ("on this server." if takes_server(settings.provider) else "in this library."))
         return
     with sb.expander(f"Last test: {'reachable' if result.get('reachable') else 'NOT reachable'}",
                      expanded=fresh):

@@ -12,8 +12,15 @@ from typing import Any
 import streamlit as st
 
 from geval_core.providers.gguf_file import is_model_file
-from geval_core.providers.registry import find_spec
-from geval_core.run.plan import JudgeChoice, PlannedJudge, RunPlan, judge_label, plan_judge, record_run
+from geval_core.run.plan import (
+    JudgeChoice,
+    PlannedJudge,
+    RunPlan,
+    judge_label,
+    plan_judge,
+    record_run,
+    takes_server,
+)
 from geval_core.types import FrozenPrompt, JudgeSettings
 from workbench_ui import live, safe_text, state
 
@@ -36,12 +43,6 @@ def pinned_choice(prompt: FrozenPrompt, server: str | None = None) -> JudgeChoic
     return JudgeChoice(base_url=server, where="the server box" if server else WHERE)
 
 
-def takes_server(settings: JudgeSettings) -> bool:
-    """Whether this judge sends requests to a server one can name (not an in-process model)."""
-    spec = find_spec(settings.provider)
-    return spec is not None and spec.takes_server
-
-
 def last_server(lib, prompt: FrozenPrompt) -> str:
     """The server the newest run of this prompt's own judge used ('' for none): the pinned judge's default box."""
     pinned = prompt.dimension.judge
@@ -55,7 +56,7 @@ def last_server(lib, prompt: FrozenPrompt) -> str:
 def server_box(lib, prompt: FrozenPrompt, key: str) -> str | None:
     """A box for the pinned judge's server when it takes one and the sidebar speaks to another provider."""
     pinned = prompt.dimension.judge
-    if not takes_server(pinned) or state.sidebar().judge.provider == pinned.provider:
+    if not takes_server(pinned.provider) or state.sidebar().judge.provider == pinned.provider:
         return None
     label = f"Server for {pinned.judge_id} (empty: the environment's, else the provider's own API)"
     value = st.text_input(label, value=last_server(lib, prompt), key=f"{key}_server_{prompt.id[:12]}",

@@ -31,8 +31,8 @@ def _records(data: Any) -> list[dict[Any, Any]]:
     return [dict(row) for row in rows]
 
 
-def planned_judge(prompt: FrozenPrompt, judge: Judge | str | None, base_url: str | None,
-                  api_key: str | None = None) -> tuple[PlannedJudge, Judge]:
+def planned_judge(prompt: FrozenPrompt, judge: Judge | str | None, base_url: str | None
+                  ) -> tuple[PlannedJudge, Judge]:
     """(the judge's plan, the judge): the prompt's own, or the one `judge` names ("openai:MODEL"), at `base_url`
     else the environment's server; a Judge object is used as given (it names its own server)."""
     from ..providers import get_judge
@@ -42,9 +42,8 @@ def planned_judge(prompt: FrozenPrompt, judge: Judge | str | None, base_url: str
             raise ConfigError("base_url= names a server for the judge made here, but a judge object was given (it "
                               "sends where it was built to): leave out one of them")
         return plan_judge(prompt.dimension.judge, JudgeChoice(where="base_url="), None), judge
-    planned = plan_judge(prompt.dimension.judge, JudgeChoice(judge, base_url, where="base_url=",
-                                                             api_key=api_key is not None), None)
-    return planned, (get_judge(planned.settings) if api_key is None else get_judge(planned.settings, api_key=api_key))
+    planned = plan_judge(prompt.dimension.judge, JudgeChoice(judge, base_url, where="base_url="), None)
+    return planned, get_judge(planned.settings)
 
 
 def score_items(prompt: FrozenPrompt, data: Any, judge: Judge | str | None = None, base_url: str | None = None,

@@ -84,7 +84,7 @@ class PlannedJudge:
         parts = [f"from {self.server_from}"] if self.server_from not in ("given", "default") else []
         if self.probed:
             parts.append(f"model version {self.model_version or 'not reported'} as last probed")
-        elif _takes_server(self.settings.provider):
+        elif takes_server(self.settings.provider):
             parts.append("never probed on this server")
         return f" ({'; '.join(parts)})" if parts else ""
 
@@ -104,7 +104,8 @@ def judge_label(settings: JudgeSettings) -> str:
     return f"{settings.judge_id} {where}{mode}"
 
 
-def _takes_server(provider: str) -> bool:
+def takes_server(provider: str) -> bool:
+    """Whether the provider's judge sends requests to a server one can name (False: it runs in process)."""
     from ..providers.registry import find_spec
 
     spec = find_spec(provider)
