@@ -96,7 +96,7 @@ def new_run(lib) -> None:
         st.warning(safe_text.md_escape(warning))
     rate_limits()
     score_parts.cost_box(lib, prompt, items, settings, dataset["id"])
-    score_batch.offer(lib, prompt, dataset, items, settings, ready)
+    score_batch.offer(lib, plan, items, ready)
     st.caption(safe_text.md_escape(plan.describe()))
     if st.button("Start run", type="primary", key="score_start", disabled=not items or not ready):
         run_id = run_plans.start(lib, plan)  # the key, the server and a test-side use are checked or recorded here

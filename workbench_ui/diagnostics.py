@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from geval_core.errors import GEvalError
+from geval_core.run.plan import estimate_judges
 from workbench_ui import cached_reads, live, run_plans, safe_text, sealing, state
 from workbench_ui.charts import _LAYOUT, _safe
 
@@ -140,6 +141,10 @@ def versus_section(lib, run: dict[str, Any], field: str, method: str, rated: int
              else f"no interval ({d.get('warning') or 'withheld'})")
     st.caption(safe_text.md_escape(f"{where}; judge-only difference {safe_text.fmt(d['judge_mean'])}, "
                                    f"human-only {safe_text.fmt(d['human_mean'])}"))
+    judges = estimate_judges(run, other)
+    st.caption(safe_text.md_escape(f"Judges: this run {judges['a']}; the other {judges['b']}."))
+    if judges["note"]:
+        st.warning(safe_text.md_escape(judges["note"]))
 
 
 def bias_panel(lib, run: dict[str, Any], field: str) -> None:

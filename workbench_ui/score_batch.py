@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from geval_core.errors import GEvalError
+from geval_core.run.plan import RunPlan
 from geval_core.types import FrozenPrompt, JudgeSettings
 from workbench_ui import safe_text, state
 
@@ -72,10 +73,11 @@ def local_server(base_url: str | None) -> str | None:
     return next((p.name for p in PRESETS.values() if urlsplit(p.base_url).netloc == where), None)
 
 
-def offer(lib, prompt: FrozenPrompt, dataset: dict, items: list, settings: JudgeSettings, ready: bool) -> None:
-    """Send these items as a batch instead of live (OpenAI and Gemini judges): its cost, then Submit."""
+def offer(lib, plan: RunPlan, items: list, ready: bool) -> None:
+    """Send the planned run's items as a batch instead of live (OpenAI and Gemini judges): its cost, then Submit."""
     from geval_core.providers.registry import batch_engine
 
+    prompt, settings = plan.prompt, plan.settings
     if batch_engine(settings.provider) is None:
         return
     known = local_server(settings.base_url)
@@ -97,17 +99,18 @@ def offer(lib, prompt: FrozenPrompt, dataset: dict, items: list, settings: Judge
         notes.append(f"sent to {settings.base_url}, which must serve the Files and Batches APIs")
     st.caption(safe_text.md_escape("; ".join(notes) + "."))
     if st.button("Submit batch", key="score_batch_submit", disabled=not items or not ready):
-        submit(lib, prompt, dataset, items, settings)
+        submit(lib, plan)
     _show("submit")
 
 
-def submit(lib, prompt: FrozenPrompt, dataset: dict, items: list, settings: JudgeSettings) -> None:
-    """Create the run and submit its requests; the run is then the one shown below, with its status."""
-    from geval_core.run.batch_engines import submit_batch
+def submit(lib, plan: RunPlan) -> None:
+    """Record the planned run (a test-side use included) and submit its requests; the run is then the one shown
+    below, with its status."""
+    from geval_core.run.batch_engines import submit_planned
 
     try:
-        client = _client(settings.provider, settings.base_url)
-        result = submit_batch(lib, prompt, dataset["id"], settings, item_ids=[i.id for i in items], client=client)
+        client = _client(plan.settings.provider, plan.settings.base_url)
+        result = submit_planned(lib, plan, client=client)
     except Exception as exc:
         _failed("submit", "The batch was not submitted.", exc)
         return

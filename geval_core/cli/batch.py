@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from prompt_library import open_library
@@ -16,9 +18,13 @@ from .common import (
     json_option,
     judge_options,
     resolve_inputs,
+    score_side_option,
     workbench_errors,
 )
 from .score import write_results
+
+if TYPE_CHECKING:
+    from ..run.plan import RunPlan
 
 
 def base_url_option(func):
@@ -56,21 +62,25 @@ def batch_group() -> None:
               help="Library prompt name[@version], or an exported prompt file.")
 @click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
               help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
+@score_side_option
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="The JSONL request file to write.")
 @judge_options
 @db_option
 @json_option
 @workbench_errors
-def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | None, mode: str | None,
-                    n: int | None, temperature: float | None, db: str | None, as_json: bool) -> None:
+def prepare_command(prompt_ref: str, data_ref: str, side: str | None, out: str, judge_ref: str | None,
+                    mode: str | None, n: int | None, temperature: float | None, db: str | None,
+                    as_json: bool) -> None:
     """Create a run and write its Batch API input file (one line per item and replica); --judge must be openai:MODEL.
 
     \b
     Examples:
       geval batch prepare --prompt coherence --data golden --judge openai:gpt-4o-mini --out batch.jsonl
+      geval batch prepare --prompt coherence --data golden --side test --out test.jsonl   # a recorded use
       geval batch collect output.jsonl errors.jsonl --out results.jsonl    # the provider's files, downloaded
     """
-    from ..run.batch import prepare_batch
+    from ..run.batch import batch_plan, prepare_planned
+    from ..run.plan import RunScope
 
     check_output(out)
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, None, mode, n,
@@ -78,7 +88,9 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
     if settings.mode == "auto":
         click.echo("warning: a batch cannot fall back mid-way: auto asks for logprobs, and items "
                    "without them get an error (prepare a sampling batch for those)", err=True)
-    result = prepare_batch(library, prompt, dataset["id"], settings, out)
+    plan = batch_plan(library, prompt, dataset, settings, RunScope(side=side), file=True)
+    _show_plan(plan, as_json)
+    result = prepare_planned(library, plan, out)
     if as_json:
         echo_json(result)
         return
@@ -87,34 +99,48 @@ def prepare_command(prompt_ref: str, data_ref: str, out: str, judge_ref: str | N
                "completes run `geval batch collect OUTPUT.jsonl [ERRORS.jsonl]`.", err=True)
 
 
+def _show_plan(plan: RunPlan, as_json: bool) -> None:
+    """The plan's warnings and its line (which judge scores what), on stderr before anything is recorded."""
+    for warning in plan.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if not as_json:
+        click.echo(plan.describe(), err=True)
+
+
 @batch_group.command("submit")
 @click.option("--prompt", "prompt_ref", required=True, shell_complete=complete_prompt,
               help="Library prompt name[@version], or an exported prompt file.")
 @click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
               help="Library dataset name[@version], or a CSV/JSONL file.")
+@score_side_option
 @judge_options
 @base_url_option
 @db_option
 @json_option
 @workbench_errors
-def submit_command(prompt_ref: str, data_ref: str, judge_ref: str | None, mode: str | None, n: int | None,
-                   temperature: float | None, base_url: str | None, db: str | None, as_json: bool) -> None:
+def submit_command(prompt_ref: str, data_ref: str, side: str | None, judge_ref: str | None, mode: str | None,
+                   n: int | None, temperature: float | None, base_url: str | None, db: str | None,
+                   as_json: bool) -> None:
     """Create a run and send its requests to the provider's batch engine (OpenAI Batches, Gemini Batch API).
 
     \b
     Examples:
       geval batch submit --prompt coherence --data golden --judge openai:gpt-4o-mini
       geval batch submit --prompt coherence --data golden --judge gemini:gemini-2.5-flash --json
+      geval batch submit --prompt coherence --data golden --side test    # the sealed side, its use recorded
     """
-    from ..run.batch import BATCH_DISCOUNT
-    from ..run.batch_engines import submit_batch
+    from ..run.batch import BATCH_DISCOUNT, batch_plan, run_items
+    from ..run.batch_engines import submit_planned
     from ..run.cost import estimate_cost
+    from ..run.plan import RunScope
 
     library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode, n,
                                                         temperature)
-    items = library.dataset_items(dataset["id"])
-    estimate = estimate_cost(prompt, items, settings, store=library)
-    result = submit_batch(library, prompt, dataset["id"], settings)
+    plan = batch_plan(library, prompt, dataset, settings, RunScope(side=side))
+    _show_plan(plan, as_json)
+    items = run_items(library, plan.dataset["id"], plan.item_ids)
+    estimate = estimate_cost(prompt, items, plan.settings, store=library)
+    result = submit_planned(library, plan)
     usd = None if estimate["usd"] is None else estimate["usd"] * BATCH_DISCOUNT
     result["estimated_usd"] = usd  # batch requests are billed at half the live price
     if as_json:
@@ -130,13 +156,14 @@ def submit_command(prompt_ref: str, data_ref: str, judge_ref: str | None, mode: 
 @click.argument("panel_ref")
 @click.option("--data", "data_ref", required=True, shell_complete=complete_dataset_name,
               help="Library dataset name[@version].")
+@score_side_option
 @click.option("--member-base-url", "base_urls", multiple=True,
               help="PROMPT=URL: the server a member's batch goes to (repeatable; default: its provider's API).")
 @db_option
 @json_option
 @workbench_errors
-def submit_panel_command(panel_ref: str, data_ref: str, base_urls: tuple[str, ...], db: str | None,
-                         as_json: bool) -> None:
+def submit_panel_command(panel_ref: str, data_ref: str, side: str | None, base_urls: tuple[str, ...],
+                         db: str | None, as_json: bool) -> None:
     """Send each member of panel PANEL_REF to its provider's batch engine, one batch (and run) per member, each
     with the member's own frozen judge. Collect them with `geval batch collect`; `geval panel score` then reuses
     the members' runs and makes no live call for the items the batches answered.
@@ -146,28 +173,23 @@ def submit_panel_command(panel_ref: str, data_ref: str, base_urls: tuple[str, ..
       geval batch submit-panel trio --data golden
       geval batch submit-panel trio --data golden --member-base-url coherence-mini=https://proxy.example/v1 --json
     """
-    from dataclasses import replace
-
     from prompt_library import open_library
 
-    from ..providers.registry import check_judge, key_variable
-    from ..run.batch_engines import submit_batch
-    from ..run.panel import get_panel
-    from ..urls import check_base_url
+    from ..providers.registry import check_judge
+    from ..run.batch_engines import submit_planned
+    from ..run.panel import get_panel, plan_panel
     from .common import pairs
 
     urls = pairs(base_urls, "--member-base-url")
     with open_library(db) as library:
         panel = get_panel(library, panel_ref)
         dataset = library.get_dataset(data_ref)
-        members = [library.get_prompt(m) for m in panel.members]
-        settings = [replace(m.dimension.judge, base_url=check_base_url(urls.get(m.label) or urls.get(m.name),
-                                                                       key_variable(m.dimension.judge.provider)))
-                    for m in members]
-        for each in settings:
-            check_judge(each)  # every member's key before any batch is sent
-        results = [{"prompt": m.label, **submit_batch(library, m, dataset["id"], s)}
-                   for m, s in zip(members, settings, strict=True)]
+        plans = plan_panel(library, panel, dataset["id"], urls, side=side)  # a URL naming no member is refused
+        for plan in plans:
+            plan.require_ready()
+            check_judge(plan.settings)  # every member's key and limits before any batch is sent
+            _show_plan(plan, as_json)
+        results = [{"prompt": plan.prompt.label, **submit_planned(library, plan)} for plan in plans]
     if as_json:
         echo_json({"panel": panel.label, "batches": results})
         return

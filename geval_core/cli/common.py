@@ -341,6 +341,12 @@ def planned_judge(library: Any, frozen: JudgeSettings, judge: str | None, base_u
     return planned
 
 
+score_side_option = click.option(
+    "--side", type=click.Choice(["dev", "test"]), default=None,
+    help="On a split dataset: the side to score [default: dev]; the sealed test side only when named here (its "
+         "use is recorded).")
+
+
 def pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     """NAME=PATH options (--input, --human) as {NAME: PATH}; a malformed one is a usage error."""
     out = {}

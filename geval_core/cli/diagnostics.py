@@ -167,6 +167,11 @@ def _print_estimate(out: dict[str, Any]) -> None:
                    f"judge {_f(e['judge_mean'])}  human {_f(e['human_mean'])}  n {e['n_rated']}/{e['n_total']}")
     if out.get("by_skipped"):
         click.echo(f"  no estimate (fewer than 2 rated items): {', '.join(map(str, out['by_skipped']))}")
+    if "judges" in out:
+        judges = out["judges"]
+        click.echo(f"judges: {judges['a']} (run {out['run']}) and {judges['b']} (run {out['versus']['run']})")
+        if judges["note"]:
+            click.echo(f"CAUTION: {judges['note']}")
     if "versus" in out:
         v = out["versus"]
         click.echo(f"versus run {v['run']}: {_f(v['estimate'])} {_ci(v['ci'])}  "
@@ -234,6 +239,7 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
       geval estimate 1a2b3c --versus 4d5e6f --human coherence
       geval estimate results.jsonl --data ratings.jsonl --human scores.coherence --group-by doc_id --json
     """
+    from ..run.plan import estimate_judges
     from ..stats.stored import estimate_rows, run_estimate, runs_difference
 
     if diff and not by:
@@ -243,6 +249,7 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
     if versus:
         with open_library(db) as library:
             out = runs_difference(library, run_or_file, versus, human, method, rated, seed)
+            out["judges"] = estimate_judges(library.get_run(run_or_file), library.get_run(versus))
             out["grouping_warning"] = _dataset_warning(library, library.get_run(run_or_file)["dataset_id"])
     elif _is_file_name(run_or_file):
         judge, ratings, levels, groups = _file_inputs(run_or_file, data, human, by, id_field, judge_id_field,

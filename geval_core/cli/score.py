@@ -33,6 +33,7 @@ from .common import (
     parse_judge,
     resolve_data,
     resolve_prompt,
+    score_side_option,
     workbench_errors,
     write_lines,
 )
@@ -79,9 +80,7 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
               help="With --panel: PROMPT=URL, the OpenAI-compatible server a member's requests go to (repeatable).")
 @click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
               help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
-@click.option("--side", type=click.Choice(["dev", "test"]), default=None,
-              help="On a split dataset: the side to score [default: dev]; the sealed test side only when named here "
-                   "(its use is recorded).")
+@score_side_option
 @data_options
 @judge_options
 @click.option("--base-url", default=None,

@@ -17,13 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, JudgeError
-from ..prompts.inputs import require_inputs
+from ..errors import ConfigError, InputError, JudgeError
 from ..providers.registry import batch_engine, specs
 from ..scoring.reply_check import check_reply
 from ..store import Store
@@ -31,6 +30,7 @@ from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings,
 from .batch_checks import check_lines
 from .calls import build_request, cache_key, server_id
 from .options import RunSummary
+from .plan import PlannedJudge, RunPlan, RunScope, plan_run, plan_settings, record_run
 from .runner import finish
 from .session import Job, Progress, Session
 
@@ -38,7 +38,6 @@ BATCH_URL = "/v1/chat/completions"
 FILE_ENGINE = "openai"  # the batch engine whose input files prepare_batch writes (the OpenAI Batch API's)
 MAX_REQUESTS = 50_000  # the Batch API's limit per input file
 BATCH_DISCOUNT = 0.5  # batch requests are billed at half the live price
-BATCH_SERVER = server_id(None, "openai")  # batch files go to OpenAI's own Batch API, whatever base_url says
 
 
 def custom_id(run_id: str, item_id: str, replica: int) -> str:
@@ -109,19 +108,50 @@ def run_items(store: Store, dataset_id: str, item_ids: Iterable[str] | None) -> 
     return [i for i in items if i.id in wanted]
 
 
+def batch_plan(store: Store, prompt: FrozenPrompt, dataset: str | Mapping[str, Any], settings: JudgeSettings,
+               scope: RunScope | None = None, *, file: bool = False) -> RunPlan:
+    """The plan of a batch run (always a new run): the judge's server kept, else the environment's; a file
+    (`file=True`) goes wherever its user uploads it, so its run names no server. The side of a split and the
+    seal are decided here as for a live run."""
+    judge = PlannedJudge(replace(settings, base_url=None), "default") if file else plan_settings(settings, store)
+    return plan_run(store, prompt, dataset, scope=replace(scope or RunScope(), new_run=True), judge=judge)
+
+
+def batch_requests(plan: RunPlan) -> int:
+    """How many requests the plan's batch sends; InputError above the Batch API's limit per batch."""
+    count = plan.total * (plan.settings.n if batch_mode(plan.settings) == "sampling" else 1)
+    if count > MAX_REQUESTS:
+        raise InputError(f"{count} requests exceed a batch's {MAX_REQUESTS}; split the dataset (or lower n)")
+    return count
+
+
+def as_new_run(plan: RunPlan) -> RunPlan:
+    """The plan with a run of its own: a batch never adds its answers to a run that scored live (or another
+    batch's); ConfigError for a plan that resumes a stored run."""
+    if plan.run_id is not None:
+        raise ConfigError(f"run {plan.run_id} is stored already: a batch always makes a run of its own")
+    return replace(plan, scope=replace(plan.scope, new_run=True))
+
+
 def prepare_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
-                  path: str | Path, item_ids: list[str] | None = None) -> dict[str, Any]:
+                  path: str | Path, item_ids: list[str] | None = None, side: str | None = None) -> dict[str, Any]:
     """Create a run in the library and write its Batch API input file: {run_id, requests, path}."""
-    if batch_engine(settings.provider) != FILE_ENGINE:
+    scope = RunScope(side=side, item_ids=None if item_ids is None else tuple(item_ids))
+    return prepare_planned(store, batch_plan(store, prompt, dataset_id, settings, scope, file=True), path)
+
+
+def prepare_planned(store: Store, plan: RunPlan, path: str | Path) -> dict[str, Any]:
+    """Record the planned run (a use of the test side included) and write its Batch API input file."""
+    if batch_engine(plan.settings.provider) != FILE_ENGINE:
         having = " or ".join(f"{s.name}:MODEL" for s in specs() if s.public and s.batch_engine == FILE_ENGINE)
-        raise InputError(f"batch files are for the OpenAI Batch API, not the {settings.judge_id} judge; "
+        raise InputError(f"batch files are for the OpenAI Batch API, not the {plan.settings.judge_id} judge; "
                          f"choose an {having} judge")
-    items = run_items(store, dataset_id, item_ids)
-    require_inputs(prompt, items, f"dataset {dataset_id[:12]}")  # before a run is recorded
-    run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
-    count = write_batch(prompt, items, run_id, settings, path)
+    count = batch_requests(plan)  # before a run is recorded
+    plan = record_run(store, as_new_run(plan), key_needed=False)  # the file's user uploads it with their own key
+    run_id = plan.recorded_id
+    write_batch(plan.prompt, run_items(store, plan.dataset["id"], plan.item_ids), run_id, plan.settings, path)
     store.set_run_fields(run_id, batch_file=str(path), batch_requests=count)
-    return {"run_id": run_id, "requests": count, "path": str(path)}
+    return {"run_id": run_id, "requests": count, "path": str(path), "side": plan.side}
 
 
 def completion_to_reply(body: dict[str, Any]) -> JudgeReply:
@@ -240,7 +270,7 @@ def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
 
 
 def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], got: dict[int, dict]) -> None:
-    server = server_id(None, session.provider)  # the provider's own Batch API, whatever base_url says
+    server = server_id(session.settings.base_url, session.provider)  # where the batch went (the run's server)
     job = Job(item, session.settings.mode, cache_key(requests[0], session.provider, server), requests[0])
     session.server = server
     replies = []

@@ -18,8 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, GEvalError, InputError, JudgeError, NotFoundError, UnreachableError
-from ..prompts.inputs import require_inputs
+from ..errors import ConfigError, GEvalError, JudgeError, NotFoundError, UnreachableError
 from ..providers.common import NO_KEY, env_key, http_errors, redact, require_key
 from ..providers.registry import batch_engine, key_variable, key_variables, provider_spec, specs
 from ..store import Store
@@ -28,9 +27,10 @@ from ..urls import check_base_url, is_custom_server
 from .batch import (
     BATCH_URL,
     FILE_ENGINE,
-    MAX_REQUESTS,
+    as_new_run,
     batch_lines,
-    batch_mode,
+    batch_plan,
+    batch_requests,
     collect_batch,
     completion_to_reply,
     custom_id,
@@ -38,6 +38,7 @@ from .batch import (
     run_items,
 )
 from .options import RunSummary
+from .plan import RunPlan, RunScope, record_run
 from .session import Progress
 
 DONE = {"completed", "failed", "expired", "cancelled", "JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
@@ -196,26 +197,34 @@ def _is_genai_error(exc: Exception) -> bool:
 
 
 def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
-                 item_ids: list[str] | None = None, client: Any = None) -> dict[str, Any]:
+                 item_ids: list[str] | None = None, client: Any = None, side: str | None = None) -> dict[str, Any]:
     """Create a run and submit its requests to the provider's batch engine: {batch_id, run_id, status, requests}."""
+    scope = RunScope(side=side, item_ids=None if item_ids is None else tuple(item_ids))
+    return submit_planned(store, batch_plan(store, prompt, dataset_id, settings, scope), client)
+
+
+def submit_planned(store: Store, plan: RunPlan, client: Any = None) -> dict[str, Any]:
+    """Record the planned run (a use of the test side included) and send its requests to the batch engine of
+    the plan's judge, at the plan's server."""
+    settings = plan.settings
     engine = engine_for(settings.provider)
-    items = run_items(store, dataset_id, item_ids)
-    require_inputs(prompt, items, f"dataset {dataset_id[:12]}")  # before a run is recorded or paid for
-    count = len(items) * (settings.n if batch_mode(settings) == "sampling" else 1)
-    if count > MAX_REQUESTS:
-        raise InputError(f"{count} requests exceed a batch's {MAX_REQUESTS}; split the dataset (or lower n)")
+    count = batch_requests(plan)
+    plan.require_ready()  # the inputs, the judge's limits: before a client is made or a run recorded
     client = client or batch_client(settings.provider, settings.base_url)  # a missing key stops before a run exists
-    run_id = store.create_run(prompt.id, dataset_id, settings, item_ids)
+    plan = record_run(store, as_new_run(plan))
+    run_id = plan.recorded_id
     try:
         with engine_errors(settings.provider, settings.base_url):
-            batch_id, status = engine.send(client, prompt, items, run_id, settings)
+            batch_id, status = engine.send(client, plan.prompt, run_items(store, plan.dataset["id"], plan.item_ids), run_id,
+                                             settings)
     except BaseException as exc:
         # Nothing reached the provider's engine: the run says so instead of staying "running" forever.
         store.finish_run(run_id, status="failed", error=f"batch submit failed ({type(exc).__name__})")
         raise
     store.set_run_fields(run_id, batch_id=batch_id, batch_provider=settings.provider, batch_requests=count)
     store.set_setting(f"batch:{batch_id}", {"run_id": run_id, "provider": settings.provider})
-    return {"batch_id": batch_id, "run_id": run_id, "status": status, "requests": count}
+    return {"batch_id": batch_id, "run_id": run_id, "status": status, "requests": count, "side": plan.side,
+            "judge": plan.judge.describe()}
 
 
 def _gemini_requests(prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings) -> list[dict]:

@@ -28,7 +28,7 @@ from .options import RunOptions, RunSummary
 from .pacing import Gate
 from .session import Progress
 
-__all__ = ["RESUMABLE", "JudgeChoice", "PlannedJudge", "RunPlan", "RunScope", "plan_judge", "plan_of_run", "plan_settings",
+__all__ = ["RESUMABLE", "JudgeChoice", "PlannedJudge", "RunPlan", "RunScope", "estimate_judges", "plan_judge", "plan_of_run", "plan_settings",
            "plan_run", "record_run", "start_run"]
 
 # A run with the same prompt, data, judge, server and items is continued (or reported) rather than repeated.
@@ -138,6 +138,18 @@ def different_judges_note(first: Mapping[str, Any] | JudgeSettings, second: Mapp
     names = ", ".join("server" if d == "base_url" else d for d in differ)
     return (f"different judges ({names}): {judge_label(_settings(first))} vs {judge_label(_settings(second))}; "
             "this difference is the judge's as well as the prompt's")
+
+
+def estimate_judges(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    """The judges of two runs whose PPI estimates of the people's mean are compared, and what their difference
+    means there: {"a", "b" (labels), "differ" (settings), "note" (None for one judge)}."""
+    a, b = (judge_label(_settings(run.get("judge") or {})) for run in (first, second))
+    differ = judge_difference(first.get("judge") or {}, second.get("judge") or {})
+    note = None if not differ else (
+        f"different judges ({', '.join('server' if d == 'base_url' else d for d in differ)}): {a} vs {b}. Each "
+        "estimate is of the people's mean rating, corrected by its own rated items, so the difference stays the "
+        "systems'; the judge-only difference is the judges' as well, and a weaker judge widens its run's interval")
+    return {"a": a, "b": b, "differ": differ, "note": note}
 
 
 def _settings(value: Mapping[str, Any] | JudgeSettings) -> JudgeSettings:
@@ -397,14 +409,15 @@ def _checks(store: Store, prompt: FrozenPrompt, settings: JudgeSettings, data: M
     return problems, warnings
 
 
-def record_run(store: Store, plan: RunPlan) -> RunPlan:
+def record_run(store: Store, plan: RunPlan, *, key_needed: bool = True) -> RunPlan:
     """The plan with its run: found (same prompt, data, judge, server and items) or created, after the checks
-    that must pass before anything is recorded (the judge can score, its key is set); a use of the sealed test
-    side is recorded here."""
+    that must pass before anything is recorded (the judge can score, its key is set unless `key_needed` is
+    False: a batch file its user uploads); a use of the sealed test side is recorded here."""
     from ..providers.registry import check_judge
 
     plan.require_ready()
-    check_judge(plan.settings)  # a run without a key would stay "running" for good
+    if key_needed:
+        check_judge(plan.settings)  # a run without a key would stay "running" for good
     if plan.run_id is not None:
         _same_server(store, plan.run_id, plan.judge)
         return replace(plan, judged_before=store.judged_count(plan.run_id))

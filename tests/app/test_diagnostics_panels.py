@@ -86,6 +86,7 @@ def test_diagnostics_are_computed_once_per_run_state_and_compare_two_runs(lib_pa
     assert not at.exception, [e.value for e in at.exception]
     assert metric(at, "This run minus the other: mean human rating") == f"{diff['estimate']:.3f}"
     assert calls.count("difference") == 1
+    assert [c.value for c in at.caption if c.value.startswith("Judges")], [c.value for c in at.caption]
 
 
 def test_estimate_panel_states_its_assumption_and_withholds_few_ratings(lib_path):

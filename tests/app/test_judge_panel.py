@@ -180,6 +180,25 @@ def expected_score(prompt, item) -> float:
     return (int(b) * math.exp(lb) + int(o) * math.exp(lo)) / (math.exp(lb) + math.exp(lo))
 
 
+def test_score_page_batch_of_the_sealed_test_side_is_planned_and_recorded_as_a_use(lib_path, fake):
+    from geval_core.run.splits import make_split, sealed_uses
+
+    lib = Library(lib_path)
+    dataset = lib.get_dataset("sample")
+    split, _ = make_split(lib, dataset["id"], 0.5, None, 3)
+    at = sidebar_judge_on_score_page(compatible(open_page(), f"{fake.url}/v1", "gpt-4o-mini"))
+    at.radio(key="score_side").set_value("test").run()
+    at.toggle(key="score_batch_on").set_value(True).run()
+    assert metric(at, "Batch requests") == str(len(split["test"]))
+    assert sealed_uses(lib, split) == []  # choosing the side is no use; sending it is
+    at.button(key="score_batch_submit").click().run()
+    assert not at.exception and not at.main.error, values(at.main.error)
+    [run] = lib.list_runs()
+    assert set(run["item_ids"]) == set(split["test"]) and run["plan"]["side"] == "test"
+    assert run["plan"]["server"] == f"{fake.url}/v1"
+    assert [u["run_id"] for u in sealed_uses(lib, split)] == [run["id"]]
+
+
 def test_score_page_sends_a_batch_checks_it_and_collects_scores_like_a_live_run(lib_path, fake):
     at = sidebar_judge_on_score_page(compatible(open_page(), f"{fake.url}/v1", "gpt-4o-mini"))
     [count] = [w for w in at.number_input if w.label.startswith("Items to score")]

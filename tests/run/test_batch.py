@@ -91,6 +91,7 @@ def test_collect_scores_like_a_live_run_and_records_failures(tmp_path):
         assert close(row["valid_mass"], 0.95) and row["model_version"] == "gpt-4o-mini-2024-07-18"
     assert rows["i003"]["error"] == "JudgeError: batch error batch_expired: not completed in time"
     assert rows["i004"]["error"] == "JudgeError: batch request answered 500: The server had an error"
+    assert library.run_servers(run_id) == {"openai"}  # a file's run names OpenAI's own Batch API as its server
     # The same items scored live by a judge giving the same distribution: identical judgments.
     live_id = library.create_run(prompt.id, dataset["id"], GPT)
     run_scoring(prompt, items[:3], worked_judge(), library, live_id, RunOptions(use_cache=False))

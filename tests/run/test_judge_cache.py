@@ -20,7 +20,6 @@ from geval_core.errors import IntegrityError
 from geval_core.judgment import Judgment
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.run import RunOptions, run_scoring
-from geval_core.run.batch import BATCH_SERVER
 from geval_core.run.calls import build_request, server_id
 from geval_core.types import Item, JudgeSettings
 from prompt_library import Library, LibraryIntegrityWarning, verify_library
@@ -125,10 +124,6 @@ def test_the_same_request_to_two_servers_is_two_entries(tmp_path):
 ])
 def test_server_id_is_the_url_without_credentials(url, expected):
     assert server_id(url, "openai") == expected and "SECRET" not in server_id(url, "openai")
-
-
-def test_batch_replies_are_cached_as_openai_s_own_api():
-    assert BATCH_SERVER == "openai"
 
 
 def test_opening_a_library_with_a_missing_trigger_warns_and_does_not_recreate_it(tmp_path):

@@ -215,17 +215,32 @@ def test_a_split_dataset_is_scored_on_its_dev_side_unless_the_test_side_is_named
     assert [u["run_id"] for u in sealed_uses(lib, split)] == [test.run_id]
 
 
-def test_every_front_end_enters_the_runner_through_start_run():
-    """`run_scoring` is called by start_run alone; each front end calls start_run (or a plan helper does)."""
-    callers = {}
+def product_callers(*names: str) -> dict[str, set[str]]:
+    """Function name -> the product files that call it (by name or attribute), read from the source."""
+    callers: dict[str, set[str]] = {}
     for path in [*ROOT.glob("geval_core/**/*.py"), *ROOT.glob("prompt_library/*.py"), *ROOT.glob("workbench_ui/*.py"),
                  *ROOT.glob("app_pages/*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-                if name in ("run_scoring", "start_run"):
+                if name in names:
                     callers.setdefault(name, set()).add(str(path.relative_to(ROOT)))
+    return callers
+
+
+def test_runs_are_created_by_the_plan_alone_batches_included():
+    """A run (live, batch file, batch engine) is recorded by record_run: the side, the seal and the server are
+    decided once for all of them."""
+    callers = product_callers("create_run", "find_or_create_run", "record_run")
+    assert callers["create_run"] == {"geval_core/run/plan.py", "prompt_library/runs.py"}  # runs.py: find_or_create
+    assert callers["find_or_create_run"] == {"geval_core/run/plan.py"}
+    assert {"geval_core/run/batch.py", "geval_core/run/batch_engines.py"} <= callers["record_run"]
+
+
+def test_every_front_end_enters_the_runner_through_start_run():
+    """`run_scoring` is called by start_run alone; each front end calls start_run (or a plan helper does)."""
+    callers = product_callers("run_scoring", "start_run")
     assert callers["run_scoring"] == {"geval_core/run/plan.py"}
     assert callers["start_run"] == {
         "geval_core/cli/score.py", "geval_core/cli/align.py", "prompt_library/job_worker.py",

@@ -165,6 +165,28 @@ def test_estimate_difference_between_two_runs(tmp_path):
     assert mixed.exit_code == 2 and "--versus" in mixed.output
 
 
+def test_a_difference_between_two_runs_names_both_judges_and_cautions_when_they_differ(tmp_path):
+    from dataclasses import replace
+
+    from geval_core.run.plan import judge_label
+
+    db, run_a, run_b = two_system_library(tmp_path / "lib.db")
+    base = ["estimate", run_a, "--human", "coherence", "--db", db, "--rated", "40", "--versus"]
+    same = json.loads(CliRunner().invoke(cli, [*base, run_b, "--json"]).output)["judges"]
+    with Library(db) as lib:
+        judge = lib.get_prompt(lib.get_run(run_a)["prompt_id"]).dimension.judge
+        other = replace(judge, model="another-model", base_url="http://127.0.0.1:9/v1")
+        run_c = lib.create_run(lib.get_run(run_b)["prompt_id"], lib.get_run(run_b)["dataset_id"], other)
+        for row in lib.judgments(run_b):
+            lib.save_judgment(run_c, Judgment(row["item_id"], score=row["score"], mode="logprobs"))
+    assert (same["a"], same["b"], same["note"]) == (judge_label(judge), judge_label(judge), None)
+    out = json.loads(CliRunner().invoke(cli, [*base, run_c, "--json"]).output)
+    assert out["judges"]["differ"] == ["model", "base_url"] and judge_label(other) in out["judges"]["note"]
+    text = CliRunner().invoke(cli, [*base, run_c]).output
+    assert f"judges: {judge_label(judge)} (run {run_a}) and {judge_label(other)} (run {run_c})" in text
+    assert "CAUTION: different judges (model, server)" in text
+
+
 def estimate_files(tmp_path, judge: dict, human: dict, groups: dict | None = None):
     """A judge file (ids under `id`, as `geval score --out` writes) and a data file."""
     j = tmp_path / "j.jsonl"
