@@ -250,11 +250,12 @@ class LocalJudge:
         import llama_cpp
 
         llm.n_tokens = prompt_len  # drop the previous reply's tokens from the KV cache
+        vocab = llama_cpp.llama_model_get_vocab(llm.model)  # llama.cpp's public C API, not Llama's private _model
         logits, tokens, positions, last = first, [], [], 0
         for step in range(request.max_tokens):
             logprobs = _log_softmax(logits)
             token = _pick(logprobs, request.temperature, rng)
-            is_end = llama_cpp.llama_vocab_is_eog(llm._model.vocab, token)
+            is_end = llama_cpp.llama_vocab_is_eog(vocab, token)
             # The first position is always kept, even when the model would stop, so the rating
             # distribution is never lost.
             if request.logprobs and (step == 0 or not is_end):
