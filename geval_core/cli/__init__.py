@@ -124,5 +124,4 @@ def cli(db: str | None) -> None:
       eval "$(_GEVAL_COMPLETE=bash_source geval)"    # in ~/.bashrc
       _GEVAL_COMPLETE=fish_source geval | source    # fish
     """
-    if db:  # the commands read the default library from $GEVAL_DB: before the command, for it alone
-        os.environ["GEVAL_DB"] = db
+    # The commands' own --db read it from this group's parameters (cli.common.group_db).

@@ -16,7 +16,7 @@ from prompt_library import Library, default_path, open_library
 from ..errors import GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
 from ..types import Scale
-from .common import complete_dataset, complete_prompt_name, workbench_errors
+from .common import complete_dataset, complete_prompt_name, db_option, workbench_errors
 
 if TYPE_CHECKING:  # numpy is loaded only when agreement is computed
     from ..stats import AgreementResult
@@ -339,8 +339,7 @@ def _split_named(library: Library, named: list[set[str]]) -> str | None:
               help="Human rating field in the data file; a dotted path such as scores.coherence "
                    "(for a library dataset: the rating name, e.g. coherence; default: its one rating when it "
                    "has exactly one).")
-@click.option("--db", type=click.Path(dir_okay=False), default=None, envvar="GEVAL_DB", show_envvar=True,
-              help="Library file for run / dataset names (default: ./geval.db).")
+@db_option(help="Library file for run / dataset names (default: ./geval.db).")
 @click.option("--score-field", default="score", show_default=True, help="Judge score field in a RUN_OR_FILE file.")
 @click.option("--id-field", default="id", show_default=True, help="Item id field in both files.")
 @click.option("--judge-id-field", default=None,

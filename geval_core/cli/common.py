@@ -64,10 +64,21 @@ def check_output(path: str | None) -> None:
         raise InputError(f"the folder {folder} is not writable", file=path)
 
 
-def db_option(func: Callable) -> Callable:
-    """The --db option: declared with $GEVAL_DB (shown in --help), the file the library opens without it anyway."""
-    return click.option("--db", type=click.Path(dir_okay=False), default=None, envvar=DB_ENVVAR, show_envvar=True,
-                        help=DB_HELP)(func)
+def db_option(func: Callable | None = None, *, help: str = DB_HELP) -> Callable:
+    """The --db option: declared with $GEVAL_DB (shown in --help), the file the library opens without it anyway;
+    `geval --db FILE COMMAND` names it for the command unless the command's own --db does."""
+    option = click.option("--db", type=click.Path(dir_okay=False), default=None, envvar=DB_ENVVAR,
+                          show_envvar=True, callback=group_db, help=help)
+    return option if func is None else option(func)
+
+
+def group_db(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The command's --db when given on its own command line, else the one before the command, else $GEVAL_DB."""
+    from click.core import ParameterSource
+
+    if param.name is not None and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
+        return value
+    return ctx.find_root().params.get("db") or value
 
 
 def json_option(func: Callable) -> Callable:

@@ -4,6 +4,8 @@ into a data stream on stdout; prompt, dataset and run names completed from the l
 
 from __future__ import annotations
 
+import os
+
 import json
 import re
 import shlex
@@ -111,9 +113,11 @@ def test_the_db_is_the_same_file_from_the_environment_before_or_after_the_comman
     assert (tmp_path / "env.db").is_file()
     before = runner.invoke(cli, ["--db", str(tmp_path / "before.db"), "datasets", "list", "--json"])
     assert before.exit_code == 0 and (tmp_path / "before.db").is_file()
-    monkeypatch.setenv("GEVAL_DB", str(tmp_path / "env.db"))  # `geval --db` sets it for the command it runs
+    assert os.environ["GEVAL_DB"] == str(tmp_path / "env.db")  # `geval --db` names the file, never the variable
     both = runner.invoke(cli, ["--db", str(tmp_path / "group.db"), "runs", "list", "--db", str(tmp_path / "own.db")])
     assert both.exit_code == 0 and (tmp_path / "own.db").is_file() and not (tmp_path / "group.db").exists()
+    agree = runner.invoke(cli, ["--db", str(tmp_path / "agree.db"), "agree", "nothing-here", "--human", "h"])
+    assert agree.exit_code != 0 and (tmp_path / "agree.db").is_file()  # the group's --db reaches every command
     monkeypatch.delenv("GEVAL_DB")
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(cli, ["prompts", "list"]).exit_code == 0 and (tmp_path / "geval.db").is_file()
