@@ -295,14 +295,15 @@ def exit_code(summary: RunSummary, scored: int) -> int:
 def exit_for(summary: RunSummary, run_id: str, scored: int | None = None) -> None:
     """Leave with the documented exit code when the run did not end done with scores; `scored` counts the
     run's scored items over every session, so a re-run of the same state exits as the first run did."""
-    if summary.status == "cancelled":
+    code = exit_code(summary, summary.scored if scored is None else scored)  # the one ladder of codes
+    if code == EXIT_INTERRUPTED:
         click.echo(f"interrupted; run the same command again to resume run {run_id}", err=True)
-        raise SystemExit(EXIT_INTERRUPTED)
-    if summary.status == "failed":
-        raise RunEnded(summary.error or "the run failed", EXIT_FAILED)
-    if (summary.scored if scored is None else scored) == 0:
+        raise SystemExit(code)
+    if code == EXIT_FAILED:
+        raise RunEnded(summary.error or "the run failed", code)
+    if code == EXIT_NO_SCORES:
         raise RunEnded(f"run {run_id} scored no item: see the errors with `geval runs show {run_id} "
-                       "--judgments`", EXIT_NO_SCORES)
+                       "--judgments`", code)
 
 
 class RunEnded(click.ClickException):
