@@ -15,9 +15,9 @@ from geval_core.providers.capabilities import PRESETS
 from geval_core.providers.gguf_file import is_model_file, split_pin
 from workbench_ui import judge_test, safe_text, sealing, server_presets, state
 
-# The app builds tables of 20,000 judgments in a heap of some 190,000 objects (Streamlit, pandas, plotly).
-# With CPython's default thresholds (700, 10, 10) a page's first render walked that whole heap twice and
-# the young objects hundreds of times: 0.3-0.5 s of a 2 s Agreement page (bench_agreement_page.py).
+# The app builds tables of a large run's judgments in a heap of hundreds of thousands of objects (Streamlit,
+# pandas, plotly). With CPython's default thresholds (700, 10, 10) a page's first render walks that whole heap
+# and the young objects hundreds of times (bench_agreement_page.py measures it).
 # Only the youngest generation's threshold is raised; the older ones keep their ratios (every 10 young
 # collections, and every 10 of those), so a long-running server still frees its cycles, within about
 # 1,000,000 allocations instead of 70,000.

@@ -30,7 +30,7 @@ class ItemScore:
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict with the library's judgment keys."""
-        # Fields by hand, containers copied: dataclasses.asdict's recursive deep copy took 29 µs a judgment.
+        # Fields by hand, containers copied: dataclasses.asdict deep-copies recursively, on every judgment.
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["distribution"], out["replies"] = dict(self.distribution), list(self.replies)
         return out

@@ -148,8 +148,8 @@ class LibraryBase:
             self.conn.execute("PRAGMA foreign_keys = ON")
             # As sqlite-utils set it when it opened the library: a REPLACE over a row fires its DELETE triggers.
             self.conn.execute("PRAGMA recursive_triggers = ON")
-            # A run's judgments are read through an index, a page at a time across the file: with SQLite's
-            # default 2 MiB cache, 20,000 of them (a 37 MB file) took 150 ms, with 64 MiB 85 ms.
+            # A run's judgments are read through an index, a page at a time across the file: SQLite's default
+            # 2 MiB cache rereads pages of a large run; bench/bench_score_page.py measures the difference.
             self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         except sqlite3.DatabaseError as exc:
             self.conn.close()

@@ -40,7 +40,7 @@ def decoded(row: dict[str, Any], dist: dict[str, float] | None, replies: list[st
     out["replies"] = replies
     for key in BOOL_COLUMNS:
         out[key] = bool(row[key])
-    if row["extra"] not in (None, "{}"):  # most judgments have none: 20,000 decodes of "{}" cost 0.05 s
+    if row["extra"] not in (None, "{}"):  # most judgments have none: no JSON decode for them
         for key, value in loads(row["extra"]).items():
             out.setdefault(key, value)
     return out

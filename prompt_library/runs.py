@@ -187,7 +187,7 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         """Every judgment of a run in dataset order; distribution as {int: float}, replies as a list."""
         run = self.get_run(run_id)
         # Sorted here, not by an ORDER BY over a join: SQLite would sort the whole rows in a temporary
-        # B-tree (20,000 judgments: 240 ms against 165). Items not in the dataset come first, as NULLs do.
+        # B-tree, which is slower for a large run. Items not in the dataset come first, as NULLs do.
         with collections_paused():
             with self._lock:  # the connection is shared by threads: no read inside another's write
                 position = dict(self.conn.execute("SELECT item_id, position FROM items WHERE dataset_id = ?",

@@ -8,10 +8,9 @@ import os
 import sys
 from typing import Any
 
-# numpy's OpenBLAS spreads even a 20,000-element dot product over every core and spins while it waits:
-# beside a judge or a second process on a small machine one product took 12 ms instead of 0.01 ms (an
-# Agreement page bootstrap 20 times slower). Read when numpy loads, so the entry points (this one, app.py)
-# set it first; the user's value wins.
+# numpy's OpenBLAS spreads even a small dot product over every core and spins while it waits: beside a judge
+# or a second process on a small machine that makes a bootstrap many times slower. Read when numpy loads, so
+# the entry points (this one, app.py) set it first; the user's value wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import click  # noqa: E402
@@ -81,7 +80,7 @@ class LazyGroup(click.Group):
         """The `geval` process: the command, then an exit that skips the interpreter's teardown.
 
         Tearing down the modules and objects of a finished `geval score` (the judge SDK's thousands of
-        classes, idle worker threads) took 0.18 s of a 6 s run. Everything is written by then: the
+        classes, idle worker threads) is a noticeable share of a short run. Everything is written by then: the
         libraries are closed (their WAL checkpointed) and the output streams flushed first. click.main,
         which tests call through CliRunner, is left as it is.
         """

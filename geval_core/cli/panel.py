@@ -224,8 +224,8 @@ def panel_import(library: Any, export_file: str, as_json: bool) -> None:
         raise InputError("the panel's members or rule do not match its hash: the file was changed after export; "
                          "nothing was imported", file=export_file, field="id")
     with library.transaction():  # all members and the panel, or nothing
-        # freeze, not import_checked: its note compares each member with every version of its name (2,000
-        # members of one name: 2 million prompts decoded, 90 s), and a panel import shows no note.
+        # freeze, not import_checked: its note compares each member with every version of its name (quadratic
+        # in a large panel of one name), and a panel import shows no note.
         frozen = [library.freeze(m.prompt.dimension, name=m.prompt.name) for m in loaded]
         prompts = [result.prompt for result in frozen]
         panel, created = freeze_panel(library, str(data.get("name") or "panel"), prompts, data["rule"])

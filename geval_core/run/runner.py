@@ -1,6 +1,6 @@
 """Score a dataset with a frozen prompt: bounded concurrency, retries, cache, progress, resume, cancel.
 
-Threads (see DESIGN.md): worker threads only call `judge.judge` (with retries). Their results are
+Threads: worker threads only call `judge.judge` (with retries). Their results are
 collected in the calling thread, which scores them through a `Session`, writes them to the store (the
 calls that finished together in one commit) and calls `on_progress`, because Streamlit elements and
 sqlite3 connections belong to that thread. Results are taken as they complete (from the pool's queue of

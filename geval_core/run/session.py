@@ -1,6 +1,6 @@
 """One scoring session of a run: turns replies (live, cached or from a batch file) into stored judgments.
 
-Every method runs in the thread that owns the store (see DESIGN.md): the live runner calls it from its
+Every method runs in the thread that owns the store (sqlite3 connections belong to it): the live runner calls it from its
 collecting loop, `batch.collect_batch` calls it line by line. This is the runner's public hook.
 """
 

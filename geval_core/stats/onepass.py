@@ -19,9 +19,9 @@ import numpy as np
 DECIMALS = 6
 _STEP = 10.0 ** DECIMALS
 # Value ranges (in steps of 10^-DECIMALS) up to RANGE_PER_ITEM * n steps, and at most RANGE_CELLS, are
-# coded by counting: the table costs 13 bytes a step (counts, flags, ranks), 109 MB at the cap, less
-# than sorting 10^7 items. Small samples (a bootstrap's many resamples) sort instead: a weighted 1-5
-# score spans 4 million steps, and counting those for 240 items took 100 times a sort's time.
+# coded by counting: the table costs 13 bytes a step (counts, flags, ranks), less than sorting the largest
+# samples. Small samples (a bootstrap's many resamples) sort instead: a weighted 1-5 score spans millions of
+# steps, and counting those for a few hundred items costs far more than a sort.
 RANGE_CELLS = 1 << 23
 RANGE_PER_ITEM = 4
 # The joint count table is used when it has at most max(n, 4096) * TABLE_PER_ITEM cells (so it costs

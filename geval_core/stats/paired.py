@@ -23,7 +23,7 @@ def group_codes(groups: Sequence[Hashable] | None, keep: np.ndarray) -> tuple[np
         return np.zeros(int(keep.sum()), dtype=np.int64), 1
     kept = [g for g, k in zip(groups, keep.tolist(), strict=True) if k]
     # Codes in order of first appearance (the bootstrap draws groups by code); dict.fromkeys and map run
-    # in C, 20,000 items: 6 ms where a setdefault per item took 20.
+    # in C, where a setdefault per item would run in Python.
     index = {g: code for code, g in enumerate(dict.fromkeys(kept))}
     codes = np.fromiter(map(index.__getitem__, kept), dtype=np.int64, count=len(kept))
     return codes, len(index)
