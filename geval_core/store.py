@@ -123,7 +123,7 @@ class Store(Protocol):
 
     def freeze_record(self, kind: str, key: str, body: Any, once: bool = True) -> tuple[dict[str, Any], bool]:
         """(the record, created): `body` as the next version of the frozen record (kind, key) in the protected
-        table (kinds: panel, cascade, split, test-use); with `once`, an identical stored body is returned instead."""
+        table (kinds: panel, cascade, split, test-use, drift, drift-check); with `once`, an identical stored body is returned instead."""
         ...
 
     def records(self, kind: str, key: str) -> list[dict[str, Any]]:

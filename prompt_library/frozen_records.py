@@ -1,4 +1,4 @@
-"""Frozen records: panels, cascades, splits and test-side uses, in one append-only, content-hashed table.
+"""Frozen records: panels, cascades, splits, test-side uses and drift watches and checks, in one append-only, content-hashed table.
 
 A record is (kind, key) with versions seq 1, 2, ...: each row holds one version's body (canonical JSON), when it
 was made, the row hash of the row stored before it (`prev`, in insertion order across every kind) and its own
@@ -21,7 +21,7 @@ from .base import LibraryBase, loads, now
 from .hashes import row_hash
 
 TABLE = "frozen_records"
-KINDS = ("panel", "cascade", "split", "test-use")
+KINDS = ("panel", "cascade", "split", "test-use", "drift", "drift-check")
 HASHED = ("kind", "key", "seq", "body", "created_at", "prev")
 RECORD_COLUMNS = ("id", *HASHED, "row_hash")
 # Settings prefixes that name records (the names of the panels for "panel:"): kept for readers of names.

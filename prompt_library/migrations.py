@@ -356,3 +356,26 @@ _M011_TRIGGERS = (
     _abort("frozen_records_no_delete", "1", "frozen records are append-only: DELETE refused", "DELETE"),
 )
 PROTECTION_TRIGGERS.update(_named(_M011_TRIGGERS))
+
+
+@migration
+def m012_drift_records(db: Database) -> None:
+    """Frozen records take drift watches (an anchor set with its reference run) and their checks.
+
+    SQLite cannot widen a CHECK in place: the table is rebuilt with its rows as they are (ids, row hashes and the
+    chain unchanged) and its triggers made again.
+    """
+    (sql,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'frozen_records'").fetchone()
+    if "'drift'" in sql:  # applied already (its record deleted): refused before anything changes
+        raise sqlite3.OperationalError("table frozen_records already takes drift records")
+    db.execute("ALTER TABLE frozen_records RENAME TO frozen_records_m011")
+    db.execute("CREATE TABLE frozen_records (id INTEGER PRIMARY KEY, "
+               "kind TEXT NOT NULL CHECK (kind IN ('panel', 'cascade', 'split', 'test-use', 'drift', "
+               "'drift-check')), key TEXT NOT NULL, "
+               "seq INTEGER NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, prev TEXT, "
+               "row_hash TEXT NOT NULL, UNIQUE (kind, key, seq))")
+    db.execute("INSERT INTO frozen_records (id, kind, key, seq, body, created_at, prev, row_hash) "
+               "SELECT id, kind, key, seq, body, created_at, prev, row_hash FROM frozen_records_m011 ORDER BY id")
+    db.execute("DROP TABLE frozen_records_m011")  # its triggers go with it; DROP fires no DELETE trigger
+    for sql in _M011_TRIGGERS:
+        db.execute(sql)

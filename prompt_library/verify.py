@@ -228,7 +228,7 @@ def summary_line(report: dict[str, Any]) -> str:
             f"({_count(c['items'], 'item')}), {_count(c['runs'], 'run')} ({_count(c['run_digests'], 'digest')}), "
             f"{_count(c['judgments'], 'judgment')}, {_count(c['ratings'], 'rating')}, "
             f"{_count(c['cache_entries'], 'cache entry', 'cache entries')}, "
-            f"{_count(c['frozen_records'], 'frozen record')} (panels, cascades, splits, test-side uses), "
+            f"{_count(c['frozen_records'], 'frozen record')} (panels, cascades, splits, test-side uses, drift watches and checks), "
             f"{_count(c['triggers'], 'protection trigger')}, the schema and its migration records")
 
 
