@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import geval_core
 from geval_core.types import Dimension
 
 from .datasets import DatasetMapping, read_items
@@ -13,7 +14,14 @@ from .datasets import DatasetMapping, read_items
 if TYPE_CHECKING:
     from .library import Library
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+
+def sample_dir() -> Path:
+    """The sample set's folder: geval_core/sample_data in an installed wheel, sample_data/ at a checkout's root."""
+    installed = Path(geval_core.__file__).resolve().parent / "sample_data"
+    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "sample_data"
+
+
+SAMPLE_DIR = sample_dir()
 DIMENSIONS_FILE = SAMPLE_DIR / "dimensions.json"
 SAMPLE_FILE = SAMPLE_DIR / "sample.jsonl"
 SAMPLE_NAME = "sample"

@@ -43,6 +43,7 @@ COMMANDS = {
     # Raters and the human ceiling.
     "raters": (".raters", "raters_command"),
     "review": (".review", "review_command"),
+    "app": (".app", "app_command"),  # the Streamlit app (the [app] extra)
 }
 
 
