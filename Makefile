@@ -8,7 +8,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# llama-cpp-python compiles llama.cpp the first time (several minutes); pip caches the wheel.
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e '.[local,test]'
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e '.[app,local,test]'
 	touch $(STAMP)
 
 install: $(STAMP)
