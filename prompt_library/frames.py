@@ -9,11 +9,12 @@ for the call; name a library file to keep the run and reuse its judge cache.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geval_core.errors import InputError
+from geval_core.files.datafiles import records_of
 from geval_core.prompts.inputs import require_inputs, rows_as_fields
 from geval_core.run.options import RunOptions
 from geval_core.run.plan import RunScope
@@ -21,24 +22,13 @@ from geval_core.types import FrozenPrompt, Item, Judge
 
 from .library import Library
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["agree_frame", "score_frame"]
 
 JUDGMENT_COLUMNS = ("score", "top_rating", "distribution", "valid_mass", "parsed", "unparsed", "error", "note",
                     "model_version", "input_tokens", "output_tokens", "cached", "source")
-
-
-def _records(data: Any) -> list[dict[str, Any]]:
-    """A DataFrame's rows or an iterable of mappings, as dicts."""
-    if hasattr(data, "to_dict") and hasattr(data, "columns"):
-        return data.to_dict("records")
-    if not isinstance(data, Iterable) or isinstance(data, (str, bytes, Mapping)):
-        raise TypeError("score_frame takes a pandas DataFrame or a list of dicts (one per item)")
-    rows = list(data)
-    bad = next((n for n, row in enumerate(rows) if not isinstance(row, Mapping)), None)
-    if bad is not None:
-        raise InputError(f"row {bad} is a {type(rows[bad]).__name__}, not a mapping: give one dict per item",
-                         field=None)
-    return [dict(row) for row in rows]
 
 
 def _text(value: Any) -> str:
@@ -80,15 +70,17 @@ def _prompt(prompt: FrozenPrompt | str, lib: Library) -> FrozenPrompt:
 def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, concurrency: int | None = None,
                 base_url: str | None = None, id_column: str | None = None, group_column: str | None = None,
                 human_columns: Sequence[str] = (), library: str | None = None, name: str = "frame",
-                use_cache: bool = True, cancel: threading.Event | None = None) -> Any:
+                use_cache: bool = True, cancel: threading.Event | None = None,
+                progress: bool | None = None) -> pd.DataFrame:
     """Score every row with a frozen prompt through the runner; a DataFrame: the rows' columns, then the Judgment's.
 
     The run is planned as every run is (`geval_core.run.plan`): the judge is the prompt's own, or the one `judge`
     names ("openai:MODEL", as `geval score --judge`), at `base_url`, else the environment's server (OPENAI_BASE_URL),
     else the provider's own API; a server for a judge that takes none (the in-process `local`) is refused. A judge
     object may be passed instead (tests). `frame.attrs` carries the run id, the judge that scored (`judge`,
-    `server`) and the runner's summary; the caller's index is kept. `human_columns` and `group_column` are stored
-    for `agree_frame`. A panel (geval_core.run.panel.Panel, from the library file named by `library`) scores with
+    `server`) and the runner's summary; the caller's index is kept. `data` may also be a data file's path (.jsonl,
+    .csv), `prompt` an exported prompt file or a library name. `human_columns` and `group_column` are stored
+    for `agree_frame`. `progress`: a line on stderr (default: on in a terminal or Jupyter). A panel (geval_core.run.panel.Panel, from the library file named by `library`) scores with
     every member: the frame then has the panel's score and distribution, each member's score and the spread.
     """
     import pandas as pd
@@ -100,8 +92,9 @@ def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, con
                             base_url)
 
     from geval_core.run.plan import JudgeChoice, plan_judge, plan_run, record_run, start_run
+    from geval_core.run.progress_line import ProgressLine, shows_progress
 
-    records = _records(data)
+    records = records_of(data, "score_frame")
     with Library(library or ":memory:", seed_examples=False) as lib:
         stored = _prompt(prompt, lib)
         require_inputs(stored, records, "the rows given to score_frame")
@@ -115,7 +108,12 @@ def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, con
         dataset = lib.import_items(name, items, source="score_frame")
         plan = record_run(lib, plan_run(lib, stored, dataset, scope=RunScope(new_run=True), judge=planned,
                                         concurrency=concurrency, options=RunOptions(use_cache=use_cache)))
-        summary = start_run(lib, plan, given, cancel=cancel)
+        line = ProgressLine(stored.label, plan.total) if (shows_progress() if progress is None else progress) else None
+        try:
+            summary = start_run(lib, plan, given, cancel=cancel, on_progress=line)
+        finally:
+            if line is not None:
+                line.close()
         judged = {row["item_id"]: row for row in lib.judgments(plan.run_id)}
     out = pd.DataFrame(records, index=data.index if isinstance(data, pd.DataFrame) else None)
     for column in JUDGMENT_COLUMNS:
@@ -128,7 +126,7 @@ def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, con
 
 def _panel_frame(panel: Any, data: Any, judge: Any, concurrency: int | None, id_column: str | None,
                  group_column: str | None, human_columns: Sequence[str], library: str | None, name: str,
-                 base_url: str | None) -> Any:
+                 base_url: str | None) -> pd.DataFrame:
     """score_frame for a panel: each member planned and scored (its run reused when it exists), then the rule."""
     import pandas as pd
 
@@ -139,7 +137,7 @@ def _panel_frame(panel: Any, data: Any, judge: Any, concurrency: int | None, id_
     if isinstance(judge, str):
         raise InputError("a panel's members keep their own frozen judges: judge= is for a single prompt",
                          field="judge")
-    records = _records(data)
+    records = records_of(data, "score_frame")
     with Library(library) as lib:
         members = [lib.get_prompt(m) for m in panel.members]
         require_inputs(members[0], records, "the rows given to score_frame")
@@ -163,7 +161,7 @@ def _panel_frame(panel: Any, data: Any, judge: Any, concurrency: int | None, id_
 
 
 def agree_frame(frame: Any, human: str, group: str | None = None, cluster: str | None = None,
-                bootstrap: int = 1000, seed: int = 0) -> Any:
+                bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Agreement of a scored frame's `score` with the `human` column, one row per figure with its 95% interval.
 
     `group`: the per-group reading (groups resampled); `cluster`: the dataset reading with the items of one

@@ -9,7 +9,7 @@ import ast
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +187,20 @@ def require(row: Row, dotted: str, *, file: str, line: int) -> Any:
         fields = ", ".join(field_paths(row)) or "none"
         raise InputError(f"no such field (fields here: {fields})", file=file, line=line,
                          field=dotted) from None
+
+
+def records_of(data: Any, who: str) -> list[Row]:
+    """The rows a notebook call was given, as dicts: a pandas DataFrame, an iterable of mappings, or the path of a
+    .jsonl / .csv / .json file (read as `geval score --data FILE` reads it). Values are checked by the caller."""
+    if isinstance(data, (str, Path)):
+        return [row for _, row in read_rows(data)]
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):
+        return data.to_dict("records")
+    if not isinstance(data, Iterable) or isinstance(data, (bytes, Mapping)):
+        raise TypeError(f"{who} takes a pandas DataFrame, a list of dicts (one per item) or a data file's path")
+    rows = list(data)
+    bad = next((n for n, row in enumerate(rows) if not isinstance(row, Mapping)), None)
+    if bad is not None:
+        raise InputError(f"row {bad} is a {type(rows[bad]).__name__}, not a mapping: give one dict per item "
+                         "(its fields named like the prompt's inputs)", field=None)
+    return [dict(row) for row in rows]

@@ -67,8 +67,10 @@ def test_rows_without_the_prompts_inputs_are_refused_before_any_call(sample):
     with pytest.raises(InputError, match="summary"):
         score_frame(prompt, frame.drop(columns=["summary"]), judge=judge)
     assert judge.calls == 0
-    with pytest.raises(TypeError, match="DataFrame or a list of dicts"):
+    with pytest.raises(InputError, match="unsupported file type"):  # a string is a data file's path
         score_frame(prompt, "not rows", judge=judge)
+    with pytest.raises(TypeError, match="DataFrame, a list of dicts"):
+        score_frame(prompt, 42, judge=judge)
 
 
 def test_agree_frame_matches_scipy_and_resamples_documents(sample):
