@@ -9,6 +9,7 @@ import click
 from prompt_library import open_library
 
 from ..diagnostics.perturb import KINDS
+from ..prompts.rubric_forms import VARIANTS
 from .common import complete_run, db_option, echo_json, json_option, workbench_errors
 from .judge_probe import probe_options, run_probe
 
@@ -53,13 +54,15 @@ def _print(out: dict[str, Any]) -> None:
 def probe_group(ctx: click.Context, judge_ref: str | None, base_url: str | None, prompt_ref: str | None,
                 timeout: float, db: str | None, as_json: bool) -> None:
     """Probe a judge: `geval probe --judge J` measures what it can do (log-probabilities and their cap,
-    single-token ratings, n, latency, cost; kept in the library); `geval probe bias RUN` checks a run.
+    single-token ratings, n, latency, cost; kept in the library); `geval probe bias RUN` checks a run for length
+    and family bias and damage it misses; `geval probe rubric RUN` for ratings that move with the rubric's form.
 
     \b
     Examples:
       geval probe --judge openai:gpt-4o-mini
       geval probe --judge openai:smollm2 --base-url http://127.0.0.1:8080/v1 --json
       geval probe bias 1a2b3c --system-field system_id --family M8=gpt
+      geval probe rubric 1a2b3c --sample 20
     """
     if ctx.invoked_subcommand is None:
         run_probe(db, judge_ref, base_url, prompt_ref, timeout, as_json)
@@ -102,3 +105,62 @@ def bias_command(run_id: str, human: str | None, system_field: str | None, famil
         echo_json(out)
     else:
         _print(out)
+
+
+def _variants(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    unknown = [v for v in names if v not in VARIANTS]
+    if unknown or not names:
+        raise click.BadParameter(f"choose from {', '.join(VARIANTS)} (comma-separated); got {value!r}")
+    return names
+
+
+def _print_rubric(out: dict[str, Any]) -> None:
+    human = f"; people: {out['human']!r}" if out["human"] else "; no human rating named like the dimension"
+    click.echo(f"run {out['run']} ({out['prompt']}): {out['sample']} items re-scored per rubric form{human}")
+    for v in out["variants"]:
+        click.echo(f"  {click.style(v['variant'], bold=True)} ({v['mapping']}; run {v['probe_run']}), {v['items']} "
+                   f"items: mean |change| {_f(v['mean_abs_change'])}, mean change {_f(v['mean_signed_change'])}, "
+                   f"Spearman {_f(v['spearman'])}, Kendall {_f(v['kendall'])}; top rating changed for "
+                   f"{v['top_changed']} of {v['top_items']}")
+        if "human_items" in v:
+            click.echo(f"    Spearman with people over {v['human_items']} items: original "
+                       f"{_f(v['human_spearman_original'])}, this form {_f(v['human_spearman_variant'])}")
+        if v["unscored"]:
+            click.echo(f"    {v['unscored']} items got no score under this form")
+
+
+@probe_group.command("rubric")
+@click.argument("run_id", shell_complete=complete_run)
+@click.option("--sample", default=20, show_default=True, type=click.IntRange(1, 10_000),
+              help="Scored items of the run re-scored under each form (costs judge calls: sample x forms).")
+@click.option("--variants", default=",".join(VARIANTS), show_default=True, callback=_variants,
+              help="Rubric forms, comma-separated: reverse-anchors (scale points listed lowest first), "
+                   "shift-labels (1-5 shown as 0-4, ratings mapped back +1), reverse-scale (1 is best; "
+                   "ratings mapped back r -> min+max-r).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the sample.")
+@db_option
+@json_option
+@workbench_errors
+def rubric_command(run_id: str, sample: int, variants: tuple[str, ...], seed: int, db: str | None,
+                   as_json: bool) -> None:
+    """Re-score a sample of a run with the rubric shown in another form, and report how far scores and rankings
+    move: per form, the mean absolute and signed change of the mapped-back scores, Spearman and Kendall between
+    the two scorings, the share of items whose most likely rating changes, and each scoring's Spearman with
+    people when the dataset has their ratings. The sample is drawn from the dev side of a split dataset. Each
+    form is a prompt of its own (named PROMPT.probe-FORM) scored with the run's own judge and server.
+
+    \b
+    Examples:
+      geval probe rubric 1a2b3c --sample 20
+      geval probe rubric 1a2b3c --sample 50 --variants shift-labels,reverse-scale --seed 7 --json
+    """
+    from ..diagnostics.rubric_probes import rubric_probe  # numpy only when run
+
+    with open_library(db) as library:
+        out = rubric_probe(library, run_id, None, sample, variants, seed,
+                           on_plan=lambda plan: click.echo(plan.describe(), err=True))
+    if as_json:
+        echo_json(out)
+    else:
+        _print_rubric(out)
