@@ -36,6 +36,16 @@ def shortcut(point: int, points: tuple[int, ...] | list[int] = ()) -> str | None
     return "0" if point == 10 and 0 not in points else None
 
 
+def button_label(point: int, anchor: str, points: tuple[int, ...] | list[int] = ()) -> str:
+    """A rating button's words: the anchor's first words (the key badge beside them shows the digit), with the
+    point itself when its key is not its digit (10 on 0, points without a key); "Rate N" without an anchor."""
+    words = " ".join(anchor.split()).split(". ")[0].rstrip(".")
+    short = words if len(words) <= 28 else words[:27].rstrip() + "…"
+    if not short:
+        return f"Rate {point}"
+    return short if shortcut(point, points) == str(point) else f"{point}: {short}"
+
+
 def key_hint(points: tuple[int, ...] | list[int]) -> str:
     """How to rate from the keyboard, for the scale shown."""
     ten = 10 in points and shortcut(10, points) == "0"
@@ -110,7 +120,9 @@ def rating_buttons(ctx: dict[str, Any], item: Item, prompt: FrozenPrompt) -> Non
     for n, point in enumerate(points):
         where = cols[n] if cols else st
         anchor = prompt.dimension.anchors.get(point, "")
-        where.button(str(point), key=f"{K}point_{point}", shortcut=shortcut(point, points), width="stretch",
+        where.button(safe_text.md_escape(button_label(point, anchor, points)), key=f"{K}point_{point}",
+                     shortcut=shortcut(point, points),
+                     width="stretch",
                      help=safe_text.md_escape(anchor) or None, on_click=act,
                      args=(*ctx["where"], item.id, ctx["dimension"], prompt.id, ctx["rater"], float(point), "rated"))
     c = st.columns(3)

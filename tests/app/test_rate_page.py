@@ -108,3 +108,20 @@ def test_archived_datasets_and_runs_are_not_offered_for_rating(tmp_path, monkeyp
         lib.archive("dataset", lib.get_dataset("sample")["id"])
     at = open_page("rate")
     assert [o.split(" ")[0] for o in at.selectbox(key="rate_dataset").options] == ["kept@1"]
+
+
+def test_rating_buttons_read_as_the_anchor_beside_its_key_never_as_the_digit_twice(tmp_path, monkeypatch):
+    from workbench_ui.rate_parts import button_label
+
+    path = use_temp_library(tmp_path, monkeypatch)
+    at = _rate_as(open_page("rate"), "alice")
+    with Library(path) as lib:
+        anchors = lib.get_prompt("coherence").dimension.anchors
+    for point, anchor in anchors.items():
+        label = plain(at.button(key=f"rate_point_{point}").label)
+        assert label == button_label(point, anchor, tuple(anchors)) and label != str(point)
+        assert anchor.startswith(label.rstrip("…")) or label.endswith("…")
+    ten = tuple(range(1, 11))
+    assert button_label(10, "Excellent. Nothing to fix.", ten) == "10: Excellent"  # its key is 0, so say 10
+    assert button_label(3, "", ten) == "Rate 3"
+    assert button_label(12, "Off the usual keys", tuple(range(0, 13))) == "12: Off the usual keys"
