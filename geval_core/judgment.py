@@ -58,6 +58,7 @@ class Judgment:
     model_version: str | None = None  # as the judge's API reported it
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0  # of input_tokens, those the judge's server read from its prompt cache
     latency_s: float = 0.0
     cached: bool = False  # answered from the library's judge cache
     error: str | None = None  # why the item has no judgment; None when the judge answered

@@ -245,6 +245,28 @@ class Usage:
 
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of input_tokens, those the server read from its prompt cache (billed at the cached rate where there is one).
+    cached_input_tokens: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        """A JSON-ready dict; cached_input_tokens only when some were reported, so a reply without any is stored
+        exactly as before the field existed (cache entries keep their hashes)."""
+        out = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        if self.cached_input_tokens:
+            out["cached_input_tokens"] = self.cached_input_tokens
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        """Rebuild from `to_dict` output (absent counts are 0)."""
+        return cls(int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)),
+                   int(data.get("cached_input_tokens", 0)))
+
+    @classmethod
+    def total(cls, usages: list[Usage]) -> Usage:
+        """The sum of several usages (the calls of one item)."""
+        return cls(sum(u.input_tokens for u in usages), sum(u.output_tokens for u in usages),
+                   sum(u.cached_input_tokens for u in usages))
 
 
 @dataclass(frozen=True)
@@ -264,6 +286,9 @@ class JudgeRequest:
     # The allowed ratings, so a judge that sees the whole distribution (local) can report all of them.
     ratings: tuple[int, ...] = ()
     reasoning_effort: str | None = None  # sent to reasoning models only
+    # Names the prompt prefix this request shares with others (the prompt and the item's source document), so a
+    # provider that routes by it (OpenAI's prompt_cache_key) sends them to one cache. Never part of the answer.
+    prefix_key: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("top_logprobs", "temperature"):
@@ -297,7 +322,7 @@ class JudgeReply:
                          "positions": None if c.positions is None else [p.to_list() for p in c.positions]}
                         for c in self.choices],
             "model_version": self.model_version,
-            "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens},
+            "usage": self.usage.to_dict(),
             "latency_s": self.latency_s,
             "raw": _json_safe(self.raw) if keep_raw else None,
         }
@@ -309,9 +334,7 @@ class JudgeReply:
             Choice(c["text"], None if c.get("positions") is None
                    else tuple(Position.from_list(p) for p in c["positions"]))
             for c in data["choices"])
-        usage = data.get("usage") or {}
-        return cls(choices, data.get("model_version", ""),
-                   Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
+        return cls(choices, data.get("model_version", ""), Usage.from_dict(data.get("usage") or {}),
                    float(data.get("latency_s", 0.0)), data.get("raw"))
 
     @classmethod
@@ -320,7 +343,7 @@ class JudgeReply:
         if len(replies) == 1:
             return replies[0]
         return cls(tuple(c for r in replies for c in r.choices), replies[0].model_version,
-                   Usage(sum(r.usage.input_tokens for r in replies), sum(r.usage.output_tokens for r in replies)),
+                   Usage.total([r.usage for r in replies]),
                    sum(r.latency_s for r in replies), None)
 
 

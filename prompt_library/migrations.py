@@ -379,3 +379,11 @@ def m012_drift_records(db: Database) -> None:
     db.execute("DROP TABLE frozen_records_m011")  # its triggers go with it; DROP fires no DELETE trigger
     for sql in _M011_TRIGGERS:
         db.execute(sql)
+
+
+@migration
+def m013_cached_input_tokens(db: Database) -> None:
+    """Of a judgment's input tokens, those the judge's server read from its prompt cache (OpenAI's cached_tokens,
+    Gemini's cached_content_token_count, the local judge's reused prefix): the run's cost prices them at the
+    cached rate. Rows written before hold NULL, which their row hashes leave out, so they stay valid."""
+    db.execute("ALTER TABLE judgments ADD COLUMN cached_input_tokens INTEGER")

@@ -23,7 +23,8 @@ DIGEST_ROWS = "digest_rows"  # the run field saying how many judgment rows its s
 # The columns a run's totals fold reads (totals.RunTally), with what picks the latest attempts.
 _VALUES = ", ".join(("item_id", "attempt", *JUDGMENT_COLUMNS))  # a judgment's stored values, JSON as text
 _TALLY_SELECT = ("SELECT j.item_id, j.attempt, j.score, j.error, j.cached, j.fallback, j.input_tokens, "
-                 "j.output_tokens, j.model_version FROM judgments j WHERE j.run_id = ? AND j.item_id > ? "
+                 "j.output_tokens, j.cached_input_tokens, j.model_version FROM judgments j "
+                 "WHERE j.run_id = ? AND j.item_id > ? "
                  "AND j.attempt = (SELECT MAX(k.attempt) FROM judgments k WHERE k.run_id = j.run_id "
                  "AND k.item_id = j.item_id) ORDER BY j.item_id LIMIT ?")
 

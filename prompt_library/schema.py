@@ -29,7 +29,8 @@ EXPECTED_COLUMNS = {table: tuple(tuple(c.split(":")) for c in spec.split()) for 
                  "valid_mass:REAL replies:TEXT parsed:INTEGER unparsed:INTEGER ambiguous:INTEGER mode:TEXT "
                  "fallback:INTEGER model_version:TEXT input_tokens:INTEGER output_tokens:INTEGER latency_s:REAL "
                  "cached:INTEGER error:TEXT extra:TEXT created_at:TEXT first_rating:FLOAT parsed_share:FLOAT "
-                 "differs:INTEGER note:TEXT server:TEXT source:TEXT attempt:INTEGER row_hash:TEXT",
+                 "differs:INTEGER note:TEXT server:TEXT source:TEXT attempt:INTEGER row_hash:TEXT "
+                 "cached_input_tokens:INTEGER",
     "meta": "key:TEXT value:TEXT",
     "prompts": "id:TEXT name:TEXT version:INTEGER dimension:TEXT steps_model:TEXT judge:TEXT created_at:TEXT",
     "ratings": "id:INTEGER dataset_id:TEXT item_id:TEXT dimension:TEXT prompt_id:TEXT rater:TEXT rating:REAL "

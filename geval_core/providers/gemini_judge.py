@@ -77,10 +77,12 @@ class GeminiJudge(HostedJudge):
         return f"Gemini returned no candidates for model {request.model!r}{_blocked(response)}"
 
     @staticmethod
-    def _usage(response: Any) -> tuple[int, int]:
-        # Thought tokens are billed as output: count them, so usage and cost say what was paid.
+    def _usage(response: Any) -> tuple[int, int, int]:
+        # Thought tokens are billed as output: count them, so usage and cost say what was paid. The prompt count
+        # includes cached_content_token_count (implicit caching of Gemini 2.5 and later), billed at the cached rate.
         return (_usage(response, "prompt_token_count"),
-                _usage(response, "candidates_token_count") + _usage(response, "thoughts_token_count"))
+                _usage(response, "candidates_token_count") + _usage(response, "thoughts_token_count"),
+                _usage(response, "cached_content_token_count"))
 
     @staticmethod
     def _raw(response: Any) -> Any:

@@ -78,8 +78,8 @@ class HostedJudge:
         """Why a response holds no reply at all."""
         return f"{self._where()} returned no replies for model {request.model!r}"
 
-    def _usage(self, response: Any) -> tuple[int, int]:
-        """(input tokens, output tokens) of one response."""
+    def _usage(self, response: Any) -> tuple[int, ...]:
+        """(input tokens, output tokens, of the input those read from the server's cache) of one response."""
         raise NotImplementedError
 
     def _raw(self, response: Any) -> Any:

@@ -183,7 +183,8 @@ class LocalJudge:
         choices = tuple(choice for choice, _ in replies)
         raw = {"model": self.model_version, "prompt_tokens": len(ids), "prefix_reused_tokens": reused,
                "replies": [{"text": c.text, "token_ids": t} for c, t in replies], **timing}
-        usage = Usage(len(ids), sum(len(t) for _, t in replies))
+        # The prefix kept from the previous prompt's KV cache is this judge's cached input: read, not evaluated.
+        usage = Usage(len(ids), sum(len(t) for _, t in replies), reused)
         return JudgeReply(choices, self.model_version, usage, time.perf_counter() - start, raw)
 
     def _prompt_ids(self, llm: Any, request: JudgeRequest) -> list[int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 from ..errors import JudgeError, LogprobsUnavailableError, RetryableJudgeError, UnreachableError
 from ..types import Choice, JudgeRequest, JudgeSettings, Position, TopLogprob
@@ -27,11 +28,14 @@ _BEARER: Any = {"security": {"bearer_auth": True}}  # RequestOptions: authentica
 RETRYABLE_STATUS = {408, 409, 429}
 # The documented 400 codes for a parameter a model does not take, or a value it does not accept.
 UNSUPPORTED = {"unsupported_parameter", "unsupported_value"}
+OPENAI_API_HOST = "api.openai.com"
 
 
-def chat_body(request: JudgeRequest, n: int, reasoning: bool, seed: int | None) -> dict[str, Any]:
+def chat_body(request: JudgeRequest, n: int, reasoning: bool, seed: int | None,
+              cache_key: str | None = None) -> dict[str, Any]:
     """The chat-completions body: reasoning models get max_completion_tokens (reply + reasoning room),
-    no temperature unless it is their default (1), and no logprobs; others the classic options."""
+    no temperature unless it is their default (1), and no logprobs; others the classic options. `cache_key`
+    goes out as prompt_cache_key (requests sharing a prefix routed to one cache): OpenAI's own API only."""
     body: dict[str, Any] = {"model": request.model, "messages": [dict(m) for m in request.messages], "n": n}
     if reasoning:
         body["max_completion_tokens"] = completion_budget(request.max_tokens, request.reasoning_effort)
@@ -48,7 +52,19 @@ def chat_body(request: JudgeRequest, n: int, reasoning: bool, seed: int | None) 
         body["reasoning_effort"] = request.reasoning_effort
     if seed is not None:
         body["seed"] = seed
+    if cache_key:
+        body["prompt_cache_key"] = cache_key
     return body
+
+
+def routes_by_cache_key(base_url: Any) -> bool:
+    """Whether a server is OpenAI's own API, the one that documents prompt_cache_key.
+
+    Other OpenAI-compatible servers are not sent it: llama.cpp's server (llama_cpp.server and llama-server) drops
+    unknown fields, but a server that validates strictly refuses the whole request with a 400, and none of them
+    routes by the key (llama.cpp picks a slot by prompt similarity, vLLM and SGLang match prefixes themselves)."""
+    host = urlsplit(str(base_url or "")).hostname or ""
+    return host == OPENAI_API_HOST
 
 
 class ErrorTypes(NamedTuple):
@@ -89,6 +105,8 @@ class OpenAIJudge(HostedJudge):
             # is thread-safe). max_retries=0: the runner retries, with its own budget.
             self._client = openai.OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
             self._errors = sdk_error_types()
+        # The client's resolved URL (OPENAI_BASE_URL included), not the one asked for: where requests really go.
+        self.sends_cache_key = self._client is not None and routes_by_cache_key(self._client.base_url)
         self._key_bytes = api_key.encode("utf-8") if api_key and api_key != NO_KEY else b""
         self.reasoning = is_reasoning_model(model)  # also set once a server refuses max_tokens
         self.adapted: list[str] = []  # what this judge changed after a documented 400, for the record
@@ -102,7 +120,7 @@ class OpenAIJudge(HostedJudge):
     def _nothing(self, response: Any, request: JudgeRequest) -> str:
         return f"{self._where()} returned no choices for model {request.model!r}"
 
-    def _usage(self, response: Completion) -> tuple[int, int]:
+    def _usage(self, response: Completion) -> tuple[int, int, int]:
         return response.usage
 
     def _raw(self, response: Completion) -> Any:
@@ -119,15 +137,16 @@ class OpenAIJudge(HostedJudge):
         bad_request: tuple[type[Exception], ...] = (*self._errors.bad_request, ServerStatusError)  # _send passes on only 400s of these
         # A repeated call with the same seed would repeat the same replies.
         seed = None if request.seed is None else request.seed + call
+        key = request.prefix_key if self.sends_cache_key else None
         try:
-            return self._send(chat_body(request, n, self.reasoning, seed), request)
+            return self._send(chat_body(request, n, self.reasoning, seed, key), request)
         except bad_request as exc:
             if self.reasoning or not _refused(exc, "max_tokens"):
                 raise self._status_error(exc, request) from None
         self.reasoning = True  # the server said so: this model reasons, whatever its name
         self.adapted.append("max_tokens -> max_completion_tokens (the server refused max_tokens)")
         try:
-            return self._send(chat_body(request, n, True, seed), request)
+            return self._send(chat_body(request, n, True, seed, key), request)
         except bad_request as exc:
             raise self._status_error(exc, request) from None
 
@@ -176,7 +195,7 @@ class Completion(NamedTuple):
     """One chat-completion answer: what a judgment needs from it, and the body for audit."""
 
     choices: list[Choice]
-    usage: tuple[int, int]  # (prompt tokens, completion tokens)
+    usage: tuple[int, int, int]  # (prompt tokens, completion tokens, of the prompt tokens those read from the cache)
     model: str | None  # the model version the server reported
     body: dict[str, Any]
 
@@ -192,12 +211,20 @@ def completion_from_body(body: Any) -> Completion:
     if not isinstance(body, dict):
         raise ValueError(f"the answer is JSON but not a chat completion: {str(body)[:100]}")
     try:
-        usage = body.get("usage")
-        return Completion([_choice(c) for c in (body.get("choices") or [])],
-                          (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
-                          if usage else (0, 0), body.get("model"), body)
+        return Completion([_choice(c) for c in (body.get("choices") or [])], _usage_of(body.get("usage")),
+                          body.get("model"), body)
     except (AttributeError, KeyError, TypeError) as exc:
         raise ValueError(f"not a chat completion ({type(exc).__name__}: {exc})") from None
+
+
+def _usage_of(usage: dict[str, Any] | None) -> tuple[int, int, int]:
+    """(prompt, completion, cached prompt tokens); cached_tokens sits in prompt_tokens_details, which servers other
+    than OpenAI's may leave out or send as null."""
+    if not usage:
+        return 0, 0, 0
+    details = usage.get("prompt_tokens_details") or {}
+    return (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+            int(details.get("cached_tokens") or 0))
 
 
 def _choice(choice: dict[str, Any]) -> Choice:

@@ -74,7 +74,8 @@ def request_body(request: JudgeRequest) -> dict[str, Any]:
     from ..providers.capabilities import is_reasoning_model
     from ..providers.openai_judge import chat_body
 
-    return chat_body(request, request.n, is_reasoning_model(request.model), request.seed)
+    # A batch file goes to OpenAI's Batch API, which takes prompt_cache_key as the live API does.
+    return chat_body(request, request.n, is_reasoning_model(request.model), request.seed, request.prefix_key)
 
 
 def batch_lines(prompt: FrozenPrompt, items: list[Item], run_id: str,
@@ -290,4 +291,5 @@ def _collect_item(session: Session, item: Item, requests: list[JudgeRequest], go
     reply = JudgeReply.merge(replies)
     session.summary.input_tokens += reply.usage.input_tokens
     session.summary.output_tokens += reply.usage.output_tokens
+    session.summary.cached_input_tokens += reply.usage.cached_input_tokens
     session.score(job, reply, cached=False, source=got[0].get(SOURCE_KEY, "batch"))

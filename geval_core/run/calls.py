@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 import threading
 import time
@@ -36,7 +37,17 @@ def build_request(prompt: FrozenPrompt, item: Item, settings: JudgeSettings, mod
         assistant_prefix=prompts.form_line(prompt),
         ratings=tuple(prompt.dimension.scale.points),
         reasoning_effort=settings.reasoning_effort,
+        prefix_key=prefix_key(prompt, item),
     )
+
+
+def prefix_key(prompt: FrozenPrompt, item: Item) -> str:
+    """A short key shared by the requests whose prompts share a prefix: the prompt's id and the item's inputs
+    before the judged one (its source document), the grouping feed.shared_prefix_first sends together."""
+    digest = hashlib.sha256(prompt.id.encode("utf-8"))
+    for name in prompt.dimension.inputs[:-1]:  # sha256 of the texts, no JSON: it is on every request's path
+        digest.update(b"\x00" + item.fields.get(name, "").encode("utf-8", "surrogatepass"))
+    return "geval-" + digest.hexdigest()[:16]
 
 
 def context_problem(request: JudgeRequest, window: int | None) -> ContextLengthError | None:

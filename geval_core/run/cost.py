@@ -8,7 +8,16 @@ Output tokens are an upper bound: max_tokens for every reply asked for.
 Prices are USD per million tokens. The built-in table is what the providers listed at the time of
 writing; prices change, so the user overrides entries, later sources winning: ~/.config/geval/prices.json,
 the library setting "prices" (set from the app), then the file named by $GEVAL_PRICES (or passed in).
-Format of each: {"openai:gpt-4o": {"input": 2.5, "output": 10}}.
+Format of each: {"openai:gpt-4o": {"input": 2.5, "output": 10, "cached_input": 1.25}}; "cached_input" (the
+rate of input tokens the provider read from its prompt cache) is optional: without it cached tokens are priced
+at the full input rate and the cost is an upper bound.
+
+Cached input: OpenAI caches prompts of 1,024 tokens and more, a hit covering the longest prefix seen before
+in steps of 128 tokens (developers.openai.com/api/docs/guides/prompt-caching); Gemini 2.5 caches implicitly
+from a minimum prompt size per model (ai.google.dev/gemini-api/docs/caching). The estimate predicts the hits
+from the prompts in the order a run sends them (feed.shared_prefix_first: items sharing their source document
+one after another), each prompt against the one before it and the first one sent; the providers promise a
+hit only at best effort, so it is a prediction, and the run records what the API reported.
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +39,43 @@ CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 4  # role markers and separators the chat format adds around each message
 USER_PRICES = Path("~/.config/geval/prices.json")
 
-# USD per million tokens (input, output). Local models cost nothing to call.
+# USD per million tokens (input, cached input, output), from openai.com/api/pricing and
+# ai.google.dev/gemini-api/docs/pricing (Gemini: the "context caching" rate, prompts up to 200k tokens). Local
+# models cost nothing to call.
 DEFAULT_PRICES: dict[str, dict[str, float]] = {
-    "openai:gpt-4o": {"input": 2.50, "output": 10.00},
-    "openai:gpt-4o-mini": {"input": 0.15, "output": 0.60},
-    "openai:gpt-4.1": {"input": 2.00, "output": 8.00},
-    "openai:gpt-4.1-mini": {"input": 0.40, "output": 1.60},
-    "openai:gpt-4.1-nano": {"input": 0.10, "output": 0.40},
-    "gemini:gemini-2.0-flash": {"input": 0.10, "output": 0.40},
-    "gemini:gemini-2.5-flash": {"input": 0.30, "output": 2.50},
-    "gemini:gemini-2.5-flash-lite": {"input": 0.10, "output": 0.40},
-    "gemini:gemini-2.5-pro": {"input": 1.25, "output": 10.00},
+    "openai:gpt-4o": {"input": 2.50, "cached_input": 1.25, "output": 10.00},
+    "openai:gpt-4o-mini": {"input": 0.15, "cached_input": 0.075, "output": 0.60},
+    "openai:gpt-4.1": {"input": 2.00, "cached_input": 0.50, "output": 8.00},
+    "openai:gpt-4.1-mini": {"input": 0.40, "cached_input": 0.10, "output": 1.60},
+    "openai:gpt-4.1-nano": {"input": 0.10, "cached_input": 0.025, "output": 0.40},
+    "gemini:gemini-2.0-flash": {"input": 0.10, "cached_input": 0.025, "output": 0.40},
+    "gemini:gemini-2.5-flash": {"input": 0.30, "cached_input": 0.03, "output": 2.50},
+    "gemini:gemini-2.5-flash-lite": {"input": 0.10, "cached_input": 0.01, "output": 0.40},
+    "gemini:gemini-2.5-pro": {"input": 1.25, "cached_input": 0.125, "output": 10.00},
+}
+
+
+@dataclass(frozen=True)
+class CacheRule:
+    """When a provider's prompt cache bills part of a prompt as cached input."""
+
+    minimum: int  # the least prompt (and the least hit) it caches, in tokens
+    step: int  # a hit covers a whole number of steps
+    source: str  # where the rule is documented, for the estimate's note
+
+    def cached(self, prompt_tokens: int, shared_tokens: int) -> int:
+        """Tokens of a prompt read from the cache, given the prefix it shares with prompts sent before."""
+        hit = min(shared_tokens, prompt_tokens)
+        hit -= hit % self.step
+        return hit if prompt_tokens >= self.minimum and hit >= self.minimum else 0
+
+
+OPENAI_CACHE = CacheRule(1024, 128, "OpenAI: prompts of 1,024 tokens and more, hits in steps of 128 tokens")
+# Implicit caching, Gemini 2.5 and later, by the minimum prompt the caching page lists per model; other models
+# (2.0, Flash-Lite, which it does not list) get no prediction.
+GEMINI_CACHE = {
+    "gemini-2.5-flash": CacheRule(2048, 1, "Gemini 2.5 Flash implicit caching: prompts of 2,048 tokens and more"),
+    "gemini-2.5-pro": CacheRule(2048, 1, "Gemini 2.5 Pro implicit caching: prompts of 2,048 tokens and more"),
 }
 
 
@@ -57,9 +94,12 @@ def _merge(table: dict[str, dict[str, float]], data: Any, where: str) -> None:
     for key, price in data.items():
         try:
             table[key] = {"input": float(price["input"]), "output": float(price["output"])}
-        except (TypeError, KeyError, ValueError) as exc:
+            if price.get("cached_input") is not None:  # an entry without it leaves the cached rate unknown
+                table[key]["cached_input"] = float(price["cached_input"])
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
             raise ConfigError(
-                f'{where}: entry {key!r} needs numeric "input" and "output" (USD per million tokens)'
+                f'{where}: entry {key!r} needs numeric "input" and "output" (and optionally "cached_input"), USD '
+                "per million tokens"
             ) from exc
 
 
@@ -95,11 +135,20 @@ def price_for(settings: JudgeSettings, prices: dict[str, dict[str, float]]) -> d
     return prices[max(matches, key=len)] if matches else None
 
 
-def usd_of(price: dict[str, float] | None, input_tokens: int, output_tokens: int) -> float | None:
-    """USD for the tokens at a price per million (None when the model is unpriced)."""
+def usd_of(price: dict[str, float] | None, input_tokens: int, output_tokens: int,
+           cached_input_tokens: int = 0) -> float | None:
+    """USD for the tokens at a price per million (None when the model is unpriced). Cached tokens are part of the
+    input tokens, billed at the cached rate, or at the full input rate when the price lists none."""
     if price is None:
         return None
-    return (input_tokens * price["input"] + output_tokens * price["output"]) / 1_000_000
+    cached = min(cached_input_tokens, input_tokens)
+    rate = price.get("cached_input", price["input"])
+    return ((input_tokens - cached) * price["input"] + cached * rate + output_tokens * price["output"]) / 1_000_000
+
+
+def upper_bound(price: dict[str, float] | None, cached_input_tokens: int) -> bool:
+    """Whether a cost priced cached tokens at the full input rate (the price lists no cached rate)."""
+    return price is not None and cached_input_tokens > 0 and "cached_input" not in price and price["input"] > 0
 
 
 def estimate_tokens(text: str) -> int:
@@ -117,29 +166,111 @@ def request_tokens(request: JudgeRequest) -> int:
     return estimate_request_tokens(request.messages) + request.n * request.max_tokens
 
 
+def cache_rule(settings: JudgeSettings) -> CacheRule | None:
+    """The documented prompt-cache rule of the judge's server, or None when there is none to predict by (another
+    server than the provider's own API, a model whose caching minimum is not documented)."""
+    from ..providers.registry import resolved_base_url
+
+    server = resolved_base_url(settings)
+    if settings.provider == "openai":
+        from ..providers.openai_judge import routes_by_cache_key
+
+        return OPENAI_CACHE if server is None or routes_by_cache_key(server) else None
+    if settings.provider == "gemini" and server is None:
+        family = settings.model.removeprefix("models/")
+        matches = [k for k in GEMINI_CACHE if family == k or (family.startswith(k + "-") and "lite" not in family)]
+        return GEMINI_CACHE[max(matches, key=len)] if matches else None
+    return None
+
+
+def shared_tokens(first: tuple[dict[str, str], ...], second: tuple[dict[str, str], ...]) -> int:
+    """Tokens of the prefix two requests share, counted as estimate_request_tokens counts them (whole messages,
+    then the shared characters of the first message that differs, 4 to a token, rounded down)."""
+    total = 0
+    for a, b in zip(first, second, strict=False):  # the shorter request ends the shared prefix
+        if a["role"] != b["role"]:
+            break
+        if a["content"] == b["content"]:
+            total += estimate_tokens(a["content"]) + TOKENS_PER_MESSAGE
+            continue
+        return total + TOKENS_PER_MESSAGE + common_chars(a["content"], b["content"]) // CHARS_PER_TOKEN
+    return total
+
+
+def common_chars(a: str, b: str) -> int:
+    """Length of the common prefix of two texts (bisection over slice comparisons, which run in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def predicted_cached(rule: CacheRule | None, sent: Iterable[tuple[tuple[dict[str, str], ...], int]]) -> int:
+    """Cached input tokens of requests (messages, tokens) in the order they are sent: each shares with the one
+    before it (its document's previous item) and with the first (the prompt's fixed text), the longest counting."""
+    if rule is None:
+        return 0
+    total = 0
+    first: tuple[dict[str, str], ...] | None = None
+    previous: tuple[dict[str, str], ...] | None = None
+    for messages, tokens in sent:
+        if first is not None and previous is not None and tokens >= rule.minimum:
+            shared = max(shared_tokens(previous, messages), shared_tokens(first, messages))
+            total += rule.cached(tokens, shared)
+        first = first or messages
+        previous = messages
+    return total
+
+
 def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings | None = None,
-                  prices: dict[str, dict[str, float]] | None = None, store: Store | None = None) -> dict[str, Any]:
-    """Estimated input/output tokens and USD of scoring items (usd None when the model is unpriced)."""
+                  prices: dict[str, dict[str, float]] | None = None, store: Store | None = None,
+                  prefix_order: bool = True) -> dict[str, Any]:
+    """Estimated input/output tokens, the cached part of the input, and USD of scoring items (usd None when the
+    model is unpriced). `prefix_order`: the run sends items sharing their source together (RunOptions)."""
+    from .feed import BATCH, shared_prefix_first
+
     settings = settings or prompt.dimension.judge
     prices = load_prices(store=store) if prices is None else prices
+    shared = tuple(prompt.dimension.inputs[:-1]) if prefix_order else ()
+    # The order the runner's feed sends them in: grouped within each batch it reads.
+    order = [item for start in range(0, len(items), BATCH) for item in shared_prefix_first(items[start:start + BATCH], shared)]
+    sent = [(m, estimate_request_tokens(m)) for m in (prompts.messages(prompt, item) for item in order)]
     # One request per item carries all n replies: the prompt is billed once, the output n times.
-    input_tokens = sum(estimate_request_tokens(prompts.messages(prompt, item)) for item in items)
+    input_tokens = sum(tokens for _, tokens in sent)
+    rule = cache_rule(settings)
+    cached = predicted_cached(rule, sent)
     output_tokens = len(items) * settings.n * settings.max_tokens
     price = price_for(settings, prices)
     return {
         "items": len(items),
         "requests": len(items),
         "input_tokens": input_tokens,
+        "cached_input_tokens": cached,
         "output_tokens": output_tokens,
-        "usd": usd_of(price, input_tokens, output_tokens),
+        "usd": usd_of(price, input_tokens, output_tokens, cached),
+        "usd_upper_bound": upper_bound(price, cached),
         "model": settings.judge_id,
         "price": price,
-        "note": _note(settings, price),
+        "note": _note(settings, price, rule, cached),
     }
 
 
-def _note(settings: JudgeSettings, price: dict[str, float] | None) -> str:
+def _note(settings: JudgeSettings, price: dict[str, float] | None, rule: CacheRule | None = None,
+          cached: int = 0) -> str:
     parts = ["tokens estimated at 4 characters each; output is an upper bound (max_tokens per reply)"]
+    if rule is not None:
+        parts.append(f"of which cached (est.) {cached:,} input tokens by the provider's rule ({rule.source}; "
+                     "best effort, with items that share their source sent together)")
+    elif settings.provider not in ("local",):
+        parts.append(f"cached input not predicted for {settings.judge_id} at this server (no documented rule): "
+                     "the run records what the judge reports")
+    if upper_bound(price, cached):
+        parts.append(f"no cached-input price listed for {settings.judge_id}: cached tokens priced at the full input "
+                     "rate, so the cost is an upper bound")
     if settings.mode == "auto":
         parts.append("auto mode: items that fall back to sampling cost a second request")
     if price is None:
@@ -151,7 +282,8 @@ def run_totals(judgments: list[dict[str, Any]], settings: JudgeSettings,
                prices: dict[str, dict[str, float]], discount: float = 1.0) -> dict[str, Any]:
     """A run's totals from its judgments: tokens and USD paid (cached answers cost nothing), versions, counts.
 
-    `discount` scales the price (0.5 for the Batch API). The fold a live run keeps (totals.RunTally) is
+    `discount` scales the whole price (0.5 for the Batch API), its cached-input rate included: OpenAI's batch
+    price list halves the cached rate as it halves the others. The fold a live run keeps (totals.RunTally) is
     the same definition, applied as judgments are written.
     """
     from .totals import RunTally

@@ -35,13 +35,19 @@ class Spent:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    cached_input_tokens: int = 0
 
     @classmethod
     def of(cls, reply: JudgeReply | None, seconds: float = 0.0) -> Spent:
         """What one reply cost (nothing when there was none)."""
         if reply is None:
             return cls(0, 0, seconds)
-        return cls(reply.usage.input_tokens, reply.usage.output_tokens, seconds)
+        return cls(reply.usage.input_tokens, reply.usage.output_tokens, seconds, reply.usage.cached_input_tokens)
+
+    def plus(self, other: Spent) -> Spent:
+        """What both cost."""
+        return Spent(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.seconds + other.seconds, self.cached_input_tokens + other.cached_input_tokens)
 
 
 def server_of(settings: JudgeSettings) -> str:
@@ -141,6 +147,7 @@ def judgment_of(item_id: str, reply: JudgeReply, scale: Scale, mode: str, reduce
         item_id, scored, fallback=fallback, model_version=reply.model_version,
         input_tokens=spent.input_tokens + reply.usage.input_tokens,
         output_tokens=spent.output_tokens + reply.usage.output_tokens,
+        cached_input_tokens=spent.cached_input_tokens + reply.usage.cached_input_tokens,
         latency_s=0.0 if cached else spent.seconds + seconds, cached=cached, note=note, server=server,
         source=source)
 
@@ -168,7 +175,8 @@ def error_judgment(item_id: str, exc: BaseException, mode: str, *, fallback: boo
     where = f" after {attempts} attempts" if attempts > 1 else ""
     return Judgment(item_id, replies=reply.texts if reply else [], mode=mode, fallback=fallback,
                     model_version=reply.model_version if reply else None, input_tokens=spent.input_tokens,
-                    output_tokens=spent.output_tokens, latency_s=spent.seconds,
+                    output_tokens=spent.output_tokens, cached_input_tokens=spent.cached_input_tokens,
+                    latency_s=spent.seconds,
                     error=f"{type(exc).__name__}{where}: {exc}", server=server)
 
 
@@ -224,9 +232,7 @@ def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings
         return judgment_of(item.id, reply, prompt.dimension.scale, mode, reducer, floor=settings.valid_mass_floor,
                            fallback=fallback, spent=spent, seconds=seconds, server=server_of(settings))
     except LogprobsUnavailableError as exc:
-        cost = Spent.of(reply, seconds)
-        raise _NoLogprobs(exc, Spent(spent.input_tokens + cost.input_tokens,
-                                     spent.output_tokens + cost.output_tokens, spent.seconds + seconds)) from exc
+        raise _NoLogprobs(exc, spent.plus(Spent.of(reply, seconds))) from exc
 
 
 def _failed(item_id: str, exc: JudgeError, mode: str, fallback: bool, spent: Spent, errors: str) -> Judgment:

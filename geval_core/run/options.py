@@ -61,6 +61,7 @@ class RunSummary:
     judge_calls: int = 0  # requests sent to the judge, retries included
     input_tokens: int = 0  # spent by this call; cached answers cost nothing
     output_tokens: int = 0
+    cached_input_tokens: int = 0  # of input_tokens, those the judge's server read from its prompt cache
     seconds: float = 0.0  # scoring, without setup_seconds
     setup_seconds: float = 0.0  # making the judge (an SDK import, a model load) before its first request
     model_version: str | None = None

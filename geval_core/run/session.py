@@ -137,6 +137,7 @@ class Session:
         self.summary.judge_calls += attempts
         self.summary.input_tokens += reply.usage.input_tokens
         self.summary.output_tokens += reply.usage.output_tokens
+        self.summary.cached_input_tokens += reply.usage.cached_input_tokens
         with self.batch():  # the judgment and its cache entry in one commit, not two
             self.score(job, reply, cached=False, seconds=seconds)
 

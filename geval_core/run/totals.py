@@ -20,7 +20,7 @@ from typing import Any
 
 from ..judgment import Judgment
 from ..types import JudgeSettings
-from .cost import price_for, usd_of
+from .cost import price_for, upper_bound, usd_of
 
 TALLY_KEY = "tally"  # the run field (in its extra JSON) a finished run keeps its tally under
 
@@ -33,6 +33,7 @@ class RunTally:
     judged: int = 0  # items with a judgment (their latest attempt)
     input_tokens: int = 0  # paid: not answered from the cache
     output_tokens: int = 0
+    cached_input_tokens: int = 0  # of input_tokens, those the judge's server read from its prompt cache
     versions: dict[str, int] = field(default_factory=dict)  # model version -> latest attempts reporting it
     fallbacks: int = 0
     errors: int = 0
@@ -47,6 +48,7 @@ class RunTally:
         if not get("cached"):
             self.input_tokens += sign * (get("input_tokens") or 0)
             self.output_tokens += sign * (get("output_tokens") or 0)
+            self.cached_input_tokens += sign * (get("cached_input_tokens") or 0)
         version = get("model_version")
         if version:
             self.versions[version] = self.versions.get(version, 0) + sign
@@ -68,9 +70,13 @@ class RunTally:
     def fields(self, settings: JudgeSettings, prices: dict[str, dict[str, float]],
                discount: float = 1.0) -> dict[str, Any]:
         """The run's totals as `run_totals` states them (the columns and fields `finish_run` stores)."""
-        usd = usd_of(price_for(settings, prices), self.input_tokens, self.output_tokens)
+        price = price_for(settings, prices)
+        usd = usd_of(price, self.input_tokens, self.output_tokens, self.cached_input_tokens)
         return {
             "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            # Cached tokens priced at the full input rate (no cached rate listed): the cost is at most this.
+            "cost_upper_bound": upper_bound(price, self.cached_input_tokens),
             "cost_usd": None if usd is None else usd * discount,
             "model_version": ", ".join(sorted(self.versions)) or None,
             "fallbacks": self.fallbacks, "errors": self.errors, "cached": self.cached,

@@ -17,6 +17,7 @@ from geval_core.cli import cli
 from geval_core.prompts import messages
 from geval_core.run import RunOptions, run_scoring
 from geval_core.run.batch import collect_batch, parse_custom_id, prepare_batch
+from geval_core.run.calls import prefix_key
 from geval_core.types import JudgeSettings
 
 GPT = JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18", top_logprobs=5, max_tokens=3)
@@ -45,7 +46,8 @@ def test_prepare_writes_one_documented_line_per_item(tmp_path):
         assert line["custom_id"] == f"{run_id}:{item.id}:0"
         assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
         assert line["body"] == {"model": "gpt-4o-mini-2024-07-18", "messages": list(messages(prompt, item)),
-                                "temperature": 0.0, "max_tokens": 3, "n": 1, "logprobs": True, "top_logprobs": 5}
+                                "temperature": 0.0, "max_tokens": 3, "n": 1, "logprobs": True, "top_logprobs": 5,
+                                "prompt_cache_key": prefix_key(prompt, item)}  # the Batch API routes by it too
     run = library.get_run(run_id)
     assert run["status"] == "running" and run["batch_requests"] == 3 and run["judge"]["model"] == GPT.model
 

@@ -109,7 +109,7 @@ def test_price_table_prefix_match_and_user_overrides(tmp_path, monkeypatch):
     monkeypatch.delenv("GEVAL_PRICES", raising=False)
     table = load_prices()
     dated = JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18")
-    assert price_for(dated, table) == {"input": 0.15, "output": 0.60}  # not gpt-4o's price
+    assert price_for(dated, table) == {"input": 0.15, "cached_input": 0.075, "output": 0.60}  # not gpt-4o's price
     assert price_for(JudgeSettings(provider="openai", model="gpt-4o-2024-08-06"), table)["input"] == 2.50
     file = tmp_path / "prices.json"
     file.write_text(json.dumps({"openai:gpt-4o-mini": {"input": 1, "output": 2},
