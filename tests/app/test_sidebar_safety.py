@@ -103,6 +103,7 @@ def test_the_library_page_shows_what_an_import_ignored(home):
 def test_the_app_binds_loopback_and_loads_nothing_from_outside():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["server"]["address"] == "127.0.0.1" and config["browser"]["gatherUsageStats"] is False
+    assert config["browser"]["serverAddress"] == "localhost"  # a stopped app asks "still running?", not "internet?"
     assert "--server.address 127.0.0.1" in (ROOT / "Makefile").read_text(encoding="utf-8")
     sources = [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "workbench_ui").glob("*.py")]
     for path in sources:
