@@ -60,6 +60,14 @@ def suggest_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel:
                         cancel)
 
 
+def rubric_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+    """A rubric-form probe of a stored run: one run per form, planned and scored with the run's own judge."""
+    from geval_core.diagnostics.rubric_probes import rubric_probe
+
+    return rubric_probe(lib, spec["run_id"], None, int(spec["sample"]), tuple(spec["variants"]),
+                        int(spec.get("seed") or 0), on_items=progress, cancel=cancel)
+
+
 def _judge(lib: Library, spec: dict[str, Any]) -> tuple[Any, Any]:
     """(settings, judge): the spec's judge planned as a run's is (its server kept, else the environment's)."""
     from geval_core.providers import get_judge
@@ -95,6 +103,7 @@ TASKS: dict[str, Callable[[Library, dict[str, Any], Progress, threading.Event], 
     "stability": stability_task,
     "steps": steps_task,
     "suggest": suggest_task,
+    "rubric": rubric_task,
 }
 
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from geval_core.errors import GEvalError
 from geval_core.run.plan import estimate_judges
-from workbench_ui import cached_reads, live, run_plans, safe_text, sealing, state
+from workbench_ui import cached_reads, live, rubric_view, run_plans, safe_text, sealing, state
 from workbench_ui.charts import _LAYOUT, _safe
 
 K = "dg_"
@@ -148,7 +148,7 @@ def versus_section(lib, run: dict[str, Any], field: str, method: str, rated: int
 
 
 def bias_panel(lib, run: dict[str, Any], field: str) -> None:
-    """Verbosity, per-system offsets, and a perturbation probe run on request."""
+    """Verbosity, per-system offsets, and the perturbation and rubric-form probes run on request."""
     fields = sorted({*lib.get_prompt(run["prompt_id"]).dimension.inputs, "group"})
     system = st.selectbox("System field (optional)", ["(none)", *fields], key=K + "sys")
     out = diagnostic("bias", run, field, None if system == "(none)" else system)
@@ -159,6 +159,7 @@ def bias_panel(lib, run: dict[str, Any], field: str) -> None:
         st.dataframe(pd.DataFrame(out["systems"]), hide_index=True)
     limit = int(st.number_input("Damaged copies to score", 1, 500, 20, key=K + "limit"))
     probe_section(lib, run, limit)
+    rubric_view.section(lib, run)
 
 
 def probe_section(lib, run: dict[str, Any], limit: int) -> None:
