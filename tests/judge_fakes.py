@@ -243,3 +243,56 @@ class FakeJudges:
                                   **({"response": answer} if status == 200 else {"error": answer["error"]})})
             meta.update(state="BATCH_STATE_SUCCEEDED", output={"inlinedResponses": {"inlinedResponses": responses}})
         return {"name": f"batches/{key}", "metadata": meta}
+
+
+class CachingJudges(FakeJudges):
+    """FakeJudges whose chat completions cache prompts by OpenAI's documented rule (issue 42): a prompt of 1,024
+    tokens or more reads from the cache the longest prefix it shares with any prompt answered before, in whole
+    steps of 128 tokens and at least 1,024, reported as usage.prompt_tokens_details.cached_tokens.
+
+    Tokens are counted as the workbench's estimate counts them (cost.estimate_tokens: 4 characters a token, plus
+    4 a message), so prompt_tokens is the estimate's own figure and any gap between the estimate's cached tokens
+    and these is the prediction's, not the tokenizer's. The prefix search is written apart from the estimate's:
+    every earlier prompt, character by character."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[dict]] = []  # every prompt answered, in the order they came
+        super().__init__()
+
+    def route(self, method: str, path: str, body: Any, data: bytes | None, headers: dict) -> tuple[int, Any]:
+        """Chat completions with the cache's usage; everything else as FakeJudges answers it."""
+        status, answer = super().route(method, path, body, data, headers)
+        if path == "/v1/chat/completions" and status == 200:  # under self.lock: one prompt at a time
+            messages = body["messages"]
+            tokens = sum(_tokens(m["content"]) for m in messages)
+            shared = max((_shared(earlier, messages) for earlier in self.seen), default=0)
+            cached = shared - shared % 128 if tokens >= 1024 and shared >= 1024 else 0
+            usage = answer["usage"]
+            usage.update(prompt_tokens=tokens, total_tokens=tokens + usage["completion_tokens"],
+                         prompt_tokens_details={"cached_tokens": cached, "audio_tokens": 0})
+            self.seen.append(messages)
+        return status, answer
+
+
+def _tokens(text: str, shared_chars: int | None = None) -> int:
+    """A message's tokens as the estimate counts them; with `shared_chars`, those of its first characters only."""
+    from geval_core.run.cost import TOKENS_PER_MESSAGE, estimate_tokens
+
+    if shared_chars is None:
+        return estimate_tokens(text) + TOKENS_PER_MESSAGE
+    return TOKENS_PER_MESSAGE + shared_chars // 4
+
+
+def _shared(earlier: list[dict], messages: list[dict]) -> int:
+    """Tokens of the prefix two prompts share: whole equal messages, then the equal start of the next."""
+    total = 0
+    for a, b in zip(earlier, messages, strict=False):
+        if a["role"] != b["role"]:
+            return total
+        if a["content"] != b["content"]:
+            same = 0
+            while same < min(len(a["content"]), len(b["content"])) and a["content"][same] == b["content"][same]:
+                same += 1
+            return total + _tokens(b["content"], same)
+        total += _tokens(b["content"])
+    return total

@@ -46,11 +46,15 @@ def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings, da
 
     table = load_prices(store=lib)  # read once: the estimate and the editor show the same table
     est = estimate(prompt, items, settings, table, dataset_id)
-    c = st.columns(4)
+    c = st.columns(5)
     c[0].metric("Items", est["items"])
     c[1].metric("Input tokens (est.)", f"{est['input_tokens']:,}")
-    c[2].metric("Output tokens (max)", f"{est['output_tokens']:,}")
-    c[3].metric("Cost (est.)", "unknown" if est["usd"] is None else f"${est['usd']:.4f}")
+    c[2].metric("of which cached (est.)", f"{est.get('cached_input_tokens', 0):,}",
+                help="input tokens the provider's prompt cache should serve at its cached rate, by its documented "
+                     "rule, with items that share their source document sent together")
+    c[3].metric("Output tokens (max)", f"{est['output_tokens']:,}")
+    c[4].metric("Cost (est.)", "unknown" if est["usd"] is None else
+                f"${est['usd']:.4f}" + (" at most" if est.get("usd_upper_bound") else ""))
     st.caption(safe_text.md_escape(est.get("note", "")))
     prices.price_editor(lib, settings, table)
 
@@ -72,11 +76,13 @@ def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str,
     c[3].metric("Unparsed replies", s["unparsed"])
     c[4].metric("Low valid mass", s["low_mass"], help=f"items with valid mass < {cached_reads.LOW_MASS}")
     c[5].metric("Errors", s["errors"])
-    c = st.columns(3)
+    c = st.columns(4)
     c[0].metric("Input tokens", f"{s['input_tokens']:,}")
-    c[1].metric("Output tokens", f"{s['output_tokens']:,}")
+    c[1].metric("of which cached", f"{run.get('cached_input_tokens') or 0:,}",
+                help="read from the judge's prompt cache, as its API reported them; priced at the cached rate")
+    c[2].metric("Output tokens", f"{s['output_tokens']:,}")
     cost = run.get("cost_usd")
-    c[2].metric("Cost", "—" if cost is None else f"${cost:.4f}")
+    c[3].metric("Cost", "—" if cost is None else f"${cost:.4f}" + (" at most" if run.get("cost_upper_bound") else ""))
     st.caption(f"Model version the judge reported: {safe_text.md_escape(run.get('model_version') or '—')}")
     if s["low_mass"] > MOSTLY_LOW * len(rows):
         st.warning(f"The judge put little probability on the scale for {s['low_mass']} of {len(rows)} items "

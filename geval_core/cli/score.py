@@ -61,12 +61,15 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
     """The one-paragraph account printed after a run."""
     rate = summary.judged / summary.seconds if summary.seconds else 0.0
     cost = "" if run.get("cost_usd") is None else f", ${run['cost_usd']:.4f}"
+    if cost and run.get("cost_upper_bound"):  # cached tokens priced at the full input rate: no cached rate listed
+        cost += " at most"
+    cached = f" (of which {run['cached_input_tokens']} cached)" if run.get("cached_input_tokens") else ""
     floor = f" ({summary.below_floor} below the valid-mass floor)" if summary.below_floor else ""
     return (f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.null_scores} without a "
             f"score{floor}, {summary.failed} errors, {summary.cached} from cache, {summary.fallbacks} fell back to "
             f"sampling, {summary.skipped} done before; {summary.judge_calls} judge calls in "
             f"{summary.seconds:.1f}s ({rate:.1f} items/s; {summary.setup_seconds:.1f}s more loading the judge); "
-            f"tokens {run.get('input_tokens')} in / "
+            f"tokens {run.get('input_tokens')} in{cached} / "
             f"{run.get('output_tokens')} out{cost}")
 
 

@@ -169,3 +169,21 @@ def test_gemini_contract_missing_key_names_both_variables(monkeypatch):
     monkeypatch.setenv("GOOGLE_API_KEY", KEY)
     judge = get_judge(settings)
     assert judge.provider == "gemini" and KEY not in repr(judge)
+
+
+def test_gemini_cached_content_tokens_map_to_usage(gemini):
+    """Implicit caching (Gemini 2.5): usageMetadata.cachedContentTokenCount is the part of promptTokenCount read
+    from the cache, live and in a batch result alike."""
+    from google.genai import types
+
+    from geval_core.providers.gemini_judge import gemini_reply
+
+    body = response_ten()
+    body["usageMetadata"] = {"promptTokenCount": 2300, "candidatesTokenCount": 2, "cachedContentTokenCount": 2048,
+                             "totalTokenCount": 2302}
+    judge, _ = gemini(default=(200, {}, body))
+    reply = judge.judge(ask())
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cached_input_tokens) == (2300, 2, 2048)
+    batch = gemini_reply(types.GenerateContentResponse.model_validate(body))
+    assert batch.usage == reply.usage
+    assert judge.judge(ask(n=2)).usage.cached_input_tokens == 2 * 2048  # a server ignoring n is asked twice

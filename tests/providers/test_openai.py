@@ -70,6 +70,21 @@ def test_openai_server_logprobs_equal_the_local_judge(llama_server, local_judge)
     assert served_top == pytest.approx(local_top, abs=0.1)
 
 
+@pytest.mark.slow
+def test_llama_server_ignores_prompt_cache_key(llama_server):
+    """The real llama.cpp server drops a field it does not know (its request models keep pydantic's default,
+    extra fields ignored), so the same request with prompt_cache_key answers alike; the judge still sends it only
+    to OpenAI's own API (routes_by_cache_key), since a strictly validating server would refuse the request."""
+    from geval_core.providers.openai_judge import chat_body
+    from geval_core.providers.plain_http import PlainHttpPost
+
+    post = PlainHttpPost(llama_server, "/chat/completions", "not-needed", 60.0)
+    body = chat_body(ask(max_tokens=1), 1, False, None)
+    plain, keyed = (json.loads(post(b)) for b in (body, {**body, "prompt_cache_key": "geval-0123456789abcdef"}))
+    post.close()
+    assert keyed["choices"][0]["logprobs"] == plain["choices"][0]["logprobs"]
+
+
 # ---- a scripted stub for the failure mapping ------------------------------------------------------
 
 def completion(logprobs: bool = True, text: str = "4") -> dict:
@@ -180,3 +195,27 @@ def test_openai_key_comes_from_the_environment(monkeypatch):
     judge = get_judge(JudgeSettings(provider="openai", model="gpt-4o-mini"))
     assert judge.provider == "openai" and KEY not in repr(judge)
     assert math.isclose(judge._client.timeout, 60.0) and judge._client.max_retries == 0
+
+
+def test_openai_reads_cached_tokens_and_sends_prompt_cache_key_only_to_openai(stub, monkeypatch):
+    """usage.prompt_tokens_details.cached_tokens is the cached part of prompt_tokens; prompt_cache_key goes to
+    OpenAI's own API (the SDK client's resolved address, OPENAI_BASE_URL included), never to a server of the user's."""
+    from geval_core.providers.openai_judge import completion_from_body, routes_by_cache_key
+
+    cached = {**completion(), "usage": {"prompt_tokens": 2000, "completion_tokens": 1, "total_tokens": 2001,
+                                        "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0}}}
+    judge, server = stub((200, {}, cached), (200, {}, cached))
+    reply = judge.judge(ask(prefix_key="geval-0123456789abcdef"))
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cached_input_tokens) == (2000, 1, 1920)
+    assert not judge.sends_cache_key and "prompt_cache_key" not in server.requests[0]["body"]
+    judge.sends_cache_key = True  # what a judge whose client talks to api.openai.com has (checked below)
+    judge.judge(ask(prefix_key="geval-0123456789abcdef"))
+    assert server.requests[1]["body"]["prompt_cache_key"] == "geval-0123456789abcdef"
+    # Servers other than OpenAI's leave the details out or send null: nothing cached.
+    assert completion_from_body({**completion(), "usage": {"prompt_tokens": 9, "completion_tokens": 1,
+                                                           "prompt_tokens_details": None}}).usage == (9, 1, 0)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert OpenAIJudge("gpt-4o-mini", KEY).sends_cache_key  # the SDK's default address
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://llm.example.com/v1")
+    assert not OpenAIJudge("gpt-4o-mini", KEY).sends_cache_key
+    assert routes_by_cache_key("https://api.openai.com/v1") and not routes_by_cache_key("http://127.0.0.1:8080/v1")
