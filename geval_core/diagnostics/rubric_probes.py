@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import GEvalError, InputError
+from ..judgment import Judgment
 from ..prompts.rubric_forms import VARIANTS, RubricForm, derive
 from ..stats.rubric_moves import score_moves, top_changes, top_rating
 from ..store import Store
@@ -25,6 +26,7 @@ from .bias_probes import default_human
 
 if TYPE_CHECKING:
     from ..run.plan import RunPlan
+    from ..run.session import Progress
 
 __all__ = ["MARK", "VARIANTS", "plan_rubric_probe", "probe_name", "rubric_probe", "rubric_probe_runs",
            "rubric_result"]
@@ -161,12 +163,21 @@ def rubric_probe(library: FreezingStore, run_id: str, judge: Judge | None = None
         if on_plan is not None:
             on_plan(plan)
     total = sum(plan.total for plan in plans)
-    done = 0
-    for plan in plans:
-        before = done
-        start_run(library, plan, judge, cancel=cancel,
-                  on_progress=None if on_items is None else lambda d, t, _j, b=before: on_items(b + d, total))
-        done += plan.total
+    for k, plan in enumerate(plans):
+        start_run(library, plan, judge, cancel=cancel, on_progress=_progress(on_items, sum(p.total for p in plans[:k]),
+                                                                             total))
         if cancel is not None and cancel.is_set():
             raise GEvalError("stopped before every variant was scored")
     return rubric_result(library, run_id, [plan.recorded_id for plan in plans])
+
+
+def _progress(on_items: ItemsDone | None, before: int, total: int) -> Progress | None:
+    """A run's progress callback reporting the items done over all the probe's runs."""
+    if on_items is None:
+        return None
+    report = on_items
+
+    def progress(done: int, _total: int, _judgment: Judgment) -> None:
+        report(before + done, total)
+
+    return progress
