@@ -6,19 +6,20 @@ import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from geval_core.errors import InputError, IntegrityError, NotFoundError
-from geval_core.files.datafiles import field_paths, lookup, read_rows
+from geval_core.files.datafiles import field_paths, lookup
 from geval_core.prompts import canonical_hash, canonical_json
 from geval_core.types import Item
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now
+from .dataset_import import VersionScan, file_items, rehashed, scan_items
 from .prompts import split_label
-from .sealed_import import check_import
+from .sealed_import import SealedCheck, enforce_seal
 
 
 @dataclass(frozen=True)
@@ -107,33 +108,13 @@ def read_items(path: str | Path, mapping: DatasetMapping) -> list[Item]:
     if not mapping.inputs:
         raise InputError("map at least one input field (e.g. document=source)", file=str(path))
     try:
-        items = _items_of(path, mapping)
+        items = list(file_items(path, mapping, VersionScan("")))
     except RecursionError:  # JSON nested thousands deep: Python's parser gives up before reading it
         raise InputError("a row is nested too deeply to read (JSON nested thousands of levels); nothing "
                          "was imported", file=str(path)) from None
     if not items:
         raise InputError("the file has no rows", file=str(path))
     return items
-
-
-def _items_of(path: str | Path, mapping: DatasetMapping) -> list[Item]:
-    """read_items' rows as items, a duplicate id refused with both lines."""
-    items: list[Item] = []
-    seen: dict[str, int] = {}
-    for line, row in read_rows(path):
-        item = item_from_row(row, mapping, {"file": str(path), "line": line})
-        if item.id in seen:
-            raise InputError(f"duplicate id {item.id!r} (first on line {seen[item.id]})", field=mapping.id,
-                             file=str(path), line=line)
-        seen[item.id] = line
-        items.append(item)
-    return items
-
-
-def missing_ratings(items: list[Item]) -> dict[str, int]:
-    """Per human rating name (not the per-rater NAME.k), how many items carry none (null on import)."""
-    names = {k for i in items for k in i.human if not k.rpartition(".")[2].isdigit()}
-    return {name: sum(name not in i.human for i in items) for name in sorted(names)}
 
 
 def dataset_hash(name: str, items: list[Item]) -> str:
@@ -165,10 +146,21 @@ class DatasetsMixin(LibraryBase):
 
     def import_dataset(self, path: str | Path, name: str, mapping: DatasetMapping | None = None,
                        test_use: str | None = None) -> dict[str, Any]:
-        """Import a CSV/JSONL file as dataset `name`; returns the dataset row plus `created`."""
+        """Import a CSV/JSONL file as dataset `name`, read row by row (never held whole); returns the dataset row
+        plus `created`."""
         mapping = mapping or DatasetMapping()
-        return self.import_items(name, read_items(path, mapping), source=str(path), mapping=mapping,
-                                 test_use=test_use)
+        if not mapping.inputs:
+            raise InputError("map at least one input field (e.g. document=source)", file=str(path))
+        scan = VersionScan(name)
+        try:
+            for _ in file_items(path, mapping, scan):
+                pass
+        except RecursionError:  # JSON nested thousands deep: Python's parser gives up before reading it
+            raise InputError("a row is nested too deeply to read (JSON nested thousands of levels); nothing "
+                             "was imported", file=str(path)) from None
+        if not scan.count:
+            raise InputError("the file has no rows", file=str(path))
+        return self._store_version(name, scan, lambda: file_items(path, mapping), str(path), mapping, test_use)
 
     def import_items(self, name: str, items: list[Item], source: str = "memory",
                      mapping: DatasetMapping | None = None, test_use: str | None = None,
@@ -179,31 +171,38 @@ class DatasetsMixin(LibraryBase):
         `test_use` names the prompt for which the import is recorded as a use of that test side, or the new version
         is a snapshot of that split version (`carry_split_from`: its split is carried over, sides and uses kept).
         """
+        return self._store_version(name, scan_items(name, items), lambda: items, source, mapping, test_use,
+                                   carry_split_from)
+
+    def _store_version(self, name: str, scan: VersionScan, items: Callable[[], Iterable[Item]], source: str,
+                       mapping: DatasetMapping | None, test_use: str | None,
+                       carry_split_from: str | None = None) -> dict[str, Any]:
+        """The scanned items stored as a new version (read again inside the write, sealed-checked and re-hashed),
+        or the identical version already stored."""
         if not name.strip() or "@" in name:
             raise InputError(f"dataset name {name!r} must be non-empty and without '@'")
-        _validate(items)
-        dataset_id = dataset_hash(name, items)
+        dataset_id = scan.version_id()
         with self._write() as db:
             if db.execute("SELECT 1 FROM datasets WHERE id = ?", [dataset_id]).fetchone():
-                return {**self.get_dataset(dataset_id), "created": False, "human_missing": missing_ratings(items)}
-            check_import(self, name, items, test_use, carry_split_from)  # type: ignore[arg-type]  # a Library
+                return {**self.get_dataset(dataset_id), "created": False, "human_missing": scan.missing()}
             version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?",
                                  [name]).fetchone()[0]
-            human = sorted({h for i in items for h in i.human})
             insert_row(db, "datasets", {
                 "id": dataset_id, "name": name, "version": version, "source": source,
-                "mapping": dumps(mapping.to_dict()) if mapping else None, "item_count": len(items),
-                "fields": dumps(list(dict.fromkeys(f for i in items for f in i.fields))),
-                "human": dumps(human), "created_at": now(),
+                "mapping": dumps(mapping.to_dict()) if mapping else None, "item_count": scan.count,
+                "fields": dumps(list(scan.fields)), "human": dumps(sorted(scan.human)), "created_at": now(),
             })
+            seal = SealedCheck(self)  # type: ignore[arg-type]  # a Library
             db.executemany(
                 "INSERT INTO items (dataset_id, item_id, position, fields, human, group_id) VALUES (?, ?, ?, ?, ?, ?)",
-                ((dataset_id, i.id, n, dumps(i.fields), dumps(i.human), i.group) for n, i in enumerate(items)))
+                ((dataset_id, i.id, n, dumps(i.fields), dumps(i.human), i.group)
+                 for n, i in enumerate(_seen(rehashed(name, items, dataset_id, source), seal))))
+            enforce_seal(self, name, seal.matches(), test_use, carry_split_from)  # type: ignore[arg-type]
             if carry_split_from is not None:
                 from geval_core.run.splits import carry_split
 
-                carry_split(self, carry_split_from, dataset_id, [i.id for i in items])  # type: ignore[arg-type]
-        return {**self.get_dataset(dataset_id), "created": True, "human_missing": missing_ratings(items)}
+                carry_split(self, carry_split_from, dataset_id, list(scan.ids))  # type: ignore[arg-type]
+        return {**self.get_dataset(dataset_id), "created": True, "human_missing": scan.missing()}
 
     def _dataset_row(self, name_or_id: str, version: int | None) -> dict[str, Any] | None:
         name, version = split_label(name_or_id, version)
@@ -298,16 +297,11 @@ def version_problem(dataset: dict[str, Any], items: list[Item]) -> str | None:
     return None
 
 
-def _validate(items: list[Item]) -> None:
-    seen: set[str] = set()
-    for n, item in enumerate(items, 1):
-        if not str(item.id).strip():
-            raise InputError(f"item {n} has an empty id", field="id")
-        if item.id in seen:
-            raise InputError(f"duplicate item id {item.id!r}", field="id")
-        seen.add(item.id)
-    if not items:
-        raise InputError("a dataset needs at least one item")
+def _seen(items: Iterable[Item], seal: SealedCheck) -> Iterator[Item]:
+    """The items, each shown to the seal's check on its way to the table."""
+    for item in items:
+        seal.see(item)
+        yield item
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:

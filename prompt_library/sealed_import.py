@@ -9,6 +9,7 @@ field every item repeats, seals nothing).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,27 +46,54 @@ def _sealed_texts(library: Library, dataset_id: str, split: dict[str, Any]) -> d
     return {t: i for t, i in sealed.items() if t not in dev_texts}
 
 
-def sealed_matches(library: Library, items: list[Item]) -> list[SealedMatch]:
+class SealedCheck:
+    """The seal's check fed one item at a time (an import read from its file): every split version's sealed texts
+    read once, the items that match them kept."""
+
+    def __init__(self, library: Library) -> None:
+        from geval_core.run.splits import get_split
+
+        self.library = library
+        self.splits = []
+        for dataset_id in library.record_keys("split"):
+            split = get_split(library, dataset_id)
+            self.splits.append((dataset_id, split, _sealed_texts(library, dataset_id, split)))
+        self.pairs: dict[str, list[tuple[str, str]]] = {dataset_id: [] for dataset_id, _, _ in self.splits}
+
+    def see(self, item: Item) -> None:
+        """Check one imported item against every sealed test side."""
+        if not self.splits:
+            return
+        texts = dict.fromkeys(normal_text(v) for v in item.fields.values())
+        for dataset_id, _, sealed in self.splits:
+            self.pairs[dataset_id].extend((item.id, sealed[t]) for t in texts if t in sealed)
+
+    def matches(self) -> list[SealedMatch]:
+        """Every split version whose sealed test side holds the text of an item seen, with the pairs that match."""
+        return [SealedMatch(self.library.get_dataset(dataset_id), split, self.pairs[dataset_id])
+                for dataset_id, split, _ in self.splits if self.pairs[dataset_id]]
+
+
+def sealed_matches(library: Library, items: Iterable[Item]) -> list[SealedMatch]:
     """Every split version whose sealed test side holds the text of one of `items`, with the pairs that match."""
-    from geval_core.run.splits import get_split
-
-    found = []
-    for dataset_id in library.record_keys("split"):
-        split = get_split(library, dataset_id)
-        sealed = _sealed_texts(library, dataset_id, split)
-        pairs = [(item.id, sealed[t]) for item in items
-                 for t in dict.fromkeys(normal_text(v) for v in item.fields.values()) if t in sealed]
-        if pairs:
-            found.append(SealedMatch(library.get_dataset(dataset_id), split, pairs))
-    return found
+    check = SealedCheck(library)
+    for item in items:
+        check.see(item)
+    return check.matches()
 
 
-def check_import(library: Library, name: str, items: list[Item], test_use: str | None,
+def check_import(library: Library, name: str, items: Iterable[Item], test_use: str | None,
                  carried_from: str | None = None) -> None:
     """Refuse items of a sealed test side in a new version of `name`, or, with `test_use` (a prompt), record the
-    import as a use of each test side they come from, for that prompt. A snapshot of a split version that carries
-    its split (`carried_from`) keeps that version's items sealed where they are: they are not a new way in."""
-    matches = [m for m in sealed_matches(library, items) if m.dataset["id"] != carried_from]
+    import as a use of each test side they come from, for that prompt (`enforce_seal` on `items`)."""
+    enforce_seal(library, name, sealed_matches(library, items), test_use, carried_from)
+
+
+def enforce_seal(library: Library, name: str, found: list[SealedMatch], test_use: str | None,
+                 carried_from: str | None = None) -> None:
+    """Refuse the matches, or record each as a use of its test side for `test_use`. A snapshot of a split version
+    that carries its split (`carried_from`) keeps that version's items sealed where they are: not a new way in."""
+    matches = [m for m in found if m.dataset["id"] != carried_from]
     if not matches:
         return
     if test_use is None:

@@ -74,6 +74,7 @@ def datasets_import(library: Library, path: str, name: str, id_field: str, input
     """
     mapping = DatasetMapping(id=id_field, inputs=pairs(inputs, "--input"), human=pairs(human, "--human"),
                              group=group)
+    library.bound_page_cache()  # the rows are written once and not read back: memory stays flat in the file's size
     with input_path(path, "stdin.jsonl") as readable:
         row = library.import_dataset(readable, name, mapping, test_use=test_use)
     if as_json:

@@ -146,3 +146,31 @@ def test_empty_rating_cell_is_missing_and_counted_not_read_as_zero(lib, tmp_path
     result = lib.import_dataset(path, "blank", MAPPING)  # issue 12: a null rating imports as missing
     assert result["human_missing"] == {"coherence": 1}
     assert [i.human for i in lib.dataset_items("blank")] == [{"coherence": 3.0}, {}]
+
+
+def test_a_file_is_read_twice_row_by_row_and_a_change_between_the_reads_stores_nothing(lib, tmp_path, monkeypatch):
+    """The import never holds the file whole: a first read checks and hashes it, a second one stores it. A file
+    written to between the two reads is refused; the version and its items are not half-stored."""
+    import prompt_library.dataset_import as streamed
+
+    path = jsonl(tmp_path, [row(i) for i in range(6)])
+    reads = []
+    real_read_rows = streamed.read_rows
+
+    def read_rows_then_change(p):
+        reads.append(p)
+        yield from real_read_rows(p)
+        if len(reads) == 1:  # after the checking read, before the storing one
+            jsonl(tmp_path, [row(i) for i in range(5)] + [row(5, output="Changed.")])
+
+    monkeypatch.setattr(streamed, "read_rows", read_rows_then_change)
+    with pytest.raises(InputError, match="changed while they were imported") as refused:
+        lib.import_dataset(path, "golden", MAPPING)
+    assert str(path) in str(refused.value) and len(reads) == 2
+    assert lib.list_datasets() == [] and lib._one("SELECT COUNT(*) AS n FROM items", [])["n"] == 0
+    monkeypatch.setattr(streamed, "read_rows", real_read_rows)
+    stored = lib.import_dataset(path, "golden", MAPPING)  # the file as it is now, read twice alike
+    assert stored["created"] and stored["item_count"] == 6
+    assert [i.fields["summary"] for i in lib.dataset_items(stored["id"])][-1] == "Changed."
+    again = lib.import_items("golden", lib.dataset_items(stored["id"]))
+    assert again["id"] == stored["id"] and not again["created"]  # a list and a file of one content: one version
