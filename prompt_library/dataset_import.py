@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from geval_core.errors import InputError
 from geval_core.files.datafiles import read_rows
@@ -41,7 +42,7 @@ class VersionScan:
 
         self.hash = VersionHash(self.name)
 
-    def add(self, item: Item, where: dict | None = None) -> None:
+    def add(self, item: Item, where: dict[str, Any] | None = None) -> None:
         """Check and count the next item (an empty or repeated id is refused, with its place when known)."""
         if not str(item.id).strip():
             raise InputError(f"item {len(self.ids) + 1} has an empty id", field="id", **(where or {}))
@@ -83,13 +84,13 @@ def file_items(path: str | Path, mapping: object, scan: VersionScan | None = Non
     from .datasets import item_from_row
 
     for line, row in read_rows(path):
-        where = {"file": str(path), "line": line}
+        where: dict[str, Any] = {"file": str(path), "line": line}
         item = item_from_row(row, mapping, where)  # type: ignore[arg-type]  # a DatasetMapping
         if scan is not None:
             if item.id in scan.ids:
                 first = _first_line(path, mapping, item.id)
                 raise InputError(f"duplicate id {item.id!r} (first on line {first})",
-                                 field=getattr(mapping, "id", "id"), **where)
+                                 field=getattr(mapping, "id", "id"), file=str(path), line=line)
             scan.add(item, where)
         yield item
 
