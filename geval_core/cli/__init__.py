@@ -40,6 +40,7 @@ COMMANDS = {
     "compare": (".compare", "compare_command"),
     "align": (".align", "align_group"),
     "cascade": (".cascade", "cascade_group"),
+    "drift": (".drift", "drift_group"),
     # Raters and the human ceiling.
     "raters": (".raters", "raters_command"),
     "review": (".review", "review_command"),

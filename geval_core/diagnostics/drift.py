@@ -1,0 +1,245 @@
+"""Drift watch: has the judge changed under the same name since a reference run of a prompt on human-rated items?
+
+`freeze_watch` freezes an anchor set: the items of a finished reference run that people rated (the dev side of a
+split dataset; never an example item of the prompt), their reference scores, the judge that gave them and the model
+version it reported. `drift_check` re-scores the anchors (or a seeded sample of them) through the one plan, with the
+reference run's judge and server unless told otherwise and never from the judge cache, and appends an unalterable
+check to the watch: per-item moves, agreement with people then and now, model versions, and the anytime-valid test
+(stats.eprocess), whose e-value carries over from check to check. The verdict: drift once the e-value has reached
+1/alpha, at any check.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, JudgeError, NotFoundError
+from ..prompts import canonical_hash
+from ..prompts.names import check_new_name
+from ..run.options import RunOptions
+from ..run.plan import (
+    JudgeChoice,
+    RunPlan,
+    RunScope,
+    judge_difference,
+    plan_run,
+    plan_settings,
+    record_run,
+    start_run,
+)
+from ..run.splits import sealed_run
+from ..stats.eprocess import ALPHA, Wealth, step
+from ..store import Store
+from ..types import Judge, JudgeSettings
+from .drift_figures import check_figures
+
+__all__ = ["KIND", "CHECK_KIND", "drift_check", "freeze_watch", "get_watch", "pending_runs", "plan_check",
+           "record_check", "run_check", "watch_checks", "watch_report"]
+
+KIND, CHECK_KIND = "drift", "drift-check"
+MIN_ANCHORS = 5
+WATCH_FIELDS = ("prompt", "dataset", "human", "runs", "items", "reference", "judge", "model_versions", "alpha",
+                "side", "split")
+
+
+def _human_field(dataset: dict[str, Any], wanted: str | None, dimension: str) -> str:
+    """The human rating the anchors are read against: the one named, else the prompt's dimension, else the only one."""
+    names = list(dataset["human"])
+    if wanted is not None:
+        if wanted not in names:
+            raise InputError(f"dataset {dataset['label']} has no human rating {wanted!r} (has: "
+                             f"{', '.join(names) or 'none'})", field="human")
+        return wanted
+    if dimension in names:
+        return dimension
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise InputError(f"dataset {dataset['label']} has no human ratings: an anchor set needs people's ratings "
+                         "(import a version of it with them)", field="human")
+    raise InputError(f"dataset {dataset['label']} has several human ratings ({', '.join(names)}): name one with "
+                     "--human", field="human")
+
+
+def _reference_runs(store: Store, prompt_id: str, dataset_id: str, run_ids: list[str]) -> list[dict[str, Any]]:
+    """The reference runs, each finished, of this prompt on this dataset version, all by one judge."""
+    if not run_ids:
+        raise InputError("an anchor set needs a reference run: name a finished run with --run", field="run")
+    runs = [store.get_run(r) for r in run_ids]
+    for run in runs:
+        if run["prompt_id"] != prompt_id or run["dataset_id"] != dataset_id:
+            raise InputError(f"run {run['id']} is not a run of this prompt on this dataset version", field="run")
+        if run["status"] != "done":
+            raise InputError(f"run {run['id']} is {run['status']}, not finished: finish it (`geval score --run "
+                             f"{run['id']}`) before it can be a reference", field="run")
+        differ = judge_difference(runs[0].get("judge") or {}, run.get("judge") or {})
+        if differ:
+            raise InputError(f"runs {runs[0]['id']} and {run['id']} were scored by different judges "
+                             f"({', '.join(differ)}): a reference is one judge", field="run")
+    return runs
+
+
+def freeze_watch(store: Store, name: str, prompt_ref: str, dataset_ref: str, run_ids: list[str],
+                 human: str | None = None, alpha: float = ALPHA) -> tuple[dict[str, Any], bool]:
+    """(the watch, created): the anchor set of `prompt_ref` on `dataset_ref` from its finished reference run(s),
+    frozen and hashed under `name` (a new version when the body differs)."""
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha is the false-alarm rate, between 0 and 1, got {alpha}", field="alpha")
+    prompt, dataset = store.get_prompt(prompt_ref), store.get_dataset(dataset_ref)
+    runs = _reference_runs(store, prompt.id, dataset["id"], run_ids)
+    field = _human_field(dataset, human, prompt.dimension.name)
+    view, scope = sealed_run(store, runs[0])  # the dev side of a split dataset: the seal decides
+    people = view.human_means(dataset["id"], field)
+    examples = set(prompt.dimension.example_ids)
+    scores = [{r["item_id"]: r for r in view.judgments(run["id"])} for run in runs]
+    items = [i.id for i in view.dataset_items(dataset["id"]) if i.id in people and i.id not in examples
+             and (scores[0].get(i.id) or {}).get("score") is not None]
+    if len(items) < MIN_ANCHORS:
+        raise InputError(f"only {len(items)} items of run {runs[0]['id']} have a score and a human rating {field!r}"
+                         f"{' on the dev side' if scope['side'] else ''}: an anchor set needs at least "
+                         f"{MIN_ANCHORS}", field="run")
+    reference = {i: [float(s[i]["score"]) for s in scores if (s.get(i) or {}).get("score") is not None]
+                 for i in items}
+    versions = sorted({str(r["model_version"]) for s in scores for r in s.values() if r.get("model_version")})
+    body = {"prompt": prompt.id, "dataset": dataset["id"], "human": field, "runs": [r["id"] for r in runs],
+            "items": items, "reference": reference, "judge": dict(runs[0].get("judge") or {}),
+            "model_versions": versions, "alpha": float(alpha), "side": scope["side"], "split": scope["split"]}
+    name = check_new_name(name, store.record_keys(KIND), "drift watch")
+    record, created = store.freeze_record(KIND, name, {**body, "id": canonical_hash(body)})
+    return _watch(name, record), created
+
+
+def _watch(name: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A stored version as callers read it (name, version, created_at added), checked against its hash."""
+    stored = {**record["body"], "name": name, "version": record["seq"], "created_at": record["created_at"]}
+    if canonical_hash({k: stored[k] for k in WATCH_FIELDS}) != stored["id"]:
+        raise InputError(f"drift watch {name}@{record['seq']} does not match its hash: it was edited", field="watch")
+    return stored
+
+
+def get_watch(store: Store, ref: str) -> dict[str, Any]:
+    """A frozen drift watch by name (latest version) or name@version, checked against its hash."""
+    name, _, version = ref.partition("@")
+    found = [r for r in store.records(KIND, name) if not version or str(r["seq"]) == version]
+    if not found:
+        known = ", ".join(store.record_keys(KIND)) or "none"
+        raise NotFoundError(f"no drift watch {ref!r} (watches: {known}); `geval drift freeze` makes one")
+    return _watch(name, found[-1])
+
+
+def watch_checks(store: Store, watch: dict[str, Any]) -> list[dict[str, Any]]:
+    """The watch's checks, oldest first, each with its number (`seq`), time and row hash."""
+    return [{**r["body"], "seq": r["seq"], "at": r["created_at"], "row_hash": r["row_hash"]}
+            for r in store.records(CHECK_KIND, watch["id"])]
+
+
+def sample_ids(watch: dict[str, Any], check: int, sample: int | None, seed: int | None = None) -> list[str]:
+    """The anchors a check re-scores, in anchor order: all, or `sample` of them drawn by a seed fixed by the watch
+    and the check's number (never by what was scored)."""
+    items = list(watch["items"])
+    if sample is None or sample >= len(items):
+        return items
+    if sample < 1:
+        raise InputError(f"--sample is how many anchors to re-score, 1 or more, got {sample}", field="sample")
+    rng = np.random.default_rng([int(watch["id"][:12], 16), check, seed or 0])
+    chosen = set(rng.choice(len(items), size=sample, replace=False).tolist())
+    return [item for k, item in enumerate(items) if k in chosen]
+
+
+def plan_check(store: Store, watch: dict[str, Any], sample: int | None = None, choice: JudgeChoice | None = None,
+               seed: int | None = None, concurrency: int | None = None) -> RunPlan:
+    """The plan of the next check's run: the anchors (or a sample), a new run never answered from the cache, with
+    the reference's judge and server unless `choice` names another."""
+    check = len(watch_checks(store, watch)) + 1
+    ids = sample_ids(watch, check, sample, seed)
+    prompt = store.get_prompt(watch["prompt"])
+    planned = None if choice is not None and choice.names_anything else plan_settings(JudgeSettings(**watch["judge"]),
+                                                                                      store)
+    marks = {"drift": {"watch": watch["id"], "name": watch["name"], "version": watch["version"], "check": check}}
+    return plan_run(store, prompt, watch["dataset"], choice, RunScope(item_ids=tuple(ids), new_run=True, marks=marks),
+                    concurrency=concurrency, options=RunOptions(use_cache=False), judge=planned)
+
+
+def _history(watch: dict[str, Any], checks: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Every anchor's scores so far: its reference scores, then each recorded check's."""
+    history = {i: list(v) for i, v in watch["reference"].items()}
+    for check in checks:
+        for item, score in check["scores"].items():
+            history[item].append(float(score))
+    return history
+
+
+def record_check(store: Store, watch: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """Append the check of a finished run of the watch's anchors: the test's step and the figures; the record."""
+    run = store.get_run(run_id)
+    if run["prompt_id"] != watch["prompt"] or run["dataset_id"] != watch["dataset"]:
+        raise InputError(f"run {run['id']} is not a run of the watch's prompt on its anchor set", field="run")
+    if run["status"] != "done":
+        raise JudgeError(f"the check's run {run['id']} ended {run['status']}: nothing was recorded; resume it with "
+                         f"`geval score --run {run['id']}` or check again")
+    checks = watch_checks(store, watch)
+    if any(c["run"] == run["id"] for c in checks):
+        raise InputError(f"run {run['id']} is recorded as a check of this watch already", field="run")
+    rows = {r["item_id"]: r for r in store.judgments(run["id"]) if r["item_id"] in watch["reference"]}
+    scored = [i for i in watch["items"] if (rows.get(i) or {}).get("score") is not None]
+    history = _history(watch, checks)
+    wealth = Wealth.from_dict(checks[-1]["wealth"]) if checks else Wealth()
+    seq = len(checks) + 1
+    rng = np.random.default_rng([int(watch["id"][:12], 16), seq, 1])  # the ties' draws: fixed before any score
+    after, test = step(wealth, [(history[i], float(rows[i]["score"])) for i in scored], rng)
+    alpha = float(watch["alpha"])
+    e_max = max([after.e_value, *(c["e_max"] for c in checks)])
+    first = next((c["alarm_at"] for c in checks if c.get("alarm_at")), None)
+    body = {"watch": watch["id"], "check": seq, "run": run["id"], "judge": (run.get("plan") or {}).get("judge"),
+            "items": [i for i in watch["items"] if i in rows], "scores": {i: float(rows[i]["score"]) for i in scored},
+            "wealth": after.to_dict(), "e_value": after.e_value, "e_max": e_max, "threshold": 1 / alpha,
+            "alarm_at": first or (seq if e_max >= 1 / alpha else None), "test": test,
+            **check_figures(store, watch, rows)}
+    record, _ = store.freeze_record(CHECK_KIND, watch["id"], body, once=False)
+    return {**record["body"], "seq": record["seq"], "at": record["created_at"], "row_hash": record["row_hash"]}
+
+
+def pending_runs(store: Store, watch: dict[str, Any]) -> list[dict[str, Any]]:
+    """Runs planned for this watch's checks that are not recorded as checks yet, oldest first (a page's check
+    whose worker finished while no page was open)."""
+    recorded = {c["run"] for c in watch_checks(store, watch)}
+    runs = [r for r in store.list_runs(dataset=watch["dataset"])
+            if (r.get("drift") or {}).get("watch") == watch["id"] and r["id"] not in recorded]
+    return sorted(runs, key=lambda r: r["created_at"])
+
+
+def run_check(store: Store, watch: dict[str, Any], plan: RunPlan, judge: Judge | None = None,
+              cancel: threading.Event | None = None, on_progress: Callable[..., None] | None = None) -> dict[str, Any]:
+    """Record and score the planned check's run (the one way into the runner), then append the check."""
+    plan = record_run(store, plan)
+    summary = start_run(store, plan, judge, cancel=cancel, on_progress=on_progress)
+    if summary.status != "done":
+        raise JudgeError(f"the check's run {plan.recorded_id} {summary.status}" + (
+            f" ({summary.error})" if summary.error else "") + ": nothing was recorded; check again")
+    return record_check(store, watch, plan.recorded_id)
+
+
+def drift_check(store: Store, ref: str, sample: int | None = None, judge: str | None = None,
+                base_url: str | None = None, seed: int | None = None, judge_for: Judge | None = None
+                ) -> dict[str, Any]:
+    """Python API: re-score watch `ref`'s anchors (or `sample` of them) and append the check; the watch's report
+    with this check last (`verdict`: "drift" or "no drift")."""
+    watch = get_watch(store, ref)
+    choice = JudgeChoice(judge=judge, base_url=base_url, where="base_url=")
+    run_check(store, watch, plan_check(store, watch, sample, choice, seed), judge_for)
+    return watch_report(store, watch)
+
+
+def watch_report(store: Store, watch: dict[str, Any]) -> dict[str, Any]:
+    """The watch, its checks and the verdict so far: drift once any check's e-value reached 1/alpha."""
+    checks = watch_checks(store, watch)
+    alarm = next((c["alarm_at"] for c in checks if c.get("alarm_at")), None)
+    summary = {k: watch[k] for k in ("name", "version", "id", "prompt", "dataset", "human", "runs", "model_versions",
+                                     "alpha", "side", "created_at")}
+    return {"watch": {**summary, "anchors": len(watch["items"])}, "checks": checks,
+            "verdict": "drift" if alarm else "no drift", "alarm_at": alarm,
+            "e_value": checks[-1]["e_value"] if checks else Wealth().e_value, "threshold": 1 / float(watch["alpha"])}
