@@ -15,6 +15,7 @@ import shutil
 import site
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -23,7 +24,6 @@ from conftest import free_port, served
 from judge_fakes import FakeJudges
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.slow
 # What never goes into a build's source copy: the checkout's venv, git, caches, built files, libraries.
 NOT_SOURCE = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis",
                                     ".ruff_cache", ".pytest_cache", "*.db", "*.db-*", "secrets.toml")
@@ -49,6 +49,7 @@ def wheel(tmp_path_factory) -> Path:
     return out / built.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_the_app_and_the_sample_set_inside_packages(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
@@ -93,6 +94,7 @@ def run(bin_dir: Path, args: list[str], cwd: Path, **env: str) -> subprocess.Com
     return done
 
 
+@pytest.mark.slow
 def test_the_installed_package_is_what_runs(installed, tmp_path):
     probe = ("import json, geval_core, prompt_library, workbench_ui, geval_core.cli.app as app, prompt_library.seed as seed; "
              "print(json.dumps([geval_core.__file__, prompt_library.__file__, workbench_ui.__file__, str(app.app_script()), "
@@ -105,6 +107,7 @@ def test_the_installed_package_is_what_runs(installed, tmp_path):
     assert run(installed, ["python", "-c", gone], tmp_path).stdout.strip() == "None"
 
 
+@pytest.mark.slow
 def test_geval_help_and_score_on_the_packaged_sample_set(installed, tmp_path):
     shown = run(installed, ["geval", "--help"], tmp_path).stdout
     assert "app" in shown.split() and "score" in shown.split()
@@ -123,6 +126,7 @@ def test_geval_help_and_score_on_the_packaged_sample_set(installed, tmp_path):
     assert len([r for r in server.requests if r[1].endswith("/chat/completions")]) == len(items)
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_geval_app_draws_its_first_page_from_the_installed_package(installed, tmp_path, chromium):
     from browser_support import browser_page, playwright_api, settle
@@ -141,3 +145,28 @@ def test_geval_app_draws_its_first_page_from_the_installed_package(installed, tm
     log = (tmp_path / "app.log").read_text(encoding="utf-8")
     assert f"127.0.0.1:{port}" in log and "0.0.0.0" not in log
     assert (tmp_path / "app.db").is_file()  # --db chose the library the app opened
+
+
+def test_geval_app_without_the_app_extra_says_which_pip_line_to_run(monkeypatch):
+    from click.testing import CliRunner
+
+    from geval_core.cli import app, cli
+
+    monkeypatch.setattr(app, "APP_MODULES", ("streamlit", "no_such_module_here"))
+    done = CliRunner().invoke(cli, ["app", "--port", "8600"])
+    assert done.exit_code == 1 and done.exception is None or isinstance(done.exception, SystemExit)
+    assert "no_such_module_here not installed" in done.output and "pip install 'geval-workbench[app]'" in done.output
+
+
+def test_geval_app_serves_the_checkouts_app_on_loopback_with_the_shipped_config():
+    from geval_core.cli.app import app_script, streamlit_command
+
+    assert app_script() == ROOT / "app.py"  # a checkout (the wheel's own place is tested above)
+    command = streamlit_command(app_script(), 8600)
+    flags = dict(zip(command[5::2], command[6::2], strict=True))
+    assert command[1:5] == ["-m", "streamlit", "run", str(ROOT / "app.py")]
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    shipped = {f"--{section}.{name}": str(value).lower() if isinstance(value, bool) else str(value)
+               for section, options in config.items() for name, value in options.items()}
+    assert flags == {**shipped, "--server.address": "127.0.0.1", "--server.port": "8600"}
+    assert shipped["--server.headless"] == "true" and shipped["--server.address"] == "127.0.0.1"
