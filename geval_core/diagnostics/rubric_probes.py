@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..run.plan import RunPlan
     from ..run.session import Progress
 
-__all__ = ["MARK", "VARIANTS", "plan_rubric_probe", "probe_name", "rubric_probe", "rubric_probe_runs",
+__all__ = ["MARK", "VARIANTS", "is_probe_name", "plan_rubric_probe", "probe_name", "rubric_probe", "rubric_probe_runs",
            "rubric_result"]
 
 MARK = "rubric_probe"  # the run field naming what a rubric-form probe run probes
@@ -47,6 +47,11 @@ def probe_name(name: str, variant: str) -> str:
     """'coherence' -> 'coherence.probe-reverse-scale': the library name of a variant, never one of the user's."""
     suffix = f".probe-{variant}"
     return name[: 100 - len(suffix)] + suffix
+
+
+def is_probe_name(name: str) -> bool:
+    """Whether a library prompt name is a rubric-form variant's (for lists that show only the user's prompts)."""
+    return any(name.endswith(f".probe-{variant}") for variant in VARIANTS)
 
 
 def sample_ids(library: Store, run: dict[str, Any], prompt: FrozenPrompt, sample: int, seed: int) -> list[str]:

@@ -14,7 +14,13 @@ from click.testing import CliRunner
 from runner_helpers import dimension
 
 from geval_core.cli import cli
-from geval_core.diagnostics.rubric_probes import MARK, plan_rubric_probe, rubric_probe, rubric_result
+from geval_core.diagnostics.rubric_probes import (
+    MARK,
+    is_probe_name,
+    plan_rubric_probe,
+    rubric_probe,
+    rubric_result,
+)
 from geval_core.errors import InputError
 from geval_core.prompts import messages
 from geval_core.prompts.rubric_forms import VARIANTS, derive, rewrite_mentions
@@ -195,6 +201,7 @@ def test_probe_prompts_and_runs_are_marked_and_never_versions_of_the_users_promp
     plans = plan_rubric_probe(lib, run_id, sample=3)
     assert len(lib.prompt_versions("coherence")) == 1
     assert [p.prompt.name for p in plans] == [f"coherence.probe-{v}" for v in VARIANTS]
+    assert all(is_probe_name(p.prompt.name) for p in plans) and not is_probe_name("coherence")
     run = lib.get_run(plans[1].recorded_id)
     assert run[MARK] == {"of": run_id, "variant": "shift-labels", "sign": 1, "offset": 1, "mapping": "r -> r + 1",
                          "rewritten": 0, "seed": 0}
