@@ -72,7 +72,8 @@ def sample_ids(library: Store, run: dict[str, Any], prompt: FrozenPrompt, sample
 def plan_rubric_probe(library: FreezingStore, run_id: str, sample: int = 20,
                       variants: Sequence[str] = VARIANTS, seed: int = 0) -> list[RunPlan]:
     """One recorded run per variant, planned with the probed run's own judge and server on the same sampled items;
-    every variant is derived and planned before any is recorded, so a refused one records nothing."""
+    every variant is derived before any is frozen, and planned before any run is recorded, so a form the prompt
+    cannot take, or a judge that cannot score, records no run."""
     from ..run.plan import RunScope, plan_run, plan_settings, record_run
 
     run = library.get_run(run_id)
