@@ -14,7 +14,7 @@ from geval_core.files.prompt_files import export_filename, export_prompt, produc
 from geval_core.files.tool_exports import EXPORT_FORMATS, FORMATS, tool_export, tool_filename
 from geval_core.types import FrozenPrompt
 from prompt_library.verify import summary_line, verify_library
-from workbench_ui import agree, cached_reads, safe_text, state
+from workbench_ui import agree, cached_reads, drift_view, safe_text, state
 
 K = "lib_"
 UNVERIFIED = ("Unverified metadata: the name, version number, creation time, 'steps by' and attached agreement are "
@@ -79,6 +79,7 @@ def versions_section(lib, rows: list[dict]) -> None:
         st.caption("Pick two different versions to see what changed.")
     diff_view(by_label[a], by_label[b])
     export_section(lib, by_label[b])
+    drift_view.section(lib, by_label[b])
 
 
 def export_section(lib, prompt: FrozenPrompt) -> None:

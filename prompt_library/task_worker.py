@@ -68,6 +68,13 @@ def rubric_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: 
                         int(spec.get("seed") or 0), on_items=progress, cancel=cancel)
 
 
+def drift_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+    """A drift watch's check: its anchors re-scored through the one plan, the check appended to the watch."""
+    from geval_core.diagnostics.drift import check_task
+
+    return check_task(lib, spec, progress, cancel)
+
+
 def _judge(lib: Library, spec: dict[str, Any]) -> tuple[Any, Any]:
     """(settings, judge): the spec's judge planned as a run's is (its server kept, else the environment's)."""
     from geval_core.providers import get_judge
@@ -104,6 +111,7 @@ TASKS: dict[str, Callable[[Library, dict[str, Any], Progress, threading.Event], 
     "steps": steps_task,
     "suggest": suggest_task,
     "rubric": rubric_task,
+    "drift": drift_task,
 }
 
 

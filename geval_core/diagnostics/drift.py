@@ -38,7 +38,7 @@ from ..types import Judge, JudgeSettings
 from .drift_figures import check_figures
 
 __all__ = ["KIND", "CHECK_KIND", "drift_check", "freeze_watch", "get_watch", "pending_runs", "plan_check",
-           "record_check", "run_check", "watch_checks", "watch_report"]
+           "check_task", "record_check", "run_check", "watch_checks", "watch_report"]
 
 KIND, CHECK_KIND = "drift", "drift-check"
 MIN_ANCHORS = 5
@@ -243,3 +243,18 @@ def watch_report(store: Store, watch: dict[str, Any]) -> dict[str, Any]:
     return {"watch": {**summary, "anchors": len(watch["items"])}, "checks": checks,
             "verdict": "drift" if alarm else "no drift", "alarm_at": alarm,
             "e_value": checks[-1]["e_value"] if checks else Wealth().e_value, "threshold": 1 / float(watch["alpha"])}
+
+
+def check_task(store: Store, spec: dict[str, Any], progress: Callable[[int, int], None],
+               cancel: threading.Event) -> dict[str, Any]:
+    """A page's check as a task of the library (prompt_library.task_worker): spec {watch: name@version, sample,
+    base_url}; the check as recorded."""
+    watch = get_watch(store, spec["watch"])
+    choice = JudgeChoice(base_url=spec.get("base_url"), where="the sidebar")
+    plan = plan_check(store, watch, spec.get("sample"), choice)
+    total = plan.total
+
+    def done(count: int, *_: Any) -> None:
+        progress(count, total)
+
+    return run_check(store, watch, plan, cancel=cancel, on_progress=done)
