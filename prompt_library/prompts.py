@@ -166,10 +166,15 @@ class PromptsMixin(LibraryBase):
                                 + f"; known prompts: {known}")
         return _frozen(row)
 
-    def list_prompts(self, latest_only: bool = False) -> list[dict[str, Any]]:
-        """One dict per frozen version (or per name with latest_only), sorted by name then version."""
+    def list_prompts(self, latest_only: bool = False, probes: bool = False) -> list[dict[str, Any]]:
+        """One dict per frozen version (or per name with latest_only), sorted by name then version; the variants a
+        rubric-form probe froze (NAME.probe-FORM) only with `probes`: they are the probe's, not the user's prompts."""
+        from geval_core.diagnostics.rubric_probes import is_probe_name
+
         rows = self._rows("SELECT p.*, (SELECT COUNT(*) FROM prompts q WHERE q.name = p.name) AS versions "
                           "FROM prompts p ORDER BY name, version")
+        if not probes:
+            rows = [r for r in rows if not is_probe_name(r["name"])]
         if latest_only:
             # Versions of a name are numbered 1..n without gaps (rows are never deleted).
             rows = [r for r in rows if r["version"] == r["versions"]]

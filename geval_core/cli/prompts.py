@@ -52,15 +52,17 @@ def prompts() -> None:
 
 @library_command(prompts, "list", lists=True)
 @click.option("--all-versions", is_flag=True, help="One line per version instead of the latest of each name.")
-def prompts_list(library: Library, as_json: bool, all_versions: bool) -> None:
+@click.option("--probes", is_flag=True, help="Also the variants rubric-form probes froze (NAME.probe-FORM).")
+def prompts_list(library: Library, as_json: bool, all_versions: bool, probes: bool) -> None:
     """List frozen prompts (latest version of each name).
 
     \b
     Examples:
       geval prompts list
       geval prompts list --all-versions --json
+      geval prompts list --probes    # with the rubric-form probes' variants
     """
-    rows = library.list_prompts(latest_only=not all_versions)
+    rows = library.list_prompts(latest_only=not all_versions, probes=probes)
     for row in rows:
         row["id"] = row["id"] if as_json else row["id"][:12]
     if as_json:

@@ -202,6 +202,18 @@ def test_probe_prompts_and_runs_are_marked_and_never_versions_of_the_users_promp
     assert len(lib.prompt_versions("coherence")) == 1
     assert [p.prompt.name for p in plans] == [f"coherence.probe-{v}" for v in VARIANTS]
     assert all(is_probe_name(p.prompt.name) for p in plans) and not is_probe_name("coherence")
+    own = [p["name"] for p in lib.list_prompts()]
+    assert "coherence" in own and not any(map(is_probe_name, own))  # the user's prompts only, by default
+    assert len(lib.list_prompts(probes=True)) == len(own) + len(VARIANTS)
+    from click.testing import CliRunner
+
+    from geval_core.cli import cli
+
+    shown = CliRunner().invoke(cli, ["prompts", "list", "--json", "--db", str(lib.path)])
+    with_probes = CliRunner().invoke(cli, ["prompts", "list", "--json", "--probes", "--db", str(lib.path)])
+    listed = [r["name"] for r in json.loads(shown.output)]  # the command's library is seeded with the examples
+    assert "coherence" in listed and not any(map(is_probe_name, listed))
+    assert len(json.loads(with_probes.output)) == len(listed) + len(VARIANTS)
     run = lib.get_run(plans[1].recorded_id)
     assert run[MARK] == {"of": run_id, "variant": "shift-labels", "sign": 1, "offset": 1, "mapping": "r -> r + 1",
                          "rewritten": 0, "seed": 0}
