@@ -102,7 +102,7 @@ def check_command(library: Any, name: str, sample: int | None, seed: int | None,
     Examples:
       geval drift check coherence
       geval drift check coherence --sample 50 --json
-      geval drift check coherence --base-url http://127.0.0.1:8000/v1 || echo "judge changed"
+      geval drift check coherence --base-url http://127.0.0.1:8000/v1 --quiet    # exit 3: drift
     """
     from ..diagnostics.drift import get_watch, plan_check, run_check, watch_report
     from .score import judge_choice
