@@ -100,8 +100,12 @@ def main(pythons: list[str]) -> None:
         for number, base in enumerate(pythons):
             version = subprocess.run([base, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                                      capture_output=True, text=True, check=True).stdout.strip()
-            core_bin, core_mb, core_names = install(base, str(wheel), work / f"core{number}")
-            app_bin, app_mb, app_names = install(base, f"{wheel}[app]", work / f"app{number}")
+            try:
+                core_bin, core_mb, core_names = install(base, str(wheel), work / f"core{number}")
+                app_bin, app_mb, app_names = install(base, f"{wheel}[app]", work / f"app{number}")
+            except subprocess.CalledProcessError as exc:  # `make bench` on a machine without the package index
+                print(f"{version:<8} not measured: pip failed ({exc.returncode}); is the package index reachable?")
+                continue
             used = [use(b, Path(tempfile.mkdtemp(dir=work)), app=a) for b, a in ((core_bin, False), (app_bin, True))]
             print(f"{version:<8} {core_mb:>8.1f} {app_mb:>9.1f} {app_mb / core_mb:>8.2f}x  {used[0]} / {used[1]}")
             print(f"         [app] adds {len(app_names - core_names)} distributions: "
