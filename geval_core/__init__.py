@@ -29,6 +29,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".run.runner": ("run_scoring",),
     ".run.one_item": ("score_item",),
     ".run.many_items": ("score_items",),
+    ".diagnostics.drift": ("drift_check", "freeze_watch"),
     "prompt_library.frames": ("agree_frame", "score_frame"),
 }
 _MODULE_OF, __getattr__, __dir__ = lazy.lazy_exports(__name__, _EXPORTS)

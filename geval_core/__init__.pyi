@@ -4,6 +4,10 @@ from prompt_library.frames import (
     agree_frame as agree_frame,
     score_frame as score_frame,
 )
+from .diagnostics.drift import (
+    drift_check as drift_check,
+    freeze_watch as freeze_watch,
+)
 from .errors import (
     ConfigError as ConfigError,
     ContextLengthError as ContextLengthError,
@@ -141,8 +145,10 @@ __all__ = [
     "content_hash",
     "default_template",
     "drift",
+    "drift_check",
     "estimate_cost",
     "export_prompt",
+    "freeze_watch",
     "generate_steps",
     "get_judge",
     "load_prompt",
