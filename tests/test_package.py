@@ -52,15 +52,16 @@ def wheel(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_the_wheel_holds_the_app_and_the_sample_set_inside_packages(wheel):
     names = zipfile.ZipFile(wheel).namelist()
+    info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"  # geval_workbench-VERSION.dist-info
     top = {name.split("/")[0] for name in names}
-    assert top == {"geval_core", "prompt_library", "workbench_ui", "geval_workbench-0.1.0.dist-info"}, top
+    assert top == {"geval_core", "prompt_library", "workbench_ui", info}, top
     assert {"workbench_ui/app/app.py", "workbench_ui/app/.streamlit/config.toml"} <= set(names)
     assert {f"workbench_ui/app/app_pages/{page}.py" for page in PAGES} <= set(names)
     assert {"geval_core/sample_data/sample.jsonl", "geval_core/sample_data/dimensions.json",
             "geval_core/sample_data/README.md", "geval_core/py.typed", "prompt_library/py.typed"} <= set(names)
     assert not [name for name in names if name.startswith(("tests/", "sample_data/", "bench/")) or "secrets" in name]
-    assert "geval_workbench-0.1.0.dist-info/licenses/LICENSE" in names
-    metadata = zipfile.ZipFile(wheel).read("geval_workbench-0.1.0.dist-info/METADATA").decode()
+    assert f"{info}/licenses/LICENSE" in names
+    metadata = zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode()
     assert "License-Expression: Apache-2.0" in metadata and "Requires-Python: >=3.11" in metadata
     core = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line]
     assert not [line for line in core if "streamlit" in line or "plotly" in line], core
