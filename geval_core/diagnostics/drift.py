@@ -47,15 +47,17 @@ WATCH_FIELDS = ("prompt", "dataset", "human", "runs", "items", "reference", "jud
 
 
 def _human_field(dataset: dict[str, Any], wanted: str | None, dimension: str) -> str:
-    """The human rating the anchors are read against: the one named, else the prompt's dimension, else the only one."""
+    """The human rating the anchors are read against: the one named, else the prompt's dimension's (any case), else
+    the only one."""
     names = list(dataset["human"])
     if wanted is not None:
         if wanted not in names:
             raise InputError(f"dataset {dataset['label']} has no human rating {wanted!r} (has: "
                              f"{', '.join(names) or 'none'})", field="human")
         return wanted
-    if dimension in names:
-        return dimension
+    named = [n for n in names if n.lower() == dimension.lower()]
+    if named:
+        return named[0]
     if len(names) == 1:
         return names[0]
     if not names:
