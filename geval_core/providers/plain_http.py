@@ -1,6 +1,7 @@
 """Chat-completion POSTs to a plain-http OpenAI-compatible server (llama.cpp, vLLM, Ollama on a LAN or
-loopback) through the public API of httpx (or its fork httpx2, which the openai SDK installs): a keep-alive
-transport per worker thread, and no SDK import at all.
+loopback): one keep-alive `http.client` connection per worker thread (the standard library's client), and no SDK
+import at all. When the environment names an HTTP proxy, httpx's client (the one the openai SDK installs) sends
+instead: it reads the proxy settings, NO_PROXY included.
 
 Importing the openai SDK takes about 0.8 s, and its `post` rebuilds request options, headers and URL on every
 call; a plain POST of the same body, with the bearer key and timeout, is all such a server reads. Hosted APIs
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import http.client
 import importlib
 import importlib.util
 import json
@@ -62,60 +64,89 @@ class ServerUnreachable(Exception):
 class PlainHttpPost:
     """POST JSON bodies to `{base_url}{path}`; the answer's bytes, or one of the three errors above.
 
-    Each worker thread sends through a keep-alive transport of its own (`httpx.HTTPTransport`, public API):
-    one connection per thread, no pool lock shared by all of them and no per-request client machinery
-    (cookies, auth flows, redirects, event hooks), none of which a plain POST to the user's server uses.
-    That cuts the CPU httpx spends per call at 16 threads by a third. When the environment names an HTTP proxy, each
-    thread gets an `httpx.Client`, which reads the proxy settings (NO_PROXY included) as it always has.
+    Each worker thread sends through a keep-alive `http.client.HTTPConnection` of its own: no pool lock shared
+    by all of them and none of the per-request machinery of a full client (cookies, auth flows, redirects, hooks)
+    that a plain POST to the user's server never uses. A connection the server closed while idle is opened again
+    and the request sent once more (the request never reached the server). With an HTTP proxy in the environment,
+    each thread gets an `httpx.Client`, which reads the proxy settings as it always has.
     """
 
     def __init__(self, base_url: str, path: str, api_key: str, timeout: float) -> None:
-        httpx = self._httpx = httpx_module()
-        self._timeout_errors, self._transport_errors = httpx.TimeoutException, httpx.TransportError
-        self._url = httpx.URL(base_url.rstrip("/") + path)
+        parts = urlsplit(base_url.rstrip("/") + path)
+        self._host, self._port = parts.hostname or "localhost", parts.port or 80
+        self._target = parts.path + (f"?{parts.query}" if parts.query else "")
+        self._url = parts.geturl()
         self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
                          "Accept": "application/json", "User-Agent": "geval-workbench"}
         self._timeout = timeout
-        self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
         proxies = urllib.request.getproxies()
-        self._proxied = bool(proxies.get("http") or proxies.get("all"))
-        self._opened: dict[threading.Thread, Any] = {}  # each thread's transport or client, by thread
+        self._proxied = bool(proxies.get("http") or proxies.get("all")) and not urllib.request.proxy_bypass(
+            parts.netloc)
+        self._opened: dict[threading.Thread, Any] = {}  # each thread's connection or client, by thread
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> bytes:
         data = json.dumps(body).encode("utf-8")
+        if self._proxied:
+            return self._through_proxy(data)
+        status, headers, content = self._exchange(data)
+        if not 200 <= status < 300:
+            raise ServerStatusError(status, content.decode("utf-8", errors="replace"), headers)
+        return content
+
+    def _exchange(self, data: bytes) -> tuple[int, Any, bytes]:
+        """(status, headers, body) through this thread's connection; a connection the server had closed while
+        idle is replaced once (nothing was answered on it)."""
+        connection, reused = self._connection()
         try:
-            response = self._send(data)
-            try:
-                content = response.read()
-            finally:
-                response.close()
-        except self._timeout_errors as exc:
+            return _round_trip(connection, self._target, data, self._headers)
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+            if not reused:
+                raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
+            connection.close()  # the server closed an idle keep-alive connection: one more try, freshly opened
+        except TimeoutError as exc:
+            connection.close()
             raise ServerTimeout(str(exc) or "timed out") from None
-        except self._transport_errors as exc:
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
+        try:
+            return _round_trip(connection, self._target, data, self._headers)
+        except TimeoutError as exc:
+            connection.close()
+            raise ServerTimeout(str(exc) or "timed out") from None
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
+
+    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection and whether it carried a request before (a fresh one is opened lazily)."""
+        thread = threading.current_thread()
+        connection = self._opened.get(thread)
+        if connection is None:
+            connection = self._open(thread, lambda: http.client.HTTPConnection(self._host, self._port,
+                                                                               timeout=self._timeout))
+            return connection, False
+        return connection, connection.sock is not None
+
+    def _through_proxy(self, data: bytes) -> bytes:
+        """The POST through this thread's httpx client, which sends it to the environment's proxy."""
+        httpx = httpx_module()
+        thread = threading.current_thread()
+        client = self._opened.get(thread) or self._open(
+            thread, lambda: httpx.Client(timeout=self._timeout, headers=self._headers))
+        try:
+            response = client.post(self._url, content=data)
+        except httpx.TimeoutException as exc:
+            raise ServerTimeout(str(exc) or "timed out") from None
+        except httpx.TransportError as exc:
             raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
         if not response.is_success:
             raise ServerStatusError(response.status_code, response.text, response.headers)
-        return content
+        return response.content
 
-    def _send(self, data: bytes) -> Any:
-        """The response, through this thread's own transport (its body not read yet) or client."""
-        thread = threading.current_thread()
-        sender = self._opened.get(thread)
-        if sender is None:
-            sender = self._open(thread)
-        if self._proxied:
-            return sender.post(self._url, content=data)
-        request = self._httpx.Request("POST", self._url, headers=self._headers, content=data,
-                                      extensions=self._extensions)
-        return sender.handle_request(request)
-
-    def _open(self, thread: threading.Thread) -> Any:
-        httpx = self._httpx
-        if self._proxied:
-            opened = httpx.Client(timeout=self._timeout, headers=self._headers)
-        else:  # plain http: no TLS, so no certificate store to load per thread
-            opened = httpx.HTTPTransport(verify=False, trust_env=False)
+    def _open(self, thread: threading.Thread, make: Any) -> Any:
+        opened = make()
         with self._lock:
             # A judge outlives a run's worker threads (a panel, the Python API): close what ended threads left.
             ended = [self._opened.pop(other) for other in list(self._opened) if not other.is_alive()]
@@ -130,3 +161,12 @@ class PlainHttpPost:
             opened, self._opened = list(self._opened.values()), {}
         for each in opened:
             each.close()
+
+
+def _round_trip(connection: http.client.HTTPConnection, target: str, data: bytes,
+                headers: dict[str, str]) -> tuple[int, Any, bytes]:
+    """One request and its whole answer on `connection` (left open for the next when the server keeps it)."""
+    connection.request("POST", target, body=data, headers=headers)
+    response = connection.getresponse()
+    content = response.read()
+    return response.status, response.headers, content
