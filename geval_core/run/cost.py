@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,21 +208,27 @@ def common_chars(a: str, b: str) -> int:
     return low
 
 
-def predicted_cached(rule: CacheRule | None, sent: Iterable[tuple[tuple[dict[str, str], ...], int]]) -> int:
-    """Cached input tokens of requests (messages, tokens) in the order they are sent: each shares with the one
-    before it (its document's previous item) and with the first (the prompt's fixed text), the longest counting."""
-    if rule is None:
-        return 0
-    total = 0
-    first: tuple[dict[str, str], ...] | None = None
-    previous: tuple[dict[str, str], ...] | None = None
-    for messages, tokens in sent:
-        if first is not None and previous is not None and tokens >= rule.minimum:
-            shared = max(shared_tokens(previous, messages), shared_tokens(first, messages))
-            total += rule.cached(tokens, shared)
-        first = first or messages
-        previous = messages
-    return total
+class CachePrediction:
+    """Cached input tokens of requests taken in the order they are sent: each shares with the one before it (its
+    document's previous item) and with the first (the prompt's fixed text), the longer counting. Two prompts kept,
+    not every one sent: a 100,000-item estimate holds no more than a 10-item one."""
+
+    def __init__(self, rule: CacheRule | None) -> None:
+        self.rule = rule
+        self.first: tuple[dict[str, str], ...] | None = None
+        self.previous: tuple[dict[str, str], ...] | None = None
+        self.total = 0
+
+    def add(self, messages: tuple[dict[str, str], ...], tokens: int) -> None:
+        """Count one request (its messages and its estimated input tokens)."""
+        rule = self.rule
+        if rule is None:
+            return
+        if self.first is not None and self.previous is not None and tokens >= rule.minimum:
+            shared = max(shared_tokens(self.previous, messages), shared_tokens(self.first, messages))
+            self.total += rule.cached(tokens, shared)
+        self.first = self.first or messages
+        self.previous = messages
 
 
 def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings | None = None,
@@ -235,14 +240,20 @@ def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettin
 
     settings = settings or prompt.dimension.judge
     prices = load_prices(store=store) if prices is None else prices
-    shared = tuple(prompt.dimension.inputs[:-1]) if prefix_order else ()
-    # The order the runner's feed sends them in: grouped within each batch it reads.
-    order = [item for start in range(0, len(items), BATCH) for item in shared_prefix_first(items[start:start + BATCH], shared)]
-    sent = [(m, estimate_request_tokens(m)) for m in (prompts.messages(prompt, item) for item in order)]
-    # One request per item carries all n replies: the prompt is billed once, the output n times.
-    input_tokens = sum(tokens for _, tokens in sent)
     rule = cache_rule(settings)
-    cached = predicted_cached(rule, sent)
+    shared = tuple(prompt.dimension.inputs[:-1]) if prefix_order and rule is not None else ()
+    # The order the runner's feed sends them in: grouped within each batch it reads.
+    order = [item for start in range(0, len(items), BATCH)
+             for item in shared_prefix_first(items[start:start + BATCH], shared)]
+    predicted = CachePrediction(rule)
+    # One request per item carries all n replies: the prompt is billed once, the output n times.
+    input_tokens = 0
+    for item in order:
+        messages = prompts.messages(prompt, item)
+        tokens = estimate_request_tokens(messages)
+        input_tokens += tokens
+        predicted.add(messages, tokens)
+    cached = predicted.total
     output_tokens = len(items) * settings.n * settings.max_tokens
     price = price_for(settings, prices)
     return {

@@ -95,6 +95,8 @@ def test_prefix_cache_reuses_the_shared_prefix_without_changing_the_answer(gguf_
     before, after = (cached._prompt_ids(llm, request(item)) for item in ITEMS[:2])
     first_difference = next(k for k, (a, b) in enumerate(zip(before, after, strict=False)) if a != b)
     assert warm.raw["prefix_reused_tokens"] == first_difference
+    # What was reused is the embedded judge's cached input (issue 42): read from the KV cache, not evaluated.
+    assert (warm.usage.cached_input_tokens, cold.usage.cached_input_tokens) == (first_difference, 0)
     assert warm.choices[0].positions == cold.choices[0].positions
 
 

@@ -89,6 +89,8 @@ def _edges() -> dict[str, dict]:
         "no usage, no fingerprint": bare,
         "usage null": {**bare, "usage": None},
         "usage partial": {**bare, "usage": {"prompt_tokens": 7}},
+        "cached tokens": {**ok, "usage": {**ok["usage"], "prompt_tokens_details": {"cached_tokens": 1920}}},
+        "prompt details null": {**bare, "usage": {"prompt_tokens": 7, "prompt_tokens_details": None}},
         "message null": {**bare, "choices": [{"index": 0, "message": None}]},
         "content null": {**bare, "choices": [{"index": 0, "message": {"role": "assistant", "content": None}}]},
         "logprobs content null": {**bare, "choices": [{**bare["choices"][0], "logprobs": {"content": None}}]},
