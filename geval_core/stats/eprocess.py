@@ -136,7 +136,8 @@ def step(wealth: Wealth, observations: Sequence[tuple[Sequence[float], float]], 
     """The wealth after one check's new scores, each (its item's earlier scores, the new score), taken in the
     given order with one uniform draw each from `rng`; and what the check added (p-values, factor)."""
     location, spread = wealth.location, wealth.spread
-    p_loc, p_spread = [], []
+    p_loc: list[float] = []
+    p_spread: list[float] = []
     for history, new in observations:
         u = float(rng.random())
         if len(history) >= 1:
