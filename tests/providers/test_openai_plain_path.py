@@ -234,6 +234,65 @@ def test_the_connections_of_ended_threads_are_closed_when_a_new_thread_sends():
         stub.close()
 
 
+class ClosesAfterEachAnswer:
+    """A raw loopback server that answers in HTTP/1.1 as if keeping the connection, then closes it: the client's
+    next request on that connection finds it gone."""
+
+    def __init__(self, body: bytes) -> None:
+        import socket
+
+        self.body, self.connections, self.requests = body, 0, 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, rest = data.partition(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                while len(rest) < length:
+                    rest += conn.recv(65536)
+                self.requests += 1
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                             + str(len(self.body)).encode() + b"\r\n\r\n" + self.body)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_connection_the_server_closed_while_idle_is_opened_again_and_the_request_sent_once():
+    server = ClosesAfterEachAnswer(json.dumps(EDGES["ok"]).encode())
+    judge = OpenAIJudge("m", KEY, base_url=server.url + "/v1")
+    try:
+        replies = [judge.judge(ask()) for _ in range(3)]  # each after the server dropped the last connection
+    finally:
+        server.close()
+    assert all(r.choices for r in replies)
+    assert (server.connections, server.requests) == (3, 3)  # a new connection each time, no request sent twice
+
+
+def test_a_server_that_refuses_the_connection_is_unreachable_not_retried_for_ever():
+    import socket
+
+    from geval_core.errors import UnreachableError
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+    judge = OpenAIJudge("m", KEY, base_url=f"http://127.0.0.1:{port}/v1")
+    with pytest.raises(UnreachableError, match=f"could not connect to http://127.0.0.1:{port}/v1"):
+        judge.judge(ask())
+
+
 def test_an_http_proxy_named_by_the_environment_carries_the_requests(monkeypatch):
     proxy = JsonStub([], default=(200, {}, EDGES["ok"]))
     for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
