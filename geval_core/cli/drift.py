@@ -48,21 +48,25 @@ def drift_group() -> None:
 @click.option("--human", default=None, help="The human rating [default: the prompt's dimension, or the only one].")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="The false-alarm rate the test keeps over every check.")
+@click.option("--repeat", is_flag=True, help="Score the anchors once more now with the reference's judge and server "
+              "(never from the cache), as a second reference run: the first check then knows how much the judge "
+              "varies by itself, and finds a judge that moves each item either way.")
 def freeze_command(library: Any, prompt_ref: str, run_ids: tuple[str, ...], data_ref: str | None, name: str | None,
-                   human: str | None, alpha: float, as_json: bool) -> None:
+                   human: str | None, alpha: float, repeat: bool, as_json: bool) -> None:
     """Freeze PROMPT's anchor set: the items of a finished reference run that people rated (the dev side of a
     split dataset; never the prompt's examples), their reference scores and the judge's model version.
 
     \b
     Examples:
-      geval drift freeze coherence --run 1a2b3c
+      geval drift freeze coherence --run 1a2b3c --repeat
       geval drift freeze coherence --data golden@2 --run 1a2b3c --run 4d5e6f --name coherence-watch --json
     """
     from ..diagnostics.drift import freeze_watch
 
     prompt = resolve_prompt(library, prompt_ref)
     dataset = data_ref or library.get_run(run_ids[0])["dataset_id"]
-    watch, created = freeze_watch(library, name or prompt.name, prompt.id, dataset, list(run_ids), human, alpha)
+    watch, created = freeze_watch(library, name or prompt.name, prompt.id, dataset, list(run_ids), human, alpha,
+                                  repeat, on_plan=lambda plan: click.echo(plan.describe(), err=True))
     if as_json:
         echo_json({**{k: v for k, v in watch.items() if k != "reference"}, "anchors": len(watch["items"]),
                    "created": created})

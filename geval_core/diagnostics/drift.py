@@ -34,11 +34,11 @@ from ..run.plan import (
 from ..run.splits import sealed_run
 from ..stats.eprocess import ALPHA, Wealth, step
 from ..store import Store
-from ..types import Judge, JudgeSettings
+from ..types import FrozenPrompt, Judge, JudgeSettings
 from .drift_figures import check_figures
 
 __all__ = ["KIND", "CHECK_KIND", "drift_check", "freeze_watch", "get_watch", "pending_runs", "plan_check",
-           "check_task", "record_check", "run_check", "watch_checks", "watch_report"]
+           "check_task", "record_check", "repeat_reference", "run_check", "watch_checks", "watch_report"]
 
 KIND, CHECK_KIND = "drift", "drift-check"
 MIN_ANCHORS = 5
@@ -86,14 +86,37 @@ def _reference_runs(store: Store, prompt_id: str, dataset_id: str, run_ids: list
 
 
 def freeze_watch(store: Store, name: str, prompt_ref: str, dataset_ref: str, run_ids: list[str],
-                 human: str | None = None, alpha: float = ALPHA) -> tuple[dict[str, Any], bool]:
+                 human: str | None = None, alpha: float = ALPHA, repeat: bool = False, judge: Judge | None = None,
+                 on_plan: Callable[[RunPlan], None] | None = None) -> tuple[dict[str, Any], bool]:
     """(the watch, created): the anchor set of `prompt_ref` on `dataset_ref` from its finished reference run(s),
-    frozen and hashed under `name` (a new version when the body differs)."""
+    frozen and hashed under `name` (a new version when the body differs); `repeat` first scores the anchors once
+    more with the reference's judge (`repeat_reference`; `on_plan` shows its plan first), as a second reference run."""
     if not 0 < alpha < 1:
         raise InputError(f"alpha is the false-alarm rate, between 0 and 1, got {alpha}", field="alpha")
     prompt, dataset = store.get_prompt(prompt_ref), store.get_dataset(dataset_ref)
-    runs = _reference_runs(store, prompt.id, dataset["id"], run_ids)
     field = _human_field(dataset, human, prompt.dimension.name)
+    runs = _reference_runs(store, prompt.id, dataset["id"], run_ids)
+    items, scores, scope = _anchors(store, prompt, dataset, runs, field)
+    if repeat:
+        runs = _reference_runs(store, prompt.id, dataset["id"],
+                               [*run_ids, repeat_reference(store, runs[0]["id"], items, judge, on_plan=on_plan)])
+        items, scores, scope = _anchors(store, prompt, dataset, runs, field)
+    reference = {i: [float(s[i]["score"]) for s in scores if (s.get(i) or {}).get("score") is not None]
+                 for i in items}
+    versions = sorted({str(s[i]["model_version"]) for s in scores for i in items if (s.get(i) or {}).get(
+        "model_version")})
+    body = {"prompt": prompt.id, "dataset": dataset["id"], "human": field, "runs": [r["id"] for r in runs],
+            "items": items, "reference": reference, "judge": dict(runs[0].get("judge") or {}),
+            "model_versions": versions, "alpha": float(alpha), "side": scope["side"], "split": scope["split"]}
+    name = check_new_name(name, store.record_keys(KIND), "drift watch")
+    record, created = store.freeze_record(KIND, name, {**body, "id": canonical_hash(body)})
+    return _watch(name, record), created
+
+
+def _anchors(store: Store, prompt: FrozenPrompt, dataset: dict[str, Any], runs: list[dict[str, Any]], field: str
+             ) -> tuple[list[str], list[dict[str, dict[str, Any]]], dict[str, Any]]:
+    """(the anchor ids in dataset order, each run's judgments by item, the seal's scope): the first run's scored
+    items that people rated, on the dev side of a split dataset, never an example item of the prompt."""
     view, scope = sealed_run(store, runs[0])  # the dev side of a split dataset: the seal decides
     people = view.human_means(dataset["id"], field)
     examples = set(prompt.dimension.example_ids)
@@ -104,15 +127,7 @@ def freeze_watch(store: Store, name: str, prompt_ref: str, dataset_ref: str, run
         raise InputError(f"only {len(items)} items of run {runs[0]['id']} have a score and a human rating {field!r}"
                          f"{' on the dev side' if scope['side'] else ''}: an anchor set needs at least "
                          f"{MIN_ANCHORS}", field="run")
-    reference = {i: [float(s[i]["score"]) for s in scores if (s.get(i) or {}).get("score") is not None]
-                 for i in items}
-    versions = sorted({str(r["model_version"]) for s in scores for r in s.values() if r.get("model_version")})
-    body = {"prompt": prompt.id, "dataset": dataset["id"], "human": field, "runs": [r["id"] for r in runs],
-            "items": items, "reference": reference, "judge": dict(runs[0].get("judge") or {}),
-            "model_versions": versions, "alpha": float(alpha), "side": scope["side"], "split": scope["split"]}
-    name = check_new_name(name, store.record_keys(KIND), "drift watch")
-    record, created = store.freeze_record(KIND, name, {**body, "id": canonical_hash(body)})
-    return _watch(name, record), created
+    return items, scores, scope
 
 
 def _watch(name: str, record: dict[str, Any]) -> dict[str, Any]:
@@ -212,6 +227,25 @@ def pending_runs(store: Store, watch: dict[str, Any]) -> list[dict[str, Any]]:
     runs = [r for r in store.list_runs(dataset=watch["dataset"])
             if (r.get("drift") or {}).get("watch") == watch["id"] and r["id"] not in recorded]
     return sorted(runs, key=lambda r: r["created_at"])
+
+
+def repeat_reference(store: Store, run_id: str, item_ids: list[str], judge: Judge | None = None,
+                     cancel: threading.Event | None = None, on_plan: Callable[[RunPlan], None] | None = None) -> str:
+    """A second reference run: the items of finished run `run_id` scored again by its own judge and server, never
+    from the cache, so the first check already knows how much the judge varies by itself; its run id."""
+    run = store.get_run(run_id)
+    prompt = store.get_prompt(run["prompt_id"])
+    planned = plan_settings(JudgeSettings(**run["judge"]) if run.get("judge") else prompt.dimension.judge, store)
+    scope = RunScope(item_ids=tuple(item_ids), new_run=True, marks={"drift_reference": run["id"]})
+    plan = record_run(store, plan_run(store, prompt, run["dataset_id"], None, scope,
+                                      options=RunOptions(use_cache=False), judge=planned))
+    if on_plan is not None:
+        on_plan(plan)
+    summary = start_run(store, plan, judge, cancel=cancel)
+    if summary.status != "done":
+        raise JudgeError(f"the repeat of run {run['id']} ended {summary.status}" + (
+            f" ({summary.error})" if summary.error else "") + ": nothing was frozen; freeze again")
+    return plan.recorded_id
 
 
 def run_check(store: Store, watch: dict[str, Any], plan: RunPlan, judge: Judge | None = None,

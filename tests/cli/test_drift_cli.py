@@ -152,3 +152,36 @@ def test_errors_name_what_is_wrong(setup):
     assert missing.exit_code == 1 and "no drift watch 'nope'" in missing.output and "Traceback" not in missing.output
     human_wrong = invoke("drift", "freeze", "coh", "--run", run_id, "--human", "fluency", "--db", path)
     assert human_wrong.exit_code == 1 and "no human rating 'fluency'" in human_wrong.output
+
+
+class Redrawn(Judge):
+    """Another judge of the same quality: each item's rating one point up or down by turns (the mean stays)."""
+
+    def __call__(self, body: dict) -> dict:
+        k = number(body)
+        if not self.shift:
+            return distribution(k, False)
+        point = min(5, max(1, human(k) + (1 if k % 2 else -1)))
+        return {str(point): 0.6, str(point % 5 + 1): 0.4}
+
+
+def test_a_repeated_reference_finds_a_judge_that_moves_items_either_way(tmp_path):
+    path = str(tmp_path / "lib.db")
+    with Library(path, seed_examples=False) as library:
+        library.freeze(dimension(JudgeSettings(provider="openai", model="m")), name="coh")
+        library.import_items("golden", items(range(N)))
+    judge = Redrawn()
+    with FaultServer(distribution=judge) as server:
+        done = invoke("score", "--prompt", "coh", "--data", "golden", "--db", path, "--base-url", server.base_url,
+                      "--out", str(tmp_path / "out.jsonl"), "--json")
+        run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+        frozen = invoke("drift", "freeze", "coh", "--run", run_id, "--repeat", "--db", path, "--json")
+        assert frozen.exit_code == 0, frozen.output
+        assert "judge: openai:m at " in frozen.output  # the repeat's plan, before it runs
+        watch = json.loads(frozen.stdout)
+        assert len(watch["runs"]) == 2 and watch["runs"][0] == run_id and len(server.log) == 2 * N
+        judge.shift = True
+        checked = invoke("drift", "check", "coh", "--db", path, "--json")
+    assert checked.exit_code == 3, checked.output
+    check = json.loads(checked.stdout)["check"]
+    assert check["test"]["spread_bets"] == N and abs(check["shift"]["mean_difference"]) < 0.5
