@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..errors import GEvalError
 from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from .common import (
     complete_dataset,
@@ -119,10 +120,14 @@ def check_command(library: Any, name: str, sample: int | None, seed: int | None,
     if not quiet:
         click.echo(plan.describe(), err=True)  # which judge re-scores what, before anything is sent
     cancel = threading.Event()
-    with stop_on_interrupt(cancel):
-        check = run_check(library, watch, plan, cancel=cancel)
-    if cancel.is_set():
-        raise SystemExit(EXIT_INTERRUPTED)
+    try:
+        with stop_on_interrupt(cancel):
+            check = run_check(library, watch, plan, cancel=cancel)
+    except GEvalError:
+        if not cancel.is_set():
+            raise
+        click.echo("interrupted: nothing was recorded; check again", err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     report = watch_report(library, watch)
     if as_json:
         echo_json({**report, "check": check})
