@@ -144,6 +144,13 @@ def test_anchors_of_a_split_dataset_are_its_dev_side(setup):
 
         dev = set(get_split(library, library.get_dataset("golden")["id"])["dev"])
     assert watch["side"] == "dev" and set(watch["items"]) == dev and len(dev) < N
+    checked = invoke("drift", "check", "coh", "--db", path, "--json")  # the plan takes the dev side's items
+    assert checked.exit_code == 0, checked.output
+    assert "dev side" in checked.output and set(json.loads(checked.stdout)["check"]["items"]) == dev
+    with Library(path) as library:
+        from geval_core.run.splits import sealed_uses
+
+        assert sealed_uses(library, get_split(library, library.get_dataset("golden")["id"])) == []
 
 
 def test_errors_name_what_is_wrong(setup):
