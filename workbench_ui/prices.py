@@ -14,16 +14,17 @@ from geval_core.types import JudgeSettings
 from workbench_ui import safe_text
 
 KEY = "score_prices"
-COLUMNS = ["judge", "input", "output"]
+COLUMNS = ["judge", "input", "cached_input", "output"]
 
 
 def price_frame(table: dict[str, dict[str, float]], settings: JudgeSettings | None = None) -> pd.DataFrame:
     """One row per priced judge; the chosen judge first, with empty prices when it is not listed."""
-    rows = [{"judge": k, "input": v["input"], "output": v["output"]} for k, v in sorted(table.items())]
+    rows = [{"judge": k, "input": v["input"], "cached_input": v.get("cached_input"), "output": v["output"]}
+            for k, v in sorted(table.items())]
     spec = find_spec(settings.provider) if settings is not None else None
     current = settings.judge_id if settings is not None and not (spec and spec.free) else None
     if current and current not in table:
-        rows.insert(0, {"judge": current, "input": None, "output": None})
+        rows.insert(0, {"judge": current, "input": None, "cached_input": None, "output": None})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -47,6 +48,8 @@ def table_from_frame(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
         if ":" not in judge:
             raise ConfigError(f"price row {judge!r}: name the judge as provider:model, e.g. openai:gpt-4o")
         table[judge] = {c: _price(row.get(c), judge, c) for c in ("input", "output")}
+        if not pd.isna(row.get("cached_input")):  # optional: without it cached tokens cost the input rate
+            table[judge]["cached_input"] = _price(row.get("cached_input"), judge, "cached_input")
     return table
 
 
@@ -68,6 +71,10 @@ def price_editor(lib, settings: JudgeSettings, table: dict[str, dict[str, float]
                                 hide_index=True,
                                 num_rows="dynamic", width="stretch",
                                 column_config={"input": st.column_config.NumberColumn(min_value=0.0),
+                                               "cached_input": st.column_config.NumberColumn(
+                                                   "cached input", min_value=0.0,
+                                                   help="input read from the provider's prompt cache; empty: "
+                                                        "priced as input, the cost an upper bound"),
                                                "output": st.column_config.NumberColumn(min_value=0.0)})
         if st.button("Save prices", key=KEY + "_save"):
             try:

@@ -276,9 +276,9 @@ def _note(settings: JudgeSettings, price: dict[str, float] | None, rule: CacheRu
     if rule is not None:
         parts.append(f"of which cached (est.) {cached:,} input tokens by the provider's rule ({rule.source}; "
                      "best effort, with items that share their source sent together)")
-    elif settings.provider not in ("local",):
-        parts.append(f"cached input not predicted for {settings.judge_id} at this server (no documented rule): "
-                     "the run records what the judge reports")
+    elif price is None or price["input"] > 0:  # a free judge's cache changes no cost
+        parts.append(f"cached input not predicted for {settings.judge_id}: no documented cache rule for this model "
+                     "at this server (the run records what the judge reports)")
     if upper_bound(price, cached):
         parts.append(f"no cached-input price listed for {settings.judge_id}: cached tokens priced at the full input "
                      "rate, so the cost is an upper bound")
