@@ -95,7 +95,7 @@ def new_run(lib) -> None:
     for warning in plan.warnings[len(planned.warnings):]:  # overlong items, a lowered concurrency
         st.warning(safe_text.md_escape(warning))
     rate_limits()
-    score_parts.cost_box(lib, prompt, items, settings, dataset["id"])
+    score_parts.cost_box(lib, prompt, items, settings, dataset["id"], plan.options.concurrency)  # as the run sends
     score_batch.offer(lib, plan, items, ready)
     st.caption(safe_text.md_escape(plan.describe()))
     if st.button("Start run", type="primary", key="score_start", disabled=not items or not ready):

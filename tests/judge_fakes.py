@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -143,6 +144,11 @@ class FakeJudges:
         with self.lock:
             self.requests.append((method, path, headers, body))
             status, payload = self.route(method, path, body, data, headers)
+        self.send(handler, status, payload)
+
+    @staticmethod
+    def send(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+        """Send one answer: JSON, or bytes as a file's content."""
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         handler.send_response(status)
         handler.send_header("content-type", "application/octet-stream" if isinstance(payload, bytes)
@@ -253,25 +259,41 @@ class CachingJudges(FakeJudges):
     Tokens are counted as the workbench's estimate counts them (cost.estimate_tokens: 4 characters a token, plus
     4 a message), so prompt_tokens is the estimate's own figure and any gap between the estimate's cached tokens
     and these is the prediction's, not the tokenizer's. The prefix search is written apart from the estimate's:
-    every earlier prompt, character by character."""
+    every earlier prompt, character by character.
 
-    def __init__(self) -> None:
-        self.seen: list[list[dict]] = []  # every prompt answered, in the order they came
+    `latency` (seconds) makes each chat request take that long, its prompt entering the cache only when it is
+    done, as a real server's does once it has read the prompt: requests in flight together do not see each other.
+    """
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.seen: list[list[dict]] = []  # every prompt answered, in the order they were done
+        self.latency = latency
         super().__init__()
 
-    def route(self, method: str, path: str, body: Any, data: bytes | None, headers: dict) -> tuple[int, Any]:
-        """Chat completions with the cache's usage; everything else as FakeJudges answers it."""
-        status, answer = super().route(method, path, body, data, headers)
-        if path == "/v1/chat/completions" and status == 200:  # under self.lock: one prompt at a time
-            messages = body["messages"]
-            tokens = sum(_tokens(m["content"]) for m in messages)
-            shared = max((_shared(earlier, messages) for earlier in self.seen), default=0)
-            cached = shared - shared % 128 if tokens >= 1024 and shared >= 1024 else 0
-            usage = answer["usage"]
-            usage.update(prompt_tokens=tokens, total_tokens=tokens + usage["completion_tokens"],
-                         prompt_tokens_details={"cached_tokens": cached, "audio_tokens": 0})
-            self.seen.append(messages)
-        return status, answer
+    def answer(self, handler: BaseHTTPRequestHandler, method: str, data: bytes | None) -> None:
+        """Chat completions read the cache as they arrive and write it when done; the rest as FakeJudges answers."""
+        if handler.path.split("?")[0] != "/v1/chat/completions" or not data:
+            super().answer(handler, method, data)
+            return
+        body = json.loads(data)
+        with self.lock:
+            self.requests.append((method, "/v1/chat/completions", dict(handler.headers.items()), body))
+            status, payload = chat(body)
+            if status == 200:
+                self.cached_usage(body["messages"], payload["usage"])
+        if self.latency:
+            time.sleep(self.latency)
+        with self.lock:
+            self.seen.append(body["messages"])
+        self.send(handler, status, payload)
+
+    def cached_usage(self, messages: list[dict], usage: dict) -> None:
+        """The usage of one prompt by OpenAI's rule, against every prompt done before it arrived."""
+        tokens = sum(_tokens(m["content"]) for m in messages)
+        shared = max((_shared(earlier, messages) for earlier in self.seen), default=0)
+        cached = shared - shared % 128 if tokens >= 1024 and shared >= 1024 else 0
+        usage.update(prompt_tokens=tokens, total_tokens=tokens + usage["completion_tokens"],
+                     prompt_tokens_details={"cached_tokens": cached, "audio_tokens": 0})
 
 
 def _tokens(text: str, shared_chars: int | None = None) -> int:

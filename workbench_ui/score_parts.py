@@ -25,27 +25,30 @@ MOSTLY_LOW = 0.25  # warn when more than this share of items put little mass on 
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _estimate(prompt_id: str, dataset_id: str, ids: str, settings: str, prices: str, _prompt: FrozenPrompt,
-              _items: list, _settings: JudgeSettings, _table: dict) -> dict[str, Any]:
+def _estimate(prompt_id: str, dataset_id: str, ids: str, settings: str, prices: str, concurrency: int,
+              _prompt: FrozenPrompt, _items: list, _settings: JudgeSettings, _table: dict) -> dict[str, Any]:
     from geval_core.run.cost import estimate_cost
 
-    return estimate_cost(_prompt, _items, _settings, prices=_table)
+    return estimate_cost(_prompt, _items, _settings, prices=_table, concurrency=concurrency)
 
 
-def estimate(prompt: FrozenPrompt, items: list, settings: JudgeSettings, table: dict, dataset_id: str) -> dict[str, Any]:
-    """geval_core's estimate, cached per prompt, dataset version, chosen items, judge and prices: it renders
-    every item's prompt (seconds for 20,000 items), and a version's items never change."""
+def estimate(prompt: FrozenPrompt, items: list, settings: JudgeSettings, table: dict, dataset_id: str,
+             concurrency: int = 1) -> dict[str, Any]:
+    """geval_core's estimate, cached per prompt, dataset version, chosen items, judge, prices and concurrency: it
+    renders every item's prompt (seconds for 20,000 items), and a version's items never change."""
     ids = hashlib.sha256("\n".join(i.id for i in items).encode()).hexdigest()
     return _estimate(prompt.id, dataset_id, ids, repr(settings), json.dumps(table, sort_keys=True, default=str),
-                     prompt, items, settings, table)
+                     concurrency, prompt, items, settings, table)
 
 
-def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings, dataset_id: str) -> None:
-    """The cost estimate, shown before any run starts, from the price table the user can edit."""
+def cost_box(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettings, dataset_id: str,
+             concurrency: int = 1) -> None:
+    """The cost estimate, shown before any run starts, from the price table the user can edit; `concurrency`
+    (requests in flight) decides how many of a document's items find its prefix cached."""
     from geval_core.run.cost import load_prices
 
     table = load_prices(store=lib)  # read once: the estimate and the editor show the same table
-    est = estimate(prompt, items, settings, table, dataset_id)
+    est = estimate(prompt, items, settings, table, dataset_id, concurrency)
     c = st.columns(5)
     c[0].metric("Items", est["items"])
     c[1].metric("Input tokens (est.)", f"{est['input_tokens']:,}")

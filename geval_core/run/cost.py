@@ -16,8 +16,10 @@ Cached input: OpenAI caches prompts of 1,024 tokens and more, a hit covering the
 in steps of 128 tokens (developers.openai.com/api/docs/guides/prompt-caching); Gemini 2.5 caches implicitly
 from a minimum prompt size per model (ai.google.dev/gemini-api/docs/caching). The estimate predicts the hits
 from the prompts in the order a run sends them (feed.shared_prefix_first: items sharing their source document
-one after another), each prompt against the one before it and the first one sent; the providers promise a
-hit only at best effort, so it is a prediction, and the run records what the API reported.
+one after another). A prompt enters a cache once the server has read it, so with C requests in flight a request
+finds the prompts sent C places before it and earlier: each is compared with that one and with the first sent
+(the prompt's fixed text). The providers promise a hit only at best effort, so it is a prediction, and the run
+records what the API reported.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,33 +212,35 @@ def common_chars(a: str, b: str) -> int:
 
 
 class CachePrediction:
-    """Cached input tokens of requests taken in the order they are sent: each shares with the one before it (its
-    document's previous item) and with the first (the prompt's fixed text), the longer counting. Two prompts kept,
-    not every one sent: a 100,000-item estimate holds no more than a 10-item one."""
+    """Cached input tokens of requests taken in the order they are sent, `concurrency` in flight: each finds in
+    the cache the one sent `concurrency` places before it (done before it left; its document's earlier item) and
+    the first (the prompt's fixed text), the longer share counting. A few prompts kept, not every one sent: a
+    100,000-item estimate holds no more than a 10-item one."""
 
-    def __init__(self, rule: CacheRule | None) -> None:
+    def __init__(self, rule: CacheRule | None, concurrency: int = 1) -> None:
         self.rule = rule
         self.first: tuple[dict[str, str], ...] | None = None
-        self.previous: tuple[dict[str, str], ...] | None = None
+        self.in_flight: deque[tuple[dict[str, str], ...]] = deque(maxlen=max(1, concurrency))
         self.total = 0
 
     def add(self, messages: tuple[dict[str, str], ...], tokens: int) -> None:
         """Count one request (its messages and its estimated input tokens)."""
-        rule = self.rule
+        rule, in_flight = self.rule, self.in_flight
         if rule is None:
             return
-        if self.first is not None and self.previous is not None and tokens >= rule.minimum:
-            shared = max(shared_tokens(self.previous, messages), shared_tokens(self.first, messages))
+        if self.first is not None and len(in_flight) == in_flight.maxlen and tokens >= rule.minimum:
+            shared = max(shared_tokens(in_flight[0], messages), shared_tokens(self.first, messages))
             self.total += rule.cached(tokens, shared)
         self.first = self.first or messages
-        self.previous = messages
+        in_flight.append(messages)
 
 
 def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings | None = None,
                   prices: dict[str, dict[str, float]] | None = None, store: Store | None = None,
-                  prefix_order: bool = True) -> dict[str, Any]:
+                  prefix_order: bool = True, concurrency: int = 1) -> dict[str, Any]:
     """Estimated input/output tokens, the cached part of the input, and USD of scoring items (usd None when the
-    model is unpriced). `prefix_order`: the run sends items sharing their source together (RunOptions)."""
+    model is unpriced). `prefix_order` and `concurrency` as the run's RunOptions: the order requests go out in
+    and how many are in flight decide which find their prefix cached."""
     from .feed import BATCH, shared_prefix_first
 
     settings = settings or prompt.dimension.judge
@@ -245,7 +250,7 @@ def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettin
     # The order the runner's feed sends them in: grouped within each batch it reads.
     order = [item for start in range(0, len(items), BATCH)
              for item in shared_prefix_first(items[start:start + BATCH], shared)]
-    predicted = CachePrediction(rule)
+    predicted = CachePrediction(rule, concurrency)
     # One request per item carries all n replies: the prompt is billed once, the output n times.
     input_tokens = 0
     for item in order:
@@ -266,16 +271,17 @@ def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettin
         "usd_upper_bound": upper_bound(price, cached),
         "model": settings.judge_id,
         "price": price,
-        "note": _note(settings, price, rule, cached),
+        "note": _note(settings, price, rule, cached, concurrency),
     }
 
 
 def _note(settings: JudgeSettings, price: dict[str, float] | None, rule: CacheRule | None = None,
-          cached: int = 0) -> str:
+          cached: int = 0, concurrency: int = 1) -> str:
     parts = ["tokens estimated at 4 characters each; output is an upper bound (max_tokens per reply)"]
     if rule is not None:
         parts.append(f"of which cached (est.) {cached:,} input tokens by the provider's rule ({rule.source}; "
-                     "best effort, with items that share their source sent together)")
+                     f"best effort, with items that share their source sent together, {concurrency} in flight: a "
+                     f"source's first {concurrency} pay in full)")
     elif price is None or price["input"] > 0:  # a free judge's cache changes no cost
         parts.append(f"cached input not predicted for {settings.judge_id}: no documented cache rule for this model "
                      "at this server (the run records what the judge reports)")

@@ -25,8 +25,7 @@ NEWS = ("the council approved a budget after a long debate about schools roads p
 WORDS = NEWS.split()
 # Characters per document: three long enough that their prompts pass 1,024 tokens, one under it (never cached).
 LENGTHS = {"d0": 6100, "d1": 4700, "d2": 1500, "d3": 5300}
-SUMMARIES = 4  # per document, d3 excepted (a group of one)
-OPENINGS = ("Alpha", "Bravo", "Charlie", "Delta")  # distinct first letters: summaries share no prefix
+OPENINGS = ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel")  # no two share a prefix
 
 
 def document(name: str, chars: int) -> str:
@@ -37,13 +36,26 @@ def document(name: str, chars: int) -> str:
     return text
 
 
-def dataset() -> tuple[dict[str, str], list[Item]]:
-    """(documents, items), the items interleaved across documents as a shuffled dataset would have them."""
+def dataset(summaries: int = 4) -> tuple[dict[str, str], list[Item]]:
+    """(documents, items): `summaries` per document but d3 (a group of one), interleaved across documents as a
+    shuffled dataset would have them."""
     docs = {name: document(name, chars) for name, chars in LENGTHS.items()}
     items = [Item(f"{name}-s{s}", {"document": text, "summary": f"{OPENINGS[s]}: the gist of {name}, part {s}."},
                   group=name)
-             for s in range(SUMMARIES) for name, text in docs.items() if name != "d3" or s == 0]
+             for s in range(summaries) for name, text in docs.items() if name != "d3" or s == 0]
     return docs, items
+
+
+def scored(tmp_path, fake: CachingJudges, items: list[Item], concurrency: int):
+    """(library, prompt, run id, summary) of a run of the items against the fake at OpenAI's rates."""
+    settings = replace(GPT, base_url=f"{fake.url}/v1")
+    library = Library(tmp_path / "lib.db", seed_examples=False)
+    prompt = library.freeze(dimension(settings)).prompt
+    run_id = library.create_run(prompt.id, library.import_items("news", items)["id"], settings)
+    judge = OpenAIJudge(settings.model, "sk-test-cache-2026", base_url=settings.base_url)
+    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=concurrency))
+    assert summary.status == "done" and summary.scored == len(items)
+    return library, prompt, run_id, summary
 
 
 def cached_by_hand(prompt, text: str) -> int:
@@ -62,16 +74,11 @@ def fake():
 
 
 def test_a_run_records_prices_and_predicts_cached_tokens(tmp_path, monkeypatch, fake):
+    """The fake reads one prompt at a time, each done before the next is read: what one request in flight gives."""
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("GEVAL_PRICES", raising=False)
-    settings = replace(GPT, base_url=f"{fake.url}/v1")
-    library = Library(tmp_path / "lib.db", seed_examples=False)
-    prompt = library.freeze(dimension(settings)).prompt
     docs, items = dataset()
-    run_id = library.create_run(prompt.id, library.import_items("news", items)["id"], settings)
-    judge = OpenAIJudge(settings.model, "sk-test-cache-2026", base_url=settings.base_url)
-    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=4))
-    assert summary.status == "done" and summary.scored == len(items)
+    library, prompt, run_id, summary = scored(tmp_path, fake, items, concurrency=4)
 
     # Per judgment: the first item of a document to arrive pays in full, the others read its prefix.
     rows = {r["item_id"]: r for r in library.judgments(run_id)}
@@ -95,7 +102,7 @@ def test_a_run_records_prices_and_predicts_cached_tokens(tmp_path, monkeypatch, 
     assert run["cost_usd"] < (paid * INPUT + out * OUTPUT) / 1e6
 
     # The estimate, for the same judge at OpenAI's own API (the loopback stands in for it).
-    estimate = estimate_cost(prompt, items, replace(settings, base_url=None), prices=load_prices())
+    estimate = estimate_cost(prompt, items, GPT, prices=load_prices(), concurrency=1)
     assert estimate["input_tokens"] == paid  # the fake counts tokens as the estimate does
     gap = abs(estimate["cached_input_tokens"] - expected_total) / expected_total
     print(f"cached input tokens: estimate {estimate['cached_input_tokens']} vs actual {expected_total} "
@@ -103,7 +110,31 @@ def test_a_run_records_prices_and_predicts_cached_tokens(tmp_path, monkeypatch, 
     assert gap <= 0.02  # prefix order sends a document's items together: the prediction is the rule applied
     assert "of which cached (est.)" in estimate["note"]
     # At the user's own server the rule is not the provider's: nothing predicted, and the note says so.
-    assert estimate_cost(prompt, items, settings, prices=load_prices())["cached_input_tokens"] == 0
+    at_loopback = replace(GPT, base_url=f"{fake.url}/v1")
+    assert estimate_cost(prompt, items, at_loopback, prices=load_prices())["cached_input_tokens"] == 0
+
+
+def test_requests_in_flight_together_miss_the_cache_and_the_estimate_says_so(tmp_path, monkeypatch):
+    """A prompt enters the cache when the server has read it (the fake takes 50 ms): with 4 requests in flight a
+    document's first 4 items pay in full, and the estimate for 4 in flight predicts that."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("GEVAL_PRICES", raising=False)
+    fake = CachingJudges(latency=0.05)
+    try:
+        docs, items = dataset(summaries=8)
+        library, prompt, run_id, summary = scored(tmp_path, fake, items, concurrency=4)
+    finally:
+        fake.close()
+    actual = summary.cached_input_tokens
+    assert actual == library.get_run(run_id)["cached_input_tokens"] > 0
+    predicted = {c: estimate_cost(prompt, items, GPT, prices=load_prices(), concurrency=c)["cached_input_tokens"]
+                 for c in (1, 4)}
+    # By hand, 4 in flight: items 5-8 of d0 and d1 hit (4 x 1,664 + 4 x 1,280); one at a time, items 2-8 would.
+    assert predicted == {1: 7 * 1664 + 7 * 1280, 4: 4 * 1664 + 4 * 1280}
+    gap = abs(predicted[4] - actual) / predicted[4]
+    print(f"4 in flight: cached input tokens estimate {predicted[4]} vs actual {actual} ({gap:.1%} apart); "
+          f"an estimate for one at a time would say {predicted[1]}")
+    assert gap <= 0.25  # the server's timing decides the items at a document's edge
 
 
 def test_cached_rates_batch_discount_and_the_upper_bound(tmp_path, monkeypatch):
