@@ -31,11 +31,11 @@ from ..run.plan import (
     record_run,
     start_run,
 )
-from ..run.splits import sealed_run
-from ..stats.eprocess import ALPHA, Wealth, step
+from ..run.splits import sealed_run, sealed_view
+from ..stats.eprocess import ALPHA, Wealth
 from ..store import Store
 from ..types import FrozenPrompt, Judge, JudgeSettings
-from .drift_figures import check_figures
+from .drift_figures import check_body
 
 __all__ = ["KIND", "CHECK_KIND", "drift_check", "freeze_watch", "get_watch", "pending_runs", "plan_check",
            "check_task", "record_check", "repeat_reference", "run_check", "watch_checks", "watch_report"]
@@ -181,15 +181,6 @@ def plan_check(store: Store, watch: dict[str, Any], sample: int | None = None, c
                     concurrency=concurrency, options=RunOptions(use_cache=False), judge=planned)
 
 
-def _history(watch: dict[str, Any], checks: list[dict[str, Any]]) -> dict[str, list[float]]:
-    """Every anchor's scores so far: its reference scores, then each recorded check's."""
-    history = {i: list(v) for i, v in watch["reference"].items()}
-    for check in checks:
-        for item, score in check["scores"].items():
-            history[item].append(float(score))
-    return history
-
-
 def record_check(store: Store, watch: dict[str, Any], run_id: str) -> dict[str, Any]:
     """Append the check of a finished run of the watch's anchors: the test's step and the figures; the record."""
     run = store.get_run(run_id)
@@ -202,20 +193,12 @@ def record_check(store: Store, watch: dict[str, Any], run_id: str) -> dict[str, 
     if any(c["run"] == run["id"] for c in checks):
         raise InputError(f"run {run['id']} is recorded as a check of this watch already", field="run")
     rows = {r["item_id"]: r for r in store.judgments(run["id"]) if r["item_id"] in watch["reference"]}
-    scored = [i for i in watch["items"] if (rows.get(i) or {}).get("score") is not None]
-    history = _history(watch, checks)
-    wealth = Wealth.from_dict(checks[-1]["wealth"]) if checks else Wealth()
-    seq = len(checks) + 1
-    rng = np.random.default_rng([int(watch["id"][:12], 16), seq, 1])  # the ties' draws: fixed before any score
-    after, test = step(wealth, [(history[i], float(rows[i]["score"])) for i in scored], rng)
-    alpha = float(watch["alpha"])
-    e_max = max([after.e_value, *(c["e_max"] for c in checks)])
-    first = next((c["alarm_at"] for c in checks if c.get("alarm_at")), None)
-    body = {"watch": watch["id"], "check": seq, "run": run["id"], "judge": (run.get("plan") or {}).get("judge"),
-            "items": [i for i in watch["items"] if i in rows], "scores": {i: float(rows[i]["score"]) for i in scored},
-            "wealth": after.to_dict(), "e_value": after.e_value, "e_max": e_max, "threshold": 1 / alpha,
-            "alarm_at": first or (seq if e_max >= 1 / alpha else None), "test": test,
-            **check_figures(store, watch, rows)}
+    view, _ = sealed_view(store, watch["dataset"])  # the dev side of a split dataset, as the anchors are
+    reference = {r["item_id"]: r for r in store.judgments(watch["runs"][0]) if r["item_id"] in rows}
+    people = view.human_means(watch["dataset"], watch["human"])
+    groups = {i.id: i.group for i in view.dataset_items(watch["dataset"])}
+    body = {"run": run["id"], "judge": (run.get("plan") or {}).get("judge"),
+            **check_body(watch, checks, rows, reference, people, groups)}
     record, _ = store.freeze_record(CHECK_KIND, watch["id"], body, once=False)
     return {**record["body"], "seq": record["seq"], "at": record["created_at"], "row_hash": record["row_hash"]}
 
