@@ -30,6 +30,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".run.one_item": ("score_item",),
     ".run.many_items": ("score_items",),
     ".diagnostics.drift": ("drift_check", "freeze_watch"),
+    ".diagnostics.drift_file": ("drift_check_file",),
     "prompt_library.frames": ("agree_frame", "score_frame"),
 }
 _MODULE_OF, __getattr__, __dir__ = lazy.lazy_exports(__name__, _EXPORTS)

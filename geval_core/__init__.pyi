@@ -8,6 +8,9 @@ from .diagnostics.drift import (
     drift_check as drift_check,
     freeze_watch as freeze_watch,
 )
+from .diagnostics.drift_file import (
+    drift_check_file as drift_check_file,
+)
 from .errors import (
     ConfigError as ConfigError,
     ContextLengthError as ContextLengthError,
@@ -146,6 +149,7 @@ __all__ = [
     "default_template",
     "drift",
     "drift_check",
+    "drift_check_file",
     "estimate_cost",
     "export_prompt",
     "freeze_watch",

@@ -36,6 +36,7 @@ def drift_group() -> None:
       geval drift freeze coherence --data golden --run 1a2b3c
       geval drift check coherence --sample 50
       geval drift show coherence --json
+      geval drift export coherence -o coherence.drift.json
     """
 
 
@@ -161,6 +162,31 @@ def show_command(library: Any, name: str, as_json: bool) -> None:
     table([history_row(c) for c in report["checks"]], ["check", "at", "items", "e_value", "mean_tv", "top_moved",
                                                       "spearman_change", "model_version"])
     click.echo(verdict_line(report))
+
+
+@library_command(drift_group, "export")
+@click.argument("name")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), required=True,
+              help="The file to write (JSON).")
+def export_command(library: Any, name: str, output: str) -> None:
+    """Write watch NAME to one hash-checked file for checks beside production scoring: the anchors' inputs, people's
+    ratings, the reference's judgments and the checks so far (no server URL). In Python,
+    `drift_check_file(prompt_file, watch_file)` re-scores it with the exported prompt and appends the check.
+
+    \b
+    Examples:
+      geval drift export coherence -o coherence.drift.json
+      geval prompts export coherence -o coherence.json && geval drift export coherence -o coherence.drift.json
+    """
+    import json
+    from pathlib import Path
+
+    from ..diagnostics.drift_file import export_watch
+
+    data = export_watch(library, name)
+    Path(output).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    click.echo(f"wrote drift watch {data['watch']['name']}@{data['watch']['version']} ({len(data['anchors'])} anchors, "
+               f"{len(data['checks'])} checks) to {output}", err=True)
 
 
 @library_command(drift_group, "list", lists=True)

@@ -192,3 +192,33 @@ def test_a_repeated_reference_finds_a_judge_that_moves_items_either_way(tmp_path
     assert checked.exit_code == 3, checked.output
     check = json.loads(checked.stdout)["check"]
     assert check["test"]["spread_bets"] == N and abs(check["shift"]["mean_difference"]) < 0.5
+
+
+def test_an_exported_watch_is_checked_beside_production_scoring(setup, tmp_path, monkeypatch):
+    """`geval drift export` and `drift_check_file` with the exported prompt: the same test carried on from the
+    library's checks, no server URL in the file, an edited file refused."""
+    from geval_core import InputError
+    from geval_core.diagnostics.drift_file import drift_check_file
+
+    path, server, judge, run_id = setup
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert invoke("drift", "freeze", "coh", "--run", run_id, "--db", path).exit_code == 0
+    assert invoke("drift", "check", "coh", "--db", path).exit_code == 0
+    prompt_file, watch_file = tmp_path / "coh.json", tmp_path / "coh.drift.json"
+    assert invoke("prompts", "export", "coh", "-o", str(prompt_file), "--db", path).exit_code == 0
+    exported = invoke("drift", "export", "coh", "-o", str(watch_file), "--db", path)
+    assert exported.exit_code == 0 and "40 anchors, 1 checks" in exported.output
+    assert server.base_url not in watch_file.read_text() and "127.0.0.1" not in watch_file.read_text()
+    calls = len(server.log)
+    report = drift_check_file(prompt_file, watch_file, base_url=server.base_url)
+    assert report["verdict"] == "no drift" and report["check"]["seq"] == 2 and len(server.log) == calls + N
+    assert report["check"]["shift"]["mean_tv"] == 0
+    judge.shift = True
+    report = drift_check_file(prompt_file, watch_file, base_url=server.base_url)
+    assert report["verdict"] == "drift" and report["alarm_at"] == 3 and len(report["checks"]) == 3
+    assert report["check"]["shift"]["mean_tv"] == pytest.approx(np.mean(
+        [0.5 * sum(abs(distribution(k, False).get(r, 0) - distribution(k, True).get(r, 0)) for r in "12345")
+         for k in range(N)]))
+    watch_file.write_text(watch_file.read_text().replace('"alpha": 0.05', '"alpha": 0.5'))
+    with pytest.raises(InputError, match="does not match its hash"):
+        drift_check_file(prompt_file, watch_file, base_url=server.base_url)
