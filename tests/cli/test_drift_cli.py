@@ -222,3 +222,35 @@ def test_an_exported_watch_is_checked_beside_production_scoring(setup, tmp_path,
     watch_file.write_text(watch_file.read_text().replace('"alpha": 0.05', '"alpha": 0.5'))
     with pytest.raises(InputError, match="does not match its hash"):
         drift_check_file(prompt_file, watch_file, base_url=server.base_url)
+
+
+def test_the_readme_drift_lines_run_as_written(tmp_path, monkeypatch):
+    """The README's drift block, copied verbatim (its server URL pointed at a loopback server): a check through the
+    library, then one beside production scoring from the exported files; both say no drift."""
+    from paths import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = "from geval_core import drift_check, drift_check_file" + readme.split(
+        "from geval_core import drift_check, drift_check_file", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with Library("geval.db", seed_examples=False) as library:
+        library.freeze(dimension(JudgeSettings(provider="openai", model="m")), name="coh")
+        library.import_items("golden", items(range(N)))
+    judge = Judge()
+    with FaultServer(distribution=judge) as server:
+        done = invoke("score", "--prompt", "coh", "--data", "golden", "--db", "geval.db", "--base-url",
+                      server.base_url, "--out", "out.jsonl", "--json")
+        assert done.exit_code == 0, done.output
+        run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+        for args in (["drift", "freeze", "coh", "--run", run_id, "--name", "coherence"],
+                     ["prompts", "export", "coh", "-o", "coherence.json"],
+                     ["drift", "export", "coherence", "-o", "coherence.drift.json"]):
+            assert invoke(*args, "--db", "geval.db").exit_code == 0
+        printed: list = []
+        exec(code.replace("http://127.0.0.1:8000/v1", server.base_url),
+             {"print": lambda *args: printed.append(args)})
+    ((verdict, e_value, versions),) = printed
+    assert verdict == "no drift" and e_value < 20 and versions["now"] == ["fault-model-2024-01-01"]
+    with Library("geval.db") as library:
+        assert len(library.records("drift-check", library.records("drift", "coherence")[-1]["body"]["id"])) == 1
