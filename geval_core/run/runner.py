@@ -21,6 +21,7 @@ from ..types import FrozenPrompt, Item, Judge, JudgeSettings
 from .calls import Cancelled, call_with_retries, context_problem
 from .cost import load_prices, request_tokens
 from .feed import Feed, StreamedItems, unique_todo
+from .hopeless import HopelessWatch
 from .options import RunOptions, RunSummary
 from .pacing import Gate
 from .session import Job, Progress, Session
@@ -56,7 +57,8 @@ def run_scoring(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, jud
     try:
         # Made under the lease: the totals it starts from cannot change behind it.
         session = Session(prompt, store, summary, settings, judge.provider,
-                          options.use_cache, options.reducer, on_progress, fail_fast=options.fail_fast)
+                          options.use_cache, options.reducer, on_progress,
+                          watch=HopelessWatch(fail_fast=options.fail_fast))
         pool = DaemonPool(options.concurrency)
         gate = gate or Gate(options.concurrency, options.rpm, options.tpm)
         _loop(session, judge, feed, pool, stop, cancel, options, gate, lambda: store.renew_lease(run_id, owner))

@@ -11,24 +11,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError, RetryLaterError, UnreachableError
+from ..errors import IntegrityError, JudgeError, LogprobsUnavailableError
 from ..judgment import Judgment
 from ..providers.context import context_window
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings
 from .calls import build_request, cache_key
+from .hopeless import HopelessWatch
 from .one_item import AutoFallback, Spent, error_judgment, judgment_of, server_of
 from .options import RunSummary
 from .totals import RunTally, current_tally
 
 Progress = Callable[[int, int, Judgment], None]
-# A run stops when this many items failed alike before any succeeded: logprobs mode on a judge that gives
-# none, or a judge that cannot be reached at all. Paying (or waiting) for every item to fail helps nobody.
-HOPELESS_LIMIT = 3
-# At any point of a run: when this many items in a row ended without a usable score (failed, or answered
-# with no rating above the floor), the judge is broken, not unlucky: the run stops. Transient faults that
-# retries recover from never fill the window.
-HOPELESS_WINDOW = 20
 
 
 @dataclass
@@ -58,10 +52,7 @@ class Session:
     followups: deque[Job] = field(default_factory=deque)  # auto-mode sampling requests still to send
     logprobs_seen: bool = False
     replied: bool = False  # the judge answered at least once
-    hopeless: dict[str, int] = field(default_factory=lambda: {"logprobs": 0, "unreachable": 0})
-    fail_fast: int = 5  # stop when this many items failed before any was scored (0: never)
-    window: deque[bool] = field(default_factory=lambda: deque(maxlen=HOPELESS_WINDOW))  # the last items scored?
-    last_problem: str = ""  # why the latest item had no score
+    watch: HopelessWatch = field(default_factory=HopelessWatch)  # when the run stops: its judge cannot score
     server: str = ""  # who answers (the resolved server address, or the provider's own API)
     context: int | None = None  # tokens the judge reads, when known: longer items are errors, never sent
     tally: RunTally = field(init=False)  # the run's totals over every session, kept as judgments are written
@@ -190,31 +181,10 @@ class Session:
         self.stop_if_hopeless(exc)
 
     def stop_if_hopeless(self, exc: BaseException) -> None:
-        """Stop when items keep failing before any succeeded: no logprobs, no server, a refused key, or
-        simply the first `fail_fast` items all failed, whatever the error."""
-        if self.summary.error is not None:
-            return
-        if isinstance(exc, RetryLaterError):
-            self.summary.error = str(exc)
-            return
-        if getattr(exc, "status", None) in (401, 403):
-            self.summary.error = f"{exc}; the judge refused the key: nothing more is sent until it is fixed"
-            return
-        if self.fail_fast and self.summary.scored == 0 and self.summary.failed >= self.fail_fast:
-            self.summary.error = (f"the first {self.summary.failed} items all failed and none was scored "
-                                  f"(last: {type(exc).__name__}: {exc}); fix the judge or its settings, then "
-                                  "run the same command to resume")
-            return
-        if isinstance(exc, LogprobsUnavailableError):
-            kind, seen, why = "logprobs", self.logprobs_seen, str(exc)
-        elif isinstance(exc, UnreachableError):
-            kind, seen = "unreachable", self.replied
-            why = f"{exc}; check that the judge's server is running and its URL, then resume the run"
-        else:
-            return
-        self.hopeless[kind] += 1
-        if not seen and self.hopeless[kind] >= HOPELESS_LIMIT and self.summary.error is None:
-            self.summary.error = why
+        """Stop the run when the watch says its judge cannot score (the first reason given stands)."""
+        if self.summary.error is None:
+            self.summary.error = self.watch.after_error(exc, self.summary.scored, self.summary.failed,
+                                                        self.logprobs_seen, self.replied)
 
     def write(self, judgment: Judgment) -> None:
         """Save one judgment now (a crash loses nothing written; in a batch, at its commit) and report progress."""
@@ -229,14 +199,10 @@ class Session:
             self._report(self.done, judgment)
 
     def _watch(self, judgment: Judgment) -> None:
-        """Stop the run once the last HOPELESS_WINDOW items in a row all ended without a score."""
-        self.window.append(judgment.score is not None)
-        if judgment.score is None:
-            self.last_problem = judgment.error or judgment.note or "no score"
-        if (self.summary.error is None and len(self.window) == self.window.maxlen and not any(self.window)):
-            self.summary.error = (f"the last {self.window.maxlen} items all ended without a score (the latest: "
-                                  f"{self.last_problem}); the judge is not scoring: fix it or its settings, then "
-                                  "run the same command to resume")
+        """Stop the run once the watch finds the last items in a row all without a score."""
+        why = self.watch.after_judgment(judgment)
+        if why is not None and self.summary.error is None:
+            self.summary.error = why
 
     def _report(self, done: int, judgment: Judgment) -> None:
         if self.on_progress is not None:

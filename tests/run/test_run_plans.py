@@ -246,7 +246,7 @@ def test_every_front_end_enters_the_runner_through_start_run():
         "geval_core/cli/score.py", "geval_core/cli/align.py", "prompt_library/job_worker.py",
         "prompt_library/frames.py", "geval_core/run/panel.py", "geval_core/diagnostics/cascade.py",
         "geval_core/diagnostics/stability.py", "geval_core/diagnostics/bias_probes.py",
-        "geval_core/diagnostics/drift.py"}
+        "geval_core/diagnostics/drift.py", "geval_core/diagnostics/rubric_probes.py"}
 
 
 BAD_CELLS = [None, float("nan"), "", "   ", b"abc", bytearray(b"abc"), {"a": 1}, ["x"], ("x",), {"x"}, object(),

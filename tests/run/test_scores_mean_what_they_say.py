@@ -18,7 +18,7 @@ from geval_core.prompts import content_hash, metric_fields
 from geval_core.providers import get_judge
 from geval_core.providers.scripted import ScriptedJudge
 from geval_core.run import RunOptions, run_scoring
-from geval_core.run.session import HOPELESS_WINDOW
+from geval_core.run.hopeless import HOPELESS_WINDOW
 from geval_core.types import JudgeSettings
 
 KEY = "sk-test-MEANING000000000000000000000000000"
