@@ -21,7 +21,7 @@ from ..prompts.checks import Check
 from ..prompts.inputs import require_inputs
 from ..prompts.steps import generate_steps
 from ..run import RunOptions
-from ..run.one_item import judge_item
+from ..run.one_item import CallPolicy, judge_item
 from ..run.plan import RunScope, plan_run, plan_settings, record_run, start_run
 from ..stats.repeatability import StabilityReport, stability
 from ..store import Store
@@ -89,8 +89,8 @@ def repeat_seeds(base: int | None, repeats: int) -> list[int | None]:
 def judge_one(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, seed: int | None = None,
               max_attempts: int = 5, cancel: threading.Event | None = None, reducer: str = "mean") -> Judgment:
     """One item judged directly (no store): auto mode falls back to sampling; a failed call is an error judgment."""
-    return judge_item(prompt, item, judge, settings, seed=seed, reducer=reducer, max_attempts=max_attempts,
-                      cancel=cancel, errors="judgment")
+    policy = CallPolicy(seed=seed, reducer=reducer, max_attempts=max_attempts, cancel=cancel)
+    return judge_item(prompt, item, judge, settings, policy=policy, errors="judgment")
 
 
 def judge_items(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, settings: JudgeSettings,

@@ -11,7 +11,7 @@ from ..errors import ConfigError
 from ..judgment import Judgment
 from ..prompts.inputs import require_inputs, rows_as_fields
 from ..types import FrozenPrompt, Item, Judge
-from .one_item import judge_item
+from .one_item import CallPolicy, judge_item
 from .plan import JudgeChoice, PlannedJudge, plan_judge
 from .progress_line import ProgressLine, shows_progress
 from .workers import DaemonPool
@@ -72,8 +72,10 @@ def _judge_all(prompt: FrozenPrompt, items: list[Item], judge: Judge, planned: P
     leaves the calls in flight behind (daemon threads end with their call)."""
     pool = DaemonPool(workers, name="geval-items")
     results: list[Judgment | None] = [None] * len(items)
+    policy = CallPolicy(cancel=cancel)
+
     def one(item: Item) -> Judgment:
-        return judge_item(prompt, item, judge, planned.settings, cancel=cancel, errors="judgment")
+        return judge_item(prompt, item, judge, planned.settings, policy=policy, errors="judgment")
 
     position = {pool.submit(one, item): n for n, item in enumerate(items)}
     try:

@@ -180,25 +180,35 @@ def error_judgment(item_id: str, exc: BaseException, mode: str, *, fallback: boo
                     error=f"{type(exc).__name__}{where}: {exc}", server=server)
 
 
+@dataclass(frozen=True)
+class CallPolicy:
+    """How an item's calls are made: the seed, how sampled replies reduce, how many attempts, and what may stop
+    (`cancel`) or pace (`gate`) them. One value, passed whole from the caller to the call."""
+
+    seed: int | None = None
+    reducer: str = "mean"
+    max_attempts: int = 5
+    cancel: threading.Event | None = None
+    gate: Gate | None = None
+
+
 def judge_item(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings | None = None, *,
-               seed: int | None = None, reducer: str = "mean", max_attempts: int = 5,
-               cancel: threading.Event | None = None, gate: Gate | None = None,
-               errors: str = "raise", fallback: AutoFallback | None = None) -> Judgment:
-    """Judge one item now. A judge that fails for good raises its JudgeError (errors="raise") or gives an
-    error Judgment (errors="judgment"); auto mode falls back to sampled replies by `fallback`'s rule (items
-    judged with one driver share what it learnt; a new driver for this item alone when none is given)."""
+               policy: CallPolicy = CallPolicy(), errors: str = "raise",
+               fallback: AutoFallback | None = None) -> Judgment:
+    """Judge one item now, its calls made by `policy`. A judge that fails for good raises its JudgeError
+    (errors="raise") or gives an error Judgment (errors="judgment"); auto mode falls back to sampled replies by
+    `fallback`'s rule (items judged with one driver share what it learnt; a new driver for this item alone when
+    none is given)."""
     settings = settings or prompt.dimension.judge
     driver = fallback or AutoFallback(settings.mode)
     mode, fell_back = driver.first()
     try:
-        return _ask(prompt, item, judge, settings, mode, fell_back, seed, reducer, max_attempts, cancel, gate,
-                    Spent())
+        return _ask(prompt, item, judge, settings, mode, fell_back, policy, Spent())
     except _NoLogprobs as missing:
         if not driver.after_no_logprobs(mode):
             return _failed(item.id, missing.error, mode, fell_back, missing.spent, errors)
         try:
-            return _ask(prompt, item, judge, settings, "sampling", True, seed, reducer, max_attempts, cancel, gate,
-                        missing.spent)
+            return _ask(prompt, item, judge, settings, "sampling", True, policy, missing.spent)
         except _NoLogprobs as again:  # cannot happen in sampling mode; kept as an error, never a score
             return _failed(item.id, again.error, "sampling", True, again.spent, errors)
         except JudgeError as exc:
@@ -216,20 +226,20 @@ class _NoLogprobs(Exception):
 
 
 def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, mode: str, fallback: bool,
-         seed: int | None, reducer: str, max_attempts: int, cancel: threading.Event | None, gate: Gate | None,
-         spent: Spent) -> Judgment:
+         policy: CallPolicy, spent: Spent) -> Judgment:
     from ..providers.context import context_window
 
-    request = build_request(prompt, item, settings, mode, seed=seed)
+    request = build_request(prompt, item, settings, mode, seed=policy.seed)
     too_long = context_problem(request, context_window(settings))
     if too_long is not None:
         raise too_long
     try:
-        reply, _, seconds = call_with_retries(judge, request, max_attempts, cancel, gate=gate)
+        reply, _, seconds = call_with_retries(judge, request, policy.max_attempts, policy.cancel, gate=policy.gate)
     except LogprobsUnavailableError as exc:
         raise _NoLogprobs(exc, spent) from exc
     try:
-        return judgment_of(item.id, reply, prompt.dimension.scale, mode, reducer, floor=settings.valid_mass_floor,
+        return judgment_of(item.id, reply, prompt.dimension.scale, mode, policy.reducer,
+                           floor=settings.valid_mass_floor,
                            fallback=fallback, spent=spent, seconds=seconds, server=server_of(settings))
     except LogprobsUnavailableError as exc:
         raise _NoLogprobs(exc, spent.plus(Spent.of(reply, seconds))) from exc
