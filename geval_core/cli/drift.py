@@ -116,7 +116,10 @@ def check_command(library: Any, name: str, sample: int | None, seed: int | None,
     watch = get_watch(library, name)
     plan = plan_check(library, watch, sample, judge_choice(judge_ref, base_url, mode, n, temperature), seed,
                       concurrency)
-    for warning in plan.warnings:
+    from ..run.plan import different_judges_note
+
+    other = different_judges_note(watch["judge"], plan.settings)
+    for warning in [*plan.warnings, *([f"not the reference's judge: {other}"] if other else [])]:
         click.echo(f"warning: {warning}", err=True)
     if not quiet:
         click.echo(plan.describe(), err=True)  # which judge re-scores what, before anything is sent

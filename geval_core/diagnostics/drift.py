@@ -25,6 +25,7 @@ from ..run.plan import (
     JudgeChoice,
     RunPlan,
     RunScope,
+    different_judges_note,
     judge_difference,
     plan_run,
     plan_settings,
@@ -198,6 +199,7 @@ def record_check(store: Store, watch: dict[str, Any], run_id: str) -> dict[str, 
     people = view.human_means(watch["dataset"], watch["human"])
     groups = {i.id: i.group for i in view.dataset_items(watch["dataset"])}
     body = {"run": run["id"], "judge": (run.get("plan") or {}).get("judge"),
+            "other_judge": different_judges_note(watch["judge"], run.get("judge") or {}),
             **check_body(watch, checks, rows, reference, people, groups)}
     record, _ = store.freeze_record(CHECK_KIND, watch["id"], body, once=False)
     return {**record["body"], "seq": record["seq"], "at": record["created_at"], "row_hash": record["row_hash"]}

@@ -154,11 +154,17 @@ def test_anchors_of_a_split_dataset_are_its_dev_side(setup):
 
 
 def test_errors_name_what_is_wrong(setup):
-    path, _server, _judge, run_id = setup
+    path, server, _judge, run_id = setup
     missing = invoke("drift", "check", "nope", "--db", path)
     assert missing.exit_code == 1 and "no drift watch 'nope'" in missing.output and "Traceback" not in missing.output
     human_wrong = invoke("drift", "freeze", "coh", "--run", run_id, "--human", "fluency", "--db", path)
     assert human_wrong.exit_code == 1 and "no human rating 'fluency'" in human_wrong.output
+    assert invoke("drift", "freeze", "coh", "--run", run_id, "--db", path).exit_code == 0
+    other = invoke("drift", "check", "coh", "--judge", "openai:m2", "--base-url", server.base_url, "--db", path,
+                   "--json")
+    assert other.exit_code == 0, other.output
+    assert "warning: not the reference's judge: different judges (model)" in other.output
+    assert "different judges (model)" in json.loads(other.stdout)["check"]["other_judge"]
 
 
 class Redrawn(Judge):
