@@ -107,6 +107,9 @@ def test_unchanged_checks_say_no_drift_and_a_shifted_judge_raises_the_alarm(setu
     assert shown.exit_code == 0 and "DRIFT" in shown.output and "fault-model-2025-06-01" in shown.output
     later = invoke("drift", "check", "coh", "--db", path, "--quiet")  # once alarmed, the verdict stays
     assert later.exit_code == 3 and "at check 3" in later.output
+    listed = invoke("drift", "list", "--db", path, "--json")
+    assert listed.exit_code == 0
+    assert [(w["name"], w["checks"], w["verdict"]) for w in json.loads(listed.stdout)] == [("coh", 4, "drift")]
 
 
 def by_hand_agreement(report: dict, check: dict) -> None:
