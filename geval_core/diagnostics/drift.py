@@ -36,7 +36,7 @@ from ..run.splits import sealed_run, sealed_view
 from ..stats.eprocess import ALPHA, Wealth
 from ..store import Store
 from ..types import FrozenPrompt, Judge, JudgeSettings
-from .drift_figures import check_body
+from .drift_figures import check_body, watch_seed
 
 __all__ = ["KIND", "CHECK_KIND", "drift_check", "freeze_watch", "get_watch", "pending_runs", "plan_check",
            "check_task", "record_check", "repeat_reference", "run_check", "watch_checks", "watch_report"]
@@ -157,13 +157,13 @@ def watch_checks(store: Store, watch: dict[str, Any]) -> list[dict[str, Any]]:
 
 def sample_ids(watch: dict[str, Any], check: int, sample: int | None, seed: int | None = None) -> list[str]:
     """The anchors a check re-scores, in anchor order: all, or `sample` of them drawn by a seed fixed by the watch
-    and the check's number (never by what was scored)."""
+    (never by a score) and the check's number."""
     items = list(watch["items"])
     if sample is None or sample >= len(items):
         return items
     if sample < 1:
         raise InputError(f"--sample is how many anchors to re-score, 1 or more, got {sample}", field="sample")
-    rng = np.random.default_rng([int(watch["id"][:12], 16), check, seed or 0])
+    rng = np.random.default_rng([watch_seed(watch), check, seed or 0])
     chosen = set(rng.choice(len(items), size=sample, replace=False).tolist())
     return [item for k, item in enumerate(items) if k in chosen]
 

@@ -10,14 +10,23 @@ from typing import Any
 
 import numpy as np
 
+from ..prompts import canonical_hash
 from ..stats.eprocess import Wealth, step
 from ..stats.shift import item_shift, shift_summary
 from .compare import paired_difference
 
-__all__ = ["AGREEMENT_RESAMPLES", "check_body", "figures"]
+__all__ = ["AGREEMENT_RESAMPLES", "check_body", "figures", "watch_seed"]
 
 AGREEMENT_RESAMPLES = 1000
 MOVES_SHOWN = 10
+
+
+def watch_seed(watch: Mapping[str, Any]) -> int:
+    """The seed of a watch's random draws (the samples, the ties' uniform draws): from what was decided before any
+    score was known (prompt, data, reference run ids, anchor ids), never from the scores, so the draws are
+    independent of them as the test's validity needs."""
+    decided = {k: watch[k] for k in ("prompt", "dataset", "runs", "items")}
+    return int(canonical_hash(decided)[:15], 16)
 
 
 def check_body(watch: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], rows: Mapping[str, dict[str, Any]],
@@ -32,7 +41,7 @@ def check_body(watch: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], ro
         for item, score in check["scores"].items():
             history[item].append(float(score))
     seq = len(checks) + 1
-    rng = np.random.default_rng([int(watch["id"][:12], 16), seq, 1])  # the ties' draws: fixed before any score
+    rng = np.random.default_rng([watch_seed(watch), seq, 1])  # the ties' draws
     wealth = Wealth.from_dict(checks[-1]["wealth"]) if checks else Wealth()
     after, test = step(wealth, [(history[i], float(rows[i]["score"])) for i in scored], rng)
     threshold = 1 / float(watch["alpha"])

@@ -6,6 +6,8 @@ alarm, the e-value carried over equals a replay of the stored checks, and a seed
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 
 import numpy as np
@@ -172,7 +174,9 @@ def test_unchanged_then_shifted_judge_through_the_api(watched):
     replayed = Wealth()
     history = {i: list(v) for i, v in watch["reference"].items()}
     for check in checks:  # the stored e-value is a replay of the stored scores
-        rng = np.random.default_rng([int(watch["id"][:12], 16), check["seq"], 1])
+        seed = int(hashlib.sha256(json.dumps({k: watch[k] for k in ("dataset", "items", "prompt", "runs")},
+                                              sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:15], 16)
+        rng = np.random.default_rng([seed, check["seq"], 1])
         replayed, _ = step(replayed, [(list(history[i]), check["scores"][i]) for i in check["items"]], rng)
         for i in check["items"]:
             history[i].append(check["scores"][i])
