@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -126,7 +127,10 @@ def history(lib, watch: dict[str, Any]) -> None:
         st.caption("No check yet.")
         return
     rows = pd.DataFrame([_row(c) for c in checks])
-    st.line_chart(rows.set_index("check")[["e-value", "alarm at"]])
+    # On a log scale: a judge that changed sends the e-value up by orders of magnitude, and the alarm line stays seen.
+    chart = pd.DataFrame({"log10 e-value": np.log10(rows["e-value"].clip(lower=1e-12)),
+                          "alarm (log10 1/alpha)": np.log10(rows["alarm at"])}).set_index(rows["check"])
+    st.line_chart(chart)
     st.dataframe(rows, hide_index=True)
     text = (f"Drift: the e-value reached {report['threshold']:g} at check {report['alarm_at']}; the judge changed. "
             "Freeze a new anchor set to watch the changed judge." if report["verdict"] == "drift" else
