@@ -73,6 +73,7 @@ class CacheRule:
 
 
 OPENAI_CACHE = CacheRule(1024, 128, "OpenAI: prompts of 1,024 tokens and more, hits in steps of 128 tokens")
+OPENAI_UNCACHED = ("gpt-3.5", "gpt-4-")  # and "gpt-4" itself: models before gpt-4o
 # Implicit caching, Gemini 2.5 and later, by the minimum prompt the caching page lists per model; other models
 # (2.0, Flash-Lite, which it does not list) get no prediction.
 GEMINI_CACHE = {
@@ -177,7 +178,10 @@ def cache_rule(settings: JudgeSettings) -> CacheRule | None:
     if settings.provider == "openai":
         from ..providers.openai_judge import routes_by_cache_key
 
-        return OPENAI_CACHE if server is None or routes_by_cache_key(server) else None
+        own_api = server is None or routes_by_cache_key(server)
+        # The guide caches "gpt-4o and newer": the older chat models it names no rule for.
+        older = settings.model == "gpt-4" or settings.model.startswith(OPENAI_UNCACHED)
+        return OPENAI_CACHE if own_api and not older else None
     if settings.provider == "gemini" and server is None:
         family = settings.model.removeprefix("models/")
         matches = [k for k in GEMINI_CACHE if family == k or (family.startswith(k + "-") and "lite" not in family)]

@@ -165,6 +165,7 @@ def test_cache_rules_by_provider_and_server(monkeypatch):
     assert openai is not None and (openai.minimum, openai.step) == (1024, 128)
     assert openai.cached(1500, 1400) == 1280 and openai.cached(1500, 1100) == 1024 and openai.cached(1000, 990) == 0
     assert cache_rule(replace(GPT, base_url="http://127.0.0.1:8080/v1")) is None
+    assert cache_rule(replace(GPT, model="gpt-4-turbo")) is None  # before gpt-4o: no caching documented
     flash = cache_rule(JudgeSettings(provider="gemini", model="gemini-2.5-flash"))
     assert flash is not None and flash.minimum == 2048 and flash.cached(3000, 2500) == 2500
     assert cache_rule(JudgeSettings(provider="gemini", model="gemini-2.5-pro-preview-06-05")) is not None
