@@ -169,7 +169,7 @@ class PromptsMixin(LibraryBase):
     def list_prompts(self, latest_only: bool = False, probes: bool = False) -> list[dict[str, Any]]:
         """One dict per frozen version (or per name with latest_only), sorted by name then version; the variants a
         rubric-form probe froze (NAME.probe-FORM) only with `probes`: they are the probe's, not the user's prompts."""
-        from geval_core.diagnostics.rubric_probes import is_probe_name
+        from geval_core.prompts.rubric_forms import is_probe_name
 
         rows = self._rows("SELECT p.*, (SELECT COUNT(*) FROM prompts q WHERE q.name = p.name) AS versions "
                           "FROM prompts p ORDER BY name, version")

@@ -37,7 +37,7 @@ def test_session_fixtures_see_an_isolated_home_too(session_home, tmp_path_factor
 def test_the_price_file_read_is_the_one_under_the_isolated_home():
     """The cost code reads ~/.config/geval/prices.json from this HOME, so a real one is never read."""
     model = JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18")
-    assert price_for(model, load_prices()) == {"input": 0.15, "output": 0.60}  # the built-in price
+    assert price_for(model, load_prices()) == {"input": 0.15, "cached_input": 0.075, "output": 0.60}  # built in
     file = Path.home() / ".config" / "geval" / "prices.json"
     file.parent.mkdir(parents=True)
     file.write_text(json.dumps({"openai:gpt-4o-mini": {"input": 1, "output": 2}}))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import GEvalError, InputError
 from ..judgment import Judgment
-from ..prompts.rubric_forms import VARIANTS, RubricForm, derive
+from ..prompts.rubric_forms import VARIANTS, RubricForm, derive, is_probe_name, probe_name
 from ..stats.rubric_moves import score_moves, top_changes, top_rating
 from ..store import Store
 from ..types import Dimension, FrozenPrompt, Judge, JudgeSettings
@@ -41,17 +41,6 @@ class FreezingStore(Store, Protocol):
     def freeze(self, dimension: Dimension, name: str | None = None) -> Any:
         """Freeze a dimension under a name; identical content returns the existing version."""
         ...
-
-
-def probe_name(name: str, variant: str) -> str:
-    """'coherence' -> 'coherence.probe-reverse-scale': the library name of a variant, never one of the user's."""
-    suffix = f".probe-{variant}"
-    return name[: 100 - len(suffix)] + suffix
-
-
-def is_probe_name(name: str) -> bool:
-    """Whether a library prompt name is a rubric-form variant's (for lists that show only the user's prompts)."""
-    return any(name.endswith(f".probe-{variant}") for variant in VARIANTS)
 
 
 def sample_ids(library: Store, run: dict[str, Any], prompt: FrozenPrompt, sample: int, seed: int) -> list[str]:

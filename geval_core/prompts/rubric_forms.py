@@ -19,9 +19,20 @@ from ..errors import InputError
 from ..types import Dimension, Example, Scale
 from .render import PLACEHOLDER, format_anchors, template_of
 
-__all__ = ["VARIANTS", "RubricForm", "derive", "ordered_anchors", "rewrite_mentions"]
+__all__ = ["VARIANTS", "RubricForm", "derive", "is_probe_name", "ordered_anchors", "probe_name", "rewrite_mentions"]
 
 VARIANTS = ("reverse-anchors", "shift-labels", "reverse-scale")
+
+
+def probe_name(name: str, variant: str) -> str:
+    """'coherence' -> 'coherence.probe-reverse-scale': the library name of a variant, never one of the user's."""
+    suffix = f".probe-{variant}"
+    return name[: 100 - len(suffix)] + suffix
+
+
+def is_probe_name(name: str) -> bool:
+    """Whether a library prompt name is a rubric-form variant's (for lists that show only the user's prompts)."""
+    return any(name.endswith(f".probe-{variant}") for variant in VARIANTS)
 
 # Where a definition, step or anchor names scale points: a range ("1-5", "1 to 5", "between 1 and 5",
 # "out of 5") or one point ("a score of 5", "1 is the lowest"). Other numbers are left alone.
