@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from geval_core.errors import InputError, IntegrityError
 from geval_core.files.prompt_files import open_export, read_export
 
-from . import migrations, planner, schema
+from . import migrations, schema
 from .archive import ArchiveMixin
 from .base import now
 from .frozen_records import FrozenRecordsMixin
@@ -53,11 +53,6 @@ class Library(FrozenRecordsMixin, JobsMixin, LeasesMixin, RunsMixin, RatingsMixi
         if migrate:
             with self._lock:
                 schema.check_columns(self.conn, self.path)
-                hints_missing = planner.stats_missing(self.conn)
-            if hints_missing:  # once per file: see planner.py (a run's inserts stay O(log N))
-                with self._write():
-                    if planner.stats_missing(self.conn):
-                        planner.write_stats(self.conn)
         self.integrity_warnings: list[str] = self._check_protection()
 
     def _migrate(self) -> None:

@@ -387,3 +387,27 @@ def m013_cached_input_tokens(db: Database) -> None:
     Gemini's cached_content_token_count, the local judge's reused prefix): the run's cost prices them at the
     cached rate. Rows written before hold NULL, which their row hashes leave out, so they stay valid."""
     db.execute("ALTER TABLE judgments ADD COLUMN cached_input_tokens INTEGER")
+
+
+# The trigger's check "an error-free judgment of this item exists" reads the judgment's key, never the run's
+# (run_id, error) index: `+error` takes the error column out of index choice, so SQLite looks the item up by
+# (run_id, item_id) with or without planner statistics, and a run's inserts stay O(log N) each.
+_M014_TRIGGERS = (
+    _abort("judgments_no_replace",
+           f"NEW.attempt IS NOT COALESCE((SELECT MAX(attempt) + 1 {_SAME_ITEM}), 0) "
+           f"OR EXISTS (SELECT 1 {_SAME_ITEM} AND +error IS NULL)",
+           "judgments are immutable: INSERT over a stored judgment refused (an errored one gets a successor, "
+           "its next attempt; a re-judge is a new run)"),
+)
+
+
+@migration
+def m014_judgment_key_lookup(db: Database) -> None:
+    """The judgments' replace guard looks an item up by its key (see _M014_TRIGGERS): the planner statistics a
+    library was given for it are no longer needed."""
+    db.execute("DROP TRIGGER judgments_no_replace")
+    for sql in _M014_TRIGGERS:
+        db.execute(sql)
+
+
+PROTECTION_TRIGGERS.update(_named(_M014_TRIGGERS))

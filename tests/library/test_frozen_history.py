@@ -271,6 +271,6 @@ def test_pending_reads_sqlite_utils_record_of_the_steps(tmp_path):
     assert migrations.pending(db.conn) and [m.name for m in steps.pending(db)] == [
         "m004_run_leases", "m005_ratings", "m006_archived", "m007_judgment_counts_index",
         "m008_judgment_provenance", "m009_tamper_evidence", "m010_run_jobs", "m011_frozen_records",
-        "m012_drift_records", "m013_cached_input_tokens"]
+        "m012_drift_records", "m013_cached_input_tokens", "m014_judgment_key_lookup"]
     migrations.apply(db)
     assert not migrations.pending(db.conn) and steps.pending(db) == []
