@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 
 import pytest
-import tomllib
 from app_support import ROOT, open_page, page_text, use_temp_library, values
 
 from geval_core.export import export_prompt

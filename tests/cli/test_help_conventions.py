@@ -4,9 +4,8 @@ into a data stream on stdout; prompt, dataset and run names completed from the l
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import re
 import shlex
 from collections.abc import Iterator

@@ -14,7 +14,7 @@ from geval_core.cli import cli
 from geval_core.errors import ConfigError, InputError
 from geval_core.run.batch import batch_plan, prepare_batch, prepare_planned
 from geval_core.run.batch_engines import submit_batch
-from geval_core.run.plan import RunScope, plan_run, record_run
+from geval_core.run.plan import plan_run, record_run
 from geval_core.run.splits import make_split, sealed_uses
 from geval_core.types import JudgeSettings
 from prompt_library import Library
