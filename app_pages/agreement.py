@@ -19,6 +19,7 @@ from workbench_ui import (
     raters_view,
     safe_text,
     sealing,
+    start_path,
     state,
 )
 
@@ -168,6 +169,8 @@ def main() -> None:
     if not int(run.get("judged") or 0):
         st.info("No item of this run is judged yet.")
         return
+    if dataset.get("human"):  # the Start page's "compare with people" step: done once this page shows a rated run
+        state.remember(start_path.AGREEMENT_SEEN, run["id"])
     field = agreement_section(run, prompt, dataset)
     raters_view.panel(run, prompt, field)
     diagnostics.panels(lib, run, field)

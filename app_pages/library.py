@@ -14,7 +14,7 @@ from geval_core.files.prompt_files import export_filename, export_prompt, produc
 from geval_core.files.tool_exports import EXPORT_FORMATS, FORMATS, tool_export, tool_filename
 from geval_core.types import FrozenPrompt
 from prompt_library.verify import summary_line, verify_library
-from workbench_ui import agree, cached_reads, drift_view, safe_text, state
+from workbench_ui import agree, cached_reads, drift_view, safe_text, start_path, state
 
 K = "lib_"
 UNVERIFIED = ("Unverified metadata: the name, version number, creation time, 'steps by' and attached agreement are "
@@ -66,7 +66,10 @@ def diff_view(a: FrozenPrompt, b: FrozenPrompt) -> None:
 def versions_section(lib, rows: list[dict]) -> None:
     """Pick a name, see its versions, compare two of them."""
     names = sorted({r["name"] for r in rows})
-    name = st.selectbox("Prompt", names, key=K + "name")
+    state.keep_choice(K + "name", names)
+    if K + "name" not in st.session_state and start_path.newest_own_prompt(lib) in names:
+        st.session_state[K + "name"] = start_path.newest_own_prompt(lib)  # the person's own, not an example
+    name = state.kept(K + "name", st.selectbox("Prompt", names, key=K + "name"))
     versions = lib.prompt_versions(name)
     labels = [v.label for v in versions]
     by_label = {v.label: v for v in versions}
@@ -95,7 +98,7 @@ def export_section(lib, prompt: FrozenPrompt) -> None:
                                   key=f"{K}pass_at_{prompt.id[:12]}")  # per version: scales differ
         text = tool_export(prompt, fmt, pass_at=pass_at)
         st.download_button(f"Download {EXPORT_FORMATS[fmt].label}", text, file_name=tool_filename(prompt, fmt),
-                           mime=EXPORT_FORMATS[fmt].mime, key=K + "download")
+                           mime=EXPORT_FORMATS[fmt].mime, key=K + "download", on_click=_exported, args=(prompt.id,))
         st.caption("What the file holds (its first lines say which frozen prompt it came from and what the tool "
                    "cannot reproduce):")
         language = {"deepeval": "python", "promptfoo": "yaml", "inspect": "python"}.get(fmt, "json")
@@ -104,7 +107,8 @@ def export_section(lib, prompt: FrozenPrompt) -> None:
     agreement = agreement_choice(lib, prompt)
     exported = export_prompt(prompt, agreement)
     st.download_button("Download export (JSON)", json.dumps(exported, indent=2, ensure_ascii=False),
-                       file_name=export_filename(prompt), mime="application/json", key=K + "download")
+                       file_name=export_filename(prompt), mime="application/json", key=K + "download",
+                       on_click=_exported, args=(prompt.id,))
     st.caption("Production use, without the workbench:")
     st.code(production_snippet(prompt), language="python")
 
@@ -190,6 +194,11 @@ def verify_section(lib) -> None:
     st.error(safe_text.md_escape(f"{len(report['problems'])} problems: the library file was changed outside the "
                                  "workbench."))
     st.code("\n".join(p["text"] for p in report["problems"]), language=None, wrap_lines=True)
+
+
+def _exported(prompt_id: str) -> None:
+    """Download callback: the Start page's last step is done for this prompt."""
+    state.remember(start_path.EXPORTED, prompt_id)
 
 
 def main() -> None:

@@ -13,6 +13,10 @@ from geval_core.types import HAND_WRITTEN
 
 EXAMPLE_PROMPTS = ("coherence", "consistency", "fluency", "relevance")
 EXAMPLE_DATASET = "sample"
+# Kept with the pages' remembered choices: the run whose agreement with people was last shown, the prompt last
+# exported. A step is done when the person did it, not when the data for it exists.
+AGREEMENT_SEEN, EXPORTED = "start:agreement_seen", "start:exported"
+REMEMBERED = "ui:kept"  # workbench_ui.state's setting (read here without Streamlit)
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ def path_state(lib: Any) -> list[Step]:
     rated_ids = {d["id"] for d in lib.list_datasets() if d.get("human")}
     with_people = [r for r in finished if r["dataset_id"] in rated_ids]
     labels = ", ".join(f"{p['name']}@{p['version']}" for p in own[:3])
+    kept = lib.get_setting(REMEMBERED) or {}
+    seen = kept.get(AGREEMENT_SEEN) in {r["id"] for r in with_people}
+    exported = kept.get(EXPORTED) in own_ids
     return [
         Step("Describe one quality dimension", "app_pages/design.py", bool(drafts or own),
              f"{len(drafts)} draft(s), {len(own)} prompt(s) of your own; the examples "
@@ -69,13 +76,27 @@ def path_state(lib: Any) -> list[Step]:
              f"{len(finished)} finished run(s) of your prompts" + (f", {len(runs) - len(finished)} not finished"
                                                                   if len(runs) > len(finished) else ""),
              "Every item's rating distribution and weighted score."),
-        Step("Compare the judge with people", "app_pages/agreement.py", bool(with_people),
-             f"{len(with_people)} run(s) on rated data" if with_people else "no run of yours on rated data yet",
-             "Spearman, Kendall and kappa with intervals, beside the raters' own agreement."),
-        Step("Export the frozen prompt", "app_pages/library.py", False,
-             "when its agreement is good enough", "A hash-checked file, a production snippet, or a promptfoo, "
-             "DeepEval or Inspect file."),
+        Step("Compare the judge with people", "app_pages/agreement.py", seen,
+             _agreement_state(len(with_people), seen),
+             "Spearman, Kendall and kappa with intervals, beside the raters' own agreement (the ceiling)."),
+        Step("Export the frozen prompt", "app_pages/library.py", exported,
+             "exported" if exported else "when its agreement is close enough to the raters' own for your use",
+             "A hash-checked file, a production snippet, or a promptfoo, DeepEval or Inspect file."),
     ]
+
+
+def _agreement_state(runs: int, seen: bool) -> str:
+    if not runs:
+        return "no run of yours on rated data yet"
+    if not seen:
+        return f"{runs} run(s) on rated data: open the Agreement page to see how the judge agrees with people"
+    return f"{runs} run(s) on rated data; their agreement with people shown"
+
+
+def newest_own_prompt(lib: Any) -> str | None:
+    """The name of the person's most recently frozen prompt (the examples left out), None before the first."""
+    own = _own_prompts(lib)
+    return max(own, key=lambda p: p["created_at"])["name"] if own else None
 
 
 def next_step(steps: list[Step]) -> Step:

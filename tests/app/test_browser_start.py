@@ -66,13 +66,20 @@ def test_the_start_page_leads_from_nothing_to_an_exported_prompt(chromium, tmp_p
         settle(page)
         click_button(page, "Start run")
         expect(page.get_by_text("Tie rate, top-token").first).to_be_visible(timeout=JOB_MS)
-        # A finished run on rated data: the Score and Agreement steps are done, export is next.
-        next_step(page, "Export the frozen prompt", "1 finished run(s) of your prompts", "1 run(s) on rated data")
-        choose(page, "stSelectbox", "Prompt", "clarity")
+        # A finished run on rated data: Score is done, and the Agreement page is next until it has been seen.
+        next_step(page, "Compare the judge with people", "1 finished run(s) of your prompts",
+                  "open the Agreement page")
+        expect(page.get_by_role("heading", name="Agreement and comparison")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Bootstrap resamples", exact=False).first).to_be_visible(timeout=60_000)
+        next_step(page, "Export the frozen prompt", "their agreement with people shown")
+        expect(page.get_by_role("combobox", name="Prompt")).to_have_value("clarity", timeout=60_000)  # the own one
         with page.expect_download() as download:
             click_button(page, "Download export (JSON)")
         saved = tmp_path / "clarity.json"
         download.value.save_as(saved)
+        settle(page)  # the download's callback has recorded the export
+        go(page, "Start")
+        expect(page.get_by_text("exported", exact=False).first).to_be_visible(timeout=60_000)  # every step done
     with Library(db) as lib:
         assert lib.import_prompt(saved).prompt.label == "clarity@1"  # the same content: the same version
 

@@ -39,9 +39,19 @@ def test_the_path_follows_the_librarys_state(lib_path):
                                                 {"coherence": 1 + k % 5}) for k in range(6)])
         start_run(lib, plan_run(lib, prompt, data["id"]), ScriptedJudge())
         steps = path_state(lib)
-    assert [s.done for s in steps] == [True, True, True, True, True, True, False]
+    # A run on rated data makes agreement possible; the step is done once the person has seen it.
+    assert [s.done for s in steps] == [True, True, True, True, True, False, False]
     assert steps[3].state == "golden@1" and steps[4].state == "1 finished run(s) of your prompts"
+    assert "open the Agreement page" in steps[5].state
+    at = open_page()
+    assert "Next: Compare the judge with people." in page_text(at)
+    at.button(key="start_next").click().run()
+    assert [t.value for t in at.title][0] == "Agreement and comparison"  # the next step's page opened
+    with Library(lib_path) as lib:
+        steps = path_state(lib)
+    assert [s.done for s in steps] == [True] * 6 + [False]  # the run's agreement was shown
     at = open_page()
     assert "Next: Export the frozen prompt." in page_text(at)
     at.button(key="start_next").click().run()
-    assert [t.value for t in at.title] == ["Library"]  # the button opened the page of the next step
+    assert [t.value for t in at.title] == ["Library"]
+    assert at.selectbox(key="lib_name").value == "clarity"  # the person's own prompt, not an example
