@@ -405,6 +405,9 @@ _M014_TRIGGERS = (
 def m014_judgment_key_lookup(db: Database) -> None:
     """The judgments' replace guard looks an item up by its key (see _M014_TRIGGERS): the planner statistics a
     library was given for it are no longer needed."""
+    (sql,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'judgments_no_replace'").fetchone()
+    if "+error" in sql:  # applied already (its record deleted): refused before anything changes
+        raise sqlite3.OperationalError("trigger judgments_no_replace already looks items up by their key")
     db.execute("DROP TRIGGER judgments_no_replace")
     for sql in _M014_TRIGGERS:
         db.execute(sql)
