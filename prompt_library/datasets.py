@@ -14,6 +14,7 @@ from typing import Any
 from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.files.datafiles import field_paths, lookup
 from geval_core.prompts import canonical_hash, canonical_json
+from geval_core.prompts.inputs import conversation_text
 from geval_core.types import Item
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now
@@ -39,7 +40,13 @@ class DatasetMapping:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else dumps(value) if isinstance(value, (dict, list)) else str(value)
+    """A row's field as text: a conversation (chat messages) as its turns, other lists and objects as JSON."""
+    if isinstance(value, str):
+        return value
+    turns = conversation_text(value)
+    if turns is not None:
+        return turns
+    return dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
 def _rating(value: Any) -> float:

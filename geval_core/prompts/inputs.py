@@ -48,11 +48,28 @@ def require_inputs(prompt: FrozenPrompt, items: Iterable[Item | dict[str, str]],
             raise InputError(message + (f" (first at item {item_id!r})" if item_id else ""), field=None)
 
 
+def conversation_text(value: object) -> str | None:
+    """A conversation in the chat APIs' shape (a list of {"role", "content"} messages, content text) as the turns a
+    judge reads, one "role: content" per message; None for anything else."""
+    if not isinstance(value, list) or not value:
+        return None
+    turns = []
+    for message in value:
+        if not (isinstance(message, Mapping) and isinstance(message.get("role"), str)
+                and isinstance(message.get("content"), str)):
+            return None
+        turns.append(f"{message['role']}: {message['content']}")
+    return "\n".join(turns)
+
+
 def cell_text(value: object, row: int, column: str, required: bool) -> str | None:
     """One cell of a caller's rows as the text a judge reads, by one rule: a string as it is; a finite number or a
-    bool as its text; a missing value (None, NaN, an empty string) refused when `required` (an input of the
-    prompt), else None; anything else (bytes, a list, a dict, an object) refused in an input, left out (None)
-    elsewhere. Never a placeholder like "nan" or "b'...'" sent to a judge."""
+    bool as its text; a conversation (chat messages) as its turns; a missing value (None, NaN, an empty string)
+    refused when `required` (an input of the prompt), else None; anything else (bytes, a list, a dict, an object)
+    refused in an input, left out (None) elsewhere. Never a placeholder like "nan" or "b'...'" sent to a judge."""
+    turns = conversation_text(value)
+    if turns is not None:
+        return turns
     if isinstance(value, str):
         if not value.strip() and required:
             raise InputError(f"row {row}: {column!r} is empty; every input of the prompt needs text", field=column)

@@ -174,3 +174,20 @@ def test_a_file_is_read_twice_row_by_row_and_a_change_between_the_reads_stores_n
     assert [i.fields["summary"] for i in lib.dataset_items(stored["id"])][-1] == "Changed."
     again = lib.import_items("golden", lib.dataset_items(stored["id"]))
     assert again["id"] == stored["id"] and not again["created"]  # a list and a file of one content: one version
+
+
+def test_a_conversation_in_the_chat_apis_shape_is_imported_as_its_turns(lib, tmp_path):
+    """A field holding chat messages ({"role", "content"}) reads as "role: content" lines, as score_items reads it;
+    any other list stays JSON text."""
+    from geval_core.prompts.inputs import cell_text
+
+    chat = [{"role": "user", "content": "My order #123 hasn't arrived."},
+            {"role": "assistant", "content": "Sorry! It ships today."}]
+    path = jsonl(tmp_path, [row(0, source=chat), row(1, source=["a", "b"])])
+    stored = lib.import_dataset(path, "chat", MAPPING)
+    first, second = lib.dataset_items(stored["id"])
+    assert first.fields["document"] == "user: My order #123 hasn't arrived.\nassistant: Sorry! It ships today."
+    assert second.fields["document"] == '["a","b"]'
+    assert cell_text(chat, 0, "conversation", True) == first.fields["document"]  # one rule for files and frames
+    with pytest.raises(InputError, match="holds a list, not text"):
+        cell_text(["a", "b"], 3, "conversation", True)
