@@ -67,6 +67,17 @@ def _prompt(prompt: FrozenPrompt | str, lib: Library) -> FrozenPrompt:
     return lib.get_prompt(str(prompt))
 
 
+def _given(prompt: Any) -> FrozenPrompt | None:
+    """The prompt as the caller gave it (an object, or an exported file read and hash-checked), None for a name."""
+    from geval_core.files.prompt_files import open_export, read_export
+
+    if isinstance(prompt, FrozenPrompt):
+        return prompt
+    if str(prompt).endswith(".json"):
+        return open_export(read_export(str(prompt))).prompt
+    return None
+
+
 def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, concurrency: int | None = None,
                 base_url: str | None = None, id_column: str | None = None, group_column: str | None = None,
                 human_columns: Sequence[str] = (), library: str | None = None, name: str = "frame",
@@ -95,6 +106,9 @@ def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, con
     from geval_core.run.progress_line import ProgressLine, shows_progress
 
     records = records_of(data, "score_frame")
+    given_prompt = _given(prompt)
+    if given_prompt is not None:  # named as the caller knows it (a call's own library numbers versions from 1)
+        require_inputs(given_prompt, records, "the rows given to score_frame")
     with Library(library or ":memory:", seed_examples=False) as lib:
         stored = _prompt(prompt, lib)
         require_inputs(stored, records, "the rows given to score_frame")

@@ -35,7 +35,8 @@ def mismatch_message(prompt: FrozenPrompt, fields: Iterable[str], where: str) ->
         hints.append(f"{name!r} (closest field: {close[0]!r})" if close else repr(name))
     return (f"{prompt.label} reads {', '.join(prompt.dimension.inputs)} but {where} has no "
             f"{', '.join(hints)}; its fields are {', '.join(fields) or 'none'}. Map the data's fields "
-            "to the prompt's inputs when importing it, or choose a prompt written for this data")
+            "to the prompt's inputs (rename the columns, or map them when importing a file), or choose a prompt "
+            "written for this data")
 
 
 def require_inputs(prompt: FrozenPrompt, items: Iterable[Item | dict[str, str]], where: str) -> None:

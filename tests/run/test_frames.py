@@ -117,3 +117,19 @@ def test_a_panel_scores_a_frame_with_every_member(sample, tmp_path):
     assert out.attrs["panel"] == "jury@1" and out.attrs["rule"] == "mean" and len(out.attrs["run_ids"]) == 2
     with pytest.raises(InputError, match="library="):
         score_frame(panel, frame.head(2), judge=ScriptedJudge())
+
+
+def test_a_mismatch_names_the_prompt_as_the_caller_gave_it(sample, tmp_path):
+    """An exported helpfulness@2 is version 1 of the call's own library: the message says @2, as the file does."""
+    from dataclasses import replace
+
+    from geval_core.files.prompt_files import write_export
+
+    prompt, _, frame = sample
+    second = replace(prompt, version=2)
+    exported = write_export(second, tmp_path / "second.json")
+    judge = Counting()
+    for given in (second, str(exported)):
+        with pytest.raises(InputError, match=rf"^{second.label} reads .*rename the columns"):
+            score_frame(given, frame.drop(columns=["summary"]), judge=judge)
+    assert judge.calls == 0
