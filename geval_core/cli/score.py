@@ -103,6 +103,10 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
                 help="Stop when the first this many items all fail (0: never).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Results file (default: stdout).")
 @db_option
+@click.option("--sample", "sample", type=click.IntRange(min=1), default=None,
+              help="Score a random sample of about this many items: whole groups when the data has groups (the "
+                   "figures read per group), else items; a new run of its own.")
+@click.option("--seed", "sample_seed", type=int, default=0, show_default=True, help="The --sample's draw.")
 @click.option("--run", "run_id", default=None, help="Resume this run id.")
 @click.option("--new-run", is_flag=True, help="Start a new run even when an unfinished one would be resumed.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even for requests answered before.")
@@ -117,7 +121,8 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
                   out: str | None, db: str | None, run_id: str | None, new_run: bool, no_cache: bool,
                   quiet: bool, rpm: float | None, tpm: float | None, retry_cap: float, fail_fast: int,
                   id_field: str, inputs: tuple[str, ...], as_json: bool, panel_ref: str | None = None,
-                  member_urls: tuple[str, ...] = (), side: str | None = None) -> None:
+                  member_urls: tuple[str, ...] = (), side: str | None = None, sample: int | None = None,
+                  sample_seed: int = 0) -> None:
     """Score a dataset with a frozen prompt (or a panel); an interrupted run resumes where it stopped.
 
     \b
@@ -131,16 +136,19 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
       geval score --prompt coherence --data sample --out results.jsonl
       geval score --prompt coherence --data mine.csv --id key --input document=source --input summary=output
       geval score --prompt coherence --data golden --judge openai:gpt-4o-mini --out results.jsonl --json
+      geval score --prompt coherence --data golden --sample 50 --seed 1    # a first look at 50 items
     """
     from prompt_library import open_library
 
-    from ..run.plan import RunScope, plan_of_run, plan_run, record_run
+    from ..run.plan import RunScope, plan_of_run, plan_run, record_run, sample_items
 
     check_output(out)  # before anything is paid for
     summary_needs_file(as_json, out)
     if (prompt_ref is None) == (panel_ref is None):
         raise click.UsageError("name the prompt to score with (--prompt) or a panel (--panel), one of them")
     choice = judge_choice(judge_ref, base_url, mode, n, temperature)
+    if sample is not None and (panel_ref is not None or run_id is not None):
+        raise click.UsageError("--sample draws the items of a new run of one prompt: leave out --panel and --run")
     if panel_ref is not None:
         _score_panel(db, panel_ref, data_ref, member_urls, choice, file_mapping(id_field, inputs), side, out,
                      as_json)
@@ -157,7 +165,8 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
             raise click.UsageError(f"run {plan.run_id} scores {plan.dataset['label']}, not {dataset['label']}: "
                                    "name its dataset with --data, or leave out --run")
     else:
-        plan = plan_run(library, prompt, dataset, choice, RunScope(side=side, new_run=new_run),
+        ids = None if sample is None else sample_items(library, prompt, dataset, sample, sample_seed, side)
+        plan = plan_run(library, prompt, dataset, choice, RunScope(side=side, item_ids=ids, new_run=new_run),
                         concurrency=concurrency, options=options)
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)

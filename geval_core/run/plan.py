@@ -28,7 +28,7 @@ from .options import RunOptions, RunSummary
 from .pacing import Gate
 from .session import Progress
 
-__all__ = ["RESUMABLE", "JudgeChoice", "PlannedJudge", "RunPlan", "RunScope", "estimate_judges", "plan_judge", "plan_of_run", "plan_settings",
+__all__ = ["RESUMABLE", "JudgeChoice", "PlannedJudge", "RunPlan", "RunScope", "estimate_judges", "plan_judge", "sample_items", "plan_of_run", "plan_settings",
            "plan_run", "record_run", "start_run"]
 
 # A run with the same prompt, data, judge, server and items is continued (or reported) rather than repeated.
@@ -369,6 +369,33 @@ def _scope_items(store: Store, prompt: FrozenPrompt, data: Mapping[str, Any], sc
                          f"of dataset {data['label']}'s split: the test side is sealed and scored only when asked "
                          "for (its use is recorded)", field="items")
     return _unique(scope.item_ids), side, split
+
+
+def sample_items(store: Store, prompt: FrozenPrompt, dataset: str | Mapping[str, Any], count: int, seed: int = 0,
+                 side: str | None = None) -> tuple[str, ...]:
+    """The ids of a random sample of the items a run would score (the side of a split the seal allows, the prompt's
+    example items left out), drawn with `seed`, in dataset order: whole groups when the items have groups (their
+    figures are read per group: at least `count` items, the last group whole), else `count` items."""
+    import random
+
+    data = store.get_dataset(dataset) if isinstance(dataset, str) else dataset
+    eligible, _, _ = _scope_items(store, prompt, data, RunScope(side=side))
+    wanted = None if eligible is None else frozenset(eligible)
+    order, groups = [], {}
+    for item in store.iter_dataset_items(data["id"]):
+        if wanted is None or item.id in wanted:
+            order.append(item.id)
+            groups.setdefault(item.group or item.id, []).append(item.id)
+    rng = random.Random(seed)
+    if len(groups) == len(order):  # no groups: items
+        chosen = set(rng.sample(order, min(count, len(order))))
+    else:
+        chosen = set()
+        for group in rng.sample(list(groups), len(groups)):
+            if len(chosen) >= count:
+                break
+            chosen.update(groups[group])
+    return tuple(i for i in order if i in chosen)
 
 
 def _unique(ids: tuple[str, ...] | None) -> tuple[str, ...] | None:
