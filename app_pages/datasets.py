@@ -128,7 +128,7 @@ def import_messages(result: dict, name: str) -> list[tuple[str, str]]:
     said = [("success", f"{verb} {name} as {result['label']} ({result['item_count']} items).")]
     missing = {k: n for k, n in result.get("human_missing", {}).items() if n}
     if missing:
-        said.append(("info", "Items without a rating (null or empty, imported as missing): "
+        said.append(("info", "Items without a rating (null, empty or N/A, imported as missing): "
                              + ", ".join(f"{k} {n}" for k, n in missing.items())))
     return said
 

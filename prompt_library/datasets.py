@@ -39,6 +39,10 @@ class DatasetMapping:
         return asdict(self)
 
 
+# A rating cell that says "no rating" (as pandas reads these): missing, counted on import, never a refusal.
+MISSING_MARKS = frozenset({"", "na", "n/a", "nan", "null", "none", "-"})
+
+
 def _text(value: Any) -> str:
     """A row's field as text: a conversation (chat messages) as its turns, other lists and objects as JSON."""
     if isinstance(value, str):
@@ -82,7 +86,7 @@ def _rating_value(row: dict, path: str, where: dict, name: str) -> Any:
     if isinstance(value, str) and value.strip().startswith("["):
         with contextlib.suppress(ValueError):
             value = json.loads(value)  # a CSV cell holding a JSON list of per-rater ratings
-    return None if isinstance(value, str) and not value.strip() else value
+    return None if isinstance(value, str) and value.strip().casefold() in MISSING_MARKS else value
 
 
 def _ratings(name: str, value: Any, path: str, where: dict) -> dict[str, float]:

@@ -84,7 +84,7 @@ def datasets_import(library: Library, path: str, name: str, id_field: str, input
     click.echo(f"{verb} {row['label']} ({row['item_count']} items, {row['id'][:12]})")
     for rating, count in row.get("human_missing", {}).items():
         if count:
-            click.echo(f"{rating}: {count} items without a rating (null or empty: imported as missing)")
+            click.echo(f"{rating}: {count} items without a rating (null, empty or N/A: imported as missing)")
 
 
 @library_command(datasets, "show", lists=True)

@@ -101,8 +101,8 @@ def test_non_numeric_rating_is_refused(lib, tmp_path):
 
 def test_non_numeric_rating_in_csv_is_refused(lib, tmp_path):
     path = tmp_path / "bad.csv"
-    path.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,n/a\n", encoding="utf-8")
-    assert_refused(lib, path, 3, "not a number", "'n/a'")
+    path.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,4 stars\n", encoding="utf-8")
+    assert_refused(lib, path, 3, "not a number", "'4 stars'")  # "n/a" is a missing rating, not an error
 
 
 def test_broken_json_is_refused(lib, tmp_path):
@@ -146,6 +146,19 @@ def test_empty_rating_cell_is_missing_and_counted_not_read_as_zero(lib, tmp_path
     result = lib.import_dataset(path, "blank", MAPPING)  # issue 12: a null rating imports as missing
     assert result["human_missing"] == {"coherence": 1}
     assert [i.human for i in lib.dataset_items("blank")] == [{"coherence": 3.0}, {}]
+
+
+@pytest.mark.parametrize("mark", ["N/A", "na", "NaN", "null", "None", "-", " n/a "])
+def test_a_rating_cell_that_says_no_rating_is_missing_and_counted(lib, tmp_path, mark):
+    path = tmp_path / "marks.csv"
+    path.write_text(f"id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,{mark}\n", encoding="utf-8")
+    result = lib.import_dataset(path, "marks", MAPPING)
+    assert result["human_missing"] == {"coherence": 1}
+    assert [i.human for i in lib.dataset_items(result["id"])] == [{"coherence": 3.0}, {}]
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,three\n", encoding="utf-8")
+    with pytest.raises(InputError, match="not a number: 'three'"):
+        lib.import_dataset(wrong, "wrong", MAPPING)
 
 
 def test_a_file_is_read_twice_row_by_row_and_a_change_between_the_reads_stores_nothing(lib, tmp_path, monkeypatch):
