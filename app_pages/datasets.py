@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.errors import InputError
-from workbench_ui import archive_view, cached_reads, safe_text, sealing, state, upload
+from workbench_ui import archive_view, cached_reads, next_link, safe_text, sealing, state, upload
 
 K = "ds_"
 
@@ -93,9 +93,12 @@ def upload_section(lib) -> None:
 
 
 def said() -> None:
-    """What the last import did, after its rerun, where the eye is: under the Import button."""
-    for level, text in st.session_state.pop(K + "said", []):
+    """What the last import did, after its rerun, where the eye is: under the Import button, with the next step."""
+    told = st.session_state.pop(K + "said", [])
+    for level, text in told:
         getattr(st, level)(safe_text.md_escape(text))
+    if any(level == "success" for level, _ in told):
+        next_link.show(state.library())
 
 
 def mapped(lib, name: str, path, tag: str) -> None:

@@ -8,7 +8,7 @@ import streamlit as st
 from geval_core import prompts
 from geval_core.prompts import content_hash
 from geval_core.types import MODES, REASONING_EFFORTS, Dimension, JudgeSettings, bounds_of
-from workbench_ui import archive_view, safe_text, stability_view, state
+from workbench_ui import archive_view, next_link, safe_text, stability_view, state
 from workbench_ui import design_extras as extras
 from workbench_ui import design_form as form
 
@@ -165,6 +165,7 @@ def actions(lib, dim: Dimension, ok: bool) -> None:
         st.code(frozen["hash"], language=None, wrap_lines=True)
         for warning in frozen["warnings"]:
             st.warning(safe_text.md_escape(warning))
+        next_link.show(lib)
 
 
 def main() -> None:

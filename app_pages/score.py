@@ -15,6 +15,7 @@ from workbench_ui import (
     cascade_view,
     judge_checks,
     live,
+    next_link,
     panel_view,
     run_plans,
     safe_text,
@@ -155,6 +156,8 @@ def show_run(lib) -> None:
         st.info("No item of this run is judged yet.")
         return
     score_parts.summary(lib, run, prompt, rows)
+    if run.get("status") == "done":
+        next_link.show(lib)
     score_parts.table_and_item(run, prompt, rows)
     score_parts.downloads(run, rows)
 

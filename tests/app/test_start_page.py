@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_support import open_page, page_text, use_temp_library
+from app_support import open_page, page_text, plain, use_temp_library
 
 from geval_core.types import Item
 from prompt_library import Library
@@ -55,3 +55,18 @@ def test_the_path_follows_the_librarys_state(lib_path):
     at.button(key="start_next").click().run()
     assert [t.value for t in at.title] == ["Library"]
     assert at.selectbox(key="lib_name").value == "clarity"  # the person's own prompt, not an example
+
+
+def test_a_finished_run_shows_the_paths_next_step_as_a_link(lib_path):
+    from geval_core.providers.scripted import ScriptedJudge
+    from geval_core.run.plan import plan_run, start_run
+
+    with Library(lib_path) as lib:
+        prompt = lib.freeze(dimension(steps_model="gpt-test"), name="clarity").prompt
+        data = lib.import_items("golden", [Item(f"g{k}", {"document": f"Doc {k}.", "summary": f"Sum {k}."},
+                                                {"coherence": 1 + k % 5}) for k in range(6)])
+        start_run(lib, plan_run(lib, prompt, data["id"]), ScriptedJudge())
+    at = open_page("score")
+    links = [e.proto for e in at.get("page_link")]
+    assert [(plain(link.label), link.page) for link in links] == [("Next: Compare the judge with people →",
+                                                                 "agreement")]
