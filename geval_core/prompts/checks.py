@@ -154,7 +154,9 @@ def _steps(dim: Dimension) -> list[Check]:
                                              "scores, not steps; a step says what to check (generate them again)"))
     own = {w.lower() for f in dim.inputs for w in re.split(r"[\W_]+", f) if w}
     for n, step in enumerate(dim.steps, 1):
-        named = [w for w in FIELD_WORDS if w not in own and re.search(rf"\b{w}s?\b", step, re.IGNORECASE)]
+        # "the summary", "each document": a field named as the thing read; "a generic question" is a word, not a field.
+        named = [w for w in FIELD_WORDS if w not in own
+                 and re.search(rf"\b(?:the|this|that|each|its)\s+{w}s?\b", step, re.IGNORECASE)]
         if named:
             found.append(Check("warning", "steps", f"step {n} names {', '.join(map(repr, named))}: not an "
                                                    f"input of this prompt ({', '.join(dim.inputs) or 'none'}); "

@@ -157,3 +157,15 @@ def test_steps_that_each_end_on_a_rating_are_scores_not_steps():
     assert len(found) == 1 and "every step ends on a rating (1, 2, 3)" in found[0].message
     fine = replace(dimension(), steps=("1. Read the message.", "2. Rate it from 1 to 5.", "3. Give a score: 1-5."))
     assert not [c for c in dimension_checks(fine) if c.field == "steps" and c.level == "error"]
+
+
+def test_a_step_names_another_input_only_when_it_reads_it_as_the_thing_checked():
+    def step_warnings(step: str) -> list[str]:
+        dimension = dim(inputs=("conversation", "reply"), template=None, steps=("Read the conversation.", step))
+        return [c.message for c in check_dimension(dimension) if c.field == "steps"]
+
+    assert step_warnings("Check the reply answers the customer rather than a different or generic question.") == []
+    [warning] = step_warnings("Compare the reply with the summary.")
+    assert warning.startswith("step 2 names 'summary': not an input of this prompt (conversation, reply)")
+    [warning] = step_warnings("Check that each document is covered.")
+    assert "'document'" in warning
