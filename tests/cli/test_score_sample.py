@@ -42,7 +42,7 @@ def test_a_sample_of_grouped_items_takes_whole_groups_drawn_by_the_seed(tmp_path
     expected = [i.id for i in items if i.group in drawn]
     assert lines(tmp_path / "a.jsonl") == expected and len(expected) == 8
     again = score(db, "--sample", "6", "--seed", "3", "--out", str(tmp_path / "b.jsonl"))
-    assert lines(tmp_path / "b.jsonl") == expected  # the same draw: the same run, reported
+    assert again.exit_code == 0 and lines(tmp_path / "b.jsonl") == expected  # the same draw: the same run
     assert len(library.list_runs()) == 1
     other = score(db, "--sample", "6", "--seed", "4", "--out", str(tmp_path / "c.jsonl"))
     assert other.exit_code == 0 and len(library.list_runs()) == 2
