@@ -381,7 +381,8 @@ def sample_items(store: Store, prompt: FrozenPrompt, dataset: str | Mapping[str,
     data = store.get_dataset(dataset) if isinstance(dataset, str) else dataset
     eligible, _, _ = _scope_items(store, prompt, data, RunScope(side=side))
     wanted = None if eligible is None else frozenset(eligible)
-    order, groups = [], {}
+    order: list[str] = []
+    groups: dict[str, list[str]] = {}
     for item in store.iter_dataset_items(data["id"]):
         if wanted is None or item.id in wanted:
             order.append(item.id)
