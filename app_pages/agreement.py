@@ -151,6 +151,7 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
                 f"B: {labels[other['id']]}": agree.agreement_for(other, field, "score", False, scale, 0)}
         st.caption("Agreement of each run with the human ratings (dataset-level, weighted score)")
         st.dataframe(agree.results_frame(each), hide_index=True)
+        compare_view.paired_change(run, other, field)
 
 
 def main() -> None:

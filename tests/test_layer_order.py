@@ -192,7 +192,7 @@ PRIVATE_ATTRIBUTES_OF_OWN_PACKAGE = {
     ("geval_core/cli/_interrupt.py", "_exit"), ("prompt_library/verify.py", "_rows"),
     ("prompt_library/verify.py", "_lock"), ("prompt_library/schema.py", "_STEPS"),
     ("prompt_library/signing.py", "_one"), ("prompt_library/signing.py", "_rows"),
-    ("workbench_ui/diagnostics.py", "_path"), ("workbench_ui/raters_view.py", "_cell"),
+    ("workbench_ui/raters_view.py", "_cell"),
 }
 
 

@@ -22,8 +22,10 @@ from workbench_ui import state
 LOW_MASS = 0.5  # below this the judge put most of its probability on tokens that are no rating
 
 
-def _path() -> str:
+def library_path() -> str:
+    """The open library's file, absolute: the first key of every cached figure (another library, other figures)."""
     return os.path.abspath(state.sidebar().db_path)
+
 
 
 def run_state(run: dict[str, Any]) -> tuple[int, int, str]:
@@ -40,17 +42,17 @@ def _items(path: str, dataset_id: str) -> tuple[list[Item], dict[str, Item], lis
 
 def dataset_items(dataset_id: str) -> list[Item]:
     """Every item of a dataset version, in order (cached: versions never change)."""
-    return _items(_path(), dataset_id)[0]
+    return _items(library_path(), dataset_id)[0]
 
 
 def items_by_id(dataset_id: str) -> dict[str, Item]:
     """The items of a dataset version by id."""
-    return _items(_path(), dataset_id)[1]
+    return _items(library_path(), dataset_id)[1]
 
 
 def human_names(dataset_id: str) -> list[str]:
     """The human ratings the items of a dataset version carry, sorted (as the dataset row's "human")."""
-    return _items(_path(), dataset_id)[2]
+    return _items(library_path(), dataset_id)[2]
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -61,7 +63,7 @@ def _stored_judgments(path: str, run_id: str, version: tuple[int, int, str]) -> 
 def stored_judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
     """A run's judgments as the library stores them (no group, human or tie columns), cached per run
     state: what the Agreement page reads, without building the export rows. Shared: never mutate."""
-    return _stored_judgments(_path(), run["id"], run_state(run))
+    return _stored_judgments(library_path(), run["id"], run_state(run))
 
 
 class CachedLibrary:
@@ -95,7 +97,7 @@ def _judgments(path: str, run_id: str, version: tuple[int, int, str]) -> list[di
 def judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
     """The judgments of a run (as lib.get_run returns it) with group, human ratings and ties per item,
     read again only when its run_state changed."""
-    return _judgments(_path(), run["id"], run_state(run))
+    return _judgments(library_path(), run["id"], run_state(run))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -107,7 +109,7 @@ def _per_run(path: str, run_id: str, version: tuple[int, int, str], name: str, e
 def per_run(run: dict[str, Any], name: str, build: Callable[[], Any], *extra: Hashable) -> Any:
     """build() once per run_state, name and extra inputs: the tables and figures a page derives from a
     run, which a rerun would otherwise rebuild (seconds for 20,000 items). Shared, so never mutate it."""
-    return _per_run(_path(), run["id"], run_state(run), name, extra, build)
+    return _per_run(library_path(), run["id"], run_state(run), name, extra, build)
 
 
 def judged_ids(run: dict[str, Any]) -> set[str]:
@@ -143,7 +145,7 @@ def _low_mass(row: dict[str, Any]) -> bool:
 
 def run_summary(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Run-level figures (tie rates from geval_core.stats) of judgments(run), computed once per run_state."""
-    return _summary(_path(), run["id"], run_state(run), rows)
+    return _summary(library_path(), run["id"], run_state(run), rows)
 
 
 def human_key(keys: Iterable[str], name: str) -> str | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from workbench_ui import cached_reads, charts, safe_text
+from workbench_ui import cached_reads, charts, safe_text, sealing
 
 TINY_GROUP = 3  # below this median size a per-group correlation is mostly undefined or ±1
 
@@ -54,3 +54,33 @@ def item_side_by_side(run_a: dict[str, Any], run_b: dict[str, Any], labels: dict
             fig = charts.distribution_figure(row.get("distribution") or {}, row.get("valid_mass"), points,
                                              f"Run {name}")
             st.plotly_chart(fig, key=f"ag_compare_chart_{name}")
+
+
+def paired_change(run_a: dict[str, Any], run_b: dict[str, Any], field: str) -> None:
+    """Run A minus run B in agreement with people, paired on the same items, with 95% intervals (groups resampled):
+    did A improve on B? The same figures as `geval compare B A --human FIELD`."""
+    from geval_core.errors import GEvalError
+
+    try:
+        report = _paired_change(cached_reads.library_path(), run_a["id"], cached_reads.run_state(run_a), run_b["id"],
+                                cached_reads.run_state(run_b), field, sealing.cache_key())
+    except GEvalError as exc:
+        st.caption(safe_text.md_escape(f"No paired change: {exc}"))
+        return
+    from workbench_ui.align_view import comparison_table
+
+    table = comparison_table(report).rename(columns={"base": "run B", "candidate": "run A (above)",
+                                                     "difference": "A − B"})
+    st.caption(safe_text.md_escape(
+        f"Change in agreement with people, run A (above) minus run B, on the {report.get('items', 'same')} items "
+        "both scored, 95% intervals with the documents resampled: an interval above 0 says A agrees better."))
+    st.dataframe(table, hide_index=True)
+
+
+@st.cache_data(show_spinner="Comparing the two runs…", max_entries=32)
+def _paired_change(path: str, run_a: str, state_a: tuple, run_b: str, state_b: tuple, field: str,
+                   scope_key: str) -> dict[str, Any]:
+    from geval_core.diagnostics.compare import compare_runs
+    from workbench_ui import state
+
+    return compare_runs(sealing.scoped(cached_reads.CachedLibrary(state.library())), run_b, run_a, field, 1000)

@@ -44,7 +44,7 @@ def diagnostic(kind: str, run: dict[str, Any], field: str, *args: Any) -> dict[s
     The key holds the run's state (judged, errors, status), so a run that goes on is computed again;
     `args` that name another run carry that run's state too.
     """
-    return _cached(cached_reads._path(), kind, run["id"], cached_reads.run_state(run), field, args,
+    return _cached(cached_reads.library_path(), kind, run["id"], cached_reads.run_state(run), field, args,
                    sealing.cache_key())
 
 

@@ -139,10 +139,18 @@ def test_compare_two_runs_warns_and_ranks_the_movers(lib_path):
     assert movers["item"][0] == mover
     assert movers["B − A"][0] == pytest.approx(diffs[mover])
     assert metric(at, "Items in both") == str(len(a))
-    each = at.dataframe[-1].value
+    each = [d.value for d in at.dataframe if "reading" in d.value.columns][-1]  # the two runs, after the headline's
     assert each["reading"][0].startswith("A: ") and each["reading"][1].startswith("B: ")
     judge_b, human_b, _ = pairs(lib, run_b)
     assert each["Spearman"][1].split(" ")[0] == f"{sp.spearmanr(judge_b, human_b)[0]:.3f}"
+    # Did A improve on B? The paired change in agreement with people, A minus B, with its interval.
+    change = next(d.value for d in at.dataframe if "A − B" in d.value.columns)
+    judge_a, human_a, _ = pairs(lib, run_a)
+    spearman = change[change["figure"] == "Spearman"].iloc[0]
+    expected = sp.spearmanr(judge_a, human_a)[0] - sp.spearmanr(judge_b, human_b)[0]
+    assert spearman["A − B"] == pytest.approx(expected, abs=5e-4)
+    low, high = (float(x) for x in spearman["95% interval"].split(" to "))
+    assert low <= spearman["A − B"] <= high
 
 
 def test_the_page_says_what_was_resampled(lib_path):
