@@ -47,7 +47,9 @@ def test_keyboard_rating_and_literal_text(rate_url, chromium, tmp_path):
         name.fill("kim")
         name.press("Enter")
         page.get_by_text("Item h0", exact=True).wait_for(timeout=60_000)
-        # The hostile text is on the page as characters, not as markup; its script never ran.
+        # The hostile text is on the page as characters, not as markup; its script never ran. (Both fields are drawn
+        # after the item's heading: wait for the second before counting.)
+        page.get_by_text(HOSTILE, exact=True).nth(1).wait_for(timeout=30_000)
         assert page.get_by_text(HOSTILE, exact=True).count() == 2
         assert page.evaluate("window.pwned === undefined")
         page.get_by_role("heading", name="Rate", exact=True).click()  # focus leaves the name box
