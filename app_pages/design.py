@@ -130,9 +130,9 @@ def steps_section(lib) -> None:
                   on_click=form.act, args=(form.undo_generate, lib))
     st.text_area("Steps (one per line; edit freely before freezing)", key=K + "steps", height=160)
     st.caption(f"Steps written by: {safe_text.md_escape(form.steps_model())}")
-    with st.expander("Drift check: how different are steps generated k times?"):
+    with st.expander("Step variation: how different are steps generated k times?"):
         k = st.number_input("k", min_value=2, max_value=10, value=3, key=K + "drift_k")
-        st.button("Run drift check", key=K + "drift", on_click=form.act, args=(form.run_drift, lib, int(k)))
+        st.button("Generate k times and compare", key=K + "drift", on_click=form.act, args=(form.run_drift, lib, int(k)))
         report = st.session_state.get(K + "drift_report")
         if report is not None:
             form.show_drift(report)
