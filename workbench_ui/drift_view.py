@@ -11,7 +11,7 @@ import streamlit as st
 
 from geval_core.types import FrozenPrompt
 from prompt_library import task_jobs
-from workbench_ui import agree, cached_reads, run_plans, safe_text
+from workbench_ui import agree, cached_reads, run_plans, safe_text, task_progress
 
 __all__ = ["section"]
 
@@ -100,18 +100,8 @@ def check_form(lib, watch: dict[str, Any]) -> None:
 
 
 def progress(lib, key: str) -> None:
-    """The check's progress, read from the library every second while its worker goes, and its Stop."""
-    @st.fragment(run_every=1.0)
-    def draw() -> None:
-        now = task_jobs.task_state(lib, KIND, key)
-        if now not in task_jobs.LIVE:
-            st.rerun()  # the whole page: the new check is drawn in the history
-        done, total = (task_jobs.task(lib, KIND, key) or {}).get("progress") or [0, 1]
-        st.progress(min(done / max(total, 1), 1.0), text=f"{done} / {total} anchors re-scored · {now}")
-        if now != "stopping" and st.button("Stop the check", key=f"{KEY}_stop_{key[:12]}"):
-            task_jobs.request_task_stop(lib, KIND, key)
-
-    draw()
+    """The check's progress while its worker goes, and its Stop."""
+    task_progress.watch(lib, KIND, key, "anchors re-scored", "Stop the check", f"{KEY}_stop_{key[:12]}")
 
 
 def history(lib, watch: dict[str, Any]) -> None:

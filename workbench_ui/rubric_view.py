@@ -19,7 +19,7 @@ from geval_core.prompts.rubric_forms import derive
 from geval_core.run.plan import plan_settings
 from geval_core.types import JudgeSettings
 from prompt_library import task_jobs
-from workbench_ui import cached_reads, run_plans, safe_text
+from workbench_ui import cached_reads, run_plans, safe_text, task_progress
 
 KIND = "rubric"
 K = "rb_"
@@ -66,18 +66,8 @@ def start_form(lib, run: dict[str, Any]) -> None:
 
 
 def watch(lib, run_id: str) -> None:
-    """The probe's progress, read from the library every second while its worker goes, and its Stop."""
-    @st.fragment(run_every=1.0)
-    def progress() -> None:
-        now = task_jobs.task_state(lib, KIND, run_id)
-        if now not in task_jobs.LIVE:
-            st.rerun()  # the whole page: the report (or why it ended) is drawn with the rest
-        done, total = (task_jobs.task(lib, KIND, run_id) or {}).get("progress") or [0, 1]
-        st.progress(min(done / max(total, 1), 1.0), text=f"{done} / {total} items scored over the forms · {now}")
-        if now != "stopping" and st.button("Stop the rubric-form probe", key=K + "stop"):
-            task_jobs.request_task_stop(lib, KIND, run_id)
-
-    progress()
+    """The probe's progress while its worker goes, and its Stop."""
+    task_progress.watch(lib, KIND, run_id, "items scored over the forms", "Stop the rubric-form probe", K + "stop")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

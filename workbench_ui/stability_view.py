@@ -12,7 +12,7 @@ from geval_core.prompts.inputs import missing_inputs
 from geval_core.run.plan import plan_judge
 from geval_core.types import Dimension
 from prompt_library import task_jobs
-from workbench_ui import cached_reads, run_plans, safe_text, sealing
+from workbench_ui import cached_reads, run_plans, safe_text, sealing, task_progress
 
 KEY = "design_stability"
 
@@ -50,18 +50,8 @@ def panel(lib, dim: Dimension) -> None:
 
 
 def watch(lib, form: str) -> None:
-    """The check's progress, read from the library every second while its worker goes, and its Stop."""
-    @st.fragment(run_every=1.0)
-    def progress() -> None:
-        state_now = task_jobs.task_state(lib, KIND, form)
-        if state_now not in task_jobs.LIVE:
-            st.rerun()  # the whole page: the report (or why it ended) is drawn with the checks
-        done, total = (task_jobs.task(lib, KIND, form) or {}).get("progress") or [0, 1]
-        st.progress(done / max(total, 1), text=f"{done} / {total} repeats scored · {state_now}")
-        if state_now != "stopping" and st.button("Stop the stability check", key=KEY + "_stop"):
-            task_jobs.request_task_stop(lib, KIND, form)
-
-    progress()
+    """The check's progress while its worker goes, and its Stop."""
+    task_progress.watch(lib, KIND, form, "repeats scored", "Stop the stability check", KEY + "_stop")
 
 
 def result_of(lib, dim: Dimension):
