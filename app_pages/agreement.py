@@ -139,10 +139,10 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
     c = st.columns(3)
     c[0].metric("Items in both", len(diffs))
     c[1].metric("Spearman between the runs", safe_text.fmt(spearman(diffs["score A"], diffs["score B"])))
-    c[2].metric("Largest move", safe_text.fmt(float(diffs["B − A"].iloc[0])))
+    c[2].metric("Largest move", safe_text.fmt(float(diffs["A − B"].iloc[0])))
     st.caption("Items that moved most")
     st.dataframe(diffs.head(10), hide_index=True)
-    st.plotly_chart(charts.difference_histogram(diffs["B − A"].tolist()), key=K + "diffs")
+    st.plotly_chart(charts.difference_histogram(diffs["A − B"].tolist()), key=K + "diffs")
     with st.expander("Every item"):
         st.dataframe(diffs, hide_index=True, height=300)
     compare_view.item_side_by_side(run, other, labels, diffs["item"].tolist(), scale.points)

@@ -126,13 +126,14 @@ def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
 
 
 def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
-    """Items judged in both runs: score A, score B and B − A, largest moves first."""
+    """Items judged in both runs: score A, score B and A − B (run A above, as the paired change reads), largest
+    moves first."""
     a = {r["item_id"]: r.get("score") for r in cached_reads.stored_judgments(run_a)}
     b = {r["item_id"]: r.get("score") for r in cached_reads.stored_judgments(run_b)}
     common = [i for i in a if i in b and a[i] is not None and b[i] is not None]
     frame = pd.DataFrame({"item": common, "score A": [a[i] for i in common], "score B": [b[i] for i in common]})
-    frame["B − A"] = frame["score B"] - frame["score A"]
-    order = frame["B − A"].abs().sort_values(ascending=False, kind="stable").index
+    frame["A − B"] = frame["score A"] - frame["score B"]
+    order = frame["A − B"].abs().sort_values(ascending=False, kind="stable").index
     return frame.loc[order].reset_index(drop=True)
 
 

@@ -77,7 +77,7 @@ def curve_figure(ks: Sequence[int], series: dict[str, Sequence[float | None]], t
 def difference_histogram(diffs: Sequence[float]) -> go.Figure:
     """Per-item score differences between two runs."""
     fig = go.Figure(go.Histogram(x=list(diffs), nbinsx=40, marker_color="#F58518"))
-    fig.update_layout(title="Score difference (run B − run A)", xaxis_title="difference",
+    fig.update_layout(title="Score difference (run A − run B)", xaxis_title="difference",
                       yaxis_title="items", **_LAYOUT)
     return fig
 
