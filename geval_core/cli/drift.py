@@ -113,6 +113,8 @@ def check_command(library: Any, name: str, sample: int | None, seed: int | None,
     from ..diagnostics.drift import get_watch, plan_check, run_check, watch_report
     from .score import judge_choice
 
+    if seed is not None and sample is None:
+        raise click.UsageError("--seed draws a --sample: name the sample's size with --sample K")
     watch = get_watch(library, name)
     plan = plan_check(library, watch, sample, judge_choice(judge_ref, base_url, mode, n, temperature), seed,
                       concurrency)

@@ -106,7 +106,7 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 @click.option("--sample", "sample", type=click.IntRange(min=1), default=None,
               help="Score a random sample of about this many items: whole groups when the data has groups (the "
                    "figures read per group), else items; a new run of its own.")
-@click.option("--seed", "sample_seed", type=int, default=0, show_default=True, help="The --sample's draw.")
+@click.option("--seed", "sample_seed", type=int, default=None, help="The --sample's draw [default: 0].")
 @click.option("--run", "run_id", default=None, help="Resume this run id.")
 @click.option("--new-run", is_flag=True, help="Start a new run even when an unfinished one would be resumed.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even for requests answered before.")
@@ -122,7 +122,7 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
                   quiet: bool, rpm: float | None, tpm: float | None, retry_cap: float, fail_fast: int,
                   id_field: str, inputs: tuple[str, ...], as_json: bool, panel_ref: str | None = None,
                   member_urls: tuple[str, ...] = (), side: str | None = None, sample: int | None = None,
-                  sample_seed: int = 0) -> None:
+                  sample_seed: int | None = None) -> None:
     """Score a dataset with a frozen prompt (or a panel); an interrupted run resumes where it stopped.
 
     \b
@@ -149,6 +149,8 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     choice = judge_choice(judge_ref, base_url, mode, n, temperature)
     if sample is not None and (panel_ref is not None or run_id is not None):
         raise click.UsageError("--sample draws the items of a new run of one prompt: leave out --panel and --run")
+    if sample_seed is not None and sample is None:
+        raise click.UsageError("--seed draws a --sample: name the sample's size with --sample N")
     if panel_ref is not None:
         _score_panel(db, panel_ref, data_ref, member_urls, choice, file_mapping(id_field, inputs), side, out,
                      as_json)
@@ -165,7 +167,7 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
             raise click.UsageError(f"run {plan.run_id} scores {plan.dataset['label']}, not {dataset['label']}: "
                                    "name its dataset with --data, or leave out --run")
     else:
-        ids = None if sample is None else sample_items(library, prompt, dataset, sample, sample_seed, side)
+        ids = None if sample is None else sample_items(library, prompt, dataset, sample, sample_seed or 0, side)
         plan = plan_run(library, prompt, dataset, choice, RunScope(side=side, item_ids=ids, new_run=new_run),
                         concurrency=concurrency, options=options)
     for warning in plan.warnings:

@@ -160,6 +160,8 @@ def test_errors_name_what_is_wrong(setup):
     path, server, _judge, run_id = setup
     missing = invoke("drift", "check", "nope", "--db", path)
     assert missing.exit_code == 1 and "no drift watch 'nope'" in missing.output and "Traceback" not in missing.output
+    seed_alone = invoke("drift", "check", "nope", "--seed", "2", "--db", path)
+    assert seed_alone.exit_code == 2 and "--seed draws a --sample" in seed_alone.output  # acted on or refused
     human_wrong = invoke("drift", "freeze", "coh", "--run", run_id, "--human", "fluency", "--db", path)
     assert human_wrong.exit_code == 1 and "no human rating 'fluency'" in human_wrong.output
     assert invoke("drift", "freeze", "coh", "--run", run_id, "--db", path).exit_code == 0

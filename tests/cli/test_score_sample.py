@@ -61,6 +61,8 @@ def test_a_sample_of_ungrouped_items_and_the_refusals(tmp_path):
     run_id = library.list_runs()[0]["id"]
     refused = score(db, "--sample", "5", "--run", run_id)
     assert refused.exit_code == 2 and "--sample draws the items of a new run" in refused.output
+    no_sample = score(db, "--seed", "3")
+    assert no_sample.exit_code == 2 and "--seed draws a --sample" in no_sample.output  # never silently dropped
     library.close()
 
 
