@@ -58,24 +58,18 @@ def _items(records: list[dict[str, Any]], id_column: str | None, group_column: s
     return items
 
 
-def _prompt(prompt: FrozenPrompt | str, lib: Library) -> FrozenPrompt:
-    """The prompt stored in `lib`: a FrozenPrompt, an exported prompt file, or a name in the library."""
-    if isinstance(prompt, FrozenPrompt):
-        return lib.freeze(prompt.dimension, name=prompt.name).prompt
-    if str(prompt).endswith(".json"):
-        return lib.import_prompt(str(prompt)).prompt
-    return lib.get_prompt(str(prompt))
-
-
-def _given(prompt: Any) -> FrozenPrompt | None:
-    """The prompt as the caller gave it (an object, or an exported file read and hash-checked), None for a name."""
+def _stored(prompt: Any, lib: Library) -> tuple[FrozenPrompt, FrozenPrompt]:
+    """(the prompt stored in `lib`, the prompt as the caller gave it: a FrozenPrompt, an exported file read once and
+    hash-checked, or a library name). Messages name the second: a call's own library numbers versions from 1."""
     from geval_core.files.prompt_files import open_export, read_export
 
     if isinstance(prompt, FrozenPrompt):
-        return prompt
+        return lib.freeze(prompt.dimension, name=prompt.name).prompt, prompt
     if str(prompt).endswith(".json"):
-        return open_export(read_export(str(prompt))).prompt
-    return None
+        loaded = open_export(read_export(str(prompt)))
+        return lib.import_checked(loaded).prompt, loaded.prompt
+    stored = lib.get_prompt(str(prompt))
+    return stored, stored
 
 
 def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, concurrency: int | None = None,
@@ -106,12 +100,9 @@ def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, con
     from geval_core.run.progress_line import ProgressLine, shows_progress
 
     records = records_of(data, "score_frame")
-    given_prompt = _given(prompt)
-    if given_prompt is not None:  # named as the caller knows it (a call's own library numbers versions from 1)
-        require_inputs(given_prompt, records, "the rows given to score_frame")
     with Library(library or ":memory:", seed_examples=False) as lib:
-        stored = _prompt(prompt, lib)
-        require_inputs(stored, records, "the rows given to score_frame")
+        stored, given_prompt = _stored(prompt, lib)
+        require_inputs(given_prompt, records, "the rows given to score_frame")
         items = _items(records, id_column, group_column, human_columns, stored.dimension.inputs)
         given = judge if judge is not None and not isinstance(judge, str) else None
         if given is not None and base_url is not None:
