@@ -98,26 +98,20 @@ class PlainHttpPost:
         """(status, headers, body) through this thread's connection; a connection the server had closed while
         idle is replaced once (nothing was answered on it)."""
         connection, reused = self._connection()
-        try:
-            return _round_trip(connection, self._target, data, self._headers)
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
-            if not reused:
+        while True:
+            try:
+                return _round_trip(connection, self._target, data, self._headers)
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+                connection.close()  # http.client opens it again at the next request
+                if not reused:
+                    raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
+                reused = False  # the server closed an idle keep-alive connection: one more try, freshly opened
+            except TimeoutError as exc:
+                connection.close()
+                raise ServerTimeout(str(exc) or "timed out") from None
+            except (OSError, http.client.HTTPException) as exc:
+                connection.close()
                 raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
-            connection.close()  # the server closed an idle keep-alive connection: one more try, freshly opened
-        except TimeoutError as exc:
-            connection.close()
-            raise ServerTimeout(str(exc) or "timed out") from None
-        except (OSError, http.client.HTTPException) as exc:
-            connection.close()
-            raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
-        try:
-            return _round_trip(connection, self._target, data, self._headers)
-        except TimeoutError as exc:
-            connection.close()
-            raise ServerTimeout(str(exc) or "timed out") from None
-        except (OSError, http.client.HTTPException) as exc:
-            connection.close()
-            raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
 
     def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
         """This thread's connection and whether it carried a request before (a fresh one is opened lazily)."""
