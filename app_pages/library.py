@@ -67,8 +67,10 @@ def versions_section(lib, rows: list[dict]) -> None:
     """Pick a name, see its versions, compare two of them."""
     names = sorted({r["name"] for r in rows})
     state.keep_choice(K + "name", names)
-    if K + "name" not in st.session_state and start_path.newest_own_prompt(lib) in names:
-        st.session_state[K + "name"] = start_path.newest_own_prompt(lib)  # the person's own, not an example
+    if K + "name" not in st.session_state:
+        newest = start_path.newest_own_prompt(lib)
+        if newest in names:
+            st.session_state[K + "name"] = newest  # the person's own, not an example
     name = state.kept(K + "name", st.selectbox("Prompt", names, key=K + "name"))
     versions = lib.prompt_versions(name)
     labels = [v.label for v in versions]

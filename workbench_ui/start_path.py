@@ -43,19 +43,18 @@ def _example(lib: Any, name: str) -> Any:
     return versions[0] if versions else None
 
 
-def _rated(lib: Any) -> list[dict[str, Any]]:
-    return [d for d in lib.list_datasets() if d.get("human") and d["name"] != EXAMPLE_DATASET]
 
 
 def path_state(lib: Any) -> list[Step]:
     """Every step of the path with this library's state."""
     own, drafts = _own_prompts(lib), lib.list_drafts()
     generated = [p for p in own if lib.get_prompt(p["id"]).dimension.steps_model != HAND_WRITTEN]
-    rated = _rated(lib)
+    with_ratings = [d for d in lib.list_datasets() if d.get("human")]
+    rated = [d for d in with_ratings if d["name"] != EXAMPLE_DATASET]
     own_ids = {p["id"] for p in own}
     runs = [r for r in lib.list_runs() if r["prompt_id"] in own_ids]
     finished = [r for r in runs if r["status"] == "done"]
-    rated_ids = {d["id"] for d in lib.list_datasets() if d.get("human")}
+    rated_ids = {d["id"] for d in with_ratings}
     with_people = [r for r in finished if r["dataset_id"] in rated_ids]
     labels = ", ".join(f"{p['name']}@{p['version']}" for p in own[:3])
     kept = lib.get_setting(REMEMBERED) or {}
