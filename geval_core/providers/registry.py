@@ -21,6 +21,7 @@ from ..types import Judge, JudgeSettings
 from ..urls import check_base_url, is_custom_server
 from .capabilities import PRESETS, Preset, is_reasoning_model
 from .common import env_key, require_key
+from .prompt_cache import CacheRule, gemini_cache, openai_cache
 
 # Builds a Judge from (settings, api_key, timeout).
 JudgeFactory = Callable[[JudgeSettings, "str | None", float], Judge]
@@ -63,6 +64,8 @@ class ProviderSpec:
     reasoning: Callable[[str], bool] | None = None  # which of its models reason (no logprobs, no temperature)
     aliases_drift: bool = False  # an undated model name is an alias the provider can move to another model
     batch_engine: str | None = None  # the batch engine its runs can be sent to (run.batch_engines.ENGINES)
+    # Its server's documented prompt cache for a judge at a server (None: the provider's own API), for the estimate.
+    prompt_cache: Callable[[JudgeSettings, str | None], CacheRule | None] | None = None
     free: bool = False  # runs on this machine: no price per token
     before_run: Callable[[JudgeSettings], None] | None = None  # a check before a run is recorded (imports inside)
 
@@ -260,10 +263,11 @@ register(ProviderSpec("openai", "OpenAI", _openai, ("OPENAI_API_KEY",), base_url
                       default_model="gpt-4o-mini-2024-07-18", compatible_label="OpenAI-compatible server",
                       compatible_model="smollm2", presets=PRESETS, context_windows=OPENAI_WINDOWS,
                       rating_tokens=OPENAI_TOKENS, reasoning=is_reasoning_model, aliases_drift=True,
-                      batch_engine="openai"))
+                      batch_engine="openai", prompt_cache=openai_cache))
 register(ProviderSpec("gemini", "Gemini", _gemini, ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
                       base_url_variables=("GOOGLE_GEMINI_BASE_URL",), default_model="gemini-2.0-flash-001",
-                      context_windows=GEMINI_WINDOWS, aliases_drift=True, batch_engine="gemini"))
+                      context_windows=GEMINI_WINDOWS, aliases_drift=True, batch_engine="gemini",
+                      prompt_cache=gemini_cache))
 # Vertex AI has no key: application default credentials, and the project named in GOOGLE_CLOUD_PROJECT.
 register(ProviderSpec("vertex", "Vertex AI (Google Cloud credentials)", _vertex, ("GOOGLE_CLOUD_PROJECT",),
                       base_url_variables=("GOOGLE_VERTEX_BASE_URL",), key_required=False,

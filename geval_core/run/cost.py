@@ -28,14 +28,16 @@ import json
 import math
 import os
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import prompts
 from ..errors import ConfigError
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeRequest, JudgeSettings
+
+if TYPE_CHECKING:
+    from ..providers.prompt_cache import CacheRule
 
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 4  # role markers and separators the chat format adds around each message
@@ -54,31 +56,6 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
     "gemini:gemini-2.5-flash": {"input": 0.30, "cached_input": 0.03, "output": 2.50},
     "gemini:gemini-2.5-flash-lite": {"input": 0.10, "cached_input": 0.01, "output": 0.40},
     "gemini:gemini-2.5-pro": {"input": 1.25, "cached_input": 0.125, "output": 10.00},
-}
-
-
-@dataclass(frozen=True)
-class CacheRule:
-    """When a provider's prompt cache bills part of a prompt as cached input."""
-
-    minimum: int  # the least prompt (and the least hit) it caches, in tokens
-    step: int  # a hit covers a whole number of steps
-    source: str  # where the rule is documented, for the estimate's note
-
-    def cached(self, prompt_tokens: int, shared_tokens: int) -> int:
-        """Tokens of a prompt read from the cache, given the prefix it shares with prompts sent before."""
-        hit = min(shared_tokens, prompt_tokens)
-        hit -= hit % self.step
-        return hit if prompt_tokens >= self.minimum and hit >= self.minimum else 0
-
-
-OPENAI_CACHE = CacheRule(1024, 128, "OpenAI: prompts of 1,024 tokens and more, hits in steps of 128 tokens")
-OPENAI_UNCACHED = ("gpt-3.5", "gpt-4-")  # and "gpt-4" itself: models before gpt-4o
-# Implicit caching, Gemini 2.5 and later, by the minimum prompt the caching page lists per model; other models
-# (2.0, Flash-Lite, which it does not list) get no prediction.
-GEMINI_CACHE = {
-    "gemini-2.5-flash": CacheRule(2048, 1, "Gemini 2.5 Flash implicit caching: prompts of 2,048 tokens and more"),
-    "gemini-2.5-pro": CacheRule(2048, 1, "Gemini 2.5 Pro implicit caching: prompts of 2,048 tokens and more"),
 }
 
 
@@ -170,23 +147,14 @@ def request_tokens(request: JudgeRequest) -> int:
 
 
 def cache_rule(settings: JudgeSettings) -> CacheRule | None:
-    """The documented prompt-cache rule of the judge's server, or None when there is none to predict by (another
-    server than the provider's own API, a model whose caching minimum is not documented)."""
-    from ..providers.registry import resolved_base_url
+    """The documented prompt-cache rule of the judge's server (its provider's spec says it), or None when there is
+    none to predict by (another server than the provider's own API, a model whose caching is not documented)."""
+    from ..providers.registry import find_spec, resolved_base_url
 
-    server = resolved_base_url(settings)
-    if settings.provider == "openai":
-        from ..providers.openai_judge import routes_by_cache_key
-
-        own_api = server is None or routes_by_cache_key(server)
-        # The guide caches "gpt-4o and newer": the older chat models it names no rule for.
-        older = settings.model == "gpt-4" or settings.model.startswith(OPENAI_UNCACHED)
-        return OPENAI_CACHE if own_api and not older else None
-    if settings.provider == "gemini" and server is None:
-        family = settings.model.removeprefix("models/")
-        matches = [k for k in GEMINI_CACHE if family == k or (family.startswith(k + "-") and "lite" not in family)]
-        return GEMINI_CACHE[max(matches, key=len)] if matches else None
-    return None
+    spec = find_spec(settings.provider)
+    if spec is None or spec.prompt_cache is None:
+        return None
+    return spec.prompt_cache(settings, resolved_base_url(settings))
 
 
 def shared_tokens(first: tuple[dict[str, str], ...], second: tuple[dict[str, str], ...]) -> int:
