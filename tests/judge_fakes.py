@@ -281,10 +281,12 @@ class CachingJudges(FakeJudges):
             status, payload = chat(body)
             if status == 200:
                 self.cached_usage(body["messages"], payload["usage"])
+            if not self.latency:  # one prompt at a time: read and cached in one step, no request slips between
+                self.seen.append(body["messages"])
         if self.latency:
             time.sleep(self.latency)
-        with self.lock:
-            self.seen.append(body["messages"])
+            with self.lock:
+                self.seen.append(body["messages"])
         self.send(handler, status, payload)
 
     def cached_usage(self, messages: list[dict], usage: dict) -> None:
