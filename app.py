@@ -54,9 +54,13 @@ def key_status(picked: state.SidebarChoice) -> str:
 
 def local_model_box(sb) -> str:
     """The local judge's model: the bundled SmolLM2, or a GGUF file inside the library folder, pinned by hash."""
-    typed = sb.text_input("Model file (optional)", key="sb_local_file", placeholder="the bundled SmolLM2-135M",
-                          help=f"A .gguf file inside {state.library_home()} (the folder libraries open in). "
-                               "Its content hash is pinned in the prompts and runs made with it.")
+    typed = sb.text_input(
+        "Model file (optional)",
+        key="sb_local_file",
+        placeholder="the bundled SmolLM2-135M",
+        help=f"A .gguf file inside {state.library_home()} (the folder libraries open in). "
+        "Its content hash is pinned in the prompts and runs made with it.",
+    )
     if not typed.strip():
         return ""
     try:
@@ -73,9 +77,13 @@ def draw_sidebar() -> state.SidebarChoice:
     """Library file, judge connection and key status; stored for the pages in session state."""
     sb = st.sidebar
     st.session_state.setdefault(state.DB_KEY, str(state.default_path()))
-    typed = sb.text_input("Library file", key=state.DB_KEY, on_change=state.check_library_box,
-                          help=f"SQLite file of the prompt library (${state.HOME_ENV} chooses the folder, "
-                               "$GEVAL_DB the default file).")
+    typed = sb.text_input(
+        "Library file",
+        key=state.DB_KEY,
+        on_change=state.check_library_box,
+        help=f"SQLite file of the prompt library (${state.HOME_ENV} chooses the folder, "
+        "$GEVAL_DB the default file).",
+    )
     sb.caption(safe_text.md_escape(f"Libraries open from {state.library_home()} only."))
     said = st.session_state.pop(state.DB_SAID, None)
     if said:
@@ -87,27 +95,45 @@ def draw_sidebar() -> state.SidebarChoice:
         db_path = state.default_path()
     choices = state.provider_choices()
     state.keep_choice("sb_judge", choices)  # the judge chosen last in this library, in any session
-    choice = state.kept("sb_judge", sb.selectbox("Judge", choices, key="sb_judge",
-                                                 format_func=lambda c: state.provider_labels().get(c, c)))
+    choice = state.kept(
+        "sb_judge",
+        sb.selectbox(
+            "Judge", choices, key="sb_judge", format_func=lambda c: state.provider_labels().get(c, c)
+        ),
+    )
     if choice == "local":
         model = local_model_box(sb)
     else:
         model_key = f"sb_model_{choice}"
-        if model_key not in st.session_state:  # a widget given a value= and a session value makes Streamlit warn
+        if (
+            model_key not in st.session_state
+        ):  # a widget given a value= and a session value makes Streamlit warn
             st.session_state[model_key] = state.remembered(model_key) or state.default_model(choice)
-        model = state.kept(model_key, sb.text_input("Model", key=model_key, disabled=not state.needs_model(choice),
-                                                    help="Pin a dated model version: hosted aliases change under "
-                                                         "you."))
+        model = state.kept(
+            model_key,
+            sb.text_input(
+                "Model",
+                key=model_key,
+                disabled=not state.needs_model(choice),
+                help="Pin a dated model version: hosted aliases change under you.",
+            ),
+        )
     base_url = None
     if choice == "compatible":
         # The default goes through session state: scrub_base_url rewrites the value, and a widget given both
         # a value= and a session-state value makes Streamlit warn on the page.
-        st.session_state.setdefault(state.BASE_URL_KEY, state.remembered(state.BASE_URL_KEY)
-                                    or PRESETS[server_presets.DEFAULT].base_url)
+        st.session_state.setdefault(
+            state.BASE_URL_KEY,
+            state.remembered(state.BASE_URL_KEY) or PRESETS[server_presets.DEFAULT].base_url,
+        )
         server_presets.picker()  # choosing a server fills the URL (its on_change runs before this script)
-        base_url = sb.text_input("Base URL", key=state.BASE_URL_KEY, on_change=state.scrub_base_url,
-                                 help=f"Your server: requests and the key go here only. No key in the URL: "
-                                      f"{state.OPENAI_KEY} holds it.")
+        base_url = sb.text_input(
+            "Base URL",
+            key=state.BASE_URL_KEY,
+            on_change=state.scrub_base_url,
+            help=f"Your server: requests and the key go here only. No key in the URL: "
+            f"{state.OPENAI_KEY} holds it.",
+        )
         said = st.session_state.pop(state.BASE_URL_SAID, None)
         if said:
             sb.error(safe_text.md_escape(said))
@@ -121,8 +147,10 @@ def draw_sidebar() -> state.SidebarChoice:
     picked = state.SidebarChoice(str(db_path), choice, judge)
     sb.caption(key_status(picked))
     if choice == "local" and not is_model_file(judge.model):
-        sb.info("The local SmolLM2-135M judge is tiny: good for trying the workbench, "
-                "not a trustworthy judge.", icon="ℹ️")
+        sb.info(
+            "The local SmolLM2-135M judge is tiny: good for trying the workbench, not a trustworthy judge.",
+            icon="ℹ️",
+        )
     return picked
 
 

@@ -26,17 +26,20 @@ from workbench_ui import (
 K = "ag_"
 
 
-def readings(run: dict, field: str, scale: Scale, grouped: bool, bootstrap: int, every: bool = True) -> dict[str, dict]:
+def readings(
+    run: dict, field: str, scale: Scale, grouped: bool, bootstrap: int, every: bool = True
+) -> dict[str, dict]:
     """Group-level (when the items have groups) and dataset-level, for weighted and top-token scores.
 
     The first is the headline and always gets its intervals; the others only when `every` is set: a
     dataset-level interval recomputes every figure per resample (a minute for 20,000 items)."""
     out: dict[str, Any] = {}
     for which, name in agree.SCORES.items():
-        for level in ((True, False) if grouped else (False,)):
+        for level in (True, False) if grouped else (False,):
             draws = bootstrap if every or not out else 0
             out[f"{'group' if level else 'dataset'}-level, {name}"] = agree.agreement_for(
-                run, field, which, level, scale, draws)
+                run, field, which, level, scale, draws
+            )
     return out
 
 
@@ -44,9 +47,18 @@ def headline(result: dict, title: str) -> None:
     """The main reading's figures as metrics."""
     st.caption(safe_text.md_escape(title))
     c = st.columns(6)
-    for col, (key, label) in zip(c, [("spearman", "Spearman ρ"), ("kendall", "Kendall τ-b"),
-                                     ("pearson", "Pearson r"), ("kappa_quadratic", "κ (quadratic)"),
-                                     ("tie_rate", "Tie rate (judge)"), ("items", "Items")], strict=True):
+    for col, (key, label) in zip(
+        c,
+        [
+            ("spearman", "Spearman ρ"),
+            ("kendall", "Kendall τ-b"),
+            ("pearson", "Pearson r"),
+            ("kappa_quadratic", "κ (quadratic)"),
+            ("tie_rate", "Tie rate (judge)"),
+            ("items", "Items"),
+        ],
+        strict=True,
+    ):
         col.metric(label, safe_text.fmt(result.get(key)))
 
 
@@ -61,26 +73,44 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     items = cached_reads.dataset_items(dataset["id"])
     default = cached_reads.human_key(humans, prompt.name)
     c1, c2 = st.columns(2)
-    field = c1.selectbox("Human rating", humans, index=humans.index(default) if default else 0,
-                         key=K + "field")
-    bootstrap = int(c2.number_input("Bootstrap resamples (95% intervals)", min_value=0, max_value=5000,
-                                    value=1000, step=100, key=K + "boot"))
-    every = st.toggle("Intervals for every reading", key=K + "every_ci",
-                      help="The headline reading always has its intervals; the other readings' intervals take "
-                           "longer (a dataset-level interval recomputes every figure per resample).")
+    field = c1.selectbox(
+        "Human rating", humans, index=humans.index(default) if default else 0, key=K + "field"
+    )
+    bootstrap = int(
+        c2.number_input(
+            "Bootstrap resamples (95% intervals)",
+            min_value=0,
+            max_value=5000,
+            value=1000,
+            step=100,
+            key=K + "boot",
+        )
+    )
+    every = st.toggle(
+        "Intervals for every reading",
+        key=K + "every_ci",
+        help="The headline reading always has its intervals; the other readings' intervals take "
+        "longer (a dataset-level interval recomputes every figure per resample).",
+    )
     grouped = any(i.group for i in items)
     scale = prompt.dimension.scale
     results = readings(run, field, scale, grouped, bootstrap, every)
     main = next(iter(results))
-    headline(results[main], f"{main} (the paper's reading on SummEval is group-level: per document, averaged)"
-             if grouped else main)
+    headline(
+        results[main],
+        f"{main} (the paper's reading on SummEval is group-level: per document, averaged)"
+        if grouped
+        else main,
+    )
     p = agree.paired(run, field)
     if grouped:
         compare_view.groups_note(results[main], p)
     st.dataframe(agree.results_frame(results), hide_index=True)
     if bootstrap and not every and len(results) > 1:
-        st.caption("Intervals shown for the headline reading only: turn on \"Intervals for every reading\" "
-                   "for the others.")
+        st.caption(
+            'Intervals shown for the headline reading only: turn on "Intervals for every reading" '
+            "for the others."
+        )
     note = agree.resampled_note(results[main])
     if results[main].get("ci_warning") or results[main].get("ci_flag"):
         st.warning(safe_text.md_escape(note))
@@ -94,8 +124,10 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     figure, shown, total = agree.scatter(run, field)
     st.plotly_chart(figure, key=K + "scatter")
     if shown < total:
-        st.caption(f"The scatter shows {shown:,} of the {total:,} items with both ratings, chosen at random, "
-                   "so that the browser stays quick; every figure above uses all of them.")
+        st.caption(
+            f"The scatter shows {shown:,} of the {total:,} items with both ratings, chosen at random, "
+            "so that the browser stays quick; every figure above uses all of them."
+        )
     replies_curve(run, p, scale, grouped)
     return field
 
@@ -110,15 +142,24 @@ def replies_curve(run: dict, p: dict, scale: Scale, grouped: bool) -> None:
     if not curve:
         return
     ks = [c["k"] for c in curve]
-    st.plotly_chart(charts.curve_figure(ks, {"Spearman": [c["spearman"] for c in curve],
-                                             "Kendall": [c["kendall"] for c in curve],
-                                             "tie rate": [c["tie_rate"] for c in curve]},
-                                        "Averaging k sampled replies"), key=K + "curve")
+    st.plotly_chart(
+        charts.curve_figure(
+            ks,
+            {
+                "Spearman": [c["spearman"] for c in curve],
+                "Kendall": [c["kendall"] for c in curve],
+                "tie rate": [c["tie_rate"] for c in curve],
+            },
+            "Averaging k sampled replies",
+        ),
+        key=K + "curve",
+    )
     st.dataframe(pd.DataFrame(curve), hide_index=True)
 
 
-def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], scale: Scale,
-                    field: str | None) -> None:
+def compare_section(
+    lib, run: dict, runs: list[dict], labels: dict[str, str], scale: Scale, field: str | None
+) -> None:
     """Run A (above) vs run B on the same dataset: per-item differences, top movers, agreement of each."""
     st.header("Compare two runs")
     others = [r["id"] for r in runs if r["dataset_id"] == run["dataset_id"] and r["id"] != run["id"]]
@@ -128,8 +169,10 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
     other = lib.get_run(st.selectbox("Run B", others, format_func=labels.__getitem__, key=K + "other"))
     differ = agree.incomparable(run, other)
     if differ:
-        st.warning("Different judges: this difference is the judge's as well as the prompt's. They differ in: "
-                   + safe_text.md_escape("; ".join(differ)))
+        st.warning(
+            "Different judges: this difference is the judge's as well as the prompt's. They differ in: "
+            + safe_text.md_escape("; ".join(differ))
+        )
     diffs = agree.differences(run, other)
     if diffs.empty:
         st.info("No item has a score in both runs.")
@@ -147,8 +190,10 @@ def compare_section(lib, run: dict, runs: list[dict], labels: dict[str, str], sc
         st.dataframe(diffs, hide_index=True, height=300)
     compare_view.item_side_by_side(run, other, labels, diffs["item"].tolist(), scale.points)
     if field:
-        each = {f"A: {labels[run['id']]}": agree.agreement_for(run, field, "score", False, scale, 0),
-                f"B: {labels[other['id']]}": agree.agreement_for(other, field, "score", False, scale, 0)}
+        each = {
+            f"A: {labels[run['id']]}": agree.agreement_for(run, field, "score", False, scale, 0),
+            f"B: {labels[other['id']]}": agree.agreement_for(other, field, "score", False, scale, 0),
+        }
         st.caption("Agreement of each run with the human ratings (dataset-level, weighted score)")
         st.dataframe(agree.results_frame(each), hide_index=True)
         compare_view.paired_change(run, other, field)
@@ -170,7 +215,9 @@ def main() -> None:
     if not int(run.get("judged") or 0):
         st.info("No item of this run is judged yet.")
         return
-    if dataset.get("human"):  # the Start page's "compare with people" step: done once this page shows a rated run
+    if dataset.get(
+        "human"
+    ):  # the Start page's "compare with people" step: done once this page shows a rated run
         state.remember(start_path.AGREEMENT_SEEN, run["id"])
     field = agreement_section(run, prompt, dataset)
     raters_view.panel(run, prompt, field)

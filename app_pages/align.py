@@ -33,8 +33,9 @@ def pick(lib):
     dataset = split[c2.selectbox("Split dataset", list(split), key=K + "dataset")]
     humans = list(dataset["human"]) or [base.dimension.name.lower()]
     default = base.dimension.name.lower()
-    human = c3.selectbox("Human rating", humans, index=humans.index(default) if default in humans else 0,
-                         key=K + "human")
+    human = c3.selectbox(
+        "Human rating", humans, index=humans.index(default) if default in humans else 0, key=K + "human"
+    )
     return base, dataset, human
 
 
@@ -51,7 +52,9 @@ def dev_run(lib, prompt, dataset, ids: set[str], label: str, judge_for):
     if going:
         live.attach(lib, going[0]["id"])
         return None
-    if st.button(f"Score {label} {prompt.label} on the dev side ({len(ids)} items)", key=f"{K}dev_{prompt.id}"):
+    if st.button(
+        f"Score {label} {prompt.label} on the dev side ({len(ids)} items)", key=f"{K}dev_{prompt.id}"
+    ):
         align_view.start_side_run(lib, prompt, dataset, ids, planned, "dev")
         st.rerun()
     return None
@@ -84,9 +87,16 @@ def compare_on_dev(lib, base, base_run, dataset, human: str, judge_for) -> None:
         report = compare_runs(lib, base_run["id"], run["id"], human, only=ids)
         st.subheader(f"{base.label} → {cand.label}")
         judges_caption(report)
-        st.caption(safe_text.md_escape(f"{report['items']} dev items in {report['groups']} groups"
-                                       + (f"; {scope['examples_left_out']} example items left out"
-                                          if scope["examples_left_out"] else "")))
+        st.caption(
+            safe_text.md_escape(
+                f"{report['items']} dev items in {report['groups']} groups"
+                + (
+                    f"; {scope['examples_left_out']} example items left out"
+                    if scope["examples_left_out"]
+                    else ""
+                )
+            )
+        )
         st.dataframe(align_view.comparison_table(report), hide_index=True)
         if report.get("withheld"):
             st.warning(safe_text.md_escape(f"Interval withheld: {report['withheld']}"))
@@ -101,9 +111,11 @@ def test_section(lib, base, dataset, human: str, judge_for) -> None:
     split = get_split(lib, dataset["id"])
     uses = sealed_uses(lib, split)
     evaluated = {u["prompt_id"] for u in uses}
-    st.caption(f"{len(evaluated)} prompt{'' if len(evaluated) == 1 else 's'} evaluated on this test side so far, "
-               f"{len(uses)} look{'' if len(uses) == 1 else 's'} in all. Each "
-               "candidate evaluated there widens the corrected interval (Bonferroni over the candidates).")
+    st.caption(
+        f"{len(evaluated)} prompt{'' if len(evaluated) == 1 else 's'} evaluated on this test side so far, "
+        f"{len(uses)} look{'' if len(uses) == 1 else 's'} in all. Each "
+        "candidate evaluated there widens the corrected interval (Bonferroni over the candidates)."
+    )
     versions = {p.label: p for p in lib.prompt_versions(base.name)}
     cand = versions[st.selectbox("Candidate to evaluate", list(versions), key=K + "test_candidate")]
     for prompt in ({base.id: base, cand.id: cand}).values():
@@ -126,12 +138,15 @@ def test_section(lib, base, dataset, human: str, judge_for) -> None:
         return
     judges_caption(report)
     st.dataframe(align_view.comparison_table(report, corrected=True), hide_index=True)
-    st.caption(safe_text.md_escape(
-        f"{report['items']} test items in {report['groups']} groups; {report['candidates_evaluated']} "
-        f"candidate{'' if report['candidates_evaluated'] == 1 else 's'} evaluated on this test side "
-        f"({report['test_looks']} looks): the corrected interval is at "
-        f"{report['corrected_level']:.2%}; Holm-adjusted p ({report['holm_figure']}): "
-        f"{safe_text.fmt(report['holm_p'], 4)}."))
+    st.caption(
+        safe_text.md_escape(
+            f"{report['items']} test items in {report['groups']} groups; {report['candidates_evaluated']} "
+            f"candidate{'' if report['candidates_evaluated'] == 1 else 's'} evaluated on this test side "
+            f"({report['test_looks']} looks): the corrected interval is at "
+            f"{report['corrected_level']:.2%}; Holm-adjusted p ({report['holm_figure']}): "
+            f"{safe_text.fmt(report['holm_p'], 4)}."
+        )
+    )
 
 
 def main() -> None:
@@ -147,8 +162,12 @@ def main() -> None:
     dev, scope = evaluation_ids(lib, dataset["id"], "dev", base.dimension.example_ids)
     if dev is None:  # pick() offers split datasets only: a split always has a dev side
         return
-    st.caption(safe_text.md_escape(f"Dev side of split {scope['split'][:12]}: {len(dev)} items. The sealed test "
-                                   "side is used only below, once per candidate, and every use is recorded."))
+    st.caption(
+        safe_text.md_escape(
+            f"Dev side of split {scope['split'][:12]}: {len(dev)} items. The sealed test "
+            "side is used only below, once per candidate, and every use is recorded."
+        )
+    )
     judge_for = align_view.judge_picker(lib)
     run_plans.show_judge(judge_for(base))
     run = dev_run(lib, base, dataset, dev, "the base", judge_for)

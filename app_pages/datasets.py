@@ -19,10 +19,23 @@ def versions_table(lib) -> dict | None:
     if not rows:
         st.info("No dataset yet: upload one below.")
         return None
-    st.dataframe(pd.DataFrame([{
-        "dataset": r["label"], "items": r["item_count"], "input fields": ", ".join(r["fields"]),
-        "human ratings": ", ".join(r["human"]), "source": r.get("source"), "created": r["created_at"],
-        "hash": r["id"][:12]} for r in rows]), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "dataset": r["label"],
+                    "items": r["item_count"],
+                    "input fields": ", ".join(r["fields"]),
+                    "human ratings": ", ".join(r["human"]),
+                    "source": r.get("source"),
+                    "created": r["created_at"],
+                    "hash": r["id"][:12],
+                }
+                for r in rows
+            ]
+        ),
+        hide_index=True,
+    )
     labels = {r["label"]: r for r in rows}
     return labels[st.selectbox("Browse items of", list(labels), key=K + "browse")]
 
@@ -30,8 +43,12 @@ def versions_table(lib) -> dict | None:
 def items_table(dataset: dict) -> None:
     """The items of one version: id, group, fields and human ratings (text shown as data, not markup)."""
     items = cached_reads.dataset_items(dataset["id"])
-    frame = pd.DataFrame([{"id": i.id, "group": i.group, **i.fields,
-                           **{f"human.{k}": v for k, v in i.human.items()}} for i in items])
+    frame = pd.DataFrame(
+        [
+            {"id": i.id, "group": i.group, **i.fields, **{f"human.{k}": v for k, v in i.human.items()}}
+            for i in items
+        ]
+    )
     st.caption(f"{len(items)} items; the dataset version is immutable (hash {dataset['id'][:12]}).")
     st.dataframe(frame, hide_index=True, height=320)
 
@@ -49,21 +66,32 @@ def mapping_form(cols: list[str], stem: str, tag: str):
     id_col = c1.selectbox("Item id column", cols, index=cols.index(upload.guess_id(cols)), key=key + "id")
     groups = ["(none)", *cols]
     guess = upload.guess_group(cols)
-    group = c2.selectbox("Group column (e.g. doc_id, for group-level agreement)", groups,
-                         index=groups.index(guess) if guess else 0, key=key + "group")
+    group = c2.selectbox(
+        "Group column (e.g. doc_id, for group-level agreement)",
+        groups,
+        index=groups.index(guess) if guess else 0,
+        key=key + "group",
+    )
     st.caption("Input fields: name each one as the prompts expect it (e.g. document, summary).")
     known = sorted({i for p in state.library().list_prompts() for i in p.get("inputs") or []})
     inputs = renamed(cols, "Input columns", key + "inputs", preselect=upload.guess_inputs(cols, known))
     st.caption("Human ratings: name each one as the dimension it rates (e.g. coherence).")
     dimensions = sorted({p["name"] for p in state.library().list_prompts()})
-    human = renamed(cols, "Human rating columns (optional)", key + "human",
-                    default=lambda col: upload.rating_name(col, dimensions))
-    mapping = DatasetMapping(id=id_col, inputs=inputs, human=human, group=None if group == "(none)" else group)
+    human = renamed(
+        cols,
+        "Human rating columns (optional)",
+        key + "human",
+        default=lambda col: upload.rating_name(col, dimensions),
+    )
+    mapping = DatasetMapping(
+        id=id_col, inputs=inputs, human=human, group=None if group == "(none)" else group
+    )
     return name.strip(), mapping
 
 
-def renamed(cols: list[str], label: str, key: str, default=upload.field_name,
-            preselect: list[str] | None = None) -> dict[str, str]:
+def renamed(
+    cols: list[str], label: str, key: str, default=upload.field_name, preselect: list[str] | None = None
+) -> dict[str, str]:
     """Pick columns (`preselect` chosen at first) and give each a field name: {name: column}."""
     picked = st.multiselect(label, cols, default=preselect or None, key=key)
     out: dict[str, str] = {}
@@ -80,7 +108,9 @@ def renamed(cols: list[str], label: str, key: str, default=upload.field_name,
 def upload_section(lib) -> None:
     """Upload a file, map its fields, preview the items, import as a new immutable version."""
     st.subheader("Upload a dataset (CSV, JSONL or a JSON array)")
-    file = st.file_uploader("CSV, JSONL or JSON file", type=["csv", "tsv", "jsonl", "ndjson", "json"], key=K + "file")
+    file = st.file_uploader(
+        "CSV, JSONL or JSON file", type=["csv", "tsv", "jsonl", "ndjson", "json"], key=K + "file"
+    )
     if file is None:
         said()
         return
@@ -116,8 +146,11 @@ def mapped(lib, name: str, path, tag: str) -> None:
         return
     items = read_items(path, mapping)  # every row: a bad one stops here with file, line and reason
     st.caption(f"Preview: {len(items)} items as they will be stored")
-    st.dataframe(pd.DataFrame([{"id": i.id, "group": i.group, **i.fields, **i.human} for i in items[:50]]),
-                 hide_index=True, height=240)
+    st.dataframe(
+        pd.DataFrame([{"id": i.id, "group": i.group, **i.fields, **i.human} for i in items[:50]]),
+        hide_index=True,
+        height=240,
+    )
     if st.button("Import", type="primary", key=K + "import"):
         result = lib.import_items(dataset, items, source=name, mapping=mapping)
         st.session_state[K + "said"] = import_messages(result, name)
@@ -131,8 +164,13 @@ def import_messages(result: dict, name: str) -> list[tuple[str, str]]:
     said = [("success", f"{verb} {name} as {result['label']} ({result['item_count']} items).")]
     missing = {k: n for k, n in result.get("human_missing", {}).items() if n}
     if missing:
-        said.append(("info", "Items without a rating (null, empty or N/A, imported as missing): "
-                             + ", ".join(f"{k} {n}" for k, n in missing.items())))
+        said.append(
+            (
+                "info",
+                "Items without a rating (null, empty or N/A, imported as missing): "
+                + ", ".join(f"{k} {n}" for k, n in missing.items()),
+            )
+        )
     return said
 
 

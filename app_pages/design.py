@@ -22,16 +22,36 @@ def start_from_picker(lib) -> None:
         options[f"draft:{row['id']}"] = f"draft #{row['id']}: {row['name']}"
     for row in lib.list_prompts():
         # The hash beside the label: version numbers count within this library, the hash is the identity.
-        options[f"prompt:{row['name']}@{row['version']}"] = f"prompt {row['name']}@{row['version']} · {row['id'][:12]}"
+        options[f"prompt:{row['name']}@{row['version']}"] = (
+            f"prompt {row['name']}@{row['version']} · {row['id'][:12]}"
+        )
     cols = st.columns([4, 1])
     pick = cols[0].selectbox("Start from", list(options), format_func=options.__getitem__, key=K + "pick")
-    cols[1].button("Load", key=K + "load", on_click=form.act, args=(form.load_choice, lib, pick),
-                   disabled=not pick, width="stretch")
+    cols[1].button(
+        "Load",
+        key=K + "load",
+        on_click=form.act,
+        args=(form.load_choice, lib, pick),
+        disabled=not pick,
+        width="stretch",
+    )
     c1, c2, _ = st.columns([1, 1, 2])
-    c1.button("New dimension", key=K + "new", on_click=form.act, args=(form.new_dimension,), width="stretch",
-              help="A blank form with the default template.")
-    c2.button("Duplicate as new", key=K + "duplicate", on_click=form.act, args=(form.duplicate,), width="stretch",
-              help="This form under a new name: a new draft and, once frozen, a new prompt.")
+    c1.button(
+        "New dimension",
+        key=K + "new",
+        on_click=form.act,
+        args=(form.new_dimension,),
+        width="stretch",
+        help="A blank form with the default template.",
+    )
+    c2.button(
+        "Duplicate as new",
+        key=K + "duplicate",
+        on_click=form.act,
+        args=(form.duplicate,),
+        width="stretch",
+        help="This form under a new name: a new draft and, once frozen, a new prompt.",
+    )
 
 
 def anchors_editor(smin: int, smax: int) -> None:
@@ -39,11 +59,19 @@ def anchors_editor(smin: int, smax: int) -> None:
     anchors = st.session_state.get(K + "anchors", {})
     points = list(range(smax, smin - 1, -1))
     frame = pd.DataFrame({"rating": points, "description": [anchors.get(p, "") for p in points]})
-    edited = st.data_editor(frame, key=f"{K}anchors_{smin}_{smax}", hide_index=True, num_rows="fixed",
-                            disabled=["rating"], width="stretch",
-                            column_config={"description": st.column_config.TextColumn(width="large")})
-    st.session_state[K + "anchors"] = {**anchors, **{
-        int(r): str(d or "") for r, d in zip(edited["rating"], edited["description"], strict=True)}}
+    edited = st.data_editor(
+        frame,
+        key=f"{K}anchors_{smin}_{smax}",
+        hide_index=True,
+        num_rows="fixed",
+        disabled=["rating"],
+        width="stretch",
+        column_config={"description": st.column_config.TextColumn(width="large")},
+    )
+    st.session_state[K + "anchors"] = {
+        **anchors,
+        **{int(r): str(d or "") for r, d in zip(edited["rating"], edited["description"], strict=True)},
+    }
 
 
 def definition_inputs() -> tuple[int, int]:
@@ -58,8 +86,11 @@ def definition_inputs() -> tuple[int, int]:
         smax = smin + 1
     st.caption("Anchors: what every scale point means")
     anchors_editor(smin, smax)
-    st.text_input("Input fields (comma-separated)", key=K + "inputs",
-                  help="The fields each item gives the judge, e.g. document, summary.")
+    st.text_input(
+        "Input fields (comma-separated)",
+        key=K + "inputs",
+        help="The fields each item gives the judge, e.g. document, summary.",
+    )
     inputs = tuple(f.strip() for f in st.session_state[K + "inputs"].split(",") if f.strip())
     mismatch = extras.template_mismatch(st.session_state.get(K + "template") or "", inputs)
     if mismatch:  # said here, where the inputs changed, with the fix one click away
@@ -72,18 +103,29 @@ def definition_inputs() -> tuple[int, int]:
 def judge_inputs() -> None:
     """Scoring mode, n and temperature: part of the frozen metric."""
     conn = state.sidebar().judge
-    st.caption(f"Judge (from the sidebar): {safe_text.md_escape(conn.provider + ':' + conn.model)}. A server URL is "
-               "never frozen: every run sends to the server named then (the sidebar, or --base-url).")
+    st.caption(
+        f"Judge (from the sidebar): {safe_text.md_escape(conn.provider + ':' + conn.model)}. A server URL is "
+        "never frozen: every run sends to the server named then (the sidebar, or --base-url)."
+    )
     c1, c2, c3 = st.columns(3)
     c1.selectbox("Scoring mode", list(MODES), key=K + "mode")
     n, temperature = bounds_of(JudgeSettings, "n"), bounds_of(JudgeSettings, "temperature")
     c2.number_input("Replies n", min_value=n.min, max_value=n.max, step=1, key=K + "n", help=n.help)
-    c3.number_input("Temperature", min_value=float(temperature.min), max_value=float(temperature.max), step=0.1,
-                    key=K + "temperature", help=temperature.help)
+    c3.number_input(
+        "Temperature",
+        min_value=float(temperature.min),
+        max_value=float(temperature.max),
+        step=0.1,
+        key=K + "temperature",
+        help=temperature.help,
+    )
     reasoning_input(conn)
     with st.expander("Custom template (optional)"):
-        st.text_area("Template ({{name}} placeholders; empty = the default G-Eval template)",
-                     key=K + "template", height=200)
+        st.text_area(
+            "Template ({{name}} placeholders; empty = the default G-Eval template)",
+            key=K + "template",
+            height=200,
+        )
 
 
 def reasoning_input(conn: JudgeSettings) -> None:
@@ -92,10 +134,14 @@ def reasoning_input(conn: JudgeSettings) -> None:
 
     if not reasons(conn):
         return
-    st.selectbox("Reasoning effort", [form.DEFAULT_EFFORT, *REASONING_EFFORTS], key=K + "reasoning_effort",
-                 format_func=lambda e: "the model's default (not sent)" if e == form.DEFAULT_EFFORT else e,
-                 help="How long the model reasons before it rates; part of the frozen metric (hashed). It "
-                      "also sizes the reply budget, since reasoning tokens come out of it.")
+    st.selectbox(
+        "Reasoning effort",
+        [form.DEFAULT_EFFORT, *REASONING_EFFORTS],
+        key=K + "reasoning_effort",
+        format_func=lambda e: "the model's default (not sent)" if e == form.DEFAULT_EFFORT else e,
+        help="How long the model reasons before it rates; part of the frozen metric (hashed). It "
+        "also sizes the reply budget, since reasoning tokens come out of it.",
+    )
 
 
 def preview(lib, dim: Dimension) -> None:
@@ -116,23 +162,41 @@ def steps_section(lib) -> None:
 
         model_work.watch(lib, form.GENERATE, generating, "Writing the evaluation steps", K + "generate_stop")
     # A row of its own: in a narrow column the label was cut ("Generate evaluation s…").
-    st.button("Generate evaluation steps", key=K + "generate", on_click=form.act, args=(form.generate, lib),
-              type="primary")
-    st.caption(f"One call to {safe_text.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps "
-               "(yours only after you confirm; the replaced steps can be restored).")
+    st.button(
+        "Generate evaluation steps",
+        key=K + "generate",
+        on_click=form.act,
+        args=(form.generate, lib),
+        type="primary",
+    )
+    st.caption(
+        f"One call to {safe_text.md_escape(conn.provider + ':' + conn.model)}. Regenerating replaces the steps "
+        "(yours only after you confirm; the replaced steps can be restored)."
+    )
     if st.session_state.get(K + "confirm_generate"):
         st.warning("The steps below were written or edited by hand: generating replaces them.")
         c1, c2 = st.columns(2)
-        c1.button("Replace my steps", key=K + "generate_confirm", on_click=form.act, args=(form.generate, lib, True))
+        c1.button(
+            "Replace my steps", key=K + "generate_confirm", on_click=form.act, args=(form.generate, lib, True)
+        )
         c2.button("Keep my steps", key=K + "generate_cancel", on_click=form.keep_own_steps)
     if st.session_state.get(K + "steps_before"):
-        st.button("Undo: restore the steps from before the last generation", key=K + "generate_undo",
-                  on_click=form.act, args=(form.undo_generate, lib))
+        st.button(
+            "Undo: restore the steps from before the last generation",
+            key=K + "generate_undo",
+            on_click=form.act,
+            args=(form.undo_generate, lib),
+        )
     st.text_area("Steps (one per line; edit freely before freezing)", key=K + "steps", height=160)
     st.caption(f"Steps written by: {safe_text.md_escape(form.steps_model())}")
     with st.expander("Step variation: how different are steps generated k times?"):
         k = st.number_input("k", min_value=2, max_value=10, value=3, key=K + "drift_k")
-        st.button("Generate k times and compare", key=K + "drift", on_click=form.act, args=(form.run_drift, lib, int(k)))
+        st.button(
+            "Generate k times and compare",
+            key=K + "drift",
+            on_click=form.act,
+            args=(form.run_drift, lib, int(k)),
+        )
         report = st.session_state.get(K + "drift_report")
         if report is not None:
             form.show_drift(report)
@@ -155,13 +219,21 @@ def actions(lib, dim: Dimension, ok: bool) -> None:
     """Save the draft; freeze it into an immutable version and show the hash."""
     c1, c2 = st.columns(2)
     c1.button("Save draft", key=K + "save", on_click=form.act, args=(form.save, lib))
-    c2.button("Freeze", key=K + "freeze", type="primary", disabled=not ok,
-              on_click=form.act, args=(form.freeze, lib))
+    c2.button(
+        "Freeze",
+        key=K + "freeze",
+        type="primary",
+        disabled=not ok,
+        on_click=form.act,
+        args=(form.freeze, lib),
+    )
     frozen = st.session_state.get(K + "frozen")
     if frozen and frozen.get("form") == content_hash(dim):  # about this very form, not an earlier one
         verb = "Frozen as" if frozen["created"] else "Identical content already frozen as"
-        st.success(f"{verb} {safe_text.md_escape(frozen['label'])} · {frozen['hash'][:12]}. Content hash (the "
-                   "prompt's identity; the name and version number are labels within this library):")
+        st.success(
+            f"{verb} {safe_text.md_escape(frozen['label'])} · {frozen['hash'][:12]}. Content hash (the "
+            "prompt's identity; the name and version number are labels within this library):"
+        )
         st.code(frozen["hash"], language=None, wrap_lines=True)
         for warning in frozen["warnings"]:
             st.warning(safe_text.md_escape(warning))
@@ -187,7 +259,9 @@ def main() -> None:
         ok = checks_section(lib, dim)
         actions(lib, dim, ok)
     form.remember(lib)
-    archive_view.panel(lib, "draft", {str(r["id"]): f"draft #{r['id']}: {r['name']}" for r in lib.list_drafts()})
+    archive_view.panel(
+        lib, "draft", {str(r["id"]): f"draft #{r['id']}: {r['name']}" for r in lib.list_drafts()}
+    )
 
 
 safe_text.guarded(main)

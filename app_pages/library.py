@@ -17,18 +17,39 @@ from prompt_library.verify import summary_line, verify_library
 from workbench_ui import agree, cached_reads, drift_view, safe_text, start_path, state
 
 K = "lib_"
-UNVERIFIED = ("Unverified metadata: the name, version number, creation time, 'steps by' and attached agreement are "
-              "labels outside the content hash. Version numbers count within this library; the hash is the "
-              "prompt's identity across libraries.")
-READINGS = {"group": "group-level (per group, averaged; needs groups on every item)",
-            "dataset": "dataset-level (all items pooled)"}
+UNVERIFIED = (
+    "Unverified metadata: the name, version number, creation time, 'steps by' and attached agreement are "
+    "labels outside the content hash. Version numbers count within this library; the hash is the "
+    "prompt's identity across libraries."
+)
+READINGS = {
+    "group": "group-level (per group, averaged; needs groups on every item)",
+    "dataset": "dataset-level (all items pooled)",
+}
+
+
 def prompts_table(lib) -> list[dict]:
     """Every frozen version, one row each."""
     rows = lib.list_prompts()
-    st.dataframe(pd.DataFrame([{
-        "prompt": r["label"], "dimension": r["dimension"], "scale": r["scale"], "inputs": ", ".join(r["inputs"]),
-        "judge": r["judge"], "mode": r["mode"], "steps by": r["steps_model"], "created": r["created_at"],
-        "hash": r["id"][:12]} for r in rows]), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "prompt": r["label"],
+                    "dimension": r["dimension"],
+                    "scale": r["scale"],
+                    "inputs": ", ".join(r["inputs"]),
+                    "judge": r["judge"],
+                    "mode": r["mode"],
+                    "steps by": r["steps_model"],
+                    "created": r["created_at"],
+                    "hash": r["id"][:12],
+                }
+                for r in rows
+            ]
+        ),
+        hide_index=True,
+    )
     st.caption(UNVERIFIED)
     return rows
 
@@ -39,12 +60,22 @@ def sections(prompt: FrozenPrompt) -> dict[str, str]:
     return {
         "Definition": dim.definition,
         "Anchors": "\n".join(f"{p}: {dim.anchors.get(p, '')}" for p in reversed(dim.scale.points)),
-        "Steps": "\n".join(f"{i}. {s}" for i, s in enumerate(dim.steps, 1)) + f"\n(written by: {dim.steps_model})",
-        "Settings": "\n".join([
-            f"scale: {dim.scale}", f"inputs: {', '.join(dim.inputs)}", f"judge: {judge.judge_id}",
-            f"mode: {judge.mode}", f"n: {judge.n}",
-            f"temperature: {judge.temperature}", f"top_logprobs: {judge.top_logprobs}",
-            f"max_tokens: {judge.max_tokens}", f"seed: {judge.seed}", f"hash: {prompt.id}"]),
+        "Steps": "\n".join(f"{i}. {s}" for i, s in enumerate(dim.steps, 1))
+        + f"\n(written by: {dim.steps_model})",
+        "Settings": "\n".join(
+            [
+                f"scale: {dim.scale}",
+                f"inputs: {', '.join(dim.inputs)}",
+                f"judge: {judge.judge_id}",
+                f"mode: {judge.mode}",
+                f"n: {judge.n}",
+                f"temperature: {judge.temperature}",
+                f"top_logprobs: {judge.top_logprobs}",
+                f"max_tokens: {judge.max_tokens}",
+                f"seed: {judge.seed}",
+                f"hash: {prompt.id}",
+            ]
+        ),
     }
 
 
@@ -58,8 +89,9 @@ def diff_view(a: FrozenPrompt, b: FrozenPrompt) -> None:
         c1.code(left[title], language=None, wrap_lines=True)
         c2.code(right[title], language=None, wrap_lines=True)
         if not same:
-            diff = difflib.unified_diff(left[title].splitlines(), right[title].splitlines(),
-                                        a.label, b.label, lineterm="")
+            diff = difflib.unified_diff(
+                left[title].splitlines(), right[title].splitlines(), a.label, b.label, lineterm=""
+            )
             st.code("\n".join(diff), language="diff", wrap_lines=True)
 
 
@@ -90,27 +122,55 @@ def versions_section(lib, rows: list[dict]) -> None:
 def export_section(lib, prompt: FrozenPrompt) -> None:
     """Download the hash-checked export (optionally with a run's agreement) and show the production snippet."""
     st.subheader(f"Export {safe_text.md_escape(prompt.label)} · {prompt.id[:12]}")
-    st.caption("The file carries the content hash; no server URL (whoever scores with it names their own). "
-               + UNVERIFIED)
-    fmt = st.radio("Format", FORMATS, format_func=lambda fmt: EXPORT_FORMATS[fmt].label, key=K + "format", horizontal=True)
+    st.caption(
+        "The file carries the content hash; no server URL (whoever scores with it names their own). "
+        + UNVERIFIED
+    )
+    fmt = st.radio(
+        "Format",
+        FORMATS,
+        format_func=lambda fmt: EXPORT_FORMATS[fmt].label,
+        key=K + "format",
+        horizontal=True,
+    )
     if fmt != "json":
         scale = prompt.dimension.scale
-        pass_at = st.number_input(f"Pass at: a rating on the {scale} scale (empty: no pass rule)", value=None,
-                                  min_value=float(scale.min), max_value=float(scale.max), step=0.5,
-                                  key=f"{K}pass_at_{prompt.id[:12]}")  # per version: scales differ
+        pass_at = st.number_input(
+            f"Pass at: a rating on the {scale} scale (empty: no pass rule)",
+            value=None,
+            min_value=float(scale.min),
+            max_value=float(scale.max),
+            step=0.5,
+            key=f"{K}pass_at_{prompt.id[:12]}",
+        )  # per version: scales differ
         text = tool_export(prompt, fmt, pass_at=pass_at)
-        st.download_button(f"Download {EXPORT_FORMATS[fmt].label}", text, file_name=tool_filename(prompt, fmt),
-                           mime=EXPORT_FORMATS[fmt].mime, key=K + "download", on_click=_exported, args=(prompt.id,))
-        st.caption("What the file holds (its first lines say which frozen prompt it came from and what the tool "
-                   "cannot reproduce):")
+        st.download_button(
+            f"Download {EXPORT_FORMATS[fmt].label}",
+            text,
+            file_name=tool_filename(prompt, fmt),
+            mime=EXPORT_FORMATS[fmt].mime,
+            key=K + "download",
+            on_click=_exported,
+            args=(prompt.id,),
+        )
+        st.caption(
+            "What the file holds (its first lines say which frozen prompt it came from and what the tool "
+            "cannot reproduce):"
+        )
         language = {"deepeval": "python", "promptfoo": "yaml", "inspect": "python"}.get(fmt, "json")
         st.code(text, language=language, wrap_lines=True, height=360)
         return
     agreement = agreement_choice(lib, prompt)
     exported = export_prompt(prompt, agreement)
-    st.download_button("Download export (JSON)", json.dumps(exported, indent=2, ensure_ascii=False),
-                       file_name=export_filename(prompt), mime="application/json", key=K + "download",
-                       on_click=_exported, args=(prompt.id,))
+    st.download_button(
+        "Download export (JSON)",
+        json.dumps(exported, indent=2, ensure_ascii=False),
+        file_name=export_filename(prompt),
+        mime="application/json",
+        key=K + "download",
+        on_click=_exported,
+        args=(prompt.id,),
+    )
     st.caption("Production use, without the workbench:")
     st.code(production_snippet(prompt), language="python")
 
@@ -119,20 +179,31 @@ def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
     """Optionally attach the agreement measured on a finished run of this very version (run_agreement)."""
     runs = {r["id"]: r for r in agree.export_runs(lib, prompt.id)}
     if not runs:
-        st.caption("No finished run of this version on a dataset with human ratings: the export carries no "
-                   "agreement.")
+        st.caption(
+            "No finished run of this version on a dataset with human ratings: the export carries no "
+            "agreement."
+        )
         return None
     if not st.checkbox("Attach agreement measured on a run", key=f"{K}attach_{prompt.id}"):
         return None
     c1, c2 = st.columns(2)
-    run_id = c1.selectbox("Run of this version", list(runs), format_func=lambda r: cached_reads.run_label(runs[r]),
-                          key=f"{K}agree_run_{prompt.id}")
+    run_id = c1.selectbox(
+        "Run of this version",
+        list(runs),
+        format_func=lambda r: cached_reads.run_label(runs[r]),
+        key=f"{K}agree_run_{prompt.id}",
+    )
     run = runs[run_id]
     humans = run["human"]
     default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
     field = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{K}agree_human_{run_id}")
-    reading = st.radio("Reading to attach", list(READINGS), format_func=READINGS.get, horizontal=True,
-                       key=f"{K}agree_reading_{prompt.id}")
+    reading = st.radio(
+        "Reading to attach",
+        list(READINGS),
+        format_func=READINGS.get,
+        horizontal=True,
+        key=f"{K}agree_reading_{prompt.id}",
+    )
     try:
         result = agree.export_agreement(run, field, pooled=reading == "dataset")
     except GEvalError as exc:  # e.g. no scored item has this rating: say so, export without agreement
@@ -151,12 +222,19 @@ def attached_figures(result: dict) -> None:
     cols[2].metric("Tie rate (judge)", safe_text.fmt(result.get("tie_rate")))
     cols[3].metric("Items", safe_text.fmt(result.get("items")))
     reading = result.get("reading")
-    how = (f"group-level: per group, averaged over {result.get('groups')} groups "
-           f"({result.get('groups_skipped')} skipped: constant or too small)" if reading == "group"
-           else "dataset-level: all items pooled")
-    st.caption(safe_text.md_escape(f"Reading: {reading} ({how}). Dataset: {result.get('dataset')}; human rating: "
-                               f"{result.get('human')}; run: {result.get('run')}; judge model: "
-                               f"{result.get('judge_model') or 'not reported'}."))
+    how = (
+        f"group-level: per group, averaged over {result.get('groups')} groups "
+        f"({result.get('groups_skipped')} skipped: constant or too small)"
+        if reading == "group"
+        else "dataset-level: all items pooled"
+    )
+    st.caption(
+        safe_text.md_escape(
+            f"Reading: {reading} ({how}). Dataset: {result.get('dataset')}; human rating: "
+            f"{result.get('human')}; run: {result.get('run')}; judge model: "
+            f"{result.get('judge_model') or 'not reported'}."
+        )
+    )
 
 
 def import_section(lib) -> None:
@@ -185,16 +263,21 @@ def verify_section(lib) -> None:
     for warning in getattr(lib, "integrity_warnings", []):
         st.warning(safe_text.md_escape(f"When this library was opened: {warning}"))
     if not st.button("Verify library", key=K + "verify"):
-        st.caption("Recomputes the hash of every prompt, dataset version and cache entry and checks the triggers "
-                   "that keep frozen rows unchanged (the same check as `geval verify`).")
+        st.caption(
+            "Recomputes the hash of every prompt, dataset version and cache entry and checks the triggers "
+            "that keep frozen rows unchanged (the same check as `geval verify`)."
+        )
         return
     report = verify_library(lib)
     st.caption(safe_text.md_escape(summary_line(report)))
     if report["ok"]:
         st.success("Every hash matches its content and every protection trigger is in place.")
         return
-    st.error(safe_text.md_escape(f"{len(report['problems'])} problems: the library file was changed outside the "
-                                 "workbench."))
+    st.error(
+        safe_text.md_escape(
+            f"{len(report['problems'])} problems: the library file was changed outside the workbench."
+        )
+    )
     st.code("\n".join(p["text"] for p in report["problems"]), language=None, wrap_lines=True)
 
 

@@ -20,29 +20,56 @@ def choose(lib) -> tuple[dict, FrozenPrompt] | None:
     c1, c2 = st.columns(2)
     # Kept per session: back on this page, the same dataset and dimension, so digit keys rate what they did.
     state.keep_choice(K + "dataset", list(datasets))
-    dataset_id = state.kept(K + "dataset", c1.selectbox(
-        "Dataset version", list(datasets), key=K + "dataset",
-        format_func=lambda i: f"{datasets[i]['label']} ({datasets[i]['item_count']} items)"))
+    dataset_id = state.kept(
+        K + "dataset",
+        c1.selectbox(
+            "Dataset version",
+            list(datasets),
+            key=K + "dataset",
+            format_func=lambda i: f"{datasets[i]['label']} ({datasets[i]['item_count']} items)",
+        ),
+    )
     state.keep_choice(K + "prompt", list(prompts))
-    prompt_id = state.kept(K + "prompt", c2.selectbox(
-        "Dimension (frozen prompt)", list(prompts), key=K + "prompt",
-        format_func=lambda i: f"{prompts[i]['name']}@{prompts[i]['version']}"))
+    prompt_id = state.kept(
+        K + "prompt",
+        c2.selectbox(
+            "Dimension (frozen prompt)",
+            list(prompts),
+            key=K + "prompt",
+            format_func=lambda i: f"{prompts[i]['name']}@{prompts[i]['version']}",
+        ),
+    )
     return datasets[dataset_id], lib.get_prompt(prompt_id)
 
 
 def choose_run(lib, dataset: dict) -> tuple[dict | None, str, bool]:
     """(run for the review queue and the judge's score, queue order, show the judge's score)."""
-    runs = [r for r in archive_view.visible(lib, "run", lib.list_runs(dataset=dataset["id"]))
-            if int(r.get("judged") or 0)]
+    runs = [
+        r
+        for r in archive_view.visible(lib, "run", lib.list_runs(dataset=dataset["id"]))
+        if int(r.get("judged") or 0)
+    ]
     labels = {r["id"]: cached_reads.run_label(r) for r in runs}
     c1, c2 = st.columns(2)
     state.keep_choice(K + "run", [None, *labels])
-    run_id = state.kept(K + "run", c1.selectbox("Judge run (review queue)", [None, *labels], key=K + "run",
-                                                format_func=lambda i: "none" if i is None else labels[i]))
+    run_id = state.kept(
+        K + "run",
+        c1.selectbox(
+            "Judge run (review queue)",
+            [None, *labels],
+            key=K + "run",
+            format_func=lambda i: "none" if i is None else labels[i],
+        ),
+    )
     options = rate_parts.order_options(runs if run_id else [])
     order = c2.radio("Order", list(options), format_func=options.get, key=K + "order", horizontal=True)
-    show = st.checkbox("Show the judge's score", value=False, key=K + "show_judge", disabled=run_id is None,
-                       help="Off by default: seeing the judge's score pulls ratings towards it.")
+    show = st.checkbox(
+        "Show the judge's score",
+        value=False,
+        key=K + "show_judge",
+        disabled=run_id is None,
+        help="Off by default: seeing the judge's score pulls ratings towards it.",
+    )
     return (lib.get_run(run_id) if run_id else None), order, bool(show and run_id)
 
 

@@ -29,24 +29,39 @@ from workbench_ui import (
 def pick_items(lib, dataset: dict, prompt) -> tuple[list, str | None]:
     """The dataset's items (the dev side of a split dataset unless the test side is chosen), or the first N /
     chosen groups of them; and the side."""
-    items, side = sealing.side_items(lib, dataset["id"], cached_reads.dataset_items(dataset["id"]), prompt.id,
-                                     "score_side")
+    items, side = sealing.side_items(
+        lib, dataset["id"], cached_reads.dataset_items(dataset["id"]), prompt.id, "score_side"
+    )
     groups = sorted({i.group for i in items if i.group})
     c1, c2 = st.columns(2)
     chosen = c2.multiselect("Only these groups (optional)", groups, key="score_groups") if groups else []
     if chosen:
         items = [i for i in items if i.group in set(chosen)]
-    count = c1.number_input("Items to score (the first N)", min_value=1, max_value=max(len(items), 1),
-                            value=len(items) or 1, step=1, key=f"score_n_{dataset['id']}_{len(items)}")
+    count = c1.number_input(
+        "Items to score (the first N)",
+        min_value=1,
+        max_value=max(len(items), 1),
+        value=len(items) or 1,
+        step=1,
+        key=f"score_n_{dataset['id']}_{len(items)}",
+    )
     return items[: int(count)], side
 
 
 def rate_limits() -> None:
     """Optional rpm / tpm limits for a low-tier key (0: none); the runner paces requests to them."""
     c1, c2 = st.columns(2)
-    c1.number_input("Requests per minute at most (0: no limit)", min_value=0, value=0, step=10, key="score_rpm")
-    c2.number_input("Tokens per minute at most (0: no limit)", min_value=0, value=0, step=1000, key="score_tpm",
-                    help="Estimated from the rendered prompts, as the cost estimate is.")
+    c1.number_input(
+        "Requests per minute at most (0: no limit)", min_value=0, value=0, step=10, key="score_rpm"
+    )
+    c2.number_input(
+        "Tokens per minute at most (0: no limit)",
+        min_value=0,
+        value=0,
+        step=1000,
+        key="score_tpm",
+        help="Estimated from the rendered prompts, as the cost estimate is.",
+    )
 
 
 def new_run(lib) -> None:
@@ -58,24 +73,36 @@ def new_run(lib) -> None:
     c1, c2 = st.columns(2)
     p_labels = {f"{p['name']}@{p['version']}": p for p in prompts}
     state.keep_choice("score_prompt", list(p_labels))  # the last choice, or the prompt just frozen
-    prompt = lib.get_prompt(state.kept("score_prompt", c1.selectbox("Frozen prompt", list(p_labels),
-                                                                    key="score_prompt")))
+    prompt = lib.get_prompt(
+        state.kept("score_prompt", c1.selectbox("Frozen prompt", list(p_labels), key="score_prompt"))
+    )
     # Datasets that hold every input of the prompt come first; the others say what they lack.
     unfit = {d["id"]: missing_inputs(prompt, d["fields"]) for d in datasets}
-    d_labels = {f"{d['name']}@{d['version']}": d for d in sorted(datasets, key=lambda d: bool(unfit[d["id"]]))}
+    d_labels = {
+        f"{d['name']}@{d['version']}": d for d in sorted(datasets, key=lambda d: bool(unfit[d["id"]]))
+    }
 
     def label(key: str) -> str:
         lacks = unfit[d_labels[key]["id"]]
         return key if not lacks else f"{key} (does not fit: no {', '.join(lacks)})"
 
-    state.keep_choice("score_dataset", [k for k in d_labels if not unfit[d_labels[k]["id"]]])  # only one that fits
+    state.keep_choice(
+        "score_dataset", [k for k in d_labels if not unfit[d_labels[k]["id"]]]
+    )  # only one that fits
     # A dataset chosen for another prompt does not stay selected when it does not fit this one.
     chosen = st.session_state.get("score_dataset")
-    if st.session_state.get("score_dataset_for") != prompt.id and chosen in d_labels and unfit[d_labels[chosen]["id"]]:
+    if (
+        st.session_state.get("score_dataset_for") != prompt.id
+        and chosen in d_labels
+        and unfit[d_labels[chosen]["id"]]
+    ):
         st.session_state["score_dataset"] = next(iter(d_labels))
     st.session_state["score_dataset_for"] = prompt.id
-    dataset = d_labels[state.kept("score_dataset", c2.selectbox("Dataset", list(d_labels), key="score_dataset",
-                                                                format_func=label))]
+    dataset = d_labels[
+        state.kept(
+            "score_dataset", c2.selectbox("Dataset", list(d_labels), key="score_dataset", format_func=label)
+        )
+    ]
     problem = mismatch_message(prompt, dataset["fields"], f"dataset {dataset['name']}@{dataset['version']}")
     if problem:
         st.error(safe_text.md_escape(problem))
@@ -86,21 +113,35 @@ def new_run(lib) -> None:
     ready = judge_checks.before_run(lib, prompt, settings)  # the judge's latest test and documented limits
     bounds = bounds_of(RunOptions, "concurrency")
     most = min(bounds.max, provider_spec(settings.provider).max_concurrency)
-    concurrency = st.number_input("Concurrent requests", min_value=bounds.min, max_value=most, step=1,
-                                  value=default_concurrency(settings),
-                                  key=f"score_concurrency_{settings.provider}",  # each judge starts at its own
-                                  help=bounds.help)
-    plan = plan_run(lib, prompt, dataset, scope=RunScope(side=side, item_ids=tuple(i.id for i in items),
-                                                         new_run=True),
-                    concurrency=int(concurrency), judge=planned)
-    for warning in plan.warnings[len(planned.warnings):]:  # overlong items, a lowered concurrency
+    concurrency = st.number_input(
+        "Concurrent requests",
+        min_value=bounds.min,
+        max_value=most,
+        step=1,
+        value=default_concurrency(settings),
+        key=f"score_concurrency_{settings.provider}",  # each judge starts at its own
+        help=bounds.help,
+    )
+    plan = plan_run(
+        lib,
+        prompt,
+        dataset,
+        scope=RunScope(side=side, item_ids=tuple(i.id for i in items), new_run=True),
+        concurrency=int(concurrency),
+        judge=planned,
+    )
+    for warning in plan.warnings[len(planned.warnings) :]:  # overlong items, a lowered concurrency
         st.warning(safe_text.md_escape(warning))
     rate_limits()
-    score_parts.cost_box(lib, prompt, items, settings, dataset["id"], plan.options.concurrency)  # as the run sends
+    score_parts.cost_box(
+        lib, prompt, items, settings, dataset["id"], plan.options.concurrency
+    )  # as the run sends
     score_batch.offer(lib, plan, items, ready)
     st.caption(safe_text.md_escape(plan.describe()))
     if st.button("Start run", type="primary", key="score_start", disabled=not items or not ready):
-        run_id = run_plans.start(lib, plan)  # the key, the server and a test-side use are checked or recorded here
+        run_id = run_plans.start(
+            lib, plan
+        )  # the key, the server and a test-side use are checked or recorded here
         st.session_state["score_run"] = run_id  # before the run picker is drawn: show the new run
         st.rerun()  # the run is listed below, attached to its worker
 
@@ -112,18 +153,27 @@ def resume(lib, run: dict, prompt) -> None:
     """Resume a run that stopped before every item was judged, in a new worker (items too long for the judge's
     context are not offered: they were never sent and never can be)."""
     judged = cached_reads.judged_ids(run)  # per run state: reading 20,000 ids on every rerun took 0.5 s
-    too_long = {r["item_id"] for r in cached_reads.judgments(run) if (r.get("error") or "").startswith(NEVER_SENT)}
+    too_long = {
+        r["item_id"] for r in cached_reads.judgments(run) if (r.get("error") or "").startswith(NEVER_SENT)
+    }
     wanted = score_parts.run_item_ids(run)
-    todo = [i for i in cached_reads.dataset_items(run["dataset_id"])
-            if (wanted is None or i.id in wanted) and i.id not in judged and i.id not in too_long]
+    todo = [
+        i
+        for i in cached_reads.dataset_items(run["dataset_id"])
+        if (wanted is None or i.id in wanted) and i.id not in judged and i.id not in too_long
+    ]
     if too_long:
-        st.caption(f"{len(too_long)} item(s) are too long for the judge's context: never sent, not resumable.")
+        st.caption(
+            f"{len(too_long)} item(s) are too long for the judge's context: never sent, not resumable."
+        )
     if not todo or score_batch.pending(run):  # a batch still out: collecting it fills these items in
         return
     st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}).")
     st.caption(safe_text.md_escape(f"Scored by {run_plans.run_judge(run)}"))
     if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
-        plan = plan_of_run(lib, run["id"], concurrency=(lib.job(run["id"]) or {}).get("options", {}).get("concurrency"))
+        plan = plan_of_run(
+            lib, run["id"], concurrency=(lib.job(run["id"]) or {}).get("options", {}).get("concurrency")
+        )
         run_plans.start(lib, plan)  # refused here when the run's server is not the one its judge now reaches
         st.rerun()
 

@@ -11,7 +11,9 @@ from workbench_ui import safe_text, start_path, state
 def main() -> None:
     """The Start page."""
     st.title("G-Eval Workbench")
-    st.caption("Design an LLM-as-a-judge prompt for one quality dimension, check it against people, export it.")
+    st.caption(
+        "Design an LLM-as-a-judge prompt for one quality dimension, check it against people, export it."
+    )
     lib = state.library()
     steps = start_path.path_state(lib)
     upcoming = start_path.next_step(steps)
@@ -21,8 +23,9 @@ def main() -> None:
     for number, step in enumerate(steps, start=1):
         mark = "✅" if step.done else ("➡️" if step is upcoming else "⬜")
         c1, c2 = st.columns([5, 1])
-        c1.markdown(f"{mark} **{number}. {safe_text.md_escape(step.title)}**  \n"
-                    f"{safe_text.md_escape(step.state)}")
+        c1.markdown(
+            f"{mark} **{number}. {safe_text.md_escape(step.title)}**  \n{safe_text.md_escape(step.state)}"
+        )
         if c2.button("Open", key=f"start_open_{number}"):
             st.switch_page(step.page)
 

@@ -80,14 +80,20 @@ def main() -> None:
     firsts = [first for first, *_ in results]
     _, plain, every, panels = results[0]
     first = statistics.median(firsts)
-    print(f"rerun, nothing changed: median {statistics.median(plain):.3f} s, max {max(plain):.3f} s "
-          f"({len(plain)} reruns)")
-    print(f"intervals for every reading, on request: {every:.2f} s (once; cached after) / {EVERY_TARGET_S} s = "
-          f"ratio {every / EVERY_TARGET_S:.2f} (target ≤ 1: {'met' if every <= EVERY_TARGET_S else 'NOT met'})")
+    print(
+        f"rerun, nothing changed: median {statistics.median(plain):.3f} s, max {max(plain):.3f} s "
+        f"({len(plain)} reruns)"
+    )
+    print(
+        f"intervals for every reading, on request: {every:.2f} s (once; cached after) / {EVERY_TARGET_S} s = "
+        f"ratio {every / EVERY_TARGET_S:.2f} (target ≤ 1: {'met' if every <= EVERY_TARGET_S else 'NOT met'})"
+    )
     print(f"the three diagnostics panels, computed when opened: {panels:.2f} s (once; cached after)")
     print(f"first render in {PROCESSES} fresh processes: " + ", ".join(f"{f:.2f} s" for f in firsts))
-    print(f"Agreement page first render (median): {first:.2f} s / {TARGET_S} s = ratio {first / TARGET_S:.2f} "
-          f"(target ≤ 1: {'met' if first <= TARGET_S else 'NOT met'})")
+    print(
+        f"Agreement page first render (median): {first:.2f} s / {TARGET_S} s = ratio {first / TARGET_S:.2f} "
+        f"(target ≤ 1: {'met' if first <= TARGET_S else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

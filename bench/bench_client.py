@@ -53,7 +53,10 @@ TARGETS = {  # measure: (issue 29's "now", target, higher is better)
 
 # `geval score` with the judge's server asked once: every later answer is the first one, from memory, after
 # its body is built and encoded as it would be sent. What remains is the workbench's own work per item.
-CLI_NO_HTTP = [sys.executable, "-c", """
+CLI_NO_HTTP = [
+    sys.executable,
+    "-c",
+    """
 import json
 from geval_core.providers import plain_http
 real, first = plain_http.PlainHttpPost.__call__, []
@@ -65,7 +68,8 @@ def answer(self, body):
 plain_http.PlainHttpPost.__call__ = answer
 from geval_core.cli import cli
 cli()
-"""]
+""",
+]
 
 
 def anchor(base_url: str, items: int, concurrency: int, through_httpx: bool = False) -> tuple[float, float]:
@@ -82,8 +86,15 @@ def anchor(base_url: str, items: int, concurrency: int, through_httpx: bool = Fa
             if k is None:
                 break
             document, summary = item_texts(k)
-            body = {"model": "bench-model", "n": 1, "temperature": 0, "max_tokens": 5, "logprobs": True,
-                    "top_logprobs": 20, "messages": [{"role": "user", "content": f"{document}\n\n{summary}"}]}
+            body = {
+                "model": "bench-model",
+                "n": 1,
+                "temperature": 0,
+                "max_tokens": 5,
+                "logprobs": True,
+                "top_logprobs": 20,
+                "messages": [{"role": "user", "content": f"{document}\n\n{summary}"}],
+            }
             answer = json.loads(post(json.dumps(body).encode()))
             assert answer["choices"], answer
         close()
@@ -122,8 +133,9 @@ def _httpx_poster(base_url: str) -> tuple[Callable[[bytes], bytes], Callable[[],
     url, extensions = httpx.URL(base_url + "/chat/completions"), {"timeout": httpx.Timeout(60).as_dict()}
 
     def post(data: bytes) -> bytes:
-        response = transport.handle_request(httpx.Request("POST", url, headers=HEADERS, content=data,
-                                                          extensions=extensions))
+        response = transport.handle_request(
+            httpx.Request("POST", url, headers=HEADERS, content=data, extensions=extensions)
+        )
         try:
             return response.read()
         finally:
@@ -132,7 +144,9 @@ def _httpx_poster(base_url: str) -> tuple[Callable[[bytes], bytes], Callable[[],
     return post, transport.close
 
 
-def loop_vs_anchor(folder: Path, server: Server, items: int, concurrency: int) -> tuple[float, tuple[float, ...]]:
+def loop_vs_anchor(
+    folder: Path, server: Server, items: int, concurrency: int
+) -> tuple[float, tuple[float, ...]]:
     """(items/s of geval score's scoring loop over the anchor's, same server, items and concurrency; the geval
     score process's wall, loop and CPU seconds)."""
     data, label = setup(folder, server.base_url, items)
@@ -149,10 +163,12 @@ def versus_deepeval(folder: Path, server: Server, ours: tuple[float, ...]) -> No
         print(f"DeepEval: skipped ({other})")
         return
     wall, loop, cpu = ours
-    print(f"DeepEval {other['version']} GEval, 400 items, C=16, same 200 ms server: loop {other['seconds']:.2f} s = "
-          f"{other['seconds'] / loop:.1f}x geval score's; whole process {other['wall']:.2f} s = {other['wall'] / wall:.1f}x; "
-          f"CPU {other['process_cpu']:.2f} s = {other['process_cpu'] / cpu:.1f}x; {other['calls'] / other['items']:.2f} "
-          f"calls per item, {other['errors']} errors")
+    print(
+        f"DeepEval {other['version']} GEval, 400 items, C=16, same 200 ms server: loop {other['seconds']:.2f} s = "
+        f"{other['seconds'] / loop:.1f}x geval score's; whole process {other['wall']:.2f} s = {other['wall'] / wall:.1f}x; "
+        f"CPU {other['process_cpu']:.2f} s = {other['process_cpu'] / cpu:.1f}x; {other['calls'] / other['items']:.2f} "
+        f"calls per item, {other['errors']} errors"
+    )
 
 
 def process_cpu(folder: Path, base_url: str, items: int, command: list[str] | None = None) -> float:
@@ -166,10 +182,17 @@ def process_cpu(folder: Path, base_url: str, items: int, command: list[str] | No
 def marginal_cpu(folder: Path, server: Server) -> dict[str, float]:
     """ms of CPU per call between 1,000 and 3,000 items, medians of 3: geval score's, the anchor's, httpx alone
     and the workbench without HTTP."""
-    spent: dict[str, list[float]] = {"geval score": [], "anchor": [], "httpx alone": [], "workbench alone": []}
+    spent: dict[str, list[float]] = {
+        "geval score": [],
+        "anchor": [],
+        "httpx alone": [],
+        "workbench alone": [],
+    }
     for k in range(3):
         for name, command in (("geval score", None), ("workbench alone", CLI_NO_HTTP)):
-            low, high = (process_cpu(folder / f"m{k}-{name[0]}{n}", server.base_url, n, command) for n in (1000, 3000))
+            low, high = (
+                process_cpu(folder / f"m{k}-{name[0]}{n}", server.base_url, n, command) for n in (1000, 3000)
+            )
             spent[name].append((high - low) / 2000 * 1000)
         for name, through_httpx in (("anchor", False), ("httpx alone", True)):
             low, high = (anchor(server.base_url, n, 16, through_httpx)[1] for n in (1000, 3000))
@@ -203,7 +226,9 @@ class FirstRequest:
                     fields = Path(f"/proc/{bench.pid}/stat").read_text().rsplit(")", 1)[1].split()
                     bench.cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICK  # utime, stime
                     bench.seen.set()
-                payload = json.dumps(completion(body, WORKED_EXAMPLE, True, body.get("model") or "m")).encode()
+                payload = json.dumps(
+                    completion(body, WORKED_EXAMPLE, True, body.get("model") or "m")
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -223,8 +248,18 @@ def cpu_to_first_request(folder: Path) -> float:
         server = FirstRequest()
         data, label = setup(folder / f"first{k}", server.base_url, 20)
         env = {**os.environ, "OPENAI_API_KEY": KEY, "HOME": str(folder)}
-        args = [*CLI, "score", "--prompt", label, "--data", str(data), "--db", str(folder / f"first{k}" / "bench.db"),
-                "--base-url", server.base_url]
+        args = [
+            *CLI,
+            "score",
+            "--prompt",
+            label,
+            "--data",
+            str(data),
+            "--db",
+            str(folder / f"first{k}" / "bench.db"),
+            "--base-url",
+            server.base_url,
+        ]
         proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         server.pid = proc.pid
         _, err = proc.communicate(timeout=300)
@@ -243,15 +278,22 @@ def cpu_rows_only() -> None:
         medians = marginal_cpu(Path(tmp), instant)
     target = TARGETS["client CPU per call, marginal (ms)"][1]
     ours = medians["geval score"]
-    print(f"geval score {ours:.3f} ms per call / {target} ms = ratio {ours / target:.2f} (<= 1 meets it); the "
-          f"anchor {medians['anchor']:.3f} ms, httpx alone {medians['httpx alone']:.3f} ms, the workbench alone "
-          f"{medians['workbench alone']:.3f} ms")
+    print(
+        f"geval score {ours:.3f} ms per call / {target} ms = ratio {ours / target:.2f} (<= 1 meets it); the "
+        f"anchor {medians['anchor']:.3f} ms, httpx alone {medians['httpx alone']:.3f} ms, the workbench alone "
+        f"{medians['workbench alone']:.3f} ms"
+    )
 
 
 def main() -> None:
     """Measure and print every row with its ratio to the target."""
     results: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp, Server(0.2) as slow, Server(1.5) as slower, Server(0.0) as instant:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Server(0.2) as slow,
+        Server(1.5) as slower,
+        Server(0.0) as instant,
+    ):
         folder = Path(tmp)
         print("scoring loop vs the anchor client, 200 ms server:")
         results["loop vs anchor, 200 ms, C=16"], ours = loop_vs_anchor(folder / "a16", slow, 400, 16)
@@ -260,14 +302,18 @@ def main() -> None:
         data, label = setup(folder / "w", slower.base_url, 400)
         wall, *_ = run_cli(folder / "w", label, data, slower.base_url, 16)
         results["whole geval score vs ideal, 400 items, C=16, 1.5 s"] = 400 / wall / (16 / 1.5)
-        print(f"whole geval score, 400 items, C=16, 1.5 s server: {wall:.2f} s (ideal {400 / (16 / 1.5):.2f} s)")
+        print(
+            f"whole geval score, 400 items, C=16, 1.5 s server: {wall:.2f} s (ideal {400 / (16 / 1.5):.2f} s)"
+        )
         print("client CPU per call, 0 ms server, C=16:")
         medians = marginal_cpu(folder, instant)
         results["client CPU per call, marginal (ms)"] = ours = medians["geval score"]
-        print(f"  medians: geval score {ours:.3f} ms = {ours / medians['anchor']:.1f}x the anchor's "
-              f"{medians['anchor']:.3f} ms; of which httpx alone {medians['httpx alone']:.3f} ms "
-              f"({medians['httpx alone'] / TARGETS['client CPU per call, marginal (ms)'][1]:.0%} of the target) and the "
-              f"workbench alone {medians['workbench alone']:.3f} ms")
+        print(
+            f"  medians: geval score {ours:.3f} ms = {ours / medians['anchor']:.1f}x the anchor's "
+            f"{medians['anchor']:.3f} ms; of which httpx alone {medians['httpx alone']:.3f} ms "
+            f"({medians['httpx alone'] / TARGETS['client CPU per call, marginal (ms)'][1]:.0%} of the target) and the "
+            f"workbench alone {medians['workbench alone']:.3f} ms"
+        )
         print("CPU from exec to the first request, compatible server:")
         results["CPU exec -> first request (s)"] = cpu_to_first_request(folder)
     print("\n| measure | issue's now | measured | target | ratio to target | |\n|---|---|---|---|---|---|")
@@ -275,8 +321,10 @@ def main() -> None:
         value = results[name]
         ratio = value / target
         met = value >= target if higher else value <= target
-        print(f"| {name} | {before} | {value:.3f} | {'>=' if higher else '<='} {target} | {ratio:.2f} | "
-              f"{'meets' if met else 'MISSES'} |")
+        print(
+            f"| {name} | {before} | {value:.3f} | {'>=' if higher else '<='} {target} | {ratio:.2f} | "
+            f"{'meets' if met else 'MISSES'} |"
+        )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,14 @@ from coverage_rows import (  # noqa: E402
 
 from geval_core.stats import agreement  # noqa: E402
 
-ROWS = {"agreement": agreement_rows, "items": item_rows, "near": near_rows, "alpha": alpha_rows,
-        "panel": panel_rows, "compare": compare_rows}
+ROWS = {
+    "agreement": agreement_rows,
+    "items": item_rows,
+    "near": near_rows,
+    "alpha": alpha_rows,
+    "panel": panel_rows,
+    "compare": compare_rows,
+}
 FAMILIES = {"independent": independent, "shared": shared}
 PPI_REPS = 4000  # PPI is cheap: more repeats make its cells' standard error small
 
@@ -57,9 +63,11 @@ def describe(fam) -> str:
     g = agreement(fam.judge, fam.human, fam.doc.tolist())
     p = agreement(fam.judge, fam.human)
     near = agreement(fam.near, fam.human, fam.doc.tolist())
-    return (f"{fam.name}: {len(fam.human)} items, {fam.docs} documents; judge group Spearman {g.spearman:.3f}, "
-            f"pooled {p.spearman:.3f}, group tie rate {g.tie_rate:.3f}; near-perfect judge group Spearman "
-            f"{near.spearman:.4f}")
+    return (
+        f"{fam.name}: {len(fam.human)} items, {fam.docs} documents; judge group Spearman {g.spearman:.3f}, "
+        f"pooled {p.spearman:.3f}, group tie rate {g.tie_rate:.3f}; near-perfect judge group Spearman "
+        f"{near.spearman:.4f}"
+    )
 
 
 def main() -> None:
@@ -83,8 +91,10 @@ def main() -> None:
             else:
                 ROWS[row](fam, tally, args.groups, args.reps, args.resamples)
     report(tally, families, args.groups)
-    print(f"\n({args.reps} repeats x {args.resamples} resamples per cell, PPI {max(args.reps, PPI_REPS)} repeats; largest "
-          f"standard error {tally.worst_se():.1f} points; {time.perf_counter() - start:.0f} s)")
+    print(
+        f"\n({args.reps} repeats x {args.resamples} resamples per cell, PPI {max(args.reps, PPI_REPS)} repeats; largest "
+        f"standard error {tally.worst_se():.1f} points; {time.perf_counter() - start:.0f} s)"
+    )
 
 
 if __name__ == "__main__":

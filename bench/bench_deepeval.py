@@ -30,11 +30,34 @@ from typing import Any
 KEY = "sk-bench-not-a-real-key"
 STEPS = ["Read the document.", "Read the summary.", "Assign a score."]
 CRITERIA = "Coherence: the collective quality of all sentences in the summary."
-REASON = ("The summary follows the order of the document and its sentences build on each other, so it reads "
-          "as one account; one transition is abrupt, which keeps it from the top of the scale.")
+REASON = (
+    "The summary follows the order of the document and its sentences build on each other, so it reads "
+    "as one account; one transition is abrupt, which keeps it from the top of the scale."
+)
 SCORES = {"7": 0.55, "8": 0.3, "6": 0.1, "9": 0.05}  # DeepEval's default scale is 0-10
-FILLER = [" the", " a", " and", " of", ",", ".", " to", " in", " is", " it", " that", " as", " with", " for",
-          " on", " was", " by", " at", " an", " be", " this"]
+FILLER = [
+    " the",
+    " a",
+    " and",
+    " of",
+    ",",
+    ".",
+    " to",
+    " in",
+    " is",
+    " it",
+    " that",
+    " as",
+    " with",
+    " for",
+    " on",
+    " was",
+    " by",
+    " at",
+    " an",
+    " be",
+    " this",
+]
 
 
 def item_texts(k: int) -> tuple[str, str]:
@@ -44,33 +67,53 @@ def item_texts(k: int) -> tuple[str, str]:
 
 # ---- the orchestration, from bench_throughput.py ------------------------------------------------
 
+
 def deepeval(folder: Path, server: Any, items: int, concurrency: int) -> dict[str, Any] | str:
     """For bench_throughput.py (the workbench's Python): DeepEval's GEval over `items` items (this script's
     `run`) with the Python GEVAL_DEEPEVAL_PYTHON names, against `server` (its base_url and its count of
     answers): its figures, or why it was skipped."""
     python = os.environ.get("GEVAL_DEEPEVAL_PYTHON")
     if not python:
-        return ("GEVAL_DEEPEVAL_PYTHON is not set (the Python of a separate venv with deepeval, e.g. "
-                "python3 -m venv /tmp/deepeval-venv && /tmp/deepeval-venv/bin/pip install deepeval)")
+        return (
+            "GEVAL_DEEPEVAL_PYTHON is not set (the Python of a separate venv with deepeval, e.g. "
+            "python3 -m venv /tmp/deepeval-venv && /tmp/deepeval-venv/bin/pip install deepeval)"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "HOME": str(folder), "DEEPEVAL_TELEMETRY_OPT_OUT": "YES"}
     try:
-        probe = subprocess.run([python, "-c", "from importlib.metadata import version; print(version('deepeval'))"],
-                               env=env, cwd=folder, capture_output=True, text=True, timeout=120)
+        probe = subprocess.run(
+            [python, "-c", "from importlib.metadata import version; print(version('deepeval'))"],
+            env=env,
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     except OSError as exc:
         return f"GEVAL_DEEPEVAL_PYTHON={python} cannot be run ({exc})"
     if probe.returncode != 0:
         return f"deepeval is not installed for GEVAL_DEEPEVAL_PYTHON={python}"
     before = server.count
     cpu, start = children_cpu(), time.perf_counter()
-    proc = subprocess.run([python, str(Path(__file__).resolve()), "run", server.base_url, str(items),
-                           str(concurrency)], env=env, cwd=folder, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [python, str(Path(__file__).resolve()), "run", server.base_url, str(items), str(concurrency)],
+        env=env,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     wall, cpu = time.perf_counter() - start, children_cpu() - cpu
     if proc.returncode != 0:
         return f"deepeval {probe.stdout.strip()} failed: {proc.stderr.strip()[-400:]}"
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {**result, "version": probe.stdout.strip(), "wall": wall, "process_cpu": cpu,
-            "calls": server.count - before}
+    return {
+        **result,
+        "version": probe.stdout.strip(),
+        "wall": wall,
+        "process_cpu": cpu,
+        "calls": server.count - before,
+    }
 
 
 def children_cpu() -> float:
@@ -80,6 +123,7 @@ def children_cpu() -> float:
 
 
 # ---- the server ---------------------------------------------------------------------------------
+
 
 def deepeval_reply(model: str, top: int) -> dict:
     """A chat completion whose content is GEval's JSON, with `top` alternatives at every token."""
@@ -91,16 +135,36 @@ def deepeval_reply(model: str, top: int) -> dict:
             alternatives = [(t, math.log(p)) for t, p in SCORES.items()]
         else:
             alternatives = [(token, math.log(0.9))]
-        alternatives += [(f, math.log(0.1 / top)) for f in FILLER if f != token][: max(0, top - len(alternatives))]
+        alternatives += [(f, math.log(0.1 / top)) for f in FILLER if f != token][
+            : max(0, top - len(alternatives))
+        ]
         chosen = next(lp for t, lp in alternatives if t == token)
-        positions.append({"token": token, "logprob": chosen, "bytes": list(token.encode()),
-                          "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
-                                           for t, lp in alternatives[:top]]})
-    return {"id": "chatcmpl-bench", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "system_fingerprint": "fp_bench",
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": {"content": positions, "refusal": None},
-                         "message": {"role": "assistant", "content": content, "refusal": None}}],
-            "usage": {"prompt_tokens": 400, "completion_tokens": len(tokens), "total_tokens": 400 + len(tokens)}}
+        positions.append(
+            {
+                "token": token,
+                "logprob": chosen,
+                "bytes": list(token.encode()),
+                "top_logprobs": [
+                    {"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives[:top]
+                ],
+            }
+        )
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_bench",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "logprobs": {"content": positions, "refusal": None},
+                "message": {"role": "assistant", "content": content, "refusal": None},
+            }
+        ],
+        "usage": {"prompt_tokens": 400, "completion_tokens": len(tokens), "total_tokens": 400 + len(tokens)},
+    }
 
 
 def serve(delay: float) -> None:
@@ -110,17 +174,28 @@ def serve(delay: float) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from faultserver import WORKED_EXAMPLE, completion
 
-    answers: dict[tuple, bytes] = {}  # answers depend on the options only: built once each, the server stays light
+    answers: dict[
+        tuple, bytes
+    ] = {}  # answers depend on the options only: built once each, the server stays light
     count = [0]
     lock = threading.Lock()
 
     def answer(body: dict) -> bytes:
-        key = (body.get("model"), "max_tokens" in body or "max_completion_tokens" in body, body.get("n"),
-               body.get("logprobs"), body.get("top_logprobs"), body.get("temperature"))
+        key = (
+            body.get("model"),
+            "max_tokens" in body or "max_completion_tokens" in body,
+            body.get("n"),
+            body.get("logprobs"),
+            body.get("top_logprobs"),
+            body.get("temperature"),
+        )
         if key not in answers:
             model = body.get("model") or "bench-model"
-            reply = (completion(body, WORKED_EXAMPLE, True, model) if key[1]
-                     else deepeval_reply(model, int(body.get("top_logprobs") or 0)))
+            reply = (
+                completion(body, WORKED_EXAMPLE, True, model)
+                if key[1]
+                else deepeval_reply(model, int(body.get("top_logprobs") or 0))
+            )
             answers[key] = json.dumps(reply).encode()
         return answers[key]
 
@@ -158,6 +233,7 @@ def serve(delay: float) -> None:
 
 # ---- DeepEval's side ------------------------------------------------------------------------------
 
+
 def run(url: str, items: int, concurrency: int) -> None:
     """GEval over `items` items at `concurrency`; one JSON line: items, seconds, cpu_s, mean score, errors."""
     os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
@@ -177,8 +253,17 @@ def run(url: str, items: int, concurrency: int) -> None:
     model = OpenAIModel(model="gpt-4o", api_key=KEY, base_url=url, temperature=0)
     params = [Params.INPUT, Params.ACTUAL_OUTPUT]
     cases = [LLMTestCase(input=doc, actual_output=summary) for doc, summary in map(item_texts, range(items))]
-    metrics = [GEval(name="Coherence", criteria=CRITERIA, evaluation_steps=STEPS, evaluation_params=params,
-                     model=model, async_mode=True) for _ in cases]
+    metrics = [
+        GEval(
+            name="Coherence",
+            criteria=CRITERIA,
+            evaluation_steps=STEPS,
+            evaluation_params=params,
+            model=model,
+            async_mode=True,
+        )
+        for _ in cases
+    ]
 
     async def measure_all() -> list:
         gate = asyncio.Semaphore(concurrency)
@@ -197,9 +282,19 @@ def run(url: str, items: int, concurrency: int) -> None:
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     good = [s for s in scores if isinstance(s, (int, float))]
     errors = [repr(s)[:200] for s in scores if not isinstance(s, (int, float))]
-    print(json.dumps({"items": items, "seconds": seconds, "cpu_s": cpu, "errors": len(errors),
-                      "first_error": errors[0] if errors else None,
-                      "mean_score": sum(good) / len(good) if good else None}), flush=True)
+    print(
+        json.dumps(
+            {
+                "items": items,
+                "seconds": seconds,
+                "cpu_s": cpu,
+                "errors": len(errors),
+                "first_error": errors[0] if errors else None,
+                "mean_score": sum(good) / len(good) if good else None,
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -52,11 +52,16 @@ class Case:
 
 
 CASES = [
-    Case("unchanged, repeats itself", 0.0, changed=False), Case("unchanged", 0.1, changed=False),
+    Case("unchanged, repeats itself", 0.0, changed=False),
+    Case("unchanged", 0.1, changed=False),
     Case("unchanged, noisy", 0.3, changed=False),
-    Case("shift +0.1", 0.1, shift=0.1), Case("shift +0.2", 0.1, shift=0.2), Case("shift +0.4", 0.1, shift=0.4),
-    Case("shift +0.2, noisy", 0.3, shift=0.2), Case("shift +0.1, repeats itself", 0.0, shift=0.1),
-    Case("noisier (x3)", 0.1, noisier=3.0), Case("noisier (x3), 2 reference runs", 0.1, noisier=3.0, refs=2),
+    Case("shift +0.1", 0.1, shift=0.1),
+    Case("shift +0.2", 0.1, shift=0.2),
+    Case("shift +0.4", 0.1, shift=0.4),
+    Case("shift +0.2, noisy", 0.3, shift=0.2),
+    Case("shift +0.1, repeats itself", 0.0, shift=0.1),
+    Case("noisier (x3)", 0.1, noisier=3.0),
+    Case("noisier (x3), 2 reference runs", 0.1, noisier=3.0, refs=2),
     Case("same quality, errors redrawn", 0.1, redraw=True),
     Case("same quality, 2 reference runs", 0.1, redraw=True, refs=2),
     Case("shift +0.2 after 25 checks", 0.1, shift=0.2, change_at=25),
@@ -70,12 +75,14 @@ def watch(pop, case: Case, checks: int, rng: np.random.Generator, naive: bool = 
     """One watch: the check (1-based) at which the alarm rose, or None."""
     idx = rng.choice(len(pop.human), case.anchors, replace=False)
     own = pop.score[idx]
-    other = np.clip(pop.human[idx] + rng.permutation(pop.score - pop.human)[:case.anchors], 1, 5)
+    other = np.clip(pop.human[idx] + rng.permutation(pop.score - pop.human)[: case.anchors], 1, 5)
 
     def draw(i: int, changed: bool) -> float:
         base = other[i] if changed and case.redraw else own[i]
         noise = case.noise * (case.noisier if changed else 1.0)
-        return float(np.clip(base + (case.shift if changed else 0.0) + (rng.normal(0, noise) if noise else 0), 1, 5))
+        return float(
+            np.clip(base + (case.shift if changed else 0.0) + (rng.normal(0, noise) if noise else 0), 1, 5)
+        )
 
     history = [[draw(i, False) for _ in range(case.refs)] for i in range(case.anchors)]
     wealth = Wealth()
@@ -99,10 +106,12 @@ def row(pop, case: Case, watches: int, checks: int, rng: np.random.Generator, na
     share = len(hits) / watches
     se = math.sqrt(max(share * (1 - share), 1e-12) / watches)
     when = f"{np.median(hits) - case.change_at:.0f}" if hits else "-"
-    verdict = ("" if case.changed else ("  <= alpha" if share <= ALPHA else "  ABOVE alpha"))
+    verdict = "" if case.changed else ("  <= alpha" if share <= ALPHA else "  ABOVE alpha")
     name = ("naive: " if naive else "") + case.label
-    return (f"{name:44} {case.noise:5.2f} | {share:7.1%} [{max(0.0, share - 1.96 * se):5.1%}, "
-            f"{min(1.0, share + 1.96 * se):5.1%}] {when:>7}{verdict}")
+    return (
+        f"{name:44} {case.noise:5.2f} | {share:7.1%} [{max(0.0, share - 1.96 * se):5.1%}, "
+        f"{min(1.0, share + 1.96 * se):5.1%}] {when:>7}{verdict}"
+    )
 
 
 def main() -> None:
@@ -112,16 +121,20 @@ def main() -> None:
     args = parser.parse_args()
     pop = load()
     rng = np.random.default_rng(2026)
-    print(f"{args.watches} watches per row, {args.checks} checks each; {ANCHORS} anchors, {SAMPLE} re-scored per "
-          f"check unless the row says otherwise; alpha {ALPHA}")
+    print(
+        f"{args.watches} watches per row, {args.checks} checks each; {ANCHORS} anchors, {SAMPLE} re-scored per "
+        f"check unless the row says otherwise; alpha {ALPHA}"
+    )
     print(f"{'judge':44} {'noise':>5} | {'alarms':>7} {'95% interval':>14} {'checks':>7}")
     for case in CASES:
         print(row(pop, case, args.watches, args.checks, rng))
     for case in UNCHANGED:
         print(row(pop, case, args.watches, args.checks, rng, naive=True))
-    print("alarms: share of watches whose e-value reached 1/alpha within the checks (for an unchanged judge, the "
-          "false-alarm rate over every check); checks: median number of checks after the change until the alarm; "
-          "noise: the judge's repeat noise (sd of a re-score); naive: the bets against the reference score alone")
+    print(
+        "alarms: share of watches whose e-value reached 1/alpha within the checks (for an unchanged judge, the "
+        "false-alarm rate over every check); checks: median number of checks after the change until the alarm; "
+        "noise: the judge's repeat noise (sd of a re-score); naive: the bets against the reference score alone"
+    )
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ MAX_ATTEMPTS, RATE, SEED = 5, 0.30, 7
 def item_of(body: dict) -> str:
     """The item a request is for: its summary line names it."""
     text = body["messages"][-1]["content"]
-    return text[text.index("Summary of document"):][:40]
+    return text[text.index("Summary of document") :][:40]
 
 
 class Faults:
@@ -58,15 +58,34 @@ class Faults:
 def score(folder: Path, label: str, data: Path, server: FaultServer, *extra: str) -> subprocess.Popen:
     """Start `geval score` on the bench library."""
     env = {**os.environ, "OPENAI_API_KEY": KEY, "HOME": str(folder)}
-    args = [*CLI, "score", "--prompt", label, "--data", str(data), "--db", str(folder / "bench.db"),
-            "--base-url", server.base_url, "--max-attempts", str(MAX_ATTEMPTS), "--timeout", "1",
-            "--out", str(folder / "out.jsonl"), *extra]
+    args = [
+        *CLI,
+        "score",
+        "--prompt",
+        label,
+        "--data",
+        str(data),
+        "--db",
+        str(folder / "bench.db"),
+        "--base-url",
+        server.base_url,
+        "--max-attempts",
+        str(MAX_ATTEMPTS),
+        "--timeout",
+        "1",
+        "--out",
+        str(folder / "out.jsonl"),
+        *extra,
+    ]
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def transient(errors: list[str]) -> None:
     faults = Faults()
-    with tempfile.TemporaryDirectory() as tmp, FaultServer(script=faults, hang_s=3.0, retry_after="0.2") as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FaultServer(script=faults, hang_s=3.0, retry_after="0.2") as server,
+    ):
         folder = Path(tmp)
         data, label = setup(folder, server.base_url)
         process = score(folder, label, data, server, "--concurrency", "16")
@@ -75,9 +94,11 @@ def transient(errors: list[str]) -> None:
         lines = [json.loads(x) for x in (folder / "out.jsonl").read_text().splitlines()]
     scored = sum(x["score"] is not None for x in lines)
     total = ITEMS
-    print(f"30 % transient faults, {total} items: {scored / total:.3f} scored (target >= 0.99), "
-          f"{total - len(lines)} missing (target 0), most requests for one item {max(faults.attempts.values())} "
-          f"(attempt limit {MAX_ATTEMPTS}), requests / items {server.count / total:.2f}, exit {process.returncode}")
+    print(
+        f"30 % transient faults, {total} items: {scored / total:.3f} scored (target >= 0.99), "
+        f"{total - len(lines)} missing (target 0), most requests for one item {max(faults.attempts.values())} "
+        f"(attempt limit {MAX_ATTEMPTS}), requests / items {server.count / total:.2f}, exit {process.returncode}"
+    )
 
 
 def always_failing(errors: list[str]) -> None:
@@ -91,9 +112,11 @@ def always_failing(errors: list[str]) -> None:
             errors.append(err)
             out = folder / "out.jsonl"
             written = len(out.read_text().splitlines()) if out.exists() else 0
-            print(f"judge always answering {fault!r}: stopped after {written} items written (target <= 5, "
-                  f"+ items in flight), {server.count} requests, exit {process.returncode}, "
-                  f"{time.perf_counter() - start:.1f} s; {err.strip().splitlines()[-1][:160]}")
+            print(
+                f"judge always answering {fault!r}: stopped after {written} items written (target <= 5, "
+                f"+ items in flight), {server.count} requests, exit {process.returncode}, "
+                f"{time.perf_counter() - start:.1f} s; {err.strip().splitlines()[-1][:160]}"
+            )
 
 
 def two_commands(errors: list[str]) -> None:
@@ -104,8 +127,10 @@ def two_commands(errors: list[str]) -> None:
         codes = [p.wait(timeout=600) for p in both]
         errors.extend(p.stderr.read() for p in both)
         total = ITEMS
-        print(f"two identical commands at once: requests / items {server.count / total:.3f} (target <= 1.05), "
-              f"exit codes {codes}")
+        print(
+            f"two identical commands at once: requests / items {server.count / total:.3f} (target <= 1.05), "
+            f"exit codes {codes}"
+        )
 
 
 def ctrl_c(errors: list[str]) -> None:
@@ -119,8 +144,10 @@ def ctrl_c(errors: list[str]) -> None:
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=120)
         errors.append(err)
-        print(f"Ctrl-C with 8 hung requests: exit in {time.monotonic() - sent:.2f} s (target <= 2), "
-              f"exit code {process.returncode}")
+        print(
+            f"Ctrl-C with 8 hung requests: exit in {time.monotonic() - sent:.2f} s (target <= 2), "
+            f"exit code {process.returncode}"
+        )
 
 
 def main() -> None:

@@ -32,13 +32,25 @@ def build(path: Path, count: int):
     from prompt_library import Library
 
     lib = Library(path, seed_examples=False)
-    dimension = Dimension(name="Coherence", definition="The collective quality of all sentences.", scale=Scale(1, 5),
-                          anchors={p: f"Point {p}." for p in range(1, 6)}, inputs=("document", "summary"),
-                          steps=("Read the document.", "Read the summary.", "Rate it."),
-                          judge=JudgeSettings(provider="openai", model="bench-model"))
+    dimension = Dimension(
+        name="Coherence",
+        definition="The collective quality of all sentences.",
+        scale=Scale(1, 5),
+        anchors={p: f"Point {p}." for p in range(1, 6)},
+        inputs=("document", "summary"),
+        steps=("Read the document.", "Read the summary.", "Rate it."),
+        judge=JudgeSettings(provider="openai", model="bench-model"),
+    )
     prompt = lib.freeze(dimension, name="bench").prompt
-    items = [Item(f"d{k // 16:05d}-{k % 16:02d}", {"document": f"Article {k // 16}. " * 30, "summary": f"Summary {k}."},
-                  {}, f"d{k // 16:05d}") for k in range(count)]
+    items = [
+        Item(
+            f"d{k // 16:05d}-{k % 16:02d}",
+            {"document": f"Article {k // 16}. " * 30, "summary": f"Summary {k}."},
+            {},
+            f"d{k // 16:05d}",
+        )
+        for k in range(count)
+    ]
     dataset = lib.import_items("many", items)
     return lib, prompt, dataset
 
@@ -91,9 +103,13 @@ def main() -> None:
     load = os.getloadavg()[0]
     median = statistics.median(times)
     print(f"{args.items} items, load {load:.2f} on {os.cpu_count()} cores")
-    print(f"Start -> first request: median {median:.2f} s over {args.repeats} (each: "
-          f"{', '.join(f'{t:.2f}' for t in times)}); target {TARGET_S:.1f} s: {'met' if median <= TARGET_S else 'MISSED'}")
-    print(f"the former item filter alone on these ids: about {old:.1f} s ({old / median:.0f}x the whole start now)")
+    print(
+        f"Start -> first request: median {median:.2f} s over {args.repeats} (each: "
+        f"{', '.join(f'{t:.2f}' for t in times)}); target {TARGET_S:.1f} s: {'met' if median <= TARGET_S else 'MISSED'}"
+    )
+    print(
+        f"the former item filter alone on these ids: about {old:.1f} s ({old / median:.0f}x the whole start now)"
+    )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,11 @@ RERUN_TARGET, LIST_TARGET = 0.5, 0.2
 RERUN_BEFORE, LIST_BEFORE = 2.4, 0.66  # seconds, issue 15's table
 
 
-def timed(args: list[str], env: dict[str, str], expect_calls: FaultServer | None = None,
-          ) -> tuple[float, float, str]:
+def timed(
+    args: list[str],
+    env: dict[str, str],
+    expect_calls: FaultServer | None = None,
+) -> tuple[float, float, str]:
     """(median and best wall seconds of REPEATS processes after one untimed warm-up, the last stderr).
 
     The warm-up takes the one-time work out (a library's first open migrates and seeds it)."""
@@ -62,23 +65,45 @@ def big_library(path: Path) -> None:
 
     library = Library(path, seed_examples=False)
     dimension = Dimension(
-        name="Fluency", definition="How well the summary reads.", scale=Scale(1, 5),
+        name="Fluency",
+        definition="How well the summary reads.",
+        scale=Scale(1, 5),
         anchors={1: "Unreadable.", 2: "Poor.", 3: "Readable.", 4: "Good.", 5: "Fluent."},
-        steps=("Read the summary.", "Assign a score."), judge=JudgeSettings(provider="openai", model="bench-model"))
+        steps=("Read the summary.", "Assign a score."),
+        judge=JudgeSettings(provider="openai", model="bench-model"),
+    )
     prompt = library.freeze(dimension).prompt
     data = path.parent / "big.jsonl"
-    data.write_text("".join(json.dumps({"id": f"i{k:05d}", "summary": f"Summary {k}."}) + "\n"
-                            for k in range(JUDGMENTS)))
+    data.write_text(
+        "".join(json.dumps({"id": f"i{k:05d}", "summary": f"Summary {k}."}) + "\n" for k in range(JUDGMENTS))
+    )
     dataset = library.import_dataset(data, "big", _mapping())
     run_ids = [library.create_run(prompt.id, dataset["id"], dimension.judge) for _ in range(RUNS)]
     library.close()
     rng = random.Random(15)
-    rows = [(run_id, f"i{k:05d}", rng.uniform(1, 5), None if rng.random() > 0.02 else "judge error",
-             '{"3":0.6,"4":0.4}', "logprobs", "2025-01-01T00:00:00+00:00", "{}")
-            for run_id in run_ids for k in range(JUDGMENTS)]
-    with closing(sqlite3.connect(path)) as conn, conn:  # closed: an open connection would keep the WAL growing
-        conn.executemany("INSERT INTO judgments (run_id, item_id, score, error, distribution, mode, created_at, "
-                         "extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    rows = [
+        (
+            run_id,
+            f"i{k:05d}",
+            rng.uniform(1, 5),
+            None if rng.random() > 0.02 else "judge error",
+            '{"3":0.6,"4":0.4}',
+            "logprobs",
+            "2025-01-01T00:00:00+00:00",
+            "{}",
+        )
+        for run_id in run_ids
+        for k in range(JUDGMENTS)
+    ]
+    with (
+        closing(sqlite3.connect(path)) as conn,
+        conn,
+    ):  # closed: an open connection would keep the WAL growing
+        conn.executemany(
+            "INSERT INTO judgments (run_id, item_id, score, error, distribution, mode, created_at, "
+            "extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
 
 
 def _mapping():  # noqa: ANN202
@@ -90,9 +115,11 @@ def _mapping():  # noqa: ANN202
 def ratio(label: str, seconds: float, best: float, target: float, before: float) -> str:
     """Print one row against its target; return its line of the closing table."""
     verdict = "ok" if seconds <= target else "MISSES"
-    print(f"{label}: {seconds:.3f} s = {seconds / target:.2f} x target ({target} s; before {before} s): "
-          f"{'meets' if seconds <= target else 'MISSES'} target; best of {REPEATS} {best:.3f} s = "
-          f"{best / target:.2f} x")
+    print(
+        f"{label}: {seconds:.3f} s = {seconds / target:.2f} x target ({target} s; before {before} s): "
+        f"{'meets' if seconds <= target else 'MISSES'} target; best of {REPEATS} {best:.3f} s = "
+        f"{best / target:.2f} x"
+    )
     return f"| {label} | {before} s | {seconds:.3f} s ({seconds / target:.2f} x target) | <= {target} s | {verdict} |"
 
 
@@ -101,23 +128,51 @@ def main() -> None:
         folder = Path(tmp)
         env = {**os.environ, "OPENAI_API_KEY": KEY, "HOME": str(folder)}
         data, label = setup(folder, server.base_url)
-        score = [*CLI, "score", "--prompt", label, "--data", str(data), "--db", str(folder / "bench.db"),
-                 "--base-url", server.base_url, "--out", str(folder / "out.jsonl")]
+        score = [
+            *CLI,
+            "score",
+            "--prompt",
+            label,
+            "--data",
+            str(data),
+            "--db",
+            str(folder / "bench.db"),
+            "--base-url",
+            server.base_url,
+            "--out",
+            str(folder / "out.jsonl"),
+        ]
         first = subprocess.run(score, env=env, capture_output=True, text=True, timeout=600)
         if first.returncode != 0:
             raise SystemExit(first.stderr)
         calls = server.count
         rerun, best, err = timed(score, env, expect_calls=server)
-        print(f"first run: {calls} judge calls; re-run: 0 judge calls ({err.strip().splitlines()[-1][:90]}...)")
-        rows = [ratio("identical re-run of geval score (whole process, median)", rerun, best, RERUN_TARGET,
-                      RERUN_BEFORE)]
+        print(
+            f"first run: {calls} judge calls; re-run: 0 judge calls ({err.strip().splitlines()[-1][:90]}...)"
+        )
+        rows = [
+            ratio(
+                "identical re-run of geval score (whole process, median)",
+                rerun,
+                best,
+                RERUN_TARGET,
+                RERUN_BEFORE,
+            )
+        ]
 
         big = folder / "big" / "library.db"
         big.parent.mkdir()
         big_library(big)
         listing, best, _ = timed([*CLI, "runs", "list", "--db", str(big)], env)
-        rows.append(ratio(f"geval runs list, {RUNS} runs x {JUDGMENTS} judgments (whole process, median)",
-                          listing, best, LIST_TARGET, LIST_BEFORE))
+        rows.append(
+            ratio(
+                f"geval runs list, {RUNS} runs x {JUDGMENTS} judgments (whole process, median)",
+                listing,
+                best,
+                LIST_TARGET,
+                LIST_BEFORE,
+            )
+        )
         from prompt_library import Library
 
         with Library(big) as library:
@@ -130,9 +185,11 @@ def main() -> None:
         prompts, *_ = timed([*CLI, "prompts", "list", "--db", str(folder / "bench.db")], env)
         bare, *_ = timed([sys.executable, "-c", "pass"], env)
         imported, *_ = timed([sys.executable, "-c", "from geval_core.cli import cli"], env)
-        print(f"geval --help: {helped:.3f} s; geval prompts list: {prompts:.3f} s; "
-              f"python -c pass: {bare:.3f} s; import geval_core.cli: {imported:.3f} s (whole processes, "
-              f"median of {REPEATS})")
+        print(
+            f"geval --help: {helped:.3f} s; geval prompts list: {prompts:.3f} s; "
+            f"python -c pass: {bare:.3f} s; import geval_core.cli: {imported:.3f} s (whole processes, "
+            f"median of {REPEATS})"
+        )
     print("\n| measure | before | now | target | |\n| --- | --- | --- | --- | --- |", *rows, sep="\n")
 
 

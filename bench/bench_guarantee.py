@@ -29,9 +29,15 @@ from geval_core.stats.guarantee import MIN_KEPT, fixed_sequence, threshold_grid 
 
 UPPER = {"entropy": math.log2(5), "sd": 2.0, "flip": 1.0}
 CASES = [  # (signal, target, delta, calibration items)
-    ("entropy", 0.70, 0.10, 200), ("entropy", 0.75, 0.10, 200), ("entropy", 0.75, 0.10, 500),
-    ("entropy", 0.80, 0.10, 500), ("entropy", 0.80, 0.05, 500), ("entropy", 0.75, 0.20, 300),
-    ("entropy", 0.85, 0.10, 1000), ("sd", 0.75, 0.10, 300), ("flip", 0.75, 0.10, 300),
+    ("entropy", 0.70, 0.10, 200),
+    ("entropy", 0.75, 0.10, 200),
+    ("entropy", 0.75, 0.10, 500),
+    ("entropy", 0.80, 0.10, 500),
+    ("entropy", 0.80, 0.05, 500),
+    ("entropy", 0.75, 0.20, 300),
+    ("entropy", 0.85, 0.10, 1000),
+    ("sd", 0.75, 0.10, 300),
+    ("flip", 0.75, 0.10, 300),
 ]
 
 
@@ -63,13 +69,22 @@ def repeat(pop, signal: str, target: float, delta: float, n: int, reps: int, rng
             kept.append(float(keep.mean()))
         t = naive(u[idx], ok[idx], target, UPPER[signal])
         naive_held += t is None or ok[u <= t].mean() >= target
-    return {"held": held / reps, "found": found / reps, "kept": float(np.mean(kept)), "naive": naive_held / reps}
+    return {
+        "held": held / reps,
+        "found": found / reps,
+        "kept": float(np.mean(kept)),
+        "naive": naive_held / reps,
+    }
 
 
 def best_possible(pop, signal: str, target: float) -> float:
     """The largest share of the population a threshold can keep at the target agreement (the oracle's)."""
     ok, u = pop.agree(0.5), pop.signals[signal]
-    shares = [(u <= t).mean() for t in threshold_grid(UPPER[signal]) if (u <= t).sum() and ok[u <= t].mean() >= target]
+    shares = [
+        (u <= t).mean()
+        for t in threshold_grid(UPPER[signal])
+        if (u <= t).sum() and ok[u <= t].mean() >= target
+    ]
     return max(shares, default=0.0)
 
 
@@ -79,18 +94,26 @@ def main() -> None:
     reps = parser.parse_args().reps
     pop = load()
     rng = np.random.default_rng(2025)
-    print(f"{reps} repeats per row; population {len(pop.human)} SummEval summaries, agreement = within 0.5 point")
-    print(f"{'signal':8} {'target':>6} {'delta':>5} {'n cal':>5} | {'held':>6} {'>= 1-d':>6} {'found':>6} "
-          f"{'kept':>6} {'oracle':>6} | {'naive held':>10}")
+    print(
+        f"{reps} repeats per row; population {len(pop.human)} SummEval summaries, agreement = within 0.5 point"
+    )
+    print(
+        f"{'signal':8} {'target':>6} {'delta':>5} {'n cal':>5} | {'held':>6} {'>= 1-d':>6} {'found':>6} "
+        f"{'kept':>6} {'oracle':>6} | {'naive held':>10}"
+    )
     for signal, target, delta, n in CASES:
         r = repeat(pop, signal, target, delta, n, reps, rng)
         se = math.sqrt(delta * (1 - delta) / reps)
         verdict = "yes" if r["held"] >= 1 - delta - 2 * se else "NO"
-        print(f"{signal:8} {target:6.2f} {delta:5.2f} {n:5d} | {r['held']:6.1%} {verdict:>6} {r['found']:6.1%} "
-              f"{r['kept']:6.1%} {best_possible(pop, signal, target):6.1%} | {r['naive']:10.1%}")
-    print("held: repeats where the population agreed at the target on the kept items (or nothing was kept); found: "
-          "repeats with a threshold; kept: mean share of the population kept; oracle: the most a threshold can keep "
-          "at the target; naive: the loosest threshold whose calibration agreement reaches the target, untested")
+        print(
+            f"{signal:8} {target:6.2f} {delta:5.2f} {n:5d} | {r['held']:6.1%} {verdict:>6} {r['found']:6.1%} "
+            f"{r['kept']:6.1%} {best_possible(pop, signal, target):6.1%} | {r['naive']:10.1%}"
+        )
+    print(
+        "held: repeats where the population agreed at the target on the kept items (or nothing was kept); found: "
+        "repeats with a threshold; kept: mean share of the population kept; oracle: the most a threshold can keep "
+        "at the target; naive: the loosest threshold whose calibration agreement reaches the target, untested"
+    )
 
 
 if __name__ == "__main__":

@@ -34,14 +34,41 @@ def write_file(path: Path, items: int) -> None:
     with path.open("w", encoding="utf-8") as handle:
         for k in range(items):
             document, summary = item_texts(k)
-            handle.write(json.dumps({"id": f"b{k:06d}", "document": document, "summary": summary,
-                                     "coherence": 1 + k % 5, "doc": f"d{k // 16}"}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "id": f"b{k:06d}",
+                        "document": document,
+                        "summary": summary,
+                        "coherence": 1 + k % 5,
+                        "doc": f"d{k // 16}",
+                    }
+                )
+                + "\n"
+            )
 
 
 def import_rss(db: Path, path: Path, name: str) -> tuple[float, float, float]:
     """(max RSS in MB, wall seconds, CPU seconds) of one `geval datasets import` child."""
-    args = [*CLI, "datasets", "import", str(path), "--name", name, "--db", str(db), "--input", "document=document",
-            "--input", "summary=summary", "--human", "coherence=coherence", "--group", "doc", "--json"]
+    args = [
+        *CLI,
+        "datasets",
+        "import",
+        str(path),
+        "--name",
+        name,
+        "--db",
+        str(db),
+        "--input",
+        "document=document",
+        "--input",
+        "summary=summary",
+        "--human",
+        "coherence=coherence",
+        "--group",
+        "doc",
+        "--json",
+    ]
     began = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(child.pid, 0)
@@ -63,13 +90,19 @@ def main() -> None:
             write_file(path, items)
             rss, wall, cpu = import_rss(Path(folder) / "lib.db", path, f"n{items}")
             rows[items] = rss
-            print(f"{items:>7,} items ({path.stat().st_size / 1e6:6.1f} MB file): max RSS {rss:6.1f} MB, "
-                  f"{wall:5.1f} s wall, {cpu:5.1f} s CPU")
+            print(
+                f"{items:>7,} items ({path.stat().st_size / 1e6:6.1f} MB file): max RSS {rss:6.1f} MB, "
+                f"{wall:5.1f} s wall, {cpu:5.1f} s CPU"
+            )
     largest, smallest = rows[max(rows)], rows[min(rows)]
-    print(f"max RSS at {max(rows):,}: {largest:.1f} MB / {TARGET_MB:.0f} MB = ratio {largest / TARGET_MB:.2f} "
-          f"(target <= 1: {'met' if largest <= TARGET_MB else 'missed'})")
-    print(f"flatness {max(rows):,} vs {min(rows):,}: {largest / smallest:.2f}x / {FLAT}x = ratio "
-          f"{largest / smallest / FLAT:.2f} (target <= 1: {'met' if largest / smallest <= FLAT else 'missed'})")
+    print(
+        f"max RSS at {max(rows):,}: {largest:.1f} MB / {TARGET_MB:.0f} MB = ratio {largest / TARGET_MB:.2f} "
+        f"(target <= 1: {'met' if largest <= TARGET_MB else 'missed'})"
+    )
+    print(
+        f"flatness {max(rows):,} vs {min(rows):,}: {largest / smallest:.2f}x / {FLAT}x = ratio "
+        f"{largest / smallest / FLAT:.2f} (target <= 1: {'met' if largest / smallest <= FLAT else 'missed'})"
+    )
 
 
 if __name__ == "__main__":

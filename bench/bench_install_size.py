@@ -26,8 +26,22 @@ sys.path.insert(0, str(ROOT / "tests"))  # the loopback judge lives with the tes
 from conftest import free_port, served  # noqa: E402
 from judge_fakes import FakeJudges  # noqa: E402
 
-NOT_SOURCE = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis",
-                                    ".ruff_cache", ".pytest_cache", "*.db", "*.db-*", "secrets.toml", "tests", "bench")
+NOT_SOURCE = shutil.ignore_patterns(
+    ".venv",
+    ".git",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".hypothesis",
+    ".ruff_cache",
+    ".pytest_cache",
+    "*.db",
+    "*.db-*",
+    "secrets.toml",
+    "tests",
+    "bench",
+)
 API = "from geval_core.export import load_prompt, score_item; from geval_core import score_frame, agree_frame"
 
 
@@ -35,15 +49,28 @@ def build_wheel(work: Path) -> Path:
     """The wheel, built by setuptools' backend from a copy of the checkout."""
     source = work / "source"
     shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
-    built = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
-                            "print(build_meta.build_wheel(sys.argv[1]))", str(work)],
-                           cwd=source, capture_output=True, text=True, check=True)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))",
+            str(work),
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return work / built.stdout.strip().splitlines()[-1]
 
 
 def site_packages(python: Path) -> Path:
-    out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return Path(out.strip())
 
 
@@ -56,7 +83,9 @@ def install(base_python: str, requirement: str, venv: Path) -> tuple[Path, float
     subprocess.run([base_python, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     # -qq: this machine's pip configuration names extra local indexes, and pip warns about each of them.
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-qq", requirement], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-qq", requirement], check=True
+    )
     packages = site_packages(python)
     names = {p.name.split("-")[0].lower() for p in packages.glob("*.dist-info")}
     return venv / "bin", megabytes(packages), names
@@ -71,9 +100,25 @@ def use(bin_dir: Path, work: Path, app: bool) -> str:
     server = FakeJudges()
     try:
         out = work / "results.jsonl"
-        checks.append([bin_dir / "geval", "score", "--prompt", "coherence", "--data", "sample", "--judge",
-                       "openai:judge-1", "--base-url", f"{server.url}/v1", "--db", str(work / "lib.db"),
-                       "--out", str(out), "-q"])
+        checks.append(
+            [
+                bin_dir / "geval",
+                "score",
+                "--prompt",
+                "coherence",
+                "--data",
+                "sample",
+                "--judge",
+                "openai:judge-1",
+                "--base-url",
+                f"{server.url}/v1",
+                "--db",
+                str(work / "lib.db"),
+                "--out",
+                str(out),
+                "-q",
+            ]
+        )
         for command in checks:
             done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
             if done.returncode:
@@ -83,8 +128,14 @@ def use(bin_dir: Path, work: Path, app: bool) -> str:
             return "score: empty scores"
         if app:  # the server answers its health check: the installed app started
             port = free_port()
-            with served([str(bin_dir / "geval"), "app", "--port", str(port)], f"http://127.0.0.1:{port}/_stcore/health",
-                        work / "app.log", timeout=90.0, cwd=work, env=env):
+            with served(
+                [str(bin_dir / "geval"), "app", "--port", str(port)],
+                f"http://127.0.0.1:{port}/_stcore/health",
+                work / "app.log",
+                timeout=90.0,
+                cwd=work,
+                env=env,
+            ):
                 pass
         return f"ok ({len(scored)} items scored{', app served' if app else ''})"
     finally:
@@ -98,18 +149,33 @@ def main(pythons: list[str]) -> None:
         print(f"wheel: {wheel.name}, {wheel.stat().st_size / 1e6:.2f} MB")
         print(f"{'python':<8} {'core MB':>8} {'[app] MB':>9} {'app adds':>9}  use (core / [app])")
         for number, base in enumerate(pythons):
-            version = subprocess.run([base, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                     capture_output=True, text=True, check=True).stdout.strip()
+            version = subprocess.run(
+                [base, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
             try:
                 core_bin, core_mb, core_names = install(base, str(wheel), work / f"core{number}")
                 app_bin, app_mb, app_names = install(base, f"{wheel}[app]", work / f"app{number}")
-            except subprocess.CalledProcessError as exc:  # `make bench` on a machine without the package index
-                print(f"{version:<8} not measured: pip failed ({exc.returncode}); is the package index reachable?")
+            except (
+                subprocess.CalledProcessError
+            ) as exc:  # `make bench` on a machine without the package index
+                print(
+                    f"{version:<8} not measured: pip failed ({exc.returncode}); is the package index reachable?"
+                )
                 continue
-            used = [use(b, Path(tempfile.mkdtemp(dir=work)), app=a) for b, a in ((core_bin, False), (app_bin, True))]
-            print(f"{version:<8} {core_mb:>8.1f} {app_mb:>9.1f} {app_mb / core_mb:>8.2f}x  {used[0]} / {used[1]}")
-            print(f"         [app] adds {len(app_names - core_names)} distributions: "
-                  f"{', '.join(sorted(app_names - core_names))}")
+            used = [
+                use(b, Path(tempfile.mkdtemp(dir=work)), app=a)
+                for b, a in ((core_bin, False), (app_bin, True))
+            ]
+            print(
+                f"{version:<8} {core_mb:>8.1f} {app_mb:>9.1f} {app_mb / core_mb:>8.2f}x  {used[0]} / {used[1]}"
+            )
+            print(
+                f"         [app] adds {len(app_names - core_names)} distributions: "
+                f"{', '.join(sorted(app_names - core_names))}"
+            )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,11 @@ from geval_core.run.calls import build_request
 from geval_core.types import JudgeReply, JudgeRequest
 from prompt_library import Library
 
-SETTINGS = {"old": {"n_batch": 64, "exact_reuse": False, "stop_at_rating": False},
-            "new": {}, "cold": {"prefix_cache": False}}
+SETTINGS = {
+    "old": {"n_batch": 64, "exact_reuse": False, "stop_at_rating": False},
+    "new": {},
+    "cold": {"prefix_cache": False},
+}
 
 
 class Recording:
@@ -90,25 +93,45 @@ def measure(library: Library, mode: str, limit: int | None, reference: tuple[flo
     raws, rows = judge.raws, library.judgments(run_id)
     evaluated = statistics.mean(r["prompt_tokens"] - r["prefix_reused_tokens"] for r in raws)
     steps = statistics.mean(r["decode_steps"] for r in raws)
-    eval_tps = sum(r["prompt_tokens"] - r["prefix_reused_tokens"] for r in raws) / sum(r["eval_s"] for r in raws)
+    eval_tps = sum(r["prompt_tokens"] - r["prefix_reused_tokens"] for r in raws) / sum(
+        r["eval_s"] for r in raws
+    )
     decode_tps = sum(r["decode_steps"] for r in raws) / max(sum(r["decode_s"] for r in raws), 1e-9)
     limit_run = evaluated / eval_tps + (steps / decode_tps if steps else 0.0)
     limit_ref = evaluated / ref_eval + steps / ref_decode
-    return {"mode": mode, "items": len(items), "per_item": per_item, "prompt": statistics.mean(
-        r["prompt_tokens"] for r in raws), "evaluated": evaluated, "steps": steps, "eval_tps": eval_tps,
-        "decode_tps": decode_tps, "ref_eval": ref_eval, "ref_decode": ref_decode, "limit_run": limit_run,
-        "limit_ref": limit_ref, "scores": [r["score"] for r in rows], "lengths": [r["prompt_tokens"] for r in raws]}
+    return {
+        "mode": mode,
+        "items": len(items),
+        "per_item": per_item,
+        "prompt": statistics.mean(r["prompt_tokens"] for r in raws),
+        "evaluated": evaluated,
+        "steps": steps,
+        "eval_tps": eval_tps,
+        "decode_tps": decode_tps,
+        "ref_eval": ref_eval,
+        "ref_decode": ref_decode,
+        "limit_run": limit_run,
+        "limit_ref": limit_ref,
+        "scores": [r["score"] for r in rows],
+        "lengths": [r["prompt_tokens"] for r in raws],
+    }
 
 
 def report(r: dict) -> None:
     """Print one mode's figures."""
-    print(f"{r['mode']:>4}: {r['items']} items, {r['per_item']:.3f} s/item; prompt {r['prompt']:.0f} tokens, "
-          f"{r['evaluated']:.1f} evaluated, {r['steps']:.1f} decode steps per item")
+    print(
+        f"{r['mode']:>4}: {r['items']} items, {r['per_item']:.3f} s/item; prompt {r['prompt']:.0f} tokens, "
+        f"{r['evaluated']:.1f} evaluated, {r['steps']:.1f} decode steps per item"
+    )
     decode = f"{r['decode_tps']:.0f} tok/s" if r["steps"] else "none"
-    print(f"      in the run: eval {r['eval_tps']:.0f} tok/s, decode {decode} -> limit "
-          f"{r['limit_run']:.3f} s/item, ratio {r['per_item'] / r['limit_run']:.2f}")
-    print(f"      reference:  eval {r['ref_eval']:.0f} tok/s, decode {r['ref_decode']:.0f} tok/s -> limit "
-          f"{r['limit_ref']:.3f} s/item, ratio {r['per_item'] / r['limit_ref']:.2f}")
+    print(
+        f"      in the run: eval {r['eval_tps']:.0f} tok/s, decode {decode} -> limit "
+        f"{r['limit_run']:.3f} s/item, ratio {r['per_item'] / r['limit_run']:.2f}"
+    )
+    print(
+        f"      reference:  eval {r['ref_eval']:.0f} tok/s, decode {r['ref_decode']:.0f} tok/s -> limit "
+        f"{r['limit_ref']:.3f} s/item, ratio {r['per_item'] / r['limit_ref']:.2f}"
+    )
 
 
 def check(library: Library, n: int) -> None:
@@ -138,12 +161,16 @@ def check(library: Library, n: int) -> None:
             alone_vocab = max(alone_vocab, float(np.max(np.abs(cold - alone))))
             worst_rating = max(worst_rating, float(np.max(np.abs(cold[ratings] - warm[ratings]))))
             worst_vocab = max(worst_vocab, float(np.max(np.abs(cold - warm))))
-            print(f"  {len(after)} tokens, {reused} reused: rating logprobs cold "
-                  f"{np.round(cold[ratings], 4).tolist()}, warm - cold max {np.max(np.abs(cold - warm)):.3g}")
+            print(
+                f"  {len(after)} tokens, {reused} reused: rating logprobs cold "
+                f"{np.round(cold[ratings], 4).tolist()}, warm - cold max {np.max(np.abs(cold - warm)):.3g}"
+            )
         llm.n_tokens = 0
-    print(f"cold vs warm on {len(ids) - 1} items: {same} bit-identical; max abs logprob difference "
-          f"{worst_rating:.3g} on the ratings, {worst_vocab:.3g} over the vocabulary; the last token "
-          f"evaluated alone instead: {alone_rating:.3g} on the ratings, {alone_vocab:.3g} over the vocabulary")
+    print(
+        f"cold vs warm on {len(ids) - 1} items: {same} bit-identical; max abs logprob difference "
+        f"{worst_rating:.3g} on the ratings, {worst_vocab:.3g} over the vocabulary; the last token "
+        f"evaluated alone instead: {alone_rating:.3g} on the ratings, {alone_vocab:.3g} over the vocabulary"
+    )
 
 
 def main() -> None:
@@ -159,17 +186,24 @@ def main() -> None:
             return
         prompt, _, items = sample(library, None)
         reference = reference_rates(lj.LocalJudge(), requests(prompt, items))
-        results = [measure(library, mode, args.items, reference)
-                   for mode in ([args.only] if args.only else ["old", "new"])]
+        results = [
+            measure(library, mode, args.items, reference)
+            for mode in ([args.only] if args.only else ["old", "new"])
+        ]
     for r in results:
         report(r)
     if len(results) == 2:
         old, new = results
-        diffs = [(abs(a - b), n) for a, b, n in zip(old["scores"], new["scores"], new["lengths"], strict=True)
-                 if a is not None and b is not None and a != b]
-        print(f"new vs old: {old['per_item'] / new['per_item']:.2f}x faster; {len(diffs)} scores differ, "
-              f"largest by {max(diffs, default=(0.0, 0))[0]:.2g}; their prompts' lengths "
-              f"{sorted(n for _, n in diffs)} (old: a last batch of 1 token when the length is 1 mod 64)")
+        diffs = [
+            (abs(a - b), n)
+            for a, b, n in zip(old["scores"], new["scores"], new["lengths"], strict=True)
+            if a is not None and b is not None and a != b
+        ]
+        print(
+            f"new vs old: {old['per_item'] / new['per_item']:.2f}x faster; {len(diffs)} scores differ, "
+            f"largest by {max(diffs, default=(0.0, 0))[0]:.2g}; their prompts' lengths "
+            f"{sorted(n for _, n in diffs)} (old: a last batch of 1 token when the length is 1 mod 64)"
+        )
 
 
 if __name__ == "__main__":

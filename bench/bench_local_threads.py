@@ -68,9 +68,29 @@ def cli_seconds(items, folder: Path) -> float:
     """`geval score --judge local` on these items, judge cache off: scoring seconds per item (model load apart)."""
     data = folder / "items.jsonl"
     data.write_text("".join(json.dumps({"id": i.id, **i.fields}) + "\n" for i in items), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", "from geval_core.cli import cli; cli()", "score", "--prompt", "coherence", "--data",
-                           str(data), "--judge", "local", "--no-cache", "--json", "-q", "--db",
-                           str(folder / "cli.db")], capture_output=True, text=True, cwd=ROOT, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from geval_core.cli import cli; cli()",
+            "score",
+            "--prompt",
+            "coherence",
+            "--data",
+            str(data),
+            "--judge",
+            "local",
+            "--no-cache",
+            "--json",
+            "-q",
+            "--db",
+            str(folder / "cli.db"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     return summary["seconds"] / summary["judged"]
 
@@ -87,15 +107,21 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder, competitor(True):
         cli = cli_seconds(items, Path(folder))
-    print(f"{count} sample items, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; s/item called directly:")
+    print(
+        f"{count} sample items, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; s/item called directly:"
+    )
     print("n_threads n_threads_batch   idle    one competing process")
     for n_threads, n_threads_batch in SETTINGS:
-        print(f"{n_threads:>9} {n_threads_batch:>15}  {rows[(False, n_threads, n_threads_batch)]:6.3f}  "
-              f"{rows[(True, n_threads, n_threads_batch)]:6.3f}")
+        print(
+            f"{n_threads:>9} {n_threads_batch:>15}  {rows[(False, n_threads, n_threads_batch)]:6.3f}  "
+            f"{rows[(True, n_threads, n_threads_batch)]:6.3f}"
+        )
     floor = min(v for (busy, *_), v in rows.items() if busy)
-    print(f"geval score --judge local (default: n_threads_batch {batch_threads()}), one competing process: "
-          f"{cli:.3f} s/item = {cli / floor:.2f} x the direct floor {floor:.3f} (target {TARGET}: "
-          f"{'met' if cli / floor <= TARGET else 'MISSED'})")
+    print(
+        f"geval score --judge local (default: n_threads_batch {batch_threads()}), one competing process: "
+        f"{cli:.3f} s/item = {cli / floor:.2f} x the direct floor {floor:.3f} (target {TARGET}: "
+        f"{'met' if cli / floor <= TARGET else 'MISSED'})"
+    )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,13 @@ from paths import SHARED  # noqa: E402
 from geval_core.stats.panel_errors import effective_judges  # noqa: E402
 
 CASES = [  # (members, shared part's SD, own part's SD, documents drawn)
-    (3, 0.6, 0.6, 20), (5, 0.6, 0.6, 20), (9, 0.6, 0.6, 20), (9, 0.6, 0.6, 40),
-    (5, 0.3, 0.8, 20), (5, 1.0, 0.4, 20), (9, 0.8, 0.4, 10),
+    (3, 0.6, 0.6, 20),
+    (5, 0.6, 0.6, 20),
+    (9, 0.6, 0.6, 20),
+    (9, 0.6, 0.6, 40),
+    (5, 0.3, 0.8, 20),
+    (5, 1.0, 0.4, 20),
+    (9, 0.8, 0.4, 10),
 ]
 
 
@@ -45,7 +50,9 @@ def population(k: int, shared: float, own: float, seed: int = 0) -> tuple[np.nda
 def coverage(k: int, shared: float, own: float, docs: int, reps: int) -> dict[str, float]:
     """The truth, and the share of repeats whose interval holds it, with the median interval."""
     judges, human, doc = population(k, shared, own)
-    truth = effective_judges({f"m{j}": judges[:, j] for j in range(k)}, human, resamples=0)["effective_judges"]
+    truth = effective_judges({f"m{j}": judges[:, j] for j in range(k)}, human, resamples=0)[
+        "effective_judges"
+    ]
     members = [np.flatnonzero(doc == d) for d in range(doc.max() + 1)]
     rng = np.random.default_rng(1)
     hits, lows, highs = 0, [], []
@@ -59,7 +66,12 @@ def coverage(k: int, shared: float, own: float, docs: int, reps: int) -> dict[st
         hits += low <= truth <= high
         lows.append(low)
         highs.append(high)
-    return {"truth": truth, "coverage": hits / reps, "low": float(np.median(lows)), "high": float(np.median(highs))}
+    return {
+        "truth": truth,
+        "coverage": hits / reps,
+        "low": float(np.median(lows)),
+        "high": float(np.median(highs)),
+    }
 
 
 def main() -> None:
@@ -67,13 +79,19 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=500)
     reps = parser.parse_args().reps
     print(f"{reps} repeats per row; 400 resamples of the drawn documents per interval")
-    print(f"{'K':>2} {'shared':>6} {'own':>5} {'docs':>4} | {'K_eff':>6} {'covered':>7} {'median interval':>17}")
+    print(
+        f"{'K':>2} {'shared':>6} {'own':>5} {'docs':>4} | {'K_eff':>6} {'covered':>7} {'median interval':>17}"
+    )
     for k, shared, own, docs in CASES:
         r = coverage(k, shared, own, docs, reps)
-        print(f"{k:2d} {shared:6.1f} {own:5.1f} {docs:4d} | {r['truth']:6.2f} {r['coverage']:7.1%} "
-              f"  [{r['low']:5.2f}, {r['high']:5.2f}]")
-    print("K_eff: the population's K / (1 + (K - 1) rho), rho the mean correlation of the members' errors against "
-          "people; covered: share of repeats whose 95% interval holds it")
+        print(
+            f"{k:2d} {shared:6.1f} {own:5.1f} {docs:4d} | {r['truth']:6.2f} {r['coverage']:7.1%} "
+            f"  [{r['low']:5.2f}, {r['high']:5.2f}]"
+        )
+    print(
+        "K_eff: the population's K / (1 + (K - 1) rho), rho the mean correlation of the members' errors against "
+        "people; covered: share of repeats whose 95% interval holds it"
+    )
 
 
 if __name__ == "__main__":

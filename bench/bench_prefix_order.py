@@ -35,8 +35,11 @@ def subset(documents: int, summaries: int, seed: int = 7):
             row = json.loads(line)
             by_doc.setdefault(row["doc_id"], []).append(row)
     docs = [d for d in by_doc if len(by_doc[d]) >= summaries][:documents]
-    items = [Item(r["id"], {"document": r["source"], "summary": r["output"]}, {}, r["doc_id"])
-             for d in docs for r in by_doc[d][:summaries]]
+    items = [
+        Item(r["id"], {"document": r["source"], "summary": r["output"]}, {}, r["doc_id"])
+        for d in docs
+        for r in by_doc[d][:summaries]
+    ]
     random.Random(seed).shuffle(items)
     return items
 
@@ -61,8 +64,9 @@ def run(lib, prompt, dataset, judge, prefix_order: bool) -> tuple[float, dict[st
     from geval_core.run.plan import RunScope, plan_run, record_run, start_run
 
     options = RunOptions(use_cache=False, prefix_order=prefix_order)
-    plan = record_run(lib, plan_run(lib, prompt, dataset, scope=RunScope(new_run=True), concurrency=1,
-                                    options=options))
+    plan = record_run(
+        lib, plan_run(lib, prompt, dataset, scope=RunScope(new_run=True), concurrency=1, options=options)
+    )
     began = time.perf_counter()
     start_run(lib, plan, judge)
     seconds = time.perf_counter() - began
@@ -83,8 +87,14 @@ def main() -> None:
         from geval_core.run.calls import build_request
 
         # The model loads at its first call: made here, apart from both runs (a short unrelated prompt).
-        judge.inner.judge(build_request(prompt, items[0].__class__("warm", {"document": "A.", "summary": "B."}),
-                                        prompt.dimension.judge, "logprobs"))
+        judge.inner.judge(
+            build_request(
+                prompt,
+                items[0].__class__("warm", {"document": "A.", "summary": "B."}),
+                prompt.dimension.judge,
+                "logprobs",
+            )
+        )
         results = {}
         for prefix_order in (False, True):
             judge.evaluated = 0
@@ -93,12 +103,16 @@ def main() -> None:
     (s_off, d_off, t_off), (s_on, d_on, t_on) = results[False], results[True]
     worst = max(abs(d_off[i][k] - d_on[i][k]) for i in d_off for k in d_off[i])
     n = len(items)
-    print(f"SummEval, {documents} documents x {summaries} summaries stored shuffled; embedded judge, one call at a "
-          f"time; load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(
+        f"SummEval, {documents} documents x {summaries} summaries stored shuffled; embedded judge, one call at a "
+        f"time; load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     print(f"dataset order:      {n / s_off:6.2f} items/s, {t_off / n:6.0f} prompt tokens evaluated per item")
     print(f"prefix-aware order: {n / s_on:6.2f} items/s, {t_on / n:6.0f} prompt tokens evaluated per item")
-    print(f"speed-up {s_off / s_on:.2f}x (target {TARGET}x: {'met' if s_off / s_on >= TARGET else 'MISSED'}); "
-          f"largest difference of any rating's probability between the orders: {worst:.2e}")
+    print(
+        f"speed-up {s_off / s_on:.2f}x (target {TARGET}x: {'met' if s_off / s_on >= TARGET else 'MISSED'}); "
+        f"largest difference of any rating's probability between the orders: {worst:.2e}"
+    )
 
 
 if __name__ == "__main__":

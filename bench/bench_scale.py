@@ -54,6 +54,7 @@ TARGETS = {
 
 # ---- the server ---------------------------------------------------------------------------------
 
+
 def serve() -> None:
     """Answer chat completions at once; GET /stats: {count, first, last} (time.monotonic of the first request
     received and of the last answer sent since GET /reset)."""
@@ -93,7 +94,9 @@ def serve() -> None:
                 state["count"] += 1
                 state["first"] = state["first"] or received
                 if key not in answers:
-                    answers[key] = json.dumps(completion(body, WORKED_EXAMPLE, True, body.get("model") or "m")).encode()
+                    answers[key] = json.dumps(
+                        completion(body, WORKED_EXAMPLE, True, body.get("model") or "m")
+                    ).encode()
             self._send(answers[key])
             with lock:
                 state["last"] = time.monotonic()
@@ -130,12 +133,18 @@ class Server:
 
 # ---- the runs -----------------------------------------------------------------------------------
 
+
 def setup(db: Path, base_url: str, items: int) -> tuple[str, str]:
     """(prompt label, dataset label): a library with one openai-judged prompt and a dataset of `items` items,
     made in a process of its own. A child's max RSS starts at its parent's (Linux keeps the high-water mark
     across fork and exec), so this process never holds the 100,000 items it imports."""
-    made = subprocess.run([sys.executable, __file__, "setup", str(db), base_url, str(items)], check=True,
-                          capture_output=True, text=True, timeout=1800)
+    made = subprocess.run(
+        [sys.executable, __file__, "setup", str(db), base_url, str(items)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     prompt, dataset = json.loads(made.stdout)
     return prompt, dataset
 
@@ -149,7 +158,10 @@ def make_library(db: Path, base_url: str, items: int) -> None:
 
     library = Library(db)  # seeded, as a user's library is after its first command
     prompt = library.freeze(dimension(base_url)).prompt
-    rows = (Item(f"b{k:06d}", dict(zip(("document", "summary"), item_texts(k), strict=True))) for k in range(items))
+    rows = (
+        Item(f"b{k:06d}", dict(zip(("document", "summary"), item_texts(k), strict=True)))
+        for k in range(items)
+    )
     dataset = library.import_items(f"scale{items}", list(rows))
     library.close()
     print(json.dumps([prompt.label, dataset["label"]]))
@@ -157,14 +169,29 @@ def make_library(db: Path, base_url: str, items: int) -> None:
 
 def score(db: Path, prompt: str, dataset: str, base_url: str, out: Path | None) -> dict[str, Any]:
     """One `geval score` process: its start and exit times, wall seconds, max RSS (MB), its --json summary."""
-    args = [*CLI, "score", "--prompt", prompt, "--data", dataset, "--db", str(db), "--concurrency",
-            str(CONCURRENCY), "--base-url", base_url, "--quiet"]
+    args = [
+        *CLI,
+        "score",
+        "--prompt",
+        prompt,
+        "--data",
+        dataset,
+        "--db",
+        str(db),
+        "--concurrency",
+        str(CONCURRENCY),
+        "--base-url",
+        base_url,
+        "--quiet",
+    ]
     args += ["--out", str(out)] if out else ["--json"]
     env = {**os.environ, "OPENAI_API_KEY": KEY, "HOME": str(db.parent), "GEVAL_PRICES": ""}
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.monotonic()
         proc = subprocess.Popen(args, env=env, stdout=stdout, stderr=stderr, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage (RUSAGE_CHILDREN is a max over all)
+        _, status, usage = os.wait4(
+            proc.pid, 0
+        )  # this child's own rusage (RUSAGE_CHILDREN is a max over all)
         ended = time.monotonic()
         proc.returncode = os.waitstatus_to_exitcode(status)
         stdout.seek(0)
@@ -172,8 +199,14 @@ def score(db: Path, prompt: str, dataset: str, base_url: str, out: Path | None) 
         printed, said = stdout.read(), stderr.read()
     if proc.returncode != 0:
         raise SystemExit(f"geval score exited {proc.returncode}: {said[-2000:]}")
-    return {"start": start, "ended": ended, "wall": ended - start, "rss_mb": usage.ru_maxrss * 1024 / 1e6,
-            "cpu": usage.ru_utime + usage.ru_stime, "json": json.loads(printed) if printed.strip() else None}
+    return {
+        "start": start,
+        "ended": ended,
+        "wall": ended - start,
+        "rss_mb": usage.ru_maxrss * 1024 / 1e6,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "json": json.loads(printed) if printed.strip() else None,
+    }
 
 
 def measure(folder: Path, server: Server, items: int) -> dict[str, Any]:
@@ -188,8 +221,15 @@ def measure(folder: Path, server: Server, items: int) -> dict[str, Any]:
     lines = sum(1 for _ in (folder / f"out{items}.jsonl").open())
     if lines != items:
         raise SystemExit(f"{items} items: the results file has {lines} lines")
-    return {"db": db, "prompt": prompt, "dataset": dataset, "rss_mb": run["rss_mb"], "wall": run["wall"],
-            "first": stats["first"] - run["start"], "tail": run["ended"] - stats["last"]}
+    return {
+        "db": db,
+        "prompt": prompt,
+        "dataset": dataset,
+        "rss_mb": run["rss_mb"],
+        "wall": run["wall"],
+        "first": stats["first"] - run["start"],
+        "tail": run["ended"] - stats["last"],
+    }
 
 
 def rerun(folder: Path, server: Server, done: dict[str, Any], with_out: bool) -> dict[str, Any]:
@@ -207,8 +247,10 @@ def rerun(folder: Path, server: Server, done: dict[str, Any], with_out: bool) ->
 
 def verdict(measure_name: str, value: float) -> str:
     before, target = TARGETS[measure_name]
-    return (f"{value:.2f} (before {before}, target <= {target:g}: ratio {value / target:.2f}, "
-            f"{'meets' if value <= target else 'MISSES'})")
+    return (
+        f"{value:.2f} (before {before}, target <= {target:g}: ratio {value / target:.2f}, "
+        f"{'meets' if value <= target else 'MISSES'})"
+    )
 
 
 def main() -> None:
@@ -220,31 +262,44 @@ def main() -> None:
         for items in SIZES:
             runs[items] = measure(folder, server, items)
             r = runs[items]
-            print(f"  {items:>7,} items: {r['wall']:.1f} s ({items / r['wall']:.0f} items/s), max RSS "
-                  f"{r['rss_mb']:.1f} MB, exec -> first request {r['first']:.2f} s, last answer -> exit "
-                  f"{r['tail']:.2f} s")
+            print(
+                f"  {items:>7,} items: {r['wall']:.1f} s ({items / r['wall']:.0f} items/s), max RSS "
+                f"{r['rss_mb']:.1f} MB, exec -> first request {r['first']:.2f} s, last answer -> exit "
+                f"{r['tail']:.2f} s"
+            )
         big = runs[SIZES[-1]]
         curve = " / ".join(f"{runs[n]['rss_mb']:.1f}" for n in SIZES)
-        print(f"  max RSS curve 1k / 10k / 100k: {curve} MB; 100k over 1k = "
-              f"{big['rss_mb'] / runs[SIZES[0]]['rss_mb']:.2f}x (flat: ~1)")
+        print(
+            f"  max RSS curve 1k / 10k / 100k: {curve} MB; 100k over 1k = "
+            f"{big['rss_mb'] / runs[SIZES[0]]['rss_mb']:.2f}x (flat: ~1)"
+        )
         results["max RSS, 100k items (MB)"] = max(r["rss_mb"] for r in runs.values())
         results["exec -> first request, 100k (s)"] = big["first"]
         results["last answer -> exit, 100k (s)"] = big["tail"]
         print("zero-call re-run of the finished 100k run:")
-        for with_out, name in ((True, "zero-call re-run, 100k, --out"), (False, "zero-call re-run, 100k, --json only")):
+        for with_out, name in (
+            (True, "zero-call re-run, 100k, --out"),
+            (False, "zero-call re-run, 100k, --json only"),
+        ):
             again = rerun(folder, server, big, with_out)
             results[f"{name} (s)"], results[f"{name}: max RSS (MB)"] = again["wall"], again["rss_mb"]
             results[f"{name}: CPU (s)"] = again["cpu"]
-            print(f"  {'--out FILE' if with_out else '--json   '}: {again['wall']:.2f} s ({again['cpu']:.2f} s of CPU), "
-                  f"max RSS {again['rss_mb']:.1f} MB, 0 judge calls")
+            print(
+                f"  {'--out FILE' if with_out else '--json   '}: {again['wall']:.2f} s ({again['cpu']:.2f} s of CPU), "
+                f"max RSS {again['rss_mb']:.1f} MB, 0 judge calls"
+            )
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"(this script's own max RSS, the floor of every child's figure: {own:.1f} MB; load average "
-          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores: wall times stretch with it, CPU times do not)")
+    print(
+        f"(this script's own max RSS, the floor of every child's figure: {own:.1f} MB; load average "
+        f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores: wall times stretch with it, CPU times do not)"
+    )
     print("\n| measure | before | now | target | ratio | |\n| --- | --- | --- | --- | --- | --- |")
     for name, (before, target) in TARGETS.items():
         value = results[name]
-        print(f"| {name} | {before} | {value:.2f} | <= {target:g} | {value / target:.2f} | "
-              f"{'ok' if value <= target else 'MISSES'} |")
+        print(
+            f"| {name} | {before} | {value:.2f} | <= {target:g} | {value / target:.2f} | "
+            f"{'ok' if value <= target else 'MISSES'} |"
+        )
     print("\n" + "\n".join(f"{name}: {verdict(name, results[name])}" for name in TARGETS))
 
 

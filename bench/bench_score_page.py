@@ -38,9 +38,16 @@ def build_library(path: Path, groups: int = GROUPS) -> tuple[str, int]:
     from prompt_library import Library
 
     lib = Library(path)
-    items = [Item(f"d{d:04d}-m{m:02d}", {"document": f"Article {d}. " * 40, "summary": f"Summary {m} of {d}."},
-                  {"coherence": 1 + (d * 7 + m * 3) % 5}, f"d{d:04d}")
-             for d in range(groups) for m in range(PER_GROUP)]
+    items = [
+        Item(
+            f"d{d:04d}-m{m:02d}",
+            {"document": f"Article {d}. " * 40, "summary": f"Summary {m} of {d}."},
+            {"coherence": 1 + (d * 7 + m * 3) % 5},
+            f"d{d:04d}",
+        )
+        for d in range(groups)
+        for m in range(PER_GROUP)
+    ]
     dataset = lib.import_items("synthetic", items)
     settings = JudgeSettings(**SETTINGS)
     prompt = lib.get_prompt("coherence")
@@ -66,8 +73,10 @@ def prepared(path: Path, groups: int) -> Path:
         return path
     start = time.perf_counter()
     run_id, count = build_library(path, groups)
-    print(f"library: {count:,} synthetic items in {groups:,} groups, run {run_id} "
-          f"built in {time.perf_counter() - start:.1f} s")
+    print(
+        f"library: {count:,} synthetic items in {groups:,} groups, run {run_id} "
+        f"built in {time.perf_counter() - start:.1f} s"
+    )
     return path
 
 
@@ -129,8 +138,10 @@ def main() -> None:
     print(f"first render of the Score page (cold caches): {first:.2f} s")
     print(f"rerun, open another item: median {statistics.median(opening):.3f} s, max {max(opening):.3f} s")
     print(f"rerun, nothing changed:   median {median:.3f} s, max {max(plain):.3f} s ({len(plain)} reruns)")
-    print(f"Score page rerun: {median:.3f} s / {TARGET_S} s = ratio {median / TARGET_S:.2f} "
-          f"(target ≤ 1: {'met' if median <= TARGET_S else 'NOT met'})")
+    print(
+        f"Score page rerun: {median:.3f} s / {TARGET_S} s = ratio {median / TARGET_S:.2f} "
+        f"(target ≤ 1: {'met' if median <= TARGET_S else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

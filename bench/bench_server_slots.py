@@ -47,8 +47,22 @@ def start_server(binary: str, model: str, slots: int) -> tuple[subprocess.Popen,
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    args = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(port), "--parallel", str(slots),
-            "-c", str(4096 * slots), "-t", "2", "--no-webui"]
+    args = [
+        binary,
+        "-m",
+        model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--parallel",
+        str(slots),
+        "-c",
+        str(4096 * slots),
+        "-t",
+        "2",
+        "--no-webui",
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -85,8 +99,10 @@ def run(lib, prompt, dataset, judge, base_url: str, slots: int, prefix_order: bo
 
     choice = JudgeChoice("openai:smollm2", base_url)
     options = RunOptions(use_cache=False, prefix_order=prefix_order)
-    plan = record_run(lib, plan_run(lib, prompt, dataset, choice, RunScope(new_run=True), concurrency=slots,
-                                    options=options))
+    plan = record_run(
+        lib,
+        plan_run(lib, prompt, dataset, choice, RunScope(new_run=True), concurrency=slots, options=options),
+    )
     began = time.perf_counter()
     start_run(lib, plan, judge)
     seconds = time.perf_counter() - began
@@ -101,7 +117,9 @@ def main() -> None:
 
     binary = server_binary()
     if binary is None:
-        print("not measured: no llama-server (set GEVAL_LLAMA_SERVER; this script's docstring says how to build it)")
+        print(
+            "not measured: no llama-server (set GEVAL_LLAMA_SERVER; this script's docstring says how to build it)"
+        )
         return
     slots = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     documents = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -126,22 +144,33 @@ def main() -> None:
     worst = largest_difference(d_off, d_on)
     again = largest_difference(d_on, results["prefix again"][1])
     n = len(items)
-    print(f"SummEval, {documents} documents x {summaries} summaries stored shuffled; llama-server, {slots} slots, "
-          f"{slots} requests in flight; load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    print(f"dataset order:      {n / s_off:6.2f} items/s, {t_off / n:6.0f} prompt tokens evaluated per item "
-          f"({c_off / n:.0f} from a slot's cache)")
-    print(f"prefix-aware order: {n / s_on:6.2f} items/s, {t_on / n:6.0f} prompt tokens evaluated per item "
-          f"({c_on / n:.0f} from a slot's cache)")
+    print(
+        f"SummEval, {documents} documents x {summaries} summaries stored shuffled; llama-server, {slots} slots, "
+        f"{slots} requests in flight; load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
+    print(
+        f"dataset order:      {n / s_off:6.2f} items/s, {t_off / n:6.0f} prompt tokens evaluated per item "
+        f"({c_off / n:.0f} from a slot's cache)"
+    )
+    print(
+        f"prefix-aware order: {n / s_on:6.2f} items/s, {t_on / n:6.0f} prompt tokens evaluated per item "
+        f"({c_on / n:.0f} from a slot's cache)"
+    )
     print(f"speed-up {s_off / s_on:.2f}x (target {TARGET}x: {'met' if s_off / s_on >= TARGET else 'MISSED'})")
-    print(f"largest difference of any rating's probability over {len(shared)} items: between the two orders "
-          f"{worst:.2e}; between two runs in the same prefix-aware order {again:.2e} (the server's own variation: "
-          "a slot's batch and its cached prefix change the float sums)")
-    print(f"mean |difference| of the weighted score: between the orders {mean_score_gap(d_off, d_on):.3f}; "
-          f"between two runs in one order {mean_score_gap(d_on, results['prefix again'][1]):.3f}")
+    print(
+        f"largest difference of any rating's probability over {len(shared)} items: between the two orders "
+        f"{worst:.2e}; between two runs in the same prefix-aware order {again:.2e} (the server's own variation: "
+        "a slot's batch and its cached prefix change the float sums)"
+    )
+    print(
+        f"mean |difference| of the weighted score: between the orders {mean_score_gap(d_off, d_on):.3f}; "
+        f"between two runs in one order {mean_score_gap(d_on, results['prefix again'][1]):.3f}"
+    )
 
 
 def mean_score_gap(first: dict, second: dict) -> float:
     """The mean absolute difference of the probability-weighted rating between two runs, items of both."""
+
     def score(dist: dict) -> float:
         mass = sum(dist.values())
         return sum(float(k) * v for k, v in dist.items()) / mass if mass else float("nan")
@@ -153,8 +182,10 @@ def mean_score_gap(first: dict, second: dict) -> float:
 def largest_difference(first: dict, second: dict) -> float:
     """The largest difference of any rating's probability between two runs' distributions, items of both."""
     shared = [i for i in first if i in second]
-    return max((abs(first[i].get(k, 0.0) - second[i].get(k, 0.0)) for i in shared for k in {*first[i], *second[i]}),
-               default=float("nan"))
+    return max(
+        (abs(first[i].get(k, 0.0) - second[i].get(k, 0.0)) for i in shared for k in {*first[i], *second[i]}),
+        default=float("nan"),
+    )
 
 
 if __name__ == "__main__":

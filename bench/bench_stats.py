@@ -77,11 +77,17 @@ def versus_scipy(n: int, decimals: int) -> None:
     (rate, tau, rho), (tau_s, rho_s) = results["ours"], results["scipy"]
     assert abs(tau - tau_s) < 1e-9 and abs(rho - rho_s) < 1e-9, (tau, tau_s, rho, rho_s)
     ours_s, scipy_s = statistics.median(times["ours"]), statistics.median(times["scipy"])
-    print(f"{n:,} scores, judge with {decimals} decimals: tie rate {rate:.4f}, Kendall {tau:.6f}, Spearman {rho:.6f} (scipy agrees to 1e-9)")
-    print(f"one pass {ours_s:.2f} s vs scipy kendalltau + spearmanr {scipy_s:.2f} s: ratio {ours_s / scipy_s:.2f} "
-          f"(target ≤ 1.0)")
-    print(f"memory above the data: one pass {peaks['ours'] / 1e9:.2f} GB, scipy {peaks['scipy'] / 1e9:.2f} GB "
-          f"(target ≤ 0.8 GB: {'met' if peaks['ours'] <= 0.8e9 else 'NOT met'})")
+    print(
+        f"{n:,} scores, judge with {decimals} decimals: tie rate {rate:.4f}, Kendall {tau:.6f}, Spearman {rho:.6f} (scipy agrees to 1e-9)"
+    )
+    print(
+        f"one pass {ours_s:.2f} s vs scipy kendalltau + spearmanr {scipy_s:.2f} s: ratio {ours_s / scipy_s:.2f} "
+        f"(target ≤ 1.0)"
+    )
+    print(
+        f"memory above the data: one pass {peaks['ours'] / 1e9:.2f} GB, scipy {peaks['scipy'] / 1e9:.2f} GB "
+        f"(target ≤ 0.8 GB: {'met' if peaks['ours'] <= 0.8e9 else 'NOT met'})"
+    )
 
 
 def main() -> None:
@@ -93,19 +99,27 @@ def main() -> None:
     judge, human = data(N)
     groups = np.arange(N) // 16  # SummEval-shaped: 62,500 documents of 16 summaries
     print(f"{N:,} scores")
-    total = sum(timed(label, fn) for label, fn in (
-        ("tie rate", lambda: f"{tie_rate(judge):.4f}"),
-        ("Kendall tau-b", lambda: f"{kendall(judge, human):.4f}"),
-        ("Spearman rho", lambda: f"{spearman(judge, human):.4f}"),
-    ))
-    print(f"{'tie rate + Kendall + Spearman':<44} {total:7.3f} s   target < {TARGET_S:.0f} s: "
-          f"{'OK' if total < TARGET_S else 'TOO SLOW'}")
+    total = sum(
+        timed(label, fn)
+        for label, fn in (
+            ("tie rate", lambda: f"{tie_rate(judge):.4f}"),
+            ("Kendall tau-b", lambda: f"{kendall(judge, human):.4f}"),
+            ("Spearman rho", lambda: f"{spearman(judge, human):.4f}"),
+        )
+    )
+    print(
+        f"{'tie rate + Kendall + Spearman':<44} {total:7.3f} s   target < {TARGET_S:.0f} s: "
+        f"{'OK' if total < TARGET_S else 'TOO SLOW'}"
+    )
     scale = Scale(1, 5)
     timed("agreement, dataset-level (all figures)", lambda: agreement(judge, human, scale=scale).items)
-    timed("agreement, group-level (62,500 groups)",
-          lambda: agreement(judge, human, groups, scale=scale).groups)
-    timed("agreement, group-level + bootstrap 1000",
-          lambda: len(agreement(judge, human, groups, scale=scale, bootstrap=1000).ci))
+    timed(
+        "agreement, group-level (62,500 groups)", lambda: agreement(judge, human, groups, scale=scale).groups
+    )
+    timed(
+        "agreement, group-level + bootstrap 1000",
+        lambda: len(agreement(judge, human, groups, scale=scale, bootstrap=1000).ci),
+    )
 
 
 if __name__ == "__main__":

@@ -64,8 +64,17 @@ def independent(path: Path = SUMMEVAL) -> Family:
     """Judges that share nothing but the people's rating (coverage_population.load)."""
     pop, other = load(path), load(path, seed=1)
     rated = np.isfinite(pop.experts).all(axis=1)
-    return Family("independent", pop.judge, other.judge, _near(pop.judge, pop.human, 7), pop.human, pop.doc,
-                  np.column_stack([pop.judge, other.judge]), pop.experts[rated], _codes(pop.doc[rated]))
+    return Family(
+        "independent",
+        pop.judge,
+        other.judge,
+        _near(pop.judge, pop.human, 7),
+        pop.human,
+        pop.doc,
+        np.column_stack([pop.judge, other.judge]),
+        pop.experts[rated],
+        _codes(pop.doc[rated]),
+    )
 
 
 def shared(path: Path = SUMMEVAL, seed: int = 0) -> Family:
@@ -78,13 +87,26 @@ def shared(path: Path = SUMMEVAL, seed: int = 0) -> Family:
     n_docs, judges = int(doc.max()) + 1, []
     for k in range(experts.shape[1]):
         sd = NOISE * np.exp(rng.normal(0, SPREAD, n_docs))[doc]
-        raw = ((1 - CROWD) * experts[:, k] + CROWD * crowd + rng.normal(0, SHIFT, n_docs)[doc]
-               + rng.normal(0, 1, len(rows)) * sd)
+        raw = (
+            (1 - CROWD) * experts[:, k]
+            + CROWD * crowd
+            + rng.normal(0, SHIFT, n_docs)[doc]
+            + rng.normal(0, 1, len(rows)) * sd
+        )
         judges.append(np.round(np.clip(raw, 1, 5), 2))
     human = experts.mean(axis=1)
     table = np.column_stack(judges)
-    return Family("shared", table[:, 0], table[:, 1], _near(table[:, 0], human, 7), human, doc, table[:, :2],
-                  np.round(table), doc)
+    return Family(
+        "shared",
+        table[:, 0],
+        table[:, 1],
+        _near(table[:, 0], human, 7),
+        human,
+        doc,
+        table[:, :2],
+        np.round(table),
+        doc,
+    )
 
 
 def draw(docs: np.ndarray, n_groups: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

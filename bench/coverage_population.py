@@ -39,15 +39,17 @@ class Population:
         return int(self.doc.max()) + 1
 
 
-def load(path: Path = SUMMEVAL, seed: int = 0, noise: float = NOISE, shift: float = SHIFT,
-         spread: float = SPREAD) -> Population:
+def load(
+    path: Path = SUMMEVAL, seed: int = 0, noise: float = NOISE, shift: float = SHIFT, spread: float = SPREAD
+) -> Population:
     """The SummEval population with a simulated judge (see the module docstring)."""
     rows = [json.loads(line) for line in path.open(encoding="utf-8")]
     codes = {d: k for k, d in enumerate(dict.fromkeys(r["doc_id"] for r in rows))}
     doc = np.array([codes[r["doc_id"]] for r in rows])
     human = np.array([r["scores"]["coherence"] for r in rows], dtype=float)
-    experts = np.array([(r.get("expert_annotations") or {}).get("coherence") or [np.nan] * 3 for r in rows],
-                       dtype=float)
+    experts = np.array(
+        [(r.get("expert_annotations") or {}).get("coherence") or [np.nan] * 3 for r in rows], dtype=float
+    )
     rng = np.random.default_rng(seed)
     n_docs = len(codes)
     sd = noise * np.exp(rng.normal(0, spread, n_docs))[doc]

@@ -41,8 +41,11 @@ def ppi_rows(pop: Population, tally, sizes: list[int], reps: int) -> None:
                 e = ppi.ppi_mean(judge, human, method)
                 tally.add((f"PPI {method}, 400 i.i.d. items, n rated", n, "after"), e.ci, truth)
                 with before():
-                    tally.add((f"PPI {method}, 400 i.i.d. items, n rated", n, "before"),
-                              ppi.ppi_mean(judge, human, method).ci, truth)
+                    tally.add(
+                        (f"PPI {method}, 400 i.i.d. items, n rated", n, "before"),
+                        ppi.ppi_mean(judge, human, method).ci,
+                        truth,
+                    )
     for g in sizes:
         for _ in range(reps):
             idx, labels = draw(pop, g, rng)
@@ -51,9 +54,17 @@ def ppi_rows(pop: Population, tally, sizes: list[int], reps: int) -> None:
                 e = ppi.ppi_mean(judge, human, method, labels.tolist())
                 tally.add((f"PPI {method}, whole documents, {GROUPED_RATED} rated", g, "after"), e.ci, truth)
                 with before():
-                    tally.add((f"PPI {method}, whole documents, {GROUPED_RATED} rated", g, "before"),
-                              ppi.ppi_mean(judge, human, method).ci, truth)
-            tally.add((f"human-only mean, whole documents, {GROUPED_RATED} rated", g, "after"), e.human_ci, truth)
+                    tally.add(
+                        (f"PPI {method}, whole documents, {GROUPED_RATED} rated", g, "before"),
+                        ppi.ppi_mean(judge, human, method).ci,
+                        truth,
+                    )
+            tally.add(
+                (f"human-only mean, whole documents, {GROUPED_RATED} rated", g, "after"), e.human_ci, truth
+            )
             with before():
-                tally.add((f"human-only mean, whole documents, {GROUPED_RATED} rated", g, "before"),
-                          ppi.ppi_mean(judge, human).human_ci, truth)
+                tally.add(
+                    (f"human-only mean, whole documents, {GROUPED_RATED} rated", g, "before"),
+                    ppi.ppi_mean(judge, human).human_ci,
+                    truth,
+                )

@@ -23,7 +23,12 @@ SCALE = Scale(1, 5)
 ALPHAS = ("interval", "ordinal", "nominal")
 NEAR_FIGURES = ("spearman", "kendall", "pearson", "kappa_quadratic")
 PER_DOC = 16  # items per document drawn one by one for the ungrouped reading (SummEval's 16 summaries)
-GROUPED_PPI = (("classic", 10), ("ppi++", 30), ("classic", 40), ("ppi++", 40))  # (method, rated): minimums, and 40
+GROUPED_PPI = (
+    ("classic", 10),
+    ("ppi++", 30),
+    ("classic", 40),
+    ("ppi++", 40),
+)  # (method, rated): minimums, and 40
 
 
 class Tally:
@@ -63,8 +68,11 @@ class Tally:
 
     def worst_se(self) -> float:
         """The largest binomial standard error of a shown cell (percentage points)."""
-        ses = [np.sqrt(p * (1 - p) / n) for k in self.shown if (n := self.shown[k]) and
-               (p := self.hits[k] / n) is not None]
+        ses = [
+            np.sqrt(p * (1 - p) / n)
+            for k in self.shown
+            if (n := self.shown[k]) and (p := self.hits[k] / n) is not None
+        ]
         return 100 * max(ses, default=0.0)
 
 
@@ -74,14 +82,19 @@ def _few(units: int, unit: str) -> bool:
 
 def agreement_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
     """Group-level and pooled (documents resampled) readings of every figure with an interval."""
-    truth = {"group-level": agreement(fam.judge, fam.human, fam.doc.tolist(), SCALE),
-             "pooled, documents resampled": agreement(fam.judge, fam.human, None, SCALE)}
+    truth = {
+        "group-level": agreement(fam.judge, fam.human, fam.doc.tolist(), SCALE),
+        "pooled, documents resampled": agreement(fam.judge, fam.human, None, SCALE),
+    }
     rng = np.random.default_rng(1)
     for g in sizes:
         for rep in range(reps):
             idx, labels = draw(fam.doc, g, rng)
             x, y, lab = fam.judge[idx], fam.human[idx], labels.tolist()
-            for reading, kw in (("group-level", {"groups": lab}), ("pooled, documents resampled", {"clusters": lab})):
+            for reading, kw in (
+                ("group-level", {"groups": lab}),
+                ("pooled, documents resampled", {"clusters": lab}),
+            ):
                 r = agreement(x, y, scale=SCALE, bootstrap=resamples, seed=rep, **kw)
                 for m in CI_METRICS:
                     flag = _few(r.ci_units, r.ci_resampled) or m in r.ci_flags
@@ -99,30 +112,47 @@ def item_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples:
             r = agreement(fam.judge[idx], fam.human[idx], None, SCALE, resamples, rep)
             for m in CI_METRICS:
                 flag = _few(r.ci_units, r.ci_resampled) or m in r.ci_flags
-                tally.add((f"pooled, {PER_DOC} x n items drawn one by one {m}", g, fam.name), r.ci.get(m),
-                          getattr(truth, m), flag)
+                tally.add(
+                    (f"pooled, {PER_DOC} x n items drawn one by one {m}", g, fam.name),
+                    r.ci.get(m),
+                    getattr(truth, m),
+                    flag,
+                )
 
 
 def near_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
     """A near-perfect judge (the family's judge on 2% of the items, the people's rating elsewhere)."""
-    truth = {"group-level": agreement(fam.near, fam.human, fam.doc.tolist(), SCALE),
-             "pooled": agreement(fam.near, fam.human, None, SCALE)}
+    truth = {
+        "group-level": agreement(fam.near, fam.human, fam.doc.tolist(), SCALE),
+        "pooled": agreement(fam.near, fam.human, None, SCALE),
+    }
     rng = np.random.default_rng(6)
     for g in sizes:
         for rep in range(reps):
             idx, labels = draw(fam.doc, g, rng)
-            for reading, kw in (("group-level", {"groups": labels.tolist()}), ("pooled", {"clusters": labels.tolist()})):
+            for reading, kw in (
+                ("group-level", {"groups": labels.tolist()}),
+                ("pooled", {"clusters": labels.tolist()}),
+            ):
                 r = agreement(fam.near[idx], fam.human[idx], scale=SCALE, bootstrap=resamples, seed=rep, **kw)
                 for m in NEAR_FIGURES:
                     flag = _few(r.ci_units, r.ci_resampled) or m in r.ci_flags
-                    tally.add((f"near-perfect judge, {reading} {m}", g, fam.name), r.ci.get(m),
-                              getattr(truth[reading], m), flag)
+                    tally.add(
+                        (f"near-perfect judge, {reading} {m}", g, fam.name),
+                        r.ci.get(m),
+                        getattr(truth[reading], m),
+                        flag,
+                    )
             idx = rng.integers(0, len(fam.human), size=PER_DOC * g)
             r = agreement(fam.near[idx], fam.human[idx], None, SCALE, resamples, rep)
             for m in NEAR_FIGURES:
                 flag = _few(r.ci_units, r.ci_resampled) or m in r.ci_flags
-                tally.add((f"near-perfect judge, {PER_DOC} x n items drawn one by one {m}", g, fam.name),
-                          r.ci.get(m), getattr(truth["pooled"], m), flag)
+                tally.add(
+                    (f"near-perfect judge, {PER_DOC} x n items drawn one by one {m}", g, fam.name),
+                    r.ci.get(m),
+                    getattr(truth["pooled"], m),
+                    flag,
+                )
 
 
 def alpha_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
@@ -156,16 +186,29 @@ def panel_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples
 def compare_rows(fam: Family, tally: Tally, sizes: list[int], reps: int, resamples: int) -> None:
     """`geval compare`: the judge minus the second judge, each figure's paired difference, documents resampled."""
     figures = ("spearman", "kendall", "pearson", "kappa_quadratic")
-    truth = {f: _figure(f, fam.judge, fam.human, SCALE) - _figure(f, fam.second, fam.human, SCALE) for f in figures}
+    truth = {
+        f: _figure(f, fam.judge, fam.human, SCALE) - _figure(f, fam.second, fam.human, SCALE) for f in figures
+    }
     rng = np.random.default_rng(8)
     for g in sizes:
         for rep in range(reps):
             idx, labels = draw(fam.doc, g, rng)
-            out = paired_difference(list(fam.second[idx]), list(fam.judge[idx]), list(fam.human[idx]),
-                                    labels.tolist(), resamples, seed=rep, scale=SCALE)
+            out = paired_difference(
+                list(fam.second[idx]),
+                list(fam.judge[idx]),
+                list(fam.human[idx]),
+                labels.tolist(),
+                resamples,
+                seed=rep,
+                scale=SCALE,
+            )
             for f in figures:
-                tally.add((f"compare: difference of {f}", g, fam.name), out["figures"][f]["interval"], truth[f],
-                          bool(out.get("flag")))
+                tally.add(
+                    (f"compare: difference of {f}", g, fam.name),
+                    out["figures"][f]["interval"],
+                    truth[f],
+                    bool(out.get("flag")),
+                )
         print(f"  {fam.name}: compare, {g} documents", file=sys.stderr, flush=True)
 
 
@@ -188,11 +231,18 @@ def ppi_rows(fam: Family, tally: Tally, sizes: list[int], reps: int) -> None:
                 tally.add((f"PPI {method}, whole documents, {rated} rated", g, fam.name), e.ci, truth)
                 if rated == 40:
                     plain = ppi.ppi_mean(fam.judge[idx], human, method)
-                    tally.add((f"PPI {method}, whole documents read as independent items, 40 rated", g, fam.name),
-                              plain.ci, truth, True)
+                    tally.add(
+                        (f"PPI {method}, whole documents read as independent items, 40 rated", g, fam.name),
+                        plain.ci,
+                        truth,
+                        True,
+                    )
             tally.add(("human-only mean, whole documents, 40 rated", g, fam.name), e.human_ci, truth)
             idx = rng.integers(0, len(fam.human), size=400)
             human = _rated(rng, fam.human[idx], g)
             for method in ppi.METHODS:
-                tally.add((f"PPI {method}, 400 i.i.d. items, n rated (n = the column)", g, fam.name),
-                          ppi.ppi_mean(fam.judge[idx], human, method).ci, truth)
+                tally.add(
+                    (f"PPI {method}, 400 i.i.d. items, n rated (n = the column)", g, fam.name),
+                    ppi.ppi_mean(fam.judge[idx], human, method).ci,
+                    truth,
+                )

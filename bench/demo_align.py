@@ -22,9 +22,11 @@ from prompt_library import Library
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMEVAL = ROOT.parent / "shared" / "data" / "summeval" / "summeval.jsonl"
-DRAFTS = ("How well the summary's sentences fit together into one account of the article.",
-          "Whether the summary reads as a structured whole, each sentence following from the one before.",
-          "Coherence: the summary is organised, its facts in a sensible order, with no jumps or contradictions.")
+DRAFTS = (
+    "How well the summary's sentences fit together into one account of the article.",
+    "Whether the summary reads as a structured whole, each sentence following from the one before.",
+    "Coherence: the summary is organised, its facts in a sensible order, with no jumps or contradictions.",
+)
 
 
 def subset(path: Path, docs: int, systems: int) -> Path:
@@ -49,7 +51,7 @@ def geval(*args: str) -> dict:
     result = CliRunner().invoke(cli, [*args, "--json"])
     if result.exit_code != 0:
         raise SystemExit(f"geval {' '.join(args)} failed: {result.output}")
-    return json.loads(result.output[result.output.index("{"):])
+    return json.loads(result.output[result.output.index("{") :])
 
 
 def main(docs: int = 25, systems: int = 2) -> None:
@@ -57,12 +59,33 @@ def main(docs: int = 25, systems: int = 2) -> None:
     db = str(folder / "align.db")
     data = subset(folder / "summeval.jsonl", docs, systems)
     started = time.perf_counter()
-    CliRunner().invoke(cli, ["--db", db, "datasets", "import", str(data), "--name", "summeval", "--id", "id",
-                             "--input", "document=source", "--input", "summary=output",
-                             "--human", "coherence=scores.coherence", "--group", "doc_id"])
+    CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            db,
+            "datasets",
+            "import",
+            str(data),
+            "--name",
+            "summeval",
+            "--id",
+            "id",
+            "--input",
+            "document=source",
+            "--input",
+            "summary=output",
+            "--human",
+            "coherence=scores.coherence",
+            "--group",
+            "doc_id",
+        ],
+    )
     split = geval("--db", db, "split", "summeval", "--dev", "0.6", "--seed", "3")
-    print(f"split {split['hash'][:12]}: {len(split['dev'])} dev items in {split['groups']['dev']} documents, "
-          f"{len(split['test'])} test items in {split['groups']['test']} documents")
+    print(
+        f"split {split['hash'][:12]}: {len(split['dev'])} dev items in {split['groups']['dev']} documents, "
+        f"{len(split['test'])} test items in {split['groups']['test']} documents"
+    )
     with Library(db) as lib:
         base = lib.get_prompt("coherence")
         labels = [base.label]
@@ -71,24 +94,32 @@ def main(docs: int = 25, systems: int = 2) -> None:
             (folder / f"draft{n}.json").write_text(json.dumps(dim))
     for n in range(2, 2 + len(DRAFTS)):
         labels.append(geval("--db", db, "prompts", "freeze", str(folder / f"draft{n}.json"))["label"])
-    runs = {label: geval("--db", db, "align", "dev", label, "--data", "summeval")["run_id"] for label in labels}
+    runs = {
+        label: geval("--db", db, "align", "dev", label, "--data", "summeval")["run_id"] for label in labels
+    }
     print(f"\ndev side, base {labels[0]} vs each draft (paired, documents resampled):")
     for label in labels[1:]:
         result = geval("--db", db, "compare", runs[labels[0]], runs[label], "--human", "coherence")
         fig = result["figures"]["spearman"]
         interval = shown(fig["interval"])
-        print(f"  {label}: Spearman {fig['first']:.3f} -> {fig['second']:.3f} ({fig['difference']:+.3f} {interval}), "
-              f"{result['items']} dev items, scope {result['scope']['side']}")
+        print(
+            f"  {label}: Spearman {fig['first']:.3f} -> {fig['second']:.3f} ({fig['difference']:+.3f} {interval}), "
+            f"{result['items']} dev items, scope {result['scope']['side']}"
+        )
     chosen = labels[1]
     for label in (labels[0], chosen, labels[2]):  # two candidates looked at: the report widens for both
         geval("--db", db, "align", "test", label, "--data", "summeval")
     report = geval("--db", db, "align", "report", chosen, "--data", "summeval")
-    print(f"\ntest side, {report['base']} vs {report['candidate']}: {report['items']} items in {report['groups']} "
-          f"documents; {report['candidates_evaluated']} candidate(s) evaluated ({report['test_looks']} looks)")
+    print(
+        f"\ntest side, {report['base']} vs {report['candidate']}: {report['items']} items in {report['groups']} "
+        f"documents; {report['candidates_evaluated']} candidate(s) evaluated ({report['test_looks']} looks)"
+    )
     for name, fig in report["figures"].items():
         plain, wide = fig["interval"], fig.get("corrected_interval")
-        print(f"  {name:<16} {fig['first']:.3f} -> {fig['second']:.3f}: {fig['difference']:+.3f} 95% "
-              f"{shown(plain)} corrected ({report['corrected_level']:.2%}) {shown(wide)}")
+        print(
+            f"  {name:<16} {fig['first']:.3f} -> {fig['second']:.3f}: {fig['difference']:+.3f} 95% "
+            f"{shown(plain)} corrected ({report['corrected_level']:.2%}) {shown(wide)}"
+        )
     with Library(db) as lib:
         dataset = lib.get_dataset("summeval")
         split = get_split(lib, dataset["id"])
@@ -96,8 +127,10 @@ def main(docs: int = 25, systems: int = 2) -> None:
         dev_runs = [lib.get_run(runs[label]) for label in labels]
         leaked = sum(len(set(r["item_ids"]) & test) for r in dev_runs)
         uses = sealed_uses(lib, split)
-    print(f"\nsealing: test items in the dev runs {leaked}; test uses recorded {len(uses)} "
-          f"({len({u['prompt_id'] for u in uses})} prompts); {time.perf_counter() - started:.0f} s in all")
+    print(
+        f"\nsealing: test items in the dev runs {leaked}; test uses recorded {len(uses)} "
+        f"({len({u['prompt_id'] for u in uses})} prompts); {time.perf_counter() - started:.0f} s in all"
+    )
 
 
 if __name__ == "__main__":

@@ -36,9 +36,25 @@ def shown(interval) -> str:
 
 def llama_server(model: str, port: int) -> subprocess.Popen:
     """The llama.cpp server on 127.0.0.1:port, once its /v1/models answers."""
-    proc = subprocess.Popen([sys.executable, "-m", "geval_core.providers.llama_server", "--model", model,
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "geval_core.providers.llama_server",
+            "--model",
+            model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(900):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1).close()
@@ -54,9 +70,25 @@ def llama_server(model: str, port: int) -> subprocess.Popen:
 def summeval_subset(folder: Path, db: str, docs: int, systems: int) -> str:
     """The first `docs` SummEval articles with `systems` summaries each, imported with the experts' coherence."""
     subset(folder / "summeval.jsonl", docs, systems)
-    geval("--db", db, "datasets", "import", str(folder / "summeval.jsonl"), "--name", "summeval", "--id", "id",
-          "--input", "document=source", "--input", "summary=output", "--human", "coherence=scores.coherence",
-          "--group", "doc_id")
+    geval(
+        "--db",
+        db,
+        "datasets",
+        "import",
+        str(folder / "summeval.jsonl"),
+        "--name",
+        "summeval",
+        "--id",
+        "id",
+        "--input",
+        "document=source",
+        "--input",
+        "summary=output",
+        "--human",
+        "coherence=scores.coherence",
+        "--group",
+        "doc_id",
+    )
     return "summeval"
 
 
@@ -75,16 +107,42 @@ def main(source: str = "sample", docs: int = 30, systems: int = 3) -> None:
         server_member = replace(base.dimension, definition=WORDING, judge=judge).to_dict()
     (folder / "server.json").write_text(json.dumps(server_member))
     second = geval("--db", db, "prompts", "freeze", str(folder / "server.json"), "--name", "coherence-server")
-    panel = geval("--db", db, "panel", "freeze", "jury", "--member", base.label, "--member", second["label"],
-                  "--rule", "pooled")
-    print(f"panel {panel['label']} ({panel['id'][:12]}): {base.label} (embedded SmolLM2) + "
-          f"{second['label']} (llama.cpp server, other wording), rule pooled")
+    panel = geval(
+        "--db",
+        db,
+        "panel",
+        "freeze",
+        "jury",
+        "--member",
+        base.label,
+        "--member",
+        second["label"],
+        "--rule",
+        "pooled",
+    )
+    print(
+        f"panel {panel['label']} ({panel['id'][:12]}): {base.label} (embedded SmolLM2) + "
+        f"{second['label']} (llama.cpp server, other wording), rule pooled"
+    )
     server = llama_server(str(local_model_path()), port)
     try:
         started = time.perf_counter()
         data = "sample" if source == "sample" else summeval_subset(folder, db, docs, systems)
-        args = ("--db", db, "panel", "score", "jury", "--data", data, "--human", "coherence",
-                "--member-base-url", f"{second['label']}={url}", "--out", str(folder / "panel.jsonl"))
+        args = (
+            "--db",
+            db,
+            "panel",
+            "score",
+            "jury",
+            "--data",
+            data,
+            "--human",
+            "coherence",
+            "--member-base-url",
+            f"{second['label']}={url}",
+            "--out",
+            str(folder / "panel.jsonl"),
+        )
         result = geval(*args)
         seconds = time.perf_counter() - started
         again = geval(*args)
@@ -94,12 +152,16 @@ def main(source: str = "sample", docs: int = 30, systems: int = 3) -> None:
     with Library(db) as lib:
         for member in result["member_runs"]:
             run = lib.get_run(member["run"])
-            print(f"{member['prompt']}: run {member['run']}, {run.get('items_total')} items, "
-                  f"{sum(j['score'] is not None for j in lib.judgments(member['run']))} scored (the rest below the "
-                  "valid-mass floor or without a rating)")
+            print(
+                f"{member['prompt']}: run {member['run']}, {run.get('items_total')} items, "
+                f"{sum(j['score'] is not None for j in lib.judgments(member['run']))} scored (the rest below the "
+                "valid-mass floor or without a rating)"
+            )
     alpha = result["alpha"]
-    print(f"members' Krippendorff alpha (interval) {alpha['value']:.3f} {shown(alpha['interval'])}, "
-          f"{alpha['resampled']} resampled")
+    print(
+        f"members' Krippendorff alpha (interval) {alpha['value']:.3f} {shown(alpha['interval'])}, "
+        f"{alpha['resampled']} resampled"
+    )
     people = result["against_people"]
     print(f"against people ({people['human']}), {people['items']} items with every score:")
     for who, figures in people["figures"].items():
@@ -107,8 +169,10 @@ def main(source: str = "sample", docs: int = 30, systems: int = 3) -> None:
         versus = people["panel_minus_each"].get(who)
         if versus is not None:
             spearman = versus["figures"]["spearman"]
-            line += (f"; panel minus it, Spearman {spearman['difference']:+.3f} {shown(spearman['interval'])}"
-                     f" ({versus['groups']} groups resampled)")
+            line += (
+                f"; panel minus it, Spearman {spearman['difference']:+.3f} {shown(spearman['interval'])}"
+                f" ({versus['groups']} groups resampled)"
+            )
         print(f"  {who}: {line}")
     print(f"  best member: {people['best_member']}")
     calls = sum(m["judge_calls"] for m in again["member_runs"])

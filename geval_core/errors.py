@@ -58,10 +58,12 @@ class MissingKeyError(ConfigError):
 class InputError(GEvalError, ValueError):
     """Bad input data; the message names the file, the line and the field."""
 
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 field: str | None = None) -> None:
-        where = ", ".join(p for p in (file and f"{file}", line and f"line {line}",
-                                      field and f"field {field!r}") if p)
+    def __init__(
+        self, message: str, *, file: str | None = None, line: int | None = None, field: str | None = None
+    ) -> None:
+        where = ", ".join(
+            p for p in (file and f"{file}", line and f"line {line}", field and f"field {field!r}") if p
+        )
         super().__init__(f"{where}: {message}" if where else message)
         self.file, self.line, self.field = file, line, field
 
@@ -106,8 +108,9 @@ class ContextLengthError(JudgeError):
 class RetryableJudgeError(JudgeError):
     """A judge call failed in a way worth retrying (429, 5xx, timeout, connection)."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, attempts: int = 1,
-                 status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, attempts: int = 1, status: int | None = None
+    ) -> None:
         super().__init__(message, attempts=attempts, status=status)
         self.retry_after = retry_after
 

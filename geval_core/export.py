@@ -26,7 +26,23 @@ from .files.prompt_files import (
 from .run.many_items import score_items
 from .run.one_item import score_item
 
-__all__ = ["JUDGMENT_FIELDS", "SCHEMA_VERSION", "ExportWarning", "LoadedExport", "agreement_hash", "export_filename",
-           "export_judgments", "export_prompt", "load_prompt", "open_export", "production_snippet",
-           "prompt_from_export", "read_agreement", "read_export", "score_item", "score_items", "write_export",
-           "write_judgments"]
+__all__ = [
+    "JUDGMENT_FIELDS",
+    "SCHEMA_VERSION",
+    "ExportWarning",
+    "LoadedExport",
+    "agreement_hash",
+    "export_filename",
+    "export_judgments",
+    "export_prompt",
+    "load_prompt",
+    "open_export",
+    "production_snippet",
+    "prompt_from_export",
+    "read_agreement",
+    "read_export",
+    "score_item",
+    "score_items",
+    "write_export",
+    "write_judgments",
+]

@@ -41,7 +41,9 @@ class Judgment:
     """How one item of a run was judged (or why it could not be)."""
 
     item_id: str
-    score: float | None = None  # G-Eval's score: probability-weighted (logprobs) or reduced replies (sampling)
+    score: float | None = (
+        None  # G-Eval's score: probability-weighted (logprobs) or reduced replies (sampling)
+    )
     raw_score: float | None = None  # logprobs: sum of p(r)*r over allowed ratings, not renormalised
     top_rating: float | None = None  # logprobs: the allowed rating with the highest probability
     first_rating: float | None = None  # sampling: the rating of the first reply that parsed

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 
-def lazy_exports(package: str, exports: dict[str, tuple[str, ...]]
-                 ) -> tuple[dict[str, str], Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, exports: dict[str, tuple[str, ...]]
+) -> tuple[dict[str, str], Callable[[str], Any], Callable[[], list[str]]]:
     """(name -> module, the package's __getattr__, its __dir__) for `exports`: module -> names."""
     module_of = {name: module for module, names in exports.items() for name in names}
 
@@ -36,7 +37,10 @@ def lazy_exports(package: str, exports: dict[str, tuple[str, ...]]
 
 def stub(package: str, exports: Mapping[str, tuple[str, ...]]) -> str:
     """The `__init__.pyi` of a lazy package: every name imported from its module (re-exported), and `__all__`."""
-    lines = [f'"""Type stub of {package}\'s lazy face, written by geval_core.lazy.write_stub from its table."""', ""]
+    lines = [
+        f'"""Type stub of {package}\'s lazy face, written by geval_core.lazy.write_stub from its table."""',
+        "",
+    ]
     for module in sorted(exports, key=lambda m: (m.startswith("."), m)):  # absolute modules first
         lines += [f"from {module} import (", *(f"    {n} as {n}," for n in sorted(exports[module])), ")"]
     every = sorted(name for names in exports.values() for name in names)

@@ -34,8 +34,9 @@ class Store(Protocol):
         """A dataset version's items, in order."""
         ...
 
-    def create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
-                   item_ids: list[str] | None = None) -> str:
+    def create_run(
+        self, prompt_id: str, dataset_id: str, judge: JudgeSettings, item_ids: list[str] | None = None
+    ) -> str:
         """Start a run record; its id."""
         ...
 
@@ -83,8 +84,9 @@ class Store(Protocol):
         """Item id -> its latest judgment's stored values, in `Judgment.columns()` order (JSON columns as text)."""
         ...
 
-    def iter_judgment_values(self, run_id: str, batch: int = ..., after_item: str | None = None
-                             ) -> Iterator[tuple[Any, ...]]:
+    def iter_judgment_values(
+        self, run_id: str, batch: int = ..., after_item: str | None = None
+    ) -> Iterator[tuple[Any, ...]]:
         """`judgment_values_of` of a run's judgments in dataset order, `batch` items a page (after `after_item`)."""
         ...
 
@@ -146,8 +148,14 @@ class Store(Protocol):
         """Ids of the items whose weighted field lengths add up to more than `limit` characters."""
         ...
 
-    def find_or_create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
-                           statuses: tuple[str, ...], item_ids: list[str] | None = None) -> tuple[str, bool]:
+    def find_or_create_run(
+        self,
+        prompt_id: str,
+        dataset_id: str,
+        judge: JudgeSettings,
+        statuses: tuple[str, ...],
+        item_ids: list[str] | None = None,
+    ) -> tuple[str, bool]:
         """(run id, created): the newest run of this prompt, data, judge and items in one of `statuses`, else a
         new one."""
         ...

@@ -48,8 +48,9 @@ def check_bounds(instance: Any) -> None:
         if "min" in f.metadata:
             value = getattr(instance, f.name)
             if not f.metadata["min"] <= value <= f.metadata["max"]:
-                raise ConfigError(f"{f.name} must be between {f.metadata['min']} and {f.metadata['max']}, "
-                                  f"got {value}")
+                raise ConfigError(
+                    f"{f.name} must be between {f.metadata['min']} and {f.metadata['max']}, got {value}"
+                )
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,10 @@ class JudgeSettings:
         if self.mode not in MODES:
             raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.reasoning_effort is not None and self.reasoning_effort not in REASONING_EFFORTS:
-            raise ConfigError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, "
-                              f"got {self.reasoning_effort!r}")
+            raise ConfigError(
+                f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                f"got {self.reasoning_effort!r}"
+            )
         check_bounds(self)
 
     @property
@@ -124,8 +127,12 @@ class Example:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"point": self.point, "item_id": self.item_id, "fields": dict(self.fields),
-                "dataset_id": self.dataset_id}
+        return {
+            "point": self.point,
+            "item_id": self.item_id,
+            "fields": dict(self.fields),
+            "dataset_id": self.dataset_id,
+        }
 
 
 @dataclass(frozen=True)
@@ -173,8 +180,15 @@ class Dimension:
             steps_model=data.get("steps_model") or HAND_WRITTEN,
             template=data.get("template") or "",
             judge=JudgeSettings(**(data.get("judge") or {})),
-            examples=tuple(Example(int(e["point"]), str(e["item_id"]), {str(k): str(v) for k, v in e["fields"].items()},
-                                   str(e.get("dataset_id") or "")) for e in data.get("examples") or ()),
+            examples=tuple(
+                Example(
+                    int(e["point"]),
+                    str(e["item_id"]),
+                    {str(k): str(v) for k, v in e["fields"].items()},
+                    str(e.get("dataset_id") or ""),
+                )
+                for e in data.get("examples") or ()
+            ),
         )
 
 
@@ -259,14 +273,20 @@ class Usage:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         """Rebuild from `to_dict` output (absent counts are 0)."""
-        return cls(int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)),
-                   int(data.get("cached_input_tokens", 0)))
+        return cls(
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+            int(data.get("cached_input_tokens", 0)),
+        )
 
     @classmethod
     def total(cls, usages: list[Usage]) -> Usage:
         """The sum of several usages (the calls of one item)."""
-        return cls(sum(u.input_tokens for u in usages), sum(u.output_tokens for u in usages),
-                   sum(u.cached_input_tokens for u in usages))
+        return cls(
+            sum(u.input_tokens for u in usages),
+            sum(u.output_tokens for u in usages),
+            sum(u.cached_input_tokens for u in usages),
+        )
 
 
 @dataclass(frozen=True)
@@ -294,8 +314,9 @@ class JudgeRequest:
         for name in ("top_logprobs", "temperature"):
             bounds = bounds_of(JudgeSettings, name)
             if not bounds.min <= getattr(self, name) <= bounds.max:
-                raise ConfigError(f"{name} must be between {bounds.min} and {bounds.max}, "
-                                  f"got {getattr(self, name)}")
+                raise ConfigError(
+                    f"{name} must be between {bounds.min} and {bounds.max}, got {getattr(self, name)}"
+                )
         if self.n < 1:
             raise ConfigError(f"n must be at least 1, got {self.n}")
 
@@ -318,9 +339,13 @@ class JudgeReply:
     def to_dict(self, keep_raw: bool = False) -> dict[str, Any]:
         """A JSON-ready dict (the raw provider payload only when keep_raw), for the judge cache."""
         return {
-            "choices": [{"text": c.text,
-                         "positions": None if c.positions is None else [p.to_list() for p in c.positions]}
-                        for c in self.choices],
+            "choices": [
+                {
+                    "text": c.text,
+                    "positions": None if c.positions is None else [p.to_list() for p in c.positions],
+                }
+                for c in self.choices
+            ],
             "model_version": self.model_version,
             "usage": self.usage.to_dict(),
             "latency_s": self.latency_s,
@@ -331,20 +356,32 @@ class JudgeReply:
     def from_dict(cls, data: dict[str, Any]) -> JudgeReply:
         """Rebuild a reply from `to_dict` output."""
         choices = tuple(
-            Choice(c["text"], None if c.get("positions") is None
-                   else tuple(Position.from_list(p) for p in c["positions"]))
-            for c in data["choices"])
-        return cls(choices, data.get("model_version", ""), Usage.from_dict(data.get("usage") or {}),
-                   float(data.get("latency_s", 0.0)), data.get("raw"))
+            Choice(
+                c["text"],
+                None if c.get("positions") is None else tuple(Position.from_list(p) for p in c["positions"]),
+            )
+            for c in data["choices"]
+        )
+        return cls(
+            choices,
+            data.get("model_version", ""),
+            Usage.from_dict(data.get("usage") or {}),
+            float(data.get("latency_s", 0.0)),
+            data.get("raw"),
+        )
 
     @classmethod
     def merge(cls, replies: list[JudgeReply]) -> JudgeReply:
         """One reply holding every choice of several (replica requests of one item), usage summed."""
         if len(replies) == 1:
             return replies[0]
-        return cls(tuple(c for r in replies for c in r.choices), replies[0].model_version,
-                   Usage.total([r.usage for r in replies]),
-                   sum(r.latency_s for r in replies), None)
+        return cls(
+            tuple(c for r in replies for c in r.choices),
+            replies[0].model_version,
+            Usage.total([r.usage for r in replies]),
+            sum(r.latency_s for r in replies),
+            None,
+        )
 
 
 def _json_safe(value: Any) -> Any:

@@ -55,10 +55,19 @@ def credentials_in(url: str) -> str | None:
         return None
     if "@" in parts.netloc:
         return "user:password@ before the host"
-    named = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) + parse_qsl(parts.fragment)
-             if _SECRET_PARAM.search(k)]
-    if named:  # the parameter's name is shown only when it reads as a name, never when it may be the key itself
-        return f"?{named[0]}= in the URL" if re.fullmatch(r"[A-Za-z_]{1,24}", named[0]) else "a ?query in the URL"
+    named = [
+        k
+        for k, _ in parse_qsl(parts.query, keep_blank_values=True) + parse_qsl(parts.fragment)
+        if _SECRET_PARAM.search(k)
+    ]
+    if (
+        named
+    ):  # the parameter's name is shown only when it reads as a name, never when it may be the key itself
+        return (
+            f"?{named[0]}= in the URL"
+            if re.fullmatch(r"[A-Za-z_]{1,24}", named[0])
+            else "a ?query in the URL"
+        )
     if parts.query:
         return "a ?query in the URL (a base URL takes none; a value there may be a key)"
     if parts.fragment:
@@ -79,17 +88,23 @@ def check_base_url(url: str | None, variable: str = "the judge's key variable") 
     url = url.strip()
     where = credentials_in(url)
     if where is not None:
-        raise ConfigError(f"the base URL {shown_url(url)} carries credentials ({where}); a key never goes in a "
-                          f"URL: set {variable} in the environment and give the URL without it")
+        raise ConfigError(
+            f"the base URL {shown_url(url)} carries credentials ({where}); a key never goes in a "
+            f"URL: set {variable} in the environment and give the URL without it"
+        )
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 -- raises ValueError for a port that is not a number
     except ValueError:
-        raise ConfigError(f"the base URL {shown_url(url)} is not a valid URL; give the server's address, "
-                          "e.g. http://127.0.0.1:8080/v1") from None
+        raise ConfigError(
+            f"the base URL {shown_url(url)} is not a valid URL; give the server's address, "
+            "e.g. http://127.0.0.1:8080/v1"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"the base URL {shown_url(url)} is not an http(s) server address; give the server's "
-                          "address, e.g. http://127.0.0.1:8080/v1")
+        raise ConfigError(
+            f"the base URL {shown_url(url)} is not an http(s) server address; give the server's "
+            "address, e.g. http://127.0.0.1:8080/v1"
+        )
     return url
 
 

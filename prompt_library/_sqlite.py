@@ -37,7 +37,11 @@ def _optional_type(key: Any) -> str | None:
             return "INTEGER"
         if isinstance(key, type) and issubclass(key, np.floating):
             return "REAL"
-    if module == "pandas" and "pandas" in sys.modules and key is getattr(sys.modules["pandas"], "Timestamp", None):
+    if (
+        module == "pandas"
+        and "pandas" in sys.modules
+        and key is getattr(sys.modules["pandas"], "Timestamp", None)
+    ):
         return "TEXT"
     return None
 

@@ -16,8 +16,10 @@ class ArchiveMixin(LibraryBase):
         """Hide a dataset version, run or draft from the pickers (archiving twice is harmless)."""
         _check(kind)
         with self._write() as db:
-            db.execute("INSERT OR IGNORE INTO archived (kind, id, archived_at) VALUES (?, ?, ?)",
-                       [kind, str(object_id), now()])
+            db.execute(
+                "INSERT OR IGNORE INTO archived (kind, id, archived_at) VALUES (?, ?, ?)",
+                [kind, str(object_id), now()],
+            )
 
     def restore(self, kind: str, object_id: str | int) -> None:
         """Show an archived object in the pickers again."""

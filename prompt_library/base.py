@@ -135,8 +135,9 @@ class LibraryBase:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection shared by the threads of one process (Streamlit reruns hop threads), guarded by
         # an RLock; other processes are kept apart by SQLite's own locks and the busy timeout.
-        self.conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False,
-                                    factory=_Connection)
+        self.conn = sqlite3.connect(
+            str(self.path), timeout=BUSY_TIMEOUT_S, check_same_thread=False, factory=_Connection
+        )
         _OPEN.add(self.conn)
         self._lock = threading.RLock()
         try:
@@ -232,9 +233,12 @@ class LibraryBase:
                 if self.conn.in_transaction:  # an error such as RAISE(ROLLBACK) may have ended it already
                     self.conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
-                    raise InputError(f"the disk holding the library is full ({exc}); nothing of this write was "
-                                     "stored. Free some space, then run the same command again (a run resumes "
-                                     "where it stopped)", file=str(self.path)) from None
+                    raise InputError(
+                        f"the disk holding the library is full ({exc}); nothing of this write was "
+                        "stored. Free some space, then run the same command again (a run resumes "
+                        "where it stopped)",
+                        file=str(self.path),
+                    ) from None
                 raise
 
     @contextmanager
@@ -278,12 +282,14 @@ class LibraryBase:
 
     def setting_keys(self, prefix: str) -> list[str]:
         """The keys of stored settings that start with `prefix` (panels, cascades, splits), sorted."""
-        rows = self._rows("SELECT key FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key", [len(prefix), prefix])
+        rows = self._rows(
+            "SELECT key FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key", [len(prefix), prefix]
+        )
         return [row["key"] for row in rows]
 
     def setting_names(self, prefix: str) -> list[str]:
         """What follows `prefix` in the keys of stored settings: the names of the panels for "panel:"."""
-        return [key[len(prefix):] for key in self.setting_keys(prefix)]
+        return [key[len(prefix) :] for key in self.setting_keys(prefix)]
 
     def set_setting(self, key: str, value: Any) -> None:
         """Store a JSON value under `key`."""
@@ -301,13 +307,20 @@ def open_error(exc: sqlite3.DatabaseError, path: Path) -> Exception:
     if "locked" in text:
         return LibraryLockedError(locked_message(path))
     if "full" in text:
-        return InputError(f"could not write the library: the disk holding it is full ({text}); free some "
-                          "space, then run the same command again", file=str(path))
+        return InputError(
+            f"could not write the library: the disk holding it is full ({text}); free some "
+            "space, then run the same command again",
+            file=str(path),
+        )
     if any(word in text.lower() for word in _UNWRITABLE):
-        return InputError(f"could not write the library ({text}): check that its folder is writable and the "
-                          "disk is mounted, then run the same command again", file=str(path))
-    return InputError(f"not a workbench library ({text}); name a library file, or a new file to create one",
-                      file=str(path))
+        return InputError(
+            f"could not write the library ({text}): check that its folder is writable and the "
+            "disk is mounted, then run the same command again",
+            file=str(path),
+        )
+    return InputError(
+        f"not a workbench library ({text}); name a library file, or a new file to create one", file=str(path)
+    )
 
 
 def locked_message(path: Path | str) -> str:
@@ -316,8 +329,13 @@ def locked_message(path: Path | str) -> str:
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0) as conn:
             rows = conn.execute("SELECT run_id, pid, host, started_at FROM run_leases").fetchall()
-        holders = "; ".join(f"run {r[0]} is being scored by process {r[1]} on {r[2]} since {r[3]}" for r in rows)
+        holders = "; ".join(
+            f"run {r[0]} is being scored by process {r[1]} on {r[2]} since {r[3]}" for r in rows
+        )
     except sqlite3.Error:
         pass  # an older library without leases, or the lock reaches readers too
-    return (f"the library {path} has been locked by another process for more than {BUSY_TIMEOUT_S:.0f} s"
-            + (f" ({holders})" if holders else "") + "; try again when it has finished")
+    return (
+        f"the library {path} has been locked by another process for more than {BUSY_TIMEOUT_S:.0f} s"
+        + (f" ({holders})" if holders else "")
+        + "; try again when it has finished"
+    )

@@ -25,8 +25,22 @@ SELECT j.replies, j.model_version, j.input_tokens, j.output_tokens, j.fallback, 
 FROM judgments j LEFT JOIN runs r ON r.id = j.run_id LEFT JOIN prompts p ON p.id = r.prompt_id
 WHERE j.run_id = ? AND j.item_id = ? ORDER BY j.attempt DESC
 """
-ORIGIN_COLUMNS = ("replies", "model_version", "input_tokens", "output_tokens", "fallback", "mode", "distribution",
-                  "valid_mass", "ambiguous", "parsed", "unparsed", "error", "prompt_id", "dimension")
+ORIGIN_COLUMNS = (
+    "replies",
+    "model_version",
+    "input_tokens",
+    "output_tokens",
+    "fallback",
+    "mode",
+    "distribution",
+    "valid_mass",
+    "ambiguous",
+    "parsed",
+    "unparsed",
+    "error",
+    "prompt_id",
+    "dimension",
+)
 
 
 def reply_problem(reply: Any, row: dict[str, Any], scale_of: Any) -> str | None:
@@ -72,7 +86,11 @@ def _logprobs_problem(reply: JudgeReply, row: dict[str, Any], scale: Scale | Non
     stored = {int(k): float(v) for k, v in loads(row["distribution"], {}).items()}
     if not (_same(scored.distribution, stored) and _close(scored.valid_mass, row["valid_mass"])):
         return "its log-probabilities differ (they score another distribution)"
-    if (scored.parsed, scored.unparsed, scored.ambiguous) != (row["parsed"], row["unparsed"], bool(row["ambiguous"])):
+    if (scored.parsed, scored.unparsed, scored.ambiguous) != (
+        row["parsed"],
+        row["unparsed"],
+        bool(row["ambiguous"]),
+    ):
         return "its log-probabilities differ (they give other rating positions)"
     return None
 

@@ -89,8 +89,12 @@ def file_items(path: str | Path, mapping: object, scan: VersionScan | None = Non
         if scan is not None:
             if item.id in scan.ids:
                 first = _first_line(path, mapping, item.id)
-                raise InputError(f"duplicate id {item.id!r} (first on line {first})",
-                                 field=getattr(mapping, "id", "id"), file=str(path), line=line)
+                raise InputError(
+                    f"duplicate id {item.id!r} (first on line {first})",
+                    field=getattr(mapping, "id", "id"),
+                    file=str(path),
+                    line=line,
+                )
             scan.add(item, where)
         yield item
 
@@ -114,5 +118,8 @@ def rehashed(name: str, items: Callable[[], Iterable[Item]], expected: str, sour
         check.add(item)
         yield item
     if check.hexdigest() != expected:
-        raise InputError("the items changed while they were imported (the file was written to between its two "
-                         "reads); nothing was stored: import it again", file=source)
+        raise InputError(
+            "the items changed while they were imported (the file was written to between its two "
+            "reads); nothing was stored: import it again",
+            file=source,
+        )

@@ -34,9 +34,11 @@ class DatasetScansMixin(DatasetsMixin):
             return self._first_without_in_python(dataset_id, names)
         where = " OR ".join("json_type(fields, ?) IS NULL" for _ in names)
         with self._lock:
-            row = self.conn.execute(f"SELECT item_id, fields, human, group_id FROM items WHERE dataset_id = ? "
-                                    f"AND ({where}) ORDER BY position LIMIT 1",
-                                    [dataset_id, *map(_path, names)]).fetchone()
+            row = self.conn.execute(
+                f"SELECT item_id, fields, human, group_id FROM items WHERE dataset_id = ? "
+                f"AND ({where}) ORDER BY position LIMIT 1",
+                [dataset_id, *map(_path, names)],
+            ).fetchone()
         return None if row is None else Item(row[0], loads(row[1], {}), loads(row[2], {}), row[3])
 
     def item_ids_over(self, dataset_id: str, weights: Mapping[str, int], limit: int) -> list[str]:
@@ -49,14 +51,17 @@ class DatasetScansMixin(DatasetsMixin):
             return self._ids_over_in_python(dataset_id, weights, limit)
         total = " + ".join(f"{int(weights[n])} * COALESCE(length(json_extract(fields, ?)), 0)" for n in names)
         with self._lock:
-            rows = self.conn.execute(f"SELECT item_id FROM items WHERE dataset_id = ? AND ({total}) > ? "
-                                     "ORDER BY position", [dataset_id, *map(_path, names), limit]).fetchall()
+            rows = self.conn.execute(
+                f"SELECT item_id FROM items WHERE dataset_id = ? AND ({total}) > ? ORDER BY position",
+                [dataset_id, *map(_path, names), limit],
+            ).fetchall()
         return [r[0] for r in rows]
 
     def _all_ids(self, dataset_id: str) -> list[str]:
         with self._lock:
-            rows = self.conn.execute("SELECT item_id FROM items WHERE dataset_id = ? ORDER BY position",
-                                     [dataset_id]).fetchall()
+            rows = self.conn.execute(
+                "SELECT item_id FROM items WHERE dataset_id = ? ORDER BY position", [dataset_id]
+            ).fetchall()
         return [r[0] for r in rows]
 
     def _first_without_in_python(self, dataset_id: str, names: list[str]) -> Item | None:
@@ -66,5 +71,8 @@ class DatasetScansMixin(DatasetsMixin):
         return None
 
     def _ids_over_in_python(self, dataset_id: str, weights: Mapping[str, int], limit: int) -> list[str]:
-        return [item.id for item in self.iter_dataset_items(dataset_id)
-                if sum(w * len(item.fields.get(n, "")) for n, w in weights.items()) > limit]
+        return [
+            item.id
+            for item in self.iter_dataset_items(dataset_id)
+            if sum(w * len(item.fields.get(n, "")) for n, w in weights.items()) > limit
+        ]

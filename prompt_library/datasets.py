@@ -67,8 +67,9 @@ def _get(row: dict, path: str, where: dict, what: str) -> Any:
         value = lookup(row, path)
     except KeyError:
         fields = ", ".join(field_paths(row)) or "none"
-        raise InputError(f"missing {what}: no field {path!r} (fields here: {fields})", field=path,
-                         **where) from None
+        raise InputError(
+            f"missing {what}: no field {path!r} (fields here: {fields})", field=path, **where
+        ) from None
     if value is None or (isinstance(value, str) and not value.strip()):
         raise InputError(f"missing {what} (empty value)", field=path, **where)
     return value
@@ -100,13 +101,18 @@ def _ratings(name: str, value: Any, path: str, where: dict) -> dict[str, float]:
         return {}
     if not isinstance(value, list):
         return {name: numbers[0]}
-    return {**{f"{name}.{k}": v for k, v in numbers.items()}, name: math.fsum(numbers.values()) / len(numbers)}
+    return {
+        **{f"{name}.{k}": v for k, v in numbers.items()},
+        name: math.fsum(numbers.values()) / len(numbers),
+    }
 
 
 def item_from_row(row: dict[str, Any], mapping: DatasetMapping, where: dict) -> Item:
     """One Item from one row; InputError (with file and line from `where`) on a missing or bad value."""
     item_id = _text(_get(row, mapping.id, where, "item id")).strip()
-    fields = {name: _text(_get(row, path, where, f"input field {name!r}")) for name, path in mapping.inputs.items()}
+    fields = {
+        name: _text(_get(row, path, where, f"input field {name!r}")) for name, path in mapping.inputs.items()
+    }
     human: dict[str, float] = {}
     for name, path in mapping.human.items():
         human.update(_ratings(name, _rating_value(row, path, where, name), path, where))
@@ -121,8 +127,10 @@ def read_items(path: str | Path, mapping: DatasetMapping) -> list[Item]:
     try:
         items = list(file_items(path, mapping, VersionScan("")))
     except RecursionError:  # JSON nested thousands deep: Python's parser gives up before reading it
-        raise InputError("a row is nested too deeply to read (JSON nested thousands of levels); nothing "
-                         "was imported", file=str(path)) from None
+        raise InputError(
+            "a row is nested too deeply to read (JSON nested thousands of levels); nothing was imported",
+            file=str(path),
+        ) from None
     if not items:
         raise InputError("the file has no rows", file=str(path))
     return items
@@ -155,8 +163,9 @@ class VersionHash:
 class DatasetsMixin(LibraryBase):
     """Golden datasets and their items."""
 
-    def import_dataset(self, path: str | Path, name: str, mapping: DatasetMapping | None = None,
-                       test_use: str | None = None) -> dict[str, Any]:
+    def import_dataset(
+        self, path: str | Path, name: str, mapping: DatasetMapping | None = None, test_use: str | None = None
+    ) -> dict[str, Any]:
         """Import a CSV/JSONL file as dataset `name`, read row by row (never held whole); returns the dataset row
         plus `created`."""
         mapping = mapping or DatasetMapping()
@@ -167,27 +176,45 @@ class DatasetsMixin(LibraryBase):
             for _ in file_items(path, mapping, scan):
                 pass
         except RecursionError:  # JSON nested thousands deep: Python's parser gives up before reading it
-            raise InputError("a row is nested too deeply to read (JSON nested thousands of levels); nothing "
-                             "was imported", file=str(path)) from None
+            raise InputError(
+                "a row is nested too deeply to read (JSON nested thousands of levels); nothing was imported",
+                file=str(path),
+            ) from None
         if not scan.count:
             raise InputError("the file has no rows", file=str(path))
-        return self._store_version(name, scan, lambda: file_items(path, mapping), str(path), mapping, test_use)
+        return self._store_version(
+            name, scan, lambda: file_items(path, mapping), str(path), mapping, test_use
+        )
 
-    def import_items(self, name: str, items: list[Item], source: str = "memory",
-                     mapping: DatasetMapping | None = None, test_use: str | None = None,
-                     carry_split_from: str | None = None) -> dict[str, Any]:
+    def import_items(
+        self,
+        name: str,
+        items: list[Item],
+        source: str = "memory",
+        mapping: DatasetMapping | None = None,
+        test_use: str | None = None,
+        carry_split_from: str | None = None,
+    ) -> dict[str, Any]:
         """Store in-memory items as a new version of `name` (or return the identical existing one).
 
         Items whose text is on a split version's sealed test side are refused (sealed_import.py), unless
         `test_use` names the prompt for which the import is recorded as a use of that test side, or the new version
         is a snapshot of that split version (`carry_split_from`: its split is carried over, sides and uses kept).
         """
-        return self._store_version(name, scan_items(name, items), lambda: items, source, mapping, test_use,
-                                   carry_split_from)
+        return self._store_version(
+            name, scan_items(name, items), lambda: items, source, mapping, test_use, carry_split_from
+        )
 
-    def _store_version(self, name: str, scan: VersionScan, items: Callable[[], Iterable[Item]], source: str,
-                       mapping: DatasetMapping | None, test_use: str | None,
-                       carry_split_from: str | None = None) -> dict[str, Any]:
+    def _store_version(
+        self,
+        name: str,
+        scan: VersionScan,
+        items: Callable[[], Iterable[Item]],
+        source: str,
+        mapping: DatasetMapping | None,
+        test_use: str | None,
+        carry_split_from: str | None = None,
+    ) -> dict[str, Any]:
         """The scanned items stored as a new version (read again inside the write, sealed-checked and re-hashed),
         or the identical version already stored."""
         if not name.strip() or "@" in name:
@@ -196,18 +223,32 @@ class DatasetsMixin(LibraryBase):
         with self._write() as db:
             if db.execute("SELECT 1 FROM datasets WHERE id = ?", [dataset_id]).fetchone():
                 return {**self.get_dataset(dataset_id), "created": False, "human_missing": scan.missing()}
-            version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?",
-                                 [name]).fetchone()[0]
-            insert_row(db, "datasets", {
-                "id": dataset_id, "name": name, "version": version, "source": source,
-                "mapping": dumps(mapping.to_dict()) if mapping else None, "item_count": scan.count,
-                "fields": dumps(list(scan.fields)), "human": dumps(sorted(scan.human)), "created_at": now(),
-            })
+            version = db.execute(
+                "SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?", [name]
+            ).fetchone()[0]
+            insert_row(
+                db,
+                "datasets",
+                {
+                    "id": dataset_id,
+                    "name": name,
+                    "version": version,
+                    "source": source,
+                    "mapping": dumps(mapping.to_dict()) if mapping else None,
+                    "item_count": scan.count,
+                    "fields": dumps(list(scan.fields)),
+                    "human": dumps(sorted(scan.human)),
+                    "created_at": now(),
+                },
+            )
             seal = SealedCheck(self)  # type: ignore[arg-type]  # a Library
             db.executemany(
                 "INSERT INTO items (dataset_id, item_id, position, fields, human, group_id) VALUES (?, ?, ?, ?, ?, ?)",
-                ((dataset_id, i.id, n, dumps(i.fields), dumps(i.human), i.group)
-                 for n, i in enumerate(_seen(rehashed(name, items, dataset_id, source), seal))))
+                (
+                    (dataset_id, i.id, n, dumps(i.fields), dumps(i.human), i.group)
+                    for n, i in enumerate(_seen(rehashed(name, items, dataset_id, source), seal))
+                ),
+            )
             enforce_seal(self, name, seal.matches(), test_use, carry_split_from)  # type: ignore[arg-type]
             if carry_split_from is not None:
                 from geval_core.run.splits import carry_split
@@ -219,8 +260,9 @@ class DatasetsMixin(LibraryBase):
         name, version = split_label(name_or_id, version)
         if version is not None:
             return self._one("SELECT * FROM datasets WHERE name = ? AND version = ?", [name, version])
-        return (self._one("SELECT * FROM datasets WHERE id = ?", [name])
-                or self._one("SELECT * FROM datasets WHERE name = ? ORDER BY version DESC LIMIT 1", [name]))
+        return self._one("SELECT * FROM datasets WHERE id = ?", [name]) or self._one(
+            "SELECT * FROM datasets WHERE name = ? ORDER BY version DESC LIMIT 1", [name]
+        )
 
     def get_dataset(self, name_or_id: str, version: int | None = None) -> dict[str, Any]:
         """A dataset version by id, name (latest), name@version or name+version."""
@@ -241,7 +283,9 @@ class DatasetsMixin(LibraryBase):
             rows = self._rows("SELECT * FROM items WHERE dataset_id = ? ORDER BY position", [dataset["id"]])
             fields = loads_column([r["fields"] for r in rows], {})
             human = loads_column([r["human"] for r in rows], {})
-            items = [Item(r["item_id"], f, h, r["group_id"]) for r, f, h in zip(rows, fields, human, strict=True)]
+            items = [
+                Item(r["item_id"], f, h, r["group_id"]) for r, f, h in zip(rows, fields, human, strict=True)
+            ]
             problem = version_problem(dataset, items)
         if problem:  # checked on every read: a run must never grade items other than the pinned ones
             raise _altered(dataset, problem)
@@ -251,12 +295,16 @@ class DatasetsMixin(LibraryBase):
         """The newest version of dataset `name` holding these items (same ids, same order, the same text in
         `fields`), or None: a data file scored again is the version it was imported as, ratings and groups
         included, not a new version without them."""
-        candidates = self._rows("SELECT id FROM datasets WHERE name = ? AND item_count = ? ORDER BY version DESC",
-                                [name, len(items)])
+        candidates = self._rows(
+            "SELECT id FROM datasets WHERE name = ? AND item_count = ? ORDER BY version DESC",
+            [name, len(items)],
+        )
         for row in candidates:
             stored = self.dataset_items(row["id"])
-            if all(a.id == b.id and all(a.fields.get(f) == b.fields.get(f) for f in fields)
-                   for a, b in zip(stored, items, strict=True)):
+            if all(
+                a.id == b.id and all(a.fields.get(f) == b.fields.get(f) for f in fields)
+                for a, b in zip(stored, items, strict=True)
+            ):
                 return self.get_dataset(row["id"])
         return None
 
@@ -269,7 +317,9 @@ class DatasetsMixin(LibraryBase):
         """
         dataset = self.get_dataset(dataset_id)
         with self._lock:
-            count = self.conn.execute("SELECT COUNT(*) FROM items WHERE dataset_id = ?", [dataset["id"]]).fetchone()[0]
+            count = self.conn.execute(
+                "SELECT COUNT(*) FROM items WHERE dataset_id = ?", [dataset["id"]]
+            ).fetchone()[0]
         if count != dataset["item_count"]:
             raise _altered(dataset, f"holds {count} items where its version says {dataset['item_count']}")
         folded, position = VersionHash(dataset["name"]), -1
@@ -286,17 +336,24 @@ class DatasetsMixin(LibraryBase):
     def _item_page(self, dataset_id: str, after: int, batch: int) -> tuple[list[Item], int]:
         """(up to `batch` items after position `after` in order, the position of the last one)."""
         with collections_paused():
-            rows = self._rows("SELECT item_id, position, fields, human, group_id FROM items WHERE dataset_id = ? "
-                              "AND position > ? ORDER BY position LIMIT ?", [dataset_id, after, batch])
+            rows = self._rows(
+                "SELECT item_id, position, fields, human, group_id FROM items WHERE dataset_id = ? "
+                "AND position > ? ORDER BY position LIMIT ?",
+                [dataset_id, after, batch],
+            )
             fields = loads_column([r["fields"] for r in rows], {})
             human = loads_column([r["human"] for r in rows], {})
-            items = [Item(r["item_id"], f, h, r["group_id"]) for r, f, h in zip(rows, fields, human, strict=True)]
+            items = [
+                Item(r["item_id"], f, h, r["group_id"]) for r, f, h in zip(rows, fields, human, strict=True)
+            ]
             return items, rows[-1]["position"] if rows else after
 
 
 def _altered(dataset: dict[str, Any], problem: str) -> IntegrityError:
-    return IntegrityError(f"stored dataset {dataset['label']} ({dataset['id'][:12]}) {problem}; the library "
-                          "file was altered outside the workbench (`geval verify` lists what differs)")
+    return IntegrityError(
+        f"stored dataset {dataset['label']} ({dataset['id'][:12]}) {problem}; the library "
+        "file was altered outside the workbench (`geval verify` lists what differs)"
+    )
 
 
 def version_problem(dataset: dict[str, Any], items: list[Item]) -> str | None:

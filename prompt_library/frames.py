@@ -27,16 +27,34 @@ if TYPE_CHECKING:
 
 __all__ = ["agree_frame", "score_frame"]
 
-JUDGMENT_COLUMNS = ("score", "top_rating", "distribution", "valid_mass", "parsed", "unparsed", "error", "note",
-                    "model_version", "input_tokens", "output_tokens", "cached", "source")
+JUDGMENT_COLUMNS = (
+    "score",
+    "top_rating",
+    "distribution",
+    "valid_mass",
+    "parsed",
+    "unparsed",
+    "error",
+    "note",
+    "model_version",
+    "input_tokens",
+    "output_tokens",
+    "cached",
+    "source",
+)
 
 
 def _text(value: Any) -> str:
     return "" if value is None or value != value else str(value)  # NaN (a pandas gap) is empty too
 
 
-def _items(records: list[dict[str, Any]], id_column: str | None, group_column: str | None,
-           human_columns: Sequence[str], inputs: Sequence[str]) -> list[Item]:
+def _items(
+    records: list[dict[str, Any]],
+    id_column: str | None,
+    group_column: str | None,
+    human_columns: Sequence[str],
+    inputs: Sequence[str],
+) -> list[Item]:
     """The rows as items: the prompt's inputs must be text (`cell_text`'s rule, row and column named), ratings
     numbers, ids present; checked whole before anything is stored or sent."""
     rows = rows_as_fields(records, inputs)
@@ -72,11 +90,22 @@ def _stored(prompt: Any, lib: Library) -> tuple[FrozenPrompt, FrozenPrompt]:
     return stored, stored
 
 
-def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, concurrency: int | None = None,
-                base_url: str | None = None, id_column: str | None = None, group_column: str | None = None,
-                human_columns: Sequence[str] = (), library: str | None = None, name: str = "frame",
-                use_cache: bool = True, cancel: threading.Event | None = None,
-                progress: bool | None = None) -> pd.DataFrame:
+def score_frame(
+    prompt: Any,
+    data: Any,
+    judge: Judge | str | None = None,
+    *,
+    concurrency: int | None = None,
+    base_url: str | None = None,
+    id_column: str | None = None,
+    group_column: str | None = None,
+    human_columns: Sequence[str] = (),
+    library: str | None = None,
+    name: str = "frame",
+    use_cache: bool = True,
+    cancel: threading.Event | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
     """Score every row with a frozen prompt through the runner; a DataFrame: the rows' columns, then the Judgment's.
 
     The run is planned as every run is (`geval_core.run.plan`): the judge is the prompt's own, or the one `judge`
@@ -93,8 +122,9 @@ def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, con
     from geval_core.run.panel import Panel
 
     if isinstance(prompt, Panel):
-        return _panel_frame(prompt, data, judge, concurrency, id_column, group_column, human_columns, library, name,
-                            base_url)
+        return _panel_frame(
+            prompt, data, judge, concurrency, id_column, group_column, human_columns, library, name, base_url
+        )
 
     from geval_core.run.plan import JudgeChoice, plan_judge, plan_run, record_run, start_run
     from geval_core.run.progress_line import ProgressLine, shows_progress
@@ -106,14 +136,34 @@ def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, con
         items = _items(records, id_column, group_column, human_columns, stored.dimension.inputs)
         given = judge if judge is not None and not isinstance(judge, str) else None
         if given is not None and base_url is not None:
-            raise InputError("base_url= names a server for the judge made here, but a judge object was given: "
-                             "leave out one of them", field="base_url")
-        planned = plan_judge(stored.dimension.judge, JudgeChoice(judge if isinstance(judge, str) else None,
-                                                                 base_url, where="base_url="), lib)
+            raise InputError(
+                "base_url= names a server for the judge made here, but a judge object was given: "
+                "leave out one of them",
+                field="base_url",
+            )
+        planned = plan_judge(
+            stored.dimension.judge,
+            JudgeChoice(judge if isinstance(judge, str) else None, base_url, where="base_url="),
+            lib,
+        )
         dataset = lib.import_items(name, items, source="score_frame")
-        plan = record_run(lib, plan_run(lib, stored, dataset, scope=RunScope(new_run=True), judge=planned,
-                                        concurrency=concurrency, options=RunOptions(use_cache=use_cache)))
-        line = ProgressLine(stored.label, plan.total) if (shows_progress() if progress is None else progress) else None
+        plan = record_run(
+            lib,
+            plan_run(
+                lib,
+                stored,
+                dataset,
+                scope=RunScope(new_run=True),
+                judge=planned,
+                concurrency=concurrency,
+                options=RunOptions(use_cache=use_cache),
+            ),
+        )
+        line = (
+            ProgressLine(stored.label, plan.total)
+            if (shows_progress() if progress is None else progress)
+            else None
+        )
         try:
             summary = start_run(lib, plan, given, cancel=cancel, on_progress=line)
         finally:
@@ -123,15 +173,30 @@ def score_frame(prompt: Any, data: Any, judge: Judge | str | None = None, *, con
     out = pd.DataFrame(records, index=data.index if isinstance(data, pd.DataFrame) else None)
     for column in JUDGMENT_COLUMNS:
         out[column] = [judged.get(item.id, {}).get(column) for item in items]
-    out.attrs.update(run_id=plan.run_id, prompt=stored.label, summary=summary.to_dict(),
-                     item_ids=[item.id for item in items], judge=planned.describe(), server=planned.server,
-                     settings=asdict(planned.settings))
+    out.attrs.update(
+        run_id=plan.run_id,
+        prompt=stored.label,
+        summary=summary.to_dict(),
+        item_ids=[item.id for item in items],
+        judge=planned.describe(),
+        server=planned.server,
+        settings=asdict(planned.settings),
+    )
     return out
 
 
-def _panel_frame(panel: Any, data: Any, judge: Any, concurrency: int | None, id_column: str | None,
-                 group_column: str | None, human_columns: Sequence[str], library: str | None, name: str,
-                 base_url: str | None) -> pd.DataFrame:
+def _panel_frame(
+    panel: Any,
+    data: Any,
+    judge: Any,
+    concurrency: int | None,
+    id_column: str | None,
+    group_column: str | None,
+    human_columns: Sequence[str],
+    library: str | None,
+    name: str,
+    base_url: str | None,
+) -> pd.DataFrame:
     """score_frame for a panel: each member planned and scored (its run reused when it exists), then the rule."""
     import pandas as pd
 
@@ -140,18 +205,23 @@ def _panel_frame(panel: Any, data: Any, judge: Any, concurrency: int | None, id_
     if library is None:
         raise InputError("a panel lives in a library: name its file with library=", field="library")
     if isinstance(judge, str):
-        raise InputError("a panel's members keep their own frozen judges: judge= is for a single prompt",
-                         field="judge")
+        raise InputError(
+            "a panel's members keep their own frozen judges: judge= is for a single prompt", field="judge"
+        )
     records = records_of(data, "score_frame")
     with Library(library) as lib:
         members = [lib.get_prompt(m) for m in panel.members]
         require_inputs(members[0], records, "the rows given to score_frame")
         items = _items(records, id_column, group_column, human_columns, members[0].dimension.inputs)
         dataset = lib.import_items(name, items, source="score_frame")
-        judge_for = None if judge is None else (judge if callable(judge) and not hasattr(judge, "judge")
-                                                else (lambda _settings: judge))
-        result = score_panel(lib, panel, dataset["id"], judge_for, base_url=base_url, concurrency=concurrency,
-                             resamples=500)
+        judge_for = (
+            None
+            if judge is None
+            else (judge if callable(judge) and not hasattr(judge, "judge") else (lambda _settings: judge))
+        )
+        result = score_panel(
+            lib, panel, dataset["id"], judge_for, base_url=base_url, concurrency=concurrency, resamples=500
+        )
     by_id = {row["id"]: row for row in result["rows"]}
     out = pd.DataFrame(records, index=data.index if isinstance(data, pd.DataFrame) else None)
     out["score"] = [by_id[i.id]["score"] for i in items]
@@ -159,14 +229,24 @@ def _panel_frame(panel: Any, data: Any, judge: Any, concurrency: int | None, id_
     out["spread"] = [by_id[i.id]["spread"] for i in items]
     for member in members:
         out[member.label] = [by_id[i.id]["members"][member.label] for i in items]
-    out.attrs.update(panel=panel.label, rule=panel.rule, alpha=result["alpha"],
-                     run_ids=[m["run"] for m in result["member_runs"]],
-                     judges={m["prompt"]: m["judge"] for m in result["member_runs"]})
+    out.attrs.update(
+        panel=panel.label,
+        rule=panel.rule,
+        alpha=result["alpha"],
+        run_ids=[m["run"] for m in result["member_runs"]],
+        judges={m["prompt"]: m["judge"] for m in result["member_runs"]},
+    )
     return out
 
 
-def agree_frame(frame: Any, human: str, group: str | None = None, cluster: str | None = None,
-                bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+def agree_frame(
+    frame: Any,
+    human: str,
+    group: str | None = None,
+    cluster: str | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Agreement of a scored frame's `score` with the `human` column, one row per figure with its 95% interval.
 
     `group`: the per-group reading (groups resampled); `cluster`: the dataset reading with the items of one
@@ -178,15 +258,29 @@ def agree_frame(frame: Any, human: str, group: str | None = None, cluster: str |
 
     for column in ("score", human, *(c for c in (group, cluster) if c)):
         if column not in frame.columns:
-            raise InputError(f"the frame has no column {column!r} (score it with score_frame first)", field=column)
+            raise InputError(
+                f"the frame has no column {column!r} (score it with score_frame first)", field=column
+            )
     groups = [_text(g) for g in frame[group]] if group else None
     clusters = [_text(c) for c in frame[cluster]] if cluster else None
-    result = agreement(pd.to_numeric(frame["score"], errors="coerce").tolist(),
-                       pd.to_numeric(frame[human], errors="coerce").tolist(), groups=groups, bootstrap=bootstrap,
-                       seed=seed, clusters=clusters)
+    result = agreement(
+        pd.to_numeric(frame["score"], errors="coerce").tolist(),
+        pd.to_numeric(frame[human], errors="coerce").tolist(),
+        groups=groups,
+        bootstrap=bootstrap,
+        seed=seed,
+        clusters=clusters,
+    )
     figures = ("spearman", "kendall", "pearson", "kappa", "kappa_linear", "kappa_quadratic", "tie_rate")
-    rows = [{"figure": f, "value": getattr(result, f), "low": (result.ci.get(f) or [None, None])[0],
-             "high": (result.ci.get(f) or [None, None])[1]} for f in figures]
+    rows = [
+        {
+            "figure": f,
+            "value": getattr(result, f),
+            "low": (result.ci.get(f) or [None, None])[0],
+            "high": (result.ci.get(f) or [None, None])[1],
+        }
+        for f in figures
+    ]
     table = pd.DataFrame(rows)
     table.attrs.update(result.to_dict())
     return table

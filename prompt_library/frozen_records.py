@@ -35,13 +35,22 @@ def record_hash(row: dict[str, Any]) -> str:
 
 def append(conn: sqlite3.Connection, kind: str, key: str, body: Any, created_at: str) -> dict[str, Any]:
     """Store the next version of record (kind, key) on `conn` (the caller holds the write lock); the row."""
-    (seq,) = conn.execute(f"SELECT COALESCE(MAX(seq), 0) + 1 FROM {TABLE} WHERE kind = ? AND key = ?",
-                          [kind, key]).fetchone()
+    (seq,) = conn.execute(
+        f"SELECT COALESCE(MAX(seq), 0) + 1 FROM {TABLE} WHERE kind = ? AND key = ?", [kind, key]
+    ).fetchone()
     last = conn.execute(f"SELECT row_hash FROM {TABLE} ORDER BY id DESC LIMIT 1").fetchone()
-    row = {"kind": kind, "key": key, "seq": seq, "body": canonical_json(body), "created_at": created_at,
-           "prev": last[0] if last else None}
+    row = {
+        "kind": kind,
+        "key": key,
+        "seq": seq,
+        "body": canonical_json(body),
+        "created_at": created_at,
+        "prev": last[0] if last else None,
+    }
     row["row_hash"] = record_hash(row)
-    conn.execute(f"INSERT INTO {TABLE} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+    conn.execute(
+        f"INSERT INTO {TABLE} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values())
+    )
     return row
 
 
@@ -53,11 +62,19 @@ def _check_kind(kind: str) -> None:
 def _public(row: dict[str, Any]) -> dict[str, Any]:
     """A stored row as callers read it, its body decoded; IntegrityError when it does not match its hash."""
     if record_hash(row) != row["row_hash"]:
-        raise IntegrityError(f"frozen {row['kind']} {row['key']!r} version {row['seq']} was changed outside the "
-                             "workbench (its row hash does not match its content); nothing was read. `geval "
-                             "verify` names what differs")
-    return {"kind": row["kind"], "key": row["key"], "seq": row["seq"], "body": loads(row["body"]),
-            "created_at": row["created_at"], "row_hash": row["row_hash"]}
+        raise IntegrityError(
+            f"frozen {row['kind']} {row['key']!r} version {row['seq']} was changed outside the "
+            "workbench (its row hash does not match its content); nothing was read. `geval "
+            "verify` names what differs"
+        )
+    return {
+        "kind": row["kind"],
+        "key": row["key"],
+        "seq": row["seq"],
+        "body": loads(row["body"]),
+        "created_at": row["created_at"],
+        "row_hash": row["row_hash"],
+    }
 
 
 class FrozenRecordsMixin(LibraryBase):
@@ -72,8 +89,10 @@ class FrozenRecordsMixin(LibraryBase):
         text = canonical_json(body)
         with self._write() as db:
             if once:
-                cursor = db.execute(f"SELECT * FROM {TABLE} WHERE kind = ? AND key = ? AND body = ? ORDER BY seq "
-                                    "LIMIT 1", [kind, key, text])
+                cursor = db.execute(
+                    f"SELECT * FROM {TABLE} WHERE kind = ? AND key = ? AND body = ? ORDER BY seq LIMIT 1",
+                    [kind, key, text],
+                )
                 found = cursor.fetchone()
                 if found is not None:
                     names = [c[0] for c in cursor.description]
@@ -90,8 +109,10 @@ class FrozenRecordsMixin(LibraryBase):
     def record_keys(self, kind: str) -> list[str]:
         """The keys of the stored records of `kind` (the names of the panels), sorted."""
         _check_kind(kind)
-        return [r["key"] for r in self._rows(f"SELECT DISTINCT key FROM {TABLE} WHERE kind = ? ORDER BY key",
-                                             [kind])]
+        return [
+            r["key"]
+            for r in self._rows(f"SELECT DISTINCT key FROM {TABLE} WHERE kind = ? ORDER BY key", [kind])
+        ]
 
     def setting_keys(self, prefix: str) -> list[str]:
         """Settings keys starting with `prefix`; "panel:" and "cascade:" name the frozen records of that kind."""
@@ -118,8 +139,12 @@ def _use(use: dict[str, Any]) -> dict[str, Any]:
 
 
 # Settings key prefix -> (kind, the body a stored list entry becomes, the entry's time field).
-_OLD_SETTINGS = {"panel:": ("panel", _panel, "created_at"), "cascade:": ("cascade", _cascade, "created_at"),
-                 "split:": ("split", _split, "created_at"), "split-test-uses:": ("test-use", _use, "at")}
+_OLD_SETTINGS = {
+    "panel:": ("panel", _panel, "created_at"),
+    "cascade:": ("cascade", _cascade, "created_at"),
+    "split:": ("split", _split, "created_at"),
+    "split-test-uses:": ("test-use", _use, "at"),
+}
 
 
 def move_settings(conn: sqlite3.Connection) -> int:
@@ -129,7 +154,7 @@ def move_settings(conn: sqlite3.Connection) -> int:
     moved = 0
     for key, value in conn.execute("SELECT key, value FROM meta ORDER BY key").fetchall():
         prefix = next((p for p in _OLD_SETTINGS if key.startswith(p)), None)
-        if prefix is None or not key[len(prefix):]:
+        if prefix is None or not key[len(prefix) :]:
             continue
         kind, body_of, time_field = _OLD_SETTINGS[prefix]
         try:
@@ -138,7 +163,7 @@ def move_settings(conn: sqlite3.Connection) -> int:
         except (AttributeError, KeyError, TypeError, ValueError):
             continue  # not the shape this version wrote: kept as a setting, never half moved
         for body, created_at in bodies:
-            append(conn, kind, key[len(prefix):], body, str(created_at))
+            append(conn, kind, key[len(prefix) :], body, str(created_at))
         conn.execute("DELETE FROM meta WHERE key = ?", [key])
         moved += 1
     return moved
@@ -153,10 +178,18 @@ def chain_problems(rows: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     for row in rows:
         kind, name = f"frozen {row['kind']}", f"{str(row['key'])[:40]}@{row['seq']}"
         if record_hash(row) != row["row_hash"]:
-            problems.append((kind, name, "stored hash does not match its content (changed after it was frozen)"))
+            problems.append(
+                (kind, name, "stored hash does not match its content (changed after it was frozen)")
+            )
         if row["prev"] != previous:
-            problems.append((kind, name, "does not follow the record stored before it: one was removed or changed "
-                                         "(the chain of hashes breaks here)"))
+            problems.append(
+                (
+                    kind,
+                    name,
+                    "does not follow the record stored before it: one was removed or changed "
+                    "(the chain of hashes breaks here)",
+                )
+            )
         expected = last_seq.get((row["kind"], row["key"]), 0) + 1
         if row["seq"] != expected:
             problems.append((kind, name, f"version {expected} of it is missing (removed)"))

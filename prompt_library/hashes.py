@@ -78,7 +78,12 @@ def _stored(value: Any, affinity: str) -> Any:
         return None
     if affinity == "REAL" and isinstance(value, int):
         return float(value)
-    if affinity in ("INTEGER", "NUMERIC") and isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+    if (
+        affinity in ("INTEGER", "NUMERIC")
+        and isinstance(value, float)
+        and value.is_integer()
+        and abs(value) < 2**63
+    ):
         return int(value)
     if affinity == "TEXT" and isinstance(value, int):  # a float's text is SQLite's (%.15g), not Python's
         return str(value)

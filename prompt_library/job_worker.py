@@ -39,8 +39,12 @@ def work(lib: Library, run_id: str, cancel: threading.Event) -> dict[str, Any]:
     from geval_core.run.plan import plan_of_run, record_run, start_run
 
     options = (lib.job(run_id) or {}).get("options") or {}
-    plan = plan_of_run(lib, run_id, concurrency=int(options.get("concurrency") or 1),
-                       options=RunOptions(rpm=options.get("rpm") or None, tpm=options.get("tpm") or None))
+    plan = plan_of_run(
+        lib,
+        run_id,
+        concurrency=int(options.get("concurrency") or 1),
+        options=RunOptions(rpm=options.get("rpm") or None, tpm=options.get("tpm") or None),
+    )
     return start_run(lib, record_run(lib, plan), cancel=cancel).to_dict()
 
 

@@ -31,8 +31,11 @@ class JobsMixin(LibraryBase):
     def record_job(self, run_id: str, options: dict[str, Any], pid: int | None = None) -> None:
         """A new job for the run (a resumed run's earlier job row is replaced), with the worker's options."""
         with self._write() as db:
-            db.execute("INSERT OR REPLACE INTO run_jobs (run_id, options, pid, host, started_at) "
-                       "VALUES (?, ?, ?, ?, ?)", [run_id, dumps(options), pid, socket.gethostname(), now()])
+            db.execute(
+                "INSERT OR REPLACE INTO run_jobs (run_id, options, pid, host, started_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [run_id, dumps(options), pid, socket.gethostname(), now()],
+            )
 
     def set_job_pid(self, run_id: str, pid: int) -> None:
         """The worker process that took the job (a process of this host): its pid, host and start time."""
@@ -41,8 +44,10 @@ class JobsMixin(LibraryBase):
             return
         options = {**job["options"], _STARTED_KEY: process_start(pid)}
         with self._write() as db:
-            db.execute("UPDATE run_jobs SET pid = ?, host = ?, options = ? WHERE run_id = ?",
-                       [pid, socket.gethostname(), dumps(options), run_id])
+            db.execute(
+                "UPDATE run_jobs SET pid = ?, host = ?, options = ? WHERE run_id = ?",
+                [pid, socket.gethostname(), dumps(options), run_id],
+            )
 
     def job(self, run_id: str) -> dict[str, Any] | None:
         """The run's job row (options, summary and the worker's start time decoded), or None: no page started it."""
@@ -56,8 +61,11 @@ class JobsMixin(LibraryBase):
     def request_stop(self, run_id: str) -> bool:
         """Ask the run's worker to stop after the calls in flight; False when no job of it is going."""
         with self._write() as db:
-            cursor = db.execute("UPDATE run_jobs SET stop_requested_at = ? WHERE run_id = ? AND ended_at IS NULL "
-                                "AND stop_requested_at IS NULL", [now(), run_id])
+            cursor = db.execute(
+                "UPDATE run_jobs SET stop_requested_at = ? WHERE run_id = ? AND ended_at IS NULL "
+                "AND stop_requested_at IS NULL",
+                [now(), run_id],
+            )
             return cursor.rowcount > 0
 
     def stop_requested(self, run_id: str) -> bool:
@@ -68,14 +76,18 @@ class JobsMixin(LibraryBase):
     def end_job(self, run_id: str, summary: dict[str, Any] | None, error: str | None = None) -> None:
         """The worker's last write: how its session of the run went (or why it could not start)."""
         with self._write() as db:
-            db.execute("UPDATE run_jobs SET ended_at = ?, summary = ?, error = ? WHERE run_id = ?",
-                       [now(), dumps(summary) if summary is not None else None, error, run_id])
+            db.execute(
+                "UPDATE run_jobs SET ended_at = ?, summary = ?, error = ? WHERE run_id = ?",
+                [now(), dumps(summary) if summary is not None else None, error, run_id],
+            )
 
     def recent_judgments(self, run_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """The run's last `limit` judgments written, newest first (what a page attached to a job shows)."""
         from .runs import _judgment  # the one decoder of a stored judgment row
 
-        rows = self._rows("SELECT * FROM judgments WHERE run_id = ? ORDER BY rowid DESC LIMIT ?", [run_id, limit])
+        rows = self._rows(
+            "SELECT * FROM judgments WHERE run_id = ? ORDER BY rowid DESC LIMIT ?", [run_id, limit]
+        )
         return [_judgment(r, loads(r["distribution"], None), loads(r["replies"], [])) for r in rows]
 
     def job_state(self, run_id: str) -> str | None:
@@ -97,8 +109,10 @@ class JobsMixin(LibraryBase):
         if self.job_state(run_id) != "lost":
             return False
         with self._write() as db:
-            cursor = db.execute("UPDATE run_jobs SET ended_at = ?, error = ? WHERE run_id = ? AND ended_at IS NULL",
-                                [now(), CLEARED, run_id])
+            cursor = db.execute(
+                "UPDATE run_jobs SET ended_at = ?, error = ? WHERE run_id = ? AND ended_at IS NULL",
+                [now(), CLEARED, run_id],
+            )
             return cursor.rowcount > 0
 
 

@@ -30,22 +30,34 @@ class LeasesMixin(LibraryBase):
     def take_lease(self, run_id: str, owner: str, stale_s: float = STALE_S) -> None:
         """Become the run's one runner, or RunBusyError naming the live runner that already is."""
         with self._write() as db:
-            row = db.execute("SELECT owner, pid, host, started_at, heartbeat FROM run_leases WHERE run_id = ?",
-                             [run_id]).fetchone()
-            if row is not None and row[0] != owner and process_alive(row[1], row[2]) and lease_fresh(row[4], stale_s):
+            row = db.execute(
+                "SELECT owner, pid, host, started_at, heartbeat FROM run_leases WHERE run_id = ?", [run_id]
+            ).fetchone()
+            if (
+                row is not None
+                and row[0] != owner
+                and process_alive(row[1], row[2])
+                and lease_fresh(row[4], stale_s)
+            ):
                 since = datetime.fromtimestamp(row[4], timezone.utc).isoformat(timespec="seconds")
-                raise RunBusyError(f"run {run_id} is being scored by process {row[1]} on {row[2]} since "
-                                   f"{row[3]} (last heartbeat {since}); wait for it, or stop it and run the "
-                                   "same command again")
-            db.execute("INSERT OR REPLACE INTO run_leases (run_id, owner, pid, host, started_at, heartbeat) "
-                       "VALUES (?, ?, ?, ?, ?, ?)",
-                       [run_id, owner, os.getpid(), socket.gethostname(), now(), time.time()])
+                raise RunBusyError(
+                    f"run {run_id} is being scored by process {row[1]} on {row[2]} since "
+                    f"{row[3]} (last heartbeat {since}); wait for it, or stop it and run the "
+                    "same command again"
+                )
+            db.execute(
+                "INSERT OR REPLACE INTO run_leases (run_id, owner, pid, host, started_at, heartbeat) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [run_id, owner, os.getpid(), socket.gethostname(), now(), time.time()],
+            )
 
     def renew_lease(self, run_id: str, owner: str) -> None:
         """Keep the lease alive (called every few seconds by the runner)."""
         with self._write() as db:
-            db.execute("UPDATE run_leases SET heartbeat = ? WHERE run_id = ? AND owner = ?",
-                       [time.time(), run_id, owner])
+            db.execute(
+                "UPDATE run_leases SET heartbeat = ? WHERE run_id = ? AND owner = ?",
+                [time.time(), run_id, owner],
+            )
 
     def release_lease(self, run_id: str, owner: str) -> None:
         """Give the run back (only the owner's own lease is removed)."""
@@ -117,8 +129,14 @@ def spawn_worker(module: str, *args: str) -> subprocess.Popen:
     running), importing this package as the app did wherever the app was started from; reaped as it ends."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT), env.get("PYTHONPATH")]))
-    child = subprocess.Popen([sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    child = subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     reap(child)
     return child
 

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 class Library(FrozenRecordsMixin, JobsMixin, LeasesMixin, RunsMixin, RatingsMixin, ArchiveMixin):
     """The prompt library. Rows come back as plain dicts; prompts as FrozenPrompt, items as Item."""
 
-    def __init__(self, path: str | Path | None = None, seed_examples: bool = True, migrate: bool = True) -> None:
+    def __init__(
+        self, path: str | Path | None = None, seed_examples: bool = True, migrate: bool = True
+    ) -> None:
         """Open, migrate and seed; `migrate=False` (for `geval verify`) reads a damaged file as it is."""
         super().__init__(path)
         try:
@@ -64,9 +66,11 @@ class Library(FrozenRecordsMixin, JobsMixin, LeasesMixin, RunsMixin, RatingsMixi
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "full" in str(exc):
                 raise
-            raise IntegrityError(f"library {self.path}: applying migration {pending[0] if pending else '?'} failed "
-                                 f"({exc}): the schema does not match its record of applied migrations (a record "
-                                 "deleted?); nothing was changed. `geval verify` names what differs") from None
+            raise IntegrityError(
+                f"library {self.path}: applying migration {pending[0] if pending else '?'} failed "
+                f"({exc}): the schema does not match its record of applied migrations (a record "
+                "deleted?); nothing was changed. `geval verify` names what differs"
+            ) from None
         # The version a newer workbench compares with its own, to refuse this file once it is newer.
         self.conn.execute(f"PRAGMA user_version = {schema.schema_version()}")
 
@@ -75,8 +79,11 @@ class Library(FrozenRecordsMixin, JobsMixin, LeasesMixin, RunsMixin, RatingsMixi
         with self._lock:
             problems = [p["text"] for p in trigger_problems(self.conn)]
         for problem in problems:
-            warnings.warn(f"library {self.path}: {problem}; frozen rows may have been changed, run `geval verify`",
-                          LibraryIntegrityWarning, stacklevel=4)
+            warnings.warn(
+                f"library {self.path}: {problem}; frozen rows may have been changed, run `geval verify`",
+                LibraryIntegrityWarning,
+                stacklevel=4,
+            )
         return problems
 
     def _seeded(self) -> bool:
@@ -94,7 +101,9 @@ class Library(FrozenRecordsMixin, JobsMixin, LeasesMixin, RunsMixin, RatingsMixi
             data = data_or_path if isinstance(data_or_path, dict) else read_export(data_or_path)
             return self.import_checked(open_export(data))
         except RecursionError:  # JSON nested thousands deep: Python's parser gives up before reading it
-            raise InputError("the file is nested too deeply to be a prompt export", file=str(data_or_path)[:200]) from None
+            raise InputError(
+                "the file is nested too deeply to be a prompt export", file=str(data_or_path)[:200]
+            ) from None
 
 
 def open_library(path: str | Path | None = None, seed_examples: bool = True) -> Library:
@@ -102,8 +111,8 @@ def open_library(path: str | Path | None = None, seed_examples: bool = True) -> 
     return Library(path, seed_examples=seed_examples)
 
 
-
 if TYPE_CHECKING:
+
     def _is_a_store(library: Library) -> Store:
         """Never called: the type checker holds Library to the core's Store protocol here."""
         return library

@@ -26,13 +26,18 @@ def migration(step: Callable[[Database], None]) -> Callable[[Database], None]:
 
 def _refusals(table: str, what: str) -> tuple[str, ...]:
     # Triggers, not application code, so even plain SQL from another tool cannot change history.
-    return tuple(f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
-                 f"BEGIN SELECT RAISE(ABORT, '{what} are immutable: {action} refused'); END"
-                 for action in ("UPDATE", "DELETE"))
+    return tuple(
+        f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} ON {table} "
+        f"BEGIN SELECT RAISE(ABORT, '{what} are immutable: {action} refused'); END"
+        for action in ("UPDATE", "DELETE")
+    )
 
 
-_M001_TRIGGERS = (*_refusals("prompts", "frozen prompts"), *_refusals("datasets", "dataset versions"),
-                  *_refusals("items", "dataset items"))
+_M001_TRIGGERS = (
+    *_refusals("prompts", "frozen prompts"),
+    *_refusals("datasets", "dataset versions"),
+    *_refusals("items", "dataset items"),
+)
 
 
 @migration
@@ -48,42 +53,95 @@ def _design_tables(db: Database) -> None:
     db.table("meta").create({"key": str, "value": str}, pk="key")
     db.table("drafts").create(
         {"id": int, "name": str, "dimension": str, "steps_model": str, "created_at": str, "updated_at": str},
-        pk="id", not_null={"dimension"},
+        pk="id",
+        not_null={"dimension"},
     )
     db.table("prompts").create(
-        {"id": str, "name": str, "version": int, "dimension": str, "steps_model": str, "judge": str,
-         "created_at": str},
-        pk="id", not_null={"name", "version", "dimension", "created_at"},
+        {
+            "id": str,
+            "name": str,
+            "version": int,
+            "dimension": str,
+            "steps_model": str,
+            "judge": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"name", "version", "dimension", "created_at"},
     )
     db.table("prompts").create_index(["name", "version"], unique=True)
     db.table("datasets").create(
-        {"id": str, "name": str, "version": int, "source": str, "mapping": str, "item_count": int,
-         "fields": str, "human": str, "created_at": str},
-        pk="id", not_null={"name", "version", "created_at"},
+        {
+            "id": str,
+            "name": str,
+            "version": int,
+            "source": str,
+            "mapping": str,
+            "item_count": int,
+            "fields": str,
+            "human": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"name", "version", "created_at"},
     )
     db.table("datasets").create_index(["name", "version"], unique=True)
     db.table("items").create(
         {"dataset_id": str, "item_id": str, "position": int, "fields": str, "human": str, "group_id": str},
-        pk=("dataset_id", "item_id"), foreign_keys=[("dataset_id", "datasets", "id")],
+        pk=("dataset_id", "item_id"),
+        foreign_keys=[("dataset_id", "datasets", "id")],
     )
 
 
 def _run_tables(db: Database) -> None:
     db.table("runs").create(
-        {"id": str, "prompt_id": str, "dataset_id": str, "judge": str, "item_ids": str, "status": str,
-         "items_total": int, "created_at": str, "finished_at": str, "model_version": str,
-         "input_tokens": int, "output_tokens": int, "cost_usd": float, "extra": str},
-        pk="id", foreign_keys=[("prompt_id", "prompts", "id"), ("dataset_id", "datasets", "id")],
+        {
+            "id": str,
+            "prompt_id": str,
+            "dataset_id": str,
+            "judge": str,
+            "item_ids": str,
+            "status": str,
+            "items_total": int,
+            "created_at": str,
+            "finished_at": str,
+            "model_version": str,
+            "input_tokens": int,
+            "output_tokens": int,
+            "cost_usd": float,
+            "extra": str,
+        },
+        pk="id",
+        foreign_keys=[("prompt_id", "prompts", "id"), ("dataset_id", "datasets", "id")],
     )
     db.table("runs").create_index(["prompt_id"])
     db.table("runs").create_index(["dataset_id"])
     db.table("judgments").create(
-        {"run_id": str, "item_id": str, "score": float, "raw_score": float, "top_score": float,
-         "distribution": str, "valid_mass": float, "replies": str, "parsed": int, "unparsed": int,
-         "ambiguous": int, "mode": str, "fallback": int, "model_version": str, "input_tokens": int,
-         "output_tokens": int, "latency_s": float, "cached": int, "error": str, "extra": str,
-         "created_at": str},
-        pk=("run_id", "item_id"), foreign_keys=[("run_id", "runs", "id")],
+        {
+            "run_id": str,
+            "item_id": str,
+            "score": float,
+            "raw_score": float,
+            "top_score": float,
+            "distribution": str,
+            "valid_mass": float,
+            "replies": str,
+            "parsed": int,
+            "unparsed": int,
+            "ambiguous": int,
+            "mode": str,
+            "fallback": int,
+            "model_version": str,
+            "input_tokens": int,
+            "output_tokens": int,
+            "latency_s": float,
+            "cached": int,
+            "error": str,
+            "extra": str,
+            "created_at": str,
+        },
+        pk=("run_id", "item_id"),
+        foreign_keys=[("run_id", "runs", "id")],
     )
     db.table("judge_cache").create({"key": str, "reply": str, "created_at": str}, pk="key")
 
@@ -98,10 +156,14 @@ def m002_judgment_fields(db: Database) -> None:
     db.execute("ALTER TABLE judgments RENAME COLUMN top_score TO top_rating")
     for column, kind in (("first_rating", "FLOAT"), ("parsed_share", "FLOAT"), ("differs", "INTEGER")):
         db.execute(f"ALTER TABLE judgments ADD COLUMN {column} {kind}")
-    db.execute("UPDATE judgments SET first_rating = top_rating, top_rating = NULL, parsed_share = valid_mass, "
-               "valid_mass = NULL WHERE mode = 'sampling'")
-    db.execute("UPDATE judgments SET differs = COALESCE(json_extract(extra, '$.differs'), 0), "
-               "extra = json_remove(extra, '$.differs') WHERE extra IS NOT NULL")
+    db.execute(
+        "UPDATE judgments SET first_rating = top_rating, top_rating = NULL, parsed_share = valid_mass, "
+        "valid_mass = NULL WHERE mode = 'sampling'"
+    )
+    db.execute(
+        "UPDATE judgments SET differs = COALESCE(json_extract(extra, '$.differs'), 0), "
+        "extra = json_remove(extra, '$.differs') WHERE extra IS NOT NULL"
+    )
 
 
 @migration
@@ -123,40 +185,61 @@ def m003_pin(db: Database) -> None:
 
 def _abort(name: str, when: str, message: str, action: str = "INSERT", table: str = "") -> str:
     table = table or name.partition("_no_")[0]
-    return (f"CREATE TRIGGER {name} BEFORE {action} ON {table} WHEN {when} "
-            f"BEGIN SELECT RAISE(ABORT, '{message}'); END")
+    return (
+        f"CREATE TRIGGER {name} BEFORE {action} ON {table} WHEN {when} "
+        f"BEGIN SELECT RAISE(ABORT, '{message}'); END"
+    )
 
 
 _M003_TRIGGERS = (
-    _abort("prompts_no_replace",
-           "EXISTS (SELECT 1 FROM prompts WHERE id = NEW.id OR (name = NEW.name AND version = NEW.version))",
-           "frozen prompts are immutable: REPLACE of an existing version refused"),
-    _abort("datasets_no_replace",
-           "EXISTS (SELECT 1 FROM datasets WHERE id = NEW.id OR (name = NEW.name AND version = NEW.version))",
-           "dataset versions are immutable: REPLACE of an existing version refused"),
-    _abort("items_no_replace",
-           "EXISTS (SELECT 1 FROM items WHERE dataset_id = NEW.dataset_id AND item_id = NEW.item_id) "
-           "OR EXISTS (SELECT 1 FROM items WHERE dataset_id = NEW.dataset_id AND position = NEW.position)",
-           "dataset items are immutable: REPLACE of an existing item refused"),
-    _abort("items_no_extra",
-           "typeof(NEW.position) != 'integer' OR NEW.position < 0 OR NEW.position >= "
-           "COALESCE((SELECT item_count FROM datasets WHERE id = NEW.dataset_id), 0)",
-           "dataset versions are immutable: INSERT of an item beyond the version refused"),
-    _abort("judgments_no_replace",
-           "EXISTS (SELECT 1 FROM judgments WHERE run_id = NEW.run_id AND item_id = NEW.item_id)",
-           "judgments are immutable: INSERT over a stored judgment refused (a re-judge is a new run)"),
+    _abort(
+        "prompts_no_replace",
+        "EXISTS (SELECT 1 FROM prompts WHERE id = NEW.id OR (name = NEW.name AND version = NEW.version))",
+        "frozen prompts are immutable: REPLACE of an existing version refused",
+    ),
+    _abort(
+        "datasets_no_replace",
+        "EXISTS (SELECT 1 FROM datasets WHERE id = NEW.id OR (name = NEW.name AND version = NEW.version))",
+        "dataset versions are immutable: REPLACE of an existing version refused",
+    ),
+    _abort(
+        "items_no_replace",
+        "EXISTS (SELECT 1 FROM items WHERE dataset_id = NEW.dataset_id AND item_id = NEW.item_id) "
+        "OR EXISTS (SELECT 1 FROM items WHERE dataset_id = NEW.dataset_id AND position = NEW.position)",
+        "dataset items are immutable: REPLACE of an existing item refused",
+    ),
+    _abort(
+        "items_no_extra",
+        "typeof(NEW.position) != 'integer' OR NEW.position < 0 OR NEW.position >= "
+        "COALESCE((SELECT item_count FROM datasets WHERE id = NEW.dataset_id), 0)",
+        "dataset versions are immutable: INSERT of an item beyond the version refused",
+    ),
+    _abort(
+        "judgments_no_replace",
+        "EXISTS (SELECT 1 FROM judgments WHERE run_id = NEW.run_id AND item_id = NEW.item_id)",
+        "judgments are immutable: INSERT over a stored judgment refused (a re-judge is a new run)",
+    ),
     # An errored judgment is the one row a later attempt of the same run may overwrite.
-    _abort("judgments_no_update",
-           "OLD.error IS NULL OR NEW.run_id IS NOT OLD.run_id OR NEW.item_id IS NOT OLD.item_id",
-           "judgments are immutable: UPDATE refused (only an errored one is retried)", "UPDATE"),
+    _abort(
+        "judgments_no_update",
+        "OLD.error IS NULL OR NEW.run_id IS NOT OLD.run_id OR NEW.item_id IS NOT OLD.item_id",
+        "judgments are immutable: UPDATE refused (only an errored one is retried)",
+        "UPDATE",
+    ),
     _abort("judgments_no_delete", "1", "judgments are immutable: DELETE refused", "DELETE"),
-    _abort("runs_no_replace", "EXISTS (SELECT 1 FROM runs WHERE id = NEW.id)",
-           "runs are immutable: REPLACE of an existing run refused"),
+    _abort(
+        "runs_no_replace",
+        "EXISTS (SELECT 1 FROM runs WHERE id = NEW.id)",
+        "runs are immutable: REPLACE of an existing run refused",
+    ),
     # Status, finish time, totals and `extra` change as a run goes on; what it ran never does.
-    _abort("runs_no_update",
-           "NEW.id IS NOT OLD.id OR NEW.prompt_id IS NOT OLD.prompt_id OR NEW.dataset_id IS NOT OLD.dataset_id "
-           "OR NEW.judge IS NOT OLD.judge OR NEW.item_ids IS NOT OLD.item_ids OR NEW.created_at IS NOT OLD.created_at",
-           "runs change only their status and totals: UPDATE of what was run refused", "UPDATE"),
+    _abort(
+        "runs_no_update",
+        "NEW.id IS NOT OLD.id OR NEW.prompt_id IS NOT OLD.prompt_id OR NEW.dataset_id IS NOT OLD.dataset_id "
+        "OR NEW.judge IS NOT OLD.judge OR NEW.item_ids IS NOT OLD.item_ids OR NEW.created_at IS NOT OLD.created_at",
+        "runs change only their status and totals: UPDATE of what was run refused",
+        "UPDATE",
+    ),
     _abort("runs_no_delete", "1", "runs are immutable: DELETE refused", "DELETE"),
 )
 
@@ -169,7 +252,8 @@ def m004_run_leases(db: Database) -> None:
     """
     db.table("run_leases").create(
         {"run_id": str, "owner": str, "pid": int, "host": str, "started_at": str, "heartbeat": float},
-        pk="run_id", foreign_keys=[("run_id", "runs", "id")],
+        pk="run_id",
+        foreign_keys=[("run_id", "runs", "id")],
     )
 
 
@@ -194,10 +278,17 @@ def m005_ratings(db: Database) -> None:
 
 
 _M005_TRIGGERS = (
-    _abort("ratings_no_replace", "EXISTS (SELECT 1 FROM ratings WHERE id = NEW.id)",
-           "ratings are append-only: REPLACE of a stored rating refused (a new rating supersedes it)"),
-    _abort("ratings_no_update", "1", "ratings are append-only: UPDATE refused (a new rating supersedes it)",
-           "UPDATE"),
+    _abort(
+        "ratings_no_replace",
+        "EXISTS (SELECT 1 FROM ratings WHERE id = NEW.id)",
+        "ratings are append-only: REPLACE of a stored rating refused (a new rating supersedes it)",
+    ),
+    _abort(
+        "ratings_no_update",
+        "1",
+        "ratings are append-only: UPDATE refused (a new rating supersedes it)",
+        "UPDATE",
+    ),
     _abort("ratings_no_delete", "1", "ratings are append-only: DELETE refused (undo adds a row)", "DELETE"),
 )
 
@@ -209,15 +300,23 @@ def m006_archived(db: Database) -> None:
     A table of its own: archiving must never touch a frozen row (its triggers refuse UPDATE), and a
     restore is a DELETE here, nothing else.
     """
-    db.execute("CREATE TABLE archived (kind TEXT NOT NULL CHECK (kind IN ('dataset', 'run', 'draft')), "
-               "id TEXT NOT NULL, archived_at TEXT NOT NULL, PRIMARY KEY (kind, id))")
+    db.execute(
+        "CREATE TABLE archived (kind TEXT NOT NULL CHECK (kind IN ('dataset', 'run', 'draft')), "
+        "id TEXT NOT NULL, archived_at TEXT NOT NULL, PRIMARY KEY (kind, id))"
+    )
 
 
 def pending(conn: sqlite3.Connection) -> bool:
     """Whether any migration still has to run (read-only, plain SQL on sqlite-utils' record of them)."""
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [MIGRATIONS_TABLE]).fetchone():
-        done = {name for (name,) in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?",
-                                                 [MIGRATION_SET])}
+    if conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [MIGRATIONS_TABLE]
+    ).fetchone():
+        done = {
+            name
+            for (name,) in conn.execute(
+                f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?", [MIGRATION_SET]
+            )
+        }
     else:
         done = set()
     return any(step.__name__ not in done for step in _STEPS)
@@ -283,18 +382,29 @@ _RUN_PINNED = ("id", "prompt_id", "dataset_id", "judge", "item_ids", "created_at
 _SAME_ITEM = "FROM judgments WHERE run_id = NEW.run_id AND item_id = NEW.item_id"
 _M009_TRIGGERS = (
     # The next attempt only, and only after an errored one: a final judgment has no successor.
-    _abort("judgments_no_replace",
-           f"NEW.attempt IS NOT COALESCE((SELECT MAX(attempt) + 1 {_SAME_ITEM}), 0) "
-           f"OR EXISTS (SELECT 1 {_SAME_ITEM} AND error IS NULL)",
-           "judgments are immutable: INSERT over a stored judgment refused (an errored one gets a successor, "
-           "its next attempt; a re-judge is a new run)"),
-    _abort("judgments_no_update", "1", "judgments are immutable: UPDATE refused (a retry is a new attempt)",
-           "UPDATE"),
+    _abort(
+        "judgments_no_replace",
+        f"NEW.attempt IS NOT COALESCE((SELECT MAX(attempt) + 1 {_SAME_ITEM}), 0) "
+        f"OR EXISTS (SELECT 1 {_SAME_ITEM} AND error IS NULL)",
+        "judgments are immutable: INSERT over a stored judgment refused (an errored one gets a successor, "
+        "its next attempt; a re-judge is a new run)",
+    ),
+    _abort(
+        "judgments_no_update",
+        "1",
+        "judgments are immutable: UPDATE refused (a retry is a new attempt)",
+        "UPDATE",
+    ),
     _abort("judgments_no_delete", "1", "judgments are immutable: DELETE refused", "DELETE"),
     # Status, finish time, totals, `extra` and the digest change as a run goes on; what it ran never does.
-    _abort("runs_no_update", " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in _RUN_PINNED),
-           "runs change only their status and totals: UPDATE of what was run refused", "UPDATE"),
+    _abort(
+        "runs_no_update",
+        " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in _RUN_PINNED),
+        "runs change only their status and totals: UPDATE of what was run refused",
+        "UPDATE",
+    ),
 )
+
 
 # Every protection trigger a migrated library has, by name, as SQLite stores it (without IF NOT EXISTS);
 # a later migration's trigger of the same name replaces the earlier one. Opening a library compares its
@@ -320,9 +430,19 @@ def m010_run_jobs(db: Database) -> None:
     Control state, not results: it changes as a job starts, is stopped and ends, so it has no row hash.
     """
     db.table("run_jobs").create(
-        {"run_id": str, "options": str, "pid": int, "host": str, "started_at": str, "stop_requested_at": str,
-         "ended_at": str, "summary": str, "error": str},
-        pk="run_id", foreign_keys=[("run_id", "runs", "id")],
+        {
+            "run_id": str,
+            "options": str,
+            "pid": int,
+            "host": str,
+            "started_at": str,
+            "stop_requested_at": str,
+            "ended_at": str,
+            "summary": str,
+            "error": str,
+        },
+        pk="run_id",
+        foreign_keys=[("run_id", "runs", "id")],
     )
 
 
@@ -336,10 +456,12 @@ def m011_frozen_records(db: Database) -> None:
     """
     from .frozen_records import move_settings
 
-    db.execute("CREATE TABLE frozen_records (id INTEGER PRIMARY KEY, "
-               "kind TEXT NOT NULL CHECK (kind IN ('panel', 'cascade', 'split', 'test-use')), key TEXT NOT NULL, "
-               "seq INTEGER NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, prev TEXT, "
-               "row_hash TEXT NOT NULL, UNIQUE (kind, key, seq))")
+    db.execute(
+        "CREATE TABLE frozen_records (id INTEGER PRIMARY KEY, "
+        "kind TEXT NOT NULL CHECK (kind IN ('panel', 'cascade', 'split', 'test-use')), key TEXT NOT NULL, "
+        "seq INTEGER NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, prev TEXT, "
+        "row_hash TEXT NOT NULL, UNIQUE (kind, key, seq))"
+    )
     for sql in _M011_TRIGGERS:
         db.execute(sql)
     move_settings(db.conn)
@@ -348,10 +470,12 @@ def m011_frozen_records(db: Database) -> None:
 _SAME_RECORD = "FROM frozen_records WHERE kind = NEW.kind AND key = NEW.key"
 _M011_TRIGGERS = (
     # The next version only: an INSERT OR REPLACE over a stored row, or one that leaves a gap, is refused.
-    _abort("frozen_records_no_replace",
-           f"EXISTS (SELECT 1 FROM frozen_records WHERE id = NEW.id) "
-           f"OR NEW.seq IS NOT COALESCE((SELECT MAX(seq) + 1 {_SAME_RECORD}), 1)",
-           "frozen records are append-only: INSERT over a stored version refused (a new version is the next seq)"),
+    _abort(
+        "frozen_records_no_replace",
+        f"EXISTS (SELECT 1 FROM frozen_records WHERE id = NEW.id) "
+        f"OR NEW.seq IS NOT COALESCE((SELECT MAX(seq) + 1 {_SAME_RECORD}), 1)",
+        "frozen records are append-only: INSERT over a stored version refused (a new version is the next seq)",
+    ),
     _abort("frozen_records_no_update", "1", "frozen records are append-only: UPDATE refused", "UPDATE"),
     _abort("frozen_records_no_delete", "1", "frozen records are append-only: DELETE refused", "DELETE"),
 )
@@ -369,13 +493,17 @@ def m012_drift_records(db: Database) -> None:
     if "'drift'" in sql:  # applied already (its record deleted): refused before anything changes
         raise sqlite3.OperationalError("table frozen_records already takes drift records")
     db.execute("ALTER TABLE frozen_records RENAME TO frozen_records_m011")
-    db.execute("CREATE TABLE frozen_records (id INTEGER PRIMARY KEY, "
-               "kind TEXT NOT NULL CHECK (kind IN ('panel', 'cascade', 'split', 'test-use', 'drift', "
-               "'drift-check')), key TEXT NOT NULL, "
-               "seq INTEGER NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, prev TEXT, "
-               "row_hash TEXT NOT NULL, UNIQUE (kind, key, seq))")
-    db.execute("INSERT INTO frozen_records (id, kind, key, seq, body, created_at, prev, row_hash) "
-               "SELECT id, kind, key, seq, body, created_at, prev, row_hash FROM frozen_records_m011 ORDER BY id")
+    db.execute(
+        "CREATE TABLE frozen_records (id INTEGER PRIMARY KEY, "
+        "kind TEXT NOT NULL CHECK (kind IN ('panel', 'cascade', 'split', 'test-use', 'drift', "
+        "'drift-check')), key TEXT NOT NULL, "
+        "seq INTEGER NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, prev TEXT, "
+        "row_hash TEXT NOT NULL, UNIQUE (kind, key, seq))"
+    )
+    db.execute(
+        "INSERT INTO frozen_records (id, kind, key, seq, body, created_at, prev, row_hash) "
+        "SELECT id, kind, key, seq, body, created_at, prev, row_hash FROM frozen_records_m011 ORDER BY id"
+    )
     db.execute("DROP TABLE frozen_records_m011")  # its triggers go with it; DROP fires no DELETE trigger
     for sql in _M011_TRIGGERS:
         db.execute(sql)
@@ -393,11 +521,13 @@ def m013_cached_input_tokens(db: Database) -> None:
 # (run_id, error) index: `+error` takes the error column out of index choice, so SQLite looks the item up by
 # (run_id, item_id) with or without planner statistics, and a run's inserts stay O(log N) each.
 _M014_TRIGGERS = (
-    _abort("judgments_no_replace",
-           f"NEW.attempt IS NOT COALESCE((SELECT MAX(attempt) + 1 {_SAME_ITEM}), 0) "
-           f"OR EXISTS (SELECT 1 {_SAME_ITEM} AND +error IS NULL)",
-           "judgments are immutable: INSERT over a stored judgment refused (an errored one gets a successor, "
-           "its next attempt; a re-judge is a new run)"),
+    _abort(
+        "judgments_no_replace",
+        f"NEW.attempt IS NOT COALESCE((SELECT MAX(attempt) + 1 {_SAME_ITEM}), 0) "
+        f"OR EXISTS (SELECT 1 {_SAME_ITEM} AND +error IS NULL)",
+        "judgments are immutable: INSERT over a stored judgment refused (an errored one gets a successor, "
+        "its next attempt; a re-judge is a new run)",
+    ),
 )
 
 

@@ -38,14 +38,19 @@ def import_note(result: FreezeResult, before: list[FrozenPrompt], imported: Froz
     """What an import did: "imported as coherence@5 (hash): a new version; its content differs from ... in steps"."""
     label = f"{result.prompt.label} ({result.prompt.id[:12]})"
     if not result.created:
-        other = "" if imported.label == result.prompt.label else \
-            f"; the file calls it {imported.label} (unverified metadata)"
+        other = (
+            ""
+            if imported.label == result.prompt.label
+            else f"; the file calls it {imported.label} (unverified metadata)"
+        )
         return f"already in the library as {label}{other}"
     if not before:
         return f"imported as {label}: a new prompt"
     latest = before[-1]
     changed = content_differences(latest.dimension, result.prompt.dimension)
-    return f"imported as {label}: a new version; its content differs from {latest.label} in {', '.join(changed)}"
+    return (
+        f"imported as {label}: a new version; its content differs from {latest.label} in {', '.join(changed)}"
+    )
 
 
 def split_label(name_or_id: str, version: int | None = None) -> tuple[str, int | None]:
@@ -64,8 +69,12 @@ class PromptsMixin(LibraryBase):
     # --- drafts -------------------------------------------------------------------------------------
     def save_draft(self, dimension: Dimension, draft_id: int | None = None) -> int:
         """Create a draft, or overwrite draft `draft_id`; returns its id."""
-        row = {"name": dimension.name, "dimension": dumps(dimension.to_dict()),
-               "steps_model": dimension.steps_model, "updated_at": now()}
+        row = {
+            "name": dimension.name,
+            "dimension": dumps(dimension.to_dict()),
+            "steps_model": dimension.steps_model,
+            "updated_at": now(),
+        }
         with self._write() as db:
             if draft_id is None:
                 return insert_row(db, "drafts", {**row, "created_at": row["updated_at"]})
@@ -103,17 +112,21 @@ class PromptsMixin(LibraryBase):
         findings = check_dimension(dim)
         failed = errors(findings)
         if failed:
-            raise InputError("cannot freeze: " + "; ".join(f"{c.field}: {c.message}" for c in failed),
-                             field=failed[0].field)
+            raise InputError(
+                "cannot freeze: " + "; ".join(f"{c.field}: {c.message}" for c in failed),
+                field=failed[0].field,
+            )
         warnings = [f"{c.field}: {c.message}" for c in findings if c.level == "warning"]
         check_dimension_name(dim.name)
         label = check_name(name or slug(dim.name))
         known = [r["name"] for r in self._rows("SELECT DISTINCT name FROM prompts")]
         twin = look_alike(label, known)
         if twin is not None:
-            raise InputError(f"the name {label!r} looks like the library's {twin!r} but is spelled with other "
-                             f"characters; freeze under {twin!r} or choose a name that does not look like it",
-                             field="name")
+            raise InputError(
+                f"the name {label!r} looks like the library's {twin!r} but is spelled with other "
+                f"characters; freeze under {twin!r} or choose a name that does not look like it",
+                field="name",
+            )
         # Store the full template, so a later change to the default template cannot alter this version.
         # No server URL: where a run sends its requests (and the key) is chosen by the user at run time.
         dim = replace(dim, template=template_of(dim), judge=replace(dim.judge, base_url=None))
@@ -122,12 +135,22 @@ class PromptsMixin(LibraryBase):
             existing = db.execute("SELECT id FROM prompts WHERE id = ?", [prompt_id]).fetchone()
             if existing:
                 return FreezeResult(self.get_prompt(prompt_id), False, warnings)
-            version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM prompts WHERE name = ?",
-                                 [label]).fetchone()[0]
-            insert_row(db, "prompts", {
-                "id": prompt_id, "name": label, "version": version, "dimension": dumps(dim.to_dict()),
-                "steps_model": dim.steps_model, "judge": dim.judge.judge_id, "created_at": now(),
-            })
+            version = db.execute(
+                "SELECT COALESCE(MAX(version), 0) + 1 FROM prompts WHERE name = ?", [label]
+            ).fetchone()[0]
+            insert_row(
+                db,
+                "prompts",
+                {
+                    "id": prompt_id,
+                    "name": label,
+                    "version": version,
+                    "dimension": dumps(dim.to_dict()),
+                    "steps_model": dim.steps_model,
+                    "judge": dim.judge.judge_id,
+                    "created_at": now(),
+                },
+            )
         return FreezeResult(self.get_prompt(prompt_id), True, warnings)
 
     def import_checked(self, loaded: LoadedExport) -> FreezeResult:
@@ -151,9 +174,11 @@ class PromptsMixin(LibraryBase):
         if row is None and len(name) >= 6 and re.fullmatch(r"[0-9a-fA-F]+", name):
             rows = self._rows("SELECT * FROM prompts WHERE id LIKE ? LIMIT 2", [name.lower() + "%"])
             if len(rows) > 1:
-                raise NotFoundError(f"hash prefix {name!r} matches several prompts "
-                                    f"({', '.join(r['name'] + '@' + str(r['version']) for r in rows)}, ...); "
-                                    "give more characters of the hash")
+                raise NotFoundError(
+                    f"hash prefix {name!r} matches several prompts "
+                    f"({', '.join(r['name'] + '@' + str(r['version']) for r in rows)}, ...); "
+                    "give more characters of the hash"
+                )
             row = rows[0] if rows else None
         return row
 
@@ -162,8 +187,11 @@ class PromptsMixin(LibraryBase):
         row = self._prompt_row(str(name_or_id), version)
         if row is None:
             known = ", ".join(sorted({r["name"] for r in self._rows("SELECT name FROM prompts")})) or "none"
-            raise NotFoundError(f"no frozen prompt {name_or_id!r}" + (f" version {version}" if version else "")
-                                + f"; known prompts: {known}")
+            raise NotFoundError(
+                f"no frozen prompt {name_or_id!r}"
+                + (f" version {version}" if version else "")
+                + f"; known prompts: {known}"
+            )
         return _frozen(row)
 
     def list_prompts(self, latest_only: bool = False, probes: bool = False) -> list[dict[str, Any]]:
@@ -171,8 +199,10 @@ class PromptsMixin(LibraryBase):
         rubric-form probe froze (NAME.probe-FORM) only with `probes`: they are the probe's, not the user's prompts."""
         from geval_core.prompts.rubric_forms import is_probe_name
 
-        rows = self._rows("SELECT p.*, (SELECT COUNT(*) FROM prompts q WHERE q.name = p.name) AS versions "
-                          "FROM prompts p ORDER BY name, version")
+        rows = self._rows(
+            "SELECT p.*, (SELECT COUNT(*) FROM prompts q WHERE q.name = p.name) AS versions "
+            "FROM prompts p ORDER BY name, version"
+        )
         if not probes:
             rows = [r for r in rows if not is_probe_name(r["name"])]
         if latest_only:
@@ -182,7 +212,9 @@ class PromptsMixin(LibraryBase):
 
     def prompt_versions(self, name: str) -> list[FrozenPrompt]:
         """Every frozen version of one name, oldest first."""
-        return [_frozen(r) for r in self._rows("SELECT * FROM prompts WHERE name = ? ORDER BY version", [name])]
+        return [
+            _frozen(r) for r in self._rows("SELECT * FROM prompts WHERE name = ? ORDER BY version", [name])
+        ]
 
 
 def _frozen(row: dict[str, Any]) -> FrozenPrompt:
@@ -191,17 +223,27 @@ def _frozen(row: dict[str, Any]) -> FrozenPrompt:
     (data.get("judge") or {}).pop("base_url", None)
     dim = Dimension.from_dict(data)
     if content_hash(dim) != row["id"]:
-        raise IntegrityError(f"stored prompt {row['name']}@{row['version']} does not match its hash "
-                             f"{row['id'][:12]}; the library file was altered outside the workbench")
+        raise IntegrityError(
+            f"stored prompt {row['name']}@{row['version']} does not match its hash "
+            f"{row['id'][:12]}; the library file was altered outside the workbench"
+        )
     return FrozenPrompt(row["id"], row["name"], row["version"], dim, row["created_at"])
 
 
 def _summary(row: dict[str, Any]) -> dict[str, Any]:
     dim = loads(row["dimension"])
     return {
-        "id": row["id"], "name": row["name"], "version": row["version"],
-        "label": f"{row['name']}@{row['version']}", "dimension": dim["name"],
-        "definition": dim["definition"], "scale": f"{dim['scale']['min']}-{dim['scale']['max']}",
-        "inputs": dim["inputs"], "judge": row["judge"], "mode": dim["judge"]["mode"],
-        "steps_model": row["steps_model"], "created_at": row["created_at"], "versions": row["versions"],
+        "id": row["id"],
+        "name": row["name"],
+        "version": row["version"],
+        "label": f"{row['name']}@{row['version']}",
+        "dimension": dim["name"],
+        "definition": dim["definition"],
+        "scale": f"{dim['scale']['min']}-{dim['scale']['max']}",
+        "inputs": dim["inputs"],
+        "judge": row["judge"],
+        "mode": dim["judge"]["mode"],
+        "steps_model": row["steps_model"],
+        "created_at": row["created_at"],
+        "versions": row["versions"],
     }

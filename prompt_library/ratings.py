@@ -44,8 +44,12 @@ def current_rows(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def snapshot_items(items: list[Item], name: str, ratings: dict[str, dict[str, float]],
-                   names: list[str] | tuple[str, ...] = ()) -> tuple[list[Item], list[str]]:
+def snapshot_items(
+    items: list[Item],
+    name: str,
+    ratings: dict[str, dict[str, float]],
+    names: list[str] | tuple[str, ...] = (),
+) -> tuple[list[Item], list[str]]:
     """(items with the version's own NAME.k kept, the workbench raters' NAME.k after them and NAME by the module's
     rule; who each NAME.k is). Other human ratings are kept as they were.
 
@@ -71,7 +75,9 @@ def snapshot_items(items: list[Item], name: str, ratings: dict[str, dict[str, fl
     return out, labels
 
 
-def _item_mean(own: float | None, old: dict[int, float], imported: dict[int, float], given: list[float]) -> float | None:
+def _item_mean(
+    own: float | None, old: dict[int, float], imported: dict[int, float], given: list[float]
+) -> float | None:
     """NAME of one item: the mean of all its per-rater ratings once rated in the workbench, else its own."""
     if given:
         return math.fsum([*imported.values(), *given]) / (len(imported) + len(given))
@@ -83,8 +89,11 @@ def _item_mean(own: float | None, old: dict[int, float], imported: dict[int, flo
 
 def _rater_values(human: dict[str, Any], name: str) -> dict[int, float]:
     """k -> the rating under NAME.k of one item."""
-    return {int(key.rpartition(".")[2]): value for key, value in human.items()
-            if _is_rater_key(key, name) and value is not None}
+    return {
+        int(key.rpartition(".")[2]): value
+        for key, value in human.items()
+        if _is_rater_key(key, name) and value is not None
+    }
 
 
 def _is_rater_key(key: str, name: str) -> bool:
@@ -96,10 +105,19 @@ class RatingsMixin(DatasetsMixin):
     """Append-only human ratings of dataset items, per rater and dimension."""
 
     if TYPE_CHECKING:  # PromptsMixin's, beside this mixin in Library
+
         def get_prompt(self, name_or_id: str, version: int | None = None) -> FrozenPrompt: ...
 
-    def add_rating(self, dataset_id: str, item_id: str, dimension: str, rater: str, rating: float | None = None,
-                   status: str = "rated", prompt_id: str | None = None) -> int:
+    def add_rating(
+        self,
+        dataset_id: str,
+        item_id: str,
+        dimension: str,
+        rater: str,
+        rating: float | None = None,
+        status: str = "rated",
+        prompt_id: str | None = None,
+    ) -> int:
         """Append one act (a rating, a skip or "cannot judge"); returns the new row's id."""
         rater, dimension = rater.strip(), dimension.strip()
         if not rater or not dimension:
@@ -110,10 +128,20 @@ class RatingsMixin(DatasetsMixin):
             raise InputError("a rating needs a number; a skip or 'cannot judge' has none")
         scale = self._rating_scale(dimension, prompt_id)
         if rating is not None and scale is not None and (rating not in scale or float(rating) != int(rating)):
-            raise InputError(f"a {dimension} rating is one of the scale's points {scale} (got {rating!r})",
-                             field="rating")
-        return self._append({"dataset_id": dataset_id, "item_id": item_id, "dimension": dimension,
-                             "prompt_id": prompt_id, "rater": rater, "rating": rating, "status": status})
+            raise InputError(
+                f"a {dimension} rating is one of the scale's points {scale} (got {rating!r})", field="rating"
+            )
+        return self._append(
+            {
+                "dataset_id": dataset_id,
+                "item_id": item_id,
+                "dimension": dimension,
+                "prompt_id": prompt_id,
+                "rater": rater,
+                "rating": rating,
+                "status": status,
+            }
+        )
 
     def _rating_scale(self, dimension: str, prompt_id: str | None) -> Any:
         """The scale a rating of `dimension` is on: the named prompt's, else the latest frozen prompt's whose
@@ -121,8 +149,11 @@ class RatingsMixin(DatasetsMixin):
         if prompt_id:
             return self.get_prompt(prompt_id).dimension.scale
         # One query for the matching version, not every prompt read and checked in Python.
-        row = self._one("SELECT id FROM prompts WHERE lower(json_extract(dimension, '$.name')) = lower(?) "
-                        "OR name = ? ORDER BY created_at DESC, rowid DESC LIMIT 1", [dimension, dimension])
+        row = self._one(
+            "SELECT id FROM prompts WHERE lower(json_extract(dimension, '$.name')) = lower(?) "
+            "OR name = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            [dimension, dimension],
+        )
         return None if row is None else self.get_prompt(row["id"]).dimension.scale
 
     def _append(self, row: dict[str, Any]) -> int:
@@ -143,8 +174,17 @@ class RatingsMixin(DatasetsMixin):
             if not standing:
                 return None
             last = standing[-1]
-            self._append({"dataset_id": dataset_id, "item_id": last["item_id"], "dimension": dimension,
-                          "prompt_id": last["prompt_id"], "rater": rater, "status": "undo", "undoes": last["id"]})
+            self._append(
+                {
+                    "dataset_id": dataset_id,
+                    "item_id": last["item_id"],
+                    "dimension": dimension,
+                    "prompt_id": last["prompt_id"],
+                    "rater": rater,
+                    "status": "undo",
+                    "undoes": last["id"],
+                }
+            )
             return last
 
     def rating_rows(self, dataset_id: str, dimension: str, rater: str | None = None) -> list[dict[str, Any]]:
@@ -153,8 +193,9 @@ class RatingsMixin(DatasetsMixin):
         Acts made on another version of the same dataset carry over for the items whose inputs are the same
         in both versions: a new version (e.g. one saved from ratings) does not make people rate again.
         """
-        versions = self._rows("SELECT id FROM datasets WHERE name = (SELECT name FROM datasets WHERE id = ?)",
-                              [dataset_id])
+        versions = self._rows(
+            "SELECT id FROM datasets WHERE name = (SELECT name FROM datasets WHERE id = ?)", [dataset_id]
+        )
         ids = [v["id"] for v in versions] or [dataset_id]
         marks = ", ".join("?" * len(ids))
         sql = f"SELECT * FROM ratings WHERE dataset_id IN ({marks}) AND dimension = ?"
@@ -169,11 +210,17 @@ class RatingsMixin(DatasetsMixin):
 
     def _same_items(self, dataset_id: str, others: set[str]) -> set[tuple[str, str]]:
         """(other version, item id) for the items whose inputs equal this version's item of that id."""
-        mine = {r["item_id"]: loads(r["fields"], {}) for r in
-                self._rows("SELECT item_id, fields FROM items WHERE dataset_id = ?", [dataset_id])}
+        mine = {
+            r["item_id"]: loads(r["fields"], {})
+            for r in self._rows("SELECT item_id, fields FROM items WHERE dataset_id = ?", [dataset_id])
+        }
         marks = ", ".join("?" * len(others))
-        rows = self._rows(f"SELECT dataset_id, item_id, fields FROM items WHERE dataset_id IN ({marks})", list(others))
-        return {(r["dataset_id"], r["item_id"]) for r in rows if mine.get(r["item_id"]) == loads(r["fields"], {})}
+        rows = self._rows(
+            f"SELECT dataset_id, item_id, fields FROM items WHERE dataset_id IN ({marks})", list(others)
+        )
+        return {
+            (r["dataset_id"], r["item_id"]) for r in rows if mine.get(r["item_id"]) == loads(r["fields"], {})
+        }
 
     def current_ratings(self, dataset_id: str, dimension: str) -> dict[str, dict[str, dict[str, Any]]]:
         """rater -> item id -> that rater's current act (rated, skipped or cannot_judge)."""
@@ -190,8 +237,10 @@ class RatingsMixin(DatasetsMixin):
 
     def _snapshot(self, dataset: dict[str, Any], dimension: str) -> tuple[list[Item], list[str]]:
         """snapshot_items of a dataset version with its raters' current ratings of `dimension`."""
-        ratings = {r: {i: row["rating"] for i, row in acts.items() if row["status"] == "rated"}
-                   for r, acts in self.current_ratings(dataset["id"], dimension).items()}
+        ratings = {
+            r: {i: row["rating"] for i, row in acts.items() if row["status"] == "rated"}
+            for r, acts in self.current_ratings(dataset["id"], dimension).items()
+        }
         names = ((dataset.get("mapping") or {}).get("raters") or {}).get(dimension) or []
         return snapshot_items(self.dataset_items(dataset["id"]), dimension, ratings, names)
 
@@ -199,8 +248,11 @@ class RatingsMixin(DatasetsMixin):
         """A new version of the dataset: its own ratings kept, every workbench rater's current rating of `dimension`
         added as a rater column, and the mean (see the module's rule)."""
         dataset = self.get_dataset(dataset_id)
-        rated = [acts for acts in self.current_ratings(dataset["id"], dimension).values()
-                 if any(row["status"] == "rated" for row in acts.values())]
+        rated = [
+            acts
+            for acts in self.current_ratings(dataset["id"], dimension).values()
+            if any(row["status"] == "rated" for row in acts.values())
+        ]
         if not rated:
             raise InputError(f"no ratings of {dimension!r} on {dataset['label']} yet: rate some items first")
         items, raters = self._snapshot(dataset, dimension)
@@ -211,8 +263,12 @@ class RatingsMixin(DatasetsMixin):
         from geval_core.run.splits import has_split
 
         carried = dataset["id"] if has_split(self, dataset["id"]) else None  # type: ignore[arg-type]  # a Library
-        return {**self.import_items(dataset["name"], items, source=source, mapping=mapping,
-                                    carry_split_from=carried), "raters": raters}
+        return {
+            **self.import_items(
+                dataset["name"], items, source=source, mapping=mapping, carry_split_from=carried
+            ),
+            "raters": raters,
+        }
 
     def rater_names(self, dataset_id: str, dimension: str) -> list[str]:
         """The people behind a saved version's NAME.0, NAME.1, ... of `dimension` (empty when not known)."""

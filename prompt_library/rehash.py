@@ -18,8 +18,10 @@ def rebuild_judgments(conn: sqlite3.Connection, index_sql: str) -> None:
     """judgments with `attempt` in its key and a `row_hash`: SQLite cannot change a primary key in place."""
     columns = [(name, kind) for _, name, kind, *_ in conn.execute("PRAGMA table_info(judgments)")]
     defs = ", ".join(f"{name} {kind}".strip() for name, kind in columns)
-    conn.execute(f"CREATE TABLE judgments_new ({defs}, attempt INTEGER NOT NULL DEFAULT 0, row_hash TEXT, "
-                 "PRIMARY KEY (run_id, item_id, attempt), FOREIGN KEY (run_id) REFERENCES runs(id))")
+    conn.execute(
+        f"CREATE TABLE judgments_new ({defs}, attempt INTEGER NOT NULL DEFAULT 0, row_hash TEXT, "
+        "PRIMARY KEY (run_id, item_id, attempt), FOREIGN KEY (run_id) REFERENCES runs(id))"
+    )
     names = [name for name, _ in columns] + ["attempt", "row_hash"]
     insert = f"INSERT INTO judgments_new ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
     cursor = conn.execute("SELECT * FROM judgments")
@@ -52,4 +54,3 @@ def _rows(conn: sqlite3.Connection, sql: str) -> list[dict[str, Any]]:
     cursor = conn.execute(sql)
     keys = [c[0] for c in cursor.description]
     return [dict(zip(keys, values, strict=True)) for values in cursor.fetchall()]
-

@@ -22,17 +22,20 @@ BATCH = 2000  # items per page: SQLite's limit on bound parameters is far above,
 DIGEST_ROWS = "digest_rows"  # the run field saying how many judgment rows its stored digest covers
 # The columns a run's totals fold reads (totals.RunTally), with what picks the latest attempts.
 _VALUES = ", ".join(("item_id", "attempt", *JUDGMENT_COLUMNS))  # a judgment's stored values, JSON as text
-_TALLY_SELECT = ("SELECT j.item_id, j.attempt, j.score, j.error, j.cached, j.fallback, j.input_tokens, "
-                 "j.output_tokens, j.cached_input_tokens, j.model_version FROM judgments j "
-                 "WHERE j.run_id = ? AND j.item_id > ? "
-                 "AND j.attempt = (SELECT MAX(k.attempt) FROM judgments k WHERE k.run_id = j.run_id "
-                 "AND k.item_id = j.item_id) ORDER BY j.item_id LIMIT ?")
+_TALLY_SELECT = (
+    "SELECT j.item_id, j.attempt, j.score, j.error, j.cached, j.fallback, j.input_tokens, "
+    "j.output_tokens, j.cached_input_tokens, j.model_version FROM judgments j "
+    "WHERE j.run_id = ? AND j.item_id > ? "
+    "AND j.attempt = (SELECT MAX(k.attempt) FROM judgments k WHERE k.run_id = j.run_id "
+    "AND k.item_id = j.item_id) ORDER BY j.item_id LIMIT ?"
+)
 
 
 class RunStreamsMixin(DatasetScansMixin, LibraryBase):
     """Counts, per-batch lookups and paged reads of a run's judgments."""
 
     if TYPE_CHECKING:  # RunsMixin's, which builds on this mixin
+
         def get_run(self, run_id: str) -> dict[str, Any]: ...
 
     def judged_count(self, run_id: str) -> int:
@@ -41,8 +44,10 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
 
     def run_servers(self, run_id: str) -> set[str]:
         """The servers that answered a run's judgments (errors left out: an unanswered call names no server)."""
-        rows = self._rows("SELECT DISTINCT server FROM judgments WHERE run_id = ? AND error IS NULL "
-                          "AND server IS NOT NULL", [run_id])
+        rows = self._rows(
+            "SELECT DISTINCT server FROM judgments WHERE run_id = ? AND error IS NULL AND server IS NOT NULL",
+            [run_id],
+        )
         return {r["server"] for r in rows}
 
     def judgment_row_count(self, run_id: str) -> int:
@@ -54,12 +59,16 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
         ids = list(item_ids)
         found: set[str] = set()
         for start in range(0, len(ids), BATCH):
-            page = ids[start:start + BATCH]
+            page = ids[start : start + BATCH]
             marks = ", ".join("?" * len(page))
             with self._lock:
-                found.update(r for (r,) in self.conn.execute(
-                    f"SELECT item_id FROM judgments WHERE run_id = ? AND error IS NULL AND item_id IN ({marks})",
-                    [run_id, *page]))
+                found.update(
+                    r
+                    for (r,) in self.conn.execute(
+                        f"SELECT item_id FROM judgments WHERE run_id = ? AND error IS NULL AND item_id IN ({marks})",
+                        [run_id, *page],
+                    )
+                )
         return found
 
     def iter_latest_attempts(self, run_id: str, batch: int = BATCH) -> Iterator[dict[str, Any]]:
@@ -76,14 +85,20 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
         """Item id -> its latest judgment (as `judgments` returns them), for these items of the run."""
         out: dict[str, dict[str, Any]] = {}
         for start in range(0, len(item_ids), BATCH):
-            page = item_ids[start:start + BATCH]
+            page = item_ids[start : start + BATCH]
             marks = ", ".join("?" * len(page))
-            rows = self._rows(f"SELECT * FROM judgments WHERE run_id = ? AND item_id IN ({marks})", [run_id, *page])
+            rows = self._rows(
+                f"SELECT * FROM judgments WHERE run_id = ? AND item_id IN ({marks})", [run_id, *page]
+            )
             out.update((row["item_id"], row) for row in _decoded_latest(rows))
         return out
 
-    def iter_judgments(self, run_id: str, batch: int = BATCH, after_item: str | None = None,
-                       ) -> Iterator[dict[str, Any]]:
+    def iter_judgments(
+        self,
+        run_id: str,
+        batch: int = BATCH,
+        after_item: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
         """The run's judgments in dataset order as `judgments` returns them, a page of items at a time;
         `after_item`: only those of items after it in the dataset."""
         run = self.get_run(run_id)
@@ -95,12 +110,17 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
         """The ids of a dataset version, in order, `batch` at a time (after `after_item` when given)."""
         position = -1
         if after_item is not None:
-            found = self._one("SELECT position FROM items WHERE dataset_id = ? AND item_id = ?", [dataset_id, after_item])
+            found = self._one(
+                "SELECT position FROM items WHERE dataset_id = ? AND item_id = ?", [dataset_id, after_item]
+            )
             position = found["position"] if found else -1
         while True:
             with self._lock:
-                page = self.conn.execute("SELECT item_id, position FROM items WHERE dataset_id = ? AND position > ? "
-                                         "ORDER BY position LIMIT ?", [dataset_id, position, batch]).fetchall()
+                page = self.conn.execute(
+                    "SELECT item_id, position FROM items WHERE dataset_id = ? AND position > ? "
+                    "ORDER BY position LIMIT ?",
+                    [dataset_id, position, batch],
+                ).fetchall()
             if not page:
                 return
             yield [item for item, _ in page]
@@ -111,17 +131,24 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
         columns as their text), for these items: the cheapest read of a results line."""
         out: dict[str, tuple[Any, ...]] = {}
         for start in range(0, len(item_ids), BATCH):
-            page = item_ids[start:start + BATCH]
+            page = item_ids[start : start + BATCH]
             with self._lock:
-                rows = self.conn.execute(f"SELECT {_VALUES} FROM judgments WHERE run_id = ? AND item_id IN "
-                                         f"({', '.join('?' * len(page))})", [run_id, *page]).fetchall()
+                rows = self.conn.execute(
+                    f"SELECT {_VALUES} FROM judgments WHERE run_id = ? AND item_id IN "
+                    f"({', '.join('?' * len(page))})",
+                    [run_id, *page],
+                ).fetchall()
             for row in rows:  # an errored attempt's successor has the higher attempt
                 if row[0] not in out or row[1] > out[row[0]][1]:
                     out[row[0]] = row
         return {item: (row[0], *row[2:]) for item, row in out.items()}
 
-    def iter_judgment_values(self, run_id: str, batch: int = BATCH, after_item: str | None = None,
-                             ) -> Iterator[tuple[Any, ...]]:
+    def iter_judgment_values(
+        self,
+        run_id: str,
+        batch: int = BATCH,
+        after_item: str | None = None,
+    ) -> Iterator[tuple[Any, ...]]:
         """`judgment_values_of` of every judgment of the run, in dataset order, a page of items at a time;
         `after_item`: only those of items after it in the dataset."""
         run = self.get_run(run_id)
@@ -139,8 +166,9 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
         """hashes.run_digest of the run's stored row hashes, sorted by SQLite and hashed as they come."""
         digest = hashlib.sha256()
         with self._lock:
-            cursor = self.conn.execute("SELECT COALESCE(row_hash, '') FROM judgments WHERE run_id = ? ORDER BY 1",
-                                       [run_id])
+            cursor = self.conn.execute(
+                "SELECT COALESCE(row_hash, '') FROM judgments WHERE run_id = ? ORDER BY 1", [run_id]
+            )
             for n, (row_hash,) in enumerate(cursor):
                 digest.update((("\n" if n else "") + row_hash).encode("ascii"))
         return digest.hexdigest()

@@ -25,8 +25,15 @@ _judgment = decoded  # the one decoder of a stored judgment row, by the name oth
 __all__ = ["JUDGMENT_COLUMNS", "RunsMixin", "latest_attempts", "new_run_id"]
 
 RUN_STATUSES = ("running", "done", "cancelled", "failed")
-RUN_COLUMNS = ("status", "finished_at", "model_version", "input_tokens", "output_tokens", "cost_usd",
-               "items_total")
+RUN_COLUMNS = (
+    "status",
+    "finished_at",
+    "model_version",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "items_total",
+)
 
 _RUN_SELECT = """
 SELECT r.*, p.name || '@' || p.version AS prompt_label, d.name || '@' || d.version AS dataset_label,
@@ -45,8 +52,9 @@ def new_run_id() -> str:
 class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
     """Runs, judgments and the judge cache."""
 
-    def create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
-                   item_ids: list[str] | None = None) -> str:
+    def create_run(
+        self, prompt_id: str, dataset_id: str, judge: JudgeSettings, item_ids: list[str] | None = None
+    ) -> str:
         """Start a run record (status "running"); prompt and dataset may be given by id or name."""
         prompt = self.get_prompt(prompt_id)
         dataset = self.get_dataset(dataset_id)
@@ -57,16 +65,34 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
                 raise InputError(f"items {unknown[:5]} are not in dataset {dataset['label']}")
         run_id = new_run_id()
         with self._write() as db:
-            insert_row(db, "runs", self._hashed("runs", {
-                "id": run_id, "prompt_id": prompt.id, "dataset_id": dataset["id"], "judge": dumps(asdict(judge)),
-                "item_ids": dumps(list(item_ids)) if item_ids is not None else None, "status": "running",
-                "items_total": len(item_ids) if item_ids is not None else dataset["item_count"],
-                "created_at": now(), "extra": dumps({}),
-            }))
+            insert_row(
+                db,
+                "runs",
+                self._hashed(
+                    "runs",
+                    {
+                        "id": run_id,
+                        "prompt_id": prompt.id,
+                        "dataset_id": dataset["id"],
+                        "judge": dumps(asdict(judge)),
+                        "item_ids": dumps(list(item_ids)) if item_ids is not None else None,
+                        "status": "running",
+                        "items_total": len(item_ids) if item_ids is not None else dataset["item_count"],
+                        "created_at": now(),
+                        "extra": dumps({}),
+                    },
+                ),
+            )
         return run_id
 
-    def find_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings, statuses: tuple[str, ...] = RUN_STATUSES,
-                 item_ids: list[str] | None = None) -> dict[str, Any] | None:
+    def find_run(
+        self,
+        prompt_id: str,
+        dataset_id: str,
+        judge: JudgeSettings,
+        statuses: tuple[str, ...] = RUN_STATUSES,
+        item_ids: list[str] | None = None,
+    ) -> dict[str, Any] | None:
         """The newest run of this prompt, dataset and judge on exactly `item_ids` (None: the whole dataset) whose
         status is in `statuses`; None when there is none (looking records nothing)."""
         wanted = asdict(judge)
@@ -75,8 +101,14 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
                 return run
         return None
 
-    def find_or_create_run(self, prompt_id: str, dataset_id: str, judge: JudgeSettings,
-                           statuses: tuple[str, ...], item_ids: list[str] | None = None) -> tuple[str, bool]:
+    def find_or_create_run(
+        self,
+        prompt_id: str,
+        dataset_id: str,
+        judge: JudgeSettings,
+        statuses: tuple[str, ...],
+        item_ids: list[str] | None = None,
+    ) -> tuple[str, bool]:
         """(run id, created): find_run's run, else a new run on those items; one transaction, so two commands
         started together share one run."""
         with self._write():
@@ -109,7 +141,11 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
             else:
                 where.append(f"({table}.name = ? AND {table}.version = ?)")
                 params += [name, version]
-        sql = _RUN_SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.created_at DESC, r.id DESC"
+        sql = (
+            _RUN_SELECT
+            + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY r.created_at DESC, r.id DESC"
+        )
         return [_run(r) for r in self._rows(sql, params)]
 
     def set_run_fields(self, run_id: str, **fields: Any) -> None:
@@ -121,7 +157,9 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         extra = {k: v for k, v in fields.items() if k not in RUN_COLUMNS}
         with self._write() as db:
             if extra:
-                stored = loads(db.execute("SELECT extra FROM runs WHERE id = ?", [run["id"]]).fetchone()[0], {})
+                stored = loads(
+                    db.execute("SELECT extra FROM runs WHERE id = ?", [run["id"]]).fetchone()[0], {}
+                )
                 columns["extra"] = dumps({**stored, **extra})
             if columns:
                 update_row(db, "runs", ("id", run["id"]), columns)
@@ -134,20 +172,26 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
             # errored ones); judgments are append-only, so an unchanged count is an unchanged digest.
             rows = self.judgment_row_count(run["id"])
             if run.get("digest") is None or run.get(DIGEST_ROWS) != rows:
-                db.execute("UPDATE runs SET digest = ? WHERE id = ?", [self.streamed_digest(run["id"]), run["id"]])
+                db.execute(
+                    "UPDATE runs SET digest = ? WHERE id = ?", [self.streamed_digest(run["id"]), run["id"]]
+                )
                 totals[DIGEST_ROWS] = rows
             self.set_run_fields(run["id"], status=status, finished_at=now(), **totals)
 
     def judged_item_ids(self, run_id: str, include_errors: bool = False) -> set[str]:
         """Items that already have a judgment; errored ones are left out (a resume retries them)."""
         # Only an errored attempt has a successor, so the error-free rows are exactly the final judgments.
-        sql = "SELECT item_id FROM judgments WHERE run_id = ?" + ("" if include_errors else " AND error IS NULL")
+        sql = "SELECT item_id FROM judgments WHERE run_id = ?" + (
+            "" if include_errors else " AND error IS NULL"
+        )
         return {r["item_id"] for r in self._rows(sql, [run_id])}
 
     def scored_count(self, run_id: str) -> int:
         """How many of a run's items have a score, over every session of the run."""
-        row = self._one("SELECT COUNT(*) AS n FROM judgments WHERE run_id = ? AND score IS NOT NULL "
-                        "AND error IS NULL", [run_id])
+        row = self._one(
+            "SELECT COUNT(*) AS n FROM judgments WHERE run_id = ? AND score IS NOT NULL AND error IS NULL",
+            [run_id],
+        )
         return int(row["n"]) if row else 0
 
     def save_judgment(self, run_id: str, judgment: Judgment) -> bool:
@@ -165,8 +209,10 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         with self._write(savepoint=False) as db:  # one write statement, which undoes itself if it fails
             # The triggers refuse an INSERT that is not the next attempt after an errored one, so look
             # first: under the write lock nobody can change the answer meanwhile.
-            cursor = db.execute("SELECT * FROM judgments WHERE run_id = ? AND item_id = ? "
-                                "ORDER BY attempt DESC LIMIT 1", [run_id, judgment.item_id])
+            cursor = db.execute(
+                "SELECT * FROM judgments WHERE run_id = ? AND item_id = ? ORDER BY attempt DESC LIMIT 1",
+                [run_id, judgment.item_id],
+            )
             latest = cursor.fetchone()
             if latest is None:
                 row["attempt"], previous = 0, None
@@ -190,8 +236,11 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         # B-tree, which is slower for a large run. Items not in the dataset come first, as NULLs do.
         with collections_paused():
             with self._lock:  # the connection is shared by threads: no read inside another's write
-                position = dict(self.conn.execute("SELECT item_id, position FROM items WHERE dataset_id = ?",
-                                                  [run["dataset_id"]]).fetchall())
+                position = dict(
+                    self.conn.execute(
+                        "SELECT item_id, position FROM items WHERE dataset_id = ?", [run["dataset_id"]]
+                    ).fetchall()
+                )
             rows = latest_attempts(self._rows("SELECT * FROM judgments WHERE run_id = ?", [run["id"]]))
             rows.sort(key=lambda r: (r["item_id"] in position, position.get(r["item_id"], 0), r["item_id"]))
             distributions = loads_column([r["distribution"] for r in rows])
@@ -203,7 +252,9 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         """A stored reply dict for an identical request, or None (also for an entry that names no judgment, or one
         that does not exist); IntegrityError when it fails its hash or differs from its origin judgment."""
         with self._lock:  # asked once per item: the plain cursor, not a query's dict rows
-            row = self.conn.execute("SELECT reply, hash, origin FROM judge_cache WHERE key = ?", [key]).fetchone()
+            row = self.conn.execute(
+                "SELECT reply, hash, origin FROM judge_cache WHERE key = ?", [key]
+            ).fetchone()
         if row is None:
             return None
         reply, digest, origin = row
@@ -254,17 +305,26 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         text = canonical_json(reply)
         row = [key, text, _entry_hash(key, text), now(), origin]
         with self._write(savepoint=False) as db:  # one statement at most changes the row
-            added = db.execute("INSERT INTO judge_cache (key, reply, hash, created_at, origin) "
-                               "VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING", row).rowcount
+            added = db.execute(
+                "INSERT INTO judge_cache (key, reply, hash, created_at, origin) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING",
+                row,
+            ).rowcount
             if added:
                 return
-            reply_text, digest, stored_origin = db.execute("SELECT reply, hash, origin FROM judge_cache "
-                                                           "WHERE key = ?", [key]).fetchone()
-            if cache_entry_ok(key, reply_text, digest) and self.origin_problem(stored_origin, loads(reply_text)) is None:
+            reply_text, digest, stored_origin = db.execute(
+                "SELECT reply, hash, origin FROM judge_cache WHERE key = ?", [key]
+            ).fetchone()
+            if (
+                cache_entry_ok(key, reply_text, digest)
+                and self.origin_problem(stored_origin, loads(reply_text)) is None
+            ):
                 return
             # The one overwrite of a cache row: a fresh reply replacing an entry that fails its checks.
-            db.execute("UPDATE judge_cache SET reply = ?, hash = ?, created_at = ?, origin = ? WHERE key = ?",
-                       row[1:] + [key])
+            db.execute(
+                "UPDATE judge_cache SET reply = ?, hash = ?, created_at = ?, origin = ? WHERE key = ?",
+                row[1:] + [key],
+            )
 
 
 def cache_hash(key: str, reply_text: str) -> str:

@@ -70,8 +70,11 @@ class SealedCheck:
 
     def matches(self) -> list[SealedMatch]:
         """Every split version whose sealed test side holds the text of an item seen, with the pairs that match."""
-        return [SealedMatch(self.library.get_dataset(dataset_id), split, self.pairs[dataset_id])
-                for dataset_id, split, _ in self.splits if self.pairs[dataset_id]]
+        return [
+            SealedMatch(self.library.get_dataset(dataset_id), split, self.pairs[dataset_id])
+            for dataset_id, split, _ in self.splits
+            if self.pairs[dataset_id]
+        ]
 
 
 def sealed_matches(library: Library, items: Iterable[Item]) -> list[SealedMatch]:
@@ -82,15 +85,21 @@ def sealed_matches(library: Library, items: Iterable[Item]) -> list[SealedMatch]
     return check.matches()
 
 
-def check_import(library: Library, name: str, items: Iterable[Item], test_use: str | None,
-                 carried_from: str | None = None) -> None:
+def check_import(
+    library: Library, name: str, items: Iterable[Item], test_use: str | None, carried_from: str | None = None
+) -> None:
     """Refuse items of a sealed test side in a new version of `name`, or, with `test_use` (a prompt), record the
     import as a use of each test side they come from, for that prompt (`enforce_seal` on `items`)."""
     enforce_seal(library, name, sealed_matches(library, items), test_use, carried_from)
 
 
-def enforce_seal(library: Library, name: str, found: list[SealedMatch], test_use: str | None,
-                 carried_from: str | None = None) -> None:
+def enforce_seal(
+    library: Library,
+    name: str,
+    found: list[SealedMatch],
+    test_use: str | None,
+    carried_from: str | None = None,
+) -> None:
     """Refuse the matches, or record each as a use of its test side for `test_use`. A snapshot of a split version
     that carries its split (`carried_from`) keeps that version's items sealed where they are: not a new way in."""
     matches = [m for m in found if m.dataset["id"] != carried_from]
@@ -109,9 +118,11 @@ def enforce_seal(library: Library, name: str, found: list[SealedMatch], test_use
 def _refusal(match: SealedMatch) -> str:
     new, old = match.pairs[0]
     same = f"item {new!r}" if new == old else f"item {new!r} (the text of test item {old!r})"
-    return (f"{len({n for n, _ in match.pairs})} of these items, e.g. {same}, are on the sealed test side of "
-            f"dataset {match.dataset['label']} (split {match.split['hash'][:12]}), matched on their text once "
-            "spaces and case are normalised: imported as another dataset they could be scored and compared with people "
-            "with no use of the test side recorded. Import them without those items (the dev side's are free to "
-            "use), or record the import as a use of that test side for the prompt it evaluates (`geval datasets "
-            "import --test-use PROMPT`; `geval align report` counts it)")
+    return (
+        f"{len({n for n, _ in match.pairs})} of these items, e.g. {same}, are on the sealed test side of "
+        f"dataset {match.dataset['label']} (split {match.split['hash'][:12]}), matched on their text once "
+        "spaces and case are normalised: imported as another dataset they could be scored and compared with people "
+        "with no use of the test side recorded. Import them without those items (the dev side's are free to "
+        "use), or record the import as a use of that test side for the prompt it evaluates (`geval datasets "
+        "import --test-use PROMPT`; `geval align report` counts it)"
+    )

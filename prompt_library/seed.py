@@ -45,5 +45,6 @@ def seed(library: Library) -> None:
     for dimension in example_dimensions():
         library.freeze(dimension, name=dimension.name.lower())
     items = read_items(SAMPLE_FILE, SAMPLE_MAPPING)
-    library.import_items(SAMPLE_NAME, items, source="sample_data/sample.jsonl (shipped example)",
-                         mapping=SAMPLE_MAPPING)
+    library.import_items(
+        SAMPLE_NAME, items, source="sample_data/sample.jsonl (shipped example)", mapping=SAMPLE_MAPPING
+    )

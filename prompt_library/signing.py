@@ -34,8 +34,10 @@ def signing_key(key_file: str | Path | None) -> bytes:
     else:
         key = os.environ.get(KEY_VARIABLE, "").encode("utf-8")
     if len(key) < MIN_KEY_BYTES:
-        raise ConfigError(f"a signing key of at least {MIN_KEY_BYTES} bytes is needed: pass --key-file FILE or set "
-                          f"{KEY_VARIABLE} (e.g. `openssl rand -hex 32 > signing.key`; keep it out of the library)")
+        raise ConfigError(
+            f"a signing key of at least {MIN_KEY_BYTES} bytes is needed: pass --key-file FILE or set "
+            f"{KEY_VARIABLE} (e.g. `openssl rand -hex 32 > signing.key`; keep it out of the library)"
+        )
     return key
 
 
@@ -44,9 +46,13 @@ def run_statement(library: Any, run_id: str) -> dict[str, Any]:
     run = library.get_run(run_id)
     stored = library._one("SELECT * FROM runs WHERE id = ?", [run["id"]])
     rows = library._rows("SELECT * FROM judgments WHERE run_id = ?", [run["id"]])
-    return {"run_id": run["id"], "run_hash": row_hash("runs", stored),
-            "digest": run_digest(row_hash("judgments", r) for r in rows),
-            "judgments": len(latest_attempts(rows)), "algorithm": "hmac-sha256"}
+    return {
+        "run_id": run["id"],
+        "run_hash": row_hash("runs", stored),
+        "digest": run_digest(row_hash("judgments", r) for r in rows),
+        "judgments": len(latest_attempts(rows)),
+        "algorithm": "hmac-sha256",
+    }
 
 
 def sign_run(library: Any, run_id: str, key: bytes, file: str | Path | None = None) -> dict[str, Any]:
@@ -69,40 +75,54 @@ def check_signature(library: Any, signed: dict[str, Any], key: bytes, file: str 
     `file` is given, over that file's bytes as they are now."""
     claimed = {k: v for k, v in signed.items() if k != "signature"}
     if not hmac.compare_digest(_mac(claimed, key), str(signed.get("signature", ""))):
-        raise IntegrityError("the signature was not made with this key over this statement (a forged or edited "
-                             "signature file, or another key)")
+        raise IntegrityError(
+            "the signature was not made with this key over this statement (a forged or edited "
+            "signature file, or another key)"
+        )
     if file is not None:
         check_file(claimed, Path(file))
     now = run_statement(library, str(signed.get("run_id")))
     changed = [k for k in ("run_hash", "digest", "judgments") if now[k] != claimed.get(k)]
     if changed:
-        raise IntegrityError(f"run {now['run_id']} differs from what was signed ({', '.join(changed)}): its record or "
-                             "its judgments changed after signing")
+        raise IntegrityError(
+            f"run {now['run_id']} differs from what was signed ({', '.join(changed)}): its record or "
+            "its judgments changed after signing"
+        )
 
 
 def check_file(claimed: dict[str, Any], path: Path) -> None:
     """IntegrityError unless `path` holds the very bytes the (already authenticated) statement was made over."""
     if "file_sha256" not in claimed:
-        raise IntegrityError(f"the signature covers run {claimed.get('run_id')} in the library, not {path}: it was "
-                             "made without a file (or before signatures covered files); sign the file again with "
-                             f"`geval runs export {claimed.get('run_id')} -o {path.name} --sign`")
+        raise IntegrityError(
+            f"the signature covers run {claimed.get('run_id')} in the library, not {path}: it was "
+            "made without a file (or before signatures covered files); sign the file again with "
+            f"`geval runs export {claimed.get('run_id')} -o {path.name} --sign`"
+        )
     if not path.is_file():
-        raise IntegrityError(f"{path}, the file this signature covers, is not there; pass the file with --file FILE")
+        raise IntegrityError(
+            f"{path}, the file this signature covers, is not there; pass the file with --file FILE"
+        )
     now = file_statement(path)
     if now["file_sha256"] != claimed["file_sha256"]:
-        raise IntegrityError(f"{path} differs from the file that was signed ({now['file_bytes']} bytes, sha256 "
-                             f"{now['file_sha256'][:12]}…; signed: {claimed.get('file_bytes')} bytes, sha256 "
-                             f"{str(claimed['file_sha256'])[:12]}…): it was changed after signing")
+        raise IntegrityError(
+            f"{path} differs from the file that was signed ({now['file_bytes']} bytes, sha256 "
+            f"{now['file_sha256'][:12]}…; signed: {claimed.get('file_bytes')} bytes, sha256 "
+            f"{str(claimed['file_sha256'])[:12]}…): it was changed after signing"
+        )
 
 
-def signed_file(signature: str | Path, claimed: dict[str, Any], explicit: str | Path | None = None) -> Path | None:
+def signed_file(
+    signature: str | Path, claimed: dict[str, Any], explicit: str | Path | None = None
+) -> Path | None:
     """The file a signature is checked against: `explicit`, else the file it names beside it, else the file its
     own name implies (FILE for FILE.sig.json) when that exists; None when it signs the run alone."""
     if explicit is not None:
         return Path(explicit)
     folder = Path(signature).parent
     if claimed.get("file"):
-        return folder / Path(str(claimed["file"])).name  # a name, not a path: it never points out of its folder
+        return (
+            folder / Path(str(claimed["file"])).name
+        )  # a name, not a path: it never points out of its folder
     name = Path(signature).name
     implied = folder / name[: -len(SIGNATURE_SUFFIX)] if name.endswith(SIGNATURE_SUFFIX) else None
     return implied if implied is not None and implied.is_file() else None

@@ -66,8 +66,19 @@ def start_task(lib: Any, kind: str, key: str, spec: dict[str, Any], total: int) 
     if task_state(lib, kind, key) in LIVE:
         raise RunBusyError(f"this {kind} task is already going; stop it first")
     lib.set_setting(_stop_key(kind, key), False)
-    lib.set_setting(_key(kind, key), {"spec": spec, "started_at": _now(), "host": socket.gethostname(), "pid": None,
-                                      "progress": [0, total], "result": None, "error": None, "ended_at": None})
+    lib.set_setting(
+        _key(kind, key),
+        {
+            "spec": spec,
+            "started_at": _now(),
+            "host": socket.gethostname(),
+            "pid": None,
+            "progress": [0, total],
+            "result": None,
+            "error": None,
+            "ended_at": None,
+        },
+    )
     child = spawn_worker("prompt_library.task_worker", str(lib.path), kind, key)
     return child.pid
 

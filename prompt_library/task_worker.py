@@ -21,7 +21,9 @@ STOP_POLL_S = 0.25
 Progress = Callable[[int, int], None]
 
 
-def stability_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+def stability_task(
+    lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event
+) -> dict[str, Any]:
     """The stability check of a draft: its repeats judged in memory with the planned judge and server."""
     from geval_core.diagnostics.stability import dimension_stability
     from geval_core.providers import get_judge
@@ -33,42 +35,67 @@ def stability_task(lib: Library, spec: dict[str, Any], progress: Progress, cance
     by_id = {item.id: item for item in lib.dataset_items(spec["dataset_id"])}
     items = [by_id[i] for i in wanted if i in by_id]
     planned = plan_settings(JudgeSettings(**spec["settings"]), lib)
-    result = dimension_stability(dimension, items, get_judge(planned.settings), int(spec["repeats"]),
-                                 regenerate_steps=bool(spec.get("regenerate")), settings=planned.settings,
-                                 on_repeat=progress, cancel=cancel)
+    result = dimension_stability(
+        dimension,
+        items,
+        get_judge(planned.settings),
+        int(spec["repeats"]),
+        regenerate_steps=bool(spec.get("regenerate")),
+        settings=planned.settings,
+        on_repeat=progress,
+        cancel=cancel,
+    )
     return {**result.to_dict(), "judge": planned.describe()}
 
 
-def steps_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+def steps_task(
+    lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event
+) -> dict[str, Any]:
     """One steps-generation call of a draft with the planned judge: the steps and the model that wrote them."""
     from geval_core.prompts.steps import generate_steps
     from geval_core.types import Dimension
 
     settings, judge = _judge(lib, spec)
-    steps, model = _cancellable(lambda: generate_steps(Dimension.from_dict(spec["dimension"]), judge, settings),
-                                cancel)
+    steps, model = _cancellable(
+        lambda: generate_steps(Dimension.from_dict(spec["dimension"]), judge, settings), cancel
+    )
     return {"steps": list(steps), "model": model}
 
 
-def suggest_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+def suggest_task(
+    lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event
+) -> dict[str, Any]:
     """One designer-model call suggesting a revised definition and anchors from the disputed items."""
     from geval_core.diagnostics.suggest import suggest_edits
     from geval_core.types import Dimension
 
     settings, judge = _judge(lib, spec)
-    return _cancellable(lambda: suggest_edits(Dimension.from_dict(spec["dimension"]), spec["rows"], judge, settings),
-                        cancel)
+    return _cancellable(
+        lambda: suggest_edits(Dimension.from_dict(spec["dimension"]), spec["rows"], judge, settings), cancel
+    )
 
 
-def rubric_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+def rubric_task(
+    lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event
+) -> dict[str, Any]:
     """A rubric-form probe of a stored run: one run per form, planned and scored with the run's own judge."""
     from geval_core.diagnostics.rubric_probes import rubric_probe
 
-    return rubric_probe(lib, spec["run_id"], None, int(spec["sample"]), tuple(spec["variants"]),
-                        int(spec.get("seed") or 0), on_items=progress, cancel=cancel)
+    return rubric_probe(
+        lib,
+        spec["run_id"],
+        None,
+        int(spec["sample"]),
+        tuple(spec["variants"]),
+        int(spec.get("seed") or 0),
+        on_items=progress,
+        cancel=cancel,
+    )
 
 
-def drift_task(lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event) -> dict[str, Any]:
+def drift_task(
+    lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event
+) -> dict[str, Any]:
     """A drift watch's check: its anchors re-scored through the one plan, the check appended to the watch."""
     from geval_core.diagnostics.drift import check_task
 
@@ -140,8 +167,11 @@ def main(argv: list[str]) -> int:
             if cancel.is_set():  # what was judged before the stop is not a report of the check asked for
                 raise GEvalError("stopped")
         except BaseException as exc:  # whatever it was, the task must not look running for good
-            message = "stopped" if cancel.is_set() else (
-                str(exc) if isinstance(exc, GEvalError) else f"{type(exc).__name__}: {exc}")
+            message = (
+                "stopped"
+                if cancel.is_set()
+                else (str(exc) if isinstance(exc, GEvalError) else f"{type(exc).__name__}: {exc}")
+            )
             update_task(lib, kind, key, ended_at=_now(), error=message)
             return 1
         finally:

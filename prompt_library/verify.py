@@ -48,15 +48,22 @@ def _problem(kind: str, name: str, problem: str, object_id: str | None = None) -
 
 def trigger_problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every protection trigger that is missing or altered, and every trigger the schema does not know."""
-    found = {name: _normal(sql) for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")}
+    found = {
+        name: _normal(sql)
+        for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+    }
     problems = []
     for name, sql in expected_triggers().items():
         if name not in found:
             problems.append(_problem("trigger", name, "missing"))
         elif found[name] != sql:
-            problems.append(_problem("trigger", name, "altered (its SQL is not the one the migrations wrote)"))
-    problems += [_problem("trigger", name, "is not part of the library's schema")
-                 for name in sorted(set(found) - set(expected_triggers()))]
+            problems.append(
+                _problem("trigger", name, "altered (its SQL is not the one the migrations wrote)")
+            )
+    problems += [
+        _problem("trigger", name, "is not part of the library's schema")
+        for name in sorted(set(found) - set(expected_triggers()))
+    ]
     return problems
 
 
@@ -74,7 +81,9 @@ def prompt_problems(library: Library) -> tuple[int, list[dict[str, Any]]]:
         if content_hash(dimension) != row["id"]:
             problems.append(_problem("prompt", label, "stored hash does not match its content", row["id"]))
         elif row["judge"] != dimension.judge.judge_id:
-            problems.append(_problem("prompt", label, "stored judge label does not match its content", row["id"]))
+            problems.append(
+                _problem("prompt", label, "stored judge label does not match its content", row["id"])
+            )
     return len(rows), problems
 
 
@@ -83,30 +92,43 @@ def dataset_problems(library: Library) -> tuple[int, int, list[dict[str, Any]]]:
     problems, items_seen = [], 0
     versions = library.list_datasets()
     for dataset in versions:
-        rows = library._rows("SELECT item_id, fields, human, group_id FROM items WHERE dataset_id = ? "
-                             "ORDER BY position", [dataset["id"]])
+        rows = library._rows(
+            "SELECT item_id, fields, human, group_id FROM items WHERE dataset_id = ? ORDER BY position",
+            [dataset["id"]],
+        )
         items_seen += len(rows)
         try:
-            items = [Item(r["item_id"], loads(r["fields"], {}), loads(r["human"], {}), r["group_id"]) for r in rows]
+            items = [
+                Item(r["item_id"], loads(r["fields"], {}), loads(r["human"], {}), r["group_id"]) for r in rows
+            ]
             problem = version_problem(dataset, items)
         except (TypeError, ValueError) as exc:
             problem = f"stored items cannot be read ({exc})"
         if problem:
             problems.append(_problem("dataset", dataset["label"], problem, dataset["id"]))
-    orphans = library._rows("SELECT DISTINCT dataset_id FROM items WHERE dataset_id NOT IN (SELECT id FROM datasets)")
-    problems += [_problem("items of dataset", r["dataset_id"][:12], "belong to no dataset version") for r in orphans]
+    orphans = library._rows(
+        "SELECT DISTINCT dataset_id FROM items WHERE dataset_id NOT IN (SELECT id FROM datasets)"
+    )
+    problems += [
+        _problem("items of dataset", r["dataset_id"][:12], "belong to no dataset version") for r in orphans
+    ]
     return len(versions), items_seen, problems
 
 
 def cache_problems(library: Library) -> tuple[int, list[dict[str, Any]]]:
     """(entries checked, problems): each judge-cache entry's hash, and the judgment its origin names."""
     with library._lock:
-        rows = library.conn.execute("SELECT key, reply, hash, origin FROM judge_cache ORDER BY key").fetchall()
+        rows = library.conn.execute(
+            "SELECT key, reply, hash, origin FROM judge_cache ORDER BY key"
+        ).fetchall()
     problems = []
     for key, reply, digest, origin in rows:
         if not cache_entry_ok(key, reply, digest):
-            problems.append(_problem("cache entry", key[:12] + "…", "reply does not match its hash (it would be "
-                                     "asked again)"))
+            problems.append(
+                _problem(
+                    "cache entry", key[:12] + "…", "reply does not match its hash (it would be asked again)"
+                )
+            )
             continue
         why = library.origin_problem(origin, loads(reply))
         if why:
@@ -118,7 +140,9 @@ def frozen_record_problems(library: Library) -> tuple[int, list[dict[str, Any]]]
     """(records checked, problems): panels, cascades, splits and test-side uses, each row hash and the chain."""
     rows = library._rows("SELECT * FROM frozen_records ORDER BY id")
     if rows and not set(RECORD_COLUMNS) <= set(rows[0]):  # a dropped column is reported by the schema check
-        return len(rows), [_problem("table", "frozen_records", "rows not checked: its columns differ from the schema")]
+        return len(rows), [
+            _problem("table", "frozen_records", "rows not checked: its columns differ from the schema")
+        ]
     return len(rows), [_problem(kind, name, problem) for kind, name, problem in chain_problems(rows)]
 
 
@@ -126,7 +150,9 @@ def schema_problems(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every table or column that differs from the migrations', and every migration not recorded."""
     problems = [_problem("table", table, what) for table, what in schema.column_problems(conn)]
     done = set(schema.recorded(conn))
-    problems += [_problem("migration", name, "record missing") for name in schema.step_names() if name not in done]
+    problems += [
+        _problem("migration", name, "record missing") for name in schema.step_names() if name not in done
+    ]
     return problems
 
 
@@ -168,27 +194,42 @@ def _attempt_problems(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     problems: list[dict[str, Any]] = []
     previous: dict[str, Any] | None = None
     for row in rows:  # ordered by run, item, attempt
-        same = previous is not None and (previous["run_id"], previous["item_id"]) == (row["run_id"], row["item_id"])
+        same = previous is not None and (previous["run_id"], previous["item_id"]) == (
+            row["run_id"],
+            row["item_id"],
+        )
         label = f"{row['run_id']}/{row['item_id']}/{row['attempt']}"
         if row["attempt"] != (previous["attempt"] + 1 if previous is not None and same else 0):
-            problems.append(_problem("judgment", label, "attempt out of sequence (an earlier attempt is missing)"))
+            problems.append(
+                _problem("judgment", label, "attempt out of sequence (an earlier attempt is missing)")
+            )
         elif previous is not None and same and previous["error"] is None:
-            problems.append(_problem("judgment", label, "follows a final judgment (only an errored one is retried)"))
+            problems.append(
+                _problem("judgment", label, "follows a final judgment (only an errored one is retried)")
+            )
         previous = row
     return problems
 
 
 def _digest_problems(library: Library, hashes: dict[str, list[str]]) -> tuple[int, list[dict[str, Any]]]:
     # A run a session has held since (a lease left behind) may have judgments its digest does not cover yet.
-    runs = library._rows(f"SELECT id, digest FROM runs WHERE {FINISHED_SQL} AND id NOT IN "
-                         "(SELECT run_id FROM run_leases) ORDER BY id")
+    runs = library._rows(
+        f"SELECT id, digest FROM runs WHERE {FINISHED_SQL} AND id NOT IN "
+        "(SELECT run_id FROM run_leases) ORDER BY id"
+    )
     problems = []
     for run in runs:
         if run["digest"] is None:
             problems.append(_problem("run", run["id"], "finished but carries no digest of its judgments"))
         elif run["digest"] != run_digest(hashes.get(run["id"], [])):
-            problems.append(_problem("run", run["id"], "digest does not match its judgments (one was added, "
-                                     "removed or changed after it finished)"))
+            problems.append(
+                _problem(
+                    "run",
+                    run["id"],
+                    "digest does not match its judgments (one was added, "
+                    "removed or changed after it finished)",
+                )
+            )
     return len(runs), problems
 
 
@@ -197,13 +238,24 @@ def verify_library(library: Library) -> dict[str, Any]:
     with library._lock:
         problems = trigger_problems(library.conn) + schema_problems(library.conn)
     broken = {p["name"] for p in problems if p["kind"] == "table"}
-    checked = {"prompts": 0, "dataset_versions": 0, "items": 0, "cache_entries": 0,
-               "triggers": len(expected_triggers()), "judgments": 0, "runs": 0, "ratings": 0, "run_digests": 0,
-               "frozen_records": 0}
-    sections = (("prompts", prompt_problems, ("prompts",)),
-                ("datasets", dataset_problems, ("dataset_versions", "items")),
-                ("judge_cache", cache_problems, ("cache_entries",)),
-                ("frozen_records", frozen_record_problems, ("frozen_records",)))
+    checked = {
+        "prompts": 0,
+        "dataset_versions": 0,
+        "items": 0,
+        "cache_entries": 0,
+        "triggers": len(expected_triggers()),
+        "judgments": 0,
+        "runs": 0,
+        "ratings": 0,
+        "run_digests": 0,
+        "frozen_records": 0,
+    }
+    sections = (
+        ("prompts", prompt_problems, ("prompts",)),
+        ("datasets", dataset_problems, ("dataset_versions", "items")),
+        ("judge_cache", cache_problems, ("cache_entries",)),
+        ("frozen_records", frozen_record_problems, ("frozen_records",)),
+    )
     for table, check, counts in sections:
         try:
             *numbers, found = check(library)
@@ -224,12 +276,14 @@ def verify_library(library: Library) -> dict[str, Any]:
 def summary_line(report: dict[str, Any]) -> str:
     """'checked 4 prompts, 1 dataset version (67 items), 2 runs (1 digest), 12 judgments, 0 ratings, ...'."""
     c = report["checked"]
-    return (f"checked {_count(c['prompts'], 'prompt')}, {_count(c['dataset_versions'], 'dataset version')} "
-            f"({_count(c['items'], 'item')}), {_count(c['runs'], 'run')} ({_count(c['run_digests'], 'digest')}), "
-            f"{_count(c['judgments'], 'judgment')}, {_count(c['ratings'], 'rating')}, "
-            f"{_count(c['cache_entries'], 'cache entry', 'cache entries')}, "
-            f"{_count(c['frozen_records'], 'frozen record')} (panels, cascades, splits, test-side uses, drift watches and checks), "
-            f"{_count(c['triggers'], 'protection trigger')}, the schema and its migration records")
+    return (
+        f"checked {_count(c['prompts'], 'prompt')}, {_count(c['dataset_versions'], 'dataset version')} "
+        f"({_count(c['items'], 'item')}), {_count(c['runs'], 'run')} ({_count(c['run_digests'], 'digest')}), "
+        f"{_count(c['judgments'], 'judgment')}, {_count(c['ratings'], 'rating')}, "
+        f"{_count(c['cache_entries'], 'cache entry', 'cache entries')}, "
+        f"{_count(c['frozen_records'], 'frozen record')} (panels, cascades, splits, test-side uses, drift watches and checks), "
+        f"{_count(c['triggers'], 'protection trigger')}, the schema and its migration records"
+    )
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

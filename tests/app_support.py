@@ -45,14 +45,17 @@ def wait_for_jobs(path: Path, timeout: float = 120.0) -> None:
 
     from prompt_library import Library, task_jobs
 
-    def tasks_going(lib) -> bool:  # model work and checks done by task workers (steps, suggestions, stability)
+    def tasks_going(
+        lib,
+    ) -> bool:  # model work and checks done by task workers (steps, suggestions, stability)
         names = [name.split(":", 1) for name in lib.setting_names("task:")]
         return any(task_jobs.task_state(lib, kind, key) in task_jobs.LIVE for kind, key in names)
 
     deadline = time.monotonic() + timeout
     with Library(path, seed_examples=False) as lib:
-        while (any(lib.job_state(run["id"]) in ("starting", "running", "stopping") for run in lib.list_runs())
-               or tasks_going(lib)):
+        while any(
+            lib.job_state(run["id"]) in ("starting", "running", "stopping") for run in lib.list_runs()
+        ) or tasks_going(lib):
             assert time.monotonic() < deadline, "a run's or a task's worker did not end"
             time.sleep(0.05)
 
@@ -92,8 +95,18 @@ def values(elements) -> list[str]:
 def page_text(at: AppTest) -> str:
     """Every text-bearing element's value, joined and unescaped (for 'is this shown' assertions)."""
     parts = []
-    for kind in ("title", "header", "subheader", "markdown", "caption", "success", "info", "warning",
-                 "error", "text"):
+    for kind in (
+        "title",
+        "header",
+        "subheader",
+        "markdown",
+        "caption",
+        "success",
+        "info",
+        "warning",
+        "error",
+        "text",
+    ):
         parts.extend(values(getattr(at, kind)))
     parts.extend(str(e.value) for e in at.code)  # st.code shows text as is: nothing to unescape
     return "\n".join(parts)

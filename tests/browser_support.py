@@ -13,8 +13,15 @@ from conftest import free_port, served
 from needs import require_module
 
 ROOT = Path(__file__).resolve().parent.parent
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 # Skipped without playwright or Chromium on a developer's machine; a failure under CI (needs.py).
 playwright_api = require_module("playwright.sync_api", "install the test extra: pip install -e '.[test]'")
 
@@ -28,10 +35,25 @@ def serve_app(tmp_path: Path, db: Path, **env_changes: str) -> Iterator[str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("GEVAL_PROVIDER_PLUGINS", "OPENAI_API_KEY")}
     env.update(GEVAL_DB=str(db), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **env_changes)
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.fileWatcherType",
+        "none",
+    ]
     url = f"http://127.0.0.1:{port}"
-    with served(command, f"{url}/_stcore/health", tmp_path / "streamlit.log", timeout=60.0, cwd=ROOT, env=env):
+    with served(
+        command, f"{url}/_stcore/health", tmp_path / "streamlit.log", timeout=60.0, cwd=ROOT, env=env
+    ):
         yield url
 
 

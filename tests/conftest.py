@@ -87,6 +87,7 @@ def downloads(monkeypatch):
         url = managers[-1].execute_deferred(deferred) if deferred else button.proto.url
         # The test storage keeps files in memory.
         return managers[-1]._storage.get_file(url.rsplit("/", 1)[-1]).content.decode("utf-8")
+
     return read
 
 
@@ -126,8 +127,21 @@ def llama_server(gguf_path, tmp_path_factory):
     """`llama_cpp.server` serving SmolLM2 on 127.0.0.1:<free port>; yields the /v1 base URL."""
     port = free_port()
     log = tmp_path_factory.mktemp("llama_server") / "server.log"
-    command = [sys.executable, "-m", "geval_core.providers.llama_server", "--model", gguf_path,
-               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "geval_core.providers.llama_server",
+        "--model",
+        gguf_path,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--n_threads",
+        "1",
+    ]
     base_url = f"http://127.0.0.1:{port}/v1"
     with served(command, f"{base_url}/models", log, timeout=90.0):
         yield base_url
@@ -167,6 +181,7 @@ def _wait_ready(proc: subprocess.Popen, url: str, log, timeout: float) -> None:
 
 # ---- a scripted loopback JSON server for provider contract tests (providers part) ----------------
 
+
 class JsonStub:
     """A loopback JSON server answering each POST with the next (status, headers, body) of a script.
 
@@ -186,8 +201,9 @@ class JsonStub:
                 length = int(self.headers.get("content-length") or 0)
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 body = json.loads(self.rfile.read(length))
-                stub.requests.append({"path": self.path, "headers": headers, "body": body,
-                                      "port": self.client_address[1]})
+                stub.requests.append(
+                    {"path": self.path, "headers": headers, "body": body, "port": self.client_address[1]}
+                )
                 status, headers, body = stub.script.pop(0) if stub.script else stub.default
                 if status == "hang":
                     time.sleep(3)
@@ -220,7 +236,9 @@ def chromium() -> str:
     on PATH; skipped locally without it, a failure under CI."""
     from needs import require_executable
 
-    return require_executable("/usr/bin/chromium", "chromium", hint="install Debian's chromium (.ci/run does)")
+    return require_executable(
+        "/usr/bin/chromium", "chromium", hint="install Debian's chromium (.ci/run does)"
+    )
 
 
 # ---- tracebacks: every CLI run the suite makes (CliRunner or a subprocess) is read for one ---------------------
@@ -238,7 +256,9 @@ def _watch_tracebacks(request_name: Callable[[], str]) -> contextlib.AbstractCon
     def watched_invoke(self, *args, **kwargs):
         result = invoke(self, *args, **kwargs)
         if result.exception is not None and not isinstance(result.exception, SystemExit):
-            _TRACEBACKS.append(f"{request_name()}: CliRunner: {type(result.exception).__name__}: {result.exception}")
+            _TRACEBACKS.append(
+                f"{request_name()}: CliRunner: {type(result.exception).__name__}: {result.exception}"
+            )
         return result
 
     def watched_run(*args, **kwargs):

@@ -37,9 +37,19 @@ def _refuse_broken(settings: JudgeSettings) -> None:
 
 
 SPEC = ProviderSpec(
-    "acme", "Acme judges", _builder, (KEY,), default_model="acme-1-2025-01-01", default_concurrency=3,
-    max_concurrency=5, context_windows={"acme-1": 2048, "acme-1-long": 65_536}, rating_tokens=RatingTokens(5),
-    reasoning=lambda model: model.startswith("acme-think"), aliases_drift=True, before_run=_refuse_broken)
+    "acme",
+    "Acme judges",
+    _builder,
+    (KEY,),
+    default_model="acme-1-2025-01-01",
+    default_concurrency=3,
+    max_concurrency=5,
+    context_windows={"acme-1": 2048, "acme-1-long": 65_536},
+    rating_tokens=RatingTokens(5),
+    reasoning=lambda model: model.startswith("acme-think"),
+    aliases_drift=True,
+    before_run=_refuse_broken,
+)
 
 
 def register_providers(register) -> None:

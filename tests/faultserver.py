@@ -53,24 +53,53 @@ def completion(body: dict, distribution: dict[str, float], logprobs: bool, model
         lp = None
         if want_logprobs:
             top = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())} for t, p in ranked[:top_k]]
-            lp = {"content": [{"token": token, "logprob": math.log(distribution[token]),
-                               "bytes": list(token.encode()), "top_logprobs": top}], "refusal": None}
-        choices.append({"index": i, "finish_reason": "stop", "logprobs": lp,
-                        "message": {"role": "assistant", "content": token, "refusal": None}})
+            lp = {
+                "content": [
+                    {
+                        "token": token,
+                        "logprob": math.log(distribution[token]),
+                        "bytes": list(token.encode()),
+                        "top_logprobs": top,
+                    }
+                ],
+                "refusal": None,
+            }
+        choices.append(
+            {
+                "index": i,
+                "finish_reason": "stop",
+                "logprobs": lp,
+                "message": {"role": "assistant", "content": token, "refusal": None},
+            }
+        )
     prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages", []))
     return {
-        "id": "chatcmpl-fault", "object": "chat.completion", "created": int(time.time()), "model": model,
-        "system_fingerprint": "fp_fault", "choices": choices,
-        "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": n, "total_tokens": prompt_chars // 4 + n},
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_fault",
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": prompt_chars // 4,
+            "completion_tokens": n,
+            "total_tokens": prompt_chars // 4 + n,
+        },
     }
 
 
 class FaultServer:
     """Start with `with FaultServer(...) as server:`; point clients at `server.base_url`."""
 
-    def __init__(self, script: Script = None, delay: float = 0.0, hang_s: float = 30.0,
-                 retry_after: str = "0.05", distribution: dict | Callable[[dict], dict] | None = None,
-                 model: str = "fault-model-2024-01-01") -> None:
+    def __init__(
+        self,
+        script: Script = None,
+        delay: float = 0.0,
+        hang_s: float = 30.0,
+        retry_after: str = "0.05",
+        distribution: dict | Callable[[dict], dict] | None = None,
+        model: str = "fault-model-2024-01-01",
+    ) -> None:
         self.script, self.delay, self.hang_s, self.retry_after = script, delay, hang_s, retry_after
         self.distribution = distribution or WORKED_EXAMPLE
         self.model = model
@@ -156,7 +185,10 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client gave up (timeout) before the answer came
 
     def do_GET(self) -> None:
-        self._send(200, json.dumps({"object": "list", "data": [{"id": self.fault.model, "object": "model"}]}).encode())
+        self._send(
+            200,
+            json.dumps({"object": "list", "data": [{"id": self.fault.model, "object": "model"}]}).encode(),
+        )
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -174,21 +206,31 @@ class _Handler(BaseHTTPRequestHandler):
             fault.released.wait(fault.hang_s)
             behaviour = "ok"  # too late: the client has given up
         if behaviour == "429":
-            error = {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}
+            error = {
+                "error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}
+            }
             self._send(429, json.dumps(error).encode(), {"Retry-After": fault.retry_after})
         elif behaviour == "500":
             self._send(500, b'{"error": {"message": "The server had an error", "type": "server_error"}}')
         elif behaviour in ("503", "401"):
-            self._send(int(behaviour), json.dumps({"error": {"message": f"status {behaviour}",
-                                                             "type": "fault"}}).encode())
+            self._send(
+                int(behaviour),
+                json.dumps({"error": {"message": f"status {behaviour}", "type": "fault"}}).encode(),
+            )
         elif behaviour == "malformed":
             self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "mess')
         elif behaviour == "close":
             self.close_connection = True  # no answer at all: the connection just ends
             self.connection.shutdown(2)
         elif behaviour == "truncated":
-            payload = json.dumps(completion(body, fault.distribution if isinstance(fault.distribution, dict)
-                                            else WORKED_EXAMPLE, True, fault.model)).encode()
+            payload = json.dumps(
+                completion(
+                    body,
+                    fault.distribution if isinstance(fault.distribution, dict) else WORKED_EXAMPLE,
+                    True,
+                    fault.model,
+                )
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))

@@ -47,15 +47,26 @@ def chat(body: dict) -> tuple[int, dict]:
     reasoning = bool(_REASONS.match(model))
     if reasoning:
         if "max_tokens" in body:
-            return openai_error("max_tokens", "unsupported_parameter", "Unsupported parameter: 'max_tokens' is not "
-                                "supported with this model. Use 'max_completion_tokens' instead.")
+            return openai_error(
+                "max_tokens",
+                "unsupported_parameter",
+                "Unsupported parameter: 'max_tokens' is not "
+                "supported with this model. Use 'max_completion_tokens' instead.",
+            )
         if body.get("logprobs"):
-            return openai_error("logprobs", "unsupported_parameter",
-                                "Unsupported parameter: 'logprobs' is not supported with this model.")
+            return openai_error(
+                "logprobs",
+                "unsupported_parameter",
+                "Unsupported parameter: 'logprobs' is not supported with this model.",
+            )
         if body.get("temperature", 1) != 1:
-            return openai_error("temperature", "unsupported_value", f"Unsupported value: 'temperature' does not "
-                                f"support {body['temperature']} with this model. Only the default (1) value is "
-                                "supported.")
+            return openai_error(
+                "temperature",
+                "unsupported_value",
+                f"Unsupported value: 'temperature' does not "
+                f"support {body['temperature']} with this model. Only the default (1) value is "
+                "supported.",
+            )
     prompt = "".join(m["content"] for m in body["messages"])
     best, top = rating_of(prompt)
     budget = body.get("max_completion_tokens", body.get("max_tokens", 16))
@@ -66,20 +77,40 @@ def chat(body: dict) -> tuple[int, dict]:
         if body.get("logprobs"):
             alternatives = [{"token": t, "logprob": lp} for t, lp in top[: body.get("top_logprobs", 0)]]
             logprobs = {"content": [{"token": best, "logprob": -0.2, "top_logprobs": alternatives}]}
-        choices.append({"index": index, "finish_reason": "length" if out_of_budget else "stop", "logprobs": logprobs,
-                        "message": {"role": "assistant", "content": "" if out_of_budget else best}})
+        choices.append(
+            {
+                "index": index,
+                "finish_reason": "length" if out_of_budget else "stop",
+                "logprobs": logprobs,
+                "message": {"role": "assistant", "content": "" if out_of_budget else best},
+            }
+        )
     spent = (min(budget, REASONING) if reasoning else 0) + (0 if out_of_budget else 1)
-    return 200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": f"{model}-2026-01-01",
-                 "choices": choices, "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": spent,
-                                               "total_tokens": len(prompt) // 4 + spent}}
+    return 200, {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": f"{model}-2026-01-01",
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": len(prompt) // 4,
+            "completion_tokens": spent,
+            "total_tokens": len(prompt) // 4 + spent,
+        },
+    }
 
 
 def gemini(model: str, body: dict) -> tuple[int, dict]:
     """A generateContent answer for one request body (REST JSON)."""
     config = body.get("generationConfig", {})
     if "nolog" in model and config.get("responseLogprobs"):
-        return 400, {"error": {"code": 400, "message": f"Logprobs is not enabled for models/{model}",
-                               "status": "INVALID_ARGUMENT"}}
+        return 400, {
+            "error": {
+                "code": 400,
+                "message": f"Logprobs is not enabled for models/{model}",
+                "status": "INVALID_ARGUMENT",
+            }
+        }
     prompt = "".join(p.get("text", "") for c in body["contents"] for p in c["parts"])
     best, top = rating_of(prompt)
     thinking = config.get("thinkingConfig", {})
@@ -89,14 +120,28 @@ def gemini(model: str, body: dict) -> tuple[int, dict]:
     candidates = []
     for index in range(config.get("candidateCount", 1)):
         if thinks:  # the whole budget goes on thinking: no answer at all
-            candidates.append({"content": {"role": "model", "parts": [{"text": "Weighing the summary", "thought": True}]},
-                               "finishReason": "MAX_TOKENS", "index": index})
+            candidates.append(
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [{"text": "Weighing the summary", "thought": True}],
+                    },
+                    "finishReason": "MAX_TOKENS",
+                    "index": index,
+                }
+            )
             continue
-        candidate = {"content": {"role": "model", "parts": [{"text": best}]}, "finishReason": "STOP", "index": index}
+        candidate = {
+            "content": {"role": "model", "parts": [{"text": best}]},
+            "finishReason": "STOP",
+            "index": index,
+        }
         if config.get("responseLogprobs"):
             alternatives = [{"token": t, "logProbability": lp} for t, lp in top[: config.get("logprobs", 0)]]
-            candidate["logprobsResult"] = {"topCandidates": [{"candidates": alternatives}],
-                                           "chosenCandidates": [{"token": best, "logProbability": -0.2}]}
+            candidate["logprobsResult"] = {
+                "topCandidates": [{"candidates": alternatives}],
+                "chosenCandidates": [{"token": best, "logProbability": -0.2}],
+            }
         candidates.append(candidate)
     usage = {"promptTokenCount": len(prompt) // 4, "candidatesTokenCount": 0 if thinks else 1}
     if thinks:
@@ -151,8 +196,9 @@ class FakeJudges:
         """Send one answer: JSON, or bytes as a file's content."""
         raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         handler.send_response(status)
-        handler.send_header("content-type", "application/octet-stream" if isinstance(payload, bytes)
-                            else "application/json")
+        handler.send_header(
+            "content-type", "application/octet-stream" if isinstance(payload, bytes) else "application/json"
+        )
         handler.send_header("content-length", str(len(raw)))
         handler.end_headers()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -168,7 +214,9 @@ class FakeJudges:
             return 200, self.files[match.group(1)]
         if path == "/v1/batches" and method == "POST":
             return self.create_batch(body)
-        if (match := re.fullmatch(r"/v1(beta)?/batches/([^/]+)", path)) and match.group(2) in self.gemini_batches:
+        if (match := re.fullmatch(r"/v1(beta)?/batches/([^/]+)", path)) and match.group(
+            2
+        ) in self.gemini_batches:
             return 200, self.gemini_batch(match.group(2))  # the Gemini API's batches/NAME
         if match := re.fullmatch(r"/v1/batches/([^/]+)", path):
             return 200, self.retrieve_batch(match.group(1))
@@ -184,16 +232,29 @@ class FakeJudges:
         parts = {p.get_param("name", header="content-disposition"): p for p in message.get_payload()}
         file_id = f"file-{len(self.files) + 1}"
         self.files[file_id] = parts["file"].get_payload(decode=True)
-        return 200, {"id": file_id, "object": "file", "bytes": len(self.files[file_id]), "created_at": 0,
-                     "filename": parts["file"].get_filename(), "purpose": parts["purpose"].get_payload(),
-                     "status": "processed"}
+        return 200, {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(self.files[file_id]),
+            "created_at": 0,
+            "filename": parts["file"].get_filename(),
+            "purpose": parts["purpose"].get_payload(),
+            "status": "processed",
+        }
 
     def create_batch(self, body: dict) -> tuple[int, dict]:
         """POST /v1/batches: validating now, completed at the second retrieve."""
         batch_id = f"batch_{len(self.batches) + 1}"
-        self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"],
-                                  "input_file_id": body["input_file_id"], "completion_window": "24h",
-                                  "status": "validating", "created_at": 0, "retrieved": 0}
+        self.batches[batch_id] = {
+            "id": batch_id,
+            "object": "batch",
+            "endpoint": body["endpoint"],
+            "input_file_id": body["input_file_id"],
+            "completion_window": "24h",
+            "status": "validating",
+            "created_at": 0,
+            "retrieved": 0,
+        }
         return 200, self.public(self.batches[batch_id])
 
     def retrieve_batch(self, batch_id: str) -> dict:
@@ -212,9 +273,12 @@ class FakeJudges:
         for number, text in enumerate(self.files[batch["input_file_id"]].decode().splitlines()):
             line = json.loads(text)
             status, answer = chat(line["body"])
-            record = {"id": f"batch_req_{number}", "custom_id": line["custom_id"],
-                      "response": {"status_code": status, "request_id": f"req_{number}", "body": answer},
-                      "error": None}
+            record = {
+                "id": f"batch_req_{number}",
+                "custom_id": line["custom_id"],
+                "response": {"status_code": status, "request_id": f"req_{number}", "body": answer},
+                "error": None,
+            }
             (out if status == 200 else errors).append(json.dumps(record))
         for name, lines in (("output_file_id", out), ("error_file_id", errors)):
             if lines:
@@ -222,7 +286,11 @@ class FakeJudges:
                 self.files[file_id] = ("\n".join(lines) + "\n").encode()
                 batch[name] = file_id
         batch["status"] = "completed"
-        batch["request_counts"] = {"total": len(out) + len(errors), "completed": len(out), "failed": len(errors)}
+        batch["request_counts"] = {
+            "total": len(out) + len(errors),
+            "completed": len(out),
+            "failed": len(errors),
+        }
 
     @staticmethod
     def public(batch: dict) -> dict:
@@ -245,9 +313,15 @@ class FakeJudges:
             responses = []
             for request in batch["requests"]:
                 status, answer = gemini(batch["model"], request["request"])
-                responses.append({"metadata": request.get("metadata"),
-                                  **({"response": answer} if status == 200 else {"error": answer["error"]})})
-            meta.update(state="BATCH_STATE_SUCCEEDED", output={"inlinedResponses": {"inlinedResponses": responses}})
+                responses.append(
+                    {
+                        "metadata": request.get("metadata"),
+                        **({"response": answer} if status == 200 else {"error": answer["error"]}),
+                    }
+                )
+            meta.update(
+                state="BATCH_STATE_SUCCEEDED", output={"inlinedResponses": {"inlinedResponses": responses}}
+            )
         return {"name": f"batches/{key}", "metadata": meta}
 
 
@@ -281,7 +355,9 @@ class CachingJudges(FakeJudges):
             status, payload = chat(body)
             if status == 200:
                 self.cached_usage(body["messages"], payload["usage"])
-            if not self.latency:  # one prompt at a time: read and cached in one step, no request slips between
+            if (
+                not self.latency
+            ):  # one prompt at a time: read and cached in one step, no request slips between
                 self.seen.append(body["messages"])
         if self.latency:
             time.sleep(self.latency)
@@ -294,8 +370,11 @@ class CachingJudges(FakeJudges):
         tokens = sum(_tokens(m["content"]) for m in messages)
         shared = max((_shared(earlier, messages) for earlier in self.seen), default=0)
         cached = shared - shared % 128 if tokens >= 1024 and shared >= 1024 else 0
-        usage.update(prompt_tokens=tokens, total_tokens=tokens + usage["completion_tokens"],
-                     prompt_tokens_details={"cached_tokens": cached, "audio_tokens": 0})
+        usage.update(
+            prompt_tokens=tokens,
+            total_tokens=tokens + usage["completion_tokens"],
+            prompt_tokens_details={"cached_tokens": cached, "audio_tokens": 0},
+        )
 
 
 def _tokens(text: str, shared_chars: int | None = None) -> int:
@@ -315,7 +394,9 @@ def _shared(earlier: list[dict], messages: list[dict]) -> int:
             return total
         if a["content"] != b["content"]:
             same = 0
-            while same < min(len(a["content"]), len(b["content"])) and a["content"][same] == b["content"][same]:
+            while (
+                same < min(len(a["content"]), len(b["content"])) and a["content"][same] == b["content"][same]
+            ):
                 same += 1
             return total + _tokens(b["content"], same)
         total += _tokens(b["content"])

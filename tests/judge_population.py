@@ -52,9 +52,16 @@ def _distribution(centre: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return np.clip(np.diff(cdf, axis=1), 0, None)
 
 
-def load(dimension: str = "coherence", seed: int = 0, noise: float = 0.5, shift: float = 0.1,
-         spread: float = 0.8, overconfidence: float = 0.7, miscalibration: float = 0.3,
-         path: Path = SUMMEVAL) -> Population:
+def load(
+    dimension: str = "coherence",
+    seed: int = 0,
+    noise: float = 0.5,
+    shift: float = 0.1,
+    spread: float = 0.8,
+    overconfidence: float = 0.7,
+    miscalibration: float = 0.3,
+    path: Path = SUMMEVAL,
+) -> Population:
     """The population (see the module docstring); its figures are fixed by the seed."""
     rows = [json.loads(line) for line in path.open(encoding="utf-8")]
     codes = {d: k for k, d in enumerate(dict.fromkeys(r["doc_id"] for r in rows))}
@@ -67,8 +74,12 @@ def load(dimension: str = "coherence", seed: int = 0, noise: float = 0.5, shift:
     dist = _distribution(latent, np.maximum(said, 0.05))
     dist = dist / dist.sum(axis=1, keepdims=True)
     score = dist @ POINTS
-    judgments = [{"score": s, "distribution": {str(p): float(q) for p, q in zip(POINTS, d, strict=True)}}
-                 for s, d in zip(score, dist, strict=True)]
-    signals = {name: np.array([uncertainty(j, name) for j in judgments])
-               for name in ("entropy", "sd", "margin", "flip")}
+    judgments = [
+        {"score": s, "distribution": {str(p): float(q) for p, q in zip(POINTS, d, strict=True)}}
+        for s, d in zip(score, dist, strict=True)
+    ]
+    signals = {
+        name: np.array([uncertainty(j, name) for j in judgments])
+        for name in ("entropy", "sd", "margin", "flip")
+    }
     return Population(human, score, dist, doc, signals)

@@ -20,5 +20,10 @@ def grouped_by_scipy(x: np.ndarray, y: np.ndarray, groups: list[str]) -> dict:
             continue
         rhos.append(st.spearmanr(gx, gy).statistic)
         taus.append(st.kendalltau(gx, gy).statistic)
-    return {"spearman": float(np.mean(rhos)), "kendall": float(np.mean(taus)), "groups": len(rhos),
-            "skipped": skipped, "tie_rate": tied / pairs}
+    return {
+        "spearman": float(np.mean(rhos)),
+        "kendall": float(np.mean(taus)),
+        "groups": len(rhos),
+        "skipped": skipped,
+        "tie_rate": tied / pairs,
+    }

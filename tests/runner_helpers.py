@@ -26,8 +26,13 @@ def dimension(judge: JudgeSettings | None = None, **changes) -> Dimension:
         name="Coherence",
         definition="The collective quality of all sentences in the summary.",
         scale=Scale(1, 5),
-        anchors={1: "Incoherent.", 2: "Mostly incoherent.", 3: "Partly coherent.", 4: "Mostly coherent.",
-                 5: "Well structured and organized."},
+        anchors={
+            1: "Incoherent.",
+            2: "Mostly incoherent.",
+            3: "Partly coherent.",
+            4: "Mostly coherent.",
+            5: "Well structured and organized.",
+        },
         inputs=("document", "summary"),
         steps=("Read the document.", "Read the summary.", "Assign a score for coherence."),
         judge=judge or JudgeSettings(),
@@ -37,8 +42,10 @@ def dimension(judge: JudgeSettings | None = None, **changes) -> Dimension:
 
 def make_items(count: int, prefix: str = "i") -> list[Item]:
     """Items with distinct texts (so their prompts, and cache keys, differ)."""
-    return [Item(f"{prefix}{k:03d}", {"document": f"Document number {k}.", "summary": f"Summary {k}."})
-            for k in range(count)]
+    return [
+        Item(f"{prefix}{k:03d}", {"document": f"Document number {k}.", "summary": f"Summary {k}."})
+        for k in range(count)
+    ]
 
 
 def setup_library(path, count: int = 6, judge: JudgeSettings | None = None, name: str = "Coherence"):

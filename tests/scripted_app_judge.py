@@ -45,8 +45,9 @@ def _builder() -> registry.JudgeFactory:
     return build
 
 
-SPEC = registry.ProviderSpec("scripted", "Scripted test judge", _builder, default_model="scripted-1",
-                             needs_model=False, reuse=False)
+SPEC = registry.ProviderSpec(
+    "scripted", "Scripted test judge", _builder, default_model="scripted-1", needs_model=False, reuse=False
+)
 HIDDEN = replace(SPEC, public=False)  # accepted when named, never listed: how every test has it
 
 
@@ -67,9 +68,11 @@ def script(request: JudgeRequest) -> dict[str, float]:
 def designer_reply(prompt: str) -> str:
     """A revised definition and top anchor, the reason naming the first two disputed items the prompt lists."""
     ids = re.findall(r"^- \[([^\]]+)\]", prompt, re.MULTILINE)[:2]
-    return ("DEFINITION: Whether the summary's sentences follow one another as one account.\n"
-            "ANCHOR 5: Every sentence follows from the one before.\n"
-            f"REASON: People marked jumps the judge missed (items: {', '.join(ids)})")
+    return (
+        "DEFINITION: Whether the summary's sentences follow one another as one account.\n"
+        "ANCHOR 5: Every sentence follows from the one before.\n"
+        f"REASON: People marked jumps the judge missed (items: {', '.join(ids)})"
+    )
 
 
 def hold_writing() -> None:
@@ -116,7 +119,9 @@ def plugin_env(offered: bool = True) -> dict[str, str]:
     """What a process needs in its environment to load this plugin: offered first (the browser tests' app), or
     unlisted as every test has it."""
     here = os.path.dirname(os.path.abspath(__file__))
-    path = os.pathsep.join(dict.fromkeys(filter(None, [here, *os.environ.get("PYTHONPATH", "").split(os.pathsep)])))
+    path = os.pathsep.join(
+        dict.fromkeys(filter(None, [here, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]))
+    )
     return {registry.PLUGINS_ENV: PLUGIN, "PYTHONPATH": path, OFFER_ENV: "1" if offered else ""}
 
 

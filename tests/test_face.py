@@ -27,15 +27,24 @@ def test_every_exported_name_imports_and_is_the_object_its_module_defines():
 def test_every_public_name_the_package_shows_is_exported_and_nothing_else():
     for name in geval_core.__all__:
         getattr(geval_core, name)  # loads every lazy name, so vars() holds them all
-    shown = {name for name in dir(geval_core) if not name.startswith("_")
-             and not isinstance(getattr(geval_core, name), types.ModuleType)}
+    shown = {
+        name
+        for name in dir(geval_core)
+        if not name.startswith("_") and not isinstance(getattr(geval_core, name), types.ModuleType)
+    }
     assert shown == set(geval_core.__all__)
     assert geval_core.__all__ == sorted(geval_core.__all__)
 
 
 def test_every_public_error_is_on_the_face():
-    defined = {name for name, value in vars(errors).items() if not name.startswith("_")
-               and inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == errors.__name__}
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if not name.startswith("_")
+        and inspect.isclass(value)
+        and issubclass(value, BaseException)
+        and value.__module__ == errors.__name__
+    }
     assert {"RunBusyError", "LibraryLockedError", "RetryLaterError", "ContextLengthError"} <= defined
     assert defined == set(errors.__all__)
     assert defined <= set(geval_core.__all__)

@@ -37,15 +37,20 @@ def test_session_fixtures_see_an_isolated_home_too(session_home, tmp_path_factor
 def test_the_price_file_read_is_the_one_under_the_isolated_home():
     """The cost code reads ~/.config/geval/prices.json from this HOME, so a real one is never read."""
     model = JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18")
-    assert price_for(model, load_prices()) == {"input": 0.15, "cached_input": 0.075, "output": 0.60}  # built in
+    assert price_for(model, load_prices()) == {
+        "input": 0.15,
+        "cached_input": 0.075,
+        "output": 0.60,
+    }  # built in
     file = Path.home() / ".config" / "geval" / "prices.json"
     file.parent.mkdir(parents=True)
     file.write_text(json.dumps({"openai:gpt-4o-mini": {"input": 1, "output": 2}}))
     assert price_for(model, load_prices()) == {"input": 1.0, "output": 2.0}
 
 
-@pytest.mark.parametrize("value, ci", [("", False), ("0", False), ("false", False), ("1", True),
-                                       ("true", True), ("yes", True)])
+@pytest.mark.parametrize(
+    "value, ci", [("", False), ("0", False), ("false", False), ("1", True), ("true", True), ("yes", True)]
+)
 def test_ci_is_read_from_the_environment(monkeypatch, value, ci):
     monkeypatch.setenv("CI", value)
     assert under_ci() is ci
@@ -53,11 +58,14 @@ def test_ci_is_read_from_the_environment(monkeypatch, value, ci):
     assert under_ci() is False
 
 
-@pytest.mark.parametrize("require, argument, named", [
-    (require_file, "/nonexistent/shared/data/summeval.jsonl", "/nonexistent/shared/data/summeval.jsonl"),
-    (require_module, "no_such_module_for_geval", "no_such_module_for_geval"),
-    (require_executable, "/nonexistent/bin/chromium", "/nonexistent/bin/chromium"),
-])
+@pytest.mark.parametrize(
+    "require, argument, named",
+    [
+        (require_file, "/nonexistent/shared/data/summeval.jsonl", "/nonexistent/shared/data/summeval.jsonl"),
+        (require_module, "no_such_module_for_geval", "no_such_module_for_geval"),
+        (require_executable, "/nonexistent/bin/chromium", "/nonexistent/bin/chromium"),
+    ],
+)
 def test_a_missing_requirement_skips_locally_and_fails_under_ci(monkeypatch, require, argument, named):
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception, match=named):

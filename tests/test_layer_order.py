@@ -16,8 +16,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = [
-    ("geval_core.lazy", "geval_core.errors", "geval_core.types", "geval_core.judgment", "geval_core.store",
-     "geval_core.urls"),
+    (
+        "geval_core.lazy",
+        "geval_core.errors",
+        "geval_core.types",
+        "geval_core.judgment",
+        "geval_core.store",
+        "geval_core.urls",
+    ),
     ("geval_core.scoring",),
     ("geval_core.prompts",),
     ("geval_core.stats",),
@@ -55,11 +61,18 @@ def imports(path: Path, root: Path = ROOT) -> list[tuple[int, str, list[str]]]:
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name, []) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            found.append((node.lineno, _absolute(package, node.module or "", node.level),
-                          [alias.name for alias in node.names]))
+            found.append(
+                (
+                    node.lineno,
+                    _absolute(package, node.module or "", node.level),
+                    [alias.name for alias in node.names],
+                )
+            )
         elif isinstance(node, ast.Call) and (loaded := _string_import(node)):
             level = len(loaded) - len(loaded.lstrip("."))
-            found.append((node.lineno, _absolute(package, loaded.lstrip("."), level) if level else loaded, []))
+            found.append(
+                (node.lineno, _absolute(package, loaded.lstrip("."), level) if level else loaded, [])
+            )
     return found
 
 
@@ -114,14 +127,19 @@ def upward_imports(files: list[Path] | None = None, root: Path = ROOT) -> list[s
             for name in targets:
                 theirs = layer_of(name)
                 if theirs is not None and theirs > mine and name not in FACADES:
-                    found.append(f"{path.relative_to(root)}:{line}: {source} (layer {mine}) imports {name} "
-                                 f"(layer {theirs})")
+                    found.append(
+                        f"{path.relative_to(root)}:{line}: {source} (layer {mine}) imports {name} "
+                        f"(layer {theirs})"
+                    )
     return found
 
 
 def test_every_product_module_has_a_layer():
-    unplaced = [module_name(p) for p in product_files() if layer_of(module_name(p)) is None
-                and module_name(p) not in FACADES]
+    unplaced = [
+        module_name(p)
+        for p in product_files()
+        if layer_of(module_name(p)) is None and module_name(p) not in FACADES
+    ]
     assert unplaced == []
 
 
@@ -137,18 +155,22 @@ def probe_file(tmp_path: Path, where: str, source: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("source", [
-    "from ..run.runner import run_scoring\n",
-    "from geval_core import run_scoring\n",  # through the package's face
-    "import importlib\nrunner = importlib.import_module('..run.runner', __package__)\n",  # loaded by a string
-    "runner = __import__('geval_core.run.runner')\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from ..run.runner import run_scoring\n",
+        "from geval_core import run_scoring\n",  # through the package's face
+        "import importlib\nrunner = importlib.import_module('..run.runner', __package__)\n",  # loaded by a string
+        "runner = __import__('geval_core.run.runner')\n",
+    ],
+)
 def test_the_layer_check_sees_an_upward_import(tmp_path, source):
     """The check itself: a scoring module reaching the runner, by any of these roads, is reported (so an empty
     list means something)."""
     fake = probe_file(tmp_path, "geval_core/scoring/zz_upward_probe.py", source)
     assert [line.split(": ", 1)[1] for line in upward_imports([fake], tmp_path)] == [
-        "geval_core.scoring.zz_upward_probe (layer 1) imports geval_core.run.runner (layer 6)"]
+        "geval_core.scoring.zz_upward_probe (layer 1) imports geval_core.run.runner (layer 6)"
+    ]
 
 
 def private_crossings(files: list[Path] | None = None, root: Path = ROOT) -> list[str]:
@@ -175,8 +197,9 @@ def test_no_private_name_crosses_a_package_and_no_sdk_internals_are_imported():
     assert private_crossings() == []
 
 
-@pytest.mark.parametrize("line", ["from openai._models import FinalRequestOptions",
-                                  "import google.genai._api_client"])
+@pytest.mark.parametrize(
+    "line", ["from openai._models import FinalRequestOptions", "import google.genai._api_client"]
+)
 def test_the_private_check_sees_sdk_internals(line, tmp_path):
     fake = probe_file(tmp_path, "geval_core/providers/zz_private_probe.py", line + "\n")
     assert len(private_crossings([fake], tmp_path)) == 1
@@ -186,12 +209,18 @@ def test_the_private_check_sees_sdk_internals(line, tmp_path):
 # row reader inside prompt_library, a module of the same package) or the standard library's documented os._exit.
 # An SDK object's private attribute (llama_cpp's Llama._model, say) is never read: the list would grow.
 PRIVATE_ATTRIBUTES_OF_OWN_PACKAGE = {
-    ("geval_core/lazy.py", "_EXPORTS"), ("geval_core/providers/gemini_judge.py", "_raw"),
-    ("geval_core/providers/gemini_judge.py", "_choices"), ("geval_core/providers/gemini_judge.py", "_version"),
-    ("geval_core/providers/gemini_judge.py", "_usage"), ("geval_core/cli/__init__.py", "_exit"),
-    ("geval_core/cli/_interrupt.py", "_exit"), ("prompt_library/verify.py", "_rows"),
-    ("prompt_library/verify.py", "_lock"), ("prompt_library/schema.py", "_STEPS"),
-    ("prompt_library/signing.py", "_one"), ("prompt_library/signing.py", "_rows"),
+    ("geval_core/lazy.py", "_EXPORTS"),
+    ("geval_core/providers/gemini_judge.py", "_raw"),
+    ("geval_core/providers/gemini_judge.py", "_choices"),
+    ("geval_core/providers/gemini_judge.py", "_version"),
+    ("geval_core/providers/gemini_judge.py", "_usage"),
+    ("geval_core/cli/__init__.py", "_exit"),
+    ("geval_core/cli/_interrupt.py", "_exit"),
+    ("prompt_library/verify.py", "_rows"),
+    ("prompt_library/verify.py", "_lock"),
+    ("prompt_library/schema.py", "_STEPS"),
+    ("prompt_library/signing.py", "_one"),
+    ("prompt_library/signing.py", "_rows"),
     ("workbench_ui/raters_view.py", "_cell"),
 }
 
@@ -201,8 +230,12 @@ def private_attributes(files: list[Path] | None = None, root: Path = ROOT) -> se
     found = set()
     for path in product_files() if files is None else files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
                 found.add((str(path.relative_to(root)), node.attr))
     return found
 
@@ -212,13 +245,18 @@ def test_no_private_attribute_of_another_package_or_sdk_is_read():
 
 
 def test_the_private_attribute_check_sees_an_sdk_objects_private_field(tmp_path):
-    fake = probe_file(tmp_path, "geval_core/providers/zz_attr_probe.py",
-                      "def vocab(llm):\n    return llm._model.vocab\n")
+    fake = probe_file(
+        tmp_path, "geval_core/providers/zz_attr_probe.py", "def vocab(llm):\n    return llm._model.vocab\n"
+    )
     assert private_attributes([fake], tmp_path) == {("geval_core/providers/zz_attr_probe.py", "_model")}
 
 
 def test_pages_and_widgets_never_import_the_cli():
-    found = [f"{p.relative_to(ROOT)}:{line}: {target}" for p in product_files()
-             if module_name(p).startswith(("workbench_ui", "app_pages", "app"))
-             for line, target, _ in imports(p) if target.startswith("geval_core.cli")]
+    found = [
+        f"{p.relative_to(ROOT)}:{line}: {target}"
+        for p in product_files()
+        if module_name(p).startswith(("workbench_ui", "app_pages", "app"))
+        for line, target, _ in imports(p)
+        if target.startswith("geval_core.cli")
+    ]
     assert found == []

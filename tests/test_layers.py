@@ -24,7 +24,9 @@ import prompt_library
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE_PACKAGES = (geval_core, prompt_library)
-STREAMLIT_IMPORT = re.compile(r"^[ \t]*(?:import\s+streamlit\b|from\s+streamlit\b[\w.]*\s+import\b)", re.MULTILINE)
+STREAMLIT_IMPORT = re.compile(
+    r"^[ \t]*(?:import\s+streamlit\b|from\s+streamlit\b[\w.]*\s+import\b)", re.MULTILINE
+)
 
 
 def _defines_all(path: str | None) -> bool:
@@ -32,8 +34,12 @@ def _defines_all(path: str | None) -> bool:
     if not path or not path.endswith(".py"):
         return False
     tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    targets = [t for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
-               for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+    targets = [
+        t
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+    ]
     return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
 
 
@@ -55,16 +61,21 @@ def modules_with_all() -> list[str]:
 
 
 def source_files() -> list[Path]:
-    return sorted(p for package in CORE_PACKAGES for folder in package.__path__ for p in Path(folder).rglob("*.py"))
+    return sorted(
+        p for package in CORE_PACKAGES for folder in package.__path__ for p in Path(folder).rglob("*.py")
+    )
 
 
 @pytest.mark.parametrize("module", ["geval_core", "geval_core.cli", "prompt_library"])
 def test_importing_the_core_loads_no_streamlit(module):
     """In a fresh interpreter (this one has Streamlit loaded by the app tests), nothing named streamlit."""
-    code = ("import importlib, sys; importlib.import_module(sys.argv[1]); "
-            "print('\\n'.join(m for m in sys.modules if m == 'streamlit' or m.startswith('streamlit.')))")
-    result = subprocess.run([sys.executable, "-c", code, module], cwd=ROOT, capture_output=True, text=True,
-                            timeout=120)
+    code = (
+        "import importlib, sys; importlib.import_module(sys.argv[1]); "
+        "print('\\n'.join(m for m in sys.modules if m == 'streamlit' or m.startswith('streamlit.')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, module], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [], f"importing {module} loaded {result.stdout.split()}"
 
@@ -72,7 +83,13 @@ def test_importing_the_core_loads_no_streamlit(module):
 def test_discovery_covers_the_subpackages():
     """The walk finds the packages that exist today (so an empty list cannot pass the next test)."""
     found = modules_with_all()
-    for name in ("geval_core", "prompt_library", "geval_core.providers", "geval_core.run", "geval_core.stats"):
+    for name in (
+        "geval_core",
+        "prompt_library",
+        "geval_core.providers",
+        "geval_core.run",
+        "geval_core.stats",
+    ):
         if importlib.util.find_spec(name) is not None:
             assert name in found
 
@@ -92,15 +109,22 @@ def test_no_core_source_file_imports_streamlit():
     """A plain-text check of every .py file under geval_core/ and prompt_library/, lazy imports included."""
     files = source_files()
     assert len(files) > 10
-    found = [f"{path.relative_to(ROOT)}:{text[:match.start()].count(chr(10)) + 1}: {match.group(0).strip()}"
-             for path in files for text in [path.read_text(encoding="utf-8")]
-             for match in STREAMLIT_IMPORT.finditer(text)]
+    found = [
+        f"{path.relative_to(ROOT)}:{text[: match.start()].count(chr(10)) + 1}: {match.group(0).strip()}"
+        for path in files
+        for text in [path.read_text(encoding="utf-8")]
+        for match in STREAMLIT_IMPORT.finditer(text)
+    ]
     assert found == []
 
 
 def test_the_streamlit_pattern_catches_the_forms_of_import():
-    for line in ("import streamlit as st", "    import streamlit", "from streamlit.testing.v1 import AppTest",
-                 "from streamlit import session_state"):
+    for line in (
+        "import streamlit as st",
+        "    import streamlit",
+        "from streamlit.testing.v1 import AppTest",
+        "from streamlit import session_state",
+    ):
         assert STREAMLIT_IMPORT.search(line), line
     for line in ("import streamlit_extras", "# no Streamlit here", "x = 'import streamlit'"):
         assert not STREAMLIT_IMPORT.search(line), line

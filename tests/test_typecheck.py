@@ -18,23 +18,29 @@ Found 3 errors in 2 files (checked 180 source files)
 
 def test_entries_leave_out_line_numbers_and_count_repeats():
     found = typecheck.entries(OUTPUT)
-    assert found == Counter({
-        'geval_core/run/plan.py: [arg-type] Argument 5 to "run_scoring" has incompatible type "str | None"; '
-        'expected "str"': 1,
-        'workbench_ui/a.py: [var-annotated] Need type annotation for "x"': 2,
-    })
+    assert found == Counter(
+        {
+            'geval_core/run/plan.py: [arg-type] Argument 5 to "run_scoring" has incompatible type "str | None"; '
+            'expected "str"': 1,
+            'workbench_ui/a.py: [var-annotated] Need type annotation for "x"': 2,
+        }
+    )
 
 
 def test_a_new_error_is_refused_and_a_fixed_one_reported():
     baseline = typecheck.entries(OUTPUT)
     now = baseline.copy()
     now['workbench_ui/a.py: [var-annotated] Need type annotation for "x"'] += 1  # a third copy is new
-    now.pop('geval_core/run/plan.py: [arg-type] Argument 5 to "run_scoring" has incompatible type "str | None"; '
-            'expected "str"')
+    now.pop(
+        'geval_core/run/plan.py: [arg-type] Argument 5 to "run_scoring" has incompatible type "str | None"; '
+        'expected "str"'
+    )
     new, gone = typecheck.compare(now, baseline)
     assert new == ['workbench_ui/a.py: [var-annotated] Need type annotation for "x"']
-    assert gone == ['geval_core/run/plan.py: [arg-type] Argument 5 to "run_scoring" has incompatible type '
-                    '"str | None"; expected "str"']
+    assert gone == [
+        'geval_core/run/plan.py: [arg-type] Argument 5 to "run_scoring" has incompatible type '
+        '"str | None"; expected "str"'
+    ]
 
 
 def test_the_baseline_written_reads_back(tmp_path):

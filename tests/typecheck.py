@@ -17,7 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = ROOT / "tests" / "mypy_baseline.txt"
 # path:line[:column]: error: message  [code]
-ERROR = re.compile(r"^(?P<path>[^:\s]+\.py):\d+(?::\d+)?: error: (?P<message>.*?)(?:\s+\[(?P<code>[a-z-]+)\])?$")
+ERROR = re.compile(
+    r"^(?P<path>[^:\s]+\.py):\d+(?::\d+)?: error: (?P<message>.*?)(?:\s+\[(?P<code>[a-z-]+)\])?$"
+)
 
 
 def entries(output: str) -> Counter[str]:
@@ -45,14 +47,18 @@ def compare(now: Counter[str], baseline: Counter[str]) -> tuple[list[str], list[
 
 def write_baseline(found: Counter[str], path: Path = BASELINE) -> None:
     """Write the entries, sorted, under a header that says what the file is."""
-    header = ("# Known mypy errors (tests/typecheck.py): this list may only shrink. One entry per error, no line "
-              "numbers.\n")
+    header = (
+        "# Known mypy errors (tests/typecheck.py): this list may only shrink. One entry per error, no line "
+        "numbers.\n"
+    )
     path.write_text(header + "".join(f"{entry}\n" for entry in sorted(found.elements())), encoding="utf-8")
 
 
 def run_mypy() -> tuple[int, str]:
     """mypy over the packages pyproject.toml names, with its configuration: (exit code, output)."""
-    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
     return done.returncode, done.stdout + done.stderr
 
 
@@ -73,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fixed, drop it from {BASELINE.name}: {entry}")
     if new:
         print(output)
-        print(f"{len(new)} type error(s) not in {BASELINE.relative_to(ROOT)}: fix them (the baseline only shrinks)")
+        print(
+            f"{len(new)} type error(s) not in {BASELINE.relative_to(ROOT)}: fix them (the baseline only shrinks)"
+        )
         return 1
     if gone and args.update:
         write_baseline(now)

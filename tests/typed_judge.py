@@ -16,8 +16,11 @@ def choice_from_openai(choice: Any) -> Choice:
     positions = None
     if content:
         positions = tuple(
-            Position(t.token, float(t.logprob),
-                     tuple(TopLogprob(a.token, float(a.logprob)) for a in (t.top_logprobs or [])))
+            Position(
+                t.token,
+                float(t.logprob),
+                tuple(TopLogprob(a.token, float(a.logprob)) for a in (t.top_logprobs or [])),
+            )
             for t in content
         )
     text = choice.message.content if choice.message and choice.message.content else ""
@@ -28,11 +31,16 @@ def sdk_completion(response: Any) -> Completion:
     """What the old hooks read from a ChatCompletion model (raw: its model_dump, as before)."""
     usage = response.usage
     details = getattr(usage, "prompt_tokens_details", None)
-    return Completion([choice_from_openai(c) for c in (response.choices or [])],
-                      (int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
-                       int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
-                       int(getattr(details, "cached_tokens", 0) or 0)),
-                      response.model, response.model_dump(mode="json"))
+    return Completion(
+        [choice_from_openai(c) for c in (response.choices or [])],
+        (
+            int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
+            int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
+            int(getattr(details, "cached_tokens", 0) or 0),
+        ),
+        response.model,
+        response.model_dump(mode="json"),
+    )
 
 
 class TypedJudge(OpenAIJudge):

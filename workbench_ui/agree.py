@@ -13,8 +13,14 @@ from geval_core.types import Scale
 from workbench_ui import cached_reads, charts, safe_text, sealing, state
 
 SCORES = {"score": "weighted score", "single_rating": "top-token score"}
-METRICS = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic",
-           "tie_rate": "tie rate (judge)", "human_tie_rate": "tie rate (human)"}
+METRICS = {
+    "spearman": "Spearman",
+    "kendall": "Kendall τ-b",
+    "pearson": "Pearson",
+    "kappa_quadratic": "κ quadratic",
+    "tie_rate": "tie rate (judge)",
+    "human_tie_rate": "tie rate (human)",
+}
 SCATTER_POINTS = 5_000  # at most this many items drawn in the scatter (a random sample beyond)
 
 
@@ -22,8 +28,14 @@ def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -
     """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group
     (computed once per run_state: shared, never mutate it)."""
     scope = sealing.current()
-    return cached_reads.per_run(run, "paired", lambda: _paired(run, human_field, which, scope), human_field, which,
-                                sealing.cache_key())
+    return cached_reads.per_run(
+        run,
+        "paired",
+        lambda: _paired(run, human_field, which, scope),
+        human_field,
+        which,
+        sealing.cache_key(),
+    )
 
 
 def _paired(run: dict[str, Any], human_field: str | None, which: str, scope=None) -> dict[str, list]:
@@ -33,52 +45,100 @@ def _paired(run: dict[str, Any], human_field: str | None, which: str, scope=None
         rows = [row for row in rows if row["item_id"] in scope.ids]
     matched = [items.get(row["item_id"]) for row in rows]
     score = single_rating if which == "single_rating" else (lambda row: row.get(which))
-    return {"ids": [row["item_id"] for row in rows], "judge": [score(row) for row in rows],
-            "human": [i.human.get(human_field) if i is not None and human_field else None for i in matched],
-            "groups": [i.group if i is not None else None for i in matched],
-            "replies": [row.get("replies") or [] for row in rows]}
+    return {
+        "ids": [row["item_id"] for row in rows],
+        "judge": [score(row) for row in rows],
+        "human": [i.human.get(human_field) if i is not None and human_field else None for i in matched],
+        "groups": [i.group if i is not None else None for i in matched],
+        "replies": [row.get("replies") or [] for row in rows],
+    }
 
 
 @st.cache_data(show_spinner="Computing agreement…", max_entries=64)
-def _agreement(path: str, run_id: str, version: tuple[int, int, str], human_field: str, which: str,
-               grouped: bool, scale: tuple[int, int], bootstrap: int, seed: int, scope_key: str,
-               _run: dict[str, Any]) -> dict[str, Any]:
+def _agreement(
+    path: str,
+    run_id: str,
+    version: tuple[int, int, str],
+    human_field: str,
+    which: str,
+    grouped: bool,
+    scale: tuple[int, int],
+    bootstrap: int,
+    seed: int,
+    scope_key: str,
+    _run: dict[str, Any],
+) -> dict[str, Any]:
     from geval_core.stats import agreement
 
     p = paired(_run, human_field, which)
     groups = p["groups"] if grouped else None
     # The dataset-level reading of grouped data resamples whole groups (items of a group are not independent).
     clusters = p["groups"] if not grouped and all(g is not None for g in p["groups"]) else None
-    return agreement(p["judge"], p["human"], groups=groups, scale=Scale(*scale), bootstrap=bootstrap,
-                     seed=seed, clusters=clusters).to_dict()
+    return agreement(
+        p["judge"],
+        p["human"],
+        groups=groups,
+        scale=Scale(*scale),
+        bootstrap=bootstrap,
+        seed=seed,
+        clusters=clusters,
+    ).to_dict()
 
 
-def agreement_for(run: dict[str, Any], human_field: str, which: str, grouped: bool, scale: Scale,
-                  bootstrap: int, seed: int = 0) -> dict[str, Any]:
+def agreement_for(
+    run: dict[str, Any],
+    human_field: str,
+    which: str,
+    grouped: bool,
+    scale: Scale,
+    bootstrap: int,
+    seed: int = 0,
+) -> dict[str, Any]:
     """geval_core.stats.agreement on a run (cached per cached_reads.run_state and options)."""
-    return _agreement(os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run),
-                      human_field, which, grouped, (scale.min, scale.max), bootstrap, seed, sealing.cache_key(), run)
+    return _agreement(
+        os.path.abspath(state.sidebar().db_path),
+        run["id"],
+        cached_reads.run_state(run),
+        human_field,
+        which,
+        grouped,
+        (scale.min, scale.max),
+        bootstrap,
+        seed,
+        sealing.cache_key(),
+        run,
+    )
 
 
 def scatter(run: dict[str, Any], human_field: str, limit: int = SCATTER_POINTS) -> tuple[Any, int, int]:
     """The judge-vs-human scatter of a run, once per run_state: (figure, points drawn, points with both)."""
-    return cached_reads.per_run(run, "scatter", lambda: _scatter(run, human_field, limit), human_field, limit,
-                                sealing.cache_key())
+    return cached_reads.per_run(
+        run, "scatter", lambda: _scatter(run, human_field, limit), human_field, limit, sealing.cache_key()
+    )
 
 
 def _scatter(run: dict[str, Any], human_field: str, limit: int) -> tuple[Any, int, int]:
     import numpy as np
 
     p = paired(run, human_field)
-    both = [n for n, (j, h) in enumerate(zip(p["judge"], p["human"], strict=True)) if j is not None and h is not None]
+    both = [
+        n
+        for n, (j, h) in enumerate(zip(p["judge"], p["human"], strict=True))
+        if j is not None and h is not None
+    ]
     shown = both
     if len(both) > limit:
         # Display only: a browser draws 20,000 points slowly and the page ships them on every rerun.
         rng = np.random.default_rng(0)
         shown = [both[n] for n in np.sort(rng.choice(len(both), size=limit, replace=False))]
-    figure = charts.scatter_figure([p["human"][n] for n in shown], [p["judge"][n] for n in shown],
-                                   [p["ids"][n] for n in shown], f"human {human_field}", "judge weighted score",
-                                   "Judge vs human")
+    figure = charts.scatter_figure(
+        [p["human"][n] for n in shown],
+        [p["judge"][n] for n in shown],
+        [p["ids"][n] for n in shown],
+        f"human {human_field}",
+        "judge weighted score",
+        "Judge vs human",
+    )
     return figure, len(shown), len(both)
 
 
@@ -105,8 +165,10 @@ def resampled_note(result: dict[str, Any]) -> str:
         return f"Intervals withheld: {result['ci_warning'].removeprefix('no intervals: ')}."
     flag = f" Caution: {result['ci_flag']}." if result.get("ci_flag") else ""
     # Plain words here; the method's own description is one click away (method_note), not in the caution box.
-    return (f"95% intervals: the figures recomputed on {result['bootstrap']} resamples of the "
-            f"{result.get('ci_units')} {result.get('ci_resampled')}, each drawn whole, with replacement.{flag}")
+    return (
+        f"95% intervals: the figures recomputed on {result['bootstrap']} resamples of the "
+        f"{result.get('ci_units')} {result.get('ci_resampled')}, each drawn whole, with replacement.{flag}"
+    )
 
 
 def method_note(result: dict[str, Any]) -> str:
@@ -119,9 +181,17 @@ def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for label, r in results.items():
         cells = {name: _cell(r, metric) for metric, name in METRICS.items()}
-        rows.append({"reading": label, **cells, "items": r.get("items"), "groups": r.get("groups"),
-                     "groups skipped": r.get("groups_skipped"), "missing": r.get("missing"),
-                     "resampled": f"{r.get('ci_units')} {r.get('ci_resampled')}" if r.get("ci") else "—"})
+        rows.append(
+            {
+                "reading": label,
+                **cells,
+                "items": r.get("items"),
+                "groups": r.get("groups"),
+                "groups skipped": r.get("groups_skipped"),
+                "missing": r.get("missing"),
+                "resampled": f"{r.get('ci_units')} {r.get('ci_resampled')}" if r.get("ci") else "—",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -131,7 +201,9 @@ def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
     a = {r["item_id"]: r.get("score") for r in cached_reads.stored_judgments(run_a)}
     b = {r["item_id"]: r.get("score") for r in cached_reads.stored_judgments(run_b)}
     common = [i for i in a if i in b and a[i] is not None and b[i] is not None]
-    frame = pd.DataFrame({"item": common, "score A": [a[i] for i in common], "score B": [b[i] for i in common]})
+    frame = pd.DataFrame(
+        {"item": common, "score A": [a[i] for i in common], "score B": [b[i] for i in common]}
+    )
     frame["A − B"] = frame["score A"] - frame["score B"]
     order = frame["A − B"].abs().sort_values(ascending=False, kind="stable").index
     return frame.loc[order].reset_index(drop=True)
@@ -143,7 +215,9 @@ def incomparable(run_a: dict[str, Any], run_b: dict[str, Any]) -> list[str]:
     from geval_core.run.plan import judge_difference
 
     a, b = run_a.get("judge") or {}, run_b.get("judge") or {}
-    found = [f"{'server' if k == 'base_url' else k}: {a.get(k)} vs {b.get(k)}" for k in judge_difference(a, b)]
+    found = [
+        f"{'server' if k == 'base_url' else k}: {a.get(k)} vs {b.get(k)}" for k in judge_difference(a, b)
+    ]
     va, vb = run_a.get("model_version"), run_b.get("model_version")
     if va and vb and va != vb:
         found.append(f"reported model version: {va} vs {vb}")
@@ -164,8 +238,9 @@ def export_runs(lib, prompt_id: str) -> list[dict[str, Any]]:
 
 
 @st.cache_data(show_spinner="Measuring agreement…", max_entries=32)
-def _run_agreement(path: str, run_id: str, version: tuple[int, int, str], human_field: str,
-                   pooled: bool) -> dict[str, Any]:
+def _run_agreement(
+    path: str, run_id: str, version: tuple[int, int, str], human_field: str, pooled: bool
+) -> dict[str, Any]:
     from geval_core.stats import run_agreement
 
     return run_agreement(state.library(), run_id, human_field, pooled=pooled)
@@ -174,5 +249,6 @@ def _run_agreement(path: str, run_id: str, version: tuple[int, int, str], human_
 def export_agreement(run: dict[str, Any], human_field: str, pooled: bool = False) -> dict[str, Any]:
     """prompt_library.run_agreement for a prompt export, the same function as `geval prompts export
     --agreement-run` (cached per cached_reads.run_state, rating and reading)."""
-    return _run_agreement(os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run),
-                          human_field, pooled)
+    return _run_agreement(
+        os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run), human_field, pooled
+    )

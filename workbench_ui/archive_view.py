@@ -30,17 +30,29 @@ def panel(lib, kind: str, labels: dict[str, str]) -> None:
     archived = [i for i in labels if i in hidden]
     show = lambda i: safe_text.md_escape(labels[i])  # noqa: E731 -- labels carry user names
     with st.expander(f"Archive {kind}s ({len(archived)} archived)"):
-        st.caption(f"An archived {kind} is hidden from the pickers and kept whole in the library; restore it "
-                   "any time. Nothing frozen is deleted or changed.")
+        st.caption(
+            f"An archived {kind} is hidden from the pickers and kept whole in the library; restore it "
+            "any time. Nothing frozen is deleted or changed."
+        )
         key = f"archive_{kind}_pick"
         st.multiselect(f"{kind.capitalize()}s to archive", active, format_func=show, key=key)
-        st.button("Archive", key=f"archive_{kind}_go", on_click=_apply, args=(lib, kind, key, True),
-                  disabled=not st.session_state.get(key))
+        st.button(
+            "Archive",
+            key=f"archive_{kind}_go",
+            on_click=_apply,
+            args=(lib, kind, key, True),
+            disabled=not st.session_state.get(key),
+        )
         if archived:
             back = f"archive_{kind}_restore"
             st.multiselect(f"Archived {kind}s to restore", archived, format_func=show, key=back)
-            st.button("Restore", key=f"archive_{kind}_back", on_click=_apply, args=(lib, kind, back, False),
-                      disabled=not st.session_state.get(back))
+            st.button(
+                "Restore",
+                key=f"archive_{kind}_back",
+                on_click=_apply,
+                args=(lib, kind, back, False),
+                disabled=not st.session_state.get(back),
+            )
 
 
 def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, dict[str, Any]] | None:
@@ -62,7 +74,9 @@ def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, dict[str, Any]] |
     def label(text: str) -> str:
         return text if not unfit[text] else f"{text} (does not fit: no {', '.join(unfit[text])})"
 
-    chosen = c2.selectbox(f"Dataset to score with the {kind}", list(datasets), key=key + "dataset", format_func=label)
+    chosen = c2.selectbox(
+        f"Dataset to score with the {kind}", list(datasets), key=key + "dataset", format_func=label
+    )
     return name, datasets[chosen]
 
 

@@ -22,34 +22,55 @@ def panel(lib, run: dict[str, Any], field: str | None) -> None:
     if not box.open:
         return
     with box:
-        st.caption("From this run's scores and the ratings so far: the ratings needed for the interval of the "
-                   "agreement figure, and of the PPI estimate of the mean rating, to be at most the target wide, "
-                   "with the chance you ask for. bench/bench_budget.py checks the plans by simulation.")
+        st.caption(
+            "From this run's scores and the ratings so far: the ratings needed for the interval of the "
+            "agreement figure, and of the PPI estimate of the mean rating, to be at most the target wide, "
+            "with the chance you ask for. bench/bench_budget.py checks the plans by simulation."
+        )
         c = st.columns(4)
         figure = c[0].selectbox("Figure", FIGURES, key=K + "figure")
         width = c[1].number_input("Its interval's width", 0.01, 2.0, 0.1, 0.01, key=K + "width")
         ppi_width = c[2].number_input("PPI interval's width", 0.01, 4.0, 0.2, 0.01, key=K + "ppi_width")
         assurance = c[3].number_input("Assurance", 0.5, 0.99, 0.8, 0.05, key=K + "assurance")
-        asked = [run["id"], cached_reads.run_state(run), field, figure, width, ppi_width, assurance,
-                 sealing.cache_key()]
+        asked = [
+            run["id"],
+            cached_reads.run_state(run),
+            field,
+            figure,
+            width,
+            ppi_width,
+            assurance,
+            sealing.cache_key(),
+        ]
         if st.button("Plan the ratings", key=K + "plan"):
-            st.session_state[K + "planned"] = {"asked": asked, "out": plan(lib, run, field, figure, width,
-                                                                            ppi_width, assurance)}
+            st.session_state[K + "planned"] = {
+                "asked": asked,
+                "out": plan(lib, run, field, figure, width, ppi_width, assurance),
+            }
         planned = st.session_state.get(K + "planned")
         if planned and planned["asked"] == asked:  # a plan of other inputs is not shown as this one's
             show(planned["out"])
 
 
-def plan(lib, run: dict[str, Any], field: str, figure: str, width: float, ppi_width: float,
-         assurance: float) -> dict[str, Any]:
+def plan(
+    lib, run: dict[str, Any], field: str, figure: str, width: float, ppi_width: float, assurance: float
+) -> dict[str, Any]:
     """Both plans, or the reason there is none."""
     from geval_core.diagnostics.budget import run_budget
 
     store = sealing.scoped(cached_reads.CachedLibrary(lib))
     try:
         with st.spinner("Planning…"):
-            return run_budget(store, run["id"], field, float(width), float(ppi_width), figure, float(assurance),
-                              bootstrap=500)
+            return run_budget(
+                store,
+                run["id"],
+                field,
+                float(width),
+                float(ppi_width),
+                figure,
+                float(assurance),
+                bootstrap=500,
+            )
     except GEvalError as exc:
         return {"error": str(exc)}
 
@@ -64,23 +85,47 @@ def show(out: dict[str, Any]) -> None:
     if a:
         c = st.columns(3)
         unit = a["unit"]
-        c[0].metric(f"{a['figure']} now", safe_text.fmt(a["estimate"]), help=f"interval width "
-                    f"{safe_text.fmt(a['pilot_width'])} from {a['pilot_units']} {unit}")
-        c[1].metric(f"More {unit} to rate", "not reachable" if a["planned_units"] is None else a["further_units"],
-                    help=None if a["planned_units"] is None else (
-                        f"{a['planned_units']} {unit} in all" + (f", about {a['further_items']} more items"
-                                                                 if unit == "groups" else "")))
-        c[2].metric(f"For an even chance ({unit})", a["median_units"] if a["median_units"] is not None else "—")
+        c[0].metric(
+            f"{a['figure']} now",
+            safe_text.fmt(a["estimate"]),
+            help=f"interval width {safe_text.fmt(a['pilot_width'])} from {a['pilot_units']} {unit}",
+        )
+        c[1].metric(
+            f"More {unit} to rate",
+            "not reachable" if a["planned_units"] is None else a["further_units"],
+            help=None
+            if a["planned_units"] is None
+            else (
+                f"{a['planned_units']} {unit} in all"
+                + (f", about {a['further_items']} more items" if unit == "groups" else "")
+            ),
+        )
+        c[2].metric(
+            f"For an even chance ({unit})", a["median_units"] if a["median_units"] is not None else "—"
+        )
     if p:
         c = st.columns(3)
-        c[0].metric("PPI estimate now", safe_text.fmt(p["estimate"]),
-                    help=f"interval width {safe_text.fmt(p['pilot_width'])}")
-        c[1].metric("More items to rate (PPI)", "not reachable" if p["planned_rated"] is None else p["further_rated"],
-                    help=None if p["planned_rated"] is None else f"{p['planned_rated']} rated in all")
+        c[0].metric(
+            "PPI estimate now",
+            safe_text.fmt(p["estimate"]),
+            help=f"interval width {safe_text.fmt(p['pilot_width'])}",
+        )
+        c[1].metric(
+            "More items to rate (PPI)",
+            "not reachable" if p["planned_rated"] is None else p["further_rated"],
+            help=None if p["planned_rated"] is None else f"{p['planned_rated']} rated in all",
+        )
         c[2].metric("For an even chance (PPI)", p["median_rated"] if p["median_rated"] is not None else "—")
         if p["planned_rated"] is None:
-            st.warning(safe_text.md_escape(
-                f"Rating all {p['judged']} judged items gives a PPI interval {safe_text.fmt(p['width_all_rated'])} "
-                "wide: judge more items" + ("" if p["rated_with_more_judged"] is None else
-                                           f" (with many more, about {p['rated_with_more_judged']} rated would do)")))
+            st.warning(
+                safe_text.md_escape(
+                    f"Rating all {p['judged']} judged items gives a PPI interval {safe_text.fmt(p['width_all_rated'])} "
+                    "wide: judge more items"
+                    + (
+                        ""
+                        if p["rated_with_more_judged"] is None
+                        else f" (with many more, about {p['rated_with_more_judged']} rated would do)"
+                    )
+                )
+            )
     st.caption(safe_text.md_escape(out["assumes"]))

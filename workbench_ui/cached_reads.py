@@ -27,7 +27,6 @@ def library_path() -> str:
     return os.path.abspath(state.sidebar().db_path)
 
 
-
 def run_state(run: dict[str, Any]) -> tuple[int, int, str]:
     """What changes whenever a run's judgments do: how many judged, how many errored (a resume
     replaces errored judgments without adding rows) and the status; the key of the per-run caches."""
@@ -101,8 +100,9 @@ def judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _per_run(path: str, run_id: str, version: tuple[int, int, str], name: str, extra: tuple,
-             _build: Callable[[], Any]) -> Any:
+def _per_run(
+    path: str, run_id: str, version: tuple[int, int, str], name: str, extra: tuple, _build: Callable[[], Any]
+) -> Any:
     return _build()
 
 
@@ -114,11 +114,15 @@ def per_run(run: dict[str, Any], name: str, build: Callable[[], Any], *extra: Ha
 
 def judged_ids(run: dict[str, Any]) -> set[str]:
     """Items of the run judged without an error, as lib.judged_item_ids gives them (a resume retries the rest)."""
-    return per_run(run, "judged_ids", lambda: {r["item_id"] for r in stored_judgments(run) if r.get("error") is None})
+    return per_run(
+        run, "judged_ids", lambda: {r["item_id"] for r in stored_judgments(run) if r.get("error") is None}
+    )
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _summary(path: str, run_id: str, version: tuple[int, int, str], _rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(
+    path: str, run_id: str, version: tuple[int, int, str], _rows: list[dict[str, Any]]
+) -> dict[str, Any]:
     from geval_core.stats import tie_rate
 
     weighted = [r["score"] for r in _rows if r.get("score") is not None]
@@ -140,7 +144,9 @@ def _summary(path: str, run_id: str, version: tuple[int, int, str], _rows: list[
 def _low_mass(row: dict[str, Any]) -> bool:
     # Valid mass is a logprobs figure; a sampling item's parsed share is shown as "unparsed" instead, and an item
     # that was never answered (an error, e.g. too long to send) has no mass at all: it counts as an error.
-    return not row.get("error") and row.get("mode") != "sampling" and (row.get("valid_mass") or 0.0) < LOW_MASS
+    return (
+        not row.get("error") and row.get("mode") != "sampling" and (row.get("valid_mass") or 0.0) < LOW_MASS
+    )
 
 
 def run_summary(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -158,17 +164,19 @@ def human_key(keys: Iterable[str], name: str) -> str | None:
 
 def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float | None] | None = None) -> pd.DataFrame:
     """One row per judged item: the numbers the Score page's table shows."""
-    frame = pd.DataFrame({
-        "item": [r["item_id"] for r in rows],
-        "score": [r.get("score") for r in rows],
-        "top-token": [single_rating(r) for r in rows],
-        "valid mass": [r.get("valid_mass") for r in rows],
-        "ties": [r.get("ties_weighted") for r in rows],
-        "ties top-token": [r.get("ties_top") for r in rows],
-        "unparsed": [r.get("unparsed") or 0 for r in rows],
-        "reply": [(r.get("replies") or [""])[0] if r.get("replies") else "" for r in rows],
-        "error": [r.get("error") or "" for r in rows],
-    })
+    frame = pd.DataFrame(
+        {
+            "item": [r["item_id"] for r in rows],
+            "score": [r.get("score") for r in rows],
+            "top-token": [single_rating(r) for r in rows],
+            "valid mass": [r.get("valid_mass") for r in rows],
+            "ties": [r.get("ties_weighted") for r in rows],
+            "ties top-token": [r.get("ties_top") for r in rows],
+            "unparsed": [r.get("unparsed") or 0 for r in rows],
+            "reply": [(r.get("replies") or [""])[0] if r.get("replies") else "" for r in rows],
+            "error": [r.get("error") or "" for r in rows],
+        }
+    )
     frame["low mass"] = [_low_mass(r) for r in rows]
     spread = [confidence(r.get("distribution")) for r in rows]  # the judge's confidence, sortable per column
     for col in CONFIDENCE_KEYS:
@@ -176,8 +184,11 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float | None] |
     if human is not None:
         frame.insert(3, "human", [human.get(r["item_id"]) for r in rows])
     if any(r.get("ties_weighted_in_group") is not None for r in rows):
-        frame.insert(frame.columns.get_loc("ties top-token") + 1, "ties in group, weighted",
-                     [r.get("ties_weighted_in_group") for r in rows])
+        frame.insert(
+            frame.columns.get_loc("ties top-token") + 1,
+            "ties in group, weighted",
+            [r.get("ties_weighted_in_group") for r in rows],
+        )
     if any(r.get("reply_agreement") is not None for r in rows):
         frame["reply agreement"] = [r.get("reply_agreement") for r in rows]
     for col in ("score", "top-token", "valid mass", "ties", "ties top-token"):
@@ -192,8 +203,14 @@ def run_title(run: dict[str, Any]) -> str:
     from geval_core.types import JudgeSettings
 
     judge = run.get("judge") or {}
-    how = (f"{judge_label(JudgeSettings(**judge))} {judge.get('mode')} n={judge.get('n')} "
-           f"T={judge.get('temperature')}") if isinstance(judge, dict) and judge else str(judge)
+    how = (
+        (
+            f"{judge_label(JudgeSettings(**judge))} {judge.get('mode')} n={judge.get('n')} "
+            f"T={judge.get('temperature')}"
+        )
+        if isinstance(judge, dict) and judge
+        else str(judge)
+    )
     return f"{run.get('id')} · {run.get('prompt_label')} on {run.get('dataset_label')} · {how}"
 
 

@@ -16,15 +16,19 @@ from workbench_ui import archive_view, cached_reads, charts, guarantee_view, liv
 from workbench_ui.score_parts import run_item_ids
 
 K = "cs_"
-SIGNAL_HELP = ("How the cheap judgment's unsureness is read: entropy or sd of its rating distribution, margin (one "
-               "minus the top-two gap), valid_mass (one minus it), flip (the chance another ask gives another "
-               "rating). Items without a cheap score always go to the strong judge.")
+SIGNAL_HELP = (
+    "How the cheap judgment's unsureness is read: entropy or sd of its rating distribution, margin (one "
+    "minus the top-two gap), valid_mass (one minus it), flip (the chance another ask gives another "
+    "rating). Items without a cheap score always go to the strong judge."
+)
 
 
 def section(lib) -> None:
     """Calibrate and freeze a cascade, then score a dataset with one."""
-    st.caption("A cheap judge on every item, the strong judge only where the cheap one is unsure. Calibrate on a "
-               "dataset with human ratings that both judges scored, pick a threshold, freeze it, then score.")
+    st.caption(
+        "A cheap judge on every item, the strong judge only where the cheap one is unsure. Calibrate on a "
+        "dataset with human ratings that both judges scored, pick a threshold, freeze it, then score."
+    )
     calibrate(lib)
     st.divider()
     guarantee_view.calibrate(lib)
@@ -32,9 +36,11 @@ def section(lib) -> None:
     score(lib)
 
 
-NEEDS = ("To calibrate, a dataset with human ratings scored by two prompts of one dimension, each pinned to its "
-         "judge (the cheap one and the strong one), both runs finished on the same items: start them under New "
-         "run above.")
+NEEDS = (
+    "To calibrate, a dataset with human ratings scored by two prompts of one dimension, each pinned to its "
+    "judge (the cheap one and the strong one), both runs finished on the same items: start them under New "
+    "run above."
+)
 
 
 def calibration_runs(lib, datasets: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -65,14 +71,17 @@ def calibrate(lib) -> None:
         return
     runs = {r["id"]: r for group in usable.values() for r in group}
     c1, c2, c3 = st.columns(3)
-    dataset = c1.selectbox("Calibration dataset", list(usable), format_func=lambda d: datasets[d]["label"],
-                           key=K + "dataset")
+    dataset = c1.selectbox(
+        "Calibration dataset", list(usable), format_func=lambda d: datasets[d]["label"], key=K + "dataset"
+    )
     ids = [r["id"] for r in usable[dataset] if partners(usable[dataset], r)]
-    cheap = c2.selectbox("Cheap judge's run", ids, format_func=lambda r: cached_reads.run_title(runs[r]),
-                         key=K + "cheap")
+    cheap = c2.selectbox(
+        "Cheap judge's run", ids, format_func=lambda r: cached_reads.run_title(runs[r]), key=K + "cheap"
+    )
     others = [r["id"] for r in partners(usable[dataset], runs[cheap])]
-    strong = c3.selectbox("Strong judge's run", others, format_func=lambda r: cached_reads.run_title(runs[r]),
-                          key=K + "strong")
+    strong = c3.selectbox(
+        "Strong judge's run", others, format_func=lambda r: cached_reads.run_title(runs[r]), key=K + "strong"
+    )
     c4, c5 = st.columns(2)
     human = c4.selectbox("Human rating", list(datasets[dataset]["human"]), key=K + "human")
     signal = c5.selectbox("Unsureness signal", SIGNALS, key=K + "signal", help=SIGNAL_HELP)
@@ -82,11 +91,14 @@ def calibrate(lib) -> None:
     if st.button("Draw the curve", key=K + "curve"):
         with st.spinner("Drawing the curve: 500 resamples at each of up to 12 thresholds…"):
             # The page shows no interval for the agreement with the strong judge: not resampled, half the wait.
-            curve = cascade_curve(cached_reads.CachedLibrary(lib), cheap, strong, human, signal, 11, 500,
-                                  strong_intervals=False)
+            curve = cascade_curve(
+                cached_reads.CachedLibrary(lib), cheap, strong, human, signal, 11, 500, strong_intervals=False
+            )
         st.session_state[K + "drawn"] = {"asked": asked, "curve": curve}
     drawn = st.session_state.get(K + "drawn")
-    if drawn and drawn["asked"] == asked:  # a curve of other runs or another signal is not shown as this one's
+    if (
+        drawn and drawn["asked"] == asked
+    ):  # a curve of other runs or another signal is not shown as this one's
         show_curve(drawn["curve"])
         freeze_form(lib, drawn["curve"], runs[cheap]["prompt_id"], runs[strong]["prompt_id"])
 
@@ -102,26 +114,37 @@ def warn_other_judge(lib, role: str, run: dict[str, Any]) -> None:
     own = lib.get_prompt(run["prompt_id"]).dimension.judge
     used = run.get("judge") or {}
     if (used.get("provider"), used.get("model")) != (own.provider, own.model):
-        st.warning(safe_text.md_escape(
-            f"The {role} run was scored by {used.get('provider')}:{used.get('model')}, not by its prompt's own "
-            f"judge {own.provider}:{own.model}. A cascade scores with the prompts' own judges, so this curve may "
-            "not predict it."))
+        st.warning(
+            safe_text.md_escape(
+                f"The {role} run was scored by {used.get('provider')}:{used.get('model')}, not by its prompt's own "
+                f"judge {own.provider}:{own.model}. A cascade scores with the prompts' own judges, so this curve may "
+                "not predict it."
+            )
+        )
 
 
 def curve_frame(curve: dict[str, Any]) -> pd.DataFrame:
     """One row per threshold: what it sends on and the agreement it reaches, with the 95% interval."""
-    return pd.DataFrame([{
-        f"{curve['signal']} above": threshold_text(curve, k),
-        "strong judge on": f"{row['routed']} ({row['routed_share']:.0%})",
-        "Spearman with people": row["spearman"],
-        "95% interval": safe_text.interval(row["interval"]),
-        "Spearman with the strong judge": row["with_strong"]} for k, row in enumerate(curve["curve"])])
+    return pd.DataFrame(
+        [
+            {
+                f"{curve['signal']} above": threshold_text(curve, k),
+                "strong judge on": f"{row['routed']} ({row['routed_share']:.0%})",
+                "Spearman with people": row["spearman"],
+                "95% interval": safe_text.interval(row["interval"]),
+                "Spearman with the strong judge": row["with_strong"],
+            }
+            for k, row in enumerate(curve["curve"])
+        ]
+    )
 
 
 def show_curve(curve: dict[str, Any]) -> None:
     """The curve as a chart and a table."""
-    st.caption(f"{curve['items']} items with both judges' scores and a human rating; intervals resample "
-               f"{curve['resampled']}.")
+    st.caption(
+        f"{curve['items']} items with both judges' scores and a human rating; intervals resample "
+        f"{curve['resampled']}."
+    )
     st.plotly_chart(charts.cascade_figure(curve["curve"]), key=K + "chart")
     st.dataframe(curve_frame(curve), hide_index=True, height=36 * (len(curve["curve"]) + 1) + 3)  # every row
 
@@ -132,15 +155,26 @@ def freeze_form(lib, curve: dict[str, Any], cheap_prompt: str, strong_prompt: st
 
     rows = curve["curve"]
     c1, c2 = st.columns([3, 1])
-    pick = c1.selectbox("Threshold", range(len(rows)), key=K + "threshold", format_func=lambda k: (
-        f"{threshold_text(curve, k)} · strong judge on {rows[k]['routed_share']:.0%} · Spearman "
-        f"{safe_text.fmt(rows[k]['spearman'])} {safe_text.interval(rows[k]['interval'])}"))
+    pick = c1.selectbox(
+        "Threshold",
+        range(len(rows)),
+        key=K + "threshold",
+        format_func=lambda k: (
+            f"{threshold_text(curve, k)} · strong judge on {rows[k]['routed_share']:.0%} · Spearman "
+            f"{safe_text.fmt(rows[k]['spearman'])} {safe_text.interval(rows[k]['interval'])}"
+        ),
+    )
     name = c2.text_input("Cascade name", value="cascade", key=K + "name")
     if st.button("Freeze the cascade", key=K + "freeze", disabled=not name.strip()):
-        cascade, created = freeze_cascade(lib, name.strip(), cheap_prompt, strong_prompt, curve["signal"],
-                                          rows[pick]["threshold"])
-        st.success(safe_text.md_escape(f"{'Frozen as' if created else 'Already frozen as'} {cascade['name']}@"
-                                       f"{cascade['version']} ({cascade['id'][:12]})"))
+        cascade, created = freeze_cascade(
+            lib, name.strip(), cheap_prompt, strong_prompt, curve["signal"], rows[pick]["threshold"]
+        )
+        st.success(
+            safe_text.md_escape(
+                f"{'Frozen as' if created else 'Already frozen as'} {cascade['name']}@"
+                f"{cascade['version']} ({cascade['id'][:12]})"
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -180,8 +214,11 @@ def score(lib) -> None:
     cascade, dataset = get_cascade(lib, picked[0]), picked[1]
     prompts = {role: lib.get_prompt(cascade[role]) for role in ("cheap", "strong")}
     conn = state.sidebar().judge  # the sidebar's server serves a side whose judge speaks to the same provider
-    servers = {role: conn.base_url for role, p in prompts.items()
-               if conn.base_url and p.dimension.judge.provider == conn.provider}
+    servers = {
+        role: conn.base_url
+        for role, p in prompts.items()
+        if conn.base_url and p.dimension.judge.provider == conn.provider
+    }
     plan = Plan(cascade, prompts, servers, dataset)
     cheap = step(lib, plan, "cheap", None, f"{dataset['item_count']} items")
     if cheap is None:
@@ -217,8 +254,9 @@ def step(lib, plan: Plan, role: str, ids: list[str] | None, what: str) -> dict[s
     if role == "cheap":  # its job was stopped, or never started: the strong job waits for a click again
         st.session_state.pop(K + "going", None)
     going = role == "strong" and st.session_state.get(K + "going") == plan.going
-    label = safe_text.md_escape(f"Score with {plan.cascade['name']}@{plan.cascade['version']}: the {role} judge "
-                                f"on {what}")
+    label = safe_text.md_escape(
+        f"Score with {plan.cascade['name']}@{plan.cascade['version']}: the {role} judge on {what}"
+    )
     if going or st.button(label, key=K + "start_" + role):
         if role == "cheap":
             check_judge(plan.side(lib, "strong", None).settings)  # every key before any run is recorded
@@ -238,10 +276,16 @@ def show_result(lib, cascade, items, cheap_run: str, strong_run: str | None) -> 
     result = cascade_result(cached_reads.CachedLibrary(lib), cascade, items, cheap_run, strong_run)
     saved = result["spend"]["strong_tokens_saved_share"]
     c = st.columns(3)
-    c[0].metric("Strong judge on", f"{result['routed']} / {result['items']}",
-                help=f"{result['routed_share']:.1%} of the items")
+    c[0].metric(
+        "Strong judge on",
+        f"{result['routed']} / {result['items']}",
+        help=f"{result['routed_share']:.1%} of the items",
+    )
     c[1].metric("Strong calls saved", result["spend"]["strong_calls_saved"])
-    c[2].metric("Strong tokens saved", "n/a" if saved is None else f"{saved:.1%}",
-                help="Against the strong judge on every item, estimated from what it spent per item it scored.")
+    c[2].metric(
+        "Strong tokens saved",
+        "n/a" if saved is None else f"{saved:.1%}",
+        help="Against the strong judge on every item, estimated from what it spent per item it scored.",
+    )
     st.dataframe(pd.DataFrame(result["rows"]), hide_index=True, height=300)
     guarantee_view.report(lib, cascade, result, lib.get_run(cheap_run)["dataset_id"])

@@ -15,8 +15,11 @@ TINY_GROUP = 3  # below this median size a per-group correlation is mostly undef
 
 def group_sizes(paired: dict[str, list]) -> list[int]:
     """Items per group among those with both a judge score and a human rating."""
-    counts = Counter(g for g, j, h in zip(paired["groups"], paired["judge"], paired["human"], strict=True)
-                     if g is not None and j is not None and h is not None)
+    counts = Counter(
+        g
+        for g, j, h in zip(paired["groups"], paired["judge"], paired["human"], strict=True)
+        if g is not None and j is not None and h is not None
+    )
     return sorted(counts.values())
 
 
@@ -27,16 +30,25 @@ def groups_note(result: dict[str, Any], paired: dict[str, list]) -> None:
         return
     median = statistics.median(sizes)
     used, skipped = result.get("groups") or 0, result.get("groups_skipped") or 0
-    st.caption(f"Group-level reading: {used} of {used + skipped} groups used ({skipped} skipped: constant or "
-               f"fewer than 2 items); median group size {median:g} items.")
+    st.caption(
+        f"Group-level reading: {used} of {used + skipped} groups used ({skipped} skipped: constant or "
+        f"fewer than 2 items); median group size {median:g} items."
+    )
     if median < TINY_GROUP:
-        st.warning(f"The groups are tiny (median {median:g} items): a correlation within one or two items is "
-                   "undefined or ±1, so the group-level figures and their intervals swing widely. Read the "
-                   "dataset-level row in the table too.")
+        st.warning(
+            f"The groups are tiny (median {median:g} items): a correlation within one or two items is "
+            "undefined or ±1, so the group-level figures and their intervals swing widely. Read the "
+            "dataset-level row in the table too."
+        )
 
 
-def item_side_by_side(run_a: dict[str, Any], run_b: dict[str, Any], labels: dict[str, str], ids: list[str],
-                      points: tuple[int, ...] | list[int]) -> None:
+def item_side_by_side(
+    run_a: dict[str, Any],
+    run_b: dict[str, Any],
+    labels: dict[str, str],
+    ids: list[str],
+    points: tuple[int, ...] | list[int],
+) -> None:
     """Pick an item scored in both runs and see each run's rating distribution next to the other."""
     if not ids:
         return
@@ -51,8 +63,9 @@ def item_side_by_side(run_a: dict[str, Any], run_b: dict[str, Any], labels: dict
                 st.info("Not judged in this run.")
                 continue
             st.metric(f"Weighted score ({name})", safe_text.fmt(row.get("score")))
-            fig = charts.distribution_figure(row.get("distribution") or {}, row.get("valid_mass"), points,
-                                             f"Run {name}")
+            fig = charts.distribution_figure(
+                row.get("distribution") or {}, row.get("valid_mass"), points, f"Run {name}"
+            )
             st.plotly_chart(fig, key=f"ag_compare_chart_{name}")
 
 
@@ -62,25 +75,39 @@ def paired_change(run_a: dict[str, Any], run_b: dict[str, Any], field: str) -> N
     from geval_core.errors import GEvalError
 
     try:
-        report = _paired_change(cached_reads.library_path(), run_a["id"], cached_reads.run_state(run_a), run_b["id"],
-                                cached_reads.run_state(run_b), field, sealing.cache_key())
+        report = _paired_change(
+            cached_reads.library_path(),
+            run_a["id"],
+            cached_reads.run_state(run_a),
+            run_b["id"],
+            cached_reads.run_state(run_b),
+            field,
+            sealing.cache_key(),
+        )
     except GEvalError as exc:
         st.caption(safe_text.md_escape(f"No paired change: {exc}"))
         return
     from workbench_ui.align_view import comparison_table
 
-    table = comparison_table(report).rename(columns={"base": "run B", "candidate": "run A (above)",
-                                                     "difference": "A − B"})
-    st.caption(safe_text.md_escape(
-        f"Change in agreement with people, run A (above) minus run B, on the {report.get('items', 'same')} items "
-        "both scored, 95% intervals with the documents resampled: an interval above 0 says A agrees better."))
+    table = comparison_table(report).rename(
+        columns={"base": "run B", "candidate": "run A (above)", "difference": "A − B"}
+    )
+    st.caption(
+        safe_text.md_escape(
+            f"Change in agreement with people, run A (above) minus run B, on the {report.get('items', 'same')} items "
+            "both scored, 95% intervals with the documents resampled: an interval above 0 says A agrees better."
+        )
+    )
     st.dataframe(table, hide_index=True)
 
 
 @st.cache_data(show_spinner="Comparing the two runs…", max_entries=32)
-def _paired_change(path: str, run_a: str, state_a: tuple, run_b: str, state_b: tuple, field: str,
-                   scope_key: str) -> dict[str, Any]:
+def _paired_change(
+    path: str, run_a: str, state_a: tuple, run_b: str, state_b: tuple, field: str, scope_key: str
+) -> dict[str, Any]:
     from geval_core.diagnostics.compare import compare_runs
     from workbench_ui import state
 
-    return compare_runs(sealing.scoped(cached_reads.CachedLibrary(state.library())), run_b, run_a, field, 1000)
+    return compare_runs(
+        sealing.scoped(cached_reads.CachedLibrary(state.library())), run_b, run_a, field, 1000
+    )

@@ -23,9 +23,12 @@ def snapshot(fields: tuple[str, ...]) -> dict[str, Any]:
     """The form's values as JSON-ready data (anchors keyed by text, the judge settings as a dict)."""
     ss = st.session_state
     base = ss.get(K + "judge_base")
-    return {**{f: ss.get(K + f) for f in fields}, **{e: ss.get(K + e) for e in EXTRA},
-            "anchors": {str(p): t for p, t in (ss.get(K + "anchors") or {}).items()},
-            "judge_base": asdict(base) if isinstance(base, JudgeSettings) else None}
+    return {
+        **{f: ss.get(K + f) for f in fields},
+        **{e: ss.get(K + e) for e in EXTRA},
+        "anchors": {str(p): t for p, t in (ss.get(K + "anchors") or {}).items()},
+        "judge_base": asdict(base) if isinstance(base, JudgeSettings) else None,
+    }
 
 
 def autosave(lib, fields: tuple[str, ...]) -> None:
@@ -70,8 +73,10 @@ def template_mismatch(template: str, inputs: tuple[str, ...]) -> str | None:
         parts.append(f"never shows {', '.join(missing)}")
     if unknown:
         parts.append(f"has placeholders no input fills ({', '.join(unknown)})")
-    return ("The custom template " + " and ".join(parts) + ". Reset it to the default template, which follows "
-            "the inputs, or edit it under 'Custom template'.")
+    return (
+        "The custom template " + " and ".join(parts) + ". Reset it to the default template, which follows "
+        "the inputs, or edit it under 'Custom template'."
+    )
 
 
 def reset_template() -> None:

@@ -22,9 +22,11 @@ KIND = "drift"
 def section(lib, prompt: FrozenPrompt) -> None:
     """The drift watch expander of one prompt version."""
     with st.expander("Drift watch: has the judge changed since a reference run?"):
-        st.caption("An anchor set of human-rated items frozen with a reference run of this version; each check "
-                   "re-scores it (never from the judge cache) and appends an unalterable record. The test's "
-                   "false-alarm rate holds however often you check (`geval drift` does the same).")
+        st.caption(
+            "An anchor set of human-rated items frozen with a reference run of this version; each check "
+            "re-scores it (never from the judge cache) and appends an unalterable record. The test's "
+            "false-alarm rate holds however often you check (`geval drift` does the same)."
+        )
         safe_text.guarded(lambda: freeze_form(lib, prompt))
         watches = _watches(lib, prompt)  # after the form: a watch frozen by this very click is listed
         if not watches:
@@ -53,17 +55,25 @@ def freeze_form(lib, prompt: FrozenPrompt) -> None:
         st.caption("To watch for drift, finish a run of this version on a dataset with human ratings first.")
         return
     c1, c2, c3 = st.columns(3)
-    run_id = c1.selectbox("Reference run", list(runs), format_func=lambda r: cached_reads.run_label(runs[r]),
-                          key=f"{KEY}_run_{prompt.id[:12]}")
+    run_id = c1.selectbox(
+        "Reference run",
+        list(runs),
+        format_func=lambda r: cached_reads.run_label(runs[r]),
+        key=f"{KEY}_run_{prompt.id[:12]}",
+    )
     humans = runs[run_id]["human"]
     default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
     human = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{KEY}_human_{run_id}")
     name = c3.text_input("Watch name", value=prompt.name, key=f"{KEY}_name_{prompt.id[:12]}")
     if st.button("Freeze anchor set", key=f"{KEY}_freeze_{prompt.id[:12]}"):
         watch, created = freeze_watch(lib, name, prompt.id, runs[run_id]["dataset_id"], [run_id], human)
-        st.success(safe_text.md_escape(f"{'Froze' if created else 'Already frozen:'} {watch['name']}@"
-                                       f"{watch['version']}: {len(watch['items'])} anchors"
-                                       f"{' (dev side)' if watch['side'] else ''}."))
+        st.success(
+            safe_text.md_escape(
+                f"{'Froze' if created else 'Already frozen:'} {watch['name']}@"
+                f"{watch['version']}: {len(watch['items'])} anchors"
+                f"{' (dev side)' if watch['side'] else ''}."
+            )
+        )
 
 
 def watch_panel(lib, watch: dict[str, Any]) -> None:
@@ -89,12 +99,22 @@ def check_form(lib, watch: dict[str, Any]) -> None:
     if found and found.get("ended_at") and found.get("error"):
         st.warning(safe_text.md_escape(f"The last check ended without a record: {found['error']}"))
     anchors = len(watch["items"])
-    sample = int(st.number_input("Anchors to re-score (all by default)", min_value=1, max_value=anchors,
-                                 value=anchors, key=f"{KEY}_sample_{watch['id'][:12]}"))
+    sample = int(
+        st.number_input(
+            "Anchors to re-score (all by default)",
+            min_value=1,
+            max_value=anchors,
+            value=anchors,
+            key=f"{KEY}_sample_{watch['id'][:12]}",
+        )
+    )
     plan = plan_check(lib, watch, None if sample >= anchors else sample)
     run_plans.show_plan(plan)
     if st.button("Run a check", key=f"{KEY}_check_{watch['id'][:12]}", disabled=bool(plan.problems)):
-        spec = {"watch": f"{watch['name']}@{watch['version']}", "sample": None if sample >= anchors else sample}
+        spec = {
+            "watch": f"{watch['name']}@{watch['version']}",
+            "sample": None if sample >= anchors else sample,
+        }
         task_jobs.start_task(lib, KIND, watch["id"], spec, plan.total)
         st.rerun()
 
@@ -110,29 +130,47 @@ def history(lib, watch: dict[str, Any]) -> None:
 
     report = watch_report(lib, watch)
     versions = ", ".join(watch["model_versions"]) or "not reported"
-    st.caption(safe_text.md_escape(f"{len(watch['items'])} anchors rated {watch['human']!r}, reference run "
-                                   f"{', '.join(watch['runs'])}, model version {versions}, alpha {watch['alpha']:g}."))
+    st.caption(
+        safe_text.md_escape(
+            f"{len(watch['items'])} anchors rated {watch['human']!r}, reference run "
+            f"{', '.join(watch['runs'])}, model version {versions}, alpha {watch['alpha']:g}."
+        )
+    )
     checks = report["checks"]
     if not checks:
         st.caption("No check yet.")
         return
     rows = pd.DataFrame([_row(c) for c in checks])
     # On a log scale: a judge that changed sends the e-value up by orders of magnitude, and the alarm line stays seen.
-    chart = pd.DataFrame({"log10 e-value": np.log10(rows["e-value"].clip(lower=1e-12)),
-                          "alarm (log10 1/alpha)": np.log10(rows["alarm at"])}).set_index(rows["check"])
+    chart = pd.DataFrame(
+        {
+            "log10 e-value": np.log10(rows["e-value"].clip(lower=1e-12)),
+            "alarm (log10 1/alpha)": np.log10(rows["alarm at"]),
+        }
+    ).set_index(rows["check"])
     st.line_chart(chart)
     st.dataframe(rows, hide_index=True)
-    text = (f"Drift: the e-value reached {report['threshold']:g} at check {report['alarm_at']}; the judge changed. "
-            "Freeze a new anchor set to watch the changed judge." if report["verdict"] == "drift" else
-            f"No drift so far: e-value {report['e_value']:.3f} after {len(checks)} checks, below "
-            f"{report['threshold']:g}.")
+    text = (
+        f"Drift: the e-value reached {report['threshold']:g} at check {report['alarm_at']}; the judge changed. "
+        "Freeze a new anchor set to watch the changed judge."
+        if report["verdict"] == "drift"
+        else f"No drift so far: e-value {report['e_value']:.3f} after {len(checks)} checks, below "
+        f"{report['threshold']:g}."
+    )
     (st.warning if report["verdict"] == "drift" else st.success)(safe_text.md_escape(text))
 
 
 def _row(check: dict[str, Any]) -> dict[str, Any]:
     figure = ((check.get("agreement") or {}).get("figures") or {}).get("spearman") or {}
-    return {"check": check["seq"], "at": check["at"], "items": len(check["items"]), "e-value": check["e_value"],
-            "alarm at": check["threshold"], "mean TV": check["shift"]["mean_tv"],
-            "top moved": check["shift"]["top_moved_share"], "Spearman now": figure.get("second"),
-            "Spearman change": figure.get("difference"),
-            "model version": ", ".join(check["model_versions"]["now"]) or "not reported"}
+    return {
+        "check": check["seq"],
+        "at": check["at"],
+        "items": len(check["items"]),
+        "e-value": check["e_value"],
+        "alarm at": check["threshold"],
+        "mean TV": check["shift"]["mean_tv"],
+        "top moved": check["shift"]["top_moved_share"],
+        "Spearman now": figure.get("second"),
+        "Spearman change": figure.get("difference"),
+        "model version": ", ".join(check["model_versions"]["now"]) or "not reported",
+    }

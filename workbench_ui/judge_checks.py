@@ -32,7 +32,9 @@ def before_run(lib, prompt: FrozenPrompt, settings: JudgeSettings) -> bool:
         if not any(finding in b for b in blocking):  # preflight repeats the probe's own sentence
             st.warning(safe_text.md_escape(finding))
     if probe is None:
-        where = "on this server" if takes_server(settings.provider) else "in this library"  # a local model has no server
+        where = (
+            "on this server" if takes_server(settings.provider) else "in this library"
+        )  # a local model has no server
         st.caption(f"This judge was never tested {where}: the sidebar's Test judge measures what it can do.")
     else:
         st.caption(f"This judge's latest test: {safe_text.md_escape(probe.get('probed_at'))}.")

@@ -21,15 +21,18 @@ SCALE_KEY, BUTTON_KEY, FAILED_KEY = "sb_probe_scale", "sb_test_judge", "sb_test_
 TIMEOUT_S = 30.0  # per call: a button should not hang for the runner's minute
 # A 1-10 question checks whether "10" comes back as one token; 1-5 is the CLI's default question (cheaper).
 SCALES = {5: "ratings 1-5", 10: "ratings 1-10 (is 10 one token?)"}
-_QUESTION = ("Rate the fluency of this sentence on a scale of {{scale}}. Reply with the number only."
-             "\n\n{{sentence}}")
+_QUESTION = (
+    "Rate the fluency of this sentence on a scale of {{scale}}. Reply with the number only.\n\n{{sentence}}"
+)
 
 
 def probe_prompt(top: int) -> FrozenPrompt | None:
     """The question the probe asks: None for 1-5 (the CLI's own), a short 1-`top` question otherwise."""
     if top == 5:
         return None
-    dim = Dimension(name="Fluency", definition="", scale=Scale(1, top), inputs=("sentence",), template=_QUESTION)
+    dim = Dimension(
+        name="Fluency", definition="", scale=Scale(1, top), inputs=("sentence",), template=_QUESTION
+    )
     return FrozenPrompt("probe", "probe", 0, dim, "")
 
 
@@ -42,8 +45,10 @@ def single_token_text(result: dict[str, Any]) -> str:
     split = result.get("split_ratings") or []
     if not split:
         return _yes(result.get("single_token_ratings"))
-    named = [f"{r} comes back as " + ", ".join(f'"{d}"' for d in r) if len(r) == 2 else f"{r} is split"
-             for r in split]
+    named = [
+        f"{r} comes back as " + ", ".join(f'"{d}"' for d in r) if len(r) == 2 else f"{r} is split"
+        for r in split
+    ]
     return "no: " + "; ".join(named)
 
 
@@ -51,15 +56,17 @@ def fact_lines(result: dict[str, Any]) -> list[str]:
     """The probe's facts, one per line, for display as plain text."""
     latency, usd = result.get("latency_s"), result.get("usd_per_item")
     cap = result.get("top_logprobs_max")
-    return [f"reachable: {_yes(result.get('reachable'))}",
-            f"model version: {result.get('model_version') or 'unknown'}",
-            f"log-probabilities: {_yes(result.get('logprobs'))}",
-            f"top_logprobs max: {'unknown' if cap is None else cap}",
-            f"single-token ratings: {single_token_text(result)}",
-            f"n honoured: {_yes(result.get('n_honoured'))}",
-            f"latency: {'unknown' if latency is None else f'{latency:.3f} s'}",
-            f"cost per item: {'unpriced' if usd is None else f'${usd:.6f}'}",
-            f"tested: {result.get('probed_at')}"]
+    return [
+        f"reachable: {_yes(result.get('reachable'))}",
+        f"model version: {result.get('model_version') or 'unknown'}",
+        f"log-probabilities: {_yes(result.get('logprobs'))}",
+        f"top_logprobs max: {'unknown' if cap is None else cap}",
+        f"single-token ratings: {single_token_text(result)}",
+        f"n honoured: {_yes(result.get('n_honoured'))}",
+        f"latency: {'unknown' if latency is None else f'{latency:.3f} s'}",
+        f"cost per item: {'unpriced' if usd is None else f'${usd:.6f}'}",
+        f"tested: {result.get('probed_at')}",
+    ]
 
 
 def _judge(settings: JudgeSettings):
@@ -96,10 +103,14 @@ def show(settings: JudgeSettings, fresh: bool) -> None:
     result = latest_probe(state.library(), settings)
     if result is None:
         if not failed:
-            sb.caption("Not tested yet " + ("on this server." if takes_server(settings.provider) else "in this library."))
+            sb.caption(
+                "Not tested yet "
+                + ("on this server." if takes_server(settings.provider) else "in this library.")
+            )
         return
-    with sb.expander(f"Last test: {'reachable' if result.get('reachable') else 'NOT reachable'}",
-                     expanded=fresh):
+    with sb.expander(
+        f"Last test: {'reachable' if result.get('reachable') else 'NOT reachable'}", expanded=fresh
+    ):
         st.code("\n".join(fact_lines(result)), language=None, wrap_lines=True)
         for finding in probe_findings(result, settings):
             st.warning(safe_text.md_escape(finding))
@@ -112,10 +123,13 @@ def panel(picked: state.SidebarChoice) -> None:
     """The Test judge button and the latest result, in the sidebar."""
     sb = st.sidebar
     top = sb.radio("Test with", list(SCALES), format_func=SCALES.get, key=SCALE_KEY, horizontal=True)
-    clicked = sb.button("Test judge", key=BUTTON_KEY,
-                        help="A few cheap requests: reachable, model version, log-probabilities and their cap, "
-                             "single-token ratings, n honoured, latency and cost. Kept in the library; the "
-                             "Design checks and the Score page read the latest test.")
+    clicked = sb.button(
+        "Test judge",
+        key=BUTTON_KEY,
+        help="A few cheap requests: reachable, model version, log-probabilities and their cap, "
+        "single-token ratings, n honoured, latency and cost. Kept in the library; the "
+        "Design checks and the Score page read the latest test.",
+    )
     try:  # the server a run will reach (the environment's when the sidebar names none): the test is kept under it
         judge = plan_settings(picked.judge, state.library()).settings
     except GEvalError as exc:

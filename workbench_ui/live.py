@@ -32,7 +32,9 @@ def progress_text(done: int, total: int, elapsed: float) -> str:
     return text
 
 
-RATE_WINDOW_S = 30.0  # the ETA reads the rate of the items judged in this last stretch (a slow start, a model load,
+RATE_WINDOW_S = (
+    30.0  # the ETA reads the rate of the items judged in this last stretch (a slow start, a model load,
+)
 # a busy spell that has passed no longer count)
 
 
@@ -46,13 +48,21 @@ def recent_progress_text(done: int, total: int, samples: list[tuple[float, int]]
     if first is None or now <= first[0]:
         return None
     return progress_text(done - first[1], total - first[1], now - first[0]).replace(
-        f"{done - first[1]} / {total - first[1]} items", f"{done} / {total} items")
+        f"{done - first[1]} / {total - first[1]} items", f"{done} / {total} items"
+    )
 
 
 def start(lib, run_id: str, concurrency: int) -> None:
     """Start the run's worker with this page's concurrency and rate limits."""
-    start_job(lib, run_id, {"concurrency": int(concurrency), "rpm": st.session_state.get("score_rpm") or None,
-                            "tpm": st.session_state.get("score_tpm") or None})
+    start_job(
+        lib,
+        run_id,
+        {
+            "concurrency": int(concurrency),
+            "rpm": st.session_state.get("score_rpm") or None,
+            "tpm": st.session_state.get("score_tpm") or None,
+        },
+    )
 
 
 def is_live(lib, run_id: str) -> bool:
@@ -87,15 +97,20 @@ def attach(lib, run_id: str, key: str = "score") -> None:
         if state == "starting" or not done:
             text = f"Loading the judge and sending the first requests… {done} / {total} items"
         else:
-            text = recent_progress_text(done, total, samples) or progress_text(done, total, time.time() - started)
+            text = recent_progress_text(done, total, samples) or progress_text(
+                done, total, time.time() - started
+            )
         st.progress(min(done / max(total, 1), 1.0), text=text)
-        if state != "stopping" and st.button("Stop run", key=f"{key}_stop",
-                                             help="Stops after the calls in flight; resume later."):
+        if state != "stopping" and st.button(
+            "Stop run", key=f"{key}_stop", help="Stops after the calls in flight; resume later."
+        ):
             state = "stopping" if lib.request_stop(run_id) else lib.job_state(run_id)
         if state == "stopping":
             st.info("Stopping: the worker finishes the calls in flight, then the run can be resumed.")
-        st.caption("This run is scored by a worker of the library: reloading or closing this tab does not stop "
-                   "it, and any tab shows the same run. Only Stop stops it.")
+        st.caption(
+            "This run is scored by a worker of the library: reloading or closing this tab does not stop "
+            "it, and any tab shows the same run. Only Stop stops it."
+        )
         rows = lib.recent_judgments(run_id, 50)
         if rows:
             st.dataframe(cached_reads.judgments_frame(rows)[LIVE_COLUMNS], hide_index=True, height=300)
@@ -122,17 +137,26 @@ def ended(lib, run_id: str, key: str = "score") -> None:
         return
     if done.get("status") == "cancelled":
         st.warning("Run stopped. Items judged so far are saved; resume below.")
-    st.caption(f"Last session of this run: {done['judged']} judged in {done['seconds']:.1f} s, "
-               f"{done['cached']} from the cache, {done['judge_calls']} judge calls, status {done['status']}.")
+    st.caption(
+        f"Last session of this run: {done['judged']} judged in {done['seconds']:.1f} s, "
+        f"{done['cached']} from the cache, {done['judge_calls']} judge calls, status {done['status']}."
+    )
 
 
 def lost(lib, run_id: str, key: str = "score") -> None:
     """A job whose worker is gone (killed, its pid reused, the machine renamed): say so, offer to clear it."""
     job = lib.job(run_id) or {}
-    where = f"process {job.get('pid')} on {job.get('host')}" if job.get("pid") else "a worker that never started"
-    st.warning(f"The worker scoring this run ended without finishing it ({safe_text.md_escape(where)}: the "
-               "process is gone and the run's lease was not renewed). Items judged so far are saved; resume below.")
-    if st.button("Clear the lost job", key=f"{key}_clear_job",
-                 help="Marks the job ended; the run keeps every item judged and can be resumed."):
+    where = (
+        f"process {job.get('pid')} on {job.get('host')}" if job.get("pid") else "a worker that never started"
+    )
+    st.warning(
+        f"The worker scoring this run ended without finishing it ({safe_text.md_escape(where)}: the "
+        "process is gone and the run's lease was not renewed). Items judged so far are saved; resume below."
+    )
+    if st.button(
+        "Clear the lost job",
+        key=f"{key}_clear_job",
+        help="Marks the job ended; the run keeps every item judged and can be resumed.",
+    ):
         lib.clear_job(run_id)
         st.rerun()

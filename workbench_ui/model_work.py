@@ -43,8 +43,12 @@ def watch(lib, kind: str, key: str, what: str, cancel_key: str) -> None:
         if now not in task_jobs.LIVE:
             st.rerun()
         seconds = (datetime.now(timezone.utc) - started).total_seconds()
-        st.info(safe_text.md_escape(f"{what} with {model} · {seconds:.0f} s so far"
-                                    + (" · cancelling" if now == "stopping" else "")))
+        st.info(
+            safe_text.md_escape(
+                f"{what} with {model} · {seconds:.0f} s so far"
+                + (" · cancelling" if now == "stopping" else "")
+            )
+        )
         if now != "stopping" and st.button("Cancel", key=cancel_key):
             task_jobs.request_task_stop(lib, kind, key)
 

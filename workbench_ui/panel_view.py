@@ -23,13 +23,21 @@ def freeze_form(lib) -> None:
     labels = [f"{p['name']}@{p['version']}" for p in lib.list_prompts()]
     c1, c2, c3 = st.columns([3, 1, 1])
     members = c1.multiselect("Members: two or more prompts of one dimension", labels, key=K + "members")
-    rule = c2.selectbox("Rule", RULES, index=RULES.index("pooled"), key=K + "rule",
-                        help="mean of the weighted scores; pooled: Eq. 1 over the average distribution; median.")
+    rule = c2.selectbox(
+        "Rule",
+        RULES,
+        index=RULES.index("pooled"),
+        key=K + "rule",
+        help="mean of the weighted scores; pooled: Eq. 1 over the average distribution; median.",
+    )
     name = c3.text_input("Panel name", value="panel", key=K + "name")
     if st.button("Freeze the panel", key=K + "freeze", disabled=len(members) < 2 or not name.strip()):
         panel, created = freeze_panel(lib, name.strip(), [lib.get_prompt(m) for m in members], rule)
-        st.success(safe_text.md_escape(f"{'Frozen as' if created else 'Already frozen as'} {panel.label} "
-                                       f"({panel.id[:12]})"))
+        st.success(
+            safe_text.md_escape(
+                f"{'Frozen as' if created else 'Already frozen as'} {panel.label} ({panel.id[:12]})"
+            )
+        )
 
 
 def member_runs(lib, panel, dataset_id: str) -> list[dict[str, Any]]:
@@ -39,13 +47,21 @@ def member_runs(lib, panel, dataset_id: str) -> list[dict[str, Any]]:
     from geval_core.run.panel import plan_panel
 
     conn = state.sidebar().judge
-    servers = {member: conn.base_url for member in panel.members
-               if conn.base_url and lib.get_prompt(member).dimension.judge.provider == conn.provider}
+    servers = {
+        member: conn.base_url
+        for member in panel.members
+        if conn.base_url and lib.get_prompt(member).dimension.judge.provider == conn.provider
+    }
     runs = []
     for plan in plan_panel(lib, panel, dataset_id, servers):
         ids = list(plan.item_ids) if plan.item_ids is not None else None
-        runs.append({"prompt": plan.prompt, "plan": plan,
-                     "run": lib.find_run(plan.prompt.id, dataset_id, plan.settings, item_ids=ids)})
+        runs.append(
+            {
+                "prompt": plan.prompt,
+                "plan": plan,
+                "run": lib.find_run(plan.prompt.id, dataset_id, plan.settings, item_ids=ids),
+            }
+        )
     return runs
 
 
@@ -69,8 +85,10 @@ def section(lib) -> None:
         return
     unfinished = [r for r in runs if r["run"] is None or not live.finished(r["run"])]
     if unfinished:
-        if st.button(safe_text.md_escape(f"Score with {panel.label} ({len(unfinished)} member run(s) to do)"),
-                     key=K + "score"):
+        if st.button(
+            safe_text.md_escape(f"Score with {panel.label} ({len(unfinished)} member run(s) to do)"),
+            key=K + "score",
+        ):
             from geval_core.providers.registry import check_judge
 
             for member in unfinished:
@@ -93,22 +111,39 @@ def against_people(lib, rows: list[dict[str, Any]], dataset: dict[str, Any], pro
         st.caption("This dataset has no human ratings: the panel is not compared with people.")
         return
     default = prompt.dimension.name.lower()
-    human = st.selectbox("Against people's rating", humans, index=humans.index(default) if default in humans else 0,
-                         key=K + "human")
+    human = st.selectbox(
+        "Against people's rating",
+        humans,
+        index=humans.index(default) if default in humans else 0,
+        key=K + "human",
+    )
     try:
         found = panel_against_people(lib, rows, dataset["id"], human, 500)
     except InputError as exc:
         st.caption(safe_text.md_escape(str(exc)))
         return
     st.subheader(f"The panel and its members against people ({found['items']} items)")
-    st.dataframe(pd.DataFrame([{"judge": who, **{k: round(v, 3) if v is not None else None for k, v in figs.items()}}
-                               for who, figs in found["figures"].items()]), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"judge": who, **{k: round(v, 3) if v is not None else None for k, v in figs.items()}}
+                for who, figs in found["figures"].items()
+            ]
+        ),
+        hide_index=True,
+    )
     best = found["panel_minus_best"]["figures"]["spearman"]
     interval = best.get("interval")
-    st.caption(safe_text.md_escape(
-        f"Panel minus its best member ({found['best_member']}), Spearman: {best['difference']:+.3f}, "
-        + ("no interval (too few groups)" if interval is None else f"95% interval {interval[0]:+.3f} to "
-                                                                   f"{interval[1]:+.3f}")))
+    st.caption(
+        safe_text.md_escape(
+            f"Panel minus its best member ({found['best_member']}), Spearman: {best['difference']:+.3f}, "
+            + (
+                "no interval (too few groups)"
+                if interval is None
+                else f"95% interval {interval[0]:+.3f} to {interval[1]:+.3f}"
+            )
+        )
+    )
     if found.get("independence"):
         from geval_core.diagnostics.panel_people import independence_text
 
@@ -123,21 +158,38 @@ def show(lib, panel, runs: list[dict[str, Any]], dataset: dict[str, Any]) -> Non
     # Every rerun of the Score page draws this section: combined once per state of the members' runs (seconds at
     # 20,000 items), read through the per-run caches.
     result = cached_reads.per_run(
-        runs[0]["run"], "panel", lambda: combine(cached_reads.CachedLibrary(lib), panel, prompts, run_ids,
-                                                 dataset["id"], 500),
-        panel.id, tuple(run_ids), tuple(cached_reads.run_state(r["run"]) for r in runs))
+        runs[0]["run"],
+        "panel",
+        lambda: combine(cached_reads.CachedLibrary(lib), panel, prompts, run_ids, dataset["id"], 500),
+        panel.id,
+        tuple(run_ids),
+        tuple(cached_reads.run_state(r["run"]) for r in runs),
+    )
     alpha = result["alpha"]
     low, high = alpha["interval"]
     c = st.columns(3)
-    c[0].metric("Members' alpha (interval level)", safe_text.fmt(alpha["value"]),
-                help="Krippendorff's alpha of the members' weighted scores, read on an interval scale")
+    c[0].metric(
+        "Members' alpha (interval level)",
+        safe_text.fmt(alpha["value"]),
+        help="Krippendorff's alpha of the members' weighted scores, read on an interval scale",
+    )
     c[1].metric("Rule", panel.rule)
     c[2].metric("Items", len(result["rows"]))
-    st.caption("Members' alpha: " + ("no 95% interval (too few groups to resample)" if low is None else
-                                     f"95% interval {low:.3f} to {high:.3f} ({alpha['resampled']} resampled)"))
+    st.caption(
+        "Members' alpha: "
+        + (
+            "no 95% interval (too few groups to resample)"
+            if low is None
+            else f"95% interval {low:.3f} to {high:.3f} ({alpha['resampled']} resampled)"
+        )
+    )
     against_people(lib, result["rows"], dataset, prompts[0])
-    frame = pd.DataFrame([{"item": r["id"], "panel": r["score"], **r["members"], "spread": r["spread"]}
-                          for r in result["rows"]])
+    frame = pd.DataFrame(
+        [
+            {"item": r["id"], "panel": r["score"], **r["members"], "spread": r["spread"]}
+            for r in result["rows"]
+        ]
+    )
     st.caption("Each member's weighted score beside the panel's; spread is the largest minus the smallest.")
     st.dataframe(frame, hide_index=True, height=300)
     st.subheader("Where the members disagree most (a review queue)")

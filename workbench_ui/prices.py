@@ -19,8 +19,10 @@ COLUMNS = ["judge", "input", "cached_input", "output"]
 
 def price_frame(table: dict[str, dict[str, float]], settings: JudgeSettings | None = None) -> pd.DataFrame:
     """One row per priced judge; the chosen judge first, with empty prices when it is not listed."""
-    rows = [{"judge": k, "input": v["input"], "cached_input": v.get("cached_input"), "output": v["output"]}
-            for k, v in sorted(table.items())]
+    rows = [
+        {"judge": k, "input": v["input"], "cached_input": v.get("cached_input"), "output": v["output"]}
+        for k, v in sorted(table.items())
+    ]
     spec = find_spec(settings.provider) if settings is not None else None
     current = settings.judge_id if settings is not None and not (spec and spec.free) else None
     if current and current not in table:
@@ -65,17 +67,27 @@ def price_editor(lib, settings: JudgeSettings, table: dict[str, dict[str, float]
     with st.expander("Price table (USD per million tokens; edit and save)"):
         if ss.pop(KEY + "_saved", False):
             st.success("Prices saved to the library.")
-        st.caption("Built-in prices date from the time of writing; providers change them. Saved prices go "
-                   "into this library file and override the built-in ones ($GEVAL_PRICES wins over both).")
-        edited = st.data_editor(price_frame(table, settings), key=f"{KEY}_{version}",
-                                hide_index=True,
-                                num_rows="dynamic", width="stretch",
-                                column_config={"input": st.column_config.NumberColumn(min_value=0.0),
-                                               "cached_input": st.column_config.NumberColumn(
-                                                   "cached input", min_value=0.0,
-                                                   help="input read from the provider's prompt cache; empty: "
-                                                        "priced as input, the cost an upper bound"),
-                                               "output": st.column_config.NumberColumn(min_value=0.0)})
+        st.caption(
+            "Built-in prices date from the time of writing; providers change them. Saved prices go "
+            "into this library file and override the built-in ones ($GEVAL_PRICES wins over both)."
+        )
+        edited = st.data_editor(
+            price_frame(table, settings),
+            key=f"{KEY}_{version}",
+            hide_index=True,
+            num_rows="dynamic",
+            width="stretch",
+            column_config={
+                "input": st.column_config.NumberColumn(min_value=0.0),
+                "cached_input": st.column_config.NumberColumn(
+                    "cached input",
+                    min_value=0.0,
+                    help="input read from the provider's prompt cache; empty: "
+                    "priced as input, the cost an upper bound",
+                ),
+                "output": st.column_config.NumberColumn(min_value=0.0),
+            },
+        )
         if st.button("Save prices", key=KEY + "_save"):
             try:
                 table = table_from_frame(edited)

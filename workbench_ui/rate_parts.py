@@ -24,8 +24,13 @@ def rater_name() -> str:
         st.session_state[RATER_KEY] = st.session_state[K + "name_box"].strip()
         state.remember(RATER_KEY, st.session_state[RATER_KEY])
 
-    st.sidebar.text_input("Rater name", value=st.session_state[RATER_KEY], key=K + "name_box", on_change=keep,
-                          help="Your ratings are stored under this name; another name is another rater.")
+    st.sidebar.text_input(
+        "Rater name",
+        value=st.session_state[RATER_KEY],
+        key=K + "name_box",
+        on_change=keep,
+        help="Your ratings are stored under this name; another name is another rater.",
+    )
     return st.session_state[RATER_KEY]
 
 
@@ -71,8 +76,15 @@ def order_options(runs: list[dict]) -> dict[str, str]:
     return options
 
 
-def act(dataset_id: str, item_id: str, dimension: str, prompt_id: str, rater: str, rating: float | None,
-        status: str) -> None:
+def act(
+    dataset_id: str,
+    item_id: str,
+    dimension: str,
+    prompt_id: str,
+    rater: str,
+    rating: float | None,
+    status: str,
+) -> None:
     """Button callback: append one act (a rating, a skip or 'cannot judge')."""
     state.library().add_rating(dataset_id, item_id, dimension, rater, rating, status, prompt_id)
     shown = safe_text.fmt_rating(rating) if status == "rated" else status.replace("_", " ")
@@ -82,16 +94,19 @@ def act(dataset_id: str, item_id: str, dimension: str, prompt_id: str, rater: st
 def undo(dataset_id: str, dimension: str, rater: str) -> None:
     """Button callback: take back the rater's last act still standing."""
     last = state.library().undo_rating(dataset_id, dimension, rater)
-    st.session_state[SAID_KEY] = (f"undid {last['item_id']} ({last['status'].replace('_', ' ')})" if last
-                                  else "nothing to undo")
+    st.session_state[SAID_KEY] = (
+        f"undid {last['item_id']} ({last['status'].replace('_', ' ')})" if last else "nothing to undo"
+    )
 
 
 def progress_bar(counts: dict[str, int]) -> None:
     """Done share and the counts of this rater's acts."""
     done = counts["rated"] + counts["cannot_judge"]
-    st.progress(done / max(counts["total"], 1),
-                text=f"{counts['rated']} rated · {counts['cannot_judge']} cannot judge · {counts['skipped']} "
-                     f"skipped · {counts['left']} not seen · {counts['total']} items")
+    st.progress(
+        done / max(counts["total"], 1),
+        text=f"{counts['rated']} rated · {counts['cannot_judge']} cannot judge · {counts['skipped']} "
+        f"skipped · {counts['left']} not seen · {counts['total']} items",
+    )
 
 
 def show_prompt(prompt: FrozenPrompt) -> None:
@@ -120,27 +135,47 @@ def rating_buttons(ctx: dict[str, Any], item: Item, prompt: FrozenPrompt) -> Non
     for n, point in enumerate(points):
         where = cols[n] if cols else st
         anchor = prompt.dimension.anchors.get(point, "")
-        where.button(safe_text.md_escape(button_label(point, anchor, points)), key=f"{K}point_{point}",
-                     shortcut=shortcut(point, points),
-                     width="stretch",
-                     help=safe_text.md_escape(anchor) or None, on_click=act,
-                     args=(*ctx["where"], item.id, ctx["dimension"], prompt.id, ctx["rater"], float(point), "rated"))
+        where.button(
+            safe_text.md_escape(button_label(point, anchor, points)),
+            key=f"{K}point_{point}",
+            shortcut=shortcut(point, points),
+            width="stretch",
+            help=safe_text.md_escape(anchor) or None,
+            on_click=act,
+            args=(*ctx["where"], item.id, ctx["dimension"], prompt.id, ctx["rater"], float(point), "rated"),
+        )
     c = st.columns(3)
-    c[0].button("Skip", key=K + "skip", shortcut=SKIP_KEY, on_click=act,
-                args=(*ctx["where"], item.id, ctx["dimension"], prompt.id, ctx["rater"], None, "skipped"))
-    c[1].button("Cannot judge", key=K + "cannot", shortcut=CANNOT_KEY, on_click=act,
-                args=(*ctx["where"], item.id, ctx["dimension"], prompt.id, ctx["rater"], None, "cannot_judge"))
+    c[0].button(
+        "Skip",
+        key=K + "skip",
+        shortcut=SKIP_KEY,
+        on_click=act,
+        args=(*ctx["where"], item.id, ctx["dimension"], prompt.id, ctx["rater"], None, "skipped"),
+    )
+    c[1].button(
+        "Cannot judge",
+        key=K + "cannot",
+        shortcut=CANNOT_KEY,
+        on_click=act,
+        args=(*ctx["where"], item.id, ctx["dimension"], prompt.id, ctx["rater"], None, "cannot_judge"),
+    )
     undo_button(ctx, c[2])
 
 
 def undo_button(ctx: dict[str, Any], where) -> None:
     """Undo the last act (also when every item is done)."""
-    where.button("Undo last", key=K + "undo", shortcut=UNDO_KEY, on_click=undo,
-                 args=(*ctx["where"], ctx["dimension"], ctx["rater"]))
+    where.button(
+        "Undo last",
+        key=K + "undo",
+        shortcut=UNDO_KEY,
+        on_click=undo,
+        args=(*ctx["where"], ctx["dimension"], ctx["rater"]),
+    )
 
 
-def rate_next(lib, ctx: dict[str, Any], prompt: FrozenPrompt, order: list[str], run: dict | None,
-              show_judge: bool) -> None:
+def rate_next(
+    lib, ctx: dict[str, Any], prompt: FrozenPrompt, order: list[str], run: dict | None, show_judge: bool
+) -> None:
     """Progress, then the next item for this rater (resuming where they left), or 'all done'."""
     acts = lib.current_ratings(ctx["where"][0], ctx["dimension"]).get(ctx["rater"], {})
     progress_bar(progress(order, acts))
@@ -165,8 +200,14 @@ def raters_table(lib, dataset_id: str, dimension: str) -> None:
     rows = []
     for rater, acts in lib.current_ratings(dataset_id, dimension).items():
         statuses = [a["status"] for a in acts.values()]
-        rows.append({"rater": rater, "rated": statuses.count("rated"),
-                     "cannot judge": statuses.count("cannot_judge"), "skipped": statuses.count("skipped")})
+        rows.append(
+            {
+                "rater": rater,
+                "rated": statuses.count("rated"),
+                "cannot judge": statuses.count("cannot_judge"),
+                "skipped": statuses.count("skipped"),
+            }
+        )
     if rows:
         st.dataframe(rows, hide_index=True)
 
@@ -178,5 +219,9 @@ def save_version(lib, dataset: dict, dimension: str) -> None:
     result = lib.save_ratings_version(dataset["id"], dimension)
     verb = "Saved as" if result["created"] else "Identical ratings already stored as"
     missing = result.get("human_missing", {}).get(dimension, 0)
-    st.success(safe_text.md_escape(f"{verb} {result['label']}: {dimension} from {len(result['raters'])} raters "
-                                   f"({', '.join(result['raters'])}); {missing} items without a rating."))
+    st.success(
+        safe_text.md_escape(
+            f"{verb} {result['label']}: {dimension} from {len(result['raters'])} raters "
+            f"({', '.join(result['raters'])}); {missing} items without a rating."
+        )
+    )

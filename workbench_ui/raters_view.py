@@ -14,22 +14,48 @@ from geval_core.types import Scale
 from workbench_ui import agree, cached_reads, safe_text, sealing, state
 
 K = "ag_raters_"
-CEILING = {"spearman": "Spearman", "kendall": "Kendall τ-b", "pearson": "Pearson", "kappa_quadratic": "κ quadratic"}
+CEILING = {
+    "spearman": "Spearman",
+    "kendall": "Kendall τ-b",
+    "pearson": "Pearson",
+    "kappa_quadratic": "κ quadratic",
+}
 
 
 @st.cache_data(show_spinner="Measuring the raters…", max_entries=16)
-def _report(path: str, dataset_id: str, run_id: str, version: tuple[int, int, str], human: str,
-            scale: tuple[int, int], grouped: bool, bootstrap: int, scope_key: str) -> dict[str, Any]:
+def _report(
+    path: str,
+    dataset_id: str,
+    run_id: str,
+    version: tuple[int, int, str],
+    human: str,
+    scale: tuple[int, int],
+    grouped: bool,
+    bootstrap: int,
+    scope_key: str,
+) -> dict[str, Any]:
     from geval_core.stats.stored import dataset_raters
 
-    return dataset_raters(sealing.scoped(state.library()), dataset_id, human, Scale(*scale), bootstrap, 0, run_id,
-                          grouped)
+    return dataset_raters(
+        sealing.scoped(state.library()), dataset_id, human, Scale(*scale), bootstrap, 0, run_id, grouped
+    )
 
 
-def report(run: dict, dataset_id: str, human: str, scale: Scale, grouped: bool, bootstrap: int) -> dict[str, Any]:
+def report(
+    run: dict, dataset_id: str, human: str, scale: Scale, grouped: bool, bootstrap: int
+) -> dict[str, Any]:
     """geval_core.stats.stored.dataset_raters beside a run (cached per run_state and options)."""
-    return _report(os.path.abspath(state.sidebar().db_path), dataset_id, run["id"],
-                   cached_reads.run_state(run), human, (scale.min, scale.max), grouped, bootstrap, sealing.cache_key())
+    return _report(
+        os.path.abspath(state.sidebar().db_path),
+        dataset_id,
+        run["id"],
+        cached_reads.run_state(run),
+        human,
+        (scale.min, scale.max),
+        grouped,
+        bootstrap,
+        sealing.cache_key(),
+    )
 
 
 def rated_versions(lib, run: dict, human: str) -> dict[str, str]:
@@ -45,9 +71,14 @@ def alpha_metrics(result: dict[str, Any]) -> None:
     for col, metric in zip(c, ("nominal", "ordinal", "interval"), strict=False):
         key = f"alpha_{metric}"
         ci = (result.get("ci") or {}).get(key) or [None, None]
-        col.metric(f"α {metric}", safe_text.fmt(result[key]),
-                   help=None if ci[0] is None else f"95% interval {ci[0]:.3f} to {ci[1]:.3f} "
-                                                   f"({result.get('ci_resampled') or 'items'} resampled)")
+        col.metric(
+            f"α {metric}",
+            safe_text.fmt(result[key]),
+            help=None
+            if ci[0] is None
+            else f"95% interval {ci[0]:.3f} to {ci[1]:.3f} "
+            f"({result.get('ci_resampled') or 'items'} resampled)",
+        )
     c[3].metric("Raters", result["raters"])
     c[4].metric("Items with 2+ ratings", result["items"])
     c[5].metric("Pairable values", result["pairable_values"])
@@ -66,8 +97,15 @@ def ceiling_frame(rows: list[dict[str, Any]], names: Sequence[str] = ()) -> pd.D
     out = []
     for r in rows:
         cells = {name: agree._cell(r, metric) for metric, name in CEILING.items()}
-        out.append({"who": with_names(str(r["who"]), list(names)), "against": r["against"], **cells,
-                    "items": r["items"], "reading": r["reading"]})
+        out.append(
+            {
+                "who": with_names(str(r["who"]), list(names)),
+                "against": r["against"],
+                **cells,
+                "items": r["items"],
+                "reading": r["reading"],
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -77,8 +115,10 @@ def ceiling_sentence(summary: dict[str, Any] | None) -> str:
         return ""
     judge = summary.get("judge")
     head = f"Judge {summary['figure']} {safe_text.fmt(judge)}; " if judge is not None else ""
-    return (f"{head}each rater against the other raters: {summary['min']:.3f} to {summary['max']:.3f} "
-            f"(mean {summary['mean']:.3f}). A judge inside that range agrees with people about as well as a person.")
+    return (
+        f"{head}each rater against the other raters: {summary['min']:.3f} to {summary['max']:.3f} "
+        f"(mean {summary['mean']:.3f}). A judge inside that range agrees with people about as well as a person."
+    )
 
 
 def panel(run: dict, prompt, field: str | None) -> None:
@@ -91,19 +131,31 @@ def panel(run: dict, prompt, field: str | None) -> None:
         return
     st.header("Raters and the human ceiling")
     c1, c2 = st.columns(2)
-    dataset_id = c1.selectbox("Ratings from", list(versions), format_func=versions.__getitem__, key=K + "version",
-                              help="A version saved on the Rate page carries the raters; the judge's scores are "
-                                   "matched by item id where the item's inputs are identical.")
-    bootstrap = int(c2.number_input("Bootstrap resamples (raters)", min_value=0, max_value=5000, value=200,
-                                    step=100, key=K + "boot"))
+    dataset_id = c1.selectbox(
+        "Ratings from",
+        list(versions),
+        format_func=versions.__getitem__,
+        key=K + "version",
+        help="A version saved on the Rate page carries the raters; the judge's scores are "
+        "matched by item id where the item's inputs are identical.",
+    )
+    bootstrap = int(
+        c2.number_input(
+            "Bootstrap resamples (raters)", min_value=0, max_value=5000, value=200, step=100, key=K + "boot"
+        )
+    )
     items = cached_reads.dataset_items(dataset_id)
     result = report(run, dataset_id, human, prompt.dimension.scale, any(i.group for i in items), bootstrap)
     alpha_metrics(result)
     names = state.library().rater_names(dataset_id, human)
-    st.caption(safe_text.md_escape(f"Krippendorff's alpha over the {result['items']} items rated by two or more of "
-                                   f"{', '.join(with_names(k, names) for k in result['rater_keys'])}; "
-                                   "ratings per item: "
-                                   + ", ".join(f"{n} items with {k}" for k, n in result["raters_per_item"].items())))
+    st.caption(
+        safe_text.md_escape(
+            f"Krippendorff's alpha over the {result['items']} items rated by two or more of "
+            f"{', '.join(with_names(k, names) for k in result['rater_keys'])}; "
+            "ratings per item: "
+            + ", ".join(f"{n} items with {k}" for k, n in result["raters_per_item"].items())
+        )
+    )
     st.dataframe(ceiling_frame(result["ceiling"], names), hide_index=True)
     st.caption(safe_text.md_escape(ceiling_sentence(result["ceiling_summary"])))
     with st.expander("Pairwise quadratic kappa and the items people disagree on most"):

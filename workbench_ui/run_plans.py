@@ -48,7 +48,11 @@ def last_server(lib, prompt: FrozenPrompt) -> str:
     pinned = prompt.dimension.judge
     for run in lib.list_runs(prompt=prompt.id):
         judge = run.get("judge") or {}
-        if judge.get("provider") == pinned.provider and judge.get("model") == pinned.model and judge.get("base_url"):
+        if (
+            judge.get("provider") == pinned.provider
+            and judge.get("model") == pinned.model
+            and judge.get("base_url")
+        ):
             return str(judge["base_url"])
     return ""
 
@@ -59,9 +63,13 @@ def server_box(lib, prompt: FrozenPrompt, key: str) -> str | None:
     if not takes_server(pinned.provider) or state.sidebar().judge.provider == pinned.provider:
         return None
     label = f"Server for {pinned.judge_id} (empty: the environment's, else the provider's own API)"
-    value = st.text_input(label, value=last_server(lib, prompt), key=f"{key}_server_{prompt.id[:12]}",
-                          help="An OpenAI-compatible server's base URL, e.g. http://127.0.0.1:8080/v1. A prompt keeps "
-                               "no server: say here where its judge answers.")
+    value = st.text_input(
+        label,
+        value=last_server(lib, prompt),
+        key=f"{key}_server_{prompt.id[:12]}",
+        help="An OpenAI-compatible server's base URL, e.g. http://127.0.0.1:8080/v1. A prompt keeps "
+        "no server: say here where its judge answers.",
+    )
     return value.strip() or None
 
 
@@ -69,15 +77,23 @@ def choose_judge(lib, prompt: FrozenPrompt, key: str) -> PlannedJudge:
     """The pinned judge or the sidebar's, planned (server resolved, refusals raised) and shown as one line."""
     pinned = prompt.dimension.judge
     side = state.run_settings(pinned, use_sidebar=True)
-    options = {"prompt": f"The prompt's pinned judge: {safe_text.judge_label(pinned)}",
-               "sidebar": f"The sidebar's judge: {safe_text.judge_label(side)}"}
-    pick = st.radio("Judge", list(options), format_func=lambda o: safe_text.md_escape(options[o]),
-                    key=f"{key}_judge_source")
+    options = {
+        "prompt": f"The prompt's pinned judge: {safe_text.judge_label(pinned)}",
+        "sidebar": f"The sidebar's judge: {safe_text.judge_label(side)}",
+    }
+    pick = st.radio(
+        "Judge",
+        list(options),
+        format_func=lambda o: safe_text.md_escape(options[o]),
+        key=f"{key}_judge_source",
+    )
     if pick == "sidebar":
         planned = plan_judge(pinned, sidebar_choice(), lib)
         if (side.provider, side.model) != (pinned.provider, pinned.model):
-            st.caption("A different judge than the one frozen with the prompt: its scores are not the frozen "
-                       "metric and are not comparable with runs of the pinned judge.")
+            st.caption(
+                "A different judge than the one frozen with the prompt: its scores are not the frozen "
+                "metric and are not comparable with runs of the pinned judge."
+            )
     else:
         planned = plan_judge(pinned, pinned_choice(prompt, server_box(lib, prompt, key)), lib)
     show_judge(planned)

@@ -27,10 +27,22 @@ def batch_estimate(lib, prompt: FrozenPrompt, items: list, settings: JudgeSettin
     # A sampling batch sends n one-reply requests per item, each carrying the prompt; live sends one asking n.
     copies = settings.n if batch_mode(settings) == "sampling" else 1
     input_tokens, price = est["input_tokens"] * copies, est["price"]
-    usd = None if price is None else (
-        (input_tokens * price["input"] + est["output_tokens"] * price["output"]) / 1_000_000 * BATCH_DISCOUNT)
-    return {"requests": len(items) * copies, "input_tokens": input_tokens, "usd": usd, "live_usd": est["usd"],
-            "discount": BATCH_DISCOUNT}
+    usd = (
+        None
+        if price is None
+        else (
+            (input_tokens * price["input"] + est["output_tokens"] * price["output"])
+            / 1_000_000
+            * BATCH_DISCOUNT
+        )
+    )
+    return {
+        "requests": len(items) * copies,
+        "input_tokens": input_tokens,
+        "usd": usd,
+        "live_usd": est["usd"],
+        "discount": BATCH_DISCOUNT,
+    }
 
 
 def _client(provider: str, base_url: str | None) -> Any:
@@ -82,10 +94,11 @@ def offer(lib, plan: RunPlan, items: list, ready: bool) -> None:
         return
     known = local_server(settings.base_url)
     if known:  # llama.cpp, Ollama, LM Studio and vLLM's server answer chat completions, not the Batches API
-        st.caption(safe_text.md_escape(f"No batch: {known} serves no Files and Batches APIs; it scores live."))
+        st.caption(
+            safe_text.md_escape(f"No batch: {known} serves no Files and Batches APIs; it scores live.")
+        )
         return
-    if not st.toggle(
-            "Send as a batch instead (half price; results within 24 hours)", key=TOGGLE):
+    if not st.toggle("Send as a batch instead (half price; results within 24 hours)", key=TOGGLE):
         return
     est = batch_estimate(lib, prompt, items, settings)
     c = st.columns(3)
@@ -94,7 +107,9 @@ def offer(lib, plan: RunPlan, items: list, ready: bool) -> None:
     c[2].metric("Live cost (est.)", "unknown" if est["live_usd"] is None else f"${est['live_usd']:.4f}")
     notes = [f"batch requests are billed at {est['discount']:.0%} of the live price"]
     if settings.mode == "auto":
-        notes.append("auto asks for log-probabilities: a batch cannot fall back, items without them get an error")
+        notes.append(
+            "auto asks for log-probabilities: a batch cannot fall back, items without them get an error"
+        )
     if settings.base_url:
         notes.append(f"sent to {settings.base_url}, which must serve the Files and Batches APIs")
     st.caption(safe_text.md_escape("; ".join(notes) + "."))
@@ -115,8 +130,12 @@ def submit(lib, plan: RunPlan) -> None:
         _failed("submit", "The batch was not submitted.", exc)
         return
     st.session_state.get(SAID, {}).pop("submit", None)
-    _say(result["batch_id"], "success", f"Submitted batch {result['batch_id']} ({result['requests']} requests): "
-         f"{result['status']}. Check its status now and then; collect it when it has finished.")
+    _say(
+        result["batch_id"],
+        "success",
+        f"Submitted batch {result['batch_id']} ({result['requests']} requests): "
+        f"{result['status']}. Check its status now and then; collect it when it has finished.",
+    )
     st.session_state["score_run"] = result["run_id"]  # the run picker below opens the new run
 
 
@@ -159,8 +178,12 @@ def collect(lib, batch_id: str, provider: str) -> None:
         _say(batch_id, "info", f"Batch {batch_id} has not finished ({result['status']}): collect it later.")
         return
     s = result["summary"] or {"scored": 0, "failed": 0, "skipped": 0}
-    _say(batch_id, "success", f"Collected batch {batch_id}: {s['scored']} scored, {s['failed']} errors, "
-         f"{s['skipped']} collected before.")
+    _say(
+        batch_id,
+        "success",
+        f"Collected batch {batch_id}: {s['scored']} scored, {s['failed']} errors, "
+        f"{s['skipped']} collected before.",
+    )
 
 
 def run_panel(lib, run: dict[str, Any]) -> None:
@@ -169,11 +192,20 @@ def run_panel(lib, run: dict[str, Any]) -> None:
     if not batch_id:
         return
     provider = run.get("batch_provider") or "openai"
-    st.caption(safe_text.md_escape(f"Batch run: batch {batch_id} at {provider}, {run.get('batch_requests')} "
-                                   "requests; its results are collected into this run."))
+    st.caption(
+        safe_text.md_escape(
+            f"Batch run: batch {batch_id} at {provider}, {run.get('batch_requests')} "
+            "requests; its results are collected into this run."
+        )
+    )
     c1, c2, _ = st.columns([1, 1, 3])
     c1.button("Check status", key="score_batch_check", on_click=check, args=(lib, batch_id, provider))
-    c2.button("Collect", key="score_batch_collect", on_click=collect, args=(lib, batch_id, provider),
-              disabled=not pending(run), help="Downloads the results and scores them like a live run; "
-                                              "collecting again skips what is stored.")
+    c2.button(
+        "Collect",
+        key="score_batch_collect",
+        on_click=collect,
+        args=(lib, batch_id, provider),
+        disabled=not pending(run),
+        help="Downloads the results and scores them like a live run; collecting again skips what is stored.",
+    )
     _show(batch_id)

@@ -29,9 +29,14 @@ def picker() -> None:
     """The server preset and what that server returns; drawn above the Base URL box."""
     sb = st.sidebar
     st.session_state.setdefault(KEY, DEFAULT)
-    chosen = sb.selectbox("Server", [*PRESETS, OTHER], key=KEY, format_func=label, on_change=fill_base_url,
-                          help="Fills the base URL with the server's default; edit the URL for another host or "
-                               "port.")
+    chosen = sb.selectbox(
+        "Server",
+        [*PRESETS, OTHER],
+        key=KEY,
+        format_func=label,
+        on_change=fill_base_url,
+        help="Fills the base URL with the server's default; edit the URL for another host or port.",
+    )
     if chosen == OTHER:
         sb.caption("What this server returns is not known: Test judge measures it.")
     else:

@@ -33,17 +33,26 @@ def panel(lib, dim: Dimension) -> None:
         size = int(c2.number_input("Items", min_value=2, max_value=200, value=10, key=KEY + "_n"))
         repeats = int(c3.number_input("Repeats K", min_value=2, max_value=10, value=3, key=KEY + "_k"))
         regenerate = st.checkbox("Regenerate the steps for every repeat", key=KEY + "_regen")
-        planned = plan_judge(dim.judge, run_plans.sidebar_choice(), lib)  # the sidebar's judge, the form's decoding
+        planned = plan_judge(
+            dim.judge, run_plans.sidebar_choice(), lib
+        )  # the sidebar's judge, the form's decoding
         run_plans.show_judge(planned)
         form = content_hash(dim)
         if task_jobs.task_state(lib, KIND, form) in task_jobs.LIVE:
             watch(lib, form)
             return
         if st.button("Run the stability check", key=KEY + "_run"):
-            items = sealing.dev_items(lib, labels[label]["id"], cached_reads.dataset_items(labels[label]["id"]))
-            spec = {"dimension": dim.to_dict(), "dataset_id": labels[label]["id"],
-                    "item_ids": [i.id for i in items[:size]], "repeats": repeats, "regenerate": regenerate,
-                    "settings": asdict(planned.settings)}
+            items = sealing.dev_items(
+                lib, labels[label]["id"], cached_reads.dataset_items(labels[label]["id"])
+            )
+            spec = {
+                "dimension": dim.to_dict(),
+                "dataset_id": labels[label]["id"],
+                "item_ids": [i.id for i in items[:size]],
+                "repeats": repeats,
+                "regenerate": regenerate,
+                "settings": asdict(planned.settings),
+            }
             task_jobs.start_task(lib, KIND, form, spec, repeats)
             st.rerun()
         show(lib, dim)
@@ -78,11 +87,19 @@ def show(lib, dim: Dimension) -> None:
     """The last report of this form: its sentence, warnings and the per-item table."""
     result, error = result_of(lib, dim)
     if error:
-        st.warning(safe_text.md_escape(f"The last stability check of this form ended without a report: {error}"))
+        st.warning(
+            safe_text.md_escape(f"The last stability check of this form ended without a report: {error}")
+        )
     if result is None:
         return
     for warning in result.warnings:
         st.caption(safe_text.md_escape(warning))
     rows = result.report.to_dict()["per_item"]
-    st.dataframe(pd.DataFrame(rows)[[c for c in ("id", "ratings", "flip_rate", "sd", "range", "changed", "moved")
-                                     if c in rows[0]]] if rows else pd.DataFrame(), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(rows)[
+            [c for c in ("id", "ratings", "flip_rate", "sd", "range", "changed", "moved") if c in rows[0]]
+        ]
+        if rows
+        else pd.DataFrame(),
+        hide_index=True,
+    )

@@ -43,8 +43,6 @@ def _example(lib: Any, name: str) -> Any:
     return versions[0] if versions else None
 
 
-
-
 def path_state(lib: Any) -> list[Step]:
     """Every step of the path with this library's state."""
     own, drafts = _own_prompts(lib), lib.list_drafts()
@@ -61,26 +59,57 @@ def path_state(lib: Any) -> list[Step]:
     seen = kept.get(AGREEMENT_SEEN) in {r["id"] for r in with_people}
     exported = kept.get(EXPORTED) in own_ids
     return [
-        Step("Describe one quality dimension", "app_pages/design.py", bool(drafts or own),
-             f"{len(drafts)} draft(s), {len(own)} prompt(s) of your own; the examples "
-             f"({', '.join(EXAMPLE_PROMPTS)}) show how", "A definition, a scale and a sentence for every point."),
-        Step("Let a model write the evaluation steps", "app_pages/design.py", bool(generated),
-             f"{len(generated)} of your prompts have model-written steps", "Generate them once, read and edit them."),
-        Step("Freeze it into the library", "app_pages/design.py", bool(own),
-             labels or "nothing frozen of your own yet", "A frozen prompt never changes; every run grades against it."),
-        Step("Import data people rated", "app_pages/datasets.py", bool(rated),
-             ", ".join(d["label"] for d in rated[:3]) or f"only the example set {EXAMPLE_DATASET}",
-             "A CSV or JSONL file with the inputs and the people's ratings."),
-        Step("Score it with a judge", "app_pages/score.py", bool(finished),
-             f"{len(finished)} finished run(s) of your prompts" + (f", {len(runs) - len(finished)} not finished"
-                                                                  if len(runs) > len(finished) else ""),
-             "Every item's rating distribution and weighted score."),
-        Step("Compare the judge with people", "app_pages/agreement.py", seen,
-             _agreement_state(len(with_people), seen),
-             "Spearman, Kendall and kappa with intervals, beside the raters' own agreement (the ceiling)."),
-        Step("Export the frozen prompt", "app_pages/library.py", exported,
-             "exported" if exported else "when its agreement is close enough to the raters' own for your use",
-             "A hash-checked file, a production snippet, or a promptfoo, DeepEval or Inspect file."),
+        Step(
+            "Describe one quality dimension",
+            "app_pages/design.py",
+            bool(drafts or own),
+            f"{len(drafts)} draft(s), {len(own)} prompt(s) of your own; the examples "
+            f"({', '.join(EXAMPLE_PROMPTS)}) show how",
+            "A definition, a scale and a sentence for every point.",
+        ),
+        Step(
+            "Let a model write the evaluation steps",
+            "app_pages/design.py",
+            bool(generated),
+            f"{len(generated)} of your prompts have model-written steps",
+            "Generate them once, read and edit them.",
+        ),
+        Step(
+            "Freeze it into the library",
+            "app_pages/design.py",
+            bool(own),
+            labels or "nothing frozen of your own yet",
+            "A frozen prompt never changes; every run grades against it.",
+        ),
+        Step(
+            "Import data people rated",
+            "app_pages/datasets.py",
+            bool(rated),
+            ", ".join(d["label"] for d in rated[:3]) or f"only the example set {EXAMPLE_DATASET}",
+            "A CSV or JSONL file with the inputs and the people's ratings.",
+        ),
+        Step(
+            "Score it with a judge",
+            "app_pages/score.py",
+            bool(finished),
+            f"{len(finished)} finished run(s) of your prompts"
+            + (f", {len(runs) - len(finished)} not finished" if len(runs) > len(finished) else ""),
+            "Every item's rating distribution and weighted score.",
+        ),
+        Step(
+            "Compare the judge with people",
+            "app_pages/agreement.py",
+            seen,
+            _agreement_state(len(with_people), seen),
+            "Spearman, Kendall and kappa with intervals, beside the raters' own agreement (the ceiling).",
+        ),
+        Step(
+            "Export the frozen prompt",
+            "app_pages/library.py",
+            exported,
+            "exported" if exported else "when its agreement is close enough to the raters' own for your use",
+            "A hash-checked file, a production snippet, or a promptfoo, DeepEval or Inspect file.",
+        ),
     ]
 
 

@@ -17,7 +17,9 @@ from geval_core.urls import check_base_url, credentials_in, shown_url
 # The sidebar's choices come from the provider registry: each public provider, and "compatible" (the provider
 # that talks to compatible servers at a base URL) after them.
 COMPATIBLE = "compatible"
-OPENAI_KEY = key_variable("openai")  # the compatible provider's key variable, named in the Base URL's messages
+OPENAI_KEY = key_variable(
+    "openai"
+)  # the compatible provider's key variable, named in the Base URL's messages
 
 
 def _compatible_spec() -> ProviderSpec:
@@ -55,7 +57,9 @@ KEPT = "kept_"  # plain session keys that outlive a page switch (Streamlit drops
 # without that widget has run)
 
 
-REMEMBERED = "ui:kept"  # the library's setting holding the last choices of its pickers (any browser, any session)
+REMEMBERED = (
+    "ui:kept"  # the library's setting holding the last choices of its pickers (any browser, any session)
+)
 
 
 def remembered(key: str):
@@ -172,14 +176,19 @@ def library_path(text: str) -> Path:
     if path == default_path().resolve():
         return path
     if not path.is_relative_to(home):
-        raise ConfigError(f"the library file must be inside {home} (set {HOME_ENV} to choose another folder "
-                          f"when starting the app); {text.strip()!r} is outside it")
+        raise ConfigError(
+            f"the library file must be inside {home} (set {HOME_ENV} to choose another folder "
+            f"when starting the app); {text.strip()!r} is outside it"
+        )
     if path.suffix.lower() not in LIBRARY_SUFFIXES or path.is_dir():
-        raise ConfigError(f"{text.strip()!r} is not a library file name: use a name ending in "
-                          f"{', '.join(LIBRARY_SUFFIXES)}")
+        raise ConfigError(
+            f"{text.strip()!r} is not a library file name: use a name ending in {', '.join(LIBRARY_SUFFIXES)}"
+        )
     if not path.parent.is_dir():
-        raise ConfigError(f"the folder {path.parent.relative_to(home)} does not exist inside {home}; the workbench "
-                          "never creates folders")
+        raise ConfigError(
+            f"the folder {path.parent.relative_to(home)} does not exist inside {home}; the workbench "
+            "never creates folders"
+        )
     return path
 
 
@@ -205,7 +214,8 @@ def scrub_base_url() -> None:
         st.session_state[BASE_URL_KEY] = shown_url(value)
         st.session_state[BASE_URL_SAID] = (
             f"The Base URL carried credentials ({where}): they were removed and not used. A key never goes in a "
-            f"URL: set {OPENAI_KEY} in the environment (or .streamlit/secrets.toml) instead.")
+            f"URL: set {OPENAI_KEY} in the environment (or .streamlit/secrets.toml) instead."
+        )
 
 
 def local_model_file(text: str) -> str:
@@ -216,8 +226,10 @@ def local_model_file(text: str) -> str:
     path = Path(text.strip())
     path = (path if path.is_absolute() else home / path).resolve()
     if not path.is_relative_to(home):
-        raise ConfigError(f"the model file must be inside {home} (set {HOME_ENV} to choose another folder when "
-                          f"starting the app); {text.strip()!r} is outside it")
+        raise ConfigError(
+            f"the model file must be inside {home} (set {HOME_ENV} to choose another folder when "
+            f"starting the app); {text.strip()!r} is outside it"
+        )
     return pin_model_file(str(path))
 
 

@@ -10,6 +10,7 @@ from prompt_library import task_jobs
 
 def watch(lib, kind: str, key: str, unit: str, stop_label: str, stop_key: str) -> None:
     """`done / total {unit} · state` and a Stop button while the task of `kind` for `key` runs."""
+
     @st.fragment(run_every=1.0)
     def draw() -> None:
         now = task_jobs.task_state(lib, kind, key)

@@ -60,8 +60,23 @@ def guess_id(cols: list[str]) -> str:
     return cols[0] if cols else "id"
 
 
-GROUP_NAMES = ("doc_id", "document_id", "doc", "group", "source_id", "conversation_id", "topic", "topic_id",
-               "prompt_id", "question_id", "input_id", "context_id", "dialogue_id", "thread_id", "task_id")
+GROUP_NAMES = (
+    "doc_id",
+    "document_id",
+    "doc",
+    "group",
+    "source_id",
+    "conversation_id",
+    "topic",
+    "topic_id",
+    "prompt_id",
+    "question_id",
+    "input_id",
+    "context_id",
+    "dialogue_id",
+    "thread_id",
+    "task_id",
+)
 
 
 def guess_group(cols: list[str], id_column: str | None = None) -> str | None:
@@ -84,7 +99,19 @@ def field_name(column: str) -> str:
     return column.rsplit(".", 1)[-1].strip().replace(" ", "_").lower() or column
 
 
-_RATING_AFFIXES = ("human", "rating", "ratings", "score", "scores", "gold", "label", "expert", "crowd", "avg", "mean")
+_RATING_AFFIXES = (
+    "human",
+    "rating",
+    "ratings",
+    "score",
+    "scores",
+    "gold",
+    "label",
+    "expert",
+    "crowd",
+    "avg",
+    "mean",
+)
 
 
 def rating_name(column: str, dimensions: list[str]) -> str:

@@ -109,8 +109,15 @@ def quick_exit(code: object) -> None:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="geval-workbench")
-@click.option("--db", "db", type=click.Path(dir_okay=False), default=None, envvar="GEVAL_DB", show_envvar=True,
-              help="The library file for every command below (default: ./geval.db; a command's own --db wins).")
+@click.option(
+    "--db",
+    "db",
+    type=click.Path(dir_okay=False),
+    default=None,
+    envvar="GEVAL_DB",
+    show_envvar=True,
+    help="The library file for every command below (default: ./geval.db; a command's own --db wins).",
+)
 def cli(db: str | None) -> None:
     """G-Eval Workbench: design, freeze, run and calibrate LLM-as-a-judge prompts.
 

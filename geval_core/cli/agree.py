@@ -62,8 +62,12 @@ def read_scores(path: str, id_field: str, value_field: str, group_field: str | N
     for line, row in read_rows(path):
         item_id = _item_id(row, id_field, file=path, line=line)
         if item_id in rows.lines:
-            raise InputError(f"duplicate id {item_id!r} (first on line {rows.lines[item_id]})",
-                             file=path, line=line, field=id_field)
+            raise InputError(
+                f"duplicate id {item_id!r} (first on line {rows.lines[item_id]})",
+                file=path,
+                line=line,
+                field=id_field,
+            )
         value = require(row, value_field, file=path, line=line)
         rows.values[item_id] = _cell_number(value, file=path, line=line, field_name=value_field)
         rows.lines[item_id] = line
@@ -102,14 +106,19 @@ def _bootstrap_line(r: AgreementResult, unit_name: str | None) -> str:
         return "- (no intervals: --bootstrap N)"
     if r.ci_warning:
         return f"{r.bootstrap} resamples: {r.ci_warning}"
-    hidden = [f"{m} ({n} of {r.bootstrap} undefined)" for m, n in r.ci_undefined.items()
-              if n and r.ci.get(m, [None])[0] is None]
+    hidden = [
+        f"{m} ({n} of {r.bootstrap} undefined)"
+        for m, n in r.ci_undefined.items()
+        if n and r.ci.get(m, [None])[0] is None
+    ]
     unit = r.ci_resampled or "items"
     named = f" ({unit_name})" if unit == "groups" and unit_name else ""
-    return (f"{r.bootstrap} resamples of the {r.ci_units} {unit}{named}"
-            + (f"; no interval for {', '.join(hidden)}: over 5% undefined" if hidden else "")
-            + f"\n{'':<15}interval: {r.ci_method}"
-            + (f"\n{'':<15}CAUTION: {r.ci_flag}" if r.ci_flag else ""))
+    return (
+        f"{r.bootstrap} resamples of the {r.ci_units} {unit}{named}"
+        + (f"; no interval for {', '.join(hidden)}: over 5% undefined" if hidden else "")
+        + f"\n{'':<15}interval: {r.ci_method}"
+        + (f"\n{'':<15}CAUTION: {r.ci_flag}" if r.ci_flag else "")
+    )
 
 
 def _groups_line(r: AgreementResult, group_by: str | None) -> str:
@@ -123,12 +132,18 @@ def _groups_line(r: AgreementResult, group_by: str | None) -> str:
 def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None) -> str:
     """The agreement figures as a text table."""
     r, ci = result, result.ci
-    reading = (f"group-level: correlated within each {group_by}, averaged over groups"
-               if r.reading == "group" else "dataset-level: all items pooled")
+    reading = (
+        f"group-level: correlated within each {group_by}, averaged over groups"
+        if r.reading == "group"
+        else "dataset-level: all items pooled"
+    )
     rows = [
         ("reading", reading),
-        ("items", f"{r.items}   (missing judge score: {extra['judge_missing']}, missing human rating: "
-                  f"{extra['human_missing']}, data items not judged: {extra['unjudged']})"),
+        (
+            "items",
+            f"{r.items}   (missing judge score: {extra['judge_missing']}, missing human rating: "
+            f"{extra['human_missing']}, data items not judged: {extra['unjudged']})",
+        ),
         ("groups", _groups_line(r, group_by)),
         ("Spearman rho", _fmt(r.spearman, ci.get("spearman"))),
         ("Kendall tau-b", _fmt(r.kendall, ci.get("kendall"))),
@@ -136,8 +151,15 @@ def _table(result: AgreementResult, extra: dict[str, Any], group_by: str | None)
         ("tie rate", f"{_fmt(r.tie_rate, ci.get('tie_rate'))}   (human: {_fmt(r.human_tie_rate)})"),
         ("kappa", f"{_fmt(r.kappa)}   linear {_fmt(r.kappa_linear)}   quadratic {_fmt(r.kappa_quadratic)}"),
         ("bootstrap", _bootstrap_line(r, group_by)),
-        ("scale", r.scale + (f"   ({r.out_of_scale} judge scores outside it: kappa clips them to its ends)"
-                             if r.out_of_scale else "")),
+        (
+            "scale",
+            r.scale
+            + (
+                f"   ({r.out_of_scale} judge scores outside it: kappa clips them to its ends)"
+                if r.out_of_scale
+                else ""
+            ),
+        ),
     ]
     scope = extra.get("scope") or {}
     if scope.get("side") or scope.get("examples_left_out"):
@@ -153,26 +175,34 @@ def scope_line(scope: dict[str, Any]) -> str:
     if scope.get("side"):
         parts.append(f"{scope['side']} side of split {scope['split'][:12]}")
     if scope.get("side") == "test":
-        parts.append(f"use recorded: {scope['candidates_on_test']} "
-                     f"prompt{'' if scope['candidates_on_test'] == 1 else 's'} evaluated on this test side")
+        parts.append(
+            f"use recorded: {scope['candidates_on_test']} "
+            f"prompt{'' if scope['candidates_on_test'] == 1 else 's'} evaluated on this test side"
+        )
     if scope.get("examples_left_out"):
         parts.append(f"{scope['examples_left_out']} example item(s) of the prompt left out")
     return "; ".join(parts)
 
 
-def _library_group(item: Any, group_by: str | None, mapping: dict[str, Any] | None, where: dict[str, Any]
-                   ) -> str | None:
+def _library_group(
+    item: Any, group_by: str | None, mapping: dict[str, Any] | None, where: dict[str, Any]
+) -> str | None:
     """An item's group: its stored group, or with --group-by the named input field (or the group's path)."""
     if not group_by or group_by in ("group", (mapping or {}).get("group")):
         return item.group
     if group_by not in item.fields:
-        raise InputError(f"no field {group_by!r} to group by (input fields: {', '.join(item.fields) or 'none'}; "
-                         "'group' is the dataset's own group)", field=group_by, **where)
+        raise InputError(
+            f"no field {group_by!r} to group by (input fields: {', '.join(item.fields) or 'none'}; "
+            "'group' is the dataset's own group)",
+            field=group_by,
+            **where,
+        )
     return item.fields[group_by]
 
 
-def library_rows(library: Library, run_id: str | None, dataset: str | None, human_field: str,
-                 group_by: str | None = None) -> tuple[_Rows | None, _Rows | None]:
+def library_rows(
+    library: Library, run_id: str | None, dataset: str | None, human_field: str, group_by: str | None = None
+) -> tuple[_Rows | None, _Rows | None]:
     """(judge rows of a library run, human rows of a library dataset); either may be None."""
     judged = None
     if run_id:
@@ -189,8 +219,12 @@ def library_rows(library: Library, run_id: str | None, dataset: str | None, huma
     label = row["label"]
     for line, item in enumerate(library.dataset_items(row["id"]), 1):
         if human_field not in row["human"]:  # an item may lack it (null on import, unrated): counted missing
-            raise InputError(f"no human rating {human_field!r} (has: {', '.join(item.human) or 'none'})",
-                             file=f"dataset {label}", line=line, field=human_field)
+            raise InputError(
+                f"no human rating {human_field!r} (has: {', '.join(item.human) or 'none'})",
+                file=f"dataset {label}",
+                line=line,
+                field=human_field,
+            )
         data.values[item.id] = item.human.get(human_field)
         data.lines[item.id] = line
         group = _library_group(item, group_by, row.get("mapping"), {"file": f"dataset {label}", "line": line})
@@ -225,16 +259,27 @@ def _only_rating(judge_source: str, data_source: str | None, db: str | None) -> 
         dataset = library.get_dataset(named)
     names = [h for h in dataset.get("human") or [] if not re.fullmatch(r".+\.\d+", h)]
     if len(names) != 1:
-        raise click.UsageError(f"name the human rating with --human: {dataset['label']} has "
-                               f"{', '.join(names) if names else 'no human rating'}")
+        raise click.UsageError(
+            f"name the human rating with --human: {dataset['label']} has "
+            f"{', '.join(names) if names else 'no human rating'}"
+        )
     return names[0]
 
 
-def _load_sides(judge_source: str, data_source: str | None, db: str | None, fields: dict[str, Any], side: str,
-                prompt: str | None) -> _Sides:
+def _load_sides(
+    judge_source: str,
+    data_source: str | None,
+    db: str | None,
+    fields: dict[str, Any],
+    side: str,
+    prompt: str | None,
+) -> _Sides:
     """Judge and human rows from files, or from a library run / dataset when no such file exists; on a split
     dataset (a library run's or dataset's, or the one the files' ids name) only the items of `side`."""
-    judge_is_file, data_is_file = _is_file_name(judge_source), bool(data_source and _is_file_name(data_source))
+    judge_is_file, data_is_file = (
+        _is_file_name(judge_source),
+        bool(data_source and _is_file_name(data_source)),
+    )
     judged = data = None
     if judge_is_file:
         judged = read_scores(judge_source, fields["judge_id"], fields["score"])
@@ -249,8 +294,9 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
             named = None if data_is_file else data_source or (run and run["dataset_id"])
             dataset = library.get_dataset(named)["id"] if named else None
             view, only, scope = _sealed_library(library, run, dataset, side, prompt)
-            run_rows, data_rows = library_rows(view, run and run["id"], dataset, fields["human"],
-                                               fields["group_by"])
+            run_rows, data_rows = library_rows(
+                view, run and run["id"], dataset, fields["human"], fields["group_by"]
+            )
         judged, data = judged or run_rows, data or data_rows
     else:
         only, scope = _sealed_files(db, [set(judged.values), set(data.values)], side, prompt)
@@ -263,20 +309,26 @@ def _load_sides(judge_source: str, data_source: str | None, db: str | None, fiel
 
 def _within(rows: _Rows, only: set[str]) -> _Rows:
     keep = [i for i in rows.values if i in only]
-    return _Rows({i: rows.values[i] for i in keep}, {i: g for i, g in rows.groups.items() if i in only},
-                 {i: rows.lines[i] for i in keep}, rows.scale)
+    return _Rows(
+        {i: rows.values[i] for i in keep},
+        {i: g for i, g in rows.groups.items() if i in only},
+        {i: rows.lines[i] for i in keep},
+        rows.scale,
+    )
 
 
-def _sealed_library(library: Library, run: dict[str, Any] | None, dataset: str | None, side: str,
-                    prompt: str | None) -> tuple[Any, set[str] | None, dict[str, Any] | None]:
+def _sealed_library(
+    library: Library, run: dict[str, Any] | None, dataset: str | None, side: str, prompt: str | None
+) -> tuple[Any, set[str] | None, dict[str, Any] | None]:
     """(the store to read through, the items the figures may use, the scope) for a library run and/or dataset:
     each split version read on `side` (a test-side read recorded for the run's prompt, else --prompt), a run's
     prompt's example items left out."""
     from ..run.splits import SealedStore, evaluation_ids, get_split, has_split
 
     if run is None and side == "test" and prompt is None:
-        raise click.UsageError("--side test records a use of the sealed test side for a prompt: name it with "
-                               "--prompt")
+        raise click.UsageError(
+            "--side test records a use of the sealed test side for a prompt: name it with --prompt"
+        )
     prompt_id = run["prompt_id"] if run else library.get_prompt(prompt).id if prompt else None
     examples = library.get_prompt(run["prompt_id"]).dimension.example_ids if run else frozenset()
     view: Library | SealedStore = library
@@ -284,8 +336,9 @@ def _sealed_library(library: Library, run: dict[str, Any] | None, dataset: str |
     for n, dataset_id in enumerate(dict.fromkeys(d for d in (run and run["dataset_id"], dataset) if d)):
         if n and not has_split(library, dataset_id):
             continue  # the scope is the first version's (the run's); a second one adds only its seal
-        ids, found = evaluation_ids(library, dataset_id, side, examples, prompt_id, run["id"] if run else None,
-                                    "agree")
+        ids, found = evaluation_ids(
+            library, dataset_id, side, examples, prompt_id, run["id"] if run else None, "agree"
+        )
         scope = scope or found
         if ids is not None:
             only = ids if only is None else only & ids
@@ -294,8 +347,9 @@ def _sealed_library(library: Library, run: dict[str, Any] | None, dataset: str |
     return view, only, scope
 
 
-def _sealed_files(db: str | None, named: list[set[str]], side: str, prompt: str | None
-                  ) -> tuple[set[str] | None, dict[str, Any] | None]:
+def _sealed_files(
+    db: str | None, named: list[set[str]], side: str, prompt: str | None
+) -> tuple[set[str] | None, dict[str, Any] | None]:
     """(the items the figures may use, the scope) for two files: when one names only items of a split dataset
     of the library, some of them on its test side, that split is applied as to a library dataset."""
     from ..run.splits import evaluation_ids
@@ -307,13 +361,17 @@ def _sealed_files(db: str | None, named: list[set[str]], side: str, prompt: str 
         dataset_id = _split_named(library, named)
         if dataset_id is None:
             if side == "test":
-                raise click.UsageError("--side test reads the sealed side of a split dataset; these files name no "
-                                       "split dataset's items")
+                raise click.UsageError(
+                    "--side test reads the sealed side of a split dataset; these files name no "
+                    "split dataset's items"
+                )
             return None, None
         if side == "test" and prompt is None:
-            raise click.UsageError(f"the files name items of the sealed test side of dataset "
-                                   f"{library.get_dataset(dataset_id)['label']}: --side test records a use of it "
-                                   "for a prompt, name it with --prompt")
+            raise click.UsageError(
+                f"the files name items of the sealed test side of dataset "
+                f"{library.get_dataset(dataset_id)['label']}: --side test records a use of it "
+                "for a prompt, name it with --prompt"
+            )
         prompt_id = library.get_prompt(prompt).id if prompt else None
         return evaluation_ids(library, dataset_id, side, frozenset(), prompt_id, None, "agree (files)")
 
@@ -332,47 +390,99 @@ def _split_named(library: Library, named: list[set[str]]) -> str | None:
 
 @click.command("agree")
 @click.argument("judge_file", metavar="RUN_OR_FILE")
-@click.option("--data", "data_file", default=None, shell_complete=complete_dataset,
-              help="JSONL or CSV file with the human ratings, or a library dataset name[@version] "
-                   "(default for a library run: the run's dataset).")
-@click.option("--human", "human_field", default=None,
-              help="Human rating field in the data file; a dotted path such as scores.coherence "
-                   "(for a library dataset: the rating name, e.g. coherence; default: its one rating when it "
-                   "has exactly one).")
+@click.option(
+    "--data",
+    "data_file",
+    default=None,
+    shell_complete=complete_dataset,
+    help="JSONL or CSV file with the human ratings, or a library dataset name[@version] "
+    "(default for a library run: the run's dataset).",
+)
+@click.option(
+    "--human",
+    "human_field",
+    default=None,
+    help="Human rating field in the data file; a dotted path such as scores.coherence "
+    "(for a library dataset: the rating name, e.g. coherence; default: its one rating when it "
+    "has exactly one).",
+)
 @db_option(help="Library file for run / dataset names (default: ./geval.db).")
-@click.option("--score-field", default="score", show_default=True, help="Judge score field in a RUN_OR_FILE file.")
+@click.option(
+    "--score-field", default="score", show_default=True, help="Judge score field in a RUN_OR_FILE file."
+)
 @click.option("--id-field", default="id", show_default=True, help="Item id field in both files.")
-@click.option("--judge-id-field", default=None,
-              help="Item id field in a RUN_OR_FILE file when it differs from --id-field (e.g. item_id).")
-@click.option("--group-by", default=None,
-              help="Group field (e.g. doc_id): per-group correlations, averaged; with --pooled, the groups "
-                   "the bootstrap resamples (items of a group are not independent). For a library dataset: "
-                   "an input field, or 'group' (the dataset's own group, used by default).")
-@click.option("--scale", callback=_parse_scale, default=None,
-              help="Rating scale for kappa, e.g. 1-5 or -2-2 (default: a library run's prompt scale, else "
-                   "spanned by the data). Kappa rounds both sides to the nearest point, halves up "
-                   "(2.5 -> 3, -1.5 -> -1), and clips values outside the scale to its ends (counted first).")
-@click.option("--bootstrap", default=0, show_default=True, type=click.IntRange(0, 100_000),
-              help="Resamples for 95% confidence intervals: groups are resampled when the data has groups, "
-                   "also for --pooled; the interval is studentized over them (t with groups-1 df, Fisher z). "
-                   "No interval with fewer than 10 groups (or items), or when more than 5% of resamples "
-                   "are undefined.")
+@click.option(
+    "--judge-id-field",
+    default=None,
+    help="Item id field in a RUN_OR_FILE file when it differs from --id-field (e.g. item_id).",
+)
+@click.option(
+    "--group-by",
+    default=None,
+    help="Group field (e.g. doc_id): per-group correlations, averaged; with --pooled, the groups "
+    "the bootstrap resamples (items of a group are not independent). For a library dataset: "
+    "an input field, or 'group' (the dataset's own group, used by default).",
+)
+@click.option(
+    "--scale",
+    callback=_parse_scale,
+    default=None,
+    help="Rating scale for kappa, e.g. 1-5 or -2-2 (default: a library run's prompt scale, else "
+    "spanned by the data). Kappa rounds both sides to the nearest point, halves up "
+    "(2.5 -> 3, -1.5 -> -1), and clips values outside the scale to its ends (counted first).",
+)
+@click.option(
+    "--bootstrap",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 100_000),
+    help="Resamples for 95% confidence intervals: groups are resampled when the data has groups, "
+    "also for --pooled; the interval is studentized over them (t with groups-1 df, Fisher z). "
+    "No interval with fewer than 10 groups (or items), or when more than 5% of resamples "
+    "are undefined.",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for the bootstrap.")
-@click.option("--pooled", is_flag=True,
-              help="Dataset-level reading (all items pooled) even when the data has groups (a library "
-                   "dataset's, or --group-by FIELD's: still resampled as whole groups).")
-@click.option("--side", type=click.Choice(["dev", "test"]), default="dev", show_default=True,
-              help="On a split dataset (a library run's or dataset's, or one whose items the files name): the dev "
-                   "side, or the sealed test side (every use of it is recorded and counted). A run's prompt's "
-                   "example items are left out either way.")
-@click.option("--prompt", default=None, shell_complete=complete_prompt_name,
-              help="With --side test and no library run: the prompt the judge scores come from, for whom the read "
-                   "of the test side is recorded.")
+@click.option(
+    "--pooled",
+    is_flag=True,
+    help="Dataset-level reading (all items pooled) even when the data has groups (a library "
+    "dataset's, or --group-by FIELD's: still resampled as whole groups).",
+)
+@click.option(
+    "--side",
+    type=click.Choice(["dev", "test"]),
+    default="dev",
+    show_default=True,
+    help="On a split dataset (a library run's or dataset's, or one whose items the files name): the dev "
+    "side, or the sealed test side (every use of it is recorded and counted). A run's prompt's "
+    "example items are left out either way.",
+)
+@click.option(
+    "--prompt",
+    default=None,
+    shell_complete=complete_prompt_name,
+    help="With --side test and no library run: the prompt the judge scores come from, for whom the read "
+    "of the test side is recorded.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @workbench_errors
-def agree(judge_file: str, data_file: str | None, human_field: str, db: str | None, score_field: str,
-          id_field: str, judge_id_field: str | None, group_by: str | None, scale: Scale | None,
-          bootstrap: int, seed: int, pooled: bool, side: str, prompt: str | None, as_json: bool) -> None:
+def agree(
+    judge_file: str,
+    data_file: str | None,
+    human_field: str,
+    db: str | None,
+    score_field: str,
+    id_field: str,
+    judge_id_field: str | None,
+    group_by: str | None,
+    scale: Scale | None,
+    bootstrap: int,
+    seed: int,
+    pooled: bool,
+    side: str,
+    prompt: str | None,
+    as_json: bool,
+) -> None:
     """Agreement of a judge's scores with human ratings: Spearman, Kendall, Pearson, ties, kappa.
 
     RUN_OR_FILE is a library run id (`geval runs list`), or a JSONL/CSV file of judge scores.
@@ -383,33 +493,55 @@ def agree(judge_file: str, data_file: str | None, human_field: str, db: str | No
       geval agree results.jsonl --data ratings.jsonl --human scores.coherence --group-by doc_id --json
     """
     human_field = human_field or _only_rating(judge_file, data_file, db)
-    fields = {"judge_id": judge_id_field or id_field, "id": id_field, "score": score_field,
-              "human": human_field, "group_by": group_by}
+    fields = {
+        "judge_id": judge_id_field or id_field,
+        "id": id_field,
+        "score": score_field,
+        "human": human_field,
+        "group_by": group_by,
+    }
     sides = _load_sides(judge_file, data_file, db, fields, side, prompt)
     judged, data, data_file, scope = sides.judged, sides.data, sides.data_label, sides.scope
     # Library datasets carry their own group field; files have groups only when --group-by says so.
     if not group_by and data.groups and not pooled:
         group_by = "group"
     if group_by and len(data.groups) < len(data.values):
-        raise InputError(f"{len(data.values) - len(data.groups)} items have no {group_by!r} to group by",
-                         file=data_file, field=group_by)
+        raise InputError(
+            f"{len(data.values) - len(data.groups)} items have no {group_by!r} to group by",
+            file=data_file,
+            field=group_by,
+        )
     for item_id, line in judged.lines.items():
         if item_id not in data.lines:
-            raise InputError(f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
-                             file=judge_file, line=line, field=judge_id_field or id_field)
+            raise InputError(
+                f"item {item_id!r} is not in {data_file} (joined on {id_field!r})",
+                file=judge_file,
+                line=line,
+                field=judge_id_field or id_field,
+            )
     ids = list(judged.values)
     groups = [data.groups.get(i) for i in ids] if group_by and not pooled else None
     # The pooled reading of grouped data still resamples whole groups: items of a group are not independent.
     clusters = [data.groups.get(i) for i in ids] if pooled and len(data.groups) == len(data.values) else None
     from ..stats import agreement
 
-    result = agreement([judged.values[i] for i in ids], [data.values[i] for i in ids], groups,
-                       scale or judged.scale, bootstrap, seed, clusters)
+    result = agreement(
+        [judged.values[i] for i in ids],
+        [data.values[i] for i in ids],
+        groups,
+        scale or judged.scale,
+        bootstrap,
+        seed,
+        clusters,
+    )
     extra = {
-        "judge_file": judge_file, "data_file": data_file, "human_field": human_field,
+        "judge_file": judge_file,
+        "data_file": data_file,
+        "human_field": human_field,
         "judge_missing": sum(v is None for v in judged.values.values()),
         "human_missing": sum(data.values[i] is None for i in ids),
-        "unjudged": len(data.values) - len(ids), "scope": scope,
+        "unjudged": len(data.values) - len(ids),
+        "scope": scope,
     }
     if as_json:
         click.echo(json.dumps({**result.to_dict(), **extra}, indent=2))

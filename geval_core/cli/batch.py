@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 
 def base_url_option(func):
     """--base-url: your batch endpoint (a proxy, or a test server); keys still come from the environment."""
-    return click.option("--base-url", default=None, help="Send to this server instead of the provider's API "
-                        "(no credentials in the URL).")(func)
+    return click.option(
+        "--base-url",
+        default=None,
+        help="Send to this server instead of the provider's API (no credentials in the URL).",
+    )(func)
 
 
 def _echo_status(result: dict) -> None:
@@ -39,8 +42,11 @@ def _echo_status(result: dict) -> None:
     click.echo(f"batch {result['batch_id']} for run {result['run_id']}: {result['status']}{done}", err=True)
     summary = result.get("summary")
     if summary:
-        click.echo(f"collected: {summary['scored']} scored, {summary['failed']} errors, {summary['skipped']} "
-                   "collected before", err=True)
+        click.echo(
+            f"collected: {summary['scored']} scored, {summary['failed']} errors, {summary['skipped']} "
+            "collected before",
+            err=True,
+        )
     elif result.get("collected") is False:
         click.echo("not finished yet: run `geval batch collect` again later", err=True)
 
@@ -58,19 +64,40 @@ def batch_group() -> None:
 
 
 @batch_group.command("prepare")
-@click.option("--prompt", "prompt_ref", required=True, shell_complete=complete_prompt,
-              help="Library prompt name[@version], or an exported prompt file.")
-@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
-              help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
+@click.option(
+    "--prompt",
+    "prompt_ref",
+    required=True,
+    shell_complete=complete_prompt,
+    help="Library prompt name[@version], or an exported prompt file.",
+)
+@click.option(
+    "--data",
+    "data_ref",
+    required=True,
+    shell_complete=complete_dataset,
+    help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.",
+)
 @score_side_option
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The JSONL request file to write.")
+@click.option(
+    "--out", required=True, type=click.Path(dir_okay=False), help="The JSONL request file to write."
+)
 @judge_options
 @db_option
 @json_option
 @workbench_errors
-def prepare_command(prompt_ref: str, data_ref: str, side: str | None, out: str, judge_ref: str | None,
-                    mode: str | None, n: int | None, temperature: float | None, db: str | None,
-                    as_json: bool) -> None:
+def prepare_command(
+    prompt_ref: str,
+    data_ref: str,
+    side: str | None,
+    out: str,
+    judge_ref: str | None,
+    mode: str | None,
+    n: int | None,
+    temperature: float | None,
+    db: str | None,
+    as_json: bool,
+) -> None:
     """Create a run and write its Batch API input file (one line per item and replica); --judge must be openai:MODEL.
 
     \b
@@ -83,11 +110,15 @@ def prepare_command(prompt_ref: str, data_ref: str, side: str | None, out: str, 
     from ..run.plan import RunScope
 
     check_output(out)
-    library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, None, mode, n,
-                                                        temperature)
+    library, prompt, settings, dataset = resolve_inputs(
+        db, prompt_ref, data_ref, judge_ref, None, mode, n, temperature
+    )
     if settings.mode == "auto":
-        click.echo("warning: a batch cannot fall back mid-way: auto asks for logprobs, and items "
-                   "without them get an error (prepare a sampling batch for those)", err=True)
+        click.echo(
+            "warning: a batch cannot fall back mid-way: auto asks for logprobs, and items "
+            "without them get an error (prepare a sampling batch for those)",
+            err=True,
+        )
     plan = batch_plan(library, prompt, dataset, settings, RunScope(side=side), file=True)
     _show_plan(plan, as_json)
     result = prepare_planned(library, plan, out)
@@ -95,8 +126,11 @@ def prepare_command(prompt_ref: str, data_ref: str, side: str | None, out: str, 
         echo_json(result)
         return
     click.echo(f"run {result['run_id']}: {result['requests']} requests written to {result['path']}")
-    click.echo("Upload it with purpose 'batch', create a batch for endpoint /v1/chat/completions, and when it "
-               "completes run `geval batch collect OUTPUT.jsonl [ERRORS.jsonl]`.", err=True)
+    click.echo(
+        "Upload it with purpose 'batch', create a batch for endpoint /v1/chat/completions, and when it "
+        "completes run `geval batch collect OUTPUT.jsonl [ERRORS.jsonl]`.",
+        err=True,
+    )
 
 
 def _show_plan(plan: RunPlan, as_json: bool) -> None:
@@ -108,19 +142,38 @@ def _show_plan(plan: RunPlan, as_json: bool) -> None:
 
 
 @batch_group.command("submit")
-@click.option("--prompt", "prompt_ref", required=True, shell_complete=complete_prompt,
-              help="Library prompt name[@version], or an exported prompt file.")
-@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
-              help="Library dataset name[@version], or a CSV/JSONL file.")
+@click.option(
+    "--prompt",
+    "prompt_ref",
+    required=True,
+    shell_complete=complete_prompt,
+    help="Library prompt name[@version], or an exported prompt file.",
+)
+@click.option(
+    "--data",
+    "data_ref",
+    required=True,
+    shell_complete=complete_dataset,
+    help="Library dataset name[@version], or a CSV/JSONL file.",
+)
 @score_side_option
 @judge_options
 @base_url_option
 @db_option
 @json_option
 @workbench_errors
-def submit_command(prompt_ref: str, data_ref: str, side: str | None, judge_ref: str | None, mode: str | None,
-                   n: int | None, temperature: float | None, base_url: str | None, db: str | None,
-                   as_json: bool) -> None:
+def submit_command(
+    prompt_ref: str,
+    data_ref: str,
+    side: str | None,
+    judge_ref: str | None,
+    mode: str | None,
+    n: int | None,
+    temperature: float | None,
+    base_url: str | None,
+    db: str | None,
+    as_json: bool,
+) -> None:
     """Create a run and send its requests to the provider's batch engine (OpenAI Batches, Gemini Batch API).
 
     \b
@@ -134,8 +187,9 @@ def submit_command(prompt_ref: str, data_ref: str, side: str | None, judge_ref: 
     from ..run.cost import estimate_cost
     from ..run.plan import RunScope
 
-    library, prompt, settings, dataset = resolve_inputs(db, prompt_ref, data_ref, judge_ref, base_url, mode, n,
-                                                        temperature)
+    library, prompt, settings, dataset = resolve_inputs(
+        db, prompt_ref, data_ref, judge_ref, base_url, mode, n, temperature
+    )
     plan = batch_plan(library, prompt, dataset, settings, RunScope(side=side))
     _show_plan(plan, as_json)
     items = run_items(library, plan.dataset["id"], plan.item_ids)
@@ -148,22 +202,34 @@ def submit_command(prompt_ref: str, data_ref: str, side: str | None, judge_ref: 
         return
     _echo_status(result)
     cost = "unpriced" if usd is None else f"about ${usd:.4f} at the batch discount"
-    click.echo(f"{result['requests']} requests, {cost}; follow it with `geval batch status {result['batch_id']}`",
-               err=True)
+    click.echo(
+        f"{result['requests']} requests, {cost}; follow it with `geval batch status {result['batch_id']}`",
+        err=True,
+    )
 
 
 @batch_group.command("submit-panel")
 @click.argument("panel_ref")
-@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset_name,
-              help="Library dataset name[@version].")
+@click.option(
+    "--data",
+    "data_ref",
+    required=True,
+    shell_complete=complete_dataset_name,
+    help="Library dataset name[@version].",
+)
 @score_side_option
-@click.option("--member-base-url", "base_urls", multiple=True,
-              help="PROMPT=URL: the server a member's batch goes to (repeatable; default: its provider's API).")
+@click.option(
+    "--member-base-url",
+    "base_urls",
+    multiple=True,
+    help="PROMPT=URL: the server a member's batch goes to (repeatable; default: its provider's API).",
+)
 @db_option
 @json_option
 @workbench_errors
-def submit_panel_command(panel_ref: str, data_ref: str, side: str | None, base_urls: tuple[str, ...],
-                         db: str | None, as_json: bool) -> None:
+def submit_panel_command(
+    panel_ref: str, data_ref: str, side: str | None, base_urls: tuple[str, ...], db: str | None, as_json: bool
+) -> None:
     """Send each member of panel PANEL_REF to its provider's batch engine, one batch (and run) per member, each
     with the member's own frozen judge. Collect them with `geval batch collect`; `geval panel score` then reuses
     the members' runs and makes no live call for the items the batches answered.
@@ -184,7 +250,9 @@ def submit_panel_command(panel_ref: str, data_ref: str, side: str | None, base_u
     with open_library(db) as library:
         panel = get_panel(library, panel_ref)
         dataset = library.get_dataset(data_ref)
-        plans = plan_panel(library, panel, dataset["id"], urls, side=side)  # a URL naming no member is refused
+        plans = plan_panel(
+            library, panel, dataset["id"], urls, side=side
+        )  # a URL naming no member is refused
         for plan in plans:
             plan.require_ready()
             check_judge(plan.settings)  # every member's key and limits before any batch is sent
@@ -194,8 +262,11 @@ def submit_panel_command(panel_ref: str, data_ref: str, side: str | None, base_u
         echo_json({"panel": panel.label, "batches": results})
         return
     for result in results:
-        click.echo(f"{result['prompt']}: batch {result['batch_id']} (run {result['run_id']}), "
-                   f"{result['requests']} requests", err=True)
+        click.echo(
+            f"{result['prompt']}: batch {result['batch_id']} (run {result['run_id']}), "
+            f"{result['requests']} requests",
+            err=True,
+        )
 
 
 @batch_group.command("status")
@@ -229,8 +300,9 @@ def status_command(batch_id: str, base_url: str | None, db: str | None, as_json:
 @db_option
 @json_option
 @workbench_errors
-def collect_command(refs: tuple[str, ...], out: str | None, base_url: str | None, db: str | None,
-                    as_json: bool) -> None:
+def collect_command(
+    refs: tuple[str, ...], out: str | None, base_url: str | None, db: str | None, as_json: bool
+) -> None:
     """Score a batch into its run, as a live run would: BATCH_ID (downloads its results; idempotent, resumable)
     or Batch API output (and error) files downloaded by hand.
 
@@ -264,6 +336,9 @@ def collect_command(refs: tuple[str, ...], out: str | None, base_url: str | None
     summaries = collect_batch(library, list(refs))
     for number, summary in enumerate(summaries):
         missing_items = library.get_run(summary.run_id).get("batch_missing", 0)
-        click.echo(f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.failed} errors, "
-                   f"{summary.skipped} collected before, {missing_items} not in these files", err=True)
+        click.echo(
+            f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.failed} errors, "
+            f"{summary.skipped} collected before, {missing_items} not in these files",
+            err=True,
+        )
         write_results(library, summary.run_id, out, append=number > 0)

@@ -35,6 +35,7 @@ EXIT_BROKEN_PIPE = 141  # the shell's code for a process whose output pipe close
 
 def workbench_errors(func: Callable) -> Callable:
     """Turn the workbench's own errors into a clean click error (message, exit code 1, no traceback)."""
+
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -49,6 +50,7 @@ def workbench_errors(func: Callable) -> Callable:
             raise SystemExit(EXIT_BROKEN_PIPE) from None
         except OSError as exc:  # a file to read or write: say which and why, never a traceback
             raise click.ClickException(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")) from None
+
     return wrapper
 
 
@@ -67,8 +69,15 @@ def check_output(path: str | None) -> None:
 def db_option(func: Callable | None = None, *, help: str = DB_HELP) -> Callable:
     """The --db option: declared with $GEVAL_DB (shown in --help), the file the library opens without it anyway;
     `geval --db FILE COMMAND` names it for the command unless the command's own --db does."""
-    option = click.option("--db", type=click.Path(dir_okay=False), default=None, envvar=DB_ENVVAR,
-                          show_envvar=True, callback=group_db, help=help)
+    option = click.option(
+        "--db",
+        type=click.Path(dir_okay=False),
+        default=None,
+        envvar=DB_ENVVAR,
+        show_envvar=True,
+        callback=group_db,
+        help=help,
+    )
     return option if func is None else option(func)
 
 
@@ -100,18 +109,23 @@ def bounded_option(cls: type, name: str, *flags: str, **kwargs: Any) -> Callable
 
 def judge_options(func: Callable) -> Callable:
     """--judge, --mode, --n, --temperature: overrides of the prompt's frozen judge settings."""
-    for option in reversed((
-        click.option("--judge", "judge_ref", default=None, help=JUDGE_HELP),
-        click.option("--mode", type=click.Choice(MODES), default=None, help="Override the prompt's scoring mode."),
-        bounded_option(JudgeSettings, "n", default=None, help="Override the number of replies per item."),
-        bounded_option(JudgeSettings, "temperature", default=None, help="Override the temperature."),
-    )):
+    for option in reversed(
+        (
+            click.option("--judge", "judge_ref", default=None, help=JUDGE_HELP),
+            click.option(
+                "--mode", type=click.Choice(MODES), default=None, help="Override the prompt's scoring mode."
+            ),
+            bounded_option(JudgeSettings, "n", default=None, help="Override the number of replies per item."),
+            bounded_option(JudgeSettings, "temperature", default=None, help="Override the temperature."),
+        )
+    ):
         func = option(func)
     return func
 
 
 def library_command(group: click.Group, name: str, lists: bool = False) -> Callable:
     """A sub-command that gets the open library first, with --db (and --json when it lists or shows)."""
+
     def wrap(func: Callable) -> click.Command:
         @functools.wraps(func)
         @workbench_errors
@@ -123,6 +137,7 @@ def library_command(group: click.Group, name: str, lists: bool = False) -> Calla
         if lists:
             command = json_option(command)
         return group.command(name)(command)
+
     return wrap
 
 
@@ -186,8 +201,10 @@ READABLE = click.Path(exists=True, dir_okay=False, allow_dash=True)  # a file to
 def json_needs_file(as_json: bool, output: str | None) -> None:
     """--json reports the file a command wrote: refuse it when the file itself goes to stdout."""
     if as_json and (output is None or output == "-"):
-        raise click.UsageError("--json prints what was written; name the file with -o FILE (stdout holds the file "
-                               "itself otherwise)")
+        raise click.UsageError(
+            "--json prints what was written; name the file with -o FILE (stdout holds the file "
+            "itself otherwise)"
+        )
 
 
 def report_written(as_json: bool, facts: dict[str, Any], message: str) -> None:
@@ -258,9 +275,14 @@ def _complete_names(ctx: click.Context, table: str, incomplete: str, files: bool
 
     if files and _looks_like_path(incomplete):
         return _file_completion(incomplete)
-    rows = _library_rows(ctx, f"SELECT name, version FROM {table} ORDER BY name, version")  # table: a constant
-    labels = [f"{name}@{version}" for name, version in rows] if "@" in incomplete else list(
-        dict.fromkeys(name for name, _ in rows))
+    rows = _library_rows(
+        ctx, f"SELECT name, version FROM {table} ORDER BY name, version"
+    )  # table: a constant
+    labels = (
+        [f"{name}@{version}" for name, version in rows]
+        if "@" in incomplete
+        else list(dict.fromkeys(name for name, _ in rows))
+    )
     found = [CompletionItem(label) for label in labels if label.startswith(incomplete)]
     return found or (_file_completion(incomplete) if files else [])
 
@@ -289,11 +311,17 @@ def complete_run(ctx: click.Context, param: click.Parameter, incomplete: str) ->
     """Shell completion of a run id: the library's newest runs first, each with its prompt, dataset and status."""
     from click.shell_completion import CompletionItem
 
-    rows = _library_rows(ctx, "SELECT r.id, p.name || '@' || p.version, d.name || '@' || d.version, r.status "
-                              "FROM runs r LEFT JOIN prompts p ON p.id = r.prompt_id "
-                              "LEFT JOIN datasets d ON d.id = r.dataset_id ORDER BY r.created_at DESC LIMIT 200")
-    return [CompletionItem(run_id, help=f"{prompt} on {dataset}, {status}")
-            for run_id, prompt, dataset, status in rows if str(run_id).startswith(incomplete)]
+    rows = _library_rows(
+        ctx,
+        "SELECT r.id, p.name || '@' || p.version, d.name || '@' || d.version, r.status "
+        "FROM runs r LEFT JOIN prompts p ON p.id = r.prompt_id "
+        "LEFT JOIN datasets d ON d.id = r.dataset_id ORDER BY r.created_at DESC LIMIT 200",
+    )
+    return [
+        CompletionItem(run_id, help=f"{prompt} on {dataset}, {status}")
+        for run_id, prompt, dataset, status in rows
+        if str(run_id).startswith(incomplete)
+    ]
 
 
 # --- prompt, judge and data resolution ----------------------------------------------------------------
@@ -333,8 +361,15 @@ def local_model_file(model: str) -> str:
         raise click.BadParameter(str(exc), param_hint="--judge") from None
 
 
-def planned_judge(library: Any, frozen: JudgeSettings, judge: str | None, base_url: str | None,
-                  mode: str | None = None, n: int | None = None, temperature: float | None = None) -> PlannedJudge:
+def planned_judge(
+    library: Any,
+    frozen: JudgeSettings,
+    judge: str | None,
+    base_url: str | None,
+    mode: str | None = None,
+    n: int | None = None,
+    temperature: float | None = None,
+) -> PlannedJudge:
     """The judge a command will use (`run.plan.plan_judge`: the prompt's settings with the command line's
     overrides, the server named, else the environment's), each metric change warned about on stderr.
 
@@ -353,9 +388,12 @@ def planned_judge(library: Any, frozen: JudgeSettings, judge: str | None, base_u
 
 
 score_side_option = click.option(
-    "--side", type=click.Choice(["dev", "test"]), default=None,
+    "--side",
+    type=click.Choice(["dev", "test"]),
+    default=None,
     help="On a split dataset: the side to score [default: dev]; the sealed test side only when named here (its "
-         "use is recorded).")
+    "use is recorded).",
+)
 
 
 def pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
@@ -364,19 +402,29 @@ def pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or not name.strip() or not path.strip():
-            raise click.BadParameter(f"expected NAME=PATH (e.g. summary=output), got {value!r}",
-                                     param_hint=option)
+            raise click.BadParameter(
+                f"expected NAME=PATH (e.g. summary=output), got {value!r}", param_hint=option
+            )
         out[name.strip()] = path.strip()
     return out
 
 
 def data_options(func: Callable) -> Callable:
     """--id and --input NAME=PATH: how a data file's rows map to items (as on `datasets import`)."""
-    func = click.option("--input", "inputs", multiple=True,
-                        help="For a data file: input field as NAME=PATH, e.g. document=source (repeatable; "
-                             "default: fields named like the prompt's inputs).")(func)
-    return click.option("--id", "id_field", default="id", show_default=True,
-                        help="For a data file: the item id field (dotted path).")(func)
+    func = click.option(
+        "--input",
+        "inputs",
+        multiple=True,
+        help="For a data file: input field as NAME=PATH, e.g. document=source (repeatable; "
+        "default: fields named like the prompt's inputs).",
+    )(func)
+    return click.option(
+        "--id",
+        "id_field",
+        default="id",
+        show_default=True,
+        help="For a data file: the item id field (dotted path).",
+    )(func)
 
 
 def file_mapping(id_field: str, inputs: tuple[str, ...]) -> DatasetMapping | None:
@@ -392,8 +440,12 @@ def data_mapping(path: Path, prompt: FrozenPrompt, id_field: str = "id") -> Data
     if first is None:
         raise InputError("the file has no rows", file=str(path))
     if lookup(first, id_field, None) is None:
-        raise InputError(f"every row needs an {id_field!r} field (name another with --id)", file=str(path),
-                         line=1, field=id_field)
+        raise InputError(
+            f"every row needs an {id_field!r} field (name another with --id)",
+            file=str(path),
+            line=1,
+            field=id_field,
+        )
     wanted = prompt.dimension.inputs
     if all(f in first for f in wanted):
         inputs = {f: f for f in wanted}
@@ -401,14 +453,19 @@ def data_mapping(path: Path, prompt: FrozenPrompt, id_field: str = "id") -> Data
         inputs = {k: k for k, v in first.items() if k != id_field and isinstance(v, str)}
         missing = [f for f in wanted if f not in inputs]
         if missing:
-            raise InputError(f"the prompt reads {', '.join(wanted)} but rows have no {', '.join(missing)} "
-                             f"(fields: {', '.join(first)}); map them with --input NAME=PATH", file=str(path),
-                             line=1, field=missing[0])
+            raise InputError(
+                f"the prompt reads {', '.join(wanted)} but rows have no {', '.join(missing)} "
+                f"(fields: {', '.join(first)}); map them with --input NAME=PATH",
+                file=str(path),
+                line=1,
+                field=missing[0],
+            )
     return DatasetMapping(id=id_field, inputs=inputs)
 
 
-def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
-                 mapping: DatasetMapping | None = None) -> dict[str, Any]:
+def resolve_data(
+    library: Library, ref: str, prompt: FrozenPrompt, mapping: DatasetMapping | None = None
+) -> dict[str, Any]:
     """A library dataset name[@version], a CSV/JSONL/JSON file imported as a dataset version, or "-": JSON
     lines on stdin (kept as a dataset named "stdin")."""
     if ref == "-":  # stdin, read into a file so it is imported as any data file is
@@ -418,11 +475,15 @@ def resolve_data(library: Library, ref: str, prompt: FrozenPrompt,
     if path.suffix.lower() in DATA_SUFFIXES or path.is_file():
         return _import_file(library, path, prompt, mapping)
     if mapping is not None:
-        raise click.UsageError("--id and --input map a data file's fields; a library dataset is mapped already")
+        raise click.UsageError(
+            "--id and --input map a data file's fields; a library dataset is mapped already"
+        )
     return library.get_dataset(ref)
 
 
-def _import_file(library: Library, path: Path, prompt: FrozenPrompt, mapping: DatasetMapping | None) -> dict[str, Any]:
+def _import_file(
+    library: Library, path: Path, prompt: FrozenPrompt, mapping: DatasetMapping | None
+) -> dict[str, Any]:
     """A data file as a dataset version named after it (the version already holding its items, when there is
     one, so a file imported with its ratings keeps them); --id alone still names the id field."""
     if mapping is None or not mapping.inputs:
@@ -431,20 +492,32 @@ def _import_file(library: Library, path: Path, prompt: FrozenPrompt, mapping: Da
     items = read_items(path, mapping)
     same = library.version_with_items(name, items, list(prompt.dimension.inputs))
     if same is not None:
-        click.echo(f"{path.name}: the items of {same['name']}@{same['version']} ({same['id'][:12]}), scored as that "
-                   "version (its ratings and groups kept)", err=True)
+        click.echo(
+            f"{path.name}: the items of {same['name']}@{same['version']} ({same['id'][:12]}), scored as that "
+            "version (its ratings and groups kept)",
+            err=True,
+        )
         return same
     return library.import_items(name, items, source=str(path), mapping=mapping)
 
 
-def resolve_inputs(db: str | None, prompt_ref: str, data_ref: str, judge_ref: str | None,
-                   base_url: str | None, mode: str | None, n: int | None, temperature: float | None,
-                   mapping: DatasetMapping | None = None,
-                   ) -> tuple[Library, FrozenPrompt, JudgeSettings, dict[str, Any]]:
+def resolve_inputs(
+    db: str | None,
+    prompt_ref: str,
+    data_ref: str,
+    judge_ref: str | None,
+    base_url: str | None,
+    mode: str | None,
+    n: int | None,
+    temperature: float | None,
+    mapping: DatasetMapping | None = None,
+) -> tuple[Library, FrozenPrompt, JudgeSettings, dict[str, Any]]:
     """(library, prompt, settings used, dataset) for a run; overrides of the frozen settings are warned."""
     library = open_library(db)
     prompt = resolve_prompt(library, prompt_ref)
-    settings = planned_judge(library, prompt.dimension.judge, judge_ref, base_url, mode, n, temperature).settings
+    settings = planned_judge(
+        library, prompt.dimension.judge, judge_ref, base_url, mode, n, temperature
+    ).settings
     refuse_hopeless(library, settings)
     return library, prompt, settings, resolve_data(library, data_ref, prompt, mapping)
 

@@ -16,8 +16,11 @@ from .common import complete_dataset, complete_run, db_option, echo_json, json_o
 
 # A field whose name says it names a document (or dialogue, article, source, group ...) and whose values repeat:
 # items that share one usually are not independent, which an interval over independent items ignores.
-GROUP_LIKE = re.compile(r"(^|_)(doc|document|article|source|context|dialog|dialogue|conversation|passage|question|"
-                        r"story|topic|group|cluster)(_?id)?$", re.IGNORECASE)
+GROUP_LIKE = re.compile(
+    r"(^|_)(doc|document|article|source|context|dialog|dialogue|conversation|passage|question|"
+    r"story|topic|group|cluster)(_?id)?$",
+    re.IGNORECASE,
+)
 
 # geval_core.stats.ppi.METHODS, stated here so that `geval --help` needs no numpy (tests/test_layers.py
 # checks they agree); the statistics are imported when a command runs.
@@ -31,8 +34,13 @@ def _f(value: float | None, digits: int = 3) -> str:
 @click.command("calibration")
 @click.argument("run_id", shell_complete=complete_run)
 @click.option("--human", required=True, help="Human rating name in the run's dataset (e.g. coherence).")
-@click.option("--bins", default=10, show_default=True, type=click.IntRange(2, 50),
-              help="Equal-width bins of the judge's probability.")
+@click.option(
+    "--bins",
+    default=10,
+    show_default=True,
+    type=click.IntRange(2, 50),
+    help="Equal-width bins of the judge's probability.",
+)
 @db_option
 @json_option
 @workbench_errors
@@ -62,15 +70,25 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
     click.echo(f"ECE {_f(result['ece'])}")
     click.echo(f"{'bin':<12}{'predicted':>10}{'observed':>10}{'count':>8}")
     for b in result["bins"]:
-        click.echo(f"{b['lo']:.1f}-{b['hi']:.1f}{'':<5}{b['predicted']:>10.3f}{b['observed']:>10.3f}{b['count']:>8}")
+        click.echo(
+            f"{b['lo']:.1f}-{b['hi']:.1f}{'':<5}{b['predicted']:>10.3f}{b['observed']:>10.3f}{b['count']:>8}"
+        )
     click.echo(f"{'rating':<12}{'expected':>10}{'observed':>10}")
     for r, e, o in zip(result["points"], result["expected"], result["observed"], strict=True):
         click.echo(f"{r:<12}{e:>10.1f}{o:>10.1f}")
 
 
-def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, id_field: str,
-                 judge_id_field: str, score_field: str, db: str | None,
-                 group_by: str | None = None) -> tuple[list, list, list | None, list | None]:
+def _file_inputs(
+    judge_file: str,
+    data: str | None,
+    human: str,
+    by: str | None,
+    id_field: str,
+    judge_id_field: str,
+    score_field: str,
+    db: str | None,
+    group_by: str | None = None,
+) -> tuple[list, list, list | None, list | None]:
     """(judge, human, levels, groups) from a judge results file and a data file or library dataset."""
     from ..stats.stored import item_value
 
@@ -93,11 +111,19 @@ def _file_inputs(judge_file: str, data: str | None, human: str, by: str | None, 
         groups = {k: item_value(i, group_by or "group") for k, i in items.items()}
     for item_id, line in judged.lines.items():  # as `geval agree`: an unknown id is an error, not "unrated"
         if item_id not in known:
-            raise InputError(f"item {item_id!r} is not in {data} (joined on {id_field!r})",
-                             file=judge_file, line=line, field=judge_id_field)
+            raise InputError(
+                f"item {item_id!r} is not in {data} (joined on {id_field!r})",
+                file=judge_file,
+                line=line,
+                field=judge_id_field,
+            )
     ids = list(judged.values)
-    return ([judged.values[i] for i in ids], [ratings.get(i) for i in ids],
-            [levels.get(i) for i in ids] if by else None, [groups.get(i) for i in ids] if groups else None)
+    return (
+        [judged.values[i] for i in ids],
+        [ratings.get(i) for i in ids],
+        [levels.get(i) for i in ids] if by else None,
+        [groups.get(i) for i in ids] if groups else None,
+    )
 
 
 def group_like_field(rows: Iterable[Mapping[str, Any]], skip: set[str]) -> tuple[str, int, int] | None:
@@ -105,7 +131,12 @@ def group_like_field(rows: Iterable[Mapping[str, Any]], skip: set[str]) -> tuple
     seen: dict[str, list[str]] = {}
     for row in rows:
         for key, value in row.items():
-            if key not in skip and GROUP_LIKE.search(key) and isinstance(value, (str, int)) and str(value).strip():
+            if (
+                key not in skip
+                and GROUP_LIKE.search(key)
+                and isinstance(value, (str, int))
+                and str(value).strip()
+            ):
                 seen.setdefault(key, []).append(str(value).strip())
     for key in sorted(seen, key=lambda k: (not k.lower().endswith("id"), k)):
         distinct = len(set(seen[key]))
@@ -119,9 +150,11 @@ def grouping_warning(found: tuple[str, int, int] | None, remedy: str) -> str:
     if found is None:
         return ""
     field, distinct, rows = found
-    return (f"the items carry {field!r} ({distinct} values over {rows} rows) but are read as independent: if items "
-            f"of one {field} are not independent (summaries of one document), the interval is too narrow (PPI++ "
-            f"covered 86-93% on such data in simulation, bench/bench_coverage.py); {remedy}")
+    return (
+        f"the items carry {field!r} ({distinct} values over {rows} rows) but are read as independent: if items "
+        f"of one {field} are not independent (summaries of one document), the interval is too narrow (PPI++ "
+        f"covered 86-93% on such data in simulation, bench/bench_coverage.py); {remedy}"
+    )
 
 
 def _file_warning(data: str, id_field: str, human: str, groups: list | None, db: str | None) -> str:
@@ -132,7 +165,9 @@ def _file_warning(data: str, id_field: str, human: str, groups: list | None, db:
         from ..files.datafiles import read_rows
 
         found = group_like_field((row for _, row in read_rows(data)), {id_field, human})
-        return grouping_warning(found, f"--group-by {found[0] if found else 'FIELD'} clusters the variance on it")
+        return grouping_warning(
+            found, f"--group-by {found[0] if found else 'FIELD'} clusters the variance on it"
+        )
     with open_library(db) as library:
         return _dataset_warning(library, library.get_dataset(data)["id"])
 
@@ -143,8 +178,11 @@ def _dataset_warning(library: Any, dataset_id: str) -> str:
     if not items or all(i.group for i in items):
         return ""
     found = group_like_field((i.fields for i in items), set())
-    return grouping_warning(found, f"import the dataset with --group {found[0] if found else 'FIELD'} (the "
-                                   "estimate clusters on a dataset's groups)")
+    return grouping_warning(
+        found,
+        f"import the dataset with --group {found[0] if found else 'FIELD'} (the "
+        "estimate clusters on a dataset's groups)",
+    )
 
 
 def _ci(ci: list[float | None] | None) -> str:
@@ -153,18 +191,24 @@ def _ci(ci: list[float | None] | None) -> str:
 
 def _print_estimate(out: dict[str, Any]) -> None:
     clustered = f"; variance clustered on {out['groups']} groups" if out.get("groups") else ""
-    click.echo(f"method {out['method']} (lambda {out['lam']:.3f}); {out['n_rated']} rated of {out['n_total']} "
-               f"items{clustered}")
+    click.echo(
+        f"method {out['method']} (lambda {out['lam']:.3f}); {out['n_rated']} rated of {out['n_total']} "
+        f"items{clustered}"
+    )
     click.echo(f"PPI estimate of the mean human rating {_f(out['estimate'])}   {_ci(out['ci'])}")
-    click.echo(f"judge-only mean {_f(out['judge_mean'])}   human-only mean {_f(out['human_mean'])}   "
-               f"{_ci(out.get('human_ci'))}")
+    click.echo(
+        f"judge-only mean {_f(out['judge_mean'])}   human-only mean {_f(out['human_mean'])}   "
+        f"{_ci(out.get('human_ci'))}"
+    )
     if out.get("warning"):
         click.echo(out["warning"])
     if out.get("grouping_warning"):
         click.echo(f"CAUTION: {out['grouping_warning']}")
     for level, e in (out.get("by") or {}).items():
-        click.echo(f"  {click.style(str(level), bold=True)}: {_f(e['estimate'])} {_ci(e['ci'])}  "
-                   f"judge {_f(e['judge_mean'])}  human {_f(e['human_mean'])}  n {e['n_rated']}/{e['n_total']}")
+        click.echo(
+            f"  {click.style(str(level), bold=True)}: {_f(e['estimate'])} {_ci(e['ci'])}  "
+            f"judge {_f(e['judge_mean'])}  human {_f(e['human_mean'])}  n {e['n_rated']}/{e['n_total']}"
+        )
     if out.get("by_skipped"):
         click.echo(f"  no estimate (fewer than 2 rated items): {', '.join(map(str, out['by_skipped']))}")
     if "judges" in out:
@@ -174,44 +218,86 @@ def _print_estimate(out: dict[str, Any]) -> None:
             click.echo(f"CAUTION: {judges['note']}")
     if "versus" in out:
         v = out["versus"]
-        click.echo(f"versus run {v['run']}: {_f(v['estimate'])} {_ci(v['ci'])}  "
-                   f"judge {_f(v['judge_mean'])}  human {_f(v['human_mean'])}  n {v['n_rated']}/{v['n_total']}")
+        click.echo(
+            f"versus run {v['run']}: {_f(v['estimate'])} {_ci(v['ci'])}  "
+            f"judge {_f(v['judge_mean'])}  human {_f(v['human_mean'])}  n {v['n_rated']}/{v['n_total']}"
+        )
     if "difference" in out:
         d = out["difference"]
-        click.echo(f"difference {d['a']} - {d['b']}: {_f(d['estimate'])} {_ci(d['ci'])}"
-                   + (f"  ({d['warning']})" if d.get("warning") else ""))
+        click.echo(
+            f"difference {d['a']} - {d['b']}: {_f(d['estimate'])} {_ci(d['ci'])}"
+            + (f"  ({d['warning']})" if d.get("warning") else "")
+        )
     click.echo(f"Assumption: {out.get('assumption') or ''}".rstrip())
 
 
 @click.command("estimate")
 @click.argument("run_or_file")
-@click.option("--data", default=None, shell_complete=complete_dataset,
-              help="Human ratings for a judge file: JSONL/CSV or a library dataset.")
+@click.option(
+    "--data",
+    default=None,
+    shell_complete=complete_dataset,
+    help="Human ratings for a judge file: JSONL/CSV or a library dataset.",
+)
 @click.option("--human", required=True, help="Human rating name (dataset) or dotted field (file).")
 @click.option("--by", default=None, help="An input field (or 'group') to estimate per level, e.g. system_id.")
-@click.option("--diff", nargs=2, default=None, metavar="A B", help="With --by: the difference of levels A - B.")
-@click.option("--versus", default=None, metavar="RUN_B",
-              help="Another library run on different items (e.g. another system's outputs): RUN - RUN_B.")
-@click.option("--method", type=click.Choice(METHODS), default="ppi++", show_default=True,
-              help="classic PPI, or PPI++ with the variance-minimising judge weight lambda.")
-@click.option("--rated", default=None, type=click.IntRange(2, None),
-              help="Use only this many randomly chosen human ratings (the rest as unrated); at most the "
-                   "number rated.")
+@click.option(
+    "--diff", nargs=2, default=None, metavar="A B", help="With --by: the difference of levels A - B."
+)
+@click.option(
+    "--versus",
+    default=None,
+    metavar="RUN_B",
+    help="Another library run on different items (e.g. another system's outputs): RUN - RUN_B.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default="ppi++",
+    show_default=True,
+    help="classic PPI, or PPI++ with the variance-minimising judge weight lambda.",
+)
+@click.option(
+    "--rated",
+    default=None,
+    type=click.IntRange(2, None),
+    help="Use only this many randomly chosen human ratings (the rest as unrated); at most the number rated.",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed for --rated.")
 @click.option("--id-field", default="id", show_default=True, help="Item id field in a data file.")
-@click.option("--judge-id-field", default="id", show_default=True,
-              help="Item id field in a judge file (`geval score --out` writes id).")
-@click.option("--group-by", default=None,
-              help="Group field of a data file (e.g. doc_id): items of a group are not independent, so the "
-                   "variance is clustered on the groups (a library dataset's own groups are used by default).")
+@click.option(
+    "--judge-id-field",
+    default="id",
+    show_default=True,
+    help="Item id field in a judge file (`geval score --out` writes id).",
+)
+@click.option(
+    "--group-by",
+    default=None,
+    help="Group field of a data file (e.g. doc_id): items of a group are not independent, so the "
+    "variance is clustered on the groups (a library dataset's own groups are used by default).",
+)
 @click.option("--score-field", default="score", show_default=True, help="Judge score field in a judge file.")
 @db_option
 @json_option
 @workbench_errors
-def estimate_command(run_or_file: str, data: str | None, human: str, by: str | None,
-                     diff: tuple[str, str] | None, versus: str | None, method: str, rated: int | None, seed: int,
-                     id_field: str, judge_id_field: str, group_by: str | None, score_field: str, db: str | None,
-                     as_json: bool) -> None:
+def estimate_command(
+    run_or_file: str,
+    data: str | None,
+    human: str,
+    by: str | None,
+    diff: tuple[str, str] | None,
+    versus: str | None,
+    method: str,
+    rated: int | None,
+    seed: int,
+    id_field: str,
+    judge_id_field: str,
+    group_by: str | None,
+    score_field: str,
+    db: str | None,
+    as_json: bool,
+) -> None:
     """Prediction-powered estimate of the mean human rating: the judge on all items, people on the rated.
 
     Reports the estimate and its 95% interval (t with rated-1 df; clustered: rated groups-1) beside
@@ -252,10 +338,14 @@ def estimate_command(run_or_file: str, data: str | None, human: str, by: str | N
             out["judges"] = estimate_judges(library.get_run(run_or_file), library.get_run(versus))
             out["grouping_warning"] = _dataset_warning(library, library.get_run(run_or_file)["dataset_id"])
     elif _is_file_name(run_or_file):
-        judge, ratings, levels, groups = _file_inputs(run_or_file, data, human, by, id_field, judge_id_field,
-                                                      score_field, db, group_by)
-        out = {"file": run_or_file, "human": human,
-               **estimate_rows(judge, ratings, levels, method, rated, seed, diff, groups)}
+        judge, ratings, levels, groups = _file_inputs(
+            run_or_file, data, human, by, id_field, judge_id_field, score_field, db, group_by
+        )
+        out = {
+            "file": run_or_file,
+            "human": human,
+            **estimate_rows(judge, ratings, levels, method, rated, seed, diff, groups),
+        }
         out["grouping_warning"] = _file_warning(data or "", id_field, human, groups, db)
     else:
         with open_library(db) as library:

@@ -11,20 +11,43 @@ from prompt_library import open_library
 from ..types import JudgeSettings
 from .common import JUDGE_HELP, complete_prompt, echo_json, parse_judge, resolve_prompt
 
-FACTS = ("reachable", "model_version", "logprobs", "top_logprobs_max", "single_token_ratings", "split_ratings",
-         "n_honoured", "latency_s", "usd_per_item")
+FACTS = (
+    "reachable",
+    "model_version",
+    "logprobs",
+    "top_logprobs_max",
+    "single_token_ratings",
+    "split_ratings",
+    "n_honoured",
+    "latency_s",
+    "usd_per_item",
+)
 
 
 def probe_options(func: Any) -> Any:
     """--judge, --base-url, --prompt, --timeout: which judge `geval probe` asks."""
-    for option in reversed((
-        click.option("--judge", "judge_ref", default=None, help=f"The judge to probe: {JUDGE_HELP}."),
-        click.option("--base-url", default=None, help="Your OpenAI-compatible server (for openai:MODEL)."),
-        click.option("--prompt", "prompt_ref", default=None, shell_complete=complete_prompt,
-                     help="A library prompt: probe with its text, scale and judge (default: a 1-5 question)."),
-        click.option("--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True,
-                     help="Seconds per call."),
-    )):
+    for option in reversed(
+        (
+            click.option("--judge", "judge_ref", default=None, help=f"The judge to probe: {JUDGE_HELP}."),
+            click.option(
+                "--base-url", default=None, help="Your OpenAI-compatible server (for openai:MODEL)."
+            ),
+            click.option(
+                "--prompt",
+                "prompt_ref",
+                default=None,
+                shell_complete=complete_prompt,
+                help="A library prompt: probe with its text, scale and judge (default: a 1-5 question).",
+            ),
+            click.option(
+                "--timeout",
+                type=click.FloatRange(0.1, 600),
+                default=60.0,
+                show_default=True,
+                help="Seconds per call.",
+            ),
+        )
+    ):
         func = option(func)
     return func
 
@@ -44,8 +67,14 @@ def _settings(library: Any, judge_ref: str | None, base_url: str | None, prompt_
     return plan_judge(settings, JudgeChoice(judge_ref, base_url), library).settings, prompt
 
 
-def run_probe(db: str | None, judge_ref: str | None, base_url: str | None, prompt_ref: str | None,
-              timeout: float, as_json: bool) -> None:
+def run_probe(
+    db: str | None,
+    judge_ref: str | None,
+    base_url: str | None,
+    prompt_ref: str | None,
+    timeout: float,
+    as_json: bool,
+) -> None:
     """Probe the judge, store the result in the library, print it."""
     from ..diagnostics.judge_probe import probe_judge, save_probe
     from ..providers import get_judge

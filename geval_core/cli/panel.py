@@ -43,11 +43,22 @@ def panel_group() -> None:
 
 @library_command(panel_group, "freeze", lists=True)
 @click.argument("name")
-@click.option("--member", "members", multiple=True, required=True, shell_complete=complete_prompt_name,
-              help="A frozen prompt (name[@version] or hash prefix); give two or more.")
-@click.option("--rule", type=click.Choice(RULES), default="pooled", show_default=True,
-              help="mean: of the members' weighted scores; pooled: Eq. 1 over their average rating "
-                   "distribution; median: of their scores.")
+@click.option(
+    "--member",
+    "members",
+    multiple=True,
+    required=True,
+    shell_complete=complete_prompt_name,
+    help="A frozen prompt (name[@version] or hash prefix); give two or more.",
+)
+@click.option(
+    "--rule",
+    type=click.Choice(RULES),
+    default="pooled",
+    show_default=True,
+    help="mean: of the members' weighted scores; pooled: Eq. 1 over their average rating "
+    "distribution; median: of their scores.",
+)
 def panel_freeze(library: Any, name: str, members: tuple[str, ...], rule: str, as_json: bool) -> None:
     """Freeze NAME: the members (in order) and the rule, content-hashed; the same content keeps its version.
 
@@ -62,8 +73,10 @@ def panel_freeze(library: Any, name: str, members: tuple[str, ...], rule: str, a
     if as_json:
         echo_json(_panel_json(panel, created=created))
         return
-    click.echo(f"{'froze' if created else 'already frozen:'} {panel.label} ({panel.id[:12]}), rule {panel.rule}, "
-               f"{len(panel.members)} members")
+    click.echo(
+        f"{'froze' if created else 'already frozen:'} {panel.label} ({panel.id[:12]}), rule {panel.rule}, "
+        f"{len(panel.members)} members"
+    )
 
 
 @library_command(panel_group, "show", lists=True)
@@ -90,18 +103,44 @@ def panel_show(library: Any, name: str, as_json: bool) -> None:
 
 @library_command(panel_group, "score", lists=True)
 @click.argument("name")
-@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
-              help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
-@click.option("--base-url", default=None,
-              help="The OpenAI-compatible server every member whose judge takes a server sends to (a member whose "
-                   "judge runs in process is refused: name servers per member with --member-base-url).")
-@click.option("--member-base-url", "base_urls", multiple=True,
-              help="PROMPT=URL: the OpenAI-compatible server a member's requests go to (repeatable).")
-@click.option("--out", default=None, help="Results file, one JSON line per item (default: stdout; - is stdout).")
-@click.option("--human", default=None, help="Also each member and the panel against this human rating, and the "
-              "panel minus its best member with a paired interval.")
-def panel_score(library: Any, name: str, data_ref: str, base_url: str | None, base_urls: tuple[str, ...],
-                out: str | None, human: str | None, as_json: bool) -> None:
+@click.option(
+    "--data",
+    "data_ref",
+    required=True,
+    shell_complete=complete_dataset,
+    help="Library dataset name[@version], or a CSV/JSONL/JSON file.",
+)
+@click.option(
+    "--base-url",
+    default=None,
+    help="The OpenAI-compatible server every member whose judge takes a server sends to (a member whose "
+    "judge runs in process is refused: name servers per member with --member-base-url).",
+)
+@click.option(
+    "--member-base-url",
+    "base_urls",
+    multiple=True,
+    help="PROMPT=URL: the OpenAI-compatible server a member's requests go to (repeatable).",
+)
+@click.option(
+    "--out", default=None, help="Results file, one JSON line per item (default: stdout; - is stdout)."
+)
+@click.option(
+    "--human",
+    default=None,
+    help="Also each member and the panel against this human rating, and the "
+    "panel minus its best member with a paired interval.",
+)
+def panel_score(
+    library: Any,
+    name: str,
+    data_ref: str,
+    base_url: str | None,
+    base_urls: tuple[str, ...],
+    out: str | None,
+    human: str | None,
+    as_json: bool,
+) -> None:
     """Score a dataset with panel NAME: each member's run (reused when it exists), then per item the panel's
     score and distribution, each member's score and the spread; the summary has the members' alpha.
 
@@ -128,9 +167,16 @@ def panel_score(library: Any, name: str, data_ref: str, base_url: str | None, ba
         click.echo(independence_text(independence), err=True)
 
 
-def run_panel(library: Any, name: str, data_ref: str, base_urls: tuple[str, ...], human: str | None,
-              base_url: str | None = None, mapping: Any = None, side: str | None = None,
-              ) -> tuple[dict[str, Any], str]:
+def run_panel(
+    library: Any,
+    name: str,
+    data_ref: str,
+    base_urls: tuple[str, ...],
+    human: str | None,
+    base_url: str | None = None,
+    mapping: Any = None,
+    side: str | None = None,
+) -> tuple[dict[str, Any], str]:
     """(the summary, the results as JSON lines) of scoring a dataset (a library version or a data file) with panel
     `name`: every member planned first (its judge and server said on stderr), then scored."""
     from ..run.panel import get_panel, plan_panel, score_panel
@@ -158,9 +204,13 @@ def panel_line(result: dict[str, Any]) -> str:
     low, high = alpha["interval"]
     spread = "" if low is None else f" [{low:.3f}, {high:.3f}]"
     value = "undefined" if alpha["value"] is None else f"{alpha['value']:.3f}"
-    return (f"panel {result['panel']} ({result['rule']}): members' Krippendorff alpha (interval) {value}"
-            f"{spread}, {alpha['resampled']} resampled; " + "; ".join(
-                f"{m['prompt']} run {m['run']} ({m['judge_calls']} judge calls)" for m in result["member_runs"]))
+    return (
+        f"panel {result['panel']} ({result['rule']}): members' Krippendorff alpha (interval) {value}"
+        f"{spread}, {alpha['resampled']} resampled; "
+        + "; ".join(
+            f"{m['prompt']} run {m['run']} ({m['judge_calls']} judge calls)" for m in result["member_runs"]
+        )
+    )
 
 
 PANEL_KIND = "geval-panel"
@@ -188,13 +238,22 @@ def panel_export(library: Any, name: str, output: str | None, as_json: bool) -> 
     check_output(output)
     json_needs_file(as_json, output)
     panel = get_panel(library, name)
-    data = {"kind": PANEL_KIND, "name": panel.name, "version": panel.version, "id": panel.id, "rule": panel.rule,
-            "members": [export_prompt(library.get_prompt(m)) for m in panel.members]}
+    data = {
+        "kind": PANEL_KIND,
+        "name": panel.name,
+        "version": panel.version,
+        "id": panel.id,
+        "rule": panel.rule,
+        "members": [export_prompt(library.get_prompt(m)) for m in panel.members],
+    }
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if output and output != "-":
         Path(output).write_text(text, encoding="utf-8")
-        report_written(as_json, {"file": output, "panel": panel.label, "hash": panel.id, "members": len(panel.members)},
-                       f"wrote {output} (panel {panel.label}, {panel.id[:12]})")
+        report_written(
+            as_json,
+            {"file": output, "panel": panel.label, "hash": panel.id, "members": len(panel.members)},
+            f"wrote {output} (panel {panel.label}, {panel.id[:12]})",
+        )
     else:
         click.echo(text, nl=False)
 
@@ -216,13 +275,23 @@ def panel_import(library: Any, export_file: str, as_json: bool) -> None:
     from ..run.panel import freeze_panel
 
     data = parse_json(read_input(export_file), "panel file", export_file)
-    if not isinstance(data, dict) or data.get("kind") != PANEL_KIND or not isinstance(data.get("members"), list):
-        raise InputError(f"not a panel file: expected kind {PANEL_KIND!r} and a list of members", file=export_file)
+    if (
+        not isinstance(data, dict)
+        or data.get("kind") != PANEL_KIND
+        or not isinstance(data.get("members"), list)
+    ):
+        raise InputError(
+            f"not a panel file: expected kind {PANEL_KIND!r} and a list of members", file=export_file
+        )
     loaded = _members(data["members"], export_file)
     ids = [m.prompt.id for m in loaded]
     if canonical_hash({"members": ids, "rule": data.get("rule")}) != data.get("id"):
-        raise InputError("the panel's members or rule do not match its hash: the file was changed after export; "
-                         "nothing was imported", file=export_file, field="id")
+        raise InputError(
+            "the panel's members or rule do not match its hash: the file was changed after export; "
+            "nothing was imported",
+            file=export_file,
+            field="id",
+        )
     with library.transaction():  # all members and the panel, or nothing
         # freeze, not import_checked: its note compares each member with every version of its name (quadratic
         # in a large panel of one name), and a panel import shows no note.
@@ -230,15 +299,20 @@ def panel_import(library: Any, export_file: str, as_json: bool) -> None:
         prompts = [result.prompt for result in frozen]
         panel, created = freeze_panel(library, str(data.get("name") or "panel"), prompts, data["rule"])
     # What `prompts import` says of each: what the file had that was ignored, the checks' warnings on new content.
-    said = [f"member {n}: {warning}" for n, (member, result) in enumerate(zip(loaded, frozen, strict=True), 1)
-            for warning in [*member.warnings, *(result.warnings if result.created else [])]]
+    said = [
+        f"member {n}: {warning}"
+        for n, (member, result) in enumerate(zip(loaded, frozen, strict=True), 1)
+        for warning in [*member.warnings, *(result.warnings if result.created else [])]
+    ]
     for warning in said:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
         echo_json(_panel_json(panel, created=created, warnings=said))
         return
-    click.echo(f"{'imported' if created else 'already here:'} panel {panel.label} ({panel.id[:12]}) with "
-               f"{len(prompts)} members")
+    click.echo(
+        f"{'imported' if created else 'already here:'} panel {panel.label} ({panel.id[:12]}) with "
+        f"{len(prompts)} members"
+    )
 
 
 def _members(members: list[Any], source: str) -> list[Any]:
@@ -256,6 +330,10 @@ def _members(members: list[Any], source: str) -> list[Any]:
             raise InputError(f"member {n}: {exc}", file=source, field="members") from None
         seen = first.setdefault(loaded[-1].prompt.id, n)
         if seen != n:  # said here: the panel's own check would say "needs two different prompts" of 2 kinds
-            raise InputError(f"member {n} repeats member {seen} (prompt {loaded[-1].prompt.id[:12]}): a panel's "
-                             "members are different prompts; nothing was imported", file=source, field="members")
+            raise InputError(
+                f"member {n} repeats member {seen} (prompt {loaded[-1].prompt.id[:12]}): a panel's "
+                "members are different prompts; nothing was imported",
+                file=source,
+                field="members",
+            )
     return loaded

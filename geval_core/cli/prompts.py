@@ -88,11 +88,13 @@ def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -
         echo_json(export_prompt(frozen))
         return
     dim = frozen.dimension
-    click.echo(f"{frozen.label}  {frozen.id[:12]}  (content hash {frozen.id}: the prompt's identity)\n"
-               f"judge {dim.judge.judge_id} ({dim.judge.mode}, n={dim.judge.n}, "
-               f"temperature={dim.judge.temperature})\n"
-               f"unverified metadata (outside the hash): name {frozen.name!r}, version {frozen.version} (counts "
-               f"within this library), created {frozen.created_at}, steps written by {dim.steps_model}\n")
+    click.echo(
+        f"{frozen.label}  {frozen.id[:12]}  (content hash {frozen.id}: the prompt's identity)\n"
+        f"judge {dim.judge.judge_id} ({dim.judge.mode}, n={dim.judge.n}, "
+        f"temperature={dim.judge.temperature})\n"
+        f"unverified metadata (outside the hash): name {frozen.name!r}, version {frozen.version} (counts "
+        f"within this library), created {frozen.created_at}, steps written by {dim.steps_model}\n"
+    )
     click.echo(f"{dim.name} ({dim.scale}): {dim.definition}\n")
     for point in reversed(dim.scale.points):
         click.echo(f"  {point}: {dim.anchors.get(point, '')}")
@@ -128,42 +130,94 @@ def prompts_freeze(library: Library, dimension_file: str, name: str | None, as_j
     if as_json:
         echo_json(_frozen(result))
         return
-    click.echo(f"{'froze' if result.created else 'already frozen as'} {result.prompt.label} {result.prompt.id}")
+    click.echo(
+        f"{'froze' if result.created else 'already frozen as'} {result.prompt.label} {result.prompt.id}"
+    )
 
 
 def _frozen(result: Any) -> dict[str, Any]:
     """What scripts need of a freeze or an import: the label, the hash, whether it is new, what was said."""
     prompt = result.prompt
-    return {"name": prompt.name, "version": prompt.version, "label": prompt.label, "content_hash": prompt.id,
-            "created": result.created, "warnings": list(result.warnings), "note": getattr(result, "note", None)}
+    return {
+        "name": prompt.name,
+        "version": prompt.version,
+        "label": prompt.label,
+        "content_hash": prompt.id,
+        "created": result.created,
+        "warnings": list(result.warnings),
+        "note": getattr(result, "note", None),
+    }
 
 
 @library_command(prompts, "export", lists=True)
 @click.argument("prompt", shell_complete=complete_prompt_name)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the export here (default: print it).")
-@click.option("--agreement", "agreement_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="JSON file with the agreement measured at freeze time (e.g. `geval agree --json`).")
-@click.option("--agreement-run", default=None,
-              help="Measure the agreement from this library run of the prompt (needs --human).")
-@click.option("--human", "human_field", default=None,
-              help="Human rating of the run's dataset for --agreement-run, e.g. coherence.")
-@click.option("--pooled", is_flag=True,
-              help="With --agreement-run: attach the dataset-level reading (all items pooled) instead of the "
-                   "group-level one.")
-@click.option("--snippet", is_flag=True, help="Print the Python lines that load the export and score an item.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True,
-              help="json: the workbench's hash-checked file; deepeval: a Python file defining a GEval metric; "
-                   "promptfoo: a YAML llm-rubric assertion (in an assert-set carrying the pass rule); openai-grader: a "
-                   "score_model grader for OpenAI's graders API (client.fine_tuning.alpha.graders; the Evals API is "
-                   "deprecated); inspect: a Python file defining an Inspect AI task that scores Eq. 1 from the judge's "
-                   "log-probabilities, as the workbench does.")
-@click.option("--pass-at", "pass_at", type=float, default=None,
-              help="With --format deepeval, promptfoo, openai-grader or inspect: an item passes when its rating is "
-                   "at least this, on the prompt's scale (e.g. 3.5 on 1-5); the file says how the tool applies it.")
-def prompts_export(library: Library, prompt: str, output: str | None, agreement_file: str | None,
-                   agreement_run: str | None, human_field: str | None, pooled: bool, snippet: bool,
-                   fmt: str, pass_at: float | None, as_json: bool) -> None:
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the export here (default: print it).",
+)
+@click.option(
+    "--agreement",
+    "agreement_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="JSON file with the agreement measured at freeze time (e.g. `geval agree --json`).",
+)
+@click.option(
+    "--agreement-run",
+    default=None,
+    help="Measure the agreement from this library run of the prompt (needs --human).",
+)
+@click.option(
+    "--human",
+    "human_field",
+    default=None,
+    help="Human rating of the run's dataset for --agreement-run, e.g. coherence.",
+)
+@click.option(
+    "--pooled",
+    is_flag=True,
+    help="With --agreement-run: attach the dataset-level reading (all items pooled) instead of the "
+    "group-level one.",
+)
+@click.option(
+    "--snippet", is_flag=True, help="Print the Python lines that load the export and score an item."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="json",
+    show_default=True,
+    help="json: the workbench's hash-checked file; deepeval: a Python file defining a GEval metric; "
+    "promptfoo: a YAML llm-rubric assertion (in an assert-set carrying the pass rule); openai-grader: a "
+    "score_model grader for OpenAI's graders API (client.fine_tuning.alpha.graders; the Evals API is "
+    "deprecated); inspect: a Python file defining an Inspect AI task that scores Eq. 1 from the judge's "
+    "log-probabilities, as the workbench does.",
+)
+@click.option(
+    "--pass-at",
+    "pass_at",
+    type=float,
+    default=None,
+    help="With --format deepeval, promptfoo, openai-grader or inspect: an item passes when its rating is "
+    "at least this, on the prompt's scale (e.g. 3.5 on 1-5); the file says how the tool applies it.",
+)
+def prompts_export(
+    library: Library,
+    prompt: str,
+    output: str | None,
+    agreement_file: str | None,
+    agreement_run: str | None,
+    human_field: str | None,
+    pooled: bool,
+    snippet: bool,
+    fmt: str,
+    pass_at: float | None,
+    as_json: bool,
+) -> None:
     """Export a frozen prompt: a self-contained, hash-checked JSON file, or a file another judge tool loads.
 
     \b
@@ -183,12 +237,16 @@ def prompts_export(library: Library, prompt: str, output: str | None, agreement_
         _write_text(tool_export(frozen, fmt, pass_at=pass_at), output, frozen, as_json, fmt)
         return
     if pass_at is not None:
-        raise click.UsageError("--pass-at goes with --format deepeval, promptfoo, openai-grader or inspect; the json "
-                               "export is scored by the workbench itself")
+        raise click.UsageError(
+            "--pass-at goes with --format deepeval, promptfoo, openai-grader or inspect; the json "
+            "export is scored by the workbench itself"
+        )
     agreement = _export_agreement(library, frozen, agreement_file, agreement_run, human_field, pooled)
     if output:
         write_export(frozen, output, agreement)  # the snippet loads the file by the name it was given
-        report_written(as_json, _export_facts(frozen, output, fmt), f"wrote {output} ({frozen.label}, {frozen.id[:12]})")
+        report_written(
+            as_json, _export_facts(frozen, output, fmt), f"wrote {output} ({frozen.label}, {frozen.id[:12]})"
+        )
     elif not snippet:
         click.echo(json.dumps(export_prompt(frozen, agreement), indent=2, ensure_ascii=False))
     if snippet:
@@ -201,8 +259,10 @@ def _check_pass_at(frozen: Any, pass_at: float | None) -> None:
         check_pass_at(frozen, pass_at)
     except InputError as exc:
         scale = frozen.dimension.scale
-        raise click.UsageError(f"--pass-at {pass_at:g} lies outside {frozen.label}'s {scale} scale; give a rating "
-                               f"from {scale.min} to {scale.max}") from exc
+        raise click.UsageError(
+            f"--pass-at {pass_at:g} lies outside {frozen.label}'s {scale} scale; give a rating "
+            f"from {scale.min} to {scale.max}"
+        ) from exc
 
 
 def _write_text(text: str, output: str | None, frozen: Any, as_json: bool, fmt: str) -> None:
@@ -211,7 +271,9 @@ def _write_text(text: str, output: str | None, frozen: Any, as_json: bool, fmt: 
         click.echo(text, nl=False)
         return
     Path(output).write_text(text, encoding="utf-8")
-    report_written(as_json, _export_facts(frozen, output, fmt), f"wrote {output} ({frozen.label}, {frozen.id[:12]})")
+    report_written(
+        as_json, _export_facts(frozen, output, fmt), f"wrote {output} ({frozen.label}, {frozen.id[:12]})"
+    )
 
 
 def _export_facts(frozen: Any, output: str, fmt: str) -> dict[str, Any]:
@@ -219,8 +281,14 @@ def _export_facts(frozen: Any, output: str, fmt: str) -> dict[str, Any]:
     return {"file": output, "format": fmt, "prompt": frozen.label, "hash": frozen.id}
 
 
-def _export_agreement(library: Library, frozen: Any, agreement_file: str | None, run_id: str | None,
-                      human_field: str | None, pooled: bool = False) -> dict[str, Any] | None:
+def _export_agreement(
+    library: Library,
+    frozen: Any,
+    agreement_file: str | None,
+    run_id: str | None,
+    human_field: str | None,
+    pooled: bool = False,
+) -> dict[str, Any] | None:
     """The agreement for an export: from a file, measured from a run of this very prompt, or none."""
     from geval_core.stats import run_agreement
 
@@ -234,8 +302,10 @@ def _export_agreement(library: Library, frozen: Any, agreement_file: str | None,
         return None
     run = library.get_run(run_id)
     if run["prompt_id"] != frozen.id:
-        raise click.ClickException(f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
-                                   "an export carries the agreement of its own prompt version only")
+        raise click.ClickException(
+            f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
+            "an export carries the agreement of its own prompt version only"
+        )
     return run_agreement(library, run["id"], human_field, pooled=pooled)
 
 

@@ -29,24 +29,45 @@ def review_rows(library, run_id: str, human: str | None, order: str, side: str =
     people = view.human_means(run["dataset_id"], name)
     queue = review_queue(ids, judged, people, order)
     split = {k: scope[k] for k in ("side", "split", "withheld")} if scope["side"] else {}
-    return {"run": run["id"], "dataset_id": run["dataset_id"], "human": name, "order": order,
-            "rated": sum(r["human"] is not None for r in queue), **split, "items": queue}
+    return {
+        "run": run["id"],
+        "dataset_id": run["dataset_id"],
+        "human": name,
+        "order": order,
+        "rated": sum(r["human"] is not None for r in queue),
+        **split,
+        "items": queue,
+    }
 
 
 @click.command("review")
 @click.argument("run_id", shell_complete=complete_run)
-@click.option("--human", default=None,
-              help="Human rating name (default: the run's dimension); Rate-page ratings count, else the dataset's.")
-@click.option("--order", type=click.Choice(list(ORDERS)), default="uncertain", show_default=True,
-              help="; ".join(f"{k}: {v}" for k, v in ORDERS.items()))
-@click.option("--limit", default=20, show_default=True, type=click.IntRange(0, None),
-              help="How many items to list (0: all).")
+@click.option(
+    "--human",
+    default=None,
+    help="Human rating name (default: the run's dimension); Rate-page ratings count, else the dataset's.",
+)
+@click.option(
+    "--order",
+    type=click.Choice(list(ORDERS)),
+    default="uncertain",
+    show_default=True,
+    help="; ".join(f"{k}: {v}" for k, v in ORDERS.items()),
+)
+@click.option(
+    "--limit",
+    default=20,
+    show_default=True,
+    type=click.IntRange(0, None),
+    help="How many items to list (0: all).",
+)
 @side_option
 @db_option
 @json_option
 @workbench_errors
-def review_command(run_id: str, human: str | None, order: str, limit: int, side: str, db: str | None,
-                   as_json: bool) -> None:
+def review_command(
+    run_id: str, human: str | None, order: str, limit: int, side: str, db: str | None, as_json: bool
+) -> None:
     """The review queue of RUN_ID: the items where a person's rating changes the most, first.
 
     "uncertain" puts the judge's least certain items first (spread of its rating distribution; unscored
@@ -70,9 +91,13 @@ def review_command(run_id: str, human: str | None, order: str, limit: int, side:
     if as_json:
         echo_json(result)
         return
-    click.echo(f"run {result['run'][:12]}, human rating {result['human']} ({result['rated']} items rated), "
-               f"order: {ORDERS[order]}")
+    click.echo(
+        f"run {result['run'][:12]}, human rating {result['human']} ({result['rated']} items rated), "
+        f"order: {ORDERS[order]}"
+    )
     click.echo(f"{'item':<24}{'judge':>7}{'human':>7}{'gap':>7}{'sd':>7}  reason")
     for row in result["items"]:
-        click.echo(f"{row['item'][:23]:<24}{_fmt(row['judge']):>7}{_fmt(row['human']):>7}{_fmt(row['gap']):>7}"
-                   f"{_fmt(row['sd']):>7}  {row['reason']}")
+        click.echo(
+            f"{row['item'][:23]:<24}{_fmt(row['judge']):>7}{_fmt(row['human']):>7}{_fmt(row['gap']):>7}"
+            f"{_fmt(row['sd']):>7}  {row['reason']}"
+        )

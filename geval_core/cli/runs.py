@@ -27,9 +27,13 @@ from .common import (
 )
 
 side_option = click.option(
-    "--side", type=click.Choice(["dev", "test"]), default="dev", show_default=True,
+    "--side",
+    type=click.Choice(["dev", "test"]),
+    default="dev",
+    show_default=True,
     help="On a split dataset: the items of the dev side, or of the sealed test side (the read is recorded as a "
-         "use of the test side for the run's prompt, and `geval align report` counts it).")
+    "use of the test side for the run's prompt, and `geval align report` counts it).",
+)
 
 
 def _sealed(library: Library, run: dict[str, Any], side: str, read: str) -> tuple[Any, dict[str, Any]]:
@@ -56,12 +60,22 @@ def runs() -> None:
 
 
 @library_command(runs, "list", lists=True)
-@click.option("--prompt", default=None, shell_complete=complete_prompt_name,
-              help="Only runs of this prompt (name, name@version or id).")
-@click.option("--dataset", default=None, shell_complete=complete_dataset_name,
-              help="Only runs on this dataset (name, name@version or id).")
+@click.option(
+    "--prompt",
+    default=None,
+    shell_complete=complete_prompt_name,
+    help="Only runs of this prompt (name, name@version or id).",
+)
+@click.option(
+    "--dataset",
+    default=None,
+    shell_complete=complete_dataset_name,
+    help="Only runs on this dataset (name, name@version or id).",
+)
 @click.option("--archived", is_flag=True, help="Also list archived runs (hidden by default, never deleted).")
-def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str | None, archived: bool) -> None:
+def runs_list(
+    library: Library, as_json: bool, prompt: str | None, dataset: str | None, archived: bool
+) -> None:
     """List runs, newest first.
 
     \b
@@ -77,9 +91,23 @@ def runs_list(library: Library, as_json: bool, prompt: str | None, dataset: str 
     from ..types import JudgeSettings
 
     for row in rows:  # provider:model at its server: the same model at two servers is two judges
-        row["judge"] = judge_label(JudgeSettings(**row["judge"])) if isinstance(row["judge"], dict) else row["judge"]
-    table(rows, ["id", "prompt_label", "dataset_label", "judge", "status", "judged", "items_total", "errors",
-                  "created_at"])
+        row["judge"] = (
+            judge_label(JudgeSettings(**row["judge"])) if isinstance(row["judge"], dict) else row["judge"]
+        )
+    table(
+        rows,
+        [
+            "id",
+            "prompt_label",
+            "dataset_label",
+            "judge",
+            "status",
+            "judged",
+            "items_total",
+            "errors",
+            "created_at",
+        ],
+    )
 
 
 @library_command(runs, "show", lists=True)
@@ -101,8 +129,21 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
     if as_json:
         echo_json({**run, "judgments": rows if show_judgments else None})
         return
-    for key in ("id", "prompt_label", "dataset_label", "status", "judged", "items_total", "errors",
-                "model_version", "input_tokens", "output_tokens", "cost_usd", "created_at", "finished_at"):
+    for key in (
+        "id",
+        "prompt_label",
+        "dataset_label",
+        "status",
+        "judged",
+        "items_total",
+        "errors",
+        "model_version",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "created_at",
+        "finished_at",
+    ):
         click.echo(f"{key:<14} {run.get(key) if run.get(key) is not None else '-'}")
     click.echo(f"{'judge':<14} {json.dumps(run['judge'])}")
     for row in rows:
@@ -112,17 +153,43 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
 
 @library_command(runs, "export", lists=True)
 @click.argument("run_id", shell_complete=complete_run)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="File to write (default: stdout, as JSONL; - is stdout).")
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default=None,
-              help="Output format (default: from the file suffix, else jsonl).")
-@click.option("--sign", is_flag=True, help="Also write OUTPUT.sig.json: the run's digest and OUTPUT's bytes signed with your key "
-              "(--key-file or $GEVAL_SIGNING_KEY); `geval verify --check-signature` checks it.")
-@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
-              help=f"The signing key for --sign (default: the key in ${KEY_VARIABLE} itself, not a file name).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="File to write (default: stdout, as JSONL; - is stdout).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "jsonl"]),
+    default=None,
+    help="Output format (default: from the file suffix, else jsonl).",
+)
+@click.option(
+    "--sign",
+    is_flag=True,
+    help="Also write OUTPUT.sig.json: the run's digest and OUTPUT's bytes signed with your key "
+    "(--key-file or $GEVAL_SIGNING_KEY); `geval verify --check-signature` checks it.",
+)
+@click.option(
+    "--key-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help=f"The signing key for --sign (default: the key in ${KEY_VARIABLE} itself, not a file name).",
+)
 @side_option
-def runs_export(library: Library, run_id: str, output: str | None, fmt: str | None, sign: bool,
-                key_file: str | None, side: str, as_json: bool) -> None:
+def runs_export(
+    library: Library,
+    run_id: str,
+    output: str | None,
+    fmt: str | None,
+    sign: bool,
+    key_file: str | None,
+    side: str,
+    as_json: bool,
+) -> None:
     """Export a run's judgments with each item's group, human ratings and ties, as CSV or JSONL.
 
     On a split dataset the export holds the dev side's items unless --side test asks for the sealed ones.
@@ -150,9 +217,13 @@ def runs_export(library: Library, run_id: str, output: str | None, fmt: str | No
     export_judgments(rows, output, fmt)
     signature = f"{output}.sig.json" if key is not None else None
     if signature is not None and key is not None:
-        Path(signature).write_text(json.dumps(sign_run(library, run_id, key, output), indent=2) + "\n", encoding="utf-8")
+        Path(signature).write_text(
+            json.dumps(sign_run(library, run_id, key, output), indent=2) + "\n", encoding="utf-8"
+        )
     split = {"side": scope["side"], "withheld": scope["withheld"]} if scope["side"] else {}
-    report_written(as_json, {"file": output, "run_id": run["id"], "judgments": len(rows), "signature": signature,
-                             **split},
-                   f"wrote {len(rows)} judgments to {output}"
-                   + (f"; the run's signed digest to {signature}" if signature else ""))
+    report_written(
+        as_json,
+        {"file": output, "run_id": run["id"], "judgments": len(rows), "signature": signature, **split},
+        f"wrote {len(rows)} judgments to {output}"
+        + (f"; the run's signed digest to {signature}" if signature else ""),
+    )

@@ -44,7 +44,15 @@ if TYPE_CHECKING:
     from ..run.plan import JudgeChoice, RunPlan
 
 EXIT_FAILED, EXIT_NO_SCORES = 3, 4
-__all__ = ["RESULT_KEYS", "exit_code", "exit_for", "output_line", "score_command", "summary_text", "write_results"]
+__all__ = [
+    "RESULT_KEYS",
+    "exit_code",
+    "exit_for",
+    "output_line",
+    "score_command",
+    "summary_text",
+    "write_results",
+]
 
 
 def write_results(library: Library, run_id: str, out: str | None, append: bool = False) -> None:
@@ -61,68 +69,147 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
     """The one-paragraph account printed after a run."""
     rate = summary.judged / summary.seconds if summary.seconds else 0.0
     cost = "" if run.get("cost_usd") is None else f", ${run['cost_usd']:.4f}"
-    if cost and run.get("cost_upper_bound"):  # cached tokens priced at the full input rate: no cached rate listed
+    if cost and run.get(
+        "cost_upper_bound"
+    ):  # cached tokens priced at the full input rate: no cached rate listed
         cost += " at most"
     cached = f" (of which {run['cached_input_tokens']} cached)" if run.get("cached_input_tokens") else ""
     floor = f" ({summary.below_floor} below the valid-mass floor)" if summary.below_floor else ""
-    return (f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.null_scores} without a "
-            f"score{floor}, {summary.failed} errors, {summary.cached} from cache, {summary.fallbacks} fell back to "
-            f"sampling, {summary.skipped} done before; {summary.judge_calls} judge calls in "
-            f"{summary.seconds:.1f}s ({rate:.1f} items/s; {summary.setup_seconds:.1f}s more loading the judge); "
-            f"tokens {run.get('input_tokens')} in{cached} / "
-            f"{run.get('output_tokens')} out{cost}")
+    return (
+        f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.null_scores} without a "
+        f"score{floor}, {summary.failed} errors, {summary.cached} from cache, {summary.fallbacks} fell back to "
+        f"sampling, {summary.skipped} done before; {summary.judge_calls} judge calls in "
+        f"{summary.seconds:.1f}s ({rate:.1f} items/s; {summary.setup_seconds:.1f}s more loading the judge); "
+        f"tokens {run.get('input_tokens')} in{cached} / "
+        f"{run.get('output_tokens')} out{cost}"
+    )
 
 
 @click.command("score")
-@click.option("--prompt", "prompt_ref", default=None, shell_complete=complete_prompt,
-              help="Library prompt name[@version], or an exported prompt file (or --panel).")
-@click.option("--panel", "panel_ref", default=None,
-              help="Score with a frozen panel of judges instead: one run per member (reused when it exists); each "
-                   "results row has the panel's score and distribution and every member's score under members.")
-@click.option("--member-base-url", "member_urls", multiple=True,
-              help="With --panel: PROMPT=URL, the OpenAI-compatible server a member's requests go to (repeatable).")
-@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
-              help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
+@click.option(
+    "--prompt",
+    "prompt_ref",
+    default=None,
+    shell_complete=complete_prompt,
+    help="Library prompt name[@version], or an exported prompt file (or --panel).",
+)
+@click.option(
+    "--panel",
+    "panel_ref",
+    default=None,
+    help="Score with a frozen panel of judges instead: one run per member (reused when it exists); each "
+    "results row has the panel's score and distribution and every member's score under members.",
+)
+@click.option(
+    "--member-base-url",
+    "member_urls",
+    multiple=True,
+    help="With --panel: PROMPT=URL, the OpenAI-compatible server a member's requests go to (repeatable).",
+)
+@click.option(
+    "--data",
+    "data_ref",
+    required=True,
+    shell_complete=complete_dataset,
+    help="Library dataset name[@version], or a CSV/JSONL/JSON file.",
+)
 @score_side_option
 @data_options
 @judge_options
-@click.option("--base-url", default=None,
-              help="Your server for this run: an OpenAI-compatible one (vLLM, Ollama, llama.cpp) for openai:MODEL. "
-                   "Requests and the key go here, never to a URL stored with a prompt or file. No credentials in "
-                   "the URL: the key comes from OPENAI_API_KEY.")
-@bounded_option(RunOptions, "concurrency", default=None,
-                help="Judge calls in flight [default: 1 for the local judge, which runs one call at a time; else 8].")
+@click.option(
+    "--base-url",
+    default=None,
+    help="Your server for this run: an OpenAI-compatible one (vLLM, Ollama, llama.cpp) for openai:MODEL. "
+    "Requests and the key go here, never to a URL stored with a prompt or file. No credentials in "
+    "the URL: the key comes from OPENAI_API_KEY.",
+)
+@bounded_option(
+    RunOptions,
+    "concurrency",
+    default=None,
+    help="Judge calls in flight [default: 1 for the local judge, which runs one call at a time; else 8].",
+)
 @bounded_option(RunOptions, "max_attempts", default=5, show_default=True, help="Tries per call.")
-@click.option("--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True, help="Seconds per call.")
-@click.option("--rpm", type=click.FloatRange(min=0.1), default=None, help="At most this many requests per minute.")
-@click.option("--tpm", type=click.FloatRange(min=1), default=None,
-              help="At most this many tokens per minute (estimated from the rendered prompts).")
-@bounded_option(RunOptions, "retry_cap", default=30.0, show_default=True,
-                help="Longest pause in seconds; a judge asking to wait longer stops the run (resume later).")
-@bounded_option(RunOptions, "fail_fast", default=5, show_default=True,
-                help="Stop when the first this many items all fail (0: never).")
+@click.option(
+    "--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True, help="Seconds per call."
+)
+@click.option(
+    "--rpm", type=click.FloatRange(min=0.1), default=None, help="At most this many requests per minute."
+)
+@click.option(
+    "--tpm",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="At most this many tokens per minute (estimated from the rendered prompts).",
+)
+@bounded_option(
+    RunOptions,
+    "retry_cap",
+    default=30.0,
+    show_default=True,
+    help="Longest pause in seconds; a judge asking to wait longer stops the run (resume later).",
+)
+@bounded_option(
+    RunOptions,
+    "fail_fast",
+    default=5,
+    show_default=True,
+    help="Stop when the first this many items all fail (0: never).",
+)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Results file (default: stdout).")
 @db_option
-@click.option("--sample", "sample", type=click.IntRange(min=1), default=None,
-              help="Score a random sample of about this many items: whole groups when the data has groups (the "
-                   "figures read per group), else items; a new run of its own.")
+@click.option(
+    "--sample",
+    "sample",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Score a random sample of about this many items: whole groups when the data has groups (the "
+    "figures read per group), else items; a new run of its own.",
+)
 @click.option("--seed", "sample_seed", type=int, default=None, help="The --sample's draw [default: 0].")
 @click.option("--run", "run_id", default=None, help="Resume this run id.")
 @click.option("--new-run", is_flag=True, help="Start a new run even when an unfinished one would be resumed.")
 @click.option("--no-cache", is_flag=True, help="Ask the judge even for requests answered before.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar or summary.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print the run's summary as one JSON object on stdout (run id, status, counts, exit code); "
-                   "the results then go only to --out FILE (--out - with --json is refused: stdout holds one of "
-                   "them, never both).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the run's summary as one JSON object on stdout (run id, status, counts, exit code); "
+    "the results then go only to --out FILE (--out - with --json is refused: stdout holds one of "
+    "them, never both).",
+)
 @workbench_errors
-def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_url: str | None, mode: str | None,
-                  n: int | None, temperature: float | None, concurrency: int, max_attempts: int, timeout: float,
-                  out: str | None, db: str | None, run_id: str | None, new_run: bool, no_cache: bool,
-                  quiet: bool, rpm: float | None, tpm: float | None, retry_cap: float, fail_fast: int,
-                  id_field: str, inputs: tuple[str, ...], as_json: bool, panel_ref: str | None = None,
-                  member_urls: tuple[str, ...] = (), side: str | None = None, sample: int | None = None,
-                  sample_seed: int | None = None) -> None:
+def score_command(
+    prompt_ref: str,
+    data_ref: str,
+    judge_ref: str | None,
+    base_url: str | None,
+    mode: str | None,
+    n: int | None,
+    temperature: float | None,
+    concurrency: int,
+    max_attempts: int,
+    timeout: float,
+    out: str | None,
+    db: str | None,
+    run_id: str | None,
+    new_run: bool,
+    no_cache: bool,
+    quiet: bool,
+    rpm: float | None,
+    tpm: float | None,
+    retry_cap: float,
+    fail_fast: int,
+    id_field: str,
+    inputs: tuple[str, ...],
+    as_json: bool,
+    panel_ref: str | None = None,
+    member_urls: tuple[str, ...] = (),
+    side: str | None = None,
+    sample: int | None = None,
+    sample_seed: int | None = None,
+) -> None:
     """Score a dataset with a frozen prompt (or a panel); an interrupted run resumes where it stopped.
 
     \b
@@ -148,28 +235,48 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
         raise click.UsageError("name the prompt to score with (--prompt) or a panel (--panel), one of them")
     choice = judge_choice(judge_ref, base_url, mode, n, temperature)
     if sample is not None and (panel_ref is not None or run_id is not None):
-        raise click.UsageError("--sample draws the items of a new run of one prompt: leave out --panel and --run")
+        raise click.UsageError(
+            "--sample draws the items of a new run of one prompt: leave out --panel and --run"
+        )
     if sample_seed is not None and sample is None:
         raise click.UsageError("--seed draws a --sample: name the sample's size with --sample N")
     if panel_ref is not None:
-        _score_panel(db, panel_ref, data_ref, member_urls, choice, file_mapping(id_field, inputs), side, out,
-                     as_json)
+        _score_panel(
+            db, panel_ref, data_ref, member_urls, choice, file_mapping(id_field, inputs), side, out, as_json
+        )
         return
     library = open_library(db)
     prompt = resolve_prompt(library, prompt_ref)
     dataset = resolve_data(library, data_ref, prompt, file_mapping(id_field, inputs))
     library.bound_page_cache()  # memory stays flat however long the run
-    options = RunOptions(max_attempts=max_attempts, use_cache=not no_cache, rpm=rpm, tpm=tpm, retry_cap=retry_cap,
-                         fail_fast=fail_fast)
+    options = RunOptions(
+        max_attempts=max_attempts,
+        use_cache=not no_cache,
+        rpm=rpm,
+        tpm=tpm,
+        retry_cap=retry_cap,
+        fail_fast=fail_fast,
+    )
     if run_id is not None:
         plan = plan_of_run(library, run_id, choice, concurrency=concurrency, options=options)
         if plan.dataset["id"] != dataset["id"]:
-            raise click.UsageError(f"run {plan.run_id} scores {plan.dataset['label']}, not {dataset['label']}: "
-                                   "name its dataset with --data, or leave out --run")
+            raise click.UsageError(
+                f"run {plan.run_id} scores {plan.dataset['label']}, not {dataset['label']}: "
+                "name its dataset with --data, or leave out --run"
+            )
     else:
-        ids = None if sample is None else sample_items(library, prompt, dataset, sample, sample_seed or 0, side)
-        plan = plan_run(library, prompt, dataset, choice, RunScope(side=side, item_ids=ids, new_run=new_run),
-                        concurrency=concurrency, options=options)
+        ids = (
+            None if sample is None else sample_items(library, prompt, dataset, sample, sample_seed or 0, side)
+        )
+        plan = plan_run(
+            library,
+            prompt,
+            dataset,
+            choice,
+            RunScope(side=side, item_ids=ids, new_run=new_run),
+            concurrency=concurrency,
+            options=options,
+        )
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
     if not quiet:
@@ -177,18 +284,34 @@ def score_command(prompt_ref: str, data_ref: str, judge_ref: str | None, base_ur
     plan = record_run(library, plan)
     assert plan.run_id is not None  # a recorded plan names its run
     if plan.judged_before and not quiet:
-        click.echo(f"resuming run {plan.run_id}: {plan.judged_before} of {plan.total} items judged before", err=True)
-    summary = _score_streamed(plan, plan.run_id, library, quiet, out, writes=bool(out or not as_json),
-                              timeout=timeout)
+        click.echo(
+            f"resuming run {plan.run_id}: {plan.judged_before} of {plan.total} items judged before", err=True
+        )
+    summary = _score_streamed(
+        plan, plan.run_id, library, quiet, out, writes=bool(out or not as_json), timeout=timeout
+    )
     run = library.get_run(plan.run_id)
     if not quiet:
         click.echo(summary_text(summary, run), err=True)
     scored = scored_in_run(library, run)
     if as_json:
         code = exit_code(summary, scored)
-        click.echo(json.dumps({**summary.to_dict(), "scored_in_run": scored, "out": out, "exit_code": code,
-                               "prompt": prompt.label, "prompt_id": prompt.id, "dataset": plan.dataset["label"],
-                               "side": plan.side, "judge": plan.judge.describe(), "server": plan.judge.server}))
+        click.echo(
+            json.dumps(
+                {
+                    **summary.to_dict(),
+                    "scored_in_run": scored,
+                    "out": out,
+                    "exit_code": code,
+                    "prompt": prompt.label,
+                    "prompt_id": prompt.id,
+                    "dataset": plan.dataset["label"],
+                    "side": plan.side,
+                    "judge": plan.judge.describe(),
+                    "server": plan.judge.server,
+                }
+            )
+        )
     exit_for(summary, plan.run_id, scored)
 
 
@@ -196,12 +319,15 @@ def summary_needs_file(as_json: bool, out: str | None) -> None:
     """--json prints the run's summary on stdout: refuse --out - beside it, which would put the results there too
     (a JSON object after the JSON lines, or, for a panel, no results at all)."""
     if as_json and out == "-":
-        raise click.UsageError("--json prints the run's summary on stdout, and --out - the results: name a results "
-                               "file with --out FILE (or leave out --json to stream the results)")
+        raise click.UsageError(
+            "--json prints the run's summary on stdout, and --out - the results: name a results "
+            "file with --out FILE (or leave out --json to stream the results)"
+        )
 
 
-def judge_choice(judge_ref: str | None, base_url: str | None, mode: str | None, n: int | None,
-                 temperature: float | None) -> JudgeChoice:
+def judge_choice(
+    judge_ref: str | None, base_url: str | None, mode: str | None, n: int | None, temperature: float | None
+) -> JudgeChoice:
     """The command line's judge options as the plan takes them (a bad --judge is a usage error here)."""
     from ..run.plan import JudgeChoice
 
@@ -219,16 +345,18 @@ def scored_in_run(library: Library, run: dict[str, Any]) -> int:
     return library.scored_count(run["id"])
 
 
-def _score_streamed(plan: RunPlan, run_id: str, library: Library, quiet: bool, out: str | None, writes: bool,
-                    timeout: float) -> RunSummary:
+def _score_streamed(
+    plan: RunPlan, run_id: str, library: Library, quiet: bool, out: str | None, writes: bool, timeout: float
+) -> RunSummary:
     """The planned run over its items read a page at a time; with `writes`, its results (to `out`, else stdout)
     written as judgments commit, in dataset order."""
     if not writes:
         return _run_with_bar(plan, plan.items(library), library, quiet, timeout)
     with _results_handle(out) as handle:
         results = OrderedResults(library, run_id, handle)
-        summary = _run_with_bar(plan, plan.items(library, on_batch=results.batch_read), library, quiet, timeout,
-                                results)
+        summary = _run_with_bar(
+            plan, plan.items(library, on_batch=results.batch_read), library, quiet, timeout, results
+        )
         results.close()
     if results.failure is not None:
         raise results.failure  # after the run is finished: a closed pipe exits 141, a full disk says so
@@ -245,21 +373,36 @@ def _results_handle(out: str | None) -> Iterator[IO[str]]:
         yield sys.stdout
 
 
-def _run_with_bar(plan: RunPlan, items: Any, library: Library, quiet: bool, timeout: float,
-                  results: OrderedResults | None = None) -> RunSummary:
+def _run_with_bar(
+    plan: RunPlan,
+    items: Any,
+    library: Library,
+    quiet: bool,
+    timeout: float,
+    results: OrderedResults | None = None,
+) -> RunSummary:
     """start_run with a click progress bar on stderr (the results may be going to stdout)."""
     from ..run.plan import start_run
 
     cancel = threading.Event()
     options = plan.options
     gate = Gate(options.concurrency, options.rpm, options.tpm)
+
     # Off a terminal click prints only the label, a stray "coherence@1" line in a log: no bar there.
     def gate_state(_: int | None) -> str:
         return gate.describe()
 
-    with click.progressbar(length=plan.total, label=f"{plan.prompt.label} ", file=sys.stderr,
-                           hidden=quiet or not sys.stderr.isatty(),
-                           show_pos=True, item_show_func=gate_state) as bar, stop_on_interrupt(cancel):
+    with (
+        click.progressbar(
+            length=plan.total,
+            label=f"{plan.prompt.label} ",
+            file=sys.stderr,
+            hidden=quiet or not sys.stderr.isatty(),
+            show_pos=True,
+            item_show_func=gate_state,
+        ) as bar,
+        stop_on_interrupt(cancel),
+    ):
         bar.update(plan.judged_before)
         position = [plan.judged_before]
 
@@ -270,22 +413,43 @@ def _run_with_bar(plan: RunPlan, items: Any, library: Library, quiet: bool, time
                 bar.update(done - position[0])
                 position[0] = done
 
-        return start_run(library, plan, items=items, on_progress=progress, cancel=cancel, gate=gate, timeout=timeout)
+        return start_run(
+            library, plan, items=items, on_progress=progress, cancel=cancel, gate=gate, timeout=timeout
+        )
 
 
-def _score_panel(db: str | None, panel_ref: str, data_ref: str, member_urls: tuple[str, ...], choice: JudgeChoice,
-                 mapping: DatasetMapping | None, side: str | None, out: str | None, as_json: bool) -> None:
+def _score_panel(
+    db: str | None,
+    panel_ref: str,
+    data_ref: str,
+    member_urls: tuple[str, ...],
+    choice: JudgeChoice,
+    mapping: DatasetMapping | None,
+    side: str | None,
+    out: str | None,
+    as_json: bool,
+) -> None:
     """`geval score --panel`: the panel's rows to --out (or stdout), its summary with the members' alpha."""
     from prompt_library import open_library
 
     from .panel import panel_line, run_panel
 
     if any(v is not None for v in (choice.judge, choice.mode, choice.n, choice.temperature)):
-        raise click.UsageError("a panel's members keep their own frozen judges: --judge, --mode, --n and "
-                               "--temperature are for --prompt (freeze a member with the judge you want)")
+        raise click.UsageError(
+            "a panel's members keep their own frozen judges: --judge, --mode, --n and "
+            "--temperature are for --prompt (freeze a member with the judge you want)"
+        )
     with open_library(db) as library:
-        result, lines = run_panel(library, panel_ref, data_ref, member_urls, None, base_url=choice.base_url,
-                                  mapping=mapping, side=side)
+        result, lines = run_panel(
+            library,
+            panel_ref,
+            data_ref,
+            member_urls,
+            None,
+            base_url=choice.base_url,
+            mapping=mapping,
+            side=side,
+        )
     if (out and out != "-") or not as_json:  # --json alone: the summary is stdout
         write_lines(lines, out)
     if as_json:
@@ -293,8 +457,11 @@ def _score_panel(db: str | None, panel_ref: str, data_ref: str, member_urls: tup
     else:
         click.echo(panel_line(result), err=True)
     if any(m["status"] != "done" for m in result["member_runs"]):
-        raise RunEnded("a member's run did not finish: `geval runs show RUN` says why; run the same command "
-                       "again to resume it", EXIT_FAILED)
+        raise RunEnded(
+            "a member's run did not finish: `geval runs show RUN` says why; run the same command "
+            "again to resume it",
+            EXIT_FAILED,
+        )
 
 
 def exit_code(summary: RunSummary, scored: int) -> int:
@@ -316,8 +483,9 @@ def exit_for(summary: RunSummary, run_id: str, scored: int | None = None) -> Non
     if code == EXIT_FAILED:
         raise RunEnded(summary.error or "the run failed", code)
     if code == EXIT_NO_SCORES:
-        raise RunEnded(f"run {run_id} scored no item: see the errors with `geval runs show {run_id} "
-                       "--judgments`", code)
+        raise RunEnded(
+            f"run {run_id} scored no item: see the errors with `geval runs show {run_id} --judgments`", code
+        )
 
 
 class RunEnded(click.ClickException):

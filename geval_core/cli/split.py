@@ -14,11 +14,24 @@ __all__ = ["split_command"]
 
 @click.command("split")
 @click.argument("dataset", shell_complete=complete_dataset_name)
-@click.option("--dev", "dev", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.6,
-              show_default=True, help="The share of groups on the dev side; the rest is the sealed test side.")
-@click.option("--by", "by", default="group", show_default=True,
-              help="What is kept on one side: 'group' (the dataset's groups, e.g. documents) or 'none' (items).")
-@click.option("--seed", type=int, default=0, show_default=True, help="The shuffle's seed (same seed, same split).")
+@click.option(
+    "--dev",
+    "dev",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.6,
+    show_default=True,
+    help="The share of groups on the dev side; the rest is the sealed test side.",
+)
+@click.option(
+    "--by",
+    "by",
+    default="group",
+    show_default=True,
+    help="What is kept on one side: 'group' (the dataset's groups, e.g. documents) or 'none' (items).",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="The shuffle's seed (same seed, same split)."
+)
 @db_option
 @json_option
 @workbench_errors
@@ -37,6 +50,8 @@ def split_command(dataset: str, dev: float, by: str, seed: int, db: str | None, 
     if as_json:
         echo_json({**split, "created": created, "dataset": row["label"]})
         return
-    click.echo(f"{'split' if created else 'already split:'} {row['label']} ({split['hash'][:12]}): "
-               f"{len(split['dev'])} dev items in {split['groups']['dev']} groups, {len(split['test'])} test "
-               f"items in {split['groups']['test']} groups (sealed)")
+    click.echo(
+        f"{'split' if created else 'already split:'} {row['label']} ({split['hash'][:12]}): "
+        f"{len(split['dev'])} dev items in {split['groups']['dev']} groups, {len(split['test'])} test "
+        f"items in {split['groups']['test']} groups (sealed)"
+    )

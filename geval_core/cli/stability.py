@@ -57,12 +57,20 @@ def prompt_or_draft(library: Library, ref: str) -> tuple[FrozenPrompt, bool]:
 def _print(result: StabilityRun) -> None:
     report = result.report
     how = "steps regenerated each repeat, " if result.regenerate_steps else ""
-    click.echo(f"{result.prompt}: {report.repeats} repeats of {report.items} items ({how}{result.mode} mode, "
-               f"temperature {result.temperature})")
-    rows = [{"id": i.id, "ratings": " ".join("-" if r is None else f"{r:g}" for r in i.ratings),
-             "flip_rate": "n/a" if i.flip_rate is None else f"{i.flip_rate:.2f}",
-             "sd": "n/a" if i.sd is None else f"{i.sd:.3f}",
-             "range": "n/a" if i.range is None else f"{i.range:.3f}"} for i in report.per_item]
+    click.echo(
+        f"{result.prompt}: {report.repeats} repeats of {report.items} items ({how}{result.mode} mode, "
+        f"temperature {result.temperature})"
+    )
+    rows = [
+        {
+            "id": i.id,
+            "ratings": " ".join("-" if r is None else f"{r:g}" for r in i.ratings),
+            "flip_rate": "n/a" if i.flip_rate is None else f"{i.flip_rate:.2f}",
+            "sd": "n/a" if i.sd is None else f"{i.sd:.3f}",
+            "range": "n/a" if i.range is None else f"{i.range:.3f}",
+        }
+        for i in report.per_item
+    ]
     table(rows, ["id", "ratings", "flip_rate", "sd", "range"])
     for n, steps in enumerate(result.steps, 1):
         click.echo(f"steps of repeat {n}: " + " | ".join(steps))
@@ -74,32 +82,74 @@ def _print(result: StabilityRun) -> None:
 
 
 @click.command("stability")
-@click.option("--prompt", "prompt_ref", required=True, shell_complete=complete_prompt,
-              help="A frozen prompt name[@version] or id, or a draft: draft:ID or draft:NAME (a name no frozen "
-                   "prompt has is looked up among the drafts).")
-@click.option("--data", "data_ref", required=True, shell_complete=complete_dataset,
-              help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
+@click.option(
+    "--prompt",
+    "prompt_ref",
+    required=True,
+    shell_complete=complete_prompt,
+    help="A frozen prompt name[@version] or id, or a draft: draft:ID or draft:NAME (a name no frozen "
+    "prompt has is looked up among the drafts).",
+)
+@click.option(
+    "--data",
+    "data_ref",
+    required=True,
+    shell_complete=complete_dataset,
+    help="Library dataset name[@version], or a CSV/JSONL/JSON file.",
+)
 @data_options
-@click.option("--repeats", type=click.IntRange(2, 100), default=3, show_default=True,
-              help="How many times every item is scored.")
-@click.option("--regenerate-steps", is_flag=True,
-              help="Generate the evaluation steps again for every repeat (as tools that never freeze them do); "
-                   "nothing is stored.")
+@click.option(
+    "--repeats",
+    type=click.IntRange(2, 100),
+    default=3,
+    show_default=True,
+    help="How many times every item is scored.",
+)
+@click.option(
+    "--regenerate-steps",
+    is_flag=True,
+    help="Generate the evaluation steps again for every repeat (as tools that never freeze them do); "
+    "nothing is stored.",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N items of the data.")
-@click.option("--seed", type=int, default=None,
-              help="Seed of the first repeat; repeat i uses SEED+i [default: the prompt's seed, else unseeded].")
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Seed of the first repeat; repeat i uses SEED+i [default: the prompt's seed, else unseeded].",
+)
 @judge_options
-@click.option("--base-url", default=None,
-              help="Your OpenAI-compatible server for openai:MODEL; the key comes from OPENAI_API_KEY.")
-@click.option("--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True, help="Seconds per call.")
+@click.option(
+    "--base-url",
+    default=None,
+    help="Your OpenAI-compatible server for openai:MODEL; the key comes from OPENAI_API_KEY.",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(0.1, 600), default=60.0, show_default=True, help="Seconds per call."
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress or warnings on stderr.")
 @db_option
 @json_option
 @workbench_errors
-def stability_command(prompt_ref: str, data_ref: str, id_field: str, inputs: tuple[str, ...], repeats: int,
-                      regenerate_steps: bool, limit: int | None, seed: int | None, judge_ref: str | None,
-                      mode: str | None, n: int | None, temperature: float | None, base_url: str | None,
-                      timeout: float, quiet: bool, db: str | None, as_json: bool) -> None:
+def stability_command(
+    prompt_ref: str,
+    data_ref: str,
+    id_field: str,
+    inputs: tuple[str, ...],
+    repeats: int,
+    regenerate_steps: bool,
+    limit: int | None,
+    seed: int | None,
+    judge_ref: str | None,
+    mode: str | None,
+    n: int | None,
+    temperature: float | None,
+    base_url: str | None,
+    timeout: float,
+    quiet: bool,
+    db: str | None,
+    as_json: bool,
+) -> None:
     """Score a sample K times and report per item how often its likeliest rating flips and how far its
     weighted score moves, before the prompt is frozen.
 
@@ -137,10 +187,19 @@ def stability_command(prompt_ref: str, data_ref: str, id_field: str, inputs: tup
             if not quiet:
                 click.echo(f"repeat {done} of {total} scored", err=True)
 
-        result = run_stability(prompt, items, get_judge(settings, timeout=timeout), repeats, settings=settings,
-                               store=library if frozen else None, dataset_id=dataset["id"],
-                               regenerate_steps=regenerate_steps, seed=seed,
-                               concurrency=default_concurrency(settings), on_repeat=progress)
+        result = run_stability(
+            prompt,
+            items,
+            get_judge(settings, timeout=timeout),
+            repeats,
+            settings=settings,
+            store=library if frozen else None,
+            dataset_id=dataset["id"],
+            regenerate_steps=regenerate_steps,
+            seed=seed,
+            concurrency=default_concurrency(settings),
+            on_repeat=progress,
+        )
     result.warnings = [*warnings, *result.warnings]
     if as_json:
         echo_json(result.to_dict())

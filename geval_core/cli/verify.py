@@ -20,20 +20,45 @@ from .common import db_option, echo_json, json_option, workbench_errors
 @click.command("verify")
 @db_option
 @json_option
-@click.option("--sign", "sign_run_id", metavar="RUN", default=None,
-              help="After a clean check, print a signature of this run (HMAC-SHA256 of its hash and digest).")
-@click.option("--check-signature", "signature_file", type=click.Path(dir_okay=False), default=None,
-              help="Check a signature file made by --sign (or `runs export --sign`) against the library and "
-              "against the file it signs (the one it names, beside it; or --file).")
-@click.option("--file", "signed_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="The file a signature covers: with --sign its bytes are signed too; with --check-signature the "
-              "file to check (default: the file the signature names, beside the signature).")
-@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
-              help=f"The signing key (default: the key in ${KEY_VARIABLE} itself, not a file name); it is never "
-                   "stored in the library.")
+@click.option(
+    "--sign",
+    "sign_run_id",
+    metavar="RUN",
+    default=None,
+    help="After a clean check, print a signature of this run (HMAC-SHA256 of its hash and digest).",
+)
+@click.option(
+    "--check-signature",
+    "signature_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Check a signature file made by --sign (or `runs export --sign`) against the library and "
+    "against the file it signs (the one it names, beside it; or --file).",
+)
+@click.option(
+    "--file",
+    "signed_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The file a signature covers: with --sign its bytes are signed too; with --check-signature the "
+    "file to check (default: the file the signature names, beside the signature).",
+)
+@click.option(
+    "--key-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help=f"The signing key (default: the key in ${KEY_VARIABLE} itself, not a file name); it is never "
+    "stored in the library.",
+)
 @workbench_errors
-def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signature_file: str | None,
-                   signed_path: str | None, key_file: str | None) -> None:
+def verify_command(
+    db: str | None,
+    as_json: bool,
+    sign_run_id: str | None,
+    signature_file: str | None,
+    signed_path: str | None,
+    key_file: str | None,
+) -> None:
     """Check the library: every prompt, dataset, judgment, run, rating and cache hash, each finished run's
     digest, the schema, the migration records and the protection triggers.
 
@@ -47,7 +72,9 @@ def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signa
       geval verify --check-signature judgments.jsonl.sig.json    # key from $GEVAL_SIGNING_KEY
     """
     if signed_path is not None and sign_run_id is None and signature_file is None:
-        raise click.UsageError("--file names the file a signature covers: use it with --sign RUN or --check-signature")
+        raise click.UsageError(
+            "--file names the file a signature covers: use it with --sign RUN or --check-signature"
+        )
     path = Path(db) if db else default_path()
     if not path.is_file():
         raise NotFoundError(f"no library file at {path}; pass --db FILE or set GEVAL_DB")
@@ -57,7 +84,9 @@ def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signa
         try:
             try:
                 library = Library(path, seed_examples=False)
-            except IntegrityError:  # a damaged schema or migration record: check the file as it is, unmigrated
+            except (
+                IntegrityError
+            ):  # a damaged schema or migration record: check the file as it is, unmigrated
                 library = Library(path, seed_examples=False, migrate=False)
             with library:
                 report = verify_library(library)
@@ -84,14 +113,18 @@ def verify_command(db: str | None, as_json: bool, sign_run_id: str | None, signa
         click.get_current_context().exit(1)
 
 
-def check_signature_file(library: Library, signature_file: str, signed_path: str | None, key_file: str | None) -> None:
+def check_signature_file(
+    library: Library, signature_file: str, signed_path: str | None, key_file: str | None
+) -> None:
     """Check a signature against the library and the file it covers; IntegrityError says what differs."""
     signed = read_signature(signature_file)
     target = signed_file(signature_file, signed, signed_path)
     check_signature(library, signed, signing_key(key_file), target)
     over = f" and over {target} as it is now" if target is not None else " (it covers no file)"
-    click.echo(f"signature ok: made with this key, over run {signed['run_id']} as the library holds it now{over}",
-               err=True)
+    click.echo(
+        f"signature ok: made with this key, over run {signed['run_id']} as the library holds it now{over}",
+        err=True,
+    )
 
 
 def read_signature(path: str) -> dict:

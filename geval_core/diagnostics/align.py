@@ -19,7 +19,9 @@ from .compare import compare_runs
 __all__ = ["align_report", "disputed_items", "holm", "side_run"]
 
 
-def disputed_items(store: Any, run_id: str, human: str, only: set[str] | None, limit: int = 30) -> list[dict[str, Any]]:
+def disputed_items(
+    store: Any, run_id: str, human: str, only: set[str] | None, limit: int = 30
+) -> list[dict[str, Any]]:
     """The items of the run (in `only`) where judge and people differ most: |score - human| first, with the
     judge's distribution, every rater's rating and the scale point people gave (their mean, rounded)."""
     run = store.get_run(run_id)
@@ -34,15 +36,25 @@ def disputed_items(store: Any, run_id: str, human: str, only: set[str] | None, l
         item = items.get(item_id)
         raters = {k: v for k, v in (item.human if item else {}).items() if k.startswith(human + ".")}
         point = nearest_point(people[item_id], scale)  # halves up, as every figure rounds
-        rows.append({"item_id": item_id, "score": score, "human": people[item_id], "gap": score - people[item_id],
-                     "point": point, "distribution": judged["distribution"], "raters": raters,
-                     "fields": item.fields if item else {}})
+        rows.append(
+            {
+                "item_id": item_id,
+                "score": score,
+                "human": people[item_id],
+                "gap": score - people[item_id],
+                "point": point,
+                "distribution": judged["distribution"],
+                "raters": raters,
+                "fields": item.fields if item else {},
+            }
+        )
     rows.sort(key=lambda r: (-abs(r["gap"]), r["item_id"]))
     return rows[:limit]
 
 
-def side_run(store: Any, prompt_id: str, dataset_id: str, ids: AbstractSet[str] | None, judge: Any = None
-             ) -> dict[str, Any] | None:
+def side_run(
+    store: Any, prompt_id: str, dataset_id: str, ids: AbstractSet[str] | None, judge: Any = None
+) -> dict[str, Any] | None:
     """The newest finished run of the prompt on this dataset that judged every item of `ids` (None: any finished
     run); with `judge` (settings or a run's stored judge), only a run of that same judge (provider, model, server,
     decoding)."""
@@ -51,7 +63,9 @@ def side_run(store: Any, prompt_id: str, dataset_id: str, ids: AbstractSet[str] 
     for run in store.list_runs(prompt=prompt_id, dataset=dataset_id):
         if run["status"] != "done" or (judge is not None and judge_difference(run.get("judge") or {}, judge)):
             continue
-        if ids is None or ids <= {r["item_id"] for r in store.judgments(run["id"]) if r["score"] is not None or r["error"] is None}:
+        if ids is None or ids <= {
+            r["item_id"] for r in store.judgments(run["id"]) if r["score"] is not None or r["error"] is None
+        }:
             return run
     return None
 
@@ -74,8 +88,16 @@ def _candidates(store: Any, split: dict[str, Any], base_id: str) -> list[str]:
     return [p for p in seen if p != base_id]
 
 
-def align_report(store: Any, base: str, candidate: str, dataset: str, human: str, side: str = "test",
-                 resamples: int = 1000, figure: str = "spearman") -> dict[str, Any]:
+def align_report(
+    store: Any,
+    base: str,
+    candidate: str,
+    dataset: str,
+    human: str,
+    side: str = "test",
+    resamples: int = 1000,
+    figure: str = "spearman",
+) -> dict[str, Any]:
     """Base vs candidate on one side of a split dataset: each figure's paired difference, its 95% interval and,
     on the test side, the interval widened for the m candidates evaluated there (level 1 - 0.05/m) with Holm's
     adjusted p-value of `figure` over those candidates."""
@@ -90,38 +112,62 @@ def align_report(store: Any, base: str, candidate: str, dataset: str, human: str
         evaluated = {u["prompt_id"] for u in sealed_uses(store, split)}
         for prompt in (base_prompt, cand_prompt):
             if prompt.id not in evaluated:
-                raise InputError(f"{prompt.label} has not been evaluated on the test side of {data['label']}: "
-                                 f"`geval align test {prompt.label} --data {data['label']}` does it, once, recorded",
-                                 field="prompt")
+                raise InputError(
+                    f"{prompt.label} has not been evaluated on the test side of {data['label']}: "
+                    f"`geval align test {prompt.label} --data {data['label']}` does it, once, recorded",
+                    field="prompt",
+                )
     runs: dict[str, Any] = {"base": side_run(store, base_prompt.id, data["id"], ids)}
     if runs["base"] is None:
-        raise InputError(f"no finished run of {base_prompt.label} on the {side} side of {data['label']}", field="run")
+        raise InputError(
+            f"no finished run of {base_prompt.label} on the {side} side of {data['label']}", field="run"
+        )
     # The candidate's run of the base's judge when there is one: then the difference is the prompt's alone.
-    runs["candidate"] = (side_run(store, cand_prompt.id, data["id"], ids, runs["base"].get("judge"))
-                         or side_run(store, cand_prompt.id, data["id"], ids))
+    runs["candidate"] = side_run(
+        store, cand_prompt.id, data["id"], ids, runs["base"].get("judge")
+    ) or side_run(store, cand_prompt.id, data["id"], ids)
     if runs["candidate"] is None:
-        raise InputError(f"no finished run of {cand_prompt.label} on the {side} side of {data['label']}", field="run")
+        raise InputError(
+            f"no finished run of {cand_prompt.label} on the {side} side of {data['label']}", field="run"
+        )
     plain = compare_runs(store, runs["base"]["id"], runs["candidate"]["id"], human, resamples, only=ids)
-    out = {"base": base_prompt.label, "candidate": cand_prompt.label, "dataset": data["label"], "side": side,
-           "split": split["hash"], "human": human, "base_run": runs["base"]["id"],
-           "candidate_run": runs["candidate"]["id"], "examples_left_out": scope["examples_left_out"], **plain}
+    out = {
+        "base": base_prompt.label,
+        "candidate": cand_prompt.label,
+        "dataset": data["label"],
+        "side": side,
+        "split": split["hash"],
+        "human": human,
+        "base_run": runs["base"]["id"],
+        "candidate_run": runs["candidate"]["id"],
+        "examples_left_out": scope["examples_left_out"],
+        **plain,
+    }
     if side != "test":
         return out
     others = _candidates(store, split, base_prompt.id)
     m = max(1, len(others))
-    corrected = compare_runs(store, runs["base"]["id"], runs["candidate"]["id"], human, resamples, only=ids,
-                             level=1 - 0.05 / m)
+    corrected = compare_runs(
+        store, runs["base"]["id"], runs["candidate"]["id"], human, resamples, only=ids, level=1 - 0.05 / m
+    )
     for name, fig in out["figures"].items():
         fig["corrected_interval"] = corrected["figures"][name]["interval"]
     p_values = {}
     for other in others:
         run = side_run(store, other, data["id"], ids, runs["base"].get("judge"))
         if run is not None:
-            p = compare_runs(store, runs["base"]["id"], run["id"], human, resamples, only=ids)["figures"][figure]
+            p = compare_runs(store, runs["base"]["id"], run["id"], human, resamples, only=ids)["figures"][
+                figure
+            ]
             if p["p_value"] is not None:
                 p_values[other] = p["p_value"]
     adjusted = holm(p_values)
-    out.update(candidates_evaluated=m, test_looks=len(sealed_uses(store, split)), corrected_level=1 - 0.05 / m,
-               correction="Bonferroni over the candidates evaluated on this test side; Holm for the p-values",
-               holm_p=adjusted.get(cand_prompt.id), holm_figure=figure)
+    out.update(
+        candidates_evaluated=m,
+        test_looks=len(sealed_uses(store, split)),
+        corrected_level=1 - 0.05 / m,
+        correction="Bonferroni over the candidates evaluated on this test side; Holm for the p-values",
+        holm_p=adjusted.get(cand_prompt.id),
+        holm_figure=figure,
+    )
     return out

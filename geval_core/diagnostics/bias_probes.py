@@ -36,8 +36,14 @@ def default_human(dataset: dict[str, Any], prompt: FrozenPrompt) -> str | None:
     return names.get(prompt.dimension.name.lower())
 
 
-def bias_report(library: Store, run_id: str, human: str | None = None, system_field: str | None = None,
-                families: dict[str, str] | None = None, field: str | None = None) -> dict[str, Any]:
+def bias_report(
+    library: Store,
+    run_id: str,
+    human: str | None = None,
+    system_field: str | None = None,
+    families: dict[str, str] | None = None,
+    field: str | None = None,
+) -> dict[str, Any]:
     """Verbosity (score vs length, partial on the human rating) and, with system_field, per-system offsets."""
     run, rows = run_items(library, run_id)
     prompt = library.get_prompt(run["prompt_id"])
@@ -46,19 +52,29 @@ def bias_report(library: Store, run_id: str, human: str | None = None, system_fi
     scores = [row.get("score") for _, row in rows]
     lengths = [len(item.fields.get(field, "").split()) if item else 0 for item, _ in rows]
     ratings = [item.human.get(human) if item and human else None for item, _ in rows] if human else None
-    out: dict[str, Any] = {"run": run["id"], "field": field, "human": human,
-                           "judge_model": run.get("model_version") or run["judge"].get("model"),
-                           **length_bias(scores, lengths, ratings)}
+    out: dict[str, Any] = {
+        "run": run["id"],
+        "field": field,
+        "human": human,
+        "judge_model": run.get("model_version") or run["judge"].get("model"),
+        **length_bias(scores, lengths, ratings),
+    }
     if system_field:
         systems = [item_value(item, system_field) for item, _ in rows]
         if not any(systems):
-            raise InputError(f"no item has an input field {system_field!r} (or use 'group')", field=system_field)
-        out["systems"] = per_system(scores, ratings or [None] * len(rows), systems, out["judge_model"], families)
+            raise InputError(
+                f"no item has an input field {system_field!r} (or use 'group')", field=system_field
+            )
+        out["systems"] = per_system(
+            scores, ratings or [None] * len(rows), systems, out["judge_model"], families
+        )
         out["family_warnings"] = [s["system"] for s in out["systems"] if s["same_family_as_judge"]]
     return out
 
 
-def damaged_copies(items: list[Item], kind: str, field: str, limit: int, seed: int) -> list[tuple[Item, Item]]:
+def damaged_copies(
+    items: list[Item], kind: str, field: str, limit: int, seed: int
+) -> list[tuple[Item, Item]]:
     """Up to `limit` (original, damaged copy) pairs; items the kind cannot damage are passed over."""
     rng = random.Random(seed)
     order = items[:]
@@ -75,8 +91,14 @@ def damaged_copies(items: list[Item], kind: str, field: str, limit: int, seed: i
     return pairs
 
 
-def plan_perturbation(library: Store, run_id: str, kind: str | None = None, field: str | None = None,
-                      limit: int = 20, seed: int = 0) -> RunPlan:
+def plan_perturbation(
+    library: Store,
+    run_id: str,
+    kind: str | None = None,
+    field: str | None = None,
+    limit: int = 20,
+    seed: int = 0,
+) -> RunPlan:
     """The probe's run, planned and recorded: damaged copies of the run's scored items stored as a dataset version
     of their own, to be scored with the run's own judge and server (by `start_run`, or by a job of the library).
     The run carries what it probes (`probe`: the run, kind and field), so its result can be read at any time."""
@@ -86,8 +108,10 @@ def plan_perturbation(library: Store, run_id: str, kind: str | None = None, fiel
     prompt = library.get_prompt(run["prompt_id"])
     kind = kind or kind_for(prompt.dimension.name)
     if kind is None:
-        raise InputError(f"no perturbation is known for the dimension {prompt.dimension.name!r}: "
-                         "give one (shuffle, words, swap, foreign)")
+        raise InputError(
+            f"no perturbation is known for the dimension {prompt.dimension.name!r}: "
+            "give one (shuffle, words, swap, foreign)"
+        )
     field = output_field(prompt, field)
     scored = {row["item_id"] for _, row in rows if row.get("score") is not None}
     items = [item for item, row in rows if item is not None and row["item_id"] in scored]
@@ -95,11 +119,21 @@ def plan_perturbation(library: Store, run_id: str, kind: str | None = None, fiel
     if not pairs:
         raise InputError(f"no scored item of run {run['id']} can be damaged by {kind!r} in its {field!r}")
     dataset = library.get_dataset(run["dataset_id"])
-    probe_data = library.import_items(f"{dataset['name']}~probe-{kind}", [c for _, c in pairs], source="probe")
+    probe_data = library.import_items(
+        f"{dataset['name']}~probe-{kind}", [c for _, c in pairs], source="probe"
+    )
     settings = replace(JudgeSettings(), **run["judge"])  # the probed run's own judge and server
     marks = {"probe": {"of": run["id"], "kind": kind, "field": field}}
-    return record_run(library, plan_run(library, prompt, probe_data["id"], scope=RunScope(new_run=True, marks=marks),
-                                        judge=plan_settings(settings, library)))
+    return record_run(
+        library,
+        plan_run(
+            library,
+            prompt,
+            probe_data["id"],
+            scope=RunScope(new_run=True, marks=marks),
+            judge=plan_settings(settings, library),
+        ),
+    )
 
 
 def perturbation_result(library: Store, probe_run_id: str) -> dict[str, Any]:
@@ -112,7 +146,14 @@ def perturbation_result(library: Store, probe_run_id: str) -> dict[str, Any]:
     pairs = [(item.id.removesuffix(suffix), item.id) for item in library.dataset_items(probe["dataset_id"])]
     result = sensitivity([scored.get(o) for o, _ in pairs], [damaged.get(c) for _, c in pairs])
     examples = [{"id": o, "original": scored.get(o), "damaged": damaged.get(c)} for o, c in pairs[:5]]
-    return {"run": of, "probe_run": probe_run_id, "kind": kind, "field": field, **result, "examples": examples}
+    return {
+        "run": of,
+        "probe_run": probe_run_id,
+        "kind": kind,
+        "field": field,
+        **result,
+        "examples": examples,
+    }
 
 
 def probe_runs(library: Store, run_id: str) -> list[dict[str, Any]]:
@@ -120,8 +161,15 @@ def probe_runs(library: Store, run_id: str) -> list[dict[str, Any]]:
     return [r for r in library.list_runs() if (r.get("probe") or {}).get("of") == run_id]
 
 
-def perturbation_probe(library: Store, run_id: str, judge: Any = None, kind: str | None = None,
-                       field: str | None = None, limit: int = 20, seed: int = 0) -> dict[str, Any]:
+def perturbation_probe(
+    library: Store,
+    run_id: str,
+    judge: Any = None,
+    kind: str | None = None,
+    field: str | None = None,
+    limit: int = 20,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Score damaged copies of a run's scored items and report how often the judge rates them lower."""
     from ..run.plan import start_run
 

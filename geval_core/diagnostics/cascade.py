@@ -26,8 +26,18 @@ from ..stats.confidence import confidence, share_at
 from ..store import Store
 from ..types import Judge, JudgeSettings
 
-__all__ = ["SIGNALS", "cascade_curve", "cascade_result", "flip_chance", "freeze_cascade", "get_cascade", "routed",
-           "score_cascade", "strong_items", "uncertainty"]
+__all__ = [
+    "SIGNALS",
+    "cascade_curve",
+    "cascade_result",
+    "flip_chance",
+    "freeze_cascade",
+    "get_cascade",
+    "routed",
+    "score_cascade",
+    "strong_items",
+    "uncertainty",
+]
 
 SIGNALS = ("entropy", "sd", "margin", "valid_mass", "flip")
 RESUMABLE = ("done", "running", "cancelled", "failed")
@@ -67,9 +77,17 @@ def _scores(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
     return {row["item_id"]: row for row in store.judgments(run_id)}
 
 
-def cascade_curve(store: Store, cheap_run: str, strong_run: str, human: str, signal: str,
-                  thresholds: int = 11, bootstrap: int = 500, only: set[str] | None = None,
-                  strong_intervals: bool = True) -> dict[str, Any]:
+def cascade_curve(
+    store: Store,
+    cheap_run: str,
+    strong_run: str,
+    human: str,
+    signal: str,
+    thresholds: int = 11,
+    bootstrap: int = 500,
+    only: set[str] | None = None,
+    strong_intervals: bool = True,
+) -> dict[str, Any]:
     """Per threshold (quantiles of the cheap judge's uncertainty): the share routed, the cascade's Spearman with
     people and with the strong judge, each with a 95% interval (groups resampled when the items have them; the
     strong judge's only with `strong_intervals`, half the resampling)."""
@@ -81,10 +99,14 @@ def cascade_curve(store: Store, cheap_run: str, strong_run: str, human: str, sig
     cheap, strong = _scores(store, cheap_run), _scores(store, strong_run)
     both = [i for i in items if i.id in people and (strong.get(i.id) or {}).get("score") is not None]
     if len(both) < 3:
-        raise InputError(f"only {len(both)} items have the strong judge's score and a human rating", field="run")
+        raise InputError(
+            f"only {len(both)} items have the strong judge's score and a human rating", field="run"
+        )
     signals = np.array([uncertainty(cheap.get(i.id), signal) for i in both])
     finite = signals[np.isfinite(signals)]
-    cuts = sorted({float(q) for q in np.quantile(finite, np.linspace(0, 1, thresholds))} if len(finite) else set())
+    cuts = sorted(
+        {float(q) for q in np.quantile(finite, np.linspace(0, 1, thresholds))} if len(finite) else set()
+    )
     cuts = [cuts[0] - 1e-9, *cuts] if cuts else [0.0]  # the first: every item to the strong judge
     groups = [i.group for i in both]
     clusters = groups if all(g is not None for g in groups) else None
@@ -93,17 +115,43 @@ def cascade_curve(store: Store, cheap_run: str, strong_run: str, human: str, sig
         send = {i.id for i, s in zip(both, signals, strict=True) if s > cut}
         scores = [strong[i.id]["score"] if i.id in send else cheap.get(i.id, {}).get("score") for i in both]
         with_people = agreement(scores, [people[i.id] for i in both], bootstrap=bootstrap, clusters=clusters)
-        with_strong = agreement(scores, [strong[i.id]["score"] for i in both],
-                                bootstrap=bootstrap if strong_intervals else 0, clusters=clusters)
-        rows.append({"threshold": cut, "routed": len(send), "routed_share": len(send) / len(both),
-                     "spearman": with_people.spearman, "interval": with_people.ci.get("spearman"),
-                     "with_strong": with_strong.spearman, "with_strong_interval": with_strong.ci.get("spearman")})
-    return {"cheap_run": cheap_run, "strong_run": strong_run, "human": human, "signal": signal, "items": len(both),
-            "resampled": "groups" if clusters else "items", "curve": rows}
+        with_strong = agreement(
+            scores,
+            [strong[i.id]["score"] for i in both],
+            bootstrap=bootstrap if strong_intervals else 0,
+            clusters=clusters,
+        )
+        rows.append(
+            {
+                "threshold": cut,
+                "routed": len(send),
+                "routed_share": len(send) / len(both),
+                "spearman": with_people.spearman,
+                "interval": with_people.ci.get("spearman"),
+                "with_strong": with_strong.spearman,
+                "with_strong_interval": with_strong.ci.get("spearman"),
+            }
+        )
+    return {
+        "cheap_run": cheap_run,
+        "strong_run": strong_run,
+        "human": human,
+        "signal": signal,
+        "items": len(both),
+        "resampled": "groups" if clusters else "items",
+        "curve": rows,
+    }
 
 
-def freeze_cascade(store: Store, name: str, cheap: str, strong: str, signal: str, threshold: float,
-                   guarantee: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+def freeze_cascade(
+    store: Store,
+    name: str,
+    cheap: str,
+    strong: str,
+    signal: str,
+    threshold: float,
+    guarantee: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], bool]:
     """(the frozen cascade, created): cheap and strong prompt hashes, the signal and the threshold (and the
     guarantee it was chosen with, diagnostics.escalate), hashed."""
     cheap_p, strong_p = store.get_prompt(cheap), store.get_prompt(strong)
@@ -125,7 +173,9 @@ def _cascade(name: str, record: dict[str, Any]) -> dict[str, Any]:
     stored = {**record["body"], "name": name, "version": record["seq"], "created_at": record["created_at"]}
     body = {k: stored[k] for k in ("cheap", "strong", "signal", "threshold", "guarantee") if k in stored}
     if canonical_hash(body) != stored["id"]:
-        raise InputError(f"cascade {name}@{record['seq']} does not match its hash: it was edited", field="cascade")
+        raise InputError(
+            f"cascade {name}@{record['seq']} does not match its hash: it was edited", field="cascade"
+        )
     return stored
 
 
@@ -148,27 +198,48 @@ def _order(cascade: dict[str, Any], items: list, cheap: dict[str, dict[str, Any]
     return [i.id for i in items if i.id in send]
 
 
-def cascade_result(store: Store, cascade: dict[str, Any], items: list, cheap_run: str,
-                   strong_run: str | None) -> dict[str, Any]:
+def cascade_result(
+    store: Store, cascade: dict[str, Any], items: list, cheap_run: str, strong_run: str | None
+) -> dict[str, Any]:
     """The cascade's row per item (its score, who gave it, the cheap score and uncertainty) and what it spent and
     saved, read from its cheap run and its strong run (None when no item was sent on)."""
     cheap = _scores(store, cheap_run)
     strong = _scores(store, strong_run) if strong_run else {}
     order = _order(cascade, items, cheap)
     send = set(order)
-    rows = [{"id": i.id, "score": ((strong if i.id in send else cheap).get(i.id) or {}).get("score"),
-             "by": "strong" if i.id in send else "cheap", "cheap_score": (cheap.get(i.id) or {}).get("score"),
-             "uncertainty": _finite(uncertainty(cheap.get(i.id), cascade["signal"])), "group": i.group}
-            for i in items]
-    return {"cascade": f"{cascade['name']}@{cascade['version']}", "rows": rows, "cheap_run": cheap_run,
-            "strong_run": strong_run, "items": len(items), "routed": len(order),
-            "routed_share": len(order) / len(items) if items else 0.0,
-            "spend": spend(store, cheap_run, strong_run, len(items), len(order))}
+    rows = [
+        {
+            "id": i.id,
+            "score": ((strong if i.id in send else cheap).get(i.id) or {}).get("score"),
+            "by": "strong" if i.id in send else "cheap",
+            "cheap_score": (cheap.get(i.id) or {}).get("score"),
+            "uncertainty": _finite(uncertainty(cheap.get(i.id), cascade["signal"])),
+            "group": i.group,
+        }
+        for i in items
+    ]
+    return {
+        "cascade": f"{cascade['name']}@{cascade['version']}",
+        "rows": rows,
+        "cheap_run": cheap_run,
+        "strong_run": strong_run,
+        "items": len(items),
+        "routed": len(order),
+        "routed_share": len(order) / len(items) if items else 0.0,
+        "spend": spend(store, cheap_run, strong_run, len(items), len(order)),
+    }
 
 
-def plan_cascade_side(store: Store, cascade: dict[str, Any], role: str, dataset_id: str,
-                      item_ids: list[str] | None = None, base_urls: dict[str, str] | None = None,
-                      options: RunOptions | None = None, concurrency: int | None = None) -> RunPlan:
+def plan_cascade_side(
+    store: Store,
+    cascade: dict[str, Any],
+    role: str,
+    dataset_id: str,
+    item_ids: list[str] | None = None,
+    base_urls: dict[str, str] | None = None,
+    options: RunOptions | None = None,
+    concurrency: int | None = None,
+) -> RunPlan:
     """The plan of one side of a cascade (cheap on every item, strong on the routed ones): the side's prompt with
     its own frozen judge, at the server named for the side, else the environment's."""
     prompt = store.get_prompt(cascade[role])
@@ -177,38 +248,60 @@ def plan_cascade_side(store: Store, cascade: dict[str, Any], role: str, dataset_
     return plan_run(store, prompt, dataset_id, choice, scope, options=options, concurrency=concurrency)
 
 
-def score_cascade(store: Store, cascade: dict[str, Any], dataset_id: str,
-                  judge_for: Callable[[JudgeSettings], Judge] | None = None, options: RunOptions | None = None,
-                  base_urls: dict[str, str] | None = None) -> dict[str, Any]:
+def score_cascade(
+    store: Store,
+    cascade: dict[str, Any],
+    dataset_id: str,
+    judge_for: Callable[[JudgeSettings], Judge] | None = None,
+    options: RunOptions | None = None,
+    base_urls: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """The cheap judge on every item, the strong one on the uncertain ones; rows and what was spent and saved.
     A side that does not finish fails the cascade: `status` says so and its unscored rows carry the error."""
     from ..run.batch import run_items
 
     unknown = set(base_urls or {}) - {"cheap", "strong"}
     if unknown:
-        raise InputError(f"--base-url takes cheap=URL or strong=URL, not {sorted(unknown)[0]}=", field="base-url")
-    cheap = record_run(store, plan_cascade_side(store, cascade, "cheap", dataset_id, None, base_urls, options))
+        raise InputError(
+            f"--base-url takes cheap=URL or strong=URL, not {sorted(unknown)[0]}=", field="base-url"
+        )
+    cheap = record_run(
+        store, plan_cascade_side(store, cascade, "cheap", dataset_id, None, base_urls, options)
+    )
     assert cheap.run_id is not None  # a recorded plan names its run
     cheap_summary = start_run(store, cheap, judge_for(cheap.settings) if judge_for else None)
     items = run_items(store, dataset_id, cheap.item_ids)
     order = strong_items(store, cascade, items, cheap.run_id) if cheap_summary.status == "done" else []
     strong, strong_summary = None, None
     if order:
-        strong = record_run(store, plan_cascade_side(store, cascade, "strong", dataset_id, order, base_urls, options))
+        strong = record_run(
+            store, plan_cascade_side(store, cascade, "strong", dataset_id, order, base_urls, options)
+        )
         strong_summary = start_run(store, strong, judge_for(strong.settings) if judge_for else None)
     result = cascade_result(store, cascade, items, cheap.run_id, strong.run_id if strong else None)
-    failed = [(role, s) for role, s in (("cheap", cheap_summary), ("strong", strong_summary))
-              if s is not None and s.status != "done"]
+    failed = [
+        (role, s)
+        for role, s in (("cheap", cheap_summary), ("strong", strong_summary))
+        if s is not None and s.status != "done"
+    ]
     for row in result["rows"]:
         if row["score"] is None and failed:
             role, summary = failed[-1]
             row["error"] = f"not scored: the {role} judge's run {summary.run_id} {summary.status}" + (
-                f" ({summary.error})" if summary.error else "")
-    return {**result, "status": "failed" if failed else "done",
-            "failed": [{"side": role, "run": s.run_id, "status": s.status, "error": s.error} for role, s in failed],
-            "judges": {"cheap": cheap.judge.describe(), "strong": strong.judge.describe() if strong else None},
-            "judge_calls": {"cheap": cheap_summary.judge_calls,
-                            "strong": strong_summary.judge_calls if strong_summary else 0}}
+                f" ({summary.error})" if summary.error else ""
+            )
+    return {
+        **result,
+        "status": "failed" if failed else "done",
+        "failed": [
+            {"side": role, "run": s.run_id, "status": s.status, "error": s.error} for role, s in failed
+        ],
+        "judges": {"cheap": cheap.judge.describe(), "strong": strong.judge.describe() if strong else None},
+        "judge_calls": {
+            "cheap": cheap_summary.judge_calls,
+            "strong": strong_summary.judge_calls if strong_summary else 0,
+        },
+    }
 
 
 def _finite(value: float) -> float | None:
@@ -216,12 +309,16 @@ def _finite(value: float) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def spend(store: Store, cheap_run: str, strong_run: str | None, items: int, routed_items: int) -> dict[str, Any]:
+def spend(
+    store: Store, cheap_run: str, strong_run: str | None, items: int, routed_items: int
+) -> dict[str, Any]:
     """Tokens (and dollars where priced) spent by the cascade, and the strong judge on every item, estimated from
     what it spent per routed item."""
+
     def totals(run_id: str | None) -> dict[str, float]:
         run = store.get_run(run_id) if run_id else {}
         return {k: float(run.get(k) or 0) for k in ("input_tokens", "output_tokens", "cost_usd")}
+
     cheap, strong = totals(cheap_run), totals(strong_run)
     per_item = {k: v / routed_items for k, v in strong.items()} if routed_items else {}
     all_strong = {k: v * items for k, v in per_item.items()} if per_item else None
@@ -231,5 +328,11 @@ def spend(store: Store, cheap_run: str, strong_run: str | None, items: int, rout
         base = all_strong["input_tokens"] + all_strong["output_tokens"]
         used = strong["input_tokens"] + strong["output_tokens"]
         saved = 1 - used / base if base else None
-    return {"cheap": cheap, "strong": strong, "spent": spent, "strong_on_every_item_estimated": all_strong,
-            "strong_tokens_saved_share": saved, "strong_calls_saved": items - routed_items}
+    return {
+        "cheap": cheap,
+        "strong": strong,
+        "spent": spent,
+        "strong_on_every_item_estimated": all_strong,
+        "strong_tokens_saved_share": saved,
+        "strong_calls_saved": items - routed_items,
+    }

@@ -33,9 +33,16 @@ def _figure(name: str, a: np.ndarray, b: np.ndarray, scale: Scale | None = None)
     return float(figures.spearman if name == "spearman" else figures.kendall)
 
 
-def paired_difference(first: list[float], second: list[float], human: list[float], groups: list[Any],
-                      resamples: int = 1000, seed: int = 0, level: float = 0.95,
-                      scale: Scale | None = None) -> dict[str, Any]:
+def paired_difference(
+    first: list[float],
+    second: list[float],
+    human: list[float],
+    groups: list[Any],
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    scale: Scale | None = None,
+) -> dict[str, Any]:
     """Per figure: the first run's, the second's, their difference (second - first), its interval at `level`
     (group bootstrap, t over groups) and a two-sided p-value for "no difference"; the interval is None with a
     reason below MIN_GROUPS groups. With a scale, quadratic kappa is compared too."""
@@ -44,8 +51,14 @@ def paired_difference(first: list[float], second: list[float], human: list[float
     members = [np.flatnonzero(codes == g) for g in range(int(codes.max()) + 1)]
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {"items": len(h), "groups": len(members), "resampled": "groups", "figures": {}}
-    draws = [np.concatenate([members[g] for g in rng.integers(0, len(members), len(members))])
-             for _ in range(resamples)] if len(members) >= MIN_GROUPS else []
+    draws = (
+        [
+            np.concatenate([members[g] for g in rng.integers(0, len(members), len(members))])
+            for _ in range(resamples)
+        ]
+        if len(members) >= MIN_GROUPS
+        else []
+    )
     df = len(members) - 1
     half = float(sps.t.ppf(1 - (1 - level) / 2, df)) if df > 0 else float("nan")
     out["level"] = level
@@ -59,35 +72,60 @@ def paired_difference(first: list[float], second: list[float], human: list[float
             sd = float(np.std(diffs, ddof=1)) * math.sqrt(len(members) / max(len(members) - 1, 1))
             interval = [two - one - half * sd, two - one + half * sd]
             p_value = float(2 * sps.t.sf(abs(two - one) / sd, df)) if sd > 0 else (1.0 if two == one else 0.0)
-        out["figures"][name] = {"first": one, "second": two, "difference": two - one, "interval": interval,
-                                "p_value": p_value}
+        out["figures"][name] = {
+            "first": one,
+            "second": two,
+            "difference": two - one,
+            "interval": interval,
+            "p_value": p_value,
+        }
     if not draws:
         out["withheld"] = f"fewer than {MIN_GROUPS} groups ({len(members)}): no interval"
     return out
 
 
-def compare_runs(store: Any, first: str, second: str, human: str, resamples: int = 1000,
-                 only: set[str] | None = None, level: float = 0.95) -> dict[str, Any]:
+def compare_runs(
+    store: Any,
+    first: str,
+    second: str,
+    human: str,
+    resamples: int = 1000,
+    only: set[str] | None = None,
+    level: float = 0.95,
+) -> dict[str, Any]:
     """The paired difference of two runs of the same dataset version against the human rating `human`, on the
     items in `only` (a split's side without example items) when given."""
     runs = [store.get_run(first), store.get_run(second)]
     if runs[0]["dataset_id"] != runs[1]["dataset_id"]:
-        raise InputError("the two runs scored different dataset versions: a paired comparison needs the same "
-                         "items", field="run")
+        raise InputError(
+            "the two runs scored different dataset versions: a paired comparison needs the same items",
+            field="run",
+        )
     dataset_id = runs[0]["dataset_id"]
     people = store.human_means(dataset_id, human)
     if not people:
         raise InputError(f"no human rating {human!r} on this dataset", field="human")
     scores = [{r["item_id"]: r["score"] for r in store.judgments(run["id"])} for run in runs]
-    items = [i for i in store.dataset_items(dataset_id)
-             if i.id in people and scores[0].get(i.id) is not None and scores[1].get(i.id) is not None
-             and (only is None or i.id in only)]
+    items = [
+        i
+        for i in store.dataset_items(dataset_id)
+        if i.id in people
+        and scores[0].get(i.id) is not None
+        and scores[1].get(i.id) is not None
+        and (only is None or i.id in only)
+    ]
     if len(items) < 3:
         raise InputError(f"only {len(items)} items have both runs' scores and a human rating", field="human")
     scale = store.get_prompt(runs[1]["prompt_id"]).dimension.scale
-    result = paired_difference([scores[0][i.id] for i in items], [scores[1][i.id] for i in items],
-                               [people[i.id] for i in items], [i.group or i.id for i in items], resamples,
-                               level=level, scale=scale)
+    result = paired_difference(
+        [scores[0][i.id] for i in items],
+        [scores[1][i.id] for i in items],
+        [people[i.id] for i in items],
+        [i.group or i.id for i in items],
+        resamples,
+        level=level,
+        scale=scale,
+    )
     if not all(i.group for i in items):
         result["resampled"] = "items (the dataset has no groups)"
     return {"first": runs[0]["id"], "second": runs[1]["id"], "human": human, **result, **judges_of(runs)}
@@ -100,4 +138,7 @@ def judges_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     from ..types import JudgeSettings
 
     settings = [JudgeSettings(**run["judge"]) if run.get("judge") else JudgeSettings() for run in runs]
-    return {"judges": [judge_label(s) for s in settings], "different_judges": different_judges_note(*settings)}
+    return {
+        "judges": [judge_label(s) for s in settings],
+        "different_judges": different_judges_note(*settings),
+    }

@@ -29,9 +29,14 @@ def watch_seed(watch: Mapping[str, Any]) -> int:
     return int(canonical_hash(decided)[:15], 16)
 
 
-def check_body(watch: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], rows: Mapping[str, dict[str, Any]],
-               reference: Mapping[str, dict[str, Any]], people: Mapping[str, float],
-               groups: Mapping[str, Any]) -> dict[str, Any]:
+def check_body(
+    watch: Mapping[str, Any],
+    checks: Sequence[Mapping[str, Any]],
+    rows: Mapping[str, dict[str, Any]],
+    reference: Mapping[str, dict[str, Any]],
+    people: Mapping[str, float],
+    groups: Mapping[str, Any],
+) -> dict[str, Any]:
     """A check of the watch from its new judgments `rows` (by anchor): the test's step from the last check's
     wealth over every anchor's history, the verdict so far, and the figures against the first reference run's
     judgments, people's ratings and the anchors' groups."""
@@ -47,37 +52,73 @@ def check_body(watch: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], ro
     threshold = 1 / float(watch["alpha"])
     e_max = max([after.e_value, *(c["e_max"] for c in checks)])
     first = next((c["alarm_at"] for c in checks if c.get("alarm_at")), None)
-    return {"watch": watch["id"], "check": seq, "items": [i for i in watch["items"] if i in rows],
-            "scores": {i: float(rows[i]["score"]) for i in scored}, "wealth": after.to_dict(),
-            "e_value": after.e_value, "e_max": e_max, "threshold": threshold,
-            "alarm_at": first or (seq if e_max >= threshold else None), "test": test,
-            **figures(watch, reference, rows, people, groups)}
+    return {
+        "watch": watch["id"],
+        "check": seq,
+        "items": [i for i in watch["items"] if i in rows],
+        "scores": {i: float(rows[i]["score"]) for i in scored},
+        "wealth": after.to_dict(),
+        "e_value": after.e_value,
+        "e_max": e_max,
+        "threshold": threshold,
+        "alarm_at": first or (seq if e_max >= threshold else None),
+        "test": test,
+        **figures(watch, reference, rows, people, groups),
+    }
 
 
-def figures(watch: Mapping[str, Any], reference: Mapping[str, dict[str, Any]], rows: Mapping[str, dict[str, Any]],
-            people: Mapping[str, float], groups: Mapping[str, Any]) -> dict[str, Any]:
+def figures(
+    watch: Mapping[str, Any],
+    reference: Mapping[str, dict[str, Any]],
+    rows: Mapping[str, dict[str, Any]],
+    people: Mapping[str, float],
+    groups: Mapping[str, Any],
+) -> dict[str, Any]:
     """The check's figures against the reference's judgments: item moves, agreement, model versions."""
     ids = [i for i in watch["items"] if i in rows and i in reference]
     shifts = {i: item_shift(reference[i], rows[i]) for i in ids}
-    moved = sorted((i for i in ids if shifts[i]["difference"] is not None),
-                   key=lambda i: -abs(shifts[i]["difference"]))[:MOVES_SHOWN]
+    moved = sorted(
+        (i for i in ids if shifts[i]["difference"] is not None), key=lambda i: -abs(shifts[i]["difference"])
+    )[:MOVES_SHOWN]
     now = sorted({str(r["model_version"]) for r in rows.values() if r.get("model_version")})
     before = list(watch["model_versions"])
-    return {"shift": {**shift_summary(list(shifts.values())), "unscored": sum(rows[i].get("score") is None
-                                                                              for i in rows),
-                      "largest": [{"id": i, **shifts[i]} for i in moved]},
-            "agreement": _agreement(ids, reference, rows, people, groups),
-            "model_versions": {"reference": before, "now": now, "changed": bool(before and now and before != now)}}
+    return {
+        "shift": {
+            **shift_summary(list(shifts.values())),
+            "unscored": sum(rows[i].get("score") is None for i in rows),
+            "largest": [{"id": i, **shifts[i]} for i in moved],
+        },
+        "agreement": _agreement(ids, reference, rows, people, groups),
+        "model_versions": {
+            "reference": before,
+            "now": now,
+            "changed": bool(before and now and before != now),
+        },
+    }
 
 
-def _agreement(ids: list[str], reference: Mapping[str, dict[str, Any]], rows: Mapping[str, dict[str, Any]],
-               people: Mapping[str, float], groups: Mapping[str, Any]) -> dict[str, Any] | None:
+def _agreement(
+    ids: list[str],
+    reference: Mapping[str, dict[str, Any]],
+    rows: Mapping[str, dict[str, Any]],
+    people: Mapping[str, float],
+    groups: Mapping[str, Any],
+) -> dict[str, Any] | None:
     """Spearman, Kendall and Pearson with people, the reference's and now, on the items both scored, with the
     paired difference's interval (groups resampled); None below 3 such items."""
-    both = [i for i in ids if i in people and reference[i].get("score") is not None and rows[i].get("score") is not None]
+    both = [
+        i
+        for i in ids
+        if i in people and reference[i].get("score") is not None and rows[i].get("score") is not None
+    ]
     if len(both) < 3:
         return None
-    out = paired_difference([float(reference[i]["score"]) for i in both], [float(rows[i]["score"]) for i in both],
-                            [float(people[i]) for i in both], [groups.get(i) or i for i in both], AGREEMENT_RESAMPLES)
+    out = paired_difference(
+        [float(reference[i]["score"]) for i in both],
+        [float(rows[i]["score"]) for i in both],
+        [float(people[i]) for i in both],
+        [groups.get(i) or i for i in both],
+        AGREEMENT_RESAMPLES,
+    )
     out["resampled"] = "groups" if all(groups.get(i) for i in both) else "items (the anchors have no groups)"
     return out

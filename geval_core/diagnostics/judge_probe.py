@@ -27,8 +27,6 @@ KEEP = 10  # probes kept per judge in the library
 _NUMBER = re.compile(r"-?\d+")
 
 
-
-
 def latest_probe(store: Any, settings: JudgeSettings) -> dict[str, Any] | None:
     """The newest probe of this judge on this server, or None when it was never probed."""
     history = store.get_setting(probe_key(settings)) or []
@@ -45,8 +43,13 @@ def _messages(prompt: FrozenPrompt | None, scale: Scale) -> tuple[dict[str, str]
     """The prompt itself on a sample item when given (its cost is a real item's), else a short question."""
     if prompt is not None:
         return prompts.messages(prompt, {f: SAMPLE_TEXT for f in prompt.dimension.inputs})
-    return ({"role": "user", "content": f"Rate the fluency of this sentence from {scale.min} to {scale.max}. "
-                                        f"Reply with the number only.\n\n{SAMPLE_TEXT}"},)
+    return (
+        {
+            "role": "user",
+            "content": f"Rate the fluency of this sentence from {scale.min} to {scale.max}. "
+            f"Reply with the number only.\n\n{SAMPLE_TEXT}",
+        },
+    )
 
 
 def _ask(judge: Judge, request: JudgeRequest, errors: list[str]) -> JudgeReply | None:
@@ -60,20 +63,37 @@ def _ask(judge: Judge, request: JudgeRequest, errors: list[str]) -> JudgeReply |
         return None
 
 
-def probe_judge(judge: Judge, settings: JudgeSettings, prompt: FrozenPrompt | None = None,
-                store: Any = None) -> dict[str, Any]:
+def probe_judge(
+    judge: Judge, settings: JudgeSettings, prompt: FrozenPrompt | None = None, store: Any = None
+) -> dict[str, Any]:
     """Probe a judge with a few requests; the JSON-ready facts (see the module docstring)."""
     scale = prompt.dimension.scale if prompt is not None else Scale(1, 5)
     errors: list[str] = []
-    out: dict[str, Any] = {"judge": settings.judge_id, "server": server_id(settings.base_url, settings.provider),
-                           "reachable": False, "model_version": None, "logprobs": None, "top_logprobs_max": None,
-                           "single_token_ratings": None, "split_ratings": [], "n_honoured": None,
-                           "latency_s": None, "usd_per_item": None, "errors": errors,
-                           "probed_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-    base = JudgeRequest(_messages(prompt, scale), settings.model, max_tokens=settings.max_tokens, logprobs=True,
-                        top_logprobs=TOP_ASKED, ratings=tuple(scale.points),
-                        reasoning_effort=settings.reasoning_effort,
-                        temperature=1.0 if settings.mode == "sampling" else 0.0)
+    out: dict[str, Any] = {
+        "judge": settings.judge_id,
+        "server": server_id(settings.base_url, settings.provider),
+        "reachable": False,
+        "model_version": None,
+        "logprobs": None,
+        "top_logprobs_max": None,
+        "single_token_ratings": None,
+        "split_ratings": [],
+        "n_honoured": None,
+        "latency_s": None,
+        "usd_per_item": None,
+        "errors": errors,
+        "probed_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    base = JudgeRequest(
+        _messages(prompt, scale),
+        settings.model,
+        max_tokens=settings.max_tokens,
+        logprobs=True,
+        top_logprobs=TOP_ASKED,
+        ratings=tuple(scale.points),
+        reasoning_effort=settings.reasoning_effort,
+        temperature=1.0 if settings.mode == "sampling" else 0.0,
+    )
     try:
         _logprobs_facts(judge, base, out, errors)
         reply = _sampled(judge, base, out, errors)
@@ -102,19 +122,28 @@ def _logprobs_facts(judge: Judge, base: JudgeRequest, out: dict[str, Any], error
         return
     positions = [p for c in reply.choices for p in (c.positions or ())]
     if positions:  # how much of the rating position's probability this judge puts on the ratings at all
-        weighted, _, _ = position_score(reply.choices[0].positions or (), Scale(min(base.ratings), max(base.ratings)))
+        weighted, _, _ = position_score(
+            reply.choices[0].positions or (), Scale(min(base.ratings), max(base.ratings))
+        )
         out["valid_mass"] = round(weighted.valid_mass, 4)
         out["reply_start"] = reply_start(reply)
-    out.update(reachable=True, model_version=reply.model_version, logprobs=bool(positions),
-               top_logprobs_max=max((len(p.top) for p in positions), default=0) if positions else None,
-               latency_s=round(reply.latency_s, 3), usage=[reply.usage.input_tokens, reply.usage.output_tokens])
+    out.update(
+        reachable=True,
+        model_version=reply.model_version,
+        logprobs=bool(positions),
+        top_logprobs_max=max((len(p.top) for p in positions), default=0) if positions else None,
+        latency_s=round(reply.latency_s, 3),
+        usage=[reply.usage.input_tokens, reply.usage.output_tokens],
+    )
 
 
 def _sampled(judge: Judge, base: JudgeRequest, out: dict[str, Any], errors: list[str]) -> JudgeReply | None:
     """Whether one call gives n replies: ask for 2 without logprobs (hosted judges top up when it does not)."""
     from dataclasses import replace
 
-    reply = _ask(judge, replace(base, logprobs=False, top_logprobs=0, n=2, temperature=1.0, seed=None), errors)
+    reply = _ask(
+        judge, replace(base, logprobs=False, top_logprobs=0, n=2, temperature=1.0, seed=None), errors
+    )
     if reply is None:
         return None
     out["reachable"] = True
@@ -126,7 +155,9 @@ def _sampled(judge: Judge, base: JudgeRequest, out: dict[str, Any], errors: list
     return reply
 
 
-def _token_facts(judge: Judge, base: JudgeRequest, scale: Scale, out: dict[str, Any], errors: list[str]) -> None:
+def _token_facts(
+    judge: Judge, base: JudgeRequest, scale: Scale, out: dict[str, Any], errors: list[str]
+) -> None:
     """Whether each rating is one token: single digits always are; longer ones are read from returned tokens."""
     long = [r for r in scale.points if not 0 <= r <= 9]
     if not long:
@@ -137,8 +168,16 @@ def _token_facts(judge: Judge, base: JudgeRequest, scale: Scale, out: dict[str, 
     from dataclasses import replace
 
     ask = f"Count from {scale.min} to {scale.max}, the numbers separated by spaces and nothing else."
-    reply = _ask(judge, replace(base, messages=({"role": "user", "content": ask},), top_logprobs=1,
-                                max_tokens=4 * len(scale.points) + 8), errors)
+    reply = _ask(
+        judge,
+        replace(
+            base,
+            messages=({"role": "user", "content": ask},),
+            top_logprobs=1,
+            max_tokens=4 * len(scale.points) + 8,
+        ),
+        errors,
+    )
     if reply is None or not reply.choices[0].positions:
         return
     split, single = split_numbers([p.token for p in reply.choices[0].positions])
@@ -153,6 +192,7 @@ def split_numbers(tokens: list[str]) -> tuple[set[str], set[str]]:
     split: set[str] = set()
     single: set[str] = set()
     run: list[str] = []
+
     def starts(core: str) -> bool:  # a number, or the minus sign a number may follow
         return core == "-" or core.lstrip("-").isdigit()
 

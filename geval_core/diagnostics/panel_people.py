@@ -12,8 +12,9 @@ from .compare import FIGURES, _figure, paired_difference
 __all__ = ["independence_text", "panel_against_people"]
 
 
-def panel_against_people(store: Any, rows: list[dict[str, Any]], dataset_id: str, human: str,
-                         resamples: int = 1000) -> dict[str, Any]:
+def panel_against_people(
+    store: Any, rows: list[dict[str, Any]], dataset_id: str, human: str, resamples: int = 1000
+) -> dict[str, Any]:
     """Per member and the panel, Spearman / Kendall / Pearson with people on the items every one scored; the
     panel minus each member, and minus its best (by Spearman), with 95% intervals on the same items, groups
     resampled (withheld under 10 groups); and how many independent judges the members are worth
@@ -21,23 +22,39 @@ def panel_against_people(store: Any, rows: list[dict[str, Any]], dataset_id: str
     import numpy as np
 
     people = store.human_means(dataset_id, human)
-    kept = [r for r in rows if r["id"] in people and r["score"] is not None
-            and all(s is not None for s in r["members"].values())]
+    kept = [
+        r
+        for r in rows
+        if r["id"] in people and r["score"] is not None and all(s is not None for s in r["members"].values())
+    ]
     if len(kept) < 3:
-        raise InputError(f"only {len(kept)} items have every member's score, the panel's and a human rating "
-                         f"{human!r}", field="human")
+        raise InputError(
+            f"only {len(kept)} items have every member's score, the panel's and a human rating {human!r}",
+            field="human",
+        )
     h = np.array([people[r["id"]] for r in kept], dtype=float)
-    judges = {label: np.array([r["members"][label] for r in kept], dtype=float) for label in kept[0]["members"]}
+    judges = {
+        label: np.array([r["members"][label] for r in kept], dtype=float) for label in kept[0]["members"]
+    }
     judges["panel"] = np.array([r["score"] for r in kept], dtype=float)
     figures = {who: {name: _figure(name, values, h) for name in FIGURES} for who, values in judges.items()}
     best = max((who for who in judges if who != "panel"), key=lambda who: figures[who]["spearman"])
     groups = [r.get("group") or r["id"] for r in kept]
-    versus = {who: paired_difference(list(values), list(judges["panel"]), list(h), groups, resamples)
-              for who, values in judges.items() if who != "panel"}
+    versus = {
+        who: paired_difference(list(values), list(judges["panel"]), list(h), groups, resamples)
+        for who, values in judges.items()
+        if who != "panel"
+    }
     members = {who: values for who, values in judges.items() if who != "panel"}
-    return {"human": human, "items": len(kept), "figures": figures, "best_member": best,
-            "panel_minus_best": versus[best], "panel_minus_each": versus,
-            "independence": _independence(members, h, groups, resamples)}
+    return {
+        "human": human,
+        "items": len(kept),
+        "figures": figures,
+        "best_member": best,
+        "panel_minus_best": versus[best],
+        "panel_minus_each": versus,
+        "independence": _independence(members, h, groups, resamples),
+    }
 
 
 def _independence(members: dict[str, Any], human: Any, groups: list[Any], resamples: int) -> dict[str, Any]:
@@ -54,12 +71,15 @@ def independence_text(found: dict[str, Any]) -> str:
         return f"effective independent judges: not computed ({found['withheld']})"
     ci, k_ci = found["mean_error_correlation_interval"], found["effective_judges_interval"]
     worth = found["effective_judges"]
-    return (f"members' errors against people correlate {found['mean_error_correlation']:.3f} on average"
-            + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
-            + f": the {len(found['members'])} members are worth "
-            + ("any number of (their errors cancel out)" if worth is None else f"{worth:.2f}") + " independent judges"
-            + ("" if k_ci is None else f" [{_worth(k_ci[0])}, {_worth(k_ci[1])}]")
-            + f" (participation ratio {found['participation_ratio']:.2f}; {found['units']} {found['resampled']})")
+    return (
+        f"members' errors against people correlate {found['mean_error_correlation']:.3f} on average"
+        + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+        + f": the {len(found['members'])} members are worth "
+        + ("any number of (their errors cancel out)" if worth is None else f"{worth:.2f}")
+        + " independent judges"
+        + ("" if k_ci is None else f" [{_worth(k_ci[0])}, {_worth(k_ci[1])}]")
+        + f" (participation ratio {found['participation_ratio']:.2f}; {found['units']} {found['resampled']})"
+    )
 
 
 def _worth(value: float | None) -> str:

@@ -55,7 +55,7 @@ def swap_fact(text: str, rng: random.Random) -> str | None:
         m = rng.choice(numbers)
         digits = re.sub(r"\D", "", m.group())
         new = str(int(digits) + rng.choice([1, 2, 3, 7]) * (1 if int(digits) < 5 else rng.choice([1, -1])))
-        return text[: m.start()] + new + text[m.end():]
+        return text[: m.start()] + new + text[m.end() :]
     names = list(dict.fromkeys(m.group() for m in NAME.finditer(text)))
     if len(names) < 2:
         return None

@@ -14,8 +14,10 @@ from typing import Any
 
 from ..stats.confidence import confidence
 
-ORDERS = {"uncertain": "the judge's least certain items first",
-          "disagree": "largest judge-human disagreement first, then the least certain"}
+ORDERS = {
+    "uncertain": "the judge's least certain items first",
+    "disagree": "largest judge-human disagreement first, then the least certain",
+}
 
 
 def _uncertainty(row: Mapping[str, Any] | None) -> tuple[float, float]:
@@ -26,8 +28,12 @@ def _uncertainty(row: Mapping[str, Any] | None) -> tuple[float, float]:
     return (c["sd"] if c["sd"] is not None else float("inf"), c["entropy"] or 0.0)
 
 
-def review_queue(item_ids: Sequence[str], judgments: Mapping[str, Mapping[str, Any]],
-                 human: Mapping[str, float | None] | None = None, order: str = "uncertain") -> list[dict[str, Any]]:
+def review_queue(
+    item_ids: Sequence[str],
+    judgments: Mapping[str, Mapping[str, Any]],
+    human: Mapping[str, float | None] | None = None,
+    order: str = "uncertain",
+) -> list[dict[str, Any]]:
     """Every item in queue order: {item, reason, judge, human, gap, sd, entropy, margin}."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
@@ -38,8 +44,16 @@ def review_queue(item_ids: Sequence[str], judgments: Mapping[str, Mapping[str, A
         score, rated = (row or {}).get("score"), human.get(item_id)
         gap = abs(score - rated) if score is not None and rated is not None else None
         c = confidence((row or {}).get("distribution"))
-        rows.append({"item": item_id, "judge": score, "human": rated, "gap": gap, **c,
-                     "_key": _key(order, gap, _uncertainty(row), n)})
+        rows.append(
+            {
+                "item": item_id,
+                "judge": score,
+                "human": rated,
+                "gap": gap,
+                **c,
+                "_key": _key(order, gap, _uncertainty(row), n),
+            }
+        )
     rows.sort(key=lambda r: r["_key"])
     for r in rows:
         r["reason"] = _reason(r)

@@ -28,8 +28,16 @@ if TYPE_CHECKING:
     from ..run.plan import RunPlan
     from ..run.session import Progress
 
-__all__ = ["MARK", "VARIANTS", "is_probe_name", "plan_rubric_probe", "probe_name", "rubric_probe", "rubric_probe_runs",
-           "rubric_result"]
+__all__ = [
+    "MARK",
+    "VARIANTS",
+    "is_probe_name",
+    "plan_rubric_probe",
+    "probe_name",
+    "rubric_probe",
+    "rubric_probe_runs",
+    "rubric_result",
+]
 
 MARK = "rubric_probe"  # the run field naming what a rubric-form probe run probes
 ItemsDone = Callable[[int, int], None]
@@ -43,23 +51,31 @@ class FreezingStore(Store, Protocol):
         ...
 
 
-def sample_ids(library: Store, run: dict[str, Any], prompt: FrozenPrompt, sample: int, seed: int) -> list[str]:
+def sample_ids(
+    library: Store, run: dict[str, Any], prompt: FrozenPrompt, sample: int, seed: int
+) -> list[str]:
     """Up to `sample` of the run's scored items on the dev side of a split (never an example item), drawn with
     `seed`, in dataset order."""
     from ..run.splits import evaluation_ids
 
     allowed, _ = evaluation_ids(library, run["dataset_id"], "dev", prompt.dimension.example_ids)
-    scored = [row["item_id"] for row in library.judgments(run["id"])
-              if row.get("score") is not None and (allowed is None or row["item_id"] in allowed)]
+    scored = [
+        row["item_id"]
+        for row in library.judgments(run["id"])
+        if row.get("score") is not None and (allowed is None or row["item_id"] in allowed)
+    ]
     if not scored:
-        raise InputError(f"run {run['id']} has no scored item to probe"
-                         + (" on the dev side of its dataset's split" if allowed is not None else ""))
+        raise InputError(
+            f"run {run['id']} has no scored item to probe"
+            + (" on the dev side of its dataset's split" if allowed is not None else "")
+        )
     picked = set(random.Random(seed).sample(scored, min(sample, len(scored))))
     return [i for i in scored if i in picked]
 
 
-def plan_rubric_probe(library: FreezingStore, run_id: str, sample: int = 20,
-                      variants: Sequence[str] = VARIANTS, seed: int = 0) -> list[RunPlan]:
+def plan_rubric_probe(
+    library: FreezingStore, run_id: str, sample: int = 20, variants: Sequence[str] = VARIANTS, seed: int = 0
+) -> list[RunPlan]:
     """One recorded run per variant, planned with the probed run's own judge and server on the same sampled items;
     every variant is derived before any is frozen, and planned before any run is recorded, so a form the prompt
     cannot take, or a judge that cannot score, records no run."""
@@ -67,8 +83,9 @@ def plan_rubric_probe(library: FreezingStore, run_id: str, sample: int = 20,
 
     run = library.get_run(run_id)
     if run.get(MARK):
-        raise InputError(f"run {run['id']} is itself a rubric-form probe; probe the run it probes, "
-                         f"{run[MARK]['of']}")
+        raise InputError(
+            f"run {run['id']} is itself a rubric-form probe; probe the run it probes, {run[MARK]['of']}"
+        )
     prompt = library.get_prompt(run["prompt_id"])
     forms = [derive(prompt.dimension, v) for v in dict.fromkeys(variants)]
     ids = tuple(sample_ids(library, run, prompt, sample, seed))
@@ -76,10 +93,26 @@ def plan_rubric_probe(library: FreezingStore, run_id: str, sample: int = 20,
     plans = []
     for form in forms:
         frozen = library.freeze(form.dimension, name=probe_name(prompt.name, form.variant)).prompt
-        marks = {MARK: {"of": run["id"], "variant": form.variant, "sign": form.sign, "offset": form.offset,
-                        "mapping": form.mapping, "rewritten": form.rewritten, "seed": seed}}
-        plans.append(plan_run(library, frozen, run["dataset_id"], judge=judge,
-                              scope=RunScope(item_ids=ids, new_run=True, marks=marks)))
+        marks = {
+            MARK: {
+                "of": run["id"],
+                "variant": form.variant,
+                "sign": form.sign,
+                "offset": form.offset,
+                "mapping": form.mapping,
+                "rewritten": form.rewritten,
+                "seed": seed,
+            }
+        }
+        plans.append(
+            plan_run(
+                library,
+                frozen,
+                run["dataset_id"],
+                judge=judge,
+                scope=RunScope(item_ids=ids, new_run=True, marks=marks),
+            )
+        )
     return [record_run(library, plan) for plan in plans]
 
 
@@ -103,19 +136,34 @@ def rubric_result(library: Store, run_id: str, probe_run_ids: Sequence[str] | No
     run = library.get_run(run_id)
     prompt = library.get_prompt(run["prompt_id"])
     human = default_human(library.get_dataset(run["dataset_id"]), prompt)
-    probes = [library.get_run(p) for p in (probe_run_ids if probe_run_ids is not None else _latest_done(library, run["id"]))]
+    probes = [
+        library.get_run(p)
+        for p in (probe_run_ids if probe_run_ids is not None else _latest_done(library, run["id"]))
+    ]
     if not probes:
-        raise InputError(f"run {run['id']} has no finished rubric-form probe: `geval probe rubric {run['id']}` runs one")
+        raise InputError(
+            f"run {run['id']} has no finished rubric-form probe: `geval probe rubric {run['id']}` runs one"
+        )
     ids = list(dict.fromkeys(i for p in probes for i in p.get("item_ids") or ()))
     original = _rows(library, run["id"], ids)
     wanted = set(ids)
     items = {i.id: i for i in library.dataset_items(run["dataset_id"]) if i.id in wanted}
     ratings = [items[i].human.get(human) if human and i in items else None for i in ids]
-    table: list[dict[str, Any]] = [{"id": i, "original": (original.get(i) or {}).get("score"), "human": r}
-                                   for i, r in zip(ids, ratings, strict=True)]
-    variants = [_variant(library, probe, ids, original, ratings if human else None, table) for probe in probes]
-    return {"run": run["id"], "prompt": run.get("prompt_label"), "human": human, "sample": len(ids),
-            "variants": variants, "per_item": table}
+    table: list[dict[str, Any]] = [
+        {"id": i, "original": (original.get(i) or {}).get("score"), "human": r}
+        for i, r in zip(ids, ratings, strict=True)
+    ]
+    variants = [
+        _variant(library, probe, ids, original, ratings if human else None, table) for probe in probes
+    ]
+    return {
+        "run": run["id"],
+        "prompt": run.get("prompt_label"),
+        "human": human,
+        "sample": len(ids),
+        "variants": variants,
+        "per_item": table,
+    }
 
 
 def _rows(library: Store, run_id: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -123,32 +171,60 @@ def _rows(library: Store, run_id: str, ids: Sequence[str]) -> dict[str, dict[str
     return {row["item_id"]: row for row in library.judgments(run_id) if row["item_id"] in wanted}
 
 
-def _variant(library: Store, probe: dict[str, Any], ids: list[str], original: dict[str, dict[str, Any]],
-             ratings: list[float | None] | None, table: list[dict[str, Any]]) -> dict[str, Any]:
+def _variant(
+    library: Store,
+    probe: dict[str, Any],
+    ids: list[str],
+    original: dict[str, dict[str, Any]],
+    ratings: list[float | None] | None,
+    table: list[dict[str, Any]],
+) -> dict[str, Any]:
     """One variant's figures; its mapped-back scores are added to the per-item table under the variant's name."""
     mark = probe[MARK]
     form = RubricForm(mark["variant"], Dimension("", ""), int(mark["sign"]), int(mark["offset"]))
     rows = _rows(library, probe["id"], ids)
     mapped = [_mapped(form, (rows.get(i) or {}).get("score")) for i in ids]
-    tops = [_mapped(form, top_rating((rows.get(i) or {}).get("distribution"), (rows.get(i) or {}).get("top_rating")))
-            for i in ids]
-    first = [top_rating((original.get(i) or {}).get("distribution"), (original.get(i) or {}).get("top_rating"))
-             for i in ids]
+    tops = [
+        _mapped(
+            form, top_rating((rows.get(i) or {}).get("distribution"), (rows.get(i) or {}).get("top_rating"))
+        )
+        for i in ids
+    ]
+    first = [
+        top_rating((original.get(i) or {}).get("distribution"), (original.get(i) or {}).get("top_rating"))
+        for i in ids
+    ]
     for row, value in zip(table, mapped, strict=True):
         row[form.variant] = value
-    return {"variant": form.variant, "probe_run": probe["id"], "probe_prompt": probe.get("prompt_label"),
-            "mapping": form.mapping, "rewritten": mark.get("rewritten", 0), "status": probe["status"],
-            "unscored": sum(1 for v in mapped if v is None),
-            **score_moves([row["original"] for row in table], mapped, ratings), **top_changes(first, tops)}
+    return {
+        "variant": form.variant,
+        "probe_run": probe["id"],
+        "probe_prompt": probe.get("prompt_label"),
+        "mapping": form.mapping,
+        "rewritten": mark.get("rewritten", 0),
+        "status": probe["status"],
+        "unscored": sum(1 for v in mapped if v is None),
+        **score_moves([row["original"] for row in table], mapped, ratings),
+        **top_changes(first, tops),
+    }
 
 
 def _mapped(form: RubricForm, value: float | None) -> float | None:
     return None if value is None else form.to_original(float(value))
 
 
-def rubric_probe(library: FreezingStore, run_id: str, judge: Judge | None = None, sample: int = 20,
-                 variants: Sequence[str] = VARIANTS, seed: int = 0, *, on_plan: Callable[[RunPlan], None] | None = None,
-                 on_items: ItemsDone | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
+def rubric_probe(
+    library: FreezingStore,
+    run_id: str,
+    judge: Judge | None = None,
+    sample: int = 20,
+    variants: Sequence[str] = VARIANTS,
+    seed: int = 0,
+    *,
+    on_plan: Callable[[RunPlan], None] | None = None,
+    on_items: ItemsDone | None = None,
+    cancel: threading.Event | None = None,
+) -> dict[str, Any]:
     """Plan, score and report a rubric-form probe of a run; `on_plan` sees each plan before anything is scored,
     `on_items(done, total)` the items scored over all variants."""
     from ..run.plan import start_run
@@ -159,8 +235,13 @@ def rubric_probe(library: FreezingStore, run_id: str, judge: Judge | None = None
             on_plan(plan)
     total = sum(plan.total for plan in plans)
     for k, plan in enumerate(plans):
-        start_run(library, plan, judge, cancel=cancel, on_progress=_progress(on_items, sum(p.total for p in plans[:k]),
-                                                                             total))
+        start_run(
+            library,
+            plan,
+            judge,
+            cancel=cancel,
+            on_progress=_progress(on_items, sum(p.total for p in plans[:k]), total),
+        )
         if cancel is not None and cancel.is_set():
             raise GEvalError("stopped before every variant was scored")
     return rubric_result(library, run_id, [plan.recorded_id for plan in plans])

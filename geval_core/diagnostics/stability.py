@@ -47,18 +47,34 @@ class StabilityRun:
 
     def to_dict(self) -> dict[str, Any]:
         """The report's dict plus prompt, mode, temperature, regenerate_steps, warnings, run_ids, steps."""
-        return {**self.report.to_dict(), "prompt": self.prompt, "mode": self.mode,
-                "temperature": self.temperature, "regenerate_steps": self.regenerate_steps,
-                "warnings": self.warnings, "run_ids": self.run_ids, "steps": self.steps, "failures": self.failures}
+        return {
+            **self.report.to_dict(),
+            "prompt": self.prompt,
+            "mode": self.mode,
+            "temperature": self.temperature,
+            "regenerate_steps": self.regenerate_steps,
+            "warnings": self.warnings,
+            "run_ids": self.run_ids,
+            "steps": self.steps,
+            "failures": self.failures,
+        }
 
 
 def stability_run_from_dict(data: dict[str, Any]) -> StabilityRun:
     """The StabilityRun `to_dict` wrote (a stability job's stored result, read back by a page)."""
     from ..stats.repeatability import report_from_dict
 
-    return StabilityRun(report_from_dict(data), data["prompt"], data["mode"], data["temperature"],
-                        data.get("regenerate_steps", False), list(data.get("warnings") or []),
-                        list(data.get("run_ids") or []), list(data.get("steps") or []), list(data.get("failures") or []))
+    return StabilityRun(
+        report_from_dict(data),
+        data["prompt"],
+        data["mode"],
+        data["temperature"],
+        data.get("regenerate_steps", False),
+        list(data.get("warnings") or []),
+        list(data.get("run_ids") or []),
+        list(data.get("steps") or []),
+        list(data.get("failures") or []),
+    )
 
 
 def draft_prompt(dimension: Dimension, name: str = "draft") -> FrozenPrompt:
@@ -72,12 +88,16 @@ def repeat_warnings(settings: JudgeSettings, regenerate_steps: bool) -> list[str
     if regenerate_steps:
         return []
     if settings.mode in ("logprobs", "auto"):
-        return ["in logprobs mode the rating's probabilities are read before any sampling (the temperature does "
-                "not change them), so repeats only measure server nondeterminism; --regenerate-steps measures "
-                "how much the generated steps move the ratings"]
+        return [
+            "in logprobs mode the rating's probabilities are read before any sampling (the temperature does "
+            "not change them), so repeats only measure server nondeterminism; --regenerate-steps measures "
+            "how much the generated steps move the ratings"
+        ]
     if settings.temperature == 0:
-        return ["repeats at temperature 0 only measure server nondeterminism; use the temperature the prompt "
-                "will run at (above 0) or --regenerate-steps"]
+        return [
+            "repeats at temperature 0 only measure server nondeterminism; use the temperature the prompt "
+            "will run at (above 0) or --regenerate-steps"
+        ]
     return []
 
 
@@ -86,50 +106,97 @@ def repeat_seeds(base: int | None, repeats: int) -> list[int | None]:
     return [None if base is None else base + i for i in range(repeats)]
 
 
-def judge_one(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, seed: int | None = None,
-              max_attempts: int = 5, cancel: threading.Event | None = None, reducer: str = "mean") -> Judgment:
+def judge_one(
+    prompt: FrozenPrompt,
+    item: Item,
+    judge: Judge,
+    settings: JudgeSettings,
+    seed: int | None = None,
+    max_attempts: int = 5,
+    cancel: threading.Event | None = None,
+    reducer: str = "mean",
+) -> Judgment:
     """One item judged directly (no store): auto mode falls back to sampling; a failed call is an error judgment."""
     policy = CallPolicy(seed=seed, reducer=reducer, max_attempts=max_attempts, cancel=cancel)
     return judge_item(prompt, item, judge, settings, policy=policy, errors="judgment")
 
 
-def judge_items(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, settings: JudgeSettings,
-                seed: int | None = None, concurrency: int = 1, cancel: threading.Event | None = None,
-                reducer: str = "mean") -> list[Judgment]:
+def judge_items(
+    prompt: FrozenPrompt,
+    items: Sequence[Item],
+    judge: Judge,
+    settings: JudgeSettings,
+    seed: int | None = None,
+    concurrency: int = 1,
+    cancel: threading.Event | None = None,
+    reducer: str = "mean",
+) -> list[Judgment]:
     """Every item judged once in memory, in item order (calls in worker threads, results collected here)."""
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        return list(pool.map(lambda item: judge_one(prompt, item, judge, settings, seed, cancel=cancel,
-                                                    reducer=reducer), items))
+        return list(
+            pool.map(
+                lambda item: judge_one(prompt, item, judge, settings, seed, cancel=cancel, reducer=reducer),
+                items,
+            )
+        )
 
 
-def _regenerated(prompt: FrozenPrompt, judge: Judge, settings: JudgeSettings, temperature: float,
-                 seed: int | None) -> tuple[FrozenPrompt, list[str]]:
+def _regenerated(
+    prompt: FrozenPrompt, judge: Judge, settings: JudgeSettings, temperature: float, seed: int | None
+) -> tuple[FrozenPrompt, list[str]]:
     """The prompt with freshly generated steps (in memory), and those steps."""
     steps, version = generate_steps(prompt.dimension, judge, settings, temperature=temperature, seed=seed)
     dimension = replace(prompt.dimension, steps=tuple(steps), steps_model=version)
     return draft_prompt(dimension, prompt.name), steps
 
 
-def _stored_repeat(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, store: Store, dataset_id: str,
-                   settings: JudgeSettings, concurrency: int, cancel: threading.Event | None,
-                   label: str) -> tuple[str, list[dict[str, Any]]]:
+def _stored_repeat(
+    prompt: FrozenPrompt,
+    items: Sequence[Item],
+    judge: Judge,
+    store: Store,
+    dataset_id: str,
+    settings: JudgeSettings,
+    concurrency: int,
+    cancel: threading.Event | None,
+    label: str,
+) -> tuple[str, list[dict[str, Any]]]:
     """One repeat as a stored run of the frozen prompt (planned like every run): (run id, its judgments)."""
-    plan = plan_run(store, prompt, dataset_id, scope=RunScope(item_ids=tuple(i.id for i in items), new_run=True,
-                                                               marks={"stability": label}),
-                    concurrency=concurrency, options=RunOptions(use_cache=False), judge=plan_settings(settings, store))
+    plan = plan_run(
+        store,
+        prompt,
+        dataset_id,
+        scope=RunScope(item_ids=tuple(i.id for i in items), new_run=True, marks={"stability": label}),
+        concurrency=concurrency,
+        options=RunOptions(use_cache=False),
+        judge=plan_settings(settings, store),
+    )
     plan = record_run(store, plan)
     assert plan.run_id is not None  # a recorded plan names its run
     summary = start_run(store, plan, judge, cancel=cancel)
     if summary.status != "done":
-        raise JudgeError(f"{label}: run {plan.run_id} {summary.status}" + (f": {summary.error}" if summary.error else ""))
+        raise JudgeError(
+            f"{label}: run {plan.run_id} {summary.status}" + (f": {summary.error}" if summary.error else "")
+        )
     return plan.run_id, store.judgments(plan.run_id)
 
 
-def run_stability(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, repeats: int, *,
-                  settings: JudgeSettings | None = None, store: Store | None = None, dataset_id: str | None = None,
-                  regenerate_steps: bool = False, steps_temperature: float | None = None, seed: int | None = None,
-                  concurrency: int = 1, on_repeat: RepeatDone | None = None,
-                  cancel: threading.Event | None = None) -> StabilityRun:
+def run_stability(
+    prompt: FrozenPrompt,
+    items: Sequence[Item],
+    judge: Judge,
+    repeats: int,
+    *,
+    settings: JudgeSettings | None = None,
+    store: Store | None = None,
+    dataset_id: str | None = None,
+    regenerate_steps: bool = False,
+    steps_temperature: float | None = None,
+    seed: int | None = None,
+    concurrency: int = 1,
+    on_repeat: RepeatDone | None = None,
+    cancel: threading.Event | None = None,
+) -> StabilityRun:
     """Score `items` `repeats` times and report per-item flip rate and score spread.
 
     With `store` and `dataset_id` (a prompt frozen in that library) and the steps kept, each repeat is a
@@ -142,9 +209,17 @@ def run_stability(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, rep
     settings = settings or prompt.dimension.judge
     require_inputs(prompt, items, "the data")  # before any judge call
     seeds = repeat_seeds(settings.seed if seed is None else seed, repeats)
-    steps_t = steps_temperature if steps_temperature is not None else (settings.temperature or STEPS_TEMPERATURE)
-    result = StabilityRun(StabilityReport(repeats), prompt.label, settings.mode, settings.temperature,
-                          regenerate_steps, repeat_warnings(settings, regenerate_steps))
+    steps_t = (
+        steps_temperature if steps_temperature is not None else (settings.temperature or STEPS_TEMPERATURE)
+    )
+    result = StabilityRun(
+        StabilityReport(repeats),
+        prompt.label,
+        settings.mode,
+        settings.temperature,
+        regenerate_steps,
+        repeat_warnings(settings, regenerate_steps),
+    )
     lists: list[list[Any]] = []
     for i, run_seed in enumerate(seeds):
         label = f"stability repeat {i + 1} of {repeats}"
@@ -157,8 +232,9 @@ def run_stability(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, rep
                 continue
             result.steps.append(steps)
         if store is not None and dataset_id is not None and not regenerate_steps:
-            run_id, judged = _stored_repeat(use, items, judge, store, dataset_id, run_settings, concurrency,
-                                            cancel, label)
+            run_id, judged = _stored_repeat(
+                use, items, judge, store, dataset_id, run_settings, concurrency, cancel, label
+            )
             result.run_ids.append(run_id)
             lists.append(judged)
         else:
@@ -166,13 +242,16 @@ def run_stability(prompt: FrozenPrompt, items: Sequence[Item], judge: Judge, rep
         if on_repeat is not None:
             on_repeat(i + 1, repeats)
     if len(lists) < 2:
-        raise JudgeError(f"only {len(lists)} of {repeats} repeats could be scored: {'; '.join(result.failures)}")
+        raise JudgeError(
+            f"only {len(lists)} of {repeats} repeats could be scored: {'; '.join(result.failures)}"
+        )
     result.report = stability(lists)
     return result
 
 
-def dimension_stability(dimension: Dimension, items: Sequence[Item], judge: Judge, repeats: int = 3,
-                        **options: Any) -> StabilityRun:
+def dimension_stability(
+    dimension: Dimension, items: Sequence[Item], judge: Judge, repeats: int = 3, **options: Any
+) -> StabilityRun:
     """`run_stability` of a draft dimension in memory (the Design page's entry point); nothing is stored."""
     return run_stability(draft_prompt(dimension, dimension.name or "draft"), items, judge, repeats, **options)
 
@@ -186,6 +265,8 @@ def stability_check(report: StabilityReport | StabilityRun) -> Check:
     if run is not None and run.regenerate_steps:
         message += " with the steps regenerated each time"
     if unstable:
-        message += ("; ratings that change between repeats are noise the frozen prompt will carry: "
-                    "make the anchors and steps more specific, or score with n > 1 replies")
+        message += (
+            "; ratings that change between repeats are noise the frozen prompt will carry: "
+            "make the anchors and steps more specific, or score with n > 1 replies"
+        )
     return Check("warning" if unstable else "info", "stability", message)

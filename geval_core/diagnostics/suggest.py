@@ -53,10 +53,16 @@ def suggestion_prompt(dimension: Dimension, disputed: list[dict[str, Any]]) -> s
     items = "\n".join(
         f"- [{row['item_id']}] people {row['human']:g}, judge {row['score']:.2f}: "
         + " | ".join(f"{name}: {_shorten(row['fields'].get(name, ''))}" for name in dimension.inputs)
-        for row in disputed)
-    return TEMPLATE.format(name=dimension.name, low=dimension.scale.min, high=dimension.scale.max,
-                           definition=dimension.definition.strip(), anchors=format_anchors(replace(dimension, examples=())),
-                           items=items or "(none)")
+        for row in disputed
+    )
+    return TEMPLATE.format(
+        name=dimension.name,
+        low=dimension.scale.min,
+        high=dimension.scale.max,
+        definition=dimension.definition.strip(),
+        anchors=format_anchors(replace(dimension, examples=())),
+        items=items or "(none)",
+    )
 
 
 def parse_suggestion(text: str, dimension: Dimension) -> dict[str, Any]:
@@ -76,31 +82,49 @@ def parse_suggestion(text: str, dimension: Dimension) -> dict[str, Any]:
         elif match.group(2) is not None and int(match.group(2)) in dimension.scale.points:
             out["anchors"].setdefault(int(match.group(2)), body)
     if out["definition"] is None and not out["anchors"]:
-        out["problem"] = ("the designer model's reply has no DEFINITION: or ANCHOR n: line; it is shown as it came "
-                          "and nothing was changed")
+        out["problem"] = (
+            "the designer model's reply has no DEFINITION: or ANCHOR n: line; it is shown as it came "
+            "and nothing was changed"
+        )
     return out
 
 
 def apply_suggestion(dimension: Dimension, suggestion: dict[str, Any]) -> Dimension:
     """The dimension with the suggested definition and anchors (what the reply did not give stays)."""
-    return replace(dimension, definition=suggestion.get("definition") or dimension.definition,
-                   anchors={**dimension.anchors, **{int(k): v for k, v in (suggestion.get("anchors") or {}).items()}})
+    return replace(
+        dimension,
+        definition=suggestion.get("definition") or dimension.definition,
+        anchors={**dimension.anchors, **{int(k): v for k, v in (suggestion.get("anchors") or {}).items()}},
+    )
 
 
 def diff_lines(before: Dimension, after: Dimension) -> list[str]:
     """A unified diff of the definition and the anchors (what a person reviews before accepting)."""
+
     def text(dim: Dimension) -> list[str]:
-        return [f"Definition: {dim.definition.strip()}", *format_anchors(replace(dim, examples=())).splitlines()]
+        return [
+            f"Definition: {dim.definition.strip()}",
+            *format_anchors(replace(dim, examples=())).splitlines(),
+        ]
+
     return list(difflib.unified_diff(text(before), text(after), "current", "suggested", lineterm=""))
 
 
-def suggest_edits(dimension: Dimension, disputed: list[dict[str, Any]], judge: Judge,
-                  settings: JudgeSettings) -> dict[str, Any]:
+def suggest_edits(
+    dimension: Dimension, disputed: list[dict[str, Any]], judge: Judge, settings: JudgeSettings
+) -> dict[str, Any]:
     """Ask the designer model once; the suggestion parsed, the revised dimension, the diff and the prompt sent."""
     prompt = suggestion_prompt(dimension, disputed)
-    request = JudgeRequest(({"role": "user", "content": prompt},), settings.model, temperature=0.0,
-                           max_tokens=SUGGEST_MAX_TOKENS, logprobs=False, top_logprobs=0, n=1,
-                           assistant_prefix=PRIMER)
+    request = JudgeRequest(
+        ({"role": "user", "content": prompt},),
+        settings.model,
+        temperature=0.0,
+        max_tokens=SUGGEST_MAX_TOKENS,
+        logprobs=False,
+        top_logprobs=0,
+        n=1,
+        assistant_prefix=PRIMER,
+    )
     reply = judge.judge(request)
     text = final_text(reply.choices[0].text if reply.choices else "") or ""
     if judge.primes:
@@ -110,5 +134,11 @@ def suggest_edits(dimension: Dimension, disputed: list[dict[str, Any]], judge: J
     known = {row["item_id"] for row in disputed}
     for reason in suggestion["reasons"]:
         reason["items"] = [i for i in reason["items"] if i in known]  # only items it was shown
-    return {"version": SUGGEST_VERSION, "prompt": prompt, "model_version": reply.model_version, **suggestion,
-            "dimension": revised.to_dict(), "diff": diff_lines(dimension, revised)}
+    return {
+        "version": SUGGEST_VERSION,
+        "prompt": prompt,
+        "model_version": reply.model_version,
+        **suggestion,
+        "dimension": revised.to_dict(),
+        "diff": diff_lines(dimension, revised),
+    }

@@ -28,8 +28,11 @@ def file_format(path: str | Path) -> str:
         return "jsonl"
     if suffix in CSV_SUFFIXES:
         return "csv"
-    raise InputError(f"unsupported file type {suffix or '(none)'!r}; use .jsonl (one JSON object per line) "
-                     "or .csv (a header line, then one row per line)", file=str(path))
+    raise InputError(
+        f"unsupported file type {suffix or '(none)'!r}; use .jsonl (one JSON object per line) "
+        "or .csv (a header line, then one row per line)",
+        file=str(path),
+    )
 
 
 def read_rows(path: str | Path) -> Iterator[tuple[int, Row]]:
@@ -46,8 +49,9 @@ def read_rows(path: str | Path) -> Iterator[tuple[int, Row]]:
         else:
             yield from _jsonl_rows(path)
     except RecursionError:  # JSON nested thousands deep: the parser gives up before reading it
-        raise InputError("a row is nested too deeply to read (thousands of levels): not a data row",
-                         file=str(path)) from None
+        raise InputError(
+            "a row is nested too deeply to read (thousands of levels): not a data row", file=str(path)
+        ) from None
 
 
 def _starts_array(path: Path) -> bool:
@@ -63,8 +67,12 @@ def _json_array_rows(path: Path) -> Iterator[tuple[int, Row]]:
     try:
         rows = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"broken JSON: {exc.msg} at column {exc.colno} (expected an array of objects, or "
-                         "one JSON object per line)", file=name, line=exc.lineno) from None
+        raise InputError(
+            f"broken JSON: {exc.msg} at column {exc.colno} (expected an array of objects, or "
+            "one JSON object per line)",
+            file=name,
+            line=exc.lineno,
+        ) from None
     decoder, position = json.JSONDecoder(), text.index("[") + 1
     for row in rows:
         while text[position] in " \t\r\n,":
@@ -81,8 +89,9 @@ def _decode(data: bytes, name: str, first_line: int = 1) -> str:
         return data.decode("utf-8-sig" if first_line == 1 else "utf-8")
     except UnicodeDecodeError as exc:
         line = first_line + data[: exc.start].count(b"\n")
-        raise InputError(f"not UTF-8 text (byte {data[exc.start]:#04x}); save the file as UTF-8",
-                         file=name, line=line) from None
+        raise InputError(
+            f"not UTF-8 text (byte {data[exc.start]:#04x}); save the file as UTF-8", file=name, line=line
+        ) from None
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, Row]]:
@@ -96,8 +105,11 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Row]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"broken JSON: {exc.msg} at column {exc.colno} (expected one JSON object "
-                                 "per line)", file=name, line=number) from None
+                raise InputError(
+                    f"broken JSON: {exc.msg} at column {exc.colno} (expected one JSON object per line)",
+                    file=name,
+                    line=number,
+                ) from None
             if not isinstance(row, dict):
                 raise InputError(f"expected a JSON object, got {type(row).__name__}", file=name, line=number)
             yield number, row
@@ -128,8 +140,12 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Row]]:
 def _check_width(cells: list[str], header: list[str], name: str, line: int) -> None:
     # A ragged row usually means a stray delimiter or quote: refuse it rather than guess which cell moved.
     if len(cells) != len(header):
-        raise InputError(f"broken CSV: this row has {len(cells)} cells where the header has {len(header)} "
-                         "(a stray comma or quote?)", file=name, line=line)
+        raise InputError(
+            f"broken CSV: this row has {len(cells)} cells where the header has {len(header)} "
+            "(a stray comma or quote?)",
+            file=name,
+            line=line,
+        )
 
 
 def _as_mapping(value: Any) -> Any:
@@ -185,8 +201,9 @@ def require(row: Row, dotted: str, *, file: str, line: int) -> Any:
         return lookup(row, dotted)
     except KeyError:
         fields = ", ".join(field_paths(row)) or "none"
-        raise InputError(f"no such field (fields here: {fields})", file=file, line=line,
-                         field=dotted) from None
+        raise InputError(
+            f"no such field (fields here: {fields})", file=file, line=line, field=dotted
+        ) from None
 
 
 def records_of(data: Any, who: str) -> list[Row]:
@@ -197,10 +214,15 @@ def records_of(data: Any, who: str) -> list[Row]:
     if hasattr(data, "to_dict") and hasattr(data, "columns"):
         return data.to_dict("records")
     if not isinstance(data, Iterable) or isinstance(data, (bytes, Mapping)):
-        raise TypeError(f"{who} takes a pandas DataFrame, a list of dicts (one per item) or a data file's path")
+        raise TypeError(
+            f"{who} takes a pandas DataFrame, a list of dicts (one per item) or a data file's path"
+        )
     rows = list(data)
     bad = next((n for n, row in enumerate(rows) if not isinstance(row, Mapping)), None)
     if bad is not None:
-        raise InputError(f"row {bad} is a {type(rows[bad]).__name__}, not a mapping: give one dict per item "
-                         "(its fields named like the prompt's inputs)", field=None)
+        raise InputError(
+            f"row {bad} is a {type(rows[bad]).__name__}, not a mapping: give one dict per item "
+            "(its fields named like the prompt's inputs)",
+            field=None,
+        )
     return [dict(row) for row in rows]

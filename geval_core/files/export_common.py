@@ -23,17 +23,20 @@ def one_line(text: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f\u2028\u2029\x85]+", " ", str(text))
 
 
-def provenance(prompt: FrozenPrompt, tool: str, lost: list[str], rule: list[str],
-               heading: str | None = None) -> list[str]:
+def provenance(
+    prompt: FrozenPrompt, tool: str, lost: list[str], rule: list[str], heading: str | None = None
+) -> list[str]:
     """The comment lines every export starts with: its source, what the tool cannot reproduce (under `heading`,
     by default that its scores are not the frozen metric's), the pass rule."""
     judge = prompt.dimension.judge
     effort = f", reasoning_effort={judge.reasoning_effort}" if judge.reasoning_effort else ""
-    lines = [f"{tool} export of the frozen G-Eval prompt {one_line(prompt.label)!r} (G-Eval Workbench).",
-             f"Content hash (the prompt's identity; name and version are labels): {prompt.id}",
-             f"Frozen judge: {one_line(judge.judge_id)}, mode {judge.mode}, n={judge.n}, "
-             f"temperature={judge.temperature}{effort}.",
-             heading or f"What {tool} cannot reproduce, so its scores are not the frozen metric's:"]
+    lines = [
+        f"{tool} export of the frozen G-Eval prompt {one_line(prompt.label)!r} (G-Eval Workbench).",
+        f"Content hash (the prompt's identity; name and version are labels): {prompt.id}",
+        f"Frozen judge: {one_line(judge.judge_id)}, mode {judge.mode}, n={judge.n}, "
+        f"temperature={judge.temperature}{effort}.",
+        heading or f"What {tool} cannot reproduce, so its scores are not the frozen metric's:",
+    ]
     return lines + [f"- {one_line(item)}" for item in lost] + rule
 
 
@@ -56,7 +59,9 @@ def rendered_with(prompt: FrozenPrompt, escape, slot) -> str:
     """The rendered prompt with the fixed text passed through `escape` and each input as `slot(name)`."""
     inputs = prompt.dimension.inputs
     odd = [f for f in inputs if not f.isidentifier()]
-    if odd:  # a frozen prompt's inputs are template placeholders, so identifiers; never write others into code
+    if (
+        odd
+    ):  # a frozen prompt's inputs are template placeholders, so identifiers; never write others into code
         raise InputError(f"input field {odd[0]!r} is not a plain name; it cannot be a template variable")
     text = render(prompt, {name: _SENTINEL.format(n) for n, name in enumerate(inputs)})
     parts = re.split("(\x00geval-input-\\d+\x00)", text)
@@ -72,8 +77,11 @@ def check_pass_at(prompt: FrozenPrompt, pass_at: float | None) -> None:
     """InputError unless `pass_at` is None or a rating within the prompt's scale (both ends included)."""
     scale = prompt.dimension.scale
     if pass_at is not None and not (math.isfinite(pass_at) and scale.min <= pass_at <= scale.max):
-        raise InputError(f"{pass_at:g} lies outside the prompt's {scale} scale; give a rating from {scale.min} "
-                         f"to {scale.max}", field="pass_at")
+        raise InputError(
+            f"{pass_at:g} lies outside the prompt's {scale} scale; give a rating from {scale.min} "
+            f"to {scale.max}",
+            field="pass_at",
+        )
 
 
 def scale_share(prompt: FrozenPrompt, rating: float) -> float:
@@ -88,8 +96,12 @@ def pass_rule(prompt: FrozenPrompt, pass_at: float | None, how: str, without: st
     (`without`: what the tool then does)."""
     if pass_at is None:
         return [one_line(f"No pass rule is set (export with --pass-at RATING to set one): {without}")]
-    return [one_line(f"Pass rule (--pass-at {pass_at:g}): an item passes when its {prompt.dimension.name} rating "
-                     f"is at least {pass_at:g} on the {prompt.dimension.scale} scale; {how}")]
+    return [
+        one_line(
+            f"Pass rule (--pass-at {pass_at:g}): an item passes when its {prompt.dimension.name} rating "
+            f"is at least {pass_at:g} on the {prompt.dimension.scale} scale; {how}"
+        )
+    ]
 
 
 def share_formula(prompt: FrozenPrompt, pass_at: float) -> str:
@@ -105,14 +117,22 @@ def judge_losses(prompt: FrozenPrompt, tool: str) -> list[str]:
     lost = []
     if judge.mode in ("logprobs", "auto"):
         floor = f"{judge.valid_mass_floor * 100:g}%"
-        lost.append(f"the valid-mass floor ({floor}): the workbench gives no score when less than {floor} of the "
-                    f"probability is on the allowed ratings; {tool} scores every reply it can read")
+        lost.append(
+            f"the valid-mass floor ({floor}): the workbench gives no score when less than {floor} of the "
+            f"probability is on the allowed ratings; {tool} scores every reply it can read"
+        )
     if judge.mode == "auto":
-        lost.append(f"auto mode: the workbench falls back to sampling n={judge.n} replies where the server gives "
-                    f"no log-probabilities; {tool} has no such fallback")
+        lost.append(
+            f"auto mode: the workbench falls back to sampling n={judge.n} replies where the server gives "
+            f"no log-probabilities; {tool} has no such fallback"
+        )
     if judge.mode != "logprobs" and judge.n > 1:
-        lost.append(f"sampling n={judge.n}: the frozen score averages {judge.n} replies per item; {tool} reads "
-                    "one reply per item")
-    lost.append(f"max_tokens={judge.max_tokens}: the frozen reply budget for one rating is not carried; {tool} "
-                "lets its judge write a longer verdict")
+        lost.append(
+            f"sampling n={judge.n}: the frozen score averages {judge.n} replies per item; {tool} reads "
+            "one reply per item"
+        )
+    lost.append(
+        f"max_tokens={judge.max_tokens}: the frozen reply budget for one rating is not carried; {tool} "
+        "lets its judge write a longer verdict"
+    )
     return lost

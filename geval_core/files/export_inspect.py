@@ -12,12 +12,16 @@ from .export_common import comment_block, one_line, pass_rule, provenance, rende
 from .inspect_rules_code import RULES
 from .inspect_scorer_code import IMPORTS, TASK
 
-DOCSTRING = ('"""An Inspect AI task scoring items with a frozen G-Eval prompt as the G-Eval Workbench does: the same '
-             'message,\nthe rating position\'s log-probabilities, Eq. 1 over the allowed ratings and no score below '
-             'the valid-mass floor."""\n\n')
-HEADING = ("What this file does not reproduce (its scores are the frozen metric's on the same replies: the same "
-           "message, Eq. 1 renormalised over the allowed ratings, the valid-mass floor, signed and multi-token "
-           "ratings, <think> blocks, the auto-mode fallback; these are the workbench's run rules around a score):")
+DOCSTRING = (
+    '"""An Inspect AI task scoring items with a frozen G-Eval prompt as the G-Eval Workbench does: the same '
+    "message,\nthe rating position's log-probabilities, Eq. 1 over the allowed ratings and no score below "
+    'the valid-mass floor."""\n\n'
+)
+HEADING = (
+    "What this file does not reproduce (its scores are the frozen metric's on the same replies: the same "
+    "message, Eq. 1 renormalised over the allowed ratings, the valid-mass floor, signed and multi-token "
+    "ratings, <think> blocks, the auto-mode fallback; these are the workbench's run rules around a score):"
+)
 
 
 def prompt_pieces(prompt: FrozenPrompt) -> list[str | tuple[str]]:
@@ -46,33 +50,45 @@ def generate_config(prompt: FrozenPrompt, logprobs: bool) -> str:
 def inspect_losses(prompt: FrozenPrompt) -> list[str]:
     """The workbench's run rules around a score that the Inspect task does not follow, for this prompt."""
     judge = prompt.dimension.judge
-    lost = ["retries: the workbench asks a failed call again (up to 5 attempts) and asks again when a reply's "
-            "log-probabilities are impossible; here Inspect's own retries answer failed calls, and a reply with "
-            "impossible log-probabilities is unscored",
-            "the context check: the workbench never sends an item too long for the judge's context; here the "
-            "server refuses it",
-            "the judge cache and each judgment's provenance (server, request and reply hashes): Inspect's log keeps "
-            "its own record"]
+    lost = [
+        "retries: the workbench asks a failed call again (up to 5 attempts) and asks again when a reply's "
+        "log-probabilities are impossible; here Inspect's own retries answer failed calls, and a reply with "
+        "impossible log-probabilities is unscored",
+        "the context check: the workbench never sends an item too long for the judge's context; here the "
+        "server refuses it",
+        "the judge cache and each judgment's provenance (server, request and reply hashes): Inspect's log keeps "
+        "its own record",
+    ]
     if judge.n > 1:
-        lost.append(f"n={judge.n}: the workbench asks a server that returns fewer replies again until it has "
-                    f"{judge.n}; here the replies the server returns are scored")
+        lost.append(
+            f"n={judge.n}: the workbench asks a server that returns fewer replies again until it has "
+            f"{judge.n}; here the replies the server returns are scored"
+        )
     if judge.mode != "logprobs":
-        lost.append("the sampling reducer: always the mean, the workbench's default (another is a run option)")
+        lost.append(
+            "the sampling reducer: always the mean, the workbench's default (another is a run option)"
+        )
     if judge.reasoning_effort:
-        lost.append("a reasoning model's budget: the workbench sends max_completion_tokens (the reply budget plus "
-                    f"room to reason); here Inspect's provider sends max_tokens={judge.max_tokens} its own way")
+        lost.append(
+            "a reasoning model's budget: the workbench sends max_completion_tokens (the reply budget plus "
+            f"room to reason); here Inspect's provider sends max_tokens={judge.max_tokens} its own way"
+        )
     if judge.provider == "local":
-        lost.append("the embedded judge (a GGUF run in-process by llama-cpp-python, its reply primed with the form's "
-                    f"'- {one_line(prompt.dimension.name)}: '): name a model serving the same GGUF (e.g. llama.cpp's "
-                    "server through openai-api/...); a chat API is not primed, and another runtime may answer "
-                    "differently")
+        lost.append(
+            "the embedded judge (a GGUF run in-process by llama-cpp-python, its reply primed with the form's "
+            f"'- {one_line(prompt.dimension.name)}: '): name a model serving the same GGUF (e.g. llama.cpp's "
+            "server through openai-api/...); a chat API is not primed, and another runtime may answer "
+            "differently"
+        )
     return lost
 
 
 def inspect_rule(prompt: FrozenPrompt, pass_at: float | None) -> list[str]:
     """The comment lines saying the pass rule as the task applies it."""
-    how = (f"PASS_AT = {pass_at!r}: a scored sample's metadata says whether it passed, and the `passed` metric is the "
-           "share of scored items passing (the weighted score, as the workbench applies the rule).")
+    how = (
+        f"PASS_AT = {pass_at!r}: a scored sample's metadata says whether it passed, and the `passed` metric is the "
+        "share of scored items passing (the weighted score, as the workbench applies the rule)."
+    )
     return pass_rule(prompt, pass_at, how, "PASS_AT is None: Inspect reports the mean score and its stderr.")
 
 
@@ -86,12 +102,14 @@ def model_hint(prompt: FrozenPrompt) -> str:
 def usage(prompt: FrozenPrompt) -> list[str]:
     """The comment lines saying how to run the file."""
     inputs = ", ".join(prompt.dimension.inputs)
-    return [f"Run: inspect eval THIS_FILE --model {model_hint(prompt)} -T dataset=items.jsonl",
-            f"The dataset: a JSONL or CSV file with a text field for each input ({inputs}); an `id` field names "
-            "the items.",
-            "The judge: --model, or --model-role grader=MODEL, or -T judge=MODEL; an OpenAI-compatible server as "
-            "openai-api/NAME/MODEL with NAME_BASE_URL (and NAME_API_KEY) set.",
-            "An item without a score (below the floor, no rating in the reply) is unscored, with the reason."]
+    return [
+        f"Run: inspect eval THIS_FILE --model {model_hint(prompt)} -T dataset=items.jsonl",
+        f"The dataset: a JSONL or CSV file with a text field for each input ({inputs}); an `id` field names "
+        "the items.",
+        "The judge: --model, or --model-role grader=MODEL, or -T judge=MODEL; an OpenAI-compatible server as "
+        "openai-api/NAME/MODEL with NAME_BASE_URL (and NAME_API_KEY) set.",
+        "An item without a score (below the floor, no rating in the reply) is unscored, with the reason.",
+    ]
 
 
 def py_pieces(pieces: list[str | tuple[str]]) -> str:
@@ -104,20 +122,24 @@ def constants(prompt: FrozenPrompt, pass_at: float | None) -> str:
     dim, judge = prompt.dimension, prompt.dimension.judge
     logprobs = generate_config(prompt, True) if judge.mode in ("logprobs", "auto") else "None"
     sampling = generate_config(prompt, False) if judge.mode in ("sampling", "auto") else "None"
-    return (f"\nCONTENT_HASH = {prompt.id!r}\nPROMPT_LABEL = {prompt.label!r}\n"
-            f"INPUTS = {tuple(dim.inputs)!r}  # the frozen prompt's inputs in order; the last one is judged\n"
-            f"SCALE = {(dim.scale.min, dim.scale.max)!r}  # the allowed ratings, both ends included\n"
-            f"VALID_MASS_FLOOR = {judge.valid_mass_floor!r}  # less probability on the ratings: no score\n"
-            f"PASS_AT = {pass_at!r}  # the pass rule on the scale (None: no rule)\n"
-            "# The frozen prompt's one user message: its fixed text, and (name,) where an item's input goes.\n"
-            f"PROMPT = {py_pieces(prompt_pieces(prompt))}\n"
-            f"# The frozen decoding (mode {judge.mode}): the rating position's log-probabilities, then (auto mode, "
-            "a reply without them) n sampled replies.\n"
-            f"LOGPROBS_CONFIG = {logprobs}\nSAMPLING_CONFIG = {sampling}\n")
+    return (
+        f"\nCONTENT_HASH = {prompt.id!r}\nPROMPT_LABEL = {prompt.label!r}\n"
+        f"INPUTS = {tuple(dim.inputs)!r}  # the frozen prompt's inputs in order; the last one is judged\n"
+        f"SCALE = {(dim.scale.min, dim.scale.max)!r}  # the allowed ratings, both ends included\n"
+        f"VALID_MASS_FLOOR = {judge.valid_mass_floor!r}  # less probability on the ratings: no score\n"
+        f"PASS_AT = {pass_at!r}  # the pass rule on the scale (None: no rule)\n"
+        "# The frozen prompt's one user message: its fixed text, and (name,) where an item's input goes.\n"
+        f"PROMPT = {py_pieces(prompt_pieces(prompt))}\n"
+        f"# The frozen decoding (mode {judge.mode}): the rating position's log-probabilities, then (auto mode, "
+        "a reply without them) n sampled replies.\n"
+        f"LOGPROBS_CONFIG = {logprobs}\nSAMPLING_CONFIG = {sampling}\n"
+    )
 
 
 def inspect_task(prompt: FrozenPrompt, pass_at: float | None = None) -> str:
     """A Python file defining the Inspect task `geval` and its scorer `geval_judge` for the frozen prompt."""
-    head = [*provenance(prompt, "Inspect AI", inspect_losses(prompt), inspect_rule(prompt, pass_at), HEADING),
-            *usage(prompt)]
+    head = [
+        *provenance(prompt, "Inspect AI", inspect_losses(prompt), inspect_rule(prompt, pass_at), HEADING),
+        *usage(prompt),
+    ]
     return comment_block(head) + DOCSTRING + IMPORTS + constants(prompt, pass_at) + RULES + "\n" + TASK

@@ -70,7 +70,7 @@ def promptfoo_threshold(prompt: FrozenPrompt, pass_at: float) -> float:
     Rounding down keeps a rating exactly at the rule passing when the judge writes its share rounded
     (2/3 as 0.6667 against 0.6666...).
     """
-    factor = 10 ** SCORE_DECIMALS
+    factor = 10**SCORE_DECIMALS
     return math.floor(round(scale_share(prompt, pass_at) * factor, 6)) / factor
 
 
@@ -78,9 +78,11 @@ def verdict_instruction(prompt: FrozenPrompt) -> str:
     """What the rubric asks for after the form: a reason and the rating as a 0-1 score, never a pass verdict
     (a judge's own 'pass' would be a rule the frozen prompt does not have)."""
     dim = prompt.dimension
-    return (f"\n\nReply with only a JSON object: {{\"reason\": \"<one sentence>\", \"score\": S}}, where S is your "
-            f"{dim.name} rating on the {dim.scale} scale mapped to 0-1 as (rating - {dim.scale.min}) / "
-            f"{dim.scale.max - dim.scale.min}, written with {SCORE_DECIMALS} decimals.")
+    return (
+        f'\n\nReply with only a JSON object: {{"reason": "<one sentence>", "score": S}}, where S is your '
+        f"{dim.name} rating on the {dim.scale} scale mapped to 0-1 as (rating - {dim.scale.min}) / "
+        f"{dim.scale.max - dim.scale.min}, written with {SCORE_DECIMALS} decimals."
+    )
 
 
 def provider_config(prompt: FrozenPrompt) -> dict[str, Any]:
@@ -99,40 +101,56 @@ def promptfoo_losses(prompt: FrozenPrompt, provider: str | None) -> list[str]:
     dim, judge = prompt.dimension, prompt.dimension.judge
     output = output_field(prompt)
     weighting = ["the probability weighting: llm-rubric reads the one score the judge states in a JSON reply"]
-    lost = [*(weighting if judge.mode != "sampling" else []), *judge_losses(prompt, "promptfoo"),
-            f"the form ending ({FORM_HEADER} ... - {one_line(dim.name)}:): llm-rubric needs a JSON verdict, "
-            "so a JSON instruction follows the form",
-            f"the item's {one_line(output)} is promptfoo's output; the other inputs are test vars "
-            f"({', '.join(map(one_line, dim.inputs[:-1])) or 'none'})"]
+    lost = [
+        *(weighting if judge.mode != "sampling" else []),
+        *judge_losses(prompt, "promptfoo"),
+        f"the form ending ({FORM_HEADER} ... - {one_line(dim.name)}:): llm-rubric needs a JSON verdict, "
+        "so a JSON instruction follows the form",
+        f"the item's {one_line(output)} is promptfoo's output; the other inputs are test vars "
+        f"({', '.join(map(one_line, dim.inputs[:-1])) or 'none'})",
+    ]
     if provider is None:
-        lost.append(f"the frozen judge {judge.judge_id}: no provider is named; set provider to the grader of your "
-                    f"choice, with temperature {judge.temperature}"
-                    + (f", seed {judge.seed}" if judge.seed is not None else "")
-                    + (f" and reasoning_effort {judge.reasoning_effort}" if judge.reasoning_effort else ""))
+        lost.append(
+            f"the frozen judge {judge.judge_id}: no provider is named; set provider to the grader of your "
+            f"choice, with temperature {judge.temperature}"
+            + (f", seed {judge.seed}" if judge.seed is not None else "")
+            + (f" and reasoning_effort {judge.reasoning_effort}" if judge.reasoning_effort else "")
+        )
     elif judge.reasoning_effort and not _PROMPTFOO_REASONING.match(judge.model):
-        lost.append(f"reasoning_effort={judge.reasoning_effort}: written to the provider config, but promptfoo "
-                    f"0.123.1 sends it only for models it takes as reasoning models (gpt-5*, o1*, o3*, o4*) or "
-                    f"gpt-oss; for {judge.model} it is dropped")
+        lost.append(
+            f"reasoning_effort={judge.reasoning_effort}: written to the provider config, but promptfoo "
+            f"0.123.1 sends it only for models it takes as reasoning models (gpt-5*, o1*, o3*, o4*) or "
+            f"gpt-oss; for {judge.model} it is dropped"
+        )
     return lost
 
 
 # promptfoo 0.123.1 ANDs an assertion's own threshold with any "pass" the judge writes (a missing one counts as
 # true), so a judge adding an unasked "pass": false would fail items the rule passes; an assert-set's threshold
 # alone decides (its score against the threshold), so the rule sits there, around the one llm-rubric.
-SET_NOTE = ("set on an assert-set around the llm-rubric, whose threshold alone decides: promptfoo ANDs an "
-            "assertion's own threshold with any \"pass\" the judge writes, so a judge adding an unasked "
-            "\"pass\": false would fail items the threshold passes.")
+SET_NOTE = (
+    "set on an assert-set around the llm-rubric, whose threshold alone decides: promptfoo ANDs an "
+    'assertion\'s own threshold with any "pass" the judge writes, so a judge adding an unasked '
+    '"pass": false would fail items the threshold passes.'
+)
 
 
 def promptfoo_rule(prompt: FrozenPrompt, pass_at: float | None) -> list[str]:
     """The comment lines saying the pass rule as promptfoo applies it."""
     if pass_at is None:
-        return pass_rule(prompt, None, "", "threshold is 0, " + SET_NOTE + " So promptfoo passes every item, one "
-                                           "whose reply it cannot read too (it scores 0; its component result "
-                                           "says why): read the score (namedScores).")
-    how = (f"threshold = {share_formula(prompt, pass_at)} = {promptfoo_threshold(prompt, pass_at)!r} on the 0-1 "
-           f"score the rubric asks for (rounded down to {SCORE_DECIMALS} decimals), " + SET_NOTE + " An item "
-           "passes when its score >= threshold; a reply promptfoo cannot read scores 0.")
+        return pass_rule(
+            prompt,
+            None,
+            "",
+            "threshold is 0, " + SET_NOTE + " So promptfoo passes every item, one "
+            "whose reply it cannot read too (it scores 0; its component result "
+            "says why): read the score (namedScores).",
+        )
+    how = (
+        f"threshold = {share_formula(prompt, pass_at)} = {promptfoo_threshold(prompt, pass_at)!r} on the 0-1 "
+        f"score the rubric asks for (rounded down to {SCORE_DECIMALS} decimals), " + SET_NOTE + " An item "
+        "passes when its score >= threshold; a reply promptfoo cannot read scores 0."
+    )
     return pass_rule(prompt, pass_at, how, "")
 
 
@@ -145,18 +163,27 @@ def promptfoo_assertion(prompt: FrozenPrompt, pass_at: float | None = None) -> s
     """A YAML assert-set holding one llm-rubric assertion whose rubricPrompt is the rendered G-Eval prompt."""
     dim = prompt.dimension
     output = output_field(prompt)
-    rubric_prompt = rendered_with(prompt, nunjucks_text,
-                                  lambda f: "{{ " + ("output" if f == output else f) + " }}")
+    rubric_prompt = rendered_with(
+        prompt, nunjucks_text, lambda f: "{{ " + ("output" if f == output else f) + " }}"
+    )
     rubric_prompt = unloadable(rubric_prompt) + nunjucks_text(verdict_instruction(prompt))
     provider = promptfoo_provider(prompt)
-    rubric: dict[str, Any] = {"type": "llm-rubric", "metric": promptfoo_text(dim.name),
-                              "value": promptfoo_text(dim.definition.strip()), "rubricPrompt": rubric_prompt}
+    rubric: dict[str, Any] = {
+        "type": "llm-rubric",
+        "metric": promptfoo_text(dim.name),
+        "value": promptfoo_text(dim.definition.strip()),
+        "rubricPrompt": rubric_prompt,
+    }
     if provider:
         rubric["provider"] = {"id": provider, "config": provider_config(prompt)}
     fields = {"type": "assert-set", "threshold": set_threshold(prompt, pass_at), "assert": [rubric]}
-    head = provenance(prompt, "promptfoo", promptfoo_losses(prompt, provider), promptfoo_rule(prompt, pass_at))
-    head.append("One assertion (an assert-set holding the llm-rubric): put it under a test's `assert:` list (or "
-                "defaultTest.assert).")
+    head = provenance(
+        prompt, "promptfoo", promptfoo_losses(prompt, provider), promptfoo_rule(prompt, pass_at)
+    )
+    head.append(
+        "One assertion (an assert-set holding the llm-rubric): put it under a test's `assert:` list (or "
+        "defaultTest.assert)."
+    )
     return comment_block(head) + yaml_mapping(fields)
 
 
@@ -168,7 +195,9 @@ def yaml_mapping(fields: dict[str, Any], indent: str = "") -> str:
             out.append(f"{indent}{key}:\n{yaml_mapping(value, indent + '  ')}")
         elif isinstance(value, list):  # each entry a mapping: its first key follows the "- "
             out.append(f"{indent}{key}:\n")
-            out.extend(f"{indent}  - " + yaml_mapping(entry, indent + "    ")[len(indent) + 4:] for entry in value)
+            out.extend(
+                f"{indent}  - " + yaml_mapping(entry, indent + "    ")[len(indent) + 4 :] for entry in value
+            )
         else:
             out.append(f"{indent}{key}: {yaml_scalar(value)}\n")
     return "".join(out)

@@ -4,7 +4,7 @@ puts the prompt's own values (literals) in front of it."""
 
 from __future__ import annotations
 
-IMPORTS = '''\
+IMPORTS = """\
 from __future__ import annotations
 
 import math
@@ -16,7 +16,7 @@ from inspect_ai.dataset import Sample, csv_dataset, json_dataset
 from inspect_ai.model import ChatMessageUser, GenerateConfig, ModelOutput, get_model
 from inspect_ai.scorer import SampleScore, Score, Target, mean, metric, scorer, stderr
 from inspect_ai.solver import TaskState, solver
-'''
+"""
 
 TASK = '''
 # ---- Inspect ---------------------------------------------------------------------------------------------------

@@ -20,8 +20,10 @@ FILE_FIELDS = tuple("id" if f == "item_id" else f for f in JUDGMENT_FIELDS)
 
 def _cell(value: Any) -> Any:
     if isinstance(value, (dict, list, tuple)):
-        return json.dumps({str(k): v for k, v in value.items()} if isinstance(value, dict) else list(value),
-                          ensure_ascii=False)
+        return json.dumps(
+            {str(k): v for k, v in value.items()} if isinstance(value, dict) else list(value),
+            ensure_ascii=False,
+        )
     return "" if value is None else value
 
 
@@ -50,7 +52,7 @@ def write_judgments(rows: Iterable[dict[str, Any]], out: TextIO, format: str = "
 def export_judgments(rows: Iterable[dict[str, Any]], path: str | Path, format: str | None = None) -> Path:
     """Write judgments to a .csv or .jsonl file; format defaults from the suffix (else jsonl)."""
     path = Path(path)
-    format = (format or path.suffix.lstrip(".").lower() or "jsonl")
+    format = format or path.suffix.lstrip(".").lower() or "jsonl"
     if format not in ("csv", "jsonl"):
         raise InputError(f"judgments export format must be csv or jsonl, got {format!r}", file=str(path))
     with path.open("w", encoding="utf-8", newline="") as out:

@@ -25,22 +25,39 @@ from ..urls import shown_url
 from .judgment_files import JUDGMENT_FIELDS, export_judgments, write_judgments
 
 __all__ = [
-    "JUDGMENT_FIELDS", "SCHEMA_VERSION", "ExportWarning", "LoadedExport", "agreement_hash", "export_filename",
-    "export_judgments", "export_prompt", "load_prompt", "open_export", "production_snippet", "prompt_from_export",
-    "read_agreement", "read_export", "write_export", "write_judgments",
+    "JUDGMENT_FIELDS",
+    "SCHEMA_VERSION",
+    "ExportWarning",
+    "LoadedExport",
+    "agreement_hash",
+    "export_filename",
+    "export_judgments",
+    "export_prompt",
+    "load_prompt",
+    "open_export",
+    "production_snippet",
+    "prompt_from_export",
+    "read_agreement",
+    "read_export",
+    "write_export",
+    "write_judgments",
 ]
 
 SCHEMA_VERSION = 1
 FORMAT = "geval-workbench/prompt"
-HASH_NOTE = ("sha256 of the canonical JSON of geval_core.prompts.metric_fields: everything that decides what "
-             "the judge is asked and how its reply is scored; the unverified_metadata fields are outside it")
+HASH_NOTE = (
+    "sha256 of the canonical JSON of geval_core.prompts.metric_fields: everything that decides what "
+    "the judge is asked and how its reply is scored; the unverified_metadata fields are outside it"
+)
 UNVERIFIED = ("name", "version", "created_at", "steps_model", "agreement")
-UNVERIFIED_NOTE = ("unverified metadata: labels outside the content hash. A version number counts within one "
-                   "library; the content hash is the prompt's identity across libraries. Attached agreement is "
-                   "checked against agreement_hash only.")
+UNVERIFIED_NOTE = (
+    "unverified metadata: labels outside the content hash. A version number counts within one "
+    "library; the content hash is the prompt's identity across libraries. Attached agreement is "
+    "checked against agreement_hash only."
+)
 
 # Every value is pasted with repr(): a name, path or field can never become code.
-SNIPPET = '''\
+SNIPPET = """\
 from geval_core.export import load_prompt, score_item
 
 prompt = load_prompt({path})  # refuses a file whose content does not match its hash
@@ -49,7 +66,7 @@ fields = {fields}  # one item's inputs: put its texts here
 # base_url=None is the provider's own API; give your OpenAI-compatible server's URL to use that instead.
 result = score_item(prompt, fields, base_url=None)
 print(result.score, result.distribution)  # weighted score; p(rating) for every rating
-'''
+"""
 
 
 class ExportWarning(UserWarning):
@@ -65,8 +82,9 @@ class LoadedExport:
     warnings: list[str] = field(default_factory=list)
 
 
-def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None,
-                  path: str | None = None) -> dict[str, Any]:
+def export_prompt(
+    prompt: FrozenPrompt, agreement: dict[str, Any] | None = None, path: str | None = None
+) -> dict[str, Any]:
     """Everything needed to score with this prompt elsewhere, plus its hash and optional agreement.
 
     `path` is the file name the usage snippet loads (default name@version.json).
@@ -90,12 +108,21 @@ def export_prompt(prompt: FrozenPrompt, agreement: dict[str, Any] | None = None,
         "steps_model": dim.steps_model,
         "template": template_of(dim),
         "judge": {"provider": judge.provider, "model": judge.model},  # no server: the user names it
-        "decoding": {"temperature": judge.temperature, "n": judge.n, "top_logprobs": judge.top_logprobs,
-                     "max_tokens": judge.max_tokens, "seed": judge.seed,
-                     **({"reasoning_effort": judge.reasoning_effort} if judge.reasoning_effort else {})},
-        "scoring": {"mode": judge.mode, "ratings": dim.scale.points, "valid_mass_floor": judge.valid_mass_floor,
-                    "score": "sum over allowed ratings r of p(r) * r, renormalised over the allowed ratings; "
-                             "no score when p(allowed ratings) is below valid_mass_floor"},
+        "decoding": {
+            "temperature": judge.temperature,
+            "n": judge.n,
+            "top_logprobs": judge.top_logprobs,
+            "max_tokens": judge.max_tokens,
+            "seed": judge.seed,
+            **({"reasoning_effort": judge.reasoning_effort} if judge.reasoning_effort else {}),
+        },
+        "scoring": {
+            "mode": judge.mode,
+            "ratings": dim.scale.points,
+            "valid_mass_floor": judge.valid_mass_floor,
+            "score": "sum over allowed ratings r of p(r) * r, renormalised over the allowed ratings; "
+            "no score when p(allowed ratings) is below valid_mass_floor",
+        },
         "agreement": agreement,
         "agreement_hash": None if agreement is None else agreement_hash(prompt.id, agreement),
         "usage": production_snippet(prompt, path),
@@ -110,9 +137,17 @@ def _require(data: dict[str, Any], *keys: str) -> None:
 
 def agreement_hash(prompt_hash: str, agreement: dict[str, Any]) -> str:
     """sha256 binding attached agreement to one prompt: (prompt hash, dataset version hash, run id, figures)."""
-    figures = json.loads(json.dumps(agreement, default=str))  # hash what the file holds, after a JSON round trip
-    return canonical_hash({"prompt_hash": prompt_hash, "dataset_hash": figures.get("dataset_id"),
-                           "run_id": figures.get("run"), "figures": figures})
+    figures = json.loads(
+        json.dumps(agreement, default=str)
+    )  # hash what the file holds, after a JSON round trip
+    return canonical_hash(
+        {
+            "prompt_hash": prompt_hash,
+            "dataset_hash": figures.get("dataset_id"),
+            "run_id": figures.get("run"),
+            "figures": figures,
+        }
+    )
 
 
 DECODING_FIELDS = ("temperature", "n", "top_logprobs", "max_tokens", "seed", "reasoning_effort")
@@ -127,18 +162,27 @@ def _known(section: str, data: Any, allowed: tuple[str, ...], said: list[str]) -
     data = dict(data)
     url = data.pop("base_url", None)
     if url:
-        said.append(f"the export names a server ({shown_url(str(url))}) under {section}; ignored: a file never "
-                    "chooses where requests and your key go. Name your server yourself: --base-url, the "
-                    "sidebar's Base URL, or score_item(..., base_url=...)")
+        said.append(
+            f"the export names a server ({shown_url(str(url))}) under {section}; ignored: a file never "
+            "chooses where requests and your key go. Name your server yourself: --base-url, the "
+            "sidebar's Base URL, or score_item(..., base_url=...)"
+        )
     unknown = sorted(set(data) - set(allowed))
     if unknown:
-        raise InputError(f"not a valid prompt export: {section} has unknown fields {', '.join(map(repr, unknown))}",
-                         field=f"{section}.{unknown[0]}")
+        raise InputError(
+            f"not a valid prompt export: {section} has unknown fields {', '.join(map(repr, unknown))}",
+            field=f"{section}.{unknown[0]}",
+        )
     return data
 
 
 DIMENSION_TEXTS = ("name", "definition", "template", "steps_model")  # a dimension file's text fields
-EXPORT_TEXTS = ("dimension", "definition", "template", "steps_model")  # an export names the dimension "dimension"
+EXPORT_TEXTS = (
+    "dimension",
+    "definition",
+    "template",
+    "steps_model",
+)  # an export names the dimension "dimension"
 
 
 def check_shape(data: Any, texts: tuple[str, ...], what: str, source: str | None = None) -> None:
@@ -154,7 +198,9 @@ def check_shape(data: Any, texts: tuple[str, ...], what: str, source: str | None
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise InputError(f"{what}: {key} must be a list of texts", file=source, field=key)
     anchors = data.get("anchors")
-    if anchors is not None and not (isinstance(anchors, dict) and all(isinstance(v, str) for v in anchors.values())):
+    if anchors is not None and not (
+        isinstance(anchors, dict) and all(isinstance(v, str) for v in anchors.values())
+    ):
         raise InputError(f"{what}: anchors must map each scale point to a text", file=source, field="anchors")
     for key in ("scale", "judge"):
         if data.get(key) is not None and not isinstance(data[key], dict):
@@ -168,9 +214,14 @@ def _dimension(data: dict[str, Any], judge_data: dict[str, Any], said: list[str]
         floor = data["scoring"].get("valid_mass_floor", JudgeSettings().valid_mass_floor)
         judge = JudgeSettings(**judge_data, **decoding, mode=data["scoring"]["mode"], valid_mass_floor=floor)
         return Dimension(
-            name=data["dimension"], definition=data["definition"], scale=Scale(**data["scale"]),
-            anchors={int(k): v for k, v in data["anchors"].items()}, inputs=tuple(data["inputs"]),
-            steps=tuple(data["steps"]), steps_model=data.get("steps_model") or "", template=data["template"],
+            name=data["dimension"],
+            definition=data["definition"],
+            scale=Scale(**data["scale"]),
+            anchors={int(k): v for k, v in data["anchors"].items()},
+            inputs=tuple(data["inputs"]),
+            steps=tuple(data["steps"]),
+            steps_model=data.get("steps_model") or "",
+            template=data["template"],
             judge=judge,
         )
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
@@ -181,8 +232,11 @@ def _check_like_a_freeze(dim: Dimension) -> None:
     """The checks a freeze makes (import and load_prompt alike): InputError listing every failed one."""
     failed = errors(dimension_checks(dim))
     if failed:
-        raise InputError("the export's prompt fails the checks a freeze makes: " +
-                         "; ".join(f"{c.field}: {c.message}" for c in failed), field=failed[0].field)
+        raise InputError(
+            "the export's prompt fails the checks a freeze makes: "
+            + "; ".join(f"{c.field}: {c.message}" for c in failed),
+            field=failed[0].field,
+        )
     check_dimension_name(dim.name)
 
 
@@ -199,8 +253,10 @@ def _checked_agreement(data: dict[str, Any], prompt_hash: str, said: list[str]) 
     stored = data.get("agreement_hash")
     if not isinstance(agreement, dict) or stored is None or stored != agreement_hash(prompt_hash, agreement):
         why = "carries no agreement_hash" if stored is None else "does not match its agreement_hash"
-        said.append(f"the attached agreement {why} (over this prompt's hash, the dataset version, the run and "
-                    "the figures); dropped: measure it again on a run of this prompt")
+        said.append(
+            f"the attached agreement {why} (over this prompt's hash, the dataset version, the run and "
+            "the figures); dropped: measure it again on a run of this prompt"
+        )
         return None
     return agreement
 
@@ -209,7 +265,9 @@ def _label(data: dict[str, Any], dim: Dimension, said: list[str]) -> tuple[str, 
     """The export's name and version (unverified labels); a name that breaks the naming rule is replaced."""
     name = data.get("name") or slug(dim.name)
     if not is_name(name):
-        said.append(f"the export's name {str(name)[:80]!r} is not a usable prompt name; using {slug(dim.name)!r}")
+        said.append(
+            f"the export's name {str(name)[:80]!r} is not a usable prompt name; using {slug(dim.name)!r}"
+        )
         name = slug(dim.name)
     version = data.get("version")
     return name, version if isinstance(version, int) and not isinstance(version, bool) and version > 0 else 1
@@ -219,23 +277,43 @@ def open_export(data: dict[str, Any]) -> LoadedExport:
     """Check an export: content against its hash (IntegrityError), agreement against its own; no server kept."""
     if not isinstance(data, dict):
         raise InputError("not a prompt export: expected a JSON object")
-    _require(data, "schema_version", "content_hash", "dimension", "definition", "scale", "anchors", "inputs",
-             "steps", "template", "judge", "decoding", "scoring")
+    _require(
+        data,
+        "schema_version",
+        "content_hash",
+        "dimension",
+        "definition",
+        "scale",
+        "anchors",
+        "inputs",
+        "steps",
+        "template",
+        "judge",
+        "decoding",
+        "scoring",
+    )
     if not isinstance(data["schema_version"], int) or data["schema_version"] > SCHEMA_VERSION:
-        raise InputError(f"export schema_version {data['schema_version']!r} is newer than this workbench "
-                         f"reads ({SCHEMA_VERSION}); upgrade geval-workbench", field="schema_version")
+        raise InputError(
+            f"export schema_version {data['schema_version']!r} is newer than this workbench "
+            f"reads ({SCHEMA_VERSION}); upgrade geval-workbench",
+            field="schema_version",
+        )
     check_shape(data, EXPORT_TEXTS, "not a valid prompt export")
     said: list[str] = []
     dim = _dimension(data, _judge_fields(data, said), said)
     _check_like_a_freeze(dim)
     actual = content_hash(dim)
     if actual != data["content_hash"]:
-        raise IntegrityError(f"the export's content does not match its hash (stored "
-                             f"{str(data['content_hash'])[:12]}, computed {actual[:12]}): the file was "
-                             "changed after export; export it again from the library")
+        raise IntegrityError(
+            f"the export's content does not match its hash (stored "
+            f"{str(data['content_hash'])[:12]}, computed {actual[:12]}): the file was "
+            "changed after export; export it again from the library"
+        )
     agreement = _checked_agreement(data, actual, said)
     name, version = _label(data, dim, said)
-    return LoadedExport(FrozenPrompt(actual, name, version, dim, str(data.get("created_at") or "")), agreement, said)
+    return LoadedExport(
+        FrozenPrompt(actual, name, version, dim, str(data.get("created_at") or "")), agreement, said
+    )
 
 
 def prompt_from_export(data: dict[str, Any]) -> FrozenPrompt:
@@ -249,8 +327,10 @@ def prompt_from_export(data: dict[str, Any]) -> FrozenPrompt:
 def write_export(prompt: FrozenPrompt, path: str | Path, agreement: dict[str, Any] | None = None) -> Path:
     """Write the export JSON to `path` (UTF-8, indented)."""
     path = Path(path)
-    path.write_text(json.dumps(export_prompt(prompt, agreement, path.name), indent=2, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(export_prompt(prompt, agreement, path.name), indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -262,8 +342,11 @@ def parse_json(text: str, what: str, source: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"cannot read the {what}: broken JSON: {exc.msg} at column {exc.colno}",
-                         file=source, line=exc.lineno) from None
+        raise InputError(
+            f"cannot read the {what}: broken JSON: {exc.msg} at column {exc.colno}",
+            file=source,
+            line=exc.lineno,
+        ) from None
     except RecursionError:  # Python's parser gives up past its recursion limit: no file of ours is that deep
         raise InputError(f"cannot read the {what}: {TOO_DEEP}", file=source) from None
 
@@ -273,9 +356,12 @@ def _read_json(path: str | Path, what: str) -> Any:
     try:
         return parse_json(Path(path).read_text(encoding="utf-8"), what, str(path))
     except UnicodeDecodeError as exc:
-        raise InputError(f"cannot read the {what}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
-                         "save the file as UTF-8", file=str(path),
-                         line=1 + exc.object[:exc.start].count(b"\n")) from None
+        raise InputError(
+            f"cannot read the {what}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
+            "save the file as UTF-8",
+            file=str(path),
+            line=1 + exc.object[: exc.start].count(b"\n"),
+        ) from None
     except OSError as exc:
         raise InputError(f"cannot read the {what}: {exc.strerror or exc}", file=str(path)) from None
 
@@ -289,8 +375,10 @@ def read_agreement(path: str | Path) -> dict[str, Any]:
     """An agreement JSON object for an export (e.g. `geval agree --json` output); InputError otherwise."""
     data = _read_json(path, "agreement file")
     if not isinstance(data, dict):
-        raise InputError(f"expected one JSON object (e.g. the output of `geval agree --json`), got "
-                         f"{type(data).__name__}", file=str(path))
+        raise InputError(
+            f"expected one JSON object (e.g. the output of `geval agree --json`), got {type(data).__name__}",
+            file=str(path),
+        )
     return data
 
 
@@ -309,6 +397,9 @@ def export_filename(prompt: FrozenPrompt) -> str:
 
 def production_snippet(prompt: FrozenPrompt, path: str | None = None) -> str:
     """A few lines of Python that load this export and score one item; every value is a Python literal."""
-    fields = "{" + ", ".join(f"{f!r}: {'your ' + f.replace('_', ' ') + ' text'!r}"
-                             for f in prompt.dimension.inputs) + "}"
+    fields = (
+        "{"
+        + ", ".join(f"{f!r}: {'your ' + f.replace('_', ' ') + ' text'!r}" for f in prompt.dimension.inputs)
+        + "}"
+    )
     return SNIPPET.format(path=repr(str(path or export_filename(prompt))), fields=fields)

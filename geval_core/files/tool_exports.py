@@ -31,11 +31,32 @@ from .export_promptfoo import (
 )
 from .prompt_files import export_filename, export_prompt
 
-__all__ = ["DEEPEVAL_FIELDS", "DEEPEVAL_LOGPROB_MODELS", "EXPORT_FORMATS", "FORMATS", "PROMPTFOO_LOADER_PREFIXES",
-           "ExportFormat", "check_pass_at", "deepeval_fields", "deepeval_metric", "inspect_task", "item_fields",
-           "nunjucks_text", "one_line", "openai_grader", "openai_template_text", "promptfoo_assertion",
-           "promptfoo_text", "promptfoo_threshold", "provenance", "rendered_with", "tool_export", "tool_filename",
-           "unloadable", "yaml_scalar"]
+__all__ = [
+    "DEEPEVAL_FIELDS",
+    "DEEPEVAL_LOGPROB_MODELS",
+    "EXPORT_FORMATS",
+    "FORMATS",
+    "PROMPTFOO_LOADER_PREFIXES",
+    "ExportFormat",
+    "check_pass_at",
+    "deepeval_fields",
+    "deepeval_metric",
+    "inspect_task",
+    "item_fields",
+    "nunjucks_text",
+    "one_line",
+    "openai_grader",
+    "openai_template_text",
+    "promptfoo_assertion",
+    "promptfoo_text",
+    "promptfoo_threshold",
+    "provenance",
+    "rendered_with",
+    "tool_export",
+    "tool_filename",
+    "unloadable",
+    "yaml_scalar",
+]
 
 Writer = Callable[[FrozenPrompt, "dict[str, Any] | None", "float | None"], str]
 
@@ -52,12 +73,17 @@ class ExportFormat:
 
 
 def _json_export(prompt: FrozenPrompt, agreement: dict[str, Any] | None, _pass_at: float | None) -> str:
-    return json.dumps(export_prompt(prompt, agreement, tool_filename(prompt, "json")), indent=2,
-                      ensure_ascii=False) + "\n"
+    return (
+        json.dumps(
+            export_prompt(prompt, agreement, tool_filename(prompt, "json")), indent=2, ensure_ascii=False
+        )
+        + "\n"
+    )
 
 
-def tool_export(prompt: FrozenPrompt, fmt: str, agreement: dict[str, Any] | None = None,
-                pass_at: float | None = None) -> str:
+def tool_export(
+    prompt: FrozenPrompt, fmt: str, agreement: dict[str, Any] | None = None, pass_at: float | None = None
+) -> str:
     """The export of `prompt` in one of FORMATS, as text ready to write to a file.
 
     `pass_at` is the pass rule, a rating on the prompt's scale (InputError outside it, or for a format
@@ -78,16 +104,33 @@ def tool_filename(prompt: FrozenPrompt, fmt: str) -> str:
 
 # Every format, stated once: the CLI's --format choices and the Library page's radio read this table.
 EXPORT_FORMATS = {
-    "json": ExportFormat("JSON (this workbench, hash-checked)", ".json", "application/json", _json_export,
-                         pass_rule=False),
-    "deepeval": ExportFormat("DeepEval metric (.py)", ".deepeval.py", "text/x-python",
-                             lambda prompt, _, pass_at: deepeval_metric(prompt, pass_at)),
-    "promptfoo": ExportFormat("promptfoo assertion (.yaml)", ".promptfoo.yaml", "application/yaml",
-                              lambda prompt, _, pass_at: promptfoo_assertion(prompt, pass_at)),
+    "json": ExportFormat(
+        "JSON (this workbench, hash-checked)", ".json", "application/json", _json_export, pass_rule=False
+    ),
+    "deepeval": ExportFormat(
+        "DeepEval metric (.py)",
+        ".deepeval.py",
+        "text/x-python",
+        lambda prompt, _, pass_at: deepeval_metric(prompt, pass_at),
+    ),
+    "promptfoo": ExportFormat(
+        "promptfoo assertion (.yaml)",
+        ".promptfoo.yaml",
+        "application/yaml",
+        lambda prompt, _, pass_at: promptfoo_assertion(prompt, pass_at),
+    ),
     # The Evals API is deprecated (shutdown November 30, 2026); its score_model grader lives on in the graders API.
-    "openai-grader": ExportFormat("OpenAI grader (.json, graders API)", ".openai-grader.json", "application/json",
-                                  lambda prompt, _, pass_at: openai_grader(prompt, pass_at)),
-    "inspect": ExportFormat("Inspect AI task (.py)", ".inspect.py", "text/x-python",
-                            lambda prompt, _, pass_at: inspect_task(prompt, pass_at)),
+    "openai-grader": ExportFormat(
+        "OpenAI grader (.json, graders API)",
+        ".openai-grader.json",
+        "application/json",
+        lambda prompt, _, pass_at: openai_grader(prompt, pass_at),
+    ),
+    "inspect": ExportFormat(
+        "Inspect AI task (.py)",
+        ".inspect.py",
+        "text/x-python",
+        lambda prompt, _, pass_at: inspect_task(prompt, pass_at),
+    ),
 }
 FORMATS = tuple(EXPORT_FORMATS)

@@ -20,6 +20,22 @@ from .render import (
     template_of,
 )
 
-__all__ = ["DIMENSION_FIELDS", "FORM_HEADER", "INTRO", "PLACEHOLDER", "canonical_hash", "canonical_json",
-           "content_hash", "default_template", "field_title", "form_line", "format_anchors", "format_steps",
-           "messages", "metric_fields", "placeholders", "render", "template_of"]
+__all__ = [
+    "DIMENSION_FIELDS",
+    "FORM_HEADER",
+    "INTRO",
+    "PLACEHOLDER",
+    "canonical_hash",
+    "canonical_json",
+    "content_hash",
+    "default_template",
+    "field_title",
+    "form_line",
+    "format_anchors",
+    "format_steps",
+    "messages",
+    "metric_fields",
+    "placeholders",
+    "render",
+    "template_of",
+]

@@ -37,8 +37,11 @@ def metric_fields(dimension: Dimension) -> dict:
             "seed": judge.seed,
             # Only when set: every prompt frozen before the setting existed keeps its hash.
             **({"reasoning_effort": judge.reasoning_effort} if judge.reasoning_effort is not None else {}),
-            **({"valid_mass_floor": judge.valid_mass_floor}
-               if judge.valid_mass_floor != DEFAULT_VALID_MASS_FLOOR else {}),
+            **(
+                {"valid_mass_floor": judge.valid_mass_floor}
+                if judge.valid_mass_floor != DEFAULT_VALID_MASS_FLOOR
+                else {}
+            ),
         },
     }
 

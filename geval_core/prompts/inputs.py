@@ -33,10 +33,12 @@ def mismatch_message(prompt: FrozenPrompt, fields: Iterable[str], where: str) ->
     for name in missing:
         close = get_close_matches(name, fields, n=1, cutoff=0.5)
         hints.append(f"{name!r} (closest field: {close[0]!r})" if close else repr(name))
-    return (f"{prompt.label} reads {', '.join(prompt.dimension.inputs)} but {where} has no "
-            f"{', '.join(hints)}; its fields are {', '.join(fields) or 'none'}. Map the data's fields "
-            "to the prompt's inputs (rename the columns, or map them when importing a file), or choose a prompt "
-            "written for this data")
+    return (
+        f"{prompt.label} reads {', '.join(prompt.dimension.inputs)} but {where} has no "
+        f"{', '.join(hints)}; its fields are {', '.join(fields) or 'none'}. Map the data's fields "
+        "to the prompt's inputs (rename the columns, or map them when importing a file), or choose a prompt "
+        "written for this data"
+    )
 
 
 def require_inputs(prompt: FrozenPrompt, items: Iterable[Item | dict[str, str]], where: str) -> None:
@@ -56,8 +58,11 @@ def conversation_text(value: object) -> str | None:
         return None
     turns = []
     for message in value:
-        if not (isinstance(message, Mapping) and isinstance(message.get("role"), str)
-                and isinstance(message.get("content"), str)):
+        if not (
+            isinstance(message, Mapping)
+            and isinstance(message.get("role"), str)
+            and isinstance(message.get("content"), str)
+        ):
             return None
         turns.append(f"{message['role']}: {message['content']}")
     return "\n".join(turns)
@@ -73,12 +78,21 @@ def cell_text(value: object, row: int, column: str, required: bool) -> str | Non
         return turns
     if isinstance(value, str):
         if not value.strip() and required:
-            raise InputError(f"row {row}: {column!r} is empty; every input of the prompt needs text", field=column)
+            raise InputError(
+                f"row {row}: {column!r} is empty; every input of the prompt needs text", field=column
+            )
         return value
-    if value is None or (isinstance(value, float) and value != value) or type(value).__name__ in ("NAType", "NaTType"):
+    if (
+        value is None
+        or (isinstance(value, float) and value != value)
+        or type(value).__name__ in ("NAType", "NaTType")
+    ):
         if required:
-            raise InputError(f"row {row}: {column!r} is missing (None or NaN); every input of the prompt needs "
-                             "text: drop or fill the row first", field=column)
+            raise InputError(
+                f"row {row}: {column!r} is missing (None or NaN); every input of the prompt needs "
+                "text: drop or fill the row first",
+                field=column,
+            )
         return None
     if isinstance(value, bool) or (isinstance(value, (int, float)) and abs(value) != float("inf")):
         return str(value)
@@ -86,8 +100,11 @@ def cell_text(value: object, row: int, column: str, required: bool) -> str | Non
         return cell_text(value.item(), row, column, required)
     if not required:
         return None  # not read by the judge: left out rather than stored as its repr
-    raise InputError(f"row {row}: {column!r} holds a {type(value).__name__}, not text; convert it to a string "
-                     "first (a judge would read its Python repr)", field=column)
+    raise InputError(
+        f"row {row}: {column!r} holds a {type(value).__name__}, not text; convert it to a string "
+        "first (a judge would read its Python repr)",
+        field=column,
+    )
 
 
 def rows_as_fields(rows: Iterable[Mapping[Any, object]], inputs: Iterable[str]) -> list[dict[str, str]]:

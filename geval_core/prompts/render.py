@@ -67,8 +67,10 @@ def format_anchors(dimension: Dimension) -> str:
         lines.append(f"- {point}: {text}" if text else f"- {point}")
         for example in (e for e in dimension.examples if e.point == point):
             lines.append(f"  Example rated {point}:")
-            lines.extend(f"  {field_title(name)}: {' '.join(str(example.fields.get(name, '')).split())}"
-                         for name in dimension.inputs)
+            lines.extend(
+                f"  {field_title(name)}: {' '.join(str(example.fields.get(name, '')).split())}"
+                for name in dimension.inputs
+            )
     return "\n".join(lines)
 
 

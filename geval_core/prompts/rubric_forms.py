@@ -19,7 +19,15 @@ from ..errors import InputError
 from ..types import Dimension, Example, Scale
 from .render import PLACEHOLDER, format_anchors, template_of
 
-__all__ = ["VARIANTS", "RubricForm", "derive", "is_probe_name", "ordered_anchors", "probe_name", "rewrite_mentions"]
+__all__ = [
+    "VARIANTS",
+    "RubricForm",
+    "derive",
+    "is_probe_name",
+    "ordered_anchors",
+    "probe_name",
+    "rewrite_mentions",
+]
 
 VARIANTS = ("reverse-anchors", "shift-labels", "reverse-scale")
 
@@ -33,6 +41,7 @@ def probe_name(name: str, variant: str) -> str:
 def is_probe_name(name: str) -> bool:
     """Whether a library prompt name is a rubric-form variant's (for lists that show only the user's prompts)."""
     return any(name.endswith(f".probe-{variant}") for variant in VARIANTS)
+
 
 # Where a definition, step or anchor names scale points: a range ("1-5", "1 to 5", "between 1 and 5",
 # "out of 5") or one point ("a score of 5", "1 is the lowest"). Other numbers are left alone.
@@ -65,7 +74,9 @@ class RubricForm:
         """'r -> r + 1', 'r -> 6 - r', 'r -> r': how ratings are mapped back, for reports."""
         if self.sign < 0:
             return f"r -> {self.offset} - r"
-        return "r -> r" if self.offset == 0 else f"r -> r {'+' if self.offset > 0 else '-'} {abs(self.offset)}"
+        return (
+            "r -> r" if self.offset == 0 else f"r -> r {'+' if self.offset > 0 else '-'} {abs(self.offset)}"
+        )
 
 
 def ordered_anchors(dimension: Dimension, ascending: bool) -> str:
@@ -79,7 +90,9 @@ def ordered_anchors(dimension: Dimension, ascending: bool) -> str:
     return "\n".join(line for block in (reversed(blocks) if ascending else blocks) for line in block)
 
 
-def rewrite_mentions(text: str, scale: Scale, new_scale: Scale, label: Callable[[int], int]) -> tuple[str, int]:
+def rewrite_mentions(
+    text: str, scale: Scale, new_scale: Scale, label: Callable[[int], int]
+) -> tuple[str, int]:
     """(the text with its mentions of scale points in the variant's labels, how many were rewritten).
 
     A range's ends become the variant's ends (1-5 reversed stays 1-5); a single point takes its new label."""
@@ -95,8 +108,9 @@ def rewrite_mentions(text: str, scale: Scale, new_scale: Scale, label: Callable[
     return _MENTION.sub(one, text), count
 
 
-def _rewritten(groups: dict[str, str | None], scale: Scale, ends: dict[int, int], label: Callable[[int], int]
-               ) -> str | None:
+def _rewritten(
+    groups: dict[str, str | None], scale: Scale, ends: dict[int, int], label: Callable[[int], int]
+) -> str | None:
     """One mention in the variant's labels; None when it names no scale point (left as it is)."""
     if groups["a"] is not None and groups["b"] is not None:
         a, b = int(groups["a"]), int(groups["b"])
@@ -126,8 +140,10 @@ def derive(dimension: Dimension, variant: str) -> RubricForm:
     sign, offset = _labels(variant, dimension.scale)
     template = template_of(dimension)
     if "anchors" not in {m.group(1) for m in PLACEHOLDER.finditer(template)}:
-        raise InputError("the prompt's template shows no {{anchors}}: there is no rubric whose form could change",
-                         field="template")
+        raise InputError(
+            "the prompt's template shows no {{anchors}}: there is no rubric whose form could change",
+            field="template",
+        )
 
     def label(point: int) -> int:  # the inverse of the map back (sign is +1 or -1)
         return sign * (point - offset)
@@ -138,21 +154,32 @@ def derive(dimension: Dimension, variant: str) -> RubricForm:
 
     def rewrite(text: str) -> str:
         nonlocal count
-        out, n = rewrite_mentions(text, scale, new_scale, label) if variant != "reverse-anchors" else (text, 0)
+        out, n = (
+            rewrite_mentions(text, scale, new_scale, label) if variant != "reverse-anchors" else (text, 0)
+        )
         count += n
         return out
 
     derived = replace(
-        dimension, scale=new_scale, definition=rewrite(dimension.definition),
+        dimension,
+        scale=new_scale,
+        definition=rewrite(dimension.definition),
         anchors={label(p): rewrite(t) for p, t in dimension.anchors.items()},
         steps=tuple(rewrite(s) for s in dimension.steps),
-        examples=tuple(Example(label(e.point), e.item_id, e.fields, e.dataset_id) for e in dimension.examples))
+        examples=tuple(
+            Example(label(e.point), e.item_id, e.fields, e.dataset_id) for e in dimension.examples
+        ),
+    )
     # The original lists its best point first; reverse-anchors lists the worst first, the other two keep the
     # descriptions' order on the page (reverse-scale's best point is now its lowest label, so it comes first).
     listing = ordered_anchors(derived, ascending=variant != "shift-labels")
     if "{{" in listing:
-        raise InputError("an anchor or example holds '{{', which a derived template would read as a placeholder",
-                         field="anchors")
-    derived = replace(derived, template=PLACEHOLDER.sub(
-        lambda m: listing if m.group(1) == "anchors" else m.group(0), template))
+        raise InputError(
+            "an anchor or example holds '{{', which a derived template would read as a placeholder",
+            field="anchors",
+        )
+    derived = replace(
+        derived,
+        template=PLACEHOLDER.sub(lambda m: listing if m.group(1) == "anchors" else m.group(0), template),
+    )
     return RubricForm(variant, derived, sign, offset, count)

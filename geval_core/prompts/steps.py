@@ -40,8 +40,8 @@ def steps_prompt(dimension: Dimension) -> tuple[dict[str, str], ...]:
         f"{format_anchors(dimension)}\n\n"
         f"Write the evaluation steps the evaluator follows to assign the {dimension.name} score: "
         "3 to 6 short numbered steps (1., 2., 3., ...), one instruction per line, each starting with "
-        "a verb (for example \"Read ...\", \"Check whether ...\", \"Assign a score from "
-        f"{dimension.scale.min} to {dimension.scale.max} ...\"). Write only the numbered steps."
+        'a verb (for example "Read ...", "Check whether ...", "Assign a score from '
+        f'{dimension.scale.min} to {dimension.scale.max} ..."). Write only the numbered steps.'
     )
     return ({"role": "user", "content": content},)
 
@@ -97,21 +97,37 @@ def parse_steps(text: str) -> list[str]:
     return list(steps.values())
 
 
-def generate_steps(dimension: Dimension, judge: Judge, settings: JudgeSettings | None = None, *,
-                   model: str | None = None, temperature: float = 0.0,
-                   max_tokens: int = STEPS_MAX_TOKENS, seed: int | None = None) -> tuple[list[str], str]:
+def generate_steps(
+    dimension: Dimension,
+    judge: Judge,
+    settings: JudgeSettings | None = None,
+    *,
+    model: str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = STEPS_MAX_TOKENS,
+    seed: int | None = None,
+) -> tuple[list[str], str]:
     """Ask `judge` for the dimension's steps once: (steps, model version that wrote them)."""
     settings = settings or dimension.judge
     request = JudgeRequest(
-        steps_prompt(dimension), model or settings.model, temperature=temperature,
-        max_tokens=max_tokens, logprobs=False, top_logprobs=0, n=1, seed=seed, assistant_prefix=PRIMER,
+        steps_prompt(dimension),
+        model or settings.model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        logprobs=False,
+        top_logprobs=0,
+        n=1,
+        seed=seed,
+        assistant_prefix=PRIMER,
     )
     reply = judge.judge(request)
     text = reply.choices[0].text if reply.choices else ""
     answer = final_text(text)
     if answer is None:
-        raise JudgeError("the judge's reply stopped inside its <think> block: no steps were written "
-                         f"(raise the reply budget above {max_tokens} tokens, or use a model that does not think)")
+        raise JudgeError(
+            "the judge's reply stopped inside its <think> block: no steps were written "
+            f"(raise the reply budget above {max_tokens} tokens, or use a model that does not think)"
+        )
     text = answer  # a reasoning model's thinking is not part of the steps
     if judge.primes:
         text = PRIMER + text  # the judge continued after the primer
@@ -147,23 +163,38 @@ def similarity(a: list[str], b: list[str]) -> float:
     return SequenceMatcher(None, "\n".join(a), "\n".join(b), autojunk=False).ratio()
 
 
-def drift(dimension: Dimension, judge: Judge, k: int = 3, settings: JudgeSettings | None = None, *,
-          temperature: float = 0.7, seed: int | None = 0, max_tokens: int = STEPS_MAX_TOKENS) -> DriftReport:
+def drift(
+    dimension: Dimension,
+    judge: Judge,
+    k: int = 3,
+    settings: JudgeSettings | None = None,
+    *,
+    temperature: float = 0.7,
+    seed: int | None = 0,
+    max_tokens: int = STEPS_MAX_TOKENS,
+) -> DriftReport:
     """Generate the steps k times (seeds seed, seed+1, ...) and compare every pair of lists."""
     if k < 2:
         raise GEvalError(f"a drift check needs at least 2 generations, got k={k}")
     lists, failures, version = [], [], ""
     for i in range(k):
         try:
-            steps, version = generate_steps(dimension, judge, settings, temperature=temperature,
-                                            max_tokens=max_tokens,
-                                            seed=None if seed is None else seed + i)
+            steps, version = generate_steps(
+                dimension,
+                judge,
+                settings,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=None if seed is None else seed + i,
+            )
             lists.append(steps)
         except JudgeError as exc:
             failures.append(str(exc))
     if len(lists) < 2:
         raise JudgeError(f"only {len(lists)} of {k} generations gave usable steps: {'; '.join(failures)}")
-    pairs = [{"a": i, "b": j, "similarity": similarity(lists[i], lists[j])}
-             for i, j in itertools.combinations(range(len(lists)), 2)]
+    pairs = [
+        {"a": i, "b": j, "similarity": similarity(lists[i], lists[j])}
+        for i, j in itertools.combinations(range(len(lists)), 2)
+    ]
     mean = statistics.fmean(p["similarity"] for p in pairs)
     return DriftReport(lists, version, pairs, mean, failures)

@@ -21,5 +21,15 @@ def get_judge(settings: JudgeSettings, api_key: str | None = None, timeout: floa
     return spec.build(settings, api_key, timeout)
 
 
-__all__ = ["REGISTRY", "Judge", "ProviderSpec", "ScriptedJudge", "UnreachableError", "get_judge",
-           "provider_spec", "public_names", "register", "specs"]
+__all__ = [
+    "REGISTRY",
+    "Judge",
+    "ProviderSpec",
+    "ScriptedJudge",
+    "UnreachableError",
+    "get_judge",
+    "provider_spec",
+    "public_names",
+    "register",
+    "specs",
+]

@@ -23,7 +23,14 @@ if TYPE_CHECKING:
 # gpt-5 family (not the chat snapshots), o1/o3/o4 and their -mini/-pro variants.
 _OPENAI_REASONING = re.compile(r"^(o\d+(-|$)|gpt-5(?!.*-chat))")
 # Reasoning tokens come out of the completion budget: reserve room for them beyond the visible reply.
-REASONING_ALLOWANCE = {"none": 0, "minimal": 1024, "low": 4096, "medium": 16_384, "high": 32_768, "xhigh": 65_536}
+REASONING_ALLOWANCE = {
+    "none": 0,
+    "minimal": 1024,
+    "low": 4096,
+    "medium": 16_384,
+    "high": 32_768,
+    "xhigh": 65_536,
+}
 DEFAULT_EFFORT = "medium"  # what the models use when reasoning_effort is not sent
 NO_LOGPROBS = "this judge gives no log-probabilities: freeze in sampling mode"
 # A dated or numbered snapshot: gpt-4o-2024-08-06, gpt-4-0613, gemini-1.5-flash-002, ...-preview-05-20.
@@ -85,14 +92,18 @@ class Preset:
 
 
 PRESETS = {
-    "vllm": Preset("vLLM", "http://127.0.0.1:8000/v1", "yes (top_logprobs up to --max-logprobs, default 20)",
-                   20, True),
-    "llama.cpp": Preset("llama.cpp server", "http://127.0.0.1:8080/v1", "yes (top_logprobs as n_probs)", 20,
-                        False),
-    "ollama": Preset("Ollama", "http://127.0.0.1:11434/v1", "from v0.12.11 on; none before (use sampling)", 20,
-                     False),
-    "lm-studio": Preset("LM Studio", "http://127.0.0.1:1234/v1", "none on the chat API (use sampling)", None,
-                        False),
+    "vllm": Preset(
+        "vLLM", "http://127.0.0.1:8000/v1", "yes (top_logprobs up to --max-logprobs, default 20)", 20, True
+    ),
+    "llama.cpp": Preset(
+        "llama.cpp server", "http://127.0.0.1:8080/v1", "yes (top_logprobs as n_probs)", 20, False
+    ),
+    "ollama": Preset(
+        "Ollama", "http://127.0.0.1:11434/v1", "from v0.12.11 on; none before (use sampling)", 20, False
+    ),
+    "lm-studio": Preset(
+        "LM Studio", "http://127.0.0.1:1234/v1", "none on the chat API (use sampling)", None, False
+    ),
 }
 
 
@@ -105,12 +116,16 @@ def preset_summary(preset: Preset) -> str:
 
 def presets_table() -> str:
     """The presets as the Markdown table the README shows (a test keeps the two equal)."""
-    rows = ["| Server | Default base URL | Log-probabilities | top_logprobs at most | n honoured |",
-            "|---|---|---|---|---|"]
+    rows = [
+        "| Server | Default base URL | Log-probabilities | top_logprobs at most | n honoured |",
+        "|---|---|---|---|---|",
+    ]
     for preset in PRESETS.values():
         cap = "—" if preset.top_logprobs_max is None else str(preset.top_logprobs_max)
-        rows.append(f"| {preset.name} | `{preset.base_url}` | {preset.logprobs} | {cap} | "
-                    f"{'yes' if preset.n_honoured else 'no'} |")
+        rows.append(
+            f"| {preset.name} | `{preset.base_url}` | {preset.logprobs} | {cap} | "
+            f"{'yes' if preset.n_honoured else 'no'} |"
+        )
     return "\n".join(rows)
 
 
@@ -136,8 +151,10 @@ def preflight(settings: JudgeSettings, probe: dict[str, Any] | None = None) -> l
     if settings.mode == "logprobs" and no_logprobs:
         problems.append(f"{NO_LOGPROBS} ({settings.judge_id})")
     if reasons(settings) and settings.mode != "logprobs" and settings.temperature != 1.0:
-        problems.append(f"{settings.judge_id} takes only the default temperature: freeze it with temperature 1 "
-                        "(its replies vary by themselves)")
+        problems.append(
+            f"{settings.judge_id} takes only the default temperature: freeze it with temperature 1 "
+            "(its replies vary by themselves)"
+        )
     spec = _spec(settings)
     if settings.reasoning_effort and (spec is None or spec.reasoning is None):
         labels = " or ".join(s.label for s in specs() if s.reasoning is not None) or "no"
@@ -153,15 +170,21 @@ def probe_findings(probe: dict[str, Any] | None, settings: JudgeSettings) -> lis
     if probe.get("logprobs") is False and settings.mode == "logprobs":
         found.append("this judge gives no log-probabilities: freeze in sampling mode")
     if probe.get("split_ratings"):
-        found.append(f"this judge splits {', '.join(probe['split_ratings'])} into several tokens: its weighted "
-                     "score cannot see those ratings; use a scale of single tokens (e.g. 1-5) or sampling mode")
+        found.append(
+            f"this judge splits {', '.join(probe['split_ratings'])} into several tokens: its weighted "
+            "score cannot see those ratings; use a scale of single tokens (e.g. 1-5) or sampling mode"
+        )
     mass = probe.get("valid_mass")
     if settings.mode != "sampling" and isinstance(mass, (int, float)) and mass < settings.valid_mass_floor:
-        found.append(f"this judge put {mass:.1%} of the probability on the ratings in its test (the floor is "
-                     f"{settings.valid_mass_floor:.0%}; its reply began {probe.get('reply_start', '')!r}): "
-                     "its items would have no score; prime the reply or use sampling mode")
+        found.append(
+            f"this judge put {mass:.1%} of the probability on the ratings in its test (the floor is "
+            f"{settings.valid_mass_floor:.0%}; its reply began {probe.get('reply_start', '')!r}): "
+            "its items would have no score; prime the reply or use sampling mode"
+        )
     if probe.get("n_honoured") is False and settings.n > 1:
-        found.append(f"this judge ignores n: each of the {settings.n} replies is a separate request (and cost)")
+        found.append(
+            f"this judge ignores n: each of the {settings.n} replies is a separate request (and cost)"
+        )
     return found
 
 
@@ -169,8 +192,11 @@ def capability_checks(judge: JudgeSettings, probe: dict[str, Any] | None) -> lis
     """What the judge cannot do (documented facts and its latest probe): no logprobs, split ratings, n ignored."""
     blocking = preflight(judge, probe)
     found = [Check("error", "judge", m) for m in blocking]
-    found.extend(Check("warning", "judge", m) for m in probe_findings(probe, judge) if m not in blocking
-                 and not any(m in b for b in blocking))
+    found.extend(
+        Check("warning", "judge", m)
+        for m in probe_findings(probe, judge)
+        if m not in blocking and not any(m in b for b in blocking)
+    )
     return found
 
 
@@ -195,20 +221,38 @@ def _single_token(dim: Dimension) -> list[Check]:
     if dim.judge.mode == "sampling":
         effect = "sampling parses the reply text, so this only matters if you switch to logprobs mode"
     else:
-        effect = ("the weighted score follows the reply's tokens through the rating it wrote, but sees a "
-                  "rating it did not write only by its first token ('-' of '-1', '1' of '10'): such "
-                  "probability is flagged ambiguous, never scored; prefer a scale within 0-9 or sampling mode")
-    return [Check("warning", "scale", f"ratings of the scale {dim.scale} do not fit in one token for the "
-                                      f"{dim.judge.judge_id} judge: {effect}")]
+        effect = (
+            "the weighted score follows the reply's tokens through the rating it wrote, but sees a "
+            "rating it did not write only by its first token ('-' of '-1', '1' of '10'): such "
+            "probability is flagged ambiguous, never scored; prefer a scale within 0-9 or sampling mode"
+        )
+    return [
+        Check(
+            "warning",
+            "scale",
+            f"ratings of the scale {dim.scale} do not fit in one token for the "
+            f"{dim.judge.judge_id} judge: {effect}",
+        )
+    ]
 
 
 def _top_logprobs(dim: Dimension) -> list[Check]:
     judge, spec = dim.judge, _spec(dim.judge)
-    if judge.mode == "sampling" or judge.top_logprobs >= len(dim.scale.points) or (spec and spec.weighs_every_rating):
+    if (
+        judge.mode == "sampling"
+        or judge.top_logprobs >= len(dim.scale.points)
+        or (spec and spec.weighs_every_rating)
+    ):
         return []
-    return [Check("warning", "judge.top_logprobs", f"top_logprobs {judge.top_logprobs} is fewer than the "
-                                                   f"{len(dim.scale.points)} ratings; some ratings can never be "
-                                                   "weighed")]
+    return [
+        Check(
+            "warning",
+            "judge.top_logprobs",
+            f"top_logprobs {judge.top_logprobs} is fewer than the "
+            f"{len(dim.scale.points)} ratings; some ratings can never be "
+            "weighed",
+        )
+    ]
 
 
 def model_alias_warnings(judge: JudgeSettings) -> list[str]:
@@ -219,8 +263,10 @@ def model_alias_warnings(judge: JudgeSettings) -> list[str]:
     model = judge.model.strip()
     if model and not model.endswith("latest") and _PINNED.search(model):
         return []
-    return [f"{model!r} is an alias without a date: the provider can change the model behind it, "
-            "so scores drift; prefer a dated snapshot (e.g. gpt-4o-2024-08-06)"]
+    return [
+        f"{model!r} is an alias without a date: the provider can change the model behind it, "
+        "so scores drift; prefer a dated snapshot (e.g. gpt-4o-2024-08-06)"
+    ]
 
 
 def judge_limit_checks(dimension: Dimension) -> list[Check]:
@@ -233,4 +279,8 @@ def judge_limit_checks(dimension: Dimension) -> list[Check]:
 def check_dimension(dimension: Dimension, probe: dict[str, Any] | None = None) -> list[Check]:
     """Every pre-freeze check on one dimension, errors and warnings together; `probe` is the judge's latest
     `geval probe` result (diagnostics.judge_probe.latest_probe), when there is one."""
-    return dimension_checks(dimension) + judge_limit_checks(dimension) + capability_checks(dimension.judge, probe)
+    return (
+        dimension_checks(dimension)
+        + judge_limit_checks(dimension)
+        + capability_checks(dimension.judge, probe)
+    )

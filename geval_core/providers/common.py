@@ -31,7 +31,8 @@ class HttpErrors:
         self.transport: tuple[type[Exception], ...] = tuple(m.TransportError for m in found)
         self.connect: tuple[type[Exception], ...] = tuple(m.ConnectError for m in found)
         self.transient: tuple[type[Exception], ...] = tuple(
-            t for m in found for t in (m.TimeoutException, m.NetworkError, m.ProtocolError))
+            t for m in found for t in (m.TimeoutException, m.NetworkError, m.ProtocolError)
+        )
 
 
 @functools.cache
@@ -77,13 +78,23 @@ def parse_retry_after(value: str | None) -> float | None:
         return None
 
 
-def status_error(status: int, message: str, retry_after: str | None, request: JudgeRequest, *, who: str,
-                 model: str, retryable: set[int], key_hint: str) -> JudgeError:
+def status_error(
+    status: int,
+    message: str,
+    retry_after: str | None,
+    request: JudgeRequest,
+    *,
+    who: str,
+    model: str,
+    retryable: set[int],
+    key_hint: str,
+) -> JudgeError:
     """An HTTP error answer as the workbench's error: retryable (honouring Retry-After), logprobs refused,
     or final (with a hint at the key variable for 401/403). `who` answered; `model` names the model."""
     if status in retryable or status >= 500:
-        return RetryableJudgeError(f"{who} answered {status}: {message}", retry_after=parse_retry_after(retry_after),
-                                   status=status)
+        return RetryableJudgeError(
+            f"{who} answered {status}: {message}", retry_after=parse_retry_after(retry_after), status=status
+        )
     if status == 400 and request.logprobs and "logprob" in message.lower():
         return LogprobsUnavailableError(
             f"{model} {request.model!r} refused log-probabilities ({message}); use --mode sampling"
@@ -100,8 +111,12 @@ def redact(text: str, key: str | None) -> str:
     return _WORD.sub(lambda m: "[redacted]" if m.group(0) in key else m.group(0), text)
 
 
-def gather_choices(n: int, ask: Callable[[int, int], Any], choices_of: Callable[[Any], list[Choice]],
-                   nothing: Callable[[Any], str]) -> tuple[list[Any], list[Choice]]:
+def gather_choices(
+    n: int,
+    ask: Callable[[int, int], Any],
+    choices_of: Callable[[Any], list[Choice]],
+    nothing: Callable[[Any], str],
+) -> tuple[list[Any], list[Choice]]:
     """Call ask(missing, call_index) until n replies are in: (responses, the first n choices).
 
     Some servers ignore n (llama.cpp's answers one choice), so this asks again for the rest; at most

@@ -31,10 +31,13 @@ def _positions(result: Any) -> tuple[Position, ...] | None:
     positions = []
     for i, pick in enumerate(chosen):
         alternatives = (tops[i].candidates or []) if i < len(tops) else []
-        top = tuple(TopLogprob(a.token if a.token is not None else "", _logprob(a.log_probability))
-                    for a in alternatives)
-        positions.append(Position(pick.token if pick.token is not None else "",
-                                  _logprob(pick.log_probability), top))
+        top = tuple(
+            TopLogprob(a.token if a.token is not None else "", _logprob(a.log_probability))
+            for a in alternatives
+        )
+        positions.append(
+            Position(pick.token if pick.token is not None else "", _logprob(pick.log_probability), top)
+        )
     return tuple(positions)
 
 
@@ -62,8 +65,11 @@ class GeminiJudge(HostedJudge):
     def _http_options(self, timeout: float) -> Any:
         from google.genai import types
 
-        return types.HttpOptions(base_url=self.base_url, timeout=int(timeout * 1000),
-                                 retry_options=types.HttpRetryOptions(attempts=1))  # the runner retries
+        return types.HttpOptions(
+            base_url=self.base_url,
+            timeout=int(timeout * 1000),
+            retry_options=types.HttpRetryOptions(attempts=1),
+        )  # the runner retries
 
     def _where(self) -> str:
         return f"Gemini at {self.base_url}" if self.base_url else "the Gemini API"
@@ -80,9 +86,11 @@ class GeminiJudge(HostedJudge):
     def _usage(response: Any) -> tuple[int, int, int]:
         # Thought tokens are billed as output: count them, so usage and cost say what was paid. The prompt count
         # includes cached_content_token_count (implicit caching of Gemini 2.5 and later), billed at the cached rate.
-        return (_usage(response, "prompt_token_count"),
-                _usage(response, "candidates_token_count") + _usage(response, "thoughts_token_count"),
-                _usage(response, "cached_content_token_count"))
+        return (
+            _usage(response, "prompt_token_count"),
+            _usage(response, "candidates_token_count") + _usage(response, "thoughts_token_count"),
+            _usage(response, "cached_content_token_count"),
+        )
 
     @staticmethod
     def _raw(response: Any) -> Any:
@@ -98,25 +106,35 @@ class GeminiJudge(HostedJudge):
 
         contents, config = gemini_request(request, n, None if request.seed is None else request.seed + call)
         try:
-            return self._client.models.generate_content(model=request.model, contents=contents,
-                                                        config=config)
+            return self._client.models.generate_content(model=request.model, contents=contents, config=config)
         except errors.APIError as exc:
             raise self._api_error(exc, request) from None
         except http_errors().transport as exc:  # the SDK lets its HTTP client's errors through
             raise self._transport_error(exc) from None
         except ValueError as exc:  # a body that is not JSON, or JSON that is not a response (pydantic)
-            raise RetryableJudgeError(f"Gemini gave an unusable answer ({type(exc).__name__}): "
-                             f"{redact(str(exc), self._key)[:300]}") from None
+            raise RetryableJudgeError(
+                f"Gemini gave an unusable answer ({type(exc).__name__}): {redact(str(exc), self._key)[:300]}"
+            ) from None
 
     def _api_error(self, exc: Any, request: JudgeRequest) -> JudgeError:
         message = redact(str(exc.message or exc), self._key)[:300]
         if int(exc.code or 0) == 400 and request.logprobs and "logprob" in message.lower():
             return LogprobsUnavailableError(
                 f"{self._where()} gives no log-probabilities for model {request.model!r} ({message}): freeze in "
-                f"sampling mode{self._elsewhere(request)}", status=400)
+                f"sampling mode{self._elsewhere(request)}",
+                status=400,
+            )
         headers = getattr(exc.response, "headers", None) or {}
-        return status_error(int(exc.code or 0), message, headers.get("retry-after"), request, who="Gemini",
-                            model="Gemini model", retryable=RETRYABLE_STATUS, key_hint=" or ".join(provider_spec("gemini").key_variables))
+        return status_error(
+            int(exc.code or 0),
+            message,
+            headers.get("retry-after"),
+            request,
+            who="Gemini",
+            model="Gemini model",
+            retryable=RETRYABLE_STATUS,
+            key_hint=" or ".join(provider_spec("gemini").key_variables),
+        )
 
     def _elsewhere(self, request: JudgeRequest) -> str:
         """Where else the model may give log-probabilities (Vertex AI serves them for several models)."""
@@ -132,7 +150,9 @@ class GeminiJudge(HostedJudge):
         return JudgeError(f"Gemini gave an unusable answer ({name}): {message}")
 
 
-def gemini_request(request: JudgeRequest, n: int, seed: int | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def gemini_request(
+    request: JudgeRequest, n: int, seed: int | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(contents, config) of one generateContent call; the Batch API sends the same (see run/batch_engines)."""
     from google.genai import types
 
@@ -141,8 +161,10 @@ def gemini_request(request: JudgeRequest, n: int, seed: int | None) -> tuple[lis
     thinking_config = thinking.config()
     config: dict[str, Any] = {
         # Thinking tokens come out of max_output_tokens: add room for the least thinking the model does.
-        "temperature": request.temperature, "max_output_tokens": request.max_tokens + thinking.allowance,
-        "candidate_count": n, "system_instruction": system or None,
+        "temperature": request.temperature,
+        "max_output_tokens": request.max_tokens + thinking.allowance,
+        "candidate_count": n,
+        "system_instruction": system or None,
         # A ThinkingConfig, not a dict: the SDK passes a nested dict's keys through unconverted.
         "thinking_config": types.ThinkingConfig(**thinking_config) if thinking_config else None,
     }
@@ -156,15 +178,23 @@ def gemini_request(request: JudgeRequest, n: int, seed: int | None) -> tuple[lis
 def gemini_reply(response: Any) -> JudgeReply:
     """A GenerateContentResponse as a JudgeReply, with the live judge's own mapping (batch results use it)."""
     read = GeminiJudge
-    return JudgeReply(tuple(read._choices(response)), read._version(response) or "",
-                      Usage(*read._usage(response)), 0.0, read._raw(response))
+    return JudgeReply(
+        tuple(read._choices(response)),
+        read._version(response) or "",
+        Usage(*read._usage(response)),
+        0.0,
+        read._raw(response),
+    )
 
 
 def _contents(messages: tuple[dict[str, str], ...]) -> tuple[list[dict[str, Any]], str]:
     """Chat dicts to Gemini contents; system messages become the system instruction."""
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-    contents = [{"role": ROLES.get(m["role"], "user"), "parts": [{"text": m["content"]}]}
-                for m in messages if m["role"] != "system"]
+    contents = [
+        {"role": ROLES.get(m["role"], "user"), "parts": [{"text": m["content"]}]}
+        for m in messages
+        if m["role"] != "system"
+    ]
     return contents, system
 
 

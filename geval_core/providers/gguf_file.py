@@ -16,7 +16,19 @@ from typing import BinaryIO
 from ..errors import ConfigError
 
 PIN = "#sha256="
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 _STRING, _ARRAY = 8, 9
 MAX_KEYS_READ = 64  # general.name comes among the first keys; a header is never read to its end
 
@@ -68,8 +80,10 @@ def verified_path(model: str) -> tuple[str, str]:
     path = checked_file(path)
     digest = file_digest(path)
     if pinned is not None and digest != pinned:
-        raise ConfigError(f"the model file {path} changed since it was pinned: its sha256 is {digest[:12]}…, "
-                          f"the prompt or run names {pinned[:12]}…; restore that file or freeze a new version")
+        raise ConfigError(
+            f"the model file {path} changed since it was pinned: its sha256 is {digest[:12]}…, "
+            f"the prompt or run names {pinned[:12]}…; restore that file or freeze a new version"
+        )
     return path, digest
 
 

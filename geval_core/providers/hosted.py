@@ -49,20 +49,31 @@ class HostedJudge:
         """Ask for n replies; a server that returns fewer is asked again until n are in."""
         start = time.perf_counter()
         responses, choices = gather_choices(
-            request.n, lambda missing, call: self._call(request, missing, call), self._choices,
-            lambda response: self._nothing(response, request))
+            request.n,
+            lambda missing, call: self._call(request, missing, call),
+            self._choices,
+            lambda response: self._nothing(response, request),
+        )
         if request.logprobs and not any(c.positions for c in choices):
             if self.gave_logprobs:  # it did before: this one answer lost them, so ask again
-                raise RetryableJudgeError(f"model {request.model!r} at {self._where()} sent a reply without "
-                                          "the log-probabilities its earlier replies had")
+                raise RetryableJudgeError(
+                    f"model {request.model!r} at {self._where()} sent a reply without "
+                    "the log-probabilities its earlier replies had"
+                )
             raise LogprobsUnavailableError(
                 f"model {request.model!r} at {self._where()} returned no log-probabilities; "
-                "use --mode sampling (n replies at a temperature above 0) for this judge")
+                "use --mode sampling (n replies at a temperature above 0) for this judge"
+            )
         self.gave_logprobs |= request.logprobs
         usage = Usage(*map(sum, zip(*(self._usage(r) for r in responses), strict=True)))
         raw = [self._raw(r) for r in responses]
-        reply = JudgeReply(tuple(choices), self._version(responses[0]) or request.model, usage,
-                           time.perf_counter() - start, raw[0] if len(raw) == 1 else {"responses": raw})
+        reply = JudgeReply(
+            tuple(choices),
+            self._version(responses[0]) or request.model,
+            usage,
+            time.perf_counter() - start,
+            raw[0] if len(raw) == 1 else {"responses": raw},
+        )
         return reply if self.scrubs_answers else without_key(reply, self._key)
 
     # --- hooks ---------------------------------------------------------------------------------------

@@ -58,7 +58,9 @@ def local_model_path() -> str:
     )
 
 
-_EXTRA_BUFFERS_OFF = False  # set once llama.cpp's defaults are wrapped (a flag of ours, not one on its module)
+_EXTRA_BUFFERS_OFF = (
+    False  # set once llama.cpp's defaults are wrapped (a flag of ours, not one on its module)
+)
 
 
 def disable_extra_buffers() -> None:
@@ -91,21 +93,30 @@ def batch_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-def _load(path: str, n_ctx: int, n_threads: int | None, n_batch: int = BATCH,
-          n_threads_batch: int | None = None) -> Any:
+def _load(
+    path: str, n_ctx: int, n_threads: int | None, n_batch: int = BATCH, n_threads_batch: int | None = None
+) -> Any:
     """Load a model once per process and settings (caller holds _LOCK)."""
     key = (path, n_ctx, n_threads, n_batch, n_threads_batch)
     if key not in _MODELS:
         try:
             from llama_cpp import Llama
         except ImportError as exc:
-            raise ConfigError("the local judge needs llama-cpp-python: run "
-                              "`pip install 'geval-workbench[local]'`") from exc
+            raise ConfigError(
+                "the local judge needs llama-cpp-python: run `pip install 'geval-workbench[local]'`"
+            ) from exc
         disable_extra_buffers()
         if not _MODELS:
             atexit.register(_close_all)
-        _MODELS[key] = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_batch=n_batch,
-                             n_threads_batch=n_threads_batch, logits_all=False, verbose=False)
+        _MODELS[key] = Llama(
+            model_path=path,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_batch=n_batch,
+            n_threads_batch=n_threads_batch,
+            logits_all=False,
+            verbose=False,
+        )
     return _MODELS[key]
 
 
@@ -143,9 +154,17 @@ class LocalJudge:
     provider = "local"
     primes = True  # honours request.assistant_prefix (hosted chat APIs cannot)
 
-    def __init__(self, model_path: str | None = None, n_ctx: int = DEFAULT_CTX, prefix_cache: bool = True,
-                 n_threads: int | None = None, n_batch: int = BATCH, exact_reuse: bool = True,
-                 stop_at_rating: bool = True, n_threads_batch: int | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | None = None,
+        n_ctx: int = DEFAULT_CTX,
+        prefix_cache: bool = True,
+        n_threads: int | None = None,
+        n_batch: int = BATCH,
+        exact_reuse: bool = True,
+        stop_at_rating: bool = True,
+        n_threads_batch: int | None = None,
+    ) -> None:
         self.model_path = model_path or local_model_path()
         self.n_ctx = n_ctx
         # Reuse the KV cache of the previous prompt's shared prefix (criteria + steps come first).
@@ -173,16 +192,23 @@ class LocalJudge:
                 first = self._last_logits(llm)
                 rng = np.random.default_rng(request.seed)
                 ratings = self._rating_ids(llm, request.ratings)
-                replies = [self._generate(llm, request, len(ids), first, rng, ratings, timing)
-                           for _ in range(1 if request.temperature <= 0 else request.n)]
+                replies = [
+                    self._generate(llm, request, len(ids), first, rng, ratings, timing)
+                    for _ in range(1 if request.temperature <= 0 else request.n)
+                ]
             except RuntimeError as exc:  # llama_decode failed: start the next call from a clean cache
                 llm.reset()
                 raise JudgeError(f"the local model failed to decode the prompt: {exc}") from None
         if request.temperature <= 0:  # greedy replies are identical: decode once, copy
             replies = replies * request.n
         choices = tuple(choice for choice, _ in replies)
-        raw = {"model": self.model_version, "prompt_tokens": len(ids), "prefix_reused_tokens": reused,
-               "replies": [{"text": c.text, "token_ids": t} for c, t in replies], **timing}
+        raw = {
+            "model": self.model_version,
+            "prompt_tokens": len(ids),
+            "prefix_reused_tokens": reused,
+            "replies": [{"text": c.text, "token_ids": t} for c, t in replies],
+            **timing,
+        }
         # The prefix kept from the previous prompt's KV cache is this judge's cached input: read, not evaluated.
         usage = Usage(len(ids), sum(len(t) for _, t in replies), reused)
         return JudgeReply(choices, self.model_version, usage, time.perf_counter() - start, raw)
@@ -193,8 +219,11 @@ class LocalJudge:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
             template = llm.metadata.get("tokenizer.chat_template") or CHATML
-            self._formatter = Jinja2ChatFormatter(template=template, eos_token=self._text(llm, llm.token_eos()),
-                                                  bos_token=self._text(llm, llm.token_bos()))
+            self._formatter = Jinja2ChatFormatter(
+                template=template,
+                eos_token=self._text(llm, llm.token_eos()),
+                bos_token=self._text(llm, llm.token_bos()),
+            )
         # Message text goes in as markers and is tokenized apart with special=False: item text that
         # contains "<|im_end|>" stays plain text and cannot close the turn and answer for the judge.
         masked = [{**m, "content": f"\x00{n}\x00"} for n, m in enumerate(request.messages)]
@@ -234,7 +263,7 @@ class LocalJudge:
             rest = len(ids) - start
             size = rest if rest <= llm.n_batch else min(llm.n_batch, rest - 2)  # never 1 token left
             llm.n_tokens = start  # eval() drops the KV entries past n_tokens
-            llm.eval(ids[start:start + size])
+            llm.eval(ids[start : start + size])
             start += size
         return keep
 
@@ -245,13 +274,23 @@ class LocalJudge:
         pointer = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy()
 
-    def _generate(self, llm: Any, request: JudgeRequest, prompt_len: int, first: np.ndarray,
-                  rng: np.random.Generator, ratings: tuple[int, ...], timing: dict) -> tuple[Choice, list[int]]:
+    def _generate(
+        self,
+        llm: Any,
+        request: JudgeRequest,
+        prompt_len: int,
+        first: np.ndarray,
+        rng: np.random.Generator,
+        ratings: tuple[int, ...],
+        timing: dict,
+    ) -> tuple[Choice, list[int]]:
         """One reply from the prompt's end: the first position reports every rating token (`ratings`)."""
         import llama_cpp
 
         llm.n_tokens = prompt_len  # drop the previous reply's tokens from the KV cache
-        vocab = llama_cpp.llama_model_get_vocab(llm.model)  # llama.cpp's public C API, not Llama's private _model
+        vocab = llama_cpp.llama_model_get_vocab(
+            llm.model
+        )  # llama.cpp's public C API, not Llama's private _model
         logits, tokens, positions, last = first, [], [], 0
         for step in range(request.max_tokens):
             logprobs = _log_softmax(logits)
@@ -260,8 +299,9 @@ class LocalJudge:
             # The first position is always kept, even when the model would stop, so the rating
             # distribution is never lost.
             if request.logprobs and (step == 0 or not is_end):
-                positions.append(self._position(llm, logprobs, token, ratings if step == 0 else (),
-                                                request.top_logprobs))
+                positions.append(
+                    self._position(llm, logprobs, token, ratings if step == 0 else (), request.top_logprobs)
+                )
             if is_end:
                 break
             tokens.append(token)
@@ -284,8 +324,13 @@ class LocalJudge:
         # only stored for audit. max_tokens stays an upper bound, as when the model ends its turn.
         # Sampling and unprimed requests (the judge probe reads the tokens it counts) decode in full.
         full = request.max_tokens - 1
-        if not (self.stop_at_rating and request.logprobs and request.temperature <= 0
-                and request.assistant_prefix and request.ratings):
+        if not (
+            self.stop_at_rating
+            and request.logprobs
+            and request.temperature <= 0
+            and request.assistant_prefix
+            and request.ratings
+        ):
             return full
         key = self._text(llm, token).strip()
         whole = {str(r) for r in request.ratings}
@@ -298,8 +343,9 @@ class LocalJudge:
         ids = (llm.tokenize(str(r).encode(), add_bos=False, special=False)[0] for r in ratings)
         return tuple(dict.fromkeys(ids))
 
-    def _position(self, llm: Any, logprobs: np.ndarray, token: int, extra: tuple[int, ...],
-                  k: int) -> Position:
+    def _position(
+        self, llm: Any, logprobs: np.ndarray, token: int, extra: tuple[int, ...], k: int
+    ) -> Position:
         """The chosen token plus the top-k alternatives and every token in `extra`."""
         top = np.argpartition(-logprobs, k)[:k] if k else np.array([], dtype=int)
         ids = sorted({*map(int, top), *extra}, key=lambda i: -logprobs[i])

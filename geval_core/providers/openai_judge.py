@@ -31,8 +31,9 @@ UNSUPPORTED = {"unsupported_parameter", "unsupported_value"}
 OPENAI_API_HOST = "api.openai.com"
 
 
-def chat_body(request: JudgeRequest, n: int, reasoning: bool, seed: int | None,
-              cache_key: str | None = None) -> dict[str, Any]:
+def chat_body(
+    request: JudgeRequest, n: int, reasoning: bool, seed: int | None, cache_key: str | None = None
+) -> dict[str, Any]:
     """The chat-completions body: reasoning models get max_completion_tokens (reply + reasoning room),
     no temperature unless it is their default (1), and no logprobs; others the classic options. `cache_key`
     goes out as prompt_cache_key (requests sharing a prefix routed to one cache): OpenAI's own API only."""
@@ -42,8 +43,10 @@ def chat_body(request: JudgeRequest, n: int, reasoning: bool, seed: int | None,
         if request.logprobs:
             raise LogprobsUnavailableError(f"{NO_LOGPROBS} (model {request.model!r})")
         if request.temperature != 1.0:
-            raise JudgeError(f"model {request.model!r} takes only the default temperature (1), not "
-                             f"{request.temperature}: freeze the prompt with temperature 1")
+            raise JudgeError(
+                f"model {request.model!r} takes only the default temperature (1), not "
+                f"{request.temperature}: freeze the prompt with temperature 1"
+            )
     else:
         body.update(temperature=request.temperature, max_tokens=request.max_tokens)
         if request.logprobs:
@@ -81,8 +84,13 @@ def sdk_error_types() -> ErrorTypes:
     """The openai SDK's exception types, by what they mean."""
     import openai
 
-    return ErrorTypes((openai.BadRequestError,), (openai.APIStatusError,), (openai.APITimeoutError,),
-                      (openai.APIConnectionError,), (openai.OpenAIError, ValueError))
+    return ErrorTypes(
+        (openai.BadRequestError,),
+        (openai.APIStatusError,),
+        (openai.APITimeoutError,),
+        (openai.APIConnectionError,),
+        (openai.OpenAIError, ValueError),
+    )
 
 
 class OpenAIJudge(HostedJudge):
@@ -97,13 +105,17 @@ class OpenAIJudge(HostedJudge):
         self._plain: PlainHttpPost | None = None
         if is_plain_http(self.base_url):  # a server of the user's: no SDK import (0.8 s), httpx's public API
             self._plain = PlainHttpPost(self.base_url, "/chat/completions", api_key, timeout)
-            self._errors = ErrorTypes((), (ServerStatusError,), (ServerTimeout,), (ServerUnreachable,), (ValueError,))
+            self._errors = ErrorTypes(
+                (), (ServerStatusError,), (ServerTimeout,), (ServerUnreachable,), (ValueError,)
+            )
         else:
             import openai
 
             # One client per judge, shared by every worker thread (its httpx client keeps connections alive and
             # is thread-safe). max_retries=0: the runner retries, with its own budget.
-            self._client = openai.OpenAI(api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0)
+            self._client = openai.OpenAI(
+                api_key=api_key, base_url=self.base_url, timeout=timeout, max_retries=0
+            )
             self._errors = sdk_error_types()
         # The client's resolved URL (OPENAI_BASE_URL included), not the one asked for: where requests really go.
         self.sends_cache_key = self._client is not None and routes_by_cache_key(self._client.base_url)
@@ -134,7 +146,10 @@ class OpenAIJudge(HostedJudge):
 
     def _call(self, request: JudgeRequest, n: int, call: int) -> Any:
         """One call; a documented 400 for max_tokens switches to the reasoning options once."""
-        bad_request: tuple[type[Exception], ...] = (*self._errors.bad_request, ServerStatusError)  # _send passes on only 400s of these
+        bad_request: tuple[type[Exception], ...] = (
+            *self._errors.bad_request,
+            ServerStatusError,
+        )  # _send passes on only 400s of these
         # A repeated call with the same seed would repeat the same replies.
         seed = None if request.seed is None else request.seed + call
         key = request.prefix_key if self.sends_cache_key else None
@@ -165,11 +180,14 @@ class OpenAIJudge(HostedJudge):
         except errors.timeout:
             raise RetryableJudgeError(f"{self._where()} timed out") from None
         except errors.connection as exc:
-            raise UnreachableError(f"could not connect to {self._where()}: {redact(str(exc), self._key)}") from None
+            raise UnreachableError(
+                f"could not connect to {self._where()}: {redact(str(exc), self._key)}"
+            ) from None
         except errors.unusable as exc:  # ValueError: a body that is not JSON, or not a completion
             # A malformed or truncated body is one broken answer, not a broken judge: ask again.
-            raise RetryableJudgeError(f"{self._where()} gave an unusable answer: "
-                             f"{redact(str(exc), self._key)[:300]}") from None
+            raise RetryableJudgeError(
+                f"{self._where()} gave an unusable answer: {redact(str(exc), self._key)[:300]}"
+            ) from None
 
     def _post(self, body: dict[str, Any]) -> Completion:
         """The request itself, read into a Completion (the SDK's exceptions pass through to `_send`)."""
@@ -186,16 +204,25 @@ class OpenAIJudge(HostedJudge):
         if exc.status_code == 400 and getattr(exc, "code", None) in UNSUPPORTED:
             return _unsupported(exc, request, message)
         headers = exc.headers if isinstance(exc, ServerStatusError) else exc.response.headers
-        return status_error(exc.status_code, message, headers.get("retry-after"), request,
-                            who=self._where(), model="model", retryable=RETRYABLE_STATUS,
-                            key_hint=" or ".join(provider_spec("openai").key_variables))
+        return status_error(
+            exc.status_code,
+            message,
+            headers.get("retry-after"),
+            request,
+            who=self._where(),
+            model="model",
+            retryable=RETRYABLE_STATUS,
+            key_hint=" or ".join(provider_spec("openai").key_variables),
+        )
 
 
 class Completion(NamedTuple):
     """One chat-completion answer: what a judgment needs from it, and the body for audit."""
 
     choices: list[Choice]
-    usage: tuple[int, int, int]  # (prompt tokens, completion tokens, of the prompt tokens those read from the cache)
+    usage: tuple[
+        int, int, int
+    ]  # (prompt tokens, completion tokens, of the prompt tokens those read from the cache)
     model: str | None  # the model version the server reported
     body: dict[str, Any]
 
@@ -211,8 +238,12 @@ def completion_from_body(body: Any) -> Completion:
     if not isinstance(body, dict):
         raise ValueError(f"the answer is JSON but not a chat completion: {str(body)[:100]}")
     try:
-        return Completion([_choice(c) for c in (body.get("choices") or [])], _usage_of(body.get("usage")),
-                          body.get("model"), body)
+        return Completion(
+            [_choice(c) for c in (body.get("choices") or [])],
+            _usage_of(body.get("usage")),
+            body.get("model"),
+            body,
+        )
     except (AttributeError, KeyError, TypeError) as exc:
         raise ValueError(f"not a chat completion ({type(exc).__name__}: {exc})") from None
 
@@ -223,8 +254,11 @@ def _usage_of(usage: dict[str, Any] | None) -> tuple[int, int, int]:
     if not usage:
         return 0, 0, 0
     details = usage.get("prompt_tokens_details") or {}
-    return (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-            int(details.get("cached_tokens") or 0))
+    return (
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+        int(details.get("cached_tokens") or 0),
+    )
 
 
 def _choice(choice: dict[str, Any]) -> Choice:
@@ -232,8 +266,11 @@ def _choice(choice: dict[str, Any]) -> Choice:
     positions = None
     if content:
         positions = tuple(
-            Position(t["token"], float(t["logprob"]),
-                     tuple(TopLogprob(a["token"], float(a["logprob"])) for a in (t.get("top_logprobs") or [])))
+            Position(
+                t["token"],
+                float(t["logprob"]),
+                tuple(TopLogprob(a["token"], float(a["logprob"])) for a in (t.get("top_logprobs") or [])),
+            )
             for t in content
         )
     message = choice.get("message")
@@ -250,10 +287,11 @@ def _unsupported(exc: Any, request: JudgeRequest, message: str) -> JudgeError:
     param = getattr(exc, "param", None) or "a parameter"
     if param in ("logprobs", "top_logprobs"):
         return LogprobsUnavailableError(f"{NO_LOGPROBS} (model {request.model!r}: {message})", status=400)
-    fix = {"temperature": "freeze the prompt with temperature 1 (sampling mode)",
-           "n": "this model gives one reply per call: use n 1",
-           "reasoning_effort": "clear reasoning_effort (this model does not reason)"}.get(
-        param, f"this judge cannot take {param!r}")
+    fix = {
+        "temperature": "freeze the prompt with temperature 1 (sampling mode)",
+        "n": "this model gives one reply per call: use n 1",
+        "reasoning_effort": "clear reasoning_effort (this model does not reason)",
+    }.get(param, f"this judge cannot take {param!r}")
     return JudgeError(f"model {request.model!r} refused {param!r} ({exc.code}): {message}; {fix}", status=400)
 
 

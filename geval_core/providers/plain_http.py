@@ -76,12 +76,17 @@ class PlainHttpPost:
         self._host, self._port = parts.hostname or "localhost", parts.port or 80
         self._target = parts.path + (f"?{parts.query}" if parts.query else "")
         self._url = parts.geturl()
-        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
-                         "Accept": "application/json", "User-Agent": "geval-workbench"}
+        self._headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "geval-workbench",
+        }
         self._timeout = timeout
         proxies = urllib.request.getproxies()
         self._proxied = bool(proxies.get("http") or proxies.get("all")) and not urllib.request.proxy_bypass(
-            parts.netloc)
+            parts.netloc
+        )
         self._opened: dict[threading.Thread, Any] = {}  # each thread's connection or client, by thread
         self._lock = threading.Lock()
 
@@ -105,7 +110,9 @@ class PlainHttpPost:
                 connection.close()  # http.client opens it again at the next request
                 if not reused:
                     raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
-                reused = False  # the server closed an idle keep-alive connection: one more try, freshly opened
+                reused = (
+                    False  # the server closed an idle keep-alive connection: one more try, freshly opened
+                )
             except TimeoutError as exc:
                 connection.close()
                 raise ServerTimeout(str(exc) or "timed out") from None
@@ -118,8 +125,9 @@ class PlainHttpPost:
         thread = threading.current_thread()
         connection = self._opened.get(thread)
         if connection is None:
-            connection = self._open(thread, lambda: http.client.HTTPConnection(self._host, self._port,
-                                                                               timeout=self._timeout))
+            connection = self._open(
+                thread, lambda: http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+            )
             return connection, False
         return connection, connection.sock is not None
 
@@ -128,7 +136,8 @@ class PlainHttpPost:
         httpx = httpx_module()
         thread = threading.current_thread()
         client = self._opened.get(thread) or self._open(
-            thread, lambda: httpx.Client(timeout=self._timeout, headers=self._headers))
+            thread, lambda: httpx.Client(timeout=self._timeout, headers=self._headers)
+        )
         try:
             response = client.post(self._url, content=data)
         except httpx.TimeoutException as exc:
@@ -157,8 +166,9 @@ class PlainHttpPost:
             each.close()
 
 
-def _round_trip(connection: http.client.HTTPConnection, target: str, data: bytes,
-                headers: dict[str, str]) -> tuple[int, Any, bytes]:
+def _round_trip(
+    connection: http.client.HTTPConnection, target: str, data: bytes, headers: dict[str, str]
+) -> tuple[int, Any, bytes]:
     """One request and its whole answer on `connection` (left open for the next when the server keeps it)."""
     connection.request("POST", target, body=data, headers=headers)
     response = connection.getresponse()

@@ -30,7 +30,9 @@ OPENAI_UNCACHED = ("gpt-3.5", "gpt-4-")  # and "gpt-4" itself: models before gpt
 # Implicit caching, Gemini 2.5 and later, by the minimum prompt the caching page lists per model; other models
 # (2.0, Flash-Lite, which it does not list) get no prediction.
 GEMINI_CACHE = {
-    "gemini-2.5-flash": CacheRule(2048, 1, "Gemini 2.5 Flash implicit caching: prompts of 2,048 tokens and more"),
+    "gemini-2.5-flash": CacheRule(
+        2048, 1, "Gemini 2.5 Flash implicit caching: prompts of 2,048 tokens and more"
+    ),
     "gemini-2.5-pro": CacheRule(2048, 1, "Gemini 2.5 Pro implicit caching: prompts of 2,048 tokens and more"),
 }
 
@@ -50,5 +52,7 @@ def gemini_cache(settings: JudgeSettings, server: str | None) -> CacheRule | Non
     if server is not None:
         return None
     family = settings.model.removeprefix("models/")
-    matches = [k for k in GEMINI_CACHE if family == k or (family.startswith(k + "-") and "lite" not in family)]
+    matches = [
+        k for k in GEMINI_CACHE if family == k or (family.startswith(k + "-") and "lite" not in family)
+    ]
     return GEMINI_CACHE[max(matches, key=len)] if matches else None

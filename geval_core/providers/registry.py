@@ -58,7 +58,9 @@ class ProviderSpec:
     public: bool = True  # offered in lists and help; False: accepted when named (the test judge)
     reuse: bool = True  # one judge may serve many runs (the local model loads once); False: one per run
     context_tokens: int | None = None  # the context of every model it runs (an in-process judge's own)
-    context_windows: Mapping[str, int] = field(default_factory=dict)  # documented windows by model-name prefix
+    context_windows: Mapping[str, int] = field(
+        default_factory=dict
+    )  # documented windows by model-name prefix
     rating_tokens: RatingTokens | None = None  # None: its tokenizer is not known
     weighs_every_rating: bool = False  # its log-probabilities cover every rating, whatever top_logprobs says
     reasoning: Callable[[str], bool] | None = None  # which of its models reason (no logprobs, no temperature)
@@ -67,7 +69,9 @@ class ProviderSpec:
     # Its server's documented prompt cache for a judge at a server (None: the provider's own API), for the estimate.
     prompt_cache: Callable[[JudgeSettings, str | None], CacheRule | None] | None = None
     free: bool = False  # runs on this machine: no price per token
-    before_run: Callable[[JudgeSettings], None] | None = None  # a check before a run is recorded (imports inside)
+    before_run: Callable[[JudgeSettings], None] | None = (
+        None  # a check before a run is recorded (imports inside)
+    )
 
     @property
     def takes_server(self) -> bool:
@@ -130,8 +134,10 @@ def allowed_concurrency(settings: JudgeSettings, wanted: int) -> tuple[int, str 
     spec = provider_spec(settings.provider)
     if wanted <= spec.max_concurrency:
         return wanted, None
-    return spec.max_concurrency, (f"{spec.label} takes at most {spec.max_concurrency} calls in flight "
-                                  f"(more only wait in line): using {spec.max_concurrency}, not {wanted}")
+    return spec.max_concurrency, (
+        f"{spec.label} takes at most {spec.max_concurrency} calls in flight "
+        f"(more only wait in line): using {spec.max_concurrency}, not {wanted}"
+    )
 
 
 def default_concurrency(settings: JudgeSettings) -> int:
@@ -197,15 +203,19 @@ def batch_engine(provider: str) -> str | None:
 
 def providers_table() -> str:
     """The public providers as the Markdown table the README shows (a test keeps the two equal)."""
-    rows = ["| Provider | `--judge` | Key from | Default model | Calls in flight | Compatible servers |",
-            "|---|---|---|---|---|---|"]
+    rows = [
+        "| Provider | `--judge` | Key from | Default model | Calls in flight | Compatible servers |",
+        "|---|---|---|---|---|---|",
+    ]
     for spec in specs():
         if spec.public:
             judge = f"{spec.name}:MODEL" if spec.needs_model else spec.name
             keys = " or ".join(f"`{k}`" for k in spec.key_variables) or "none"
             servers = f"yes ({len(spec.presets)} presets)" if spec.compatible_label else "no"
-            rows.append(f"| {spec.label} | `{judge}` | {keys} | `{spec.default_model}` | "
-                        f"{spec.default_concurrency} (at most {spec.max_concurrency}) | {servers} |")
+            rows.append(
+                f"| {spec.label} | `{judge}` | {keys} | `{spec.default_model}` | "
+                f"{spec.default_concurrency} (at most {spec.max_concurrency}) | {servers} |"
+            )
     return "\n".join(rows)
 
 
@@ -243,10 +253,23 @@ def _pinned_model_file(settings: JudgeSettings) -> None:
 
 
 # Documented context windows, by model-name prefix (the longest prefix wins).
-OPENAI_WINDOWS = {"gpt-4o": 128_000, "gpt-4o-mini": 128_000, "gpt-4.1": 1_047_576, "gpt-4-turbo": 128_000,
-                  "gpt-3.5-turbo": 16_385, "gpt-5": 400_000, "o1": 200_000, "o3": 200_000, "o4-mini": 200_000}
-GEMINI_WINDOWS = {"gemini-1.5": 1_048_576, "gemini-2.0": 1_048_576, "gemini-2.5": 1_048_576,
-                  "gemini-3": 1_048_576}
+OPENAI_WINDOWS = {
+    "gpt-4o": 128_000,
+    "gpt-4o-mini": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4-turbo": 128_000,
+    "gpt-3.5-turbo": 16_385,
+    "gpt-5": 400_000,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+}
+GEMINI_WINDOWS = {
+    "gemini-1.5": 1_048_576,
+    "gemini-2.0": 1_048_576,
+    "gemini-2.5": 1_048_576,
+    "gemini-3": 1_048_576,
+}
 LOCAL_CONTEXT = 4096  # the embedded judge's n_ctx (local_judge.DEFAULT_CTX), stated here without loading it
 # OpenAI's tokenizers (cl100k_base, o200k_base) hold every integer 0-999 as one token; on a compatible server
 # another model's tokenizer answers.
@@ -255,23 +278,68 @@ OPENAI_TOKENS = RatingTokens(999)
 # vocabulary in tests/prompts/test_checks.py, never by loading the model here.
 LOCAL_TOKENS = RatingTokens(9, on_servers=True)
 
-register(ProviderSpec("local", "Local SmolLM2 (no key, no network)", _local, default_model="smollm2-135m-instruct",
-                      needs_model=False, default_concurrency=1, max_concurrency=4, context_tokens=LOCAL_CONTEXT,
-                      rating_tokens=LOCAL_TOKENS, weighs_every_rating=True, free=True,
-                      before_run=_pinned_model_file))
-register(ProviderSpec("openai", "OpenAI", _openai, ("OPENAI_API_KEY",), base_url_variables=("OPENAI_BASE_URL",),
-                      default_model="gpt-4o-mini-2024-07-18", compatible_label="OpenAI-compatible server",
-                      compatible_model="smollm2", presets=PRESETS, context_windows=OPENAI_WINDOWS,
-                      rating_tokens=OPENAI_TOKENS, reasoning=is_reasoning_model, aliases_drift=True,
-                      batch_engine="openai", prompt_cache=openai_cache))
-register(ProviderSpec("gemini", "Gemini", _gemini, ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-                      base_url_variables=("GOOGLE_GEMINI_BASE_URL",), default_model="gemini-2.0-flash-001",
-                      context_windows=GEMINI_WINDOWS, aliases_drift=True, batch_engine="gemini",
-                      prompt_cache=gemini_cache))
+register(
+    ProviderSpec(
+        "local",
+        "Local SmolLM2 (no key, no network)",
+        _local,
+        default_model="smollm2-135m-instruct",
+        needs_model=False,
+        default_concurrency=1,
+        max_concurrency=4,
+        context_tokens=LOCAL_CONTEXT,
+        rating_tokens=LOCAL_TOKENS,
+        weighs_every_rating=True,
+        free=True,
+        before_run=_pinned_model_file,
+    )
+)
+register(
+    ProviderSpec(
+        "openai",
+        "OpenAI",
+        _openai,
+        ("OPENAI_API_KEY",),
+        base_url_variables=("OPENAI_BASE_URL",),
+        default_model="gpt-4o-mini-2024-07-18",
+        compatible_label="OpenAI-compatible server",
+        compatible_model="smollm2",
+        presets=PRESETS,
+        context_windows=OPENAI_WINDOWS,
+        rating_tokens=OPENAI_TOKENS,
+        reasoning=is_reasoning_model,
+        aliases_drift=True,
+        batch_engine="openai",
+        prompt_cache=openai_cache,
+    )
+)
+register(
+    ProviderSpec(
+        "gemini",
+        "Gemini",
+        _gemini,
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        base_url_variables=("GOOGLE_GEMINI_BASE_URL",),
+        default_model="gemini-2.0-flash-001",
+        context_windows=GEMINI_WINDOWS,
+        aliases_drift=True,
+        batch_engine="gemini",
+        prompt_cache=gemini_cache,
+    )
+)
 # Vertex AI has no key: application default credentials, and the project named in GOOGLE_CLOUD_PROJECT.
-register(ProviderSpec("vertex", "Vertex AI (Google Cloud credentials)", _vertex, ("GOOGLE_CLOUD_PROJECT",),
-                      base_url_variables=("GOOGLE_VERTEX_BASE_URL",), key_required=False,
-                      default_model="gemini-2.5-flash", context_windows=GEMINI_WINDOWS))
+register(
+    ProviderSpec(
+        "vertex",
+        "Vertex AI (Google Cloud credentials)",
+        _vertex,
+        ("GOOGLE_CLOUD_PROJECT",),
+        base_url_variables=("GOOGLE_VERTEX_BASE_URL",),
+        key_required=False,
+        default_model="gemini-2.5-flash",
+        context_windows=GEMINI_WINDOWS,
+    )
+)
 
 
 def load_plugins() -> None:
@@ -281,8 +349,10 @@ def load_plugins() -> None:
         try:
             importlib.import_module(module_name).register_providers(register)
         except Exception as exc:  # a broken plugin must not take the built-in judges down with it
-            warnings.warn(f"{PLUGINS_ENV}: {module_name!r} registered no provider ({type(exc).__name__}: {exc})",
-                          stacklevel=2)
+            warnings.warn(
+                f"{PLUGINS_ENV}: {module_name!r} registered no provider ({type(exc).__name__}: {exc})",
+                stacklevel=2,
+            )
 
 
 load_plugins()

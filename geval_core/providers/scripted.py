@@ -32,8 +32,9 @@ class ScriptedJudge:
     provider = "scripted"
     primes = False
 
-    def __init__(self, script: Callable[[JudgeRequest], Distribution] | None = None,
-                 model_version: str = "scripted-1") -> None:
+    def __init__(
+        self, script: Callable[[JudgeRequest], Distribution] | None = None, model_version: str = "scripted-1"
+    ) -> None:
         self.script = script or default_script
         self.model_version = model_version
         self.requests: list[JudgeRequest] = []
@@ -43,13 +44,19 @@ class ScriptedJudge:
         self.requests.append(request)
         dist = self.script(request)
         ranked = sorted(dist.items(), key=lambda kv: -kv[1])
-        top = tuple(TopLogprob(tok, math.log(p)) for tok, p in ranked[: max(request.top_logprobs, 1)] if p > 0)
+        top = tuple(
+            TopLogprob(tok, math.log(p)) for tok, p in ranked[: max(request.top_logprobs, 1)] if p > 0
+        )
         best_token, best_p = ranked[0]
         position = Position(best_token, math.log(best_p), top if request.logprobs else ())
         choices = tuple(
             Choice(best_token, (position,) if request.logprobs else None) for _ in range(request.n)
         )
         prompt_tokens = sum(len(m["content"].split()) for m in request.messages)
-        return JudgeReply(choices, self.model_version, Usage(prompt_tokens, request.n), 0.0,
-                          {"scripted": True, "distribution": dist})
-
+        return JudgeReply(
+            choices,
+            self.model_version,
+            Usage(prompt_tokens, request.n),
+            0.0,
+            {"scripted": True, "distribution": dist},
+        )

@@ -23,9 +23,11 @@ def vertex_project() -> tuple[str, str]:
     """(project, location) from the environment; ConfigError naming the variable when the project is unset."""
     project = os.environ.get(PROJECT_VARIABLE, "").strip()
     if not project:
-        raise ConfigError(f"the vertex judge needs a Google Cloud project: set {PROJECT_VARIABLE} (and "
-                          f"{LOCATION_VARIABLE}, default {DEFAULT_LOCATION}); credentials are application default "
-                          "credentials (gcloud auth application-default login)")
+        raise ConfigError(
+            f"the vertex judge needs a Google Cloud project: set {PROJECT_VARIABLE} (and "
+            f"{LOCATION_VARIABLE}, default {DEFAULT_LOCATION}); credentials are application default "
+            "credentials (gcloud auth application-default login)"
+        )
     return project, os.environ.get(LOCATION_VARIABLE, "").strip() or DEFAULT_LOCATION
 
 
@@ -34,8 +36,15 @@ class VertexJudge(GeminiJudge):
 
     provider = "vertex"
 
-    def __init__(self, model: str, project: str, location: str, base_url: str | None = None,
-                 timeout: float = 60.0, credentials: Any = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        project: str,
+        location: str,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        credentials: Any = None,
+    ) -> None:
         self.project, self.location, self._credentials = project, location, credentials
         super().__init__(model, "", base_url, timeout)
 
@@ -43,8 +52,13 @@ class VertexJudge(GeminiJudge):
         from google import genai
 
         # No api_key: the SDK would prefer it (express mode) over the project's credentials.
-        return genai.Client(vertexai=True, project=self.project, location=self.location,
-                            credentials=self._credentials, http_options=self._http_options(timeout))
+        return genai.Client(
+            vertexai=True,
+            project=self.project,
+            location=self.location,
+            credentials=self._credentials,
+            http_options=self._http_options(timeout),
+        )
 
     def _where(self) -> str:
         where = self.base_url or f"{self.location}, project {self.project}"

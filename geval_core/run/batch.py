@@ -64,9 +64,12 @@ def item_requests(prompt: FrozenPrompt, item: Item, settings: JudgeSettings) -> 
     mode = batch_mode(settings)
     if mode == "logprobs":
         return [build_request(prompt, item, settings, mode)]
-    return [build_request(prompt, item, settings, mode, n=1,
-                          seed=None if settings.seed is None else settings.seed + r)
-            for r in range(settings.n)]
+    return [
+        build_request(
+            prompt, item, settings, mode, n=1, seed=None if settings.seed is None else settings.seed + r
+        )
+        for r in range(settings.n)
+    ]
 
 
 def request_body(request: JudgeRequest) -> dict[str, Any]:
@@ -78,22 +81,31 @@ def request_body(request: JudgeRequest) -> dict[str, Any]:
     return chat_body(request, request.n, is_reasoning_model(request.model), request.seed, request.prefix_key)
 
 
-def batch_lines(prompt: FrozenPrompt, items: list[Item], run_id: str,
-                settings: JudgeSettings) -> Iterator[dict[str, Any]]:
+def batch_lines(
+    prompt: FrozenPrompt, items: list[Item], run_id: str, settings: JudgeSettings
+) -> Iterator[dict[str, Any]]:
     """Every line of the input file."""
     for item in items:
         for replica, request in enumerate(item_requests(prompt, item, settings)):
-            yield {"custom_id": custom_id(run_id, item.id, replica), "method": "POST", "url": BATCH_URL,
-                   "body": request_body(request)}
+            yield {
+                "custom_id": custom_id(run_id, item.id, replica),
+                "method": "POST",
+                "url": BATCH_URL,
+                "body": request_body(request),
+            }
 
 
-def write_batch(prompt: FrozenPrompt, items: list[Item], run_id: str, settings: JudgeSettings,
-                path: str | Path) -> int:
+def write_batch(
+    prompt: FrozenPrompt, items: list[Item], run_id: str, settings: JudgeSettings, path: str | Path
+) -> int:
     """Write the input file; returns the number of requests."""
     count = len(items) * (settings.n if batch_mode(settings) == "sampling" else 1)
     if count > MAX_REQUESTS:
-        raise InputError(f"{count} requests exceed the Batch API's {MAX_REQUESTS} per file; "
-                         "split the dataset (or lower n)", file=str(path))
+        raise InputError(
+            f"{count} requests exceed the Batch API's {MAX_REQUESTS} per file; "
+            "split the dataset (or lower n)",
+            file=str(path),
+        )
     with Path(path).open("w", encoding="utf-8") as handle:
         for line in batch_lines(prompt, items, run_id, settings):
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -109,12 +121,21 @@ def run_items(store: Store, dataset_id: str, item_ids: Iterable[str] | None) -> 
     return [i for i in items if i.id in wanted]
 
 
-def batch_plan(store: Store, prompt: FrozenPrompt, dataset: str | Mapping[str, Any], settings: JudgeSettings,
-               scope: RunScope | None = None, *, file: bool = False) -> RunPlan:
+def batch_plan(
+    store: Store,
+    prompt: FrozenPrompt,
+    dataset: str | Mapping[str, Any],
+    settings: JudgeSettings,
+    scope: RunScope | None = None,
+    *,
+    file: bool = False,
+) -> RunPlan:
     """The plan of a batch run (always a new run): the judge's server kept, else the environment's; a file
     (`file=True`) goes wherever its user uploads it, so its run names no server. The side of a split and the
     seal are decided here as for a live run."""
-    judge = PlannedJudge(replace(settings, base_url=None), "default") if file else plan_settings(settings, store)
+    judge = (
+        PlannedJudge(replace(settings, base_url=None), "default") if file else plan_settings(settings, store)
+    )
     return plan_run(store, prompt, dataset, scope=replace(scope or RunScope(), new_run=True), judge=judge)
 
 
@@ -134,8 +155,15 @@ def as_new_run(plan: RunPlan) -> RunPlan:
     return replace(plan, scope=replace(plan.scope, new_run=True))
 
 
-def prepare_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
-                  path: str | Path, item_ids: list[str] | None = None, side: str | None = None) -> dict[str, Any]:
+def prepare_batch(
+    store: Store,
+    prompt: FrozenPrompt,
+    dataset_id: str,
+    settings: JudgeSettings,
+    path: str | Path,
+    item_ids: list[str] | None = None,
+    side: str | None = None,
+) -> dict[str, Any]:
     """Create a run in the library and write its Batch API input file: {run_id, requests, path}."""
     scope = RunScope(side=side, item_ids=None if item_ids is None else tuple(item_ids))
     return prepare_planned(store, batch_plan(store, prompt, dataset_id, settings, scope, file=True), path)
@@ -145,10 +173,14 @@ def prepare_planned(store: Store, plan: RunPlan, path: str | Path) -> dict[str, 
     """Record the planned run (a use of the test side included) and write its Batch API input file."""
     if batch_engine(plan.settings.provider) != FILE_ENGINE:
         having = " or ".join(f"{s.name}:MODEL" for s in specs() if s.public and s.batch_engine == FILE_ENGINE)
-        raise InputError(f"batch files are for the OpenAI Batch API, not the {plan.settings.judge_id} judge; "
-                         f"choose an {having} judge")
+        raise InputError(
+            f"batch files are for the OpenAI Batch API, not the {plan.settings.judge_id} judge; "
+            f"choose an {having} judge"
+        )
     count = batch_requests(plan)  # before a run is recorded
-    plan = record_run(store, as_new_run(plan), key_needed=False)  # the file's user uploads it with their own key
+    plan = record_run(
+        store, as_new_run(plan), key_needed=False
+    )  # the file's user uploads it with their own key
     run_id = plan.recorded_id
     write_batch(plan.prompt, run_items(store, plan.dataset["id"], plan.item_ids), run_id, plan.settings, path)
     store.set_run_fields(run_id, batch_file=str(path), batch_requests=count)
@@ -183,7 +215,9 @@ def read_lines(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
     """Every output line of the files with its run, item, replica, file, line number and source."""
     out = []
     for path in paths:
-        source = "batch:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()  # which file a reply came from
+        source = (
+            "batch:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        )  # which file a reply came from
         with Path(path).open(encoding="utf-8") as handle:
             for number, text in enumerate(handle, 1):
                 if not text.strip():
@@ -192,15 +226,27 @@ def read_lines(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
                     line = json.loads(text)
                     run_id, item_id, replica = parse_custom_id(line["custom_id"])
                 except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
-                    raise InputError(f"not a Batch API output line: {type(exc).__name__}: {str(exc)[:200]}",
-                                     file=str(path), line=number) from None
-                out.append({"run_id": run_id, "item_id": item_id, "replica": replica, "file": str(path),
-                            "line": number, "body": {**line, SOURCE_KEY: source}})
+                    raise InputError(
+                        f"not a Batch API output line: {type(exc).__name__}: {str(exc)[:200]}",
+                        file=str(path),
+                        line=number,
+                    ) from None
+                out.append(
+                    {
+                        "run_id": run_id,
+                        "item_id": item_id,
+                        "replica": replica,
+                        "file": str(path),
+                        "line": number,
+                        "body": {**line, SOURCE_KEY: source},
+                    }
+                )
     return out
 
 
-def read_output(paths: Sequence[str | Path], store: Store | None = None,
-                expected_run: str | None = None) -> dict[str, dict[str, dict[int, dict]]]:
+def read_output(
+    paths: Sequence[str | Path], store: Store | None = None, expected_run: str | None = None
+) -> dict[str, dict[str, dict[int, dict]]]:
     """run id -> item id -> replica -> output line, from output and error files; with a store, every line is
     checked first (check_lines) and a refused one stops the collect before anything is stored."""
     lines = read_lines(paths)
@@ -231,8 +277,12 @@ def _line_error(line: dict) -> str | None:
     return None
 
 
-def collect_batch(store: Store, paths: Sequence[str | Path], on_progress: Progress | None = None,
-                  expected_run: str | None = None) -> list[RunSummary]:
+def collect_batch(
+    store: Store,
+    paths: Sequence[str | Path],
+    on_progress: Progress | None = None,
+    expected_run: str | None = None,
+) -> list[RunSummary]:
     """Score and store every item in Batch API output/error files; one summary per run found.
 
     Lines are checked first: a file naming a live run, another run than `expected_run`, two runs, an item or
@@ -242,8 +292,9 @@ def collect_batch(store: Store, paths: Sequence[str | Path], on_progress: Progre
     return [_collect_run(store, run_id, lines, on_progress) for run_id, lines in found.items()]
 
 
-def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
-                 on_progress: Progress | None) -> RunSummary:
+def _collect_run(
+    store: Store, run_id: str, lines: dict[str, dict[int, dict]], on_progress: Progress | None
+) -> RunSummary:
     run = store.get_run(run_id)
     prompt = store.get_prompt(run["prompt_id"])
     settings = JudgeSettings(**run["judge"])
@@ -251,8 +302,14 @@ def _collect_run(store: Store, run_id: str, lines: dict[str, dict[int, dict]],
     judged = store.judged_item_ids(run["id"])
     summary = RunSummary(run["id"], "done", settings.mode, len(items), skipped=len(judged))
     # Scoring as logprobs, not auto: a batch cannot send the fallback request, so say so per item.
-    session = Session(prompt, store, summary, replace(settings, mode=batch_mode(settings)), settings.provider,
-                      on_progress=on_progress)
+    session = Session(
+        prompt,
+        store,
+        summary,
+        replace(settings, mode=batch_mode(settings)),
+        settings.provider,
+        on_progress=on_progress,
+    )
     missing = 0
     for item in items:
         if item.id in judged:

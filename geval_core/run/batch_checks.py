@@ -14,8 +14,9 @@ from ..store import Store
 SHOWN = 5  # places listed per reason
 
 
-def check_lines(store: Store, lines: list[dict[str, Any]], expected_run: str | None,
-                requests_of: Any) -> None:
+def check_lines(
+    store: Store, lines: list[dict[str, Any]], expected_run: str | None, requests_of: Any
+) -> None:
     """Raise InputError naming every refused line; `lines` carry run_id, item_id, replica, file and line.
 
     `requests_of(run) -> {item id: number of requests}` gives what the run sent (recomputed from the run's
@@ -46,8 +47,11 @@ def check_lines(store: Store, lines: list[dict[str, Any]], expected_run: str | N
             problems[f"a request run {run_id} never sent (replica {line['replica']})"].append(where)
     if problems:
         total = sum(len(places) for places in problems.values())
-        reasons = "; ".join(f"{len(places)} for {reason} ({', '.join(places[:SHOWN])}"
-                            f"{', ...' if len(places) > SHOWN else ''})" for reason, places in problems.items())
+        reasons = "; ".join(
+            f"{len(places)} for {reason} ({', '.join(places[:SHOWN])}"
+            f"{', ...' if len(places) > SHOWN else ''})"
+            for reason, places in problems.items()
+        )
         raise InputError(f"refused {total} of {len(lines)} batch output lines, nothing was stored: {reasons}")
 
 
@@ -56,8 +60,10 @@ def _second_run(began: dict[str, tuple[str, int]], line: dict[str, Any]) -> str 
     run_id, first = began.setdefault(line["file"], (line["run_id"], line["line"]))
     if run_id == line["run_id"]:
         return None
-    return (f"a second batch run in {line['file']} (one file holds one batch run: line {first} names run {run_id}, "
-            f"these name run {line['run_id']})")
+    return (
+        f"a second batch run in {line['file']} (one file holds one batch run: line {first} names run {run_id}, "
+        f"these name run {line['run_id']})"
+    )
 
 
 def _sent(store: Store, run_id: str, expected_run: str | None, requests_of: Any) -> dict[str, int] | str:

@@ -41,8 +41,16 @@ from .options import RunSummary
 from .plan import RunPlan, RunScope, record_run
 from .session import Progress
 
-DONE = {"completed", "failed", "expired", "cancelled", "JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED",
-        "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
+DONE = {
+    "completed",
+    "failed",
+    "expired",
+    "cancelled",
+    "JOB_STATE_SUCCEEDED",
+    "JOB_STATE_FAILED",
+    "JOB_STATE_CANCELLED",
+    "JOB_STATE_EXPIRED",
+}
 COLLECTABLE = {"completed", "expired", "cancelled", "JOB_STATE_SUCCEEDED"}  # finished with results to read
 
 
@@ -60,14 +68,21 @@ class OpenAIBatches:
         key = env_key(*variables) or (NO_KEY if is_custom_server(base_url) else None)
         return OpenAI(api_key=require_key(key, variables, provider), base_url=base_url)
 
-    def send(self, client: Any, prompt: FrozenPrompt, items: list, run_id: str,
-             settings: JudgeSettings) -> tuple[str, str]:
+    def send(
+        self, client: Any, prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings
+    ) -> tuple[str, str]:
         """Upload the run's requests and create the batch: (batch id, its status)."""
-        lines = "".join(json.dumps(line, ensure_ascii=False) + "\n"
-                        for line in batch_lines(prompt, items, run_id, settings))
+        lines = "".join(
+            json.dumps(line, ensure_ascii=False) + "\n"
+            for line in batch_lines(prompt, items, run_id, settings)
+        )
         upload = client.files.create(file=(f"geval-{run_id}.jsonl", lines.encode("utf-8")), purpose="batch")
-        batch = client.batches.create(input_file_id=upload.id, endpoint=BATCH_URL, completion_window="24h",
-                                      metadata={"geval_run": run_id})
+        batch = client.batches.create(
+            input_file_id=upload.id,
+            endpoint=BATCH_URL,
+            completion_window="24h",
+            metadata={"geval_run": run_id},
+        )
         return batch.id, batch.status
 
     def status(self, client: Any, batch_id: str) -> tuple[Any, str, dict[str, Any] | None]:
@@ -106,11 +121,15 @@ class GeminiBatches:
         key = require_key(env_key(*variables), variables, provider)
         return genai.Client(api_key=key, vertexai=False, http_options=types.HttpOptions(base_url=base_url))
 
-    def send(self, client: Any, prompt: FrozenPrompt, items: list, run_id: str,
-             settings: JudgeSettings) -> tuple[str, str]:
+    def send(
+        self, client: Any, prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings
+    ) -> tuple[str, str]:
         """Create the batch of inlined requests: (batch name, its state)."""
-        batch = client.batches.create(model=settings.model, src=_gemini_requests(prompt, items, run_id, settings),
-                                      config={"display_name": f"geval-{run_id}"})
+        batch = client.batches.create(
+            model=settings.model,
+            src=_gemini_requests(prompt, items, run_id, settings),
+            config={"display_name": f"geval-{run_id}"},
+        )
         return batch.name, _state(batch)
 
     def status(self, client: Any, batch_id: str) -> tuple[Any, str, dict[str, Any] | None]:
@@ -148,8 +167,10 @@ def engine_for(provider: str) -> Engine:
     name = batch_engine(provider)
     if name is None or name not in ENGINES:
         having = [s for s in specs() if s.public and s.batch_engine in ENGINES]
-        raise ConfigError(f"batch engines are {' and '.join(s.label + chr(39) + 's' for s in having)}, not the "
-                          f"{provider} judge's; choose {' or '.join(s.name + ':MODEL' for s in having)}")
+        raise ConfigError(
+            f"batch engines are {' and '.join(s.label + chr(39) + 's' for s in having)}, not the "
+            f"{provider} judge's; choose {' or '.join(s.name + ':MODEL' for s in having)}"
+        )
     return ENGINES[name]
 
 
@@ -183,8 +204,10 @@ def _engine_error(exc: Exception, where: str) -> GEvalError | None:
         return UnreachableError(f"could not reach the batch engine at {where}: {message[:300]}")
     status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
     if isinstance(exc, openai.APIStatusError) or _is_genai_error(exc):
-        return JudgeError(f"the batch engine at {where} answered {status}: {message[:300]}",
-                          status=status if isinstance(status, int) else None)
+        return JudgeError(
+            f"the batch engine at {where} answered {status}: {message[:300]}",
+            status=status if isinstance(status, int) else None,
+        )
     return None
 
 
@@ -196,8 +219,15 @@ def _is_genai_error(exc: Exception) -> bool:
     return isinstance(exc, errors.APIError)
 
 
-def submit_batch(store: Store, prompt: FrozenPrompt, dataset_id: str, settings: JudgeSettings,
-                 item_ids: list[str] | None = None, client: Any = None, side: str | None = None) -> dict[str, Any]:
+def submit_batch(
+    store: Store,
+    prompt: FrozenPrompt,
+    dataset_id: str,
+    settings: JudgeSettings,
+    item_ids: list[str] | None = None,
+    client: Any = None,
+    side: str | None = None,
+) -> dict[str, Any]:
     """Create a run and submit its requests to the provider's batch engine: {batch_id, run_id, status, requests}."""
     scope = RunScope(side=side, item_ids=None if item_ids is None else tuple(item_ids))
     return submit_planned(store, batch_plan(store, prompt, dataset_id, settings, scope), client)
@@ -210,21 +240,30 @@ def submit_planned(store: Store, plan: RunPlan, client: Any = None) -> dict[str,
     engine = engine_for(settings.provider)
     count = batch_requests(plan)
     plan.require_ready()  # the inputs, the judge's limits: before a client is made or a run recorded
-    client = client or batch_client(settings.provider, settings.base_url)  # a missing key stops before a run exists
+    client = client or batch_client(
+        settings.provider, settings.base_url
+    )  # a missing key stops before a run exists
     plan = record_run(store, as_new_run(plan))
     run_id = plan.recorded_id
     try:
         with engine_errors(settings.provider, settings.base_url):
-            batch_id, status = engine.send(client, plan.prompt, run_items(store, plan.dataset["id"], plan.item_ids), run_id,
-                                             settings)
+            batch_id, status = engine.send(
+                client, plan.prompt, run_items(store, plan.dataset["id"], plan.item_ids), run_id, settings
+            )
     except BaseException as exc:
         # Nothing reached the provider's engine: the run says so instead of staying "running" forever.
         store.finish_run(run_id, status="failed", error=f"batch submit failed ({type(exc).__name__})")
         raise
     store.set_run_fields(run_id, batch_id=batch_id, batch_provider=settings.provider, batch_requests=count)
     store.set_setting(f"batch:{batch_id}", {"run_id": run_id, "provider": settings.provider})
-    return {"batch_id": batch_id, "run_id": run_id, "status": status, "requests": count, "side": plan.side,
-            "judge": plan.judge.describe()}
+    return {
+        "batch_id": batch_id,
+        "run_id": run_id,
+        "status": status,
+        "requests": count,
+        "side": plan.side,
+        "judge": plan.judge.describe(),
+    }
 
 
 def _gemini_requests(prompt: FrozenPrompt, items: list, run_id: str, settings: JudgeSettings) -> list[dict]:
@@ -235,8 +274,13 @@ def _gemini_requests(prompt: FrozenPrompt, items: list, run_id: str, settings: J
     for item in items:
         for replica, request in enumerate(item_requests(prompt, item, settings)):
             contents, config = gemini_request(request, request.n, request.seed)
-            out.append({"contents": contents, "config": config,
-                        "metadata": {"key": custom_id(run_id, item.id, replica)}})
+            out.append(
+                {
+                    "contents": contents,
+                    "config": config,
+                    "metadata": {"key": custom_id(run_id, item.id, replica)},
+                }
+            )
     return out
 
 
@@ -248,22 +292,37 @@ def _state(batch: Any) -> str:
 def _record(store: Store, batch_id: str) -> dict[str, Any]:
     record = store.get_setting(f"batch:{batch_id}")
     if not record:
-        raise NotFoundError(f"no batch {batch_id!r} in this library; `geval batch submit` records the ones it sends")
+        raise NotFoundError(
+            f"no batch {batch_id!r} in this library; `geval batch submit` records the ones it sends"
+        )
     return record
 
 
-def batch_status(store: Store, batch_id: str, base_url: str | None = None, client: Any = None) -> dict[str, Any]:
+def batch_status(
+    store: Store, batch_id: str, base_url: str | None = None, client: Any = None
+) -> dict[str, Any]:
     """The provider's status of a batch: {batch_id, run_id, status, done, counts}."""
     record = _record(store, batch_id)
     client = client or batch_client(record["provider"], base_url)
     with engine_errors(record["provider"], base_url):
         batch, status, counts = engine_for(record["provider"]).status(client, batch_id)
-    return {"batch_id": batch_id, "run_id": record["run_id"], "status": status, "done": status in DONE,
-            "counts": counts, "_batch": batch}
+    return {
+        "batch_id": batch_id,
+        "run_id": record["run_id"],
+        "status": status,
+        "done": status in DONE,
+        "counts": counts,
+        "_batch": batch,
+    }
 
 
-def collect_remote(store: Store, batch_id: str, base_url: str | None = None, client: Any = None,
-                   on_progress: Progress | None = None) -> dict[str, Any]:
+def collect_remote(
+    store: Store,
+    batch_id: str,
+    base_url: str | None = None,
+    client: Any = None,
+    on_progress: Progress | None = None,
+) -> dict[str, Any]:
     """Download a finished batch's results and score them into its run (idempotent, resumable)."""
     record = _record(store, batch_id)
     client = client or batch_client(record["provider"], base_url)
@@ -280,7 +339,9 @@ def collect_remote(store: Store, batch_id: str, base_url: str | None = None, cli
 
 
 def _summary(summary: RunSummary) -> dict[str, Any]:
-    return {k: v for k, v in summary.to_dict().items() if k in ("status", "scored", "failed", "skipped", "judged")}
+    return {
+        k: v for k, v in summary.to_dict().items() if k in ("status", "scored", "failed", "skipped", "judged")
+    }
 
 
 def _gemini_line(result: Any) -> dict[str, Any]:
@@ -289,8 +350,13 @@ def _gemini_line(result: Any) -> dict[str, Any]:
 
     key = (result.metadata or {}).get("key", "")
     if result.error is not None or result.response is None:
-        error = result.error.model_dump(mode="json") if result.error is not None else {"message": "no response"}
-        return {"custom_id": key, "response": None, "error": {"code": error.get("code"),
-                                                               "message": error.get("message")}}
+        error = (
+            result.error.model_dump(mode="json") if result.error is not None else {"message": "no response"}
+        )
+        return {
+            "custom_id": key,
+            "response": None,
+            "error": {"code": error.get("code"), "message": error.get("message")},
+        }
     body = result.response.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=RAW_EXCLUDE)
     return {"custom_id": key, "response": {"status_code": 200, "body": body}, "error": None}

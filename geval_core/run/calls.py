@@ -21,8 +21,14 @@ class Cancelled(Exception):
     """The run was cancelled while this call waited to retry."""
 
 
-def build_request(prompt: FrozenPrompt, item: Item, settings: JudgeSettings, mode: str,
-                  n: int | None = None, seed: int | None = None) -> JudgeRequest:
+def build_request(
+    prompt: FrozenPrompt,
+    item: Item,
+    settings: JudgeSettings,
+    mode: str,
+    n: int | None = None,
+    seed: int | None = None,
+) -> JudgeRequest:
     """The request for one item: logprobs mode asks for top logprobs, sampling mode for n replies."""
     logprobs = mode == "logprobs"
     return JudgeRequest(
@@ -57,9 +63,11 @@ def context_problem(request: JudgeRequest, window: int | None) -> ContextLengthE
     needed = estimate_request_tokens(request.messages) + request.max_tokens
     if needed <= window:
         return None
-    return ContextLengthError(f"the item's prompt is about {needed - request.max_tokens} tokens; with max_tokens="
-                              f"{request.max_tokens} that is over the judge's context of {window} tokens: shorten "
-                              "the item's text or use a judge with a longer context")
+    return ContextLengthError(
+        f"the item's prompt is about {needed - request.max_tokens} tokens; with max_tokens="
+        f"{request.max_tokens} that is over the judge's context of {window} tokens: shorten "
+        "the item's text or use a judge with a longer context"
+    )
 
 
 def server_id(base_url: str | None, provider: str) -> str:
@@ -74,7 +82,9 @@ def server_id(base_url: str | None, provider: str) -> str:
 
 def probe_key(settings: JudgeSettings) -> str:
     """The library setting that holds a judge's probes: provider, model and server."""
-    return f"judge_probe:{settings.provider}:{settings.model}@{server_id(settings.base_url, settings.provider)}"
+    return (
+        f"judge_probe:{settings.provider}:{settings.model}@{server_id(settings.base_url, settings.provider)}"
+    )
 
 
 def cache_key(request: JudgeRequest, provider: str, server: str, replica: int = 0) -> str:
@@ -90,9 +100,13 @@ def cache_key(request: JudgeRequest, provider: str, server: str, replica: int = 
         "model": request.model,
         "messages": list(request.messages),
         "options": {
-            "temperature": request.temperature, "max_tokens": request.max_tokens,
-            "logprobs": request.logprobs, "top_logprobs": request.top_logprobs, "n": request.n,
-            "seed": request.seed, "assistant_prefix": request.assistant_prefix,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "logprobs": request.logprobs,
+            "top_logprobs": request.top_logprobs,
+            "n": request.n,
+            "seed": request.seed,
+            "assistant_prefix": request.assistant_prefix,
             "ratings": list(request.ratings),
             # Only when set, so cache entries made before the setting existed still answer.
             **({"reasoning_effort": request.reasoning_effort} if request.reasoning_effort else {}),
@@ -119,14 +133,25 @@ def too_long(exc: RetryableJudgeError, cap: float) -> RetryLaterError | None:
     if exc.retry_after is None or exc.retry_after <= cap:
         return None
     until = time.strftime("%H:%M:%S", time.localtime(time.time() + exc.retry_after))
-    return RetryLaterError(f"the judge asked to wait {exc.retry_after:.0f} s (until {until}) before the next "
-                           f"request, longer than the {cap:.0f} s a run pauses ({exc}); run the same command "
-                           "again then, or allow a longer pause", attempts=exc.attempts, status=exc.status)
+    return RetryLaterError(
+        f"the judge asked to wait {exc.retry_after:.0f} s (until {until}) before the next "
+        f"request, longer than the {cap:.0f} s a run pauses ({exc}); run the same command "
+        "again then, or allow a longer pause",
+        attempts=exc.attempts,
+        status=exc.status,
+    )
 
 
-def call_with_retries(judge: Judge, request: JudgeRequest, max_attempts: int = 5,
-                      cancel: threading.Event | None = None, base: float = 0.5, cap: float = 30.0,
-                      gate: Gate | None = None, tokens: int = 0) -> tuple[JudgeReply, int, float]:
+def call_with_retries(
+    judge: Judge,
+    request: JudgeRequest,
+    max_attempts: int = 5,
+    cancel: threading.Event | None = None,
+    base: float = 0.5,
+    cap: float = 30.0,
+    gate: Gate | None = None,
+    tokens: int = 0,
+) -> tuple[JudgeReply, int, float]:
     """judge.judge(request), retried on RetryableJudgeError: (reply, attempts, seconds).
 
     Runs in a worker thread. Every attempt passes the `gate` (calls in flight, rpm/tpm) and leaves it

@@ -115,20 +115,25 @@ def price_for(settings: JudgeSettings, prices: dict[str, dict[str, float]]) -> d
     return prices[max(matches, key=len)] if matches else None
 
 
-def usd_of(price: dict[str, float] | None, input_tokens: int, output_tokens: int,
-           cached_input_tokens: int = 0) -> float | None:
+def usd_of(
+    price: dict[str, float] | None, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0
+) -> float | None:
     """USD for the tokens at a price per million (None when the model is unpriced). Cached tokens are part of the
     input tokens, billed at the cached rate, or at the full input rate when the price lists none."""
     if price is None:
         return None
     cached = min(cached_input_tokens, input_tokens)
     rate = price.get("cached_input", price["input"])
-    return ((input_tokens - cached) * price["input"] + cached * rate + output_tokens * price["output"]) / 1_000_000
+    return (
+        (input_tokens - cached) * price["input"] + cached * rate + output_tokens * price["output"]
+    ) / 1_000_000
 
 
 def upper_bound(price: dict[str, float] | None, cached_input_tokens: int) -> bool:
     """Whether a cost priced cached tokens at the full input rate (the price lists no cached rate)."""
-    return price is not None and cached_input_tokens > 0 and "cached_input" not in price and price["input"] > 0
+    return (
+        price is not None and cached_input_tokens > 0 and "cached_input" not in price and price["input"] > 0
+    )
 
 
 def estimate_tokens(text: str) -> int:
@@ -207,9 +212,15 @@ class CachePrediction:
         in_flight.append(messages)
 
 
-def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings | None = None,
-                  prices: dict[str, dict[str, float]] | None = None, store: Store | None = None,
-                  prefix_order: bool = True, concurrency: int = 1) -> dict[str, Any]:
+def estimate_cost(
+    prompt: FrozenPrompt,
+    items: list[Item],
+    settings: JudgeSettings | None = None,
+    prices: dict[str, dict[str, float]] | None = None,
+    store: Store | None = None,
+    prefix_order: bool = True,
+    concurrency: int = 1,
+) -> dict[str, Any]:
     """Estimated input/output tokens, the cached part of the input, and USD of scoring items (usd None when the
     model is unpriced). `prefix_order` and `concurrency` as the run's RunOptions: the order requests go out in
     and how many are in flight decide which find their prefix cached."""
@@ -220,8 +231,11 @@ def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettin
     rule = cache_rule(settings)
     shared = tuple(prompt.dimension.inputs[:-1]) if prefix_order and rule is not None else ()
     # The order the runner's feed sends them in: grouped within each batch it reads.
-    order = [item for start in range(0, len(items), BATCH)
-             for item in shared_prefix_first(items[start:start + BATCH], shared)]
+    order = [
+        item
+        for start in range(0, len(items), BATCH)
+        for item in shared_prefix_first(items[start : start + BATCH], shared)
+    ]
     predicted = CachePrediction(rule, concurrency)
     # One request per item carries all n replies: the prompt is billed once, the output n times.
     input_tokens = 0
@@ -247,19 +261,30 @@ def estimate_cost(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettin
     }
 
 
-def _note(settings: JudgeSettings, price: dict[str, float] | None, rule: CacheRule | None = None,
-          cached: int = 0, concurrency: int = 1) -> str:
+def _note(
+    settings: JudgeSettings,
+    price: dict[str, float] | None,
+    rule: CacheRule | None = None,
+    cached: int = 0,
+    concurrency: int = 1,
+) -> str:
     parts = ["tokens estimated at 4 characters each; output is an upper bound (max_tokens per reply)"]
     if rule is not None:
-        parts.append(f"of which cached (est.) {cached:,} input tokens by the provider's rule ({rule.source}; "
-                     f"best effort, with items that share their source sent together, {concurrency} in flight: a "
-                     f"source's first {concurrency} pay in full)")
+        parts.append(
+            f"of which cached (est.) {cached:,} input tokens by the provider's rule ({rule.source}; "
+            f"best effort, with items that share their source sent together, {concurrency} in flight: a "
+            f"source's first {concurrency} pay in full)"
+        )
     elif price is None or price["input"] > 0:  # a free judge's cache changes no cost
-        parts.append(f"cached input not predicted for {settings.judge_id}: no documented cache rule for this model "
-                     "at this server (the run records what the judge reports)")
+        parts.append(
+            f"cached input not predicted for {settings.judge_id}: no documented cache rule for this model "
+            "at this server (the run records what the judge reports)"
+        )
     if upper_bound(price, cached):
-        parts.append(f"no cached-input price listed for {settings.judge_id}: cached tokens priced at the full input "
-                     "rate, so the cost is an upper bound")
+        parts.append(
+            f"no cached-input price listed for {settings.judge_id}: cached tokens priced at the full input "
+            "rate, so the cost is an upper bound"
+        )
     if settings.mode == "auto":
         parts.append("auto mode: items that fall back to sampling cost a second request")
     if price is None:
@@ -267,8 +292,12 @@ def _note(settings: JudgeSettings, price: dict[str, float] | None, rule: CacheRu
     return "; ".join(parts)
 
 
-def run_totals(judgments: list[dict[str, Any]], settings: JudgeSettings,
-               prices: dict[str, dict[str, float]], discount: float = 1.0) -> dict[str, Any]:
+def run_totals(
+    judgments: list[dict[str, Any]],
+    settings: JudgeSettings,
+    prices: dict[str, dict[str, float]],
+    discount: float = 1.0,
+) -> dict[str, Any]:
     """A run's totals from its judgments: tokens and USD paid (cached answers cost nothing), versions, counts.
 
     `discount` scales the whole price (0.5 for the Batch API), its cached-input rate included: OpenAI's batch

@@ -47,9 +47,21 @@ class StreamedItems:
 class Feed:
     """Hands the runner its next item to judge; reads (and checks) the input a batch at a time."""
 
-    def __init__(self, source: Iterable[Item], store: Store, summary: RunSummary, prompt: FrozenPrompt,
-                 *, lookup: bool, unique: bool, check_inputs: bool, count_items: bool,
-                 on_batch: BatchRead | None = None, batch: int = BATCH, prefix_order: bool = True) -> None:
+    def __init__(
+        self,
+        source: Iterable[Item],
+        store: Store,
+        summary: RunSummary,
+        prompt: FrozenPrompt,
+        *,
+        lookup: bool,
+        unique: bool,
+        check_inputs: bool,
+        count_items: bool,
+        on_batch: BatchRead | None = None,
+        batch: int = BATCH,
+        prefix_order: bool = True,
+    ) -> None:
         self._source: Iterator[Item] = iter(source)
         self._store, self._summary, self._prompt = store, summary, prompt
         self._lookup, self._check_inputs, self._count = lookup, check_inputs, count_items
@@ -88,13 +100,17 @@ class Feed:
                 self._summary.error = str(exc)
             return
         batch = self._new_ids(batch)
-        judged = self._store.judged_among(self._summary.run_id, [i.id for i in batch]) if self._lookup else set()
+        judged = (
+            self._store.judged_among(self._summary.run_id, [i.id for i in batch]) if self._lookup else set()
+        )
         if self._count:
             self._summary.total += len(batch)
             self._summary.skipped += len(judged)
         if self._on_batch is not None:
             self._on_batch(batch, judged)
-        self._ready.extend(shared_prefix_first([item for item in batch if item.id not in judged], self._shared))
+        self._ready.extend(
+            shared_prefix_first([item for item in batch if item.id not in judged], self._shared)
+        )
 
     def _new_ids(self, batch: list[Item]) -> list[Item]:
         """The batch without ids seen before in the stream (the first one of each id is judged)."""

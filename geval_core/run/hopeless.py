@@ -31,19 +31,24 @@ class HopelessWatch:
     fail_fast: int = 5  # stop when this many items failed before any was scored (0: never)
     limit: int = HOPELESS_LIMIT
     alike: dict[str, int] = field(default_factory=lambda: {"logprobs": 0, "unreachable": 0})
-    window: deque[bool] = field(default_factory=lambda: deque(maxlen=HOPELESS_WINDOW))  # the last items scored?
+    window: deque[bool] = field(
+        default_factory=lambda: deque(maxlen=HOPELESS_WINDOW)
+    )  # the last items scored?
     last_problem: str = ""  # why the latest item had no score
 
-    def after_error(self, exc: BaseException, scored: int, failed: int, logprobs_seen: bool,
-                    replied: bool) -> str | None:
+    def after_error(
+        self, exc: BaseException, scored: int, failed: int, logprobs_seen: bool, replied: bool
+    ) -> str | None:
         """Why the run stops after this failed item (`scored`, `failed`: the session's counts so far)."""
         if isinstance(exc, RetryLaterError):
             return str(exc)
         if getattr(exc, "status", None) in (401, 403):
             return f"{exc}; the judge refused the key: nothing more is sent until it is fixed"
         if self.fail_fast and scored == 0 and failed >= self.fail_fast:
-            return (f"the first {failed} items all failed and none was scored (last: {type(exc).__name__}: "
-                    f"{exc}); fix the judge or its settings, then run the same command to resume")
+            return (
+                f"the first {failed} items all failed and none was scored (last: {type(exc).__name__}: "
+                f"{exc}); fix the judge or its settings, then run the same command to resume"
+            )
         if isinstance(exc, LogprobsUnavailableError):
             kind, seen, why = "logprobs", logprobs_seen, str(exc)
         elif isinstance(exc, UnreachableError):
@@ -60,7 +65,9 @@ class HopelessWatch:
         if judgment.score is None:
             self.last_problem = judgment.error or judgment.note or "no score"
         if len(self.window) == self.window.maxlen and not any(self.window):
-            return (f"the last {self.window.maxlen} items all ended without a score (the latest: "
-                    f"{self.last_problem}); the judge is not scoring: fix it or its settings, then run the same "
-                    "command to resume")
+            return (
+                f"the last {self.window.maxlen} items all ended without a score (the latest: "
+                f"{self.last_problem}); the judge is not scoring: fix it or its settings, then run the same "
+                "command to resume"
+            )
         return None

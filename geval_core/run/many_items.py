@@ -19,24 +19,34 @@ from .workers import DaemonPool
 __all__ = ["score_items"]
 
 
-def planned_judge(prompt: FrozenPrompt, judge: Judge | str | None, base_url: str | None
-                  ) -> tuple[PlannedJudge, Judge]:
+def planned_judge(
+    prompt: FrozenPrompt, judge: Judge | str | None, base_url: str | None
+) -> tuple[PlannedJudge, Judge]:
     """(the judge's plan, the judge): the prompt's own, or the one `judge` names ("openai:MODEL"), at `base_url`
     else the environment's server; a Judge object is used as given (it names its own server)."""
     from ..providers import get_judge
 
     if judge is not None and not isinstance(judge, str):
         if base_url is not None:
-            raise ConfigError("base_url= names a server for the judge made here, but a judge object was given (it "
-                              "sends where it was built to): leave out one of them")
+            raise ConfigError(
+                "base_url= names a server for the judge made here, but a judge object was given (it "
+                "sends where it was built to): leave out one of them"
+            )
         return plan_judge(prompt.dimension.judge, JudgeChoice(where="base_url="), None), judge
     planned = plan_judge(prompt.dimension.judge, JudgeChoice(judge, base_url, where="base_url="), None)
     return planned, get_judge(planned.settings)
 
 
-def score_items(prompt: FrozenPrompt | str | Path, data: Any, judge: Judge | str | None = None,
-                base_url: str | None = None, concurrency: int = 8, id_field: str | None = None,
-                cancel: threading.Event | None = None, progress: bool | None = None) -> list[Judgment]:
+def score_items(
+    prompt: FrozenPrompt | str | Path,
+    data: Any,
+    judge: Judge | str | None = None,
+    base_url: str | None = None,
+    concurrency: int = 8,
+    id_field: str | None = None,
+    cancel: threading.Event | None = None,
+    progress: bool | None = None,
+) -> list[Judgment]:
     """Score every row with a frozen prompt, `concurrency` calls in flight; failures are error Judgments.
 
     `prompt` is a FrozenPrompt or an exported prompt file's path; `data` a DataFrame, a list of dicts or a data
@@ -58,7 +68,11 @@ def score_items(prompt: FrozenPrompt | str | Path, data: Any, judge: Judge | str
     planned, made = planned_judge(frozen, judge, base_url)
     workers, _ = allowed_concurrency(planned.settings, max(1, concurrency))
     items = [Item(row.get(id_field, str(n)) if id_field else str(n), row) for n, row in enumerate(rows)]
-    line = ProgressLine(frozen.label, len(items)) if (shows_progress() if progress is None else progress) else None
+    line = (
+        ProgressLine(frozen.label, len(items))
+        if (shows_progress() if progress is None else progress)
+        else None
+    )
     try:
         return _judge_all(frozen, items, made, planned, workers, cancel or threading.Event(), line)
     finally:
@@ -66,8 +80,15 @@ def score_items(prompt: FrozenPrompt | str | Path, data: Any, judge: Judge | str
             line.close()
 
 
-def _judge_all(prompt: FrozenPrompt, items: list[Item], judge: Judge, planned: PlannedJudge, workers: int,
-               cancel: threading.Event, line: ProgressLine | None) -> list[Judgment]:
+def _judge_all(
+    prompt: FrozenPrompt,
+    items: list[Item],
+    judge: Judge,
+    planned: PlannedJudge,
+    workers: int,
+    cancel: threading.Event,
+    line: ProgressLine | None,
+) -> list[Judgment]:
     """Every item judged on the runner's daemon pool, in row order; an interrupt cancels what has not started and
     leaves the calls in flight behind (daemon threads end with their call)."""
     pool = DaemonPool(workers, name="geval-items")

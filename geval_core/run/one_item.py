@@ -24,8 +24,20 @@ from .pacing import Gate
 
 DEFAULT_FLOOR = JudgeSettings().valid_mass_floor
 
-__all__ = ["AutoFallback", "Spent", "error_judgment", "judge_item", "judgment_of", "length_budget", "no_rating",
-           "reply_start", "overlong_items", "overlong_warning", "score_item", "server_of"]
+__all__ = [
+    "AutoFallback",
+    "Spent",
+    "error_judgment",
+    "judge_item",
+    "judgment_of",
+    "length_budget",
+    "no_rating",
+    "reply_start",
+    "overlong_items",
+    "overlong_warning",
+    "score_item",
+    "server_of",
+]
 
 
 @dataclass(frozen=True)
@@ -42,12 +54,18 @@ class Spent:
         """What one reply cost (nothing when there was none)."""
         if reply is None:
             return cls(0, 0, seconds)
-        return cls(reply.usage.input_tokens, reply.usage.output_tokens, seconds, reply.usage.cached_input_tokens)
+        return cls(
+            reply.usage.input_tokens, reply.usage.output_tokens, seconds, reply.usage.cached_input_tokens
+        )
 
     def plus(self, other: Spent) -> Spent:
         """What both cost."""
-        return Spent(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                     self.seconds + other.seconds, self.cached_input_tokens + other.cached_input_tokens)
+        return Spent(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.seconds + other.seconds,
+            self.cached_input_tokens + other.cached_input_tokens,
+        )
 
 
 def server_of(settings: JudgeSettings) -> str:
@@ -72,14 +90,17 @@ def length_budget(prompt: FrozenPrompt, settings: JudgeSettings) -> tuple[int, C
     return window, uses, (window - settings.max_tokens - fixed) * CHARS_PER_TOKEN
 
 
-def overlong_items(prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings) -> tuple[int | None, list[str]]:
+def overlong_items(
+    prompt: FrozenPrompt, items: list[Item], settings: JudgeSettings
+) -> tuple[int | None, list[str]]:
     """(the judge's context, the ids of the items whose prompt does not fit in it), before anything is sent."""
     budget = length_budget(prompt, settings)
     if budget is None:
         return None, []
     window, uses, chars = budget
-    return window, [item.id for item in items
-                    if sum(uses[name] * len(item.fields.get(name, "")) for name in uses) > chars]
+    return window, [
+        item.id for item in items if sum(uses[name] * len(item.fields.get(name, "")) for name in uses) > chars
+    ]
 
 
 def overlong_warning(window: int | None, ids: list[str], total: int) -> str | None:
@@ -87,9 +108,11 @@ def overlong_warning(window: int | None, ids: list[str], total: int) -> str | No
     if not ids:
         return None
     shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
-    return (f"{len(ids)} of {total} items do not fit in the judge's context of {window} tokens (estimated at 4 "
-            f"characters a token): {shown}. They are recorded as errors and never sent; shorten them or use a "
-            "judge with a longer context")
+    return (
+        f"{len(ids)} of {total} items do not fit in the judge's context of {window} tokens (estimated at 4 "
+        f"characters a token): {shown}. They are recorded as errors and never sent; shorten them or use a "
+        "judge with a longer context"
+    )
 
 
 @dataclass
@@ -126,10 +149,21 @@ class AutoFallback:
         return True
 
 
-def judgment_of(item_id: str, reply: JudgeReply, scale: Scale, mode: str, reducer: str = "mean", *,
-                floor: float = DEFAULT_FLOOR, fallback: bool = False, spent: Spent = Spent(),
-                seconds: float = 0.0, cached: bool = False, server: str | None = None,
-                source: str = "live") -> Judgment:
+def judgment_of(
+    item_id: str,
+    reply: JudgeReply,
+    scale: Scale,
+    mode: str,
+    reducer: str = "mean",
+    *,
+    floor: float = DEFAULT_FLOOR,
+    fallback: bool = False,
+    spent: Spent = Spent(),
+    seconds: float = 0.0,
+    cached: bool = False,
+    server: str | None = None,
+    source: str = "live",
+) -> Judgment:
     """The Judgment of one reply; LogprobsUnavailableError when logprobs mode got none to weight.
 
     A logprobs reply with less than `floor` of its probability on the allowed ratings has no score; every
@@ -138,18 +172,27 @@ def judgment_of(item_id: str, reply: JudgeReply, scale: Scale, mode: str, reduce
     scored = score_reply(reply, scale, mode, reducer)
     note = None
     if scored.mode == "logprobs" and scored.score is not None and (scored.valid_mass or 0.0) < floor:
-        note = (f"the judge put {scored.valid_mass:.1%} of the probability on the ratings (the floor is "
-                f"{floor:.0%}); its reply began {reply_start(reply)!r}")
+        note = (
+            f"the judge put {scored.valid_mass:.1%} of the probability on the ratings (the floor is "
+            f"{floor:.0%}); its reply began {reply_start(reply)!r}"
+        )
         scored = replace(scored, score=None, raw_score=None)
     elif scored.score is None:
         note = no_rating(scored, reply, scale)
     return Judgment.from_score(
-        item_id, scored, fallback=fallback, model_version=reply.model_version,
+        item_id,
+        scored,
+        fallback=fallback,
+        model_version=reply.model_version,
         input_tokens=spent.input_tokens + reply.usage.input_tokens,
         output_tokens=spent.output_tokens + reply.usage.output_tokens,
         cached_input_tokens=spent.cached_input_tokens + reply.usage.cached_input_tokens,
-        latency_s=0.0 if cached else spent.seconds + seconds, cached=cached, note=note, server=server,
-        source=source)
+        latency_s=0.0 if cached else spent.seconds + seconds,
+        cached=cached,
+        note=note,
+        server=server,
+        source=source,
+    )
 
 
 def reply_start(reply: JudgeReply, width: int = 40) -> str:
@@ -163,21 +206,39 @@ def no_rating(scored: ItemScore, reply: JudgeReply, scale: Scale) -> str:
     if not any(t.strip() for t in reply.texts):
         return "the judge's reply was empty"
     if scored.mode == "sampling":
-        return (f"none of the {len(reply.texts)} replies is a rating on the {scale} scale; the first began "
-                f"{reply_start(reply)!r}")
+        return (
+            f"none of the {len(reply.texts)} replies is a rating on the {scale} scale; the first began "
+            f"{reply_start(reply)!r}"
+        )
     return f"no rating on the {scale} scale in the reply; it began {reply_start(reply)!r}"
 
 
-def error_judgment(item_id: str, exc: BaseException, mode: str, *, fallback: bool = False,
-                   reply: JudgeReply | None = None, spent: Spent = Spent(), server: str | None = None) -> Judgment:
+def error_judgment(
+    item_id: str,
+    exc: BaseException,
+    mode: str,
+    *,
+    fallback: bool = False,
+    reply: JudgeReply | None = None,
+    spent: Spent = Spent(),
+    server: str | None = None,
+) -> Judgment:
     """The Judgment of an item that could not be scored: no score, the error and what it cost."""
     attempts = exc.attempts if isinstance(exc, JudgeError) else 1
     where = f" after {attempts} attempts" if attempts > 1 else ""
-    return Judgment(item_id, replies=reply.texts if reply else [], mode=mode, fallback=fallback,
-                    model_version=reply.model_version if reply else None, input_tokens=spent.input_tokens,
-                    output_tokens=spent.output_tokens, cached_input_tokens=spent.cached_input_tokens,
-                    latency_s=spent.seconds,
-                    error=f"{type(exc).__name__}{where}: {exc}", server=server)
+    return Judgment(
+        item_id,
+        replies=reply.texts if reply else [],
+        mode=mode,
+        fallback=fallback,
+        model_version=reply.model_version if reply else None,
+        input_tokens=spent.input_tokens,
+        output_tokens=spent.output_tokens,
+        cached_input_tokens=spent.cached_input_tokens,
+        latency_s=spent.seconds,
+        error=f"{type(exc).__name__}{where}: {exc}",
+        server=server,
+    )
 
 
 @dataclass(frozen=True)
@@ -192,9 +253,16 @@ class CallPolicy:
     gate: Gate | None = None
 
 
-def judge_item(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings | None = None, *,
-               policy: CallPolicy = CallPolicy(), errors: str = "raise",
-               fallback: AutoFallback | None = None) -> Judgment:
+def judge_item(
+    prompt: FrozenPrompt,
+    item: Item,
+    judge: Judge,
+    settings: JudgeSettings | None = None,
+    *,
+    policy: CallPolicy = CallPolicy(),
+    errors: str = "raise",
+    fallback: AutoFallback | None = None,
+) -> Judgment:
     """Judge one item now, its calls made by `policy`. A judge that fails for good raises its JudgeError
     (errors="raise") or gives an error Judgment (errors="judgment"); auto mode falls back to sampled replies by
     `fallback`'s rule (items judged with one driver share what it learnt; a new driver for this item alone when
@@ -225,8 +293,16 @@ class _NoLogprobs(Exception):
         self.error, self.spent = error, spent
 
 
-def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings, mode: str, fallback: bool,
-         policy: CallPolicy, spent: Spent) -> Judgment:
+def _ask(
+    prompt: FrozenPrompt,
+    item: Item,
+    judge: Judge,
+    settings: JudgeSettings,
+    mode: str,
+    fallback: bool,
+    policy: CallPolicy,
+    spent: Spent,
+) -> Judgment:
     from ..providers.context import context_window
 
     request = build_request(prompt, item, settings, mode, seed=policy.seed)
@@ -234,13 +310,24 @@ def _ask(prompt: FrozenPrompt, item: Item, judge: Judge, settings: JudgeSettings
     if too_long is not None:
         raise too_long
     try:
-        reply, _, seconds = call_with_retries(judge, request, policy.max_attempts, policy.cancel, gate=policy.gate)
+        reply, _, seconds = call_with_retries(
+            judge, request, policy.max_attempts, policy.cancel, gate=policy.gate
+        )
     except LogprobsUnavailableError as exc:
         raise _NoLogprobs(exc, spent) from exc
     try:
-        return judgment_of(item.id, reply, prompt.dimension.scale, mode, policy.reducer,
-                           floor=settings.valid_mass_floor,
-                           fallback=fallback, spent=spent, seconds=seconds, server=server_of(settings))
+        return judgment_of(
+            item.id,
+            reply,
+            prompt.dimension.scale,
+            mode,
+            policy.reducer,
+            floor=settings.valid_mass_floor,
+            fallback=fallback,
+            spent=spent,
+            seconds=seconds,
+            server=server_of(settings),
+        )
     except LogprobsUnavailableError as exc:
         raise _NoLogprobs(exc, spent.plus(Spent.of(reply, seconds))) from exc
 
@@ -251,8 +338,12 @@ def _failed(item_id: str, exc: JudgeError, mode: str, fallback: bool, spent: Spe
     return error_judgment(item_id, exc, mode, fallback=fallback, spent=spent)
 
 
-def score_item(prompt: FrozenPrompt, fields: dict[str, str], judge: Judge | str | None = None,
-               base_url: str | None = None) -> Judgment:
+def score_item(
+    prompt: FrozenPrompt,
+    fields: dict[str, str],
+    judge: Judge | str | None = None,
+    base_url: str | None = None,
+) -> Judgment:
     """Score one item with a frozen prompt, as a run would: retries, auto-mode fallback, checked replies.
 
     The judge is the prompt's own or the one `judge` names ("openai:MODEL"); the server is `base_url` (an

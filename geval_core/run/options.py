@@ -27,7 +27,9 @@ class RunOptions:
     fail_fast: int = bounded(5, 0, 10_000, "stop when the first this many items all fail (0: never)")
     cancel_grace: float = bounded(0.5, 0.0, 600.0, "seconds a stopped run waits for calls in flight")
 
-    prefix_order: bool = True  # items that share their source go out together (scores never depend on the order)
+    prefix_order: bool = (
+        True  # items that share their source go out together (scores never depend on the order)
+    )
     rpm: float | None = None  # requests per minute at most (None: no limit)
     tpm: float | None = None  # estimated tokens per minute at most (None: no limit)
 
@@ -52,7 +54,9 @@ class RunSummary:
     skipped: int = 0  # already judged before this call (resume)
     judged: int = 0  # judgments written by this call
     scored: int = 0  # ... with a score
-    null_scores: int = 0  # ... without a score and without an error (no valid rating; the judgment's note says)
+    null_scores: int = (
+        0  # ... without a score and without an error (no valid rating; the judgment's note says)
+    )
     below_floor: int = 0  # ... of those, because too little probability was on the ratings
     failed: int = 0  # ... carrying an error
     cached: int = 0  # ... answered from the judge cache

@@ -16,8 +16,9 @@ from collections import deque
 class Gate:
     """What a judge call waits at before each attempt: an adaptive concurrency limit and rpm/tpm budgets."""
 
-    def __init__(self, concurrency: int, rpm: float | None = None, tpm: float | None = None,
-                 clock=time.monotonic) -> None:
+    def __init__(
+        self, concurrency: int, rpm: float | None = None, tpm: float | None = None, clock=time.monotonic
+    ) -> None:
         self.max = concurrency
         self.limit = float(concurrency)
         self.rpm, self.tpm, self.clock = rpm, tpm, clock
@@ -42,7 +43,9 @@ class Gate:
                 if self.in_flight < self.current and wait <= 0:
                     self.in_flight += 1
                     self.entered += 1
-                    if self.rpm or self.tpm:  # kept only for the budgets: a minute of 1,000/s is 60,000 entries
+                    if (
+                        self.rpm or self.tpm
+                    ):  # kept only for the budgets: a minute of 1,000/s is 60,000 entries
                         self._sent.append((self.clock(), tokens))
                     return True
                 self._cond.wait(timeout=min(max(wait, 0.05), 0.5))
@@ -80,4 +83,6 @@ class Gate:
 
     def describe(self) -> str:
         """'concurrency 4/16, 120 requests, 3 rate-limited' for progress lines."""
-        return f"concurrency {self.current}/{self.max}, {self.entered} requests, {self.throttled} rate-limited"
+        return (
+            f"concurrency {self.current}/{self.max}, {self.entered} requests, {self.throttled} rate-limited"
+        )

@@ -28,14 +28,38 @@ from .options import RunOptions, RunSummary
 from .pacing import Gate
 from .session import Progress
 
-__all__ = ["RESUMABLE", "JudgeChoice", "PlannedJudge", "RunPlan", "RunScope", "estimate_judges", "plan_judge", "sample_items", "plan_of_run", "plan_settings",
-           "plan_run", "record_run", "start_run"]
+__all__ = [
+    "RESUMABLE",
+    "JudgeChoice",
+    "PlannedJudge",
+    "RunPlan",
+    "RunScope",
+    "estimate_judges",
+    "plan_judge",
+    "sample_items",
+    "plan_of_run",
+    "plan_settings",
+    "plan_run",
+    "record_run",
+    "start_run",
+]
 
 # A run with the same prompt, data, judge, server and items is continued (or reported) rather than repeated.
 RESUMABLE = ("running", "cancelled", "failed", "done")
 # What differs between two judges: a difference between their runs is the judge's as well as the prompt's.
-JUDGE_FIELDS = ("provider", "model", "base_url", "mode", "n", "temperature", "top_logprobs", "max_tokens", "seed",
-                "reasoning_effort", "valid_mass_floor")
+JUDGE_FIELDS = (
+    "provider",
+    "model",
+    "base_url",
+    "mode",
+    "n",
+    "temperature",
+    "top_logprobs",
+    "max_tokens",
+    "seed",
+    "reasoning_effort",
+    "valid_mass_floor",
+)
 
 
 @dataclass(frozen=True)
@@ -76,7 +100,7 @@ class PlannedJudge:
         return server_id(self.settings.base_url, self.settings.provider)
 
     def describe(self) -> str:
-        """"judge: openai:gpt-4o at http://127.0.0.1:8080/v1 (from OPENAI_BASE_URL; model version ... as last
+        """ "judge: openai:gpt-4o at http://127.0.0.1:8080/v1 (from OPENAI_BASE_URL; model version ... as last
         probed)": the line every front end shows before a run starts."""
         return f"judge: {judge_label(self.settings)}{self._origin()}"
 
@@ -100,7 +124,9 @@ def judge_label(settings: JudgeSettings) -> str:
         where = "in process"
     else:
         where = f"at {spec.label if spec else settings.provider}'s own API"
-    mode = "" if settings.mode == "logprobs" else f", {settings.mode} n={settings.n} t={settings.temperature:g}"
+    mode = (
+        "" if settings.mode == "logprobs" else f", {settings.mode} n={settings.n} t={settings.temperature:g}"
+    )
     return f"{settings.judge_id} {where}{mode}"
 
 
@@ -112,8 +138,9 @@ def takes_server(provider: str) -> bool:
     return spec is not None and spec.takes_server
 
 
-def judge_difference(first: Mapping[str, Any] | JudgeSettings, second: Mapping[str, Any] | JudgeSettings
-                     ) -> list[str]:
+def judge_difference(
+    first: Mapping[str, Any] | JudgeSettings, second: Mapping[str, Any] | JudgeSettings
+) -> list[str]:
     """The judge settings in which two runs differ (provider, model, server, decoding); empty: the same judge."""
     a, b = (_as_dict(x) for x in (first, second))
     return [name for name in JUDGE_FIELDS if _norm(name, a.get(name)) != _norm(name, b.get(name))]
@@ -129,15 +156,18 @@ def _norm(name: str, value: Any) -> Any:
     return server_id(value, "") if name == "base_url" else value
 
 
-def different_judges_note(first: Mapping[str, Any] | JudgeSettings, second: Mapping[str, Any] | JudgeSettings
-                          ) -> str | None:
+def different_judges_note(
+    first: Mapping[str, Any] | JudgeSettings, second: Mapping[str, Any] | JudgeSettings
+) -> str | None:
     """The caution every comparison of two runs carries when their judges differ; None for the same judge."""
     differ = judge_difference(first, second)
     if not differ:
         return None
     names = ", ".join("server" if d == "base_url" else d for d in differ)
-    return (f"different judges ({names}): {judge_label(_settings(first))} vs {judge_label(_settings(second))}; "
-            "this difference is the judge's as well as the prompt's")
+    return (
+        f"different judges ({names}): {judge_label(_settings(first))} vs {judge_label(_settings(second))}; "
+        "this difference is the judge's as well as the prompt's"
+    )
 
 
 def estimate_judges(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,10 +175,15 @@ def estimate_judges(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict
     means there: {"a", "b" (labels), "differ" (settings), "note" (None for one judge)}."""
     a, b = (judge_label(_settings(run.get("judge") or {})) for run in (first, second))
     differ = judge_difference(first.get("judge") or {}, second.get("judge") or {})
-    note = None if not differ else (
-        f"different judges ({', '.join('server' if d == 'base_url' else d for d in differ)}): {a} vs {b}. Each "
-        "estimate is of the people's mean rating, corrected by its own rated items, so the difference stays the "
-        "systems'; the judge-only difference is the judges' as well, and a weaker judge widens its run's interval")
+    note = (
+        None
+        if not differ
+        else (
+            f"different judges ({', '.join('server' if d == 'base_url' else d for d in differ)}): {a} vs {b}. Each "
+            "estimate is of the people's mean rating, corrected by its own rated items, so the difference stays the "
+            "systems'; the judge-only difference is the judges' as well, and a weaker judge widens its run's interval"
+        )
+    )
     return {"a": a, "b": b, "differ": differ, "note": note}
 
 
@@ -156,7 +191,9 @@ def _settings(value: Mapping[str, Any] | JudgeSettings) -> JudgeSettings:
     return value if isinstance(value, JudgeSettings) else JudgeSettings(**_as_dict(value))
 
 
-def plan_judge(frozen: JudgeSettings, choice: JudgeChoice | None = None, store: Store | None = None) -> PlannedJudge:
+def plan_judge(
+    frozen: JudgeSettings, choice: JudgeChoice | None = None, store: Store | None = None
+) -> PlannedJudge:
     """The judge a run will use: the prompt's frozen settings with the caller's choices, the server resolved
     (named, else the environment's, else the provider's own), refused when a choice cannot be honoured."""
     from ..providers.registry import provider_spec
@@ -165,20 +202,34 @@ def plan_judge(frozen: JudgeSettings, choice: JudgeChoice | None = None, store: 
     changes = _judge_changes(frozen, choice)
     spec = provider_spec(changes.get("provider", frozen.provider))
     if choice.api_key and not spec.key_variables:
-        raise ConfigError(f"the {spec.name} judge takes no key: the key given would go nowhere; leave it out, or "
-                          "name a judge that takes one")
+        raise ConfigError(
+            f"the {spec.name} judge takes no key: the key given would go nowhere; leave it out, or "
+            "name a judge that takes one"
+        )
     base_url, server_from = _server(spec, choice)
     try:
         settings = replace(frozen, **changes, base_url=base_url)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    changed = [f"{name} {getattr(frozen, name)!r} -> {getattr(settings, name)!r}"
-               for name in ("provider", "model", "mode", "n", "temperature") if getattr(settings, name) != getattr(frozen, name)]
-    warnings = () if not changed else (
-        "overriding the prompt's frozen judge settings: " + ", ".join(changed) + ". Scores of this run are not "
-        "comparable item by item with runs of the prompt's own settings; the run records what was used.",)
+    changed = [
+        f"{name} {getattr(frozen, name)!r} -> {getattr(settings, name)!r}"
+        for name in ("provider", "model", "mode", "n", "temperature")
+        if getattr(settings, name) != getattr(frozen, name)
+    ]
+    warnings = (
+        ()
+        if not changed
+        else (
+            "overriding the prompt's frozen judge settings: "
+            + ", ".join(changed)
+            + ". Scores of this run are not "
+            "comparable item by item with runs of the prompt's own settings; the run records what was used.",
+        )
+    )
     probe = _last_probe(store, settings)
-    return PlannedJudge(settings, server_from, warnings, (probe or {}).get("model_version"), probe is not None)
+    return PlannedJudge(
+        settings, server_from, warnings, (probe or {}).get("model_version"), probe is not None
+    )
 
 
 def plan_settings(settings: JudgeSettings, store: Store | None = None) -> PlannedJudge:
@@ -198,8 +249,13 @@ def _judge_changes(frozen: JudgeSettings, choice: JudgeChoice) -> dict[str, Any]
             model = pin_model_file(model)
         changes["provider"] = provider
         changes["model"] = model or (frozen.model if frozen.provider == "local" else JudgeSettings().model)
-    changes.update({k: v for k, v in (("mode", choice.mode), ("n", choice.n), ("temperature", choice.temperature))
-                    if v is not None})
+    changes.update(
+        {
+            k: v
+            for k, v in (("mode", choice.mode), ("n", choice.n), ("temperature", choice.temperature))
+            if v is not None
+        }
+    )
     return changes
 
 
@@ -223,8 +279,9 @@ def _server(spec: Any, choice: JudgeChoice) -> tuple[str | None, str]:
             raise ConfigError(
                 f"{choice.where} names a server, but the {spec.name} judge runs {_runs_where(spec)} and sends no "
                 "request anywhere: to score at that server, name a judge that speaks to it too (for an "
-                "OpenAI-compatible server: --judge openai:MODEL, or judge=\"openai:MODEL\" in Python), or leave "
-                "the server out")
+                'OpenAI-compatible server: --judge openai:MODEL, or judge="openai:MODEL" in Python), or leave '
+                "the server out"
+            )
         return check_base_url(choice.base_url, key_variable(spec.name)), "given"
     for variable in spec.base_url_variables:
         value = os.environ.get(variable, "").strip()
@@ -298,13 +355,20 @@ class RunPlan:
     def describe(self) -> str:
         """What will happen, as one line: judge and server, prompt, data, side, items."""
         side = f", {self.side} side" if self.side else ""
-        return (f"{self.judge.describe()}; prompt {self.prompt.label}; data {self.dataset['label']}{side}, "
-                f"{self.total} items")
+        return (
+            f"{self.judge.describe()}; prompt {self.prompt.label}; data {self.dataset['label']}{side}, "
+            f"{self.total} items"
+        )
 
     def record(self) -> dict[str, Any]:
         """What the run keeps of its plan (beside its judge settings): where the server came from, the side."""
-        return {"server": self.judge.server, "server_from": self.judge.server_from, "side": self.side,
-                "split": (self.split or {}).get("hash"), "judge": self.judge.describe()}
+        return {
+            "server": self.judge.server,
+            "server_from": self.judge.server_from,
+            "side": self.side,
+            "split": (self.split or {}).get("hash"),
+            "judge": self.judge.describe(),
+        }
 
     def require_ready(self) -> None:
         """ConfigError when the judge cannot score in these settings (before anything is recorded or sent)."""
@@ -324,9 +388,17 @@ def _only(items: Iterable[Item], wanted: frozenset[str]) -> Iterator[Item]:
     return (item for item in items if item.id in wanted)
 
 
-def plan_run(store: Store, prompt: FrozenPrompt, dataset: str | Mapping[str, Any], choice: JudgeChoice | None = None,
-             scope: RunScope | None = None, *, concurrency: int | None = None, options: RunOptions | None = None,
-             judge: PlannedJudge | None = None) -> RunPlan:
+def plan_run(
+    store: Store,
+    prompt: FrozenPrompt,
+    dataset: str | Mapping[str, Any],
+    choice: JudgeChoice | None = None,
+    scope: RunScope | None = None,
+    *,
+    concurrency: int | None = None,
+    options: RunOptions | None = None,
+    judge: PlannedJudge | None = None,
+) -> RunPlan:
     """The plan of a run of `prompt` on a dataset version: judge and server, side and items, checks, options."""
     scope = scope or RunScope()
     data = store.get_dataset(dataset) if isinstance(dataset, str) else dataset
@@ -335,25 +407,48 @@ def plan_run(store: Store, prompt: FrozenPrompt, dataset: str | Mapping[str, Any
     return _assemble(store, prompt, planned, data, scope, item_ids, side, split, concurrency, options)
 
 
-def _assemble(store: Store, prompt: FrozenPrompt, planned: PlannedJudge, data: Mapping[str, Any], scope: RunScope,
-              item_ids: tuple[str, ...] | None, side: str | None, split: Mapping[str, Any] | None,
-              concurrency: int | None, options: RunOptions | None) -> RunPlan:
+def _assemble(
+    store: Store,
+    prompt: FrozenPrompt,
+    planned: PlannedJudge,
+    data: Mapping[str, Any],
+    scope: RunScope,
+    item_ids: tuple[str, ...] | None,
+    side: str | None,
+    split: Mapping[str, Any] | None,
+    concurrency: int | None,
+    options: RunOptions | None,
+) -> RunPlan:
     """The plan from its decided parts: the run options and the checks' verdicts added."""
     run_options, lowered = _options(planned.settings, concurrency, options)
     problems, warnings = _checks(store, prompt, planned.settings, data, item_ids)
-    return RunPlan(prompt, planned, data, scope, item_ids, side, split, run_options, tuple(problems),
-                   (*planned.warnings, *lowered, *warnings), scope.run_id)
+    return RunPlan(
+        prompt,
+        planned,
+        data,
+        scope,
+        item_ids,
+        side,
+        split,
+        run_options,
+        tuple(problems),
+        (*planned.warnings, *lowered, *warnings),
+        scope.run_id,
+    )
 
 
-def _scope_items(store: Store, prompt: FrozenPrompt, data: Mapping[str, Any], scope: RunScope
-                 ) -> tuple[tuple[str, ...] | None, str | None, Mapping[str, Any] | None]:
+def _scope_items(
+    store: Store, prompt: FrozenPrompt, data: Mapping[str, Any], scope: RunScope
+) -> tuple[tuple[str, ...] | None, str | None, Mapping[str, Any] | None]:
     """(the item ids, the side, the split): the seal decides here, not in each front end."""
     from .splits import get_split, has_split
 
     if not has_split(store, data["id"]):
         if scope.side == "test":
-            raise InputError(f"dataset {data['label']} has no split, so no test side: `geval split` makes one",
-                             field="side")
+            raise InputError(
+                f"dataset {data['label']} has no split, so no test side: `geval split` makes one",
+                field="side",
+            )
         return _unique(scope.item_ids), None, None
     split = get_split(store, data["id"])
     side = scope.side or "dev"
@@ -365,14 +460,23 @@ def _scope_items(store: Store, prompt: FrozenPrompt, data: Mapping[str, Any], sc
         return tuple(i for i in split[side] if i not in examples), side, split
     outside = [i for i in scope.item_ids if i not in sides[side]]
     if outside:
-        raise InputError(f"{len(outside)} of the items asked for (e.g. {outside[0]!r}) are not on the {side} side "
-                         f"of dataset {data['label']}'s split: the test side is sealed and scored only when asked "
-                         "for (its use is recorded)", field="items")
+        raise InputError(
+            f"{len(outside)} of the items asked for (e.g. {outside[0]!r}) are not on the {side} side "
+            f"of dataset {data['label']}'s split: the test side is sealed and scored only when asked "
+            "for (its use is recorded)",
+            field="items",
+        )
     return _unique(scope.item_ids), side, split
 
 
-def sample_items(store: Store, prompt: FrozenPrompt, dataset: str | Mapping[str, Any], count: int, seed: int = 0,
-                 side: str | None = None) -> tuple[str, ...]:
+def sample_items(
+    store: Store,
+    prompt: FrozenPrompt,
+    dataset: str | Mapping[str, Any],
+    count: int,
+    seed: int = 0,
+    side: str | None = None,
+) -> tuple[str, ...]:
     """The ids of a random sample of the items a run would score (the side of a split the seal allows, the prompt's
     example items left out), drawn with `seed`, in dataset order: whole groups when the items have groups (their
     figures are read per group: at least `count` items, the last group whole), else `count` items."""
@@ -403,17 +507,25 @@ def _unique(ids: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return None if ids is None else tuple(dict.fromkeys(ids))
 
 
-def _options(settings: JudgeSettings, concurrency: int | None, options: RunOptions | None
-             ) -> tuple[RunOptions, tuple[str, ...]]:
+def _options(
+    settings: JudgeSettings, concurrency: int | None, options: RunOptions | None
+) -> tuple[RunOptions, tuple[str, ...]]:
     """The run options with the judge's settings and the calls in flight its provider allows."""
     from ..providers.registry import allowed_concurrency, default_concurrency
 
     workers, lowered = allowed_concurrency(settings, concurrency or default_concurrency(settings))
-    return replace(options or RunOptions(), settings=settings, concurrency=workers), (lowered,) if lowered else ()
+    return replace(options or RunOptions(), settings=settings, concurrency=workers), (
+        lowered,
+    ) if lowered else ()
 
 
-def _checks(store: Store, prompt: FrozenPrompt, settings: JudgeSettings, data: Mapping[str, Any],
-            item_ids: tuple[str, ...] | None) -> tuple[list[str], list[str]]:
+def _checks(
+    store: Store,
+    prompt: FrozenPrompt,
+    settings: JudgeSettings,
+    data: Mapping[str, Any],
+    item_ids: tuple[str, ...] | None,
+) -> tuple[list[str], list[str]]:
     """(what stops the run, what weakens it): the inputs, the judge's limits and last probe, overlong items."""
     from ..providers.capabilities import preflight
     from .one_item import length_budget, overlong_warning
@@ -453,8 +565,9 @@ def record_run(store: Store, plan: RunPlan, *, key_needed: bool = True) -> RunPl
     if plan.scope.new_run:
         run_id = store.create_run(plan.prompt.id, plan.dataset["id"], plan.settings, item_ids=ids)
     else:
-        run_id, _ = store.find_or_create_run(plan.prompt.id, plan.dataset["id"], plan.settings, plan.scope.reuse,
-                                             item_ids=ids)
+        run_id, _ = store.find_or_create_run(
+            plan.prompt.id, plan.dataset["id"], plan.settings, plan.scope.reuse, item_ids=ids
+        )
     store.set_run_fields(run_id, plan=plan.record(), **dict(plan.scope.marks))
     if plan.side == "test" and plan.split is not None:
         from .splits import record_test_use
@@ -467,14 +580,22 @@ def _same_server(store: Store, run_id: str, judge: PlannedJudge) -> None:
     """Refuse to resume a run against a server other than the one that answered it."""
     others = sorted(s for s in store.run_servers(run_id) if s and s != judge.server)
     if others:
-        raise ConfigError(f"run {run_id} was answered by {others[0]}, and its judge now resolves to {judge.server}"
-                          f"{'' if judge.server_from in ('given', 'default') else ' (from ' + judge.server_from + ')'}: "
-                          "a run never mixes servers; point the judge back at that server to resume it, or start "
-                          "another run")
+        raise ConfigError(
+            f"run {run_id} was answered by {others[0]}, and its judge now resolves to {judge.server}"
+            f"{'' if judge.server_from in ('given', 'default') else ' (from ' + judge.server_from + ')'}: "
+            "a run never mixes servers; point the judge back at that server to resume it, or start "
+            "another run"
+        )
 
 
-def plan_of_run(store: Store, run_id: str, choice: JudgeChoice | None = None, *, concurrency: int | None = None,
-                options: RunOptions | None = None) -> RunPlan:
+def plan_of_run(
+    store: Store,
+    run_id: str,
+    choice: JudgeChoice | None = None,
+    *,
+    concurrency: int | None = None,
+    options: RunOptions | None = None,
+) -> RunPlan:
     """The plan to resume a stored run with its own judge, server and items; a `choice` that names another judge
     or server than the run's is refused (a run keeps one judge)."""
     run = store.get_run(run_id)
@@ -486,17 +607,30 @@ def plan_of_run(store: Store, run_id: str, choice: JudgeChoice | None = None, *,
         wanted = plan_judge(prompt.dimension.judge, choice, store).settings
         differ = judge_difference(planned.settings, wanted)
         if differ:
-            raise ConfigError(f"run {run['id']} is scored by {judge_label(planned.settings)}; this command names "
-                              f"{judge_label(wanted)} ({', '.join(differ)} differ): a run keeps one judge, so "
-                              "leave out the run id to start another")
+            raise ConfigError(
+                f"run {run['id']} is scored by {judge_label(planned.settings)}; this command names "
+                f"{judge_label(wanted)} ({', '.join(differ)} differ): a run keeps one judge, so "
+                "leave out the run id to start another"
+            )
     ids = tuple(run["item_ids"]) if run.get("item_ids") is not None else None
     side, split = _stored_side(store, run["dataset_id"], ids)
-    return _assemble(store, prompt, planned, store.get_dataset(run["dataset_id"]), RunScope(item_ids=ids, run_id=run["id"]),
-                     ids, side, split, concurrency, options)
+    return _assemble(
+        store,
+        prompt,
+        planned,
+        store.get_dataset(run["dataset_id"]),
+        RunScope(item_ids=ids, run_id=run["id"]),
+        ids,
+        side,
+        split,
+        concurrency,
+        options,
+    )
 
 
-def _stored_side(store: Store, dataset_id: str, ids: tuple[str, ...] | None
-                 ) -> tuple[str | None, Mapping[str, Any] | None]:
+def _stored_side(
+    store: Store, dataset_id: str, ids: tuple[str, ...] | None
+) -> tuple[str | None, Mapping[str, Any] | None]:
     """The side a stored run is on: test when it reaches a test item (its use was recorded when it began)."""
     from .splits import get_split, has_split
 
@@ -507,9 +641,17 @@ def _stored_side(store: Store, dataset_id: str, ids: tuple[str, ...] | None
     return ("test" if ids is None or any(i in test for i in ids) else "dev"), split
 
 
-def start_run(store: Store, plan: RunPlan, judge: Judge | None = None, *, items: Any = None,
-              on_progress: Progress | None = None, cancel: threading.Event | None = None, gate: Gate | None = None,
-              timeout: float = 60.0) -> RunSummary:
+def start_run(
+    store: Store,
+    plan: RunPlan,
+    judge: Judge | None = None,
+    *,
+    items: Any = None,
+    on_progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    gate: Gate | None = None,
+    timeout: float = 60.0,
+) -> RunSummary:
     """Score the plan's items not judged yet: the one way into the runner. The run is recorded first when the
     plan has none yet; the judge is made at its first request (a run answered from the cache needs no SDK)."""
     from ..providers import get_judge
@@ -523,5 +665,14 @@ def start_run(store: Store, plan: RunPlan, judge: Judge | None = None, *, items:
         store.set_run_fields(run_id, status="running")
     settings = plan.settings
     judge = judge or JudgeOnDemand(settings.provider, lambda: get_judge(settings, timeout=timeout))
-    return run_scoring(plan.prompt, items if items is not None else plan.items(store), judge, store, run_id,
-                       plan.options, on_progress=on_progress, cancel=cancel, gate=gate)
+    return run_scoring(
+        plan.prompt,
+        items if items is not None else plan.items(store),
+        judge,
+        store,
+        run_id,
+        plan.options,
+        on_progress=on_progress,
+        cancel=cancel,
+        gate=gate,
+    )

@@ -38,7 +38,11 @@ _RATINGS = ("top_rating", "first_rating")
 _encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(value, ensure_ascii=False), made once
 KEEP = 4096  # lines held while an earlier item is still out; later ones are read back from the store
 PAGE = 1000  # judgments read back from the store at a time
-_WAITING, _READY, _STORED = 0, 1, 2  # a slot's state: not written yet / its line in hand / read it from the store
+_WAITING, _READY, _STORED = (
+    0,
+    1,
+    2,
+)  # a slot's state: not written yet / its line in hand / read it from the store
 
 
 def output_line(row: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +96,9 @@ class OrderedResults:
         self._waiting: dict[str, list[Any]] = {}  # slots of items this session is judging, by item id
         self._kept = 0  # lines in hand
         self._last_read: str | None = None  # the last item announced: the store streams what comes after it
-        self.failure: OSError | None = None  # the write that failed (a closed pipe, a full disk): nothing more is written
+        self.failure: OSError | None = (
+            None  # the write that failed (a closed pipe, a full disk): nothing more is written
+        )
         self._verified = False  # the items are the pinned version's: lines may go out
         self.withheld: str | None = None  # why no line was written: the dataset version failed its check
 
@@ -136,7 +142,11 @@ class OrderedResults:
             self._verified = True
         self._flush()
         if self.failure is None:
-            self._write_all(map(line_of_values, self._store.iter_judgment_values(self._run_id, after_item=self._last_read)))
+            self._write_all(
+                map(
+                    line_of_values, self._store.iter_judgment_values(self._run_id, after_item=self._last_read)
+                )
+            )
 
     def _version_problem(self) -> str | None:
         """Why the run's dataset version is not the pinned one (read whole, as the feed would have), or None."""

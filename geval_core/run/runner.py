@@ -32,9 +32,17 @@ HEARTBEAT_S = 5.0  # how often a running run renews its lease (a lease unrenewed
 POLL_S = 0.2  # how often the collecting loop looks at the cancel flag while every call is slow
 
 
-def run_scoring(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, judge: Judge, store: Store,
-                run_id: str, options: RunOptions | None = None, on_progress: Progress | None = None,
-                cancel: threading.Event | None = None, gate: Gate | None = None) -> RunSummary:
+def run_scoring(
+    prompt: FrozenPrompt,
+    items: Iterable[Item] | StreamedItems,
+    judge: Judge,
+    store: Store,
+    run_id: str,
+    options: RunOptions | None = None,
+    on_progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    gate: Gate | None = None,
+) -> RunSummary:
     """Judge every item not yet judged in `run_id`, writing each judgment as it finishes.
 
     items: a list (checked whole before any call), any other iterable, or StreamedItems (read a batch at
@@ -56,12 +64,22 @@ def run_scoring(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, jud
     pool = None
     try:
         # Made under the lease: the totals it starts from cannot change behind it.
-        session = Session(prompt, store, summary, settings, judge.provider,
-                          options.use_cache, options.reducer, on_progress,
-                          watch=HopelessWatch(fail_fast=options.fail_fast))
+        session = Session(
+            prompt,
+            store,
+            summary,
+            settings,
+            judge.provider,
+            options.use_cache,
+            options.reducer,
+            on_progress,
+            watch=HopelessWatch(fail_fast=options.fail_fast),
+        )
         pool = DaemonPool(options.concurrency)
         gate = gate or Gate(options.concurrency, options.rpm, options.tpm)
-        _loop(session, judge, feed, pool, stop, cancel, options, gate, lambda: store.renew_lease(run_id, owner))
+        _loop(
+            session, judge, feed, pool, stop, cancel, options, gate, lambda: store.renew_lease(run_id, owner)
+        )
     finally:
         stop.set()
         if pool is not None:
@@ -70,48 +88,105 @@ def run_scoring(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, jud
     unread = feed.counting and not feed.exhausted  # an iterable of unknown length, stopped before its end
     if summary.error:
         summary.status = "failed"
-    elif cancel is not None and cancel.is_set() and (summary.skipped + summary.judged < summary.total or unread):
+    elif (
+        cancel is not None
+        and cancel.is_set()
+        and (summary.skipped + summary.judged < summary.total or unread)
+    ):
         summary.status = "cancelled"
     summary.seconds = time.perf_counter() - start - summary.setup_seconds
     finish(store, summary, settings, tally=session.tally)
     return summary
 
 
-def _feed_for(prompt: FrozenPrompt, items: Iterable[Item] | StreamedItems, store: Store, run_id: str,
-              settings: JudgeSettings, prefix_order: bool = True) -> tuple[RunSummary, Feed]:
+def _feed_for(
+    prompt: FrozenPrompt,
+    items: Iterable[Item] | StreamedItems,
+    store: Store,
+    run_id: str,
+    settings: JudgeSettings,
+    prefix_order: bool = True,
+) -> tuple[RunSummary, Feed]:
     """The run's summary (what is known before the first item is read) and the feed of its items to judge."""
     if isinstance(items, (list, tuple)):
         require_inputs(prompt, items, "the data")  # before any judge call: never score empty placeholders
         todo = unique_todo(list(items), store.judged_item_ids(run_id))
         total = len({item.id for item in items})
         summary = RunSummary(run_id, "done", settings.mode, total, skipped=total - len(todo))
-        return summary, Feed(todo, store, summary, prompt, lookup=False, unique=True, check_inputs=False,
-                             count_items=False, prefix_order=prefix_order)
+        return summary, Feed(
+            todo,
+            store,
+            summary,
+            prompt,
+            lookup=False,
+            unique=True,
+            check_inputs=False,
+            count_items=False,
+            prefix_order=prefix_order,
+        )
     if isinstance(items, StreamedItems):
         summary = RunSummary(run_id, "done", settings.mode, items.total, skipped=items.judged)
         source = items.items if items.judged < items.total else ()  # all judged: nothing to read
-        return summary, Feed(source, store, summary, prompt, lookup=True, unique=items.unique, check_inputs=True,
-                             count_items=False, on_batch=items.on_batch, prefix_order=prefix_order)
+        return summary, Feed(
+            source,
+            store,
+            summary,
+            prompt,
+            lookup=True,
+            unique=items.unique,
+            check_inputs=True,
+            count_items=False,
+            on_batch=items.on_batch,
+            prefix_order=prefix_order,
+        )
     summary = RunSummary(run_id, "done", settings.mode, 0)
-    return summary, Feed(items, store, summary, prompt, lookup=True, unique=False, check_inputs=True,
-                         count_items=True, prefix_order=prefix_order)
+    return summary, Feed(
+        items,
+        store,
+        summary,
+        prompt,
+        lookup=True,
+        unique=False,
+        check_inputs=True,
+        count_items=True,
+        prefix_order=prefix_order,
+    )
 
 
-def finish(store: Store, summary: RunSummary, settings: JudgeSettings, discount: float = 1.0,
-           tally: RunTally | None = None) -> None:
+def finish(
+    store: Store,
+    summary: RunSummary,
+    settings: JudgeSettings,
+    discount: float = 1.0,
+    tally: RunTally | None = None,
+) -> None:
     """Store a run's status and its totals over every session of it (a resumed run adds up).
 
     `tally`: the totals the session kept as it wrote (else they are taken from the store: the stored tally
     when it is current, or a fold over the stored rows)."""
     tally = tally or current_tally(store, summary.run_id)
     totals = tally.fields(settings, load_prices(store=store), discount)
-    store.finish_run(summary.run_id, summary.status, mode=summary.mode, run_error=summary.error,
-                     **{TALLY_KEY: tally.to_dict()}, **totals)
+    store.finish_run(
+        summary.run_id,
+        summary.status,
+        mode=summary.mode,
+        run_error=summary.error,
+        **{TALLY_KEY: tally.to_dict()},
+        **totals,
+    )
 
 
-def _loop(session: Session, judge: Judge, queue: Feed, pool: DaemonPool,
-          stop: threading.Event, cancel: threading.Event | None, options: RunOptions, gate: Gate,
-          heartbeat: Callable[[], None]) -> None:
+def _loop(
+    session: Session,
+    judge: Judge,
+    queue: Feed,
+    pool: DaemonPool,
+    stop: threading.Event,
+    cancel: threading.Event | None,
+    options: RunOptions,
+    gate: Gate,
+    heartbeat: Callable[[], None],
+) -> None:
     """Keep up to 2x concurrency requests queued (so workers never idle while this thread writes)."""
     pending: dict[Future, Job] = {}
     deadline: float | None = None
@@ -129,8 +204,7 @@ def _loop(session: Session, judge: Judge, queue: Feed, pool: DaemonPool,
                 future.cancel()  # not started yet: never sent
             continue
         # Checked per item: a stream of cache hits must not run past a cancel either.
-        while ((session.followups or queue.has_next()) and len(pending) < 2 * concurrency
-               and not stopping()):
+        while (session.followups or queue.has_next()) and len(pending) < 2 * concurrency and not stopping():
             if session.followups:
                 job = session.followups.popleft()
                 reply = session.cached(job)
@@ -144,8 +218,17 @@ def _loop(session: Session, judge: Judge, queue: Feed, pool: DaemonPool,
                 session.write_error(job, too_long)
                 continue
             judge = _built_timed(judge, session.summary)  # a judge made on demand is made now, in this thread
-            future = pool.submit(call_with_retries, judge, job.request, options.max_attempts, stop,
-                                 options.retry_base, options.retry_cap, gate, request_tokens(job.request))
+            future = pool.submit(
+                call_with_retries,
+                judge,
+                job.request,
+                options.max_attempts,
+                stop,
+                options.retry_base,
+                options.retry_cap,
+                gate,
+                request_tokens(job.request),
+            )
             pending[future] = job
         if not pending:
             continue

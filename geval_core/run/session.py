@@ -147,14 +147,27 @@ class Session:
         self.followups.append(follow)
         return True
 
-    def score(self, job: Job, reply: JudgeReply, cached: bool, seconds: float = 0.0, source: str = "") -> None:
+    def score(
+        self, job: Job, reply: JudgeReply, cached: bool, seconds: float = 0.0, source: str = ""
+    ) -> None:
         """Score a reply and write the judgment (or queue the auto fallback); `source` says where the reply came
         from (default: live, or the cache when `cached`)."""
         source = source or ("cache" if cached else "live")
         try:
-            judgment = judgment_of(job.item.id, reply, self.prompt.dimension.scale, job.mode, self.reducer,
-                                   floor=self.settings.valid_mass_floor, fallback=job.fallback, spent=job.spent,
-                                   seconds=seconds, cached=cached, server=self.server, source=source)
+            judgment = judgment_of(
+                job.item.id,
+                reply,
+                self.prompt.dimension.scale,
+                job.mode,
+                self.reducer,
+                floor=self.settings.valid_mass_floor,
+                fallback=job.fallback,
+                spent=job.spent,
+                seconds=seconds,
+                cached=cached,
+                server=self.server,
+                source=source,
+            )
         except LogprobsUnavailableError as exc:
             if not self.fall_back(job, reply, seconds):
                 self.write_error(job, exc, reply)
@@ -168,7 +181,9 @@ class Session:
         s.fallbacks += job.fallback
         s.model_version = s.model_version or reply.model_version
         self.write(judgment)
-        if source == "live" and self.use_cache:  # a live reply, once its judgment is stored: the entry names it
+        if (
+            source == "live" and self.use_cache
+        ):  # a live reply, once its judgment is stored: the entry names it
             self.store.cache_put(job.key, reply.to_dict(), origin=f"{self.summary.run_id}/{job.item.id}")
 
     def write_error(self, job: Job, exc: BaseException, reply: JudgeReply | None = None) -> None:
@@ -176,15 +191,25 @@ class Session:
         if self.summary.error is not None:
             return  # the run has stopped: calls still in flight fail alike; their items wait for the resume
         self.summary.failed += 1
-        self.write(error_judgment(job.item.id, exc, job.mode, fallback=job.fallback, reply=reply, spent=job.spent,
-                                  server=self.server))
+        self.write(
+            error_judgment(
+                job.item.id,
+                exc,
+                job.mode,
+                fallback=job.fallback,
+                reply=reply,
+                spent=job.spent,
+                server=self.server,
+            )
+        )
         self.stop_if_hopeless(exc)
 
     def stop_if_hopeless(self, exc: BaseException) -> None:
         """Stop the run when the watch says its judge cannot score (the first reason given stands)."""
         if self.summary.error is None:
-            self.summary.error = self.watch.after_error(exc, self.summary.scored, self.summary.failed,
-                                                        self.logprobs_seen, self.replied)
+            self.summary.error = self.watch.after_error(
+                exc, self.summary.scored, self.summary.failed, self.logprobs_seen, self.replied
+            )
 
     def write(self, judgment: Judgment) -> None:
         """Save one judgment now (a crash loses nothing written; in a batch, at its commit) and report progress."""

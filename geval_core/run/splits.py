@@ -13,12 +13,22 @@ from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
 from ..store import Store
 
-__all__ = ["SealedStore", "carry_split", "get_split", "make_split", "record_test_use", "sealed_note", "sealed_run", "sealed_uses",
-           "sealed_view"]
+__all__ = [
+    "SealedStore",
+    "carry_split",
+    "get_split",
+    "make_split",
+    "record_test_use",
+    "sealed_note",
+    "sealed_run",
+    "sealed_uses",
+    "sealed_view",
+]
 
 
-def make_split(store: Store, dataset_id: str, dev: float = 0.6, by: str | None = "group",
-               seed: int = 0) -> tuple[dict[str, Any], bool]:
+def make_split(
+    store: Store, dataset_id: str, dev: float = 0.6, by: str | None = "group", seed: int = 0
+) -> tuple[dict[str, Any], bool]:
     """(the split, created): groups (or items, without groups) shuffled by `seed`, the first `dev` share to dev."""
     if not 0.0 < dev < 1.0:
         raise InputError(f"--dev is the dev share, between 0 and 1 (got {dev})", field="dev")
@@ -29,8 +39,11 @@ def make_split(store: Store, dataset_id: str, dev: float = 0.6, by: str | None =
     for item in items:
         unit = item.group if by == "group" else item.id
         if by == "group" and item.group is None:
-            raise InputError(f"item {item.id!r} has no group: split --by group needs every item's group "
-                             "(or --by none for items one by one)", field="group")
+            raise InputError(
+                f"item {item.id!r} has no group: split --by group needs every item's group "
+                "(or --by none for items one by one)",
+                field="group",
+            )
         units.setdefault(str(unit), []).append(item.id)
     names = sorted(units)
     if len(names) < 2:
@@ -39,7 +52,14 @@ def make_split(store: Store, dataset_id: str, dev: float = 0.6, by: str | None =
     cut = min(len(names) - 1, max(1, math.floor(dev * len(names) + 0.5)))
     dev_ids = sorted(i for name in names[:cut] for i in units[name])
     test_ids = sorted(i for name in names[cut:] for i in units[name])
-    body = {"dataset_id": dataset_id, "by": by, "seed": seed, "dev_share": dev, "dev": dev_ids, "test": test_ids}
+    body = {
+        "dataset_id": dataset_id,
+        "by": by,
+        "seed": seed,
+        "dev_share": dev,
+        "dev": dev_ids,
+        "test": test_ids,
+    }
     split = {**body, "hash": canonical_hash(body), "groups": {"dev": cut, "test": len(names) - cut}}
     for other in _splits(store, dataset_id):
         if other["hash"] == split["hash"]:
@@ -58,18 +78,24 @@ def get_split(store: Store, dataset_id: str, split_hash: str | None = None) -> d
     """The dataset's latest split (or the one whose hash starts with `split_hash`), checked against its hash."""
     found = [s for s in _splits(store, dataset_id) if split_hash is None or s["hash"].startswith(split_hash)]
     if not found:
-        raise NotFoundError(f"dataset {dataset_id[:12]} has no split{' ' + split_hash if split_hash else ''}; "
-                            "`geval split DATASET --dev 0.6` makes one")
+        raise NotFoundError(
+            f"dataset {dataset_id[:12]} has no split{' ' + split_hash if split_hash else ''}; "
+            "`geval split DATASET --dev 0.6` makes one"
+        )
     split = found[-1]
     body = {k: split[k] for k in ("dataset_id", "by", "seed", "dev_share", "dev", "test")}
     if canonical_hash(body) != split["hash"]:
-        raise InputError(f"the split {split['hash'][:12]} of dataset {dataset_id[:12]} was edited: its items do "
-                         "not match its hash", field="split")
+        raise InputError(
+            f"the split {split['hash'][:12]} of dataset {dataset_id[:12]} was edited: its items do "
+            "not match its hash",
+            field="split",
+        )
     return split
 
 
-def record_test_use(store: Store, split: dict[str, Any], prompt_id: str, run_id: str | None = None,
-                    read: str | None = None) -> int:
+def record_test_use(
+    store: Store, split: dict[str, Any], prompt_id: str, run_id: str | None = None, read: str | None = None
+) -> int:
     """Record that a prompt was evaluated on the sealed test side (`read`: by what, when not a run); how many
     candidates have been, with it."""
     body = {"prompt_id": prompt_id, "run_id": run_id, **({"read": read} if read else {})}
@@ -94,10 +120,20 @@ def carry_split(store: Store, source_dataset_id: str, dataset_id: str, item_ids:
     opens the sealed side."""
     source = get_split(store, source_dataset_id)
     ids = set(item_ids)
-    body = {"dataset_id": dataset_id, "by": source["by"], "seed": source["seed"], "dev_share": source["dev_share"],
-            "dev": sorted(ids & set(source["dev"])), "test": sorted(ids & set(source["test"]))}
-    split = {**body, "hash": canonical_hash(body), "groups": source.get("groups"),
-             "carried_from": {"dataset_id": source_dataset_id, "hash": source["hash"]}}
+    body = {
+        "dataset_id": dataset_id,
+        "by": source["by"],
+        "seed": source["seed"],
+        "dev_share": source["dev_share"],
+        "dev": sorted(ids & set(source["dev"])),
+        "test": sorted(ids & set(source["test"])),
+    }
+    split = {
+        **body,
+        "hash": canonical_hash(body),
+        "groups": source.get("groups"),
+        "carried_from": {"dataset_id": source_dataset_id, "hash": source["hash"]},
+    }
     record, _ = store.freeze_record("split", dataset_id, split)
     return {**record["body"], "created_at": record["created_at"]}
 
@@ -110,9 +146,15 @@ def has_split(store: Store, dataset_id: str) -> bool:
     return bool(store.records("split", dataset_id))
 
 
-def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: AbstractSet[str] = frozenset(),
-                   prompt_id: str | None = None, run_id: str | None = None, read: str | None = None
-                   ) -> tuple[set[str] | None, dict[str, Any]]:
+def evaluation_ids(
+    store: Store,
+    dataset_id: str,
+    side: str = "dev",
+    examples: AbstractSet[str] = frozenset(),
+    prompt_id: str | None = None,
+    run_id: str | None = None,
+    read: str | None = None,
+) -> tuple[set[str] | None, dict[str, Any]]:
     """(the item ids a figure may use, what that scope is): the dev side of a split dataset by default, its sealed
     test side only when asked (the use is recorded, so `prompt_id` is required then; `read` names the command
     when it is not a run), never an example item.
@@ -128,12 +170,14 @@ def evaluation_ids(store: Store, dataset_id: str, side: str = "dev", examples: A
         scope.update(side=side, split=split["hash"])
         if side == "test":
             if prompt_id is None:
-                raise InputError("using the sealed test side is recorded: name the prompt it evaluates",
-                                 field="side")
+                raise InputError(
+                    "using the sealed test side is recorded: name the prompt it evaluates", field="side"
+                )
             scope["candidates_on_test"] = record_test_use(store, split, prompt_id, run_id, read)
     elif side == "test":
-        raise InputError(f"dataset {dataset_id[:12]} has no split, so no test side: `geval split` makes one",
-                         field="side")
+        raise InputError(
+            f"dataset {dataset_id[:12]} has no split, so no test side: `geval split` makes one", field="side"
+        )
     else:
         ids = None
     if examples:
@@ -187,8 +231,14 @@ class SealedStore(ScopedStore):
         return {k: v for k, v in means.items() if k in self._sealed_ids} if self._sealed(ref) else means
 
 
-def sealed_view(store: Any, dataset_id: str, side: str = "dev", prompt_id: str | None = None,
-                run_id: str | None = None, read: str | None = None) -> tuple[Any, dict[str, Any]]:
+def sealed_view(
+    store: Any,
+    dataset_id: str,
+    side: str = "dev",
+    prompt_id: str | None = None,
+    run_id: str | None = None,
+    read: str | None = None,
+) -> tuple[Any, dict[str, Any]]:
     """(the store to read a dataset version's item-level judge and human values through, the scope): the one way
     a command that shows them reads a split dataset. The dev side unless the test side is asked for, and asking
     records a use of it for `prompt_id` (`read` names the command); an unsplit version is read whole."""
@@ -196,8 +246,9 @@ def sealed_view(store: Any, dataset_id: str, side: str = "dev", prompt_id: str |
     return (store if ids is None else SealedStore(store, dataset_id, ids)), scope
 
 
-def sealed_run(store: Any, run: dict[str, Any], side: str = "dev", read: str | None = None
-               ) -> tuple[Any, dict[str, Any]]:
+def sealed_run(
+    store: Any, run: dict[str, Any], side: str = "dev", read: str | None = None
+) -> tuple[Any, dict[str, Any]]:
     """sealed_view of a run's dataset for its prompt, with `withheld`: how many of the run's judgments are on the
     other side (the test side's, read on dev, are the sealed ones)."""
     view, scope = sealed_view(store, run["dataset_id"], side, run["prompt_id"], run["id"], read)
@@ -212,5 +263,7 @@ def sealed_note(scope: dict[str, Any], what: str = "judgments") -> str | None:
     """What the seal left out, and how to read it, for a command's output; None when nothing was."""
     if scope.get("side") != "dev" or not scope.get("withheld"):
         return None
-    return (f"{scope['withheld']} {what} of the sealed test side of split {scope['split'][:12]} left out (the dev "
-            "side only): --side test reads them, and the read is recorded as a use of the test side")
+    return (
+        f"{scope['withheld']} {what} of the sealed test side of split {scope['split'][:12]} left out (the dev "
+        "side only): --side test reads them, and the read is recorded as a use of the test side"
+    )

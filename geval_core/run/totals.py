@@ -67,19 +67,23 @@ class RunTally:
         if superseded is not None:
             self.add(superseded, -1)
 
-    def fields(self, settings: JudgeSettings, prices: dict[str, dict[str, float]],
-               discount: float = 1.0) -> dict[str, Any]:
+    def fields(
+        self, settings: JudgeSettings, prices: dict[str, dict[str, float]], discount: float = 1.0
+    ) -> dict[str, Any]:
         """The run's totals as `run_totals` states them (the columns and fields `finish_run` stores)."""
         price = price_for(settings, prices)
         usd = usd_of(price, self.input_tokens, self.output_tokens, self.cached_input_tokens)
         return {
-            "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
             "cached_input_tokens": self.cached_input_tokens,
             # Cached tokens priced at the full input rate (no cached rate listed): the cost is at most this.
             "cost_upper_bound": upper_bound(price, self.cached_input_tokens),
             "cost_usd": None if usd is None else usd * discount,
             "model_version": ", ".join(sorted(self.versions)) or None,
-            "fallbacks": self.fallbacks, "errors": self.errors, "cached": self.cached,
+            "fallbacks": self.fallbacks,
+            "errors": self.errors,
+            "cached": self.cached,
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,8 +27,9 @@ class DaemonPool:
     def __init__(self, workers: int, name: str = "geval-judge") -> None:
         self._tasks: queue.SimpleQueue[tuple[Future, Callable, tuple] | None] = queue.SimpleQueue()
         self._done: queue.SimpleQueue[Future] = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
-                         for i in range(workers)]
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(workers)
+        ]
         for thread in self._threads:
             thread.start()
 

@@ -14,5 +14,15 @@ from .weighted import (
     weighted_score,
 )
 
-__all__ = ["REDUCERS", "ItemScore", "SampledScore", "WeightedScore", "parse_reply", "position_score", "rating_of",
-           "sampled_score", "score_reply", "weighted_score"]
+__all__ = [
+    "REDUCERS",
+    "ItemScore",
+    "SampledScore",
+    "WeightedScore",
+    "parse_reply",
+    "position_score",
+    "rating_of",
+    "sampled_score",
+    "score_reply",
+    "weighted_score",
+]

@@ -22,8 +22,13 @@ class PanelScore:
     spread: float | None  # the largest minus the smallest member score
 
 
-def panel_score(scores: Sequence[float | None], distributions: Sequence[dict[int, float]], scale: Scale,
-                rule: str, valid_masses: Sequence[float | None] | None = None) -> PanelScore:
+def panel_score(
+    scores: Sequence[float | None],
+    distributions: Sequence[dict[int, float]],
+    scale: Scale,
+    rule: str,
+    valid_masses: Sequence[float | None] | None = None,
+) -> PanelScore:
     """The panel's score of one item by `rule` from each member's score, rating distribution (renormalised,
     as judgments store it) and valid mass; members without a score are left out.
 
@@ -34,8 +39,11 @@ def panel_score(scores: Sequence[float | None], distributions: Sequence[dict[int
     if rule not in RULES:
         raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
     masses = list(valid_masses) if valid_masses is not None else [None] * len(scores)
-    kept = [(s, d, 1.0 if m is None else float(m))
-            for s, d, m in zip(scores, distributions, masses, strict=True) if s is not None]
+    kept = [
+        (s, d, 1.0 if m is None else float(m))
+        for s, d, m in zip(scores, distributions, masses, strict=True)
+        if s is not None
+    ]
     if not kept:
         return PanelScore(None, dict.fromkeys(scale.points, 0.0), 0, None)
     raw = {r: sum(float(d.get(r, 0.0)) * m for _, d, m in kept) / len(kept) for r in scale.points}

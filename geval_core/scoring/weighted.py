@@ -63,8 +63,9 @@ def _pairs(top_logprobs: Iterable[TopLogprob | Alternative]) -> dict[str, float]
     return best
 
 
-def weighted_score(top_logprobs: Iterable[TopLogprob | Alternative], scale: Scale,
-                   renormalize: bool = True) -> WeightedScore:
+def weighted_score(
+    top_logprobs: Iterable[TopLogprob | Alternative], scale: Scale, renormalize: bool = True
+) -> WeightedScore:
     """Eq. 1 of G-Eval: sum of p(r)*r over the allowed ratings at the rating position."""
     raw = {r: 0.0 for r in scale.points}
     for token, logprob in _pairs(top_logprobs).items():
@@ -89,6 +90,7 @@ def _clip(value: float, scale: Scale) -> float:
 
 
 # ---- the rating position -------------------------------------------------------------------------
+
 
 def _alternatives(position: Position) -> dict[str, float]:
     """The chosen token and its top alternatives (the chosen one may be missing from `top`)."""
@@ -125,7 +127,10 @@ def _find_index(positions: Sequence[Position], scale: Scale) -> int | None:
             return i
     # A primed judge may put most mass on a word yet still rate at the first position.
     for i in range(start, len(positions)):
-        if any(rating_of(t) in scale or _extends(_strip(t), _spellings(scale)) for t in _alternatives(positions[i])):
+        if any(
+            rating_of(t) in scale or _extends(_strip(t), _spellings(scale))
+            for t in _alternatives(positions[i])
+        ):
             return i
     return None
 
@@ -148,8 +153,15 @@ def _stripped(position: Position) -> dict[str, float]:
     return probs
 
 
-def _walk(positions: Sequence[Position], i: int, prefix: str, mass: float, spellings: dict[str, int],
-          whole: bool, paths: _Paths) -> None:
+def _walk(
+    positions: Sequence[Position],
+    i: int,
+    prefix: str,
+    mass: float,
+    spellings: dict[str, int],
+    whole: bool,
+    paths: _Paths,
+) -> None:
     """Spread `mass` (the probability of the text `prefix` before position i) over the ratings it can become.
 
     The API lists the top alternatives at each position, conditioned on the tokens actually chosen before it:
@@ -195,8 +207,9 @@ def _combine(positions: Sequence[Position], i: int, scale: Scale) -> tuple[dict[
     return paths.ratings, ambiguous, paths.unresolved
 
 
-def position_score(positions: Sequence[Position], scale: Scale,
-                   renormalize: bool = True) -> tuple[WeightedScore, int | None, bool]:
+def position_score(
+    positions: Sequence[Position], scale: Scale, renormalize: bool = True
+) -> tuple[WeightedScore, int | None, bool]:
     """Weighted score of one reply's token list: (score, index of the rating position, ambiguous).
 
     The rating position is the first generated token that starts a number (a digit, or a minus before a
@@ -216,6 +229,7 @@ def position_score(positions: Sequence[Position], scale: Scale,
 
 # ---- sampling ------------------------------------------------------------------------------------
 
+
 def parse_reply(text: str) -> float | None:
     """Strict parse: the number a reply starts with ("4", " 3.5 - good"), else None ("Score: 4", "4th").
 
@@ -227,8 +241,10 @@ def parse_reply(text: str) -> float | None:
     match = _NUMBER.match(final)
     if not match:
         return None
-    after = final[match.end():match.end() + 1]
-    if after and (after.isalnum() or after == "_" or (after == "." and final[match.end() + 1:][:1].isdigit())):
+    after = final[match.end() : match.end() + 1]
+    if after and (
+        after.isalnum() or after == "_" or (after == "." and final[match.end() + 1 :][:1].isdigit())
+    ):
         return None
     value = float(match.group(1))
     return int(value) if value.is_integer() else value
@@ -268,12 +284,12 @@ def sampled_score(replies: Iterable[str], scale: Scale, reducer: str = "mean") -
     for v in values:
         counts[v] = counts.get(v, 0) + 1
     distribution = {v: counts[v] / len(values) for v in sorted(counts)}
-    return SampledScore(_reduce(values, reducer), distribution, len(values), len(texts) - len(values),
-                        len(counts) > 1, values)
+    return SampledScore(
+        _reduce(values, reducer), distribution, len(values), len(texts) - len(values), len(counts) > 1, values
+    )
 
 
 # ---- one reply -> one item score -----------------------------------------------------------------
-
 
 
 def _has_positions(reply: JudgeReply) -> bool:
@@ -290,8 +306,21 @@ def _logprobs_item(reply: JudgeReply, scale: Scale) -> ItemScore:
                 scored.append((weighted, ambiguous))
     texts = reply.texts
     if not scored:
-        return ItemScore(None, None, None, None, dict.fromkeys(scale.points, 0.0), 0.0, None, texts, 0,
-                         len(texts), False, "logprobs", False)
+        return ItemScore(
+            None,
+            None,
+            None,
+            None,
+            dict.fromkeys(scale.points, 0.0),
+            0.0,
+            None,
+            texts,
+            0,
+            len(texts),
+            False,
+            "logprobs",
+            False,
+        )
     k = len(scored)
     dist = {r: sum(w.distribution[r] for w, _ in scored) / k for r in scale.points}
     tops = [w.top_rating for w, _ in scored]
@@ -300,10 +329,17 @@ def _logprobs_item(reply: JudgeReply, scale: Scale) -> ItemScore:
     return ItemScore(
         score=statistics.fmean(scores),
         raw_score=statistics.fmean(raw_scores),
-        top_rating=tops[0], first_rating=None, distribution=dist,
-        valid_mass=statistics.fmean(w.valid_mass for w, _ in scored), parsed_share=None,
-        replies=texts, parsed=k, unparsed=len(texts) - k,
-        ambiguous=any(a for _, a in scored), mode="logprobs", differs=len(set(tops)) > 1,
+        top_rating=tops[0],
+        first_rating=None,
+        distribution=dist,
+        valid_mass=statistics.fmean(w.valid_mass for w, _ in scored),
+        parsed_share=None,
+        replies=texts,
+        parsed=k,
+        unparsed=len(texts) - k,
+        ambiguous=any(a for _, a in scored),
+        mode="logprobs",
+        differs=len(set(tops)) > 1,
     )
 
 
@@ -315,8 +351,21 @@ def _sampling_item(reply: JudgeReply, scale: Scale, reducer: str) -> ItemScore:
     for value, share in sampled.distribution.items():
         dist[min(max(math.floor(value + 0.5), scale.min), scale.max)] += share
     first = sampled.values[0] if sampled.values else None
-    return ItemScore(sampled.score, None, None, first, dist, None, sampled.parsed / len(texts) if texts else 0.0,
-                     texts, sampled.parsed, sampled.unparsed, False, "sampling", sampled.differs)
+    return ItemScore(
+        sampled.score,
+        None,
+        None,
+        first,
+        dist,
+        None,
+        sampled.parsed / len(texts) if texts else 0.0,
+        texts,
+        sampled.parsed,
+        sampled.unparsed,
+        False,
+        "sampling",
+        sampled.differs,
+    )
 
 
 def score_reply(reply: JudgeReply, scale: Scale, mode: str = "logprobs", reducer: str = "mean") -> ItemScore:
@@ -331,7 +380,8 @@ def score_reply(reply: JudgeReply, scale: Scale, mode: str = "logprobs", reducer
         if not _has_positions(reply):
             raise LogprobsUnavailableError(
                 f"the judge ({reply.model_version}) returned no log-probabilities; "
-                "use sampling mode (n replies at a non-zero temperature) or mode 'auto'")
+                "use sampling mode (n replies at a non-zero temperature) or mode 'auto'"
+            )
         return _logprobs_item(reply, scale)
     if mode == "sampling":
         return _sampling_item(reply, scale, reducer)

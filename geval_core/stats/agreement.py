@@ -69,6 +69,7 @@ def tie_rate(scores: Iterable[float | None], groups: Sequence[Hashable] | None =
 
 # ---- agreement -----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class AgreementResult:
     """Judge-human agreement, with the reading it was computed under and what was left out."""
@@ -107,19 +108,32 @@ class AgreementResult:
 
 def _note(reading: str, scale: Scale, inferred: bool) -> str:
     how = "inferred from the data" if inferred else "given"
-    where = ("Correlations computed within each group and averaged over groups with no constant side; "
-             "tie rate pooled over within-group pairs; kappa pooled over all items"
-             if reading == "group" else "All items pooled")
+    where = (
+        "Correlations computed within each group and averaged over groups with no constant side; "
+        "tie rate pooled over within-group pairs; kappa pooled over all items"
+        if reading == "group"
+        else "All items pooled"
+    )
     if scale.max - scale.min + 1 > MAX_KAPPA_POINTS:
-        return (f"{where}. No kappa: the {scale} scale ({how}) has more than {MAX_KAPPA_POINTS} points. "
-                f"Ties and ranks compare scores rounded to {DECIMALS} decimals.")
-    return (f"{where}. Kappa: both sides rounded to the nearest point of the {scale} scale ({how}; halves up, "
-            f"values outside clipped). Ties and ranks compare scores rounded to {DECIMALS} decimals.")
+        return (
+            f"{where}. No kappa: the {scale} scale ({how}) has more than {MAX_KAPPA_POINTS} points. "
+            f"Ties and ranks compare scores rounded to {DECIMALS} decimals."
+        )
+    return (
+        f"{where}. Kappa: both sides rounded to the nearest point of the {scale} scale ({how}; halves up, "
+        f"values outside clipped). Ties and ranks compare scores rounded to {DECIMALS} decimals."
+    )
 
 
-def agreement(judge: Iterable[float | None], human: Iterable[float | None],
-              groups: Sequence[Hashable] | None = None, scale: Scale | None = None,
-              bootstrap: int = 0, seed: int = 0, clusters: Sequence[Hashable] | None = None) -> AgreementResult:
+def agreement(
+    judge: Iterable[float | None],
+    human: Iterable[float | None],
+    groups: Sequence[Hashable] | None = None,
+    scale: Scale | None = None,
+    bootstrap: int = 0,
+    seed: int = 0,
+    clusters: Sequence[Hashable] | None = None,
+) -> AgreementResult:
     """All agreement figures in one result; bootstrap>0 adds 95% CIs.
 
     The bootstrap resamples groups when grouped, and for the dataset-level reading resamples the
@@ -135,28 +149,49 @@ def agreement(judge: Iterable[float | None], human: Iterable[float | None],
     figs = figures(gs, confusion(p.x, p.y, scale))
     cp = pair(judge, human, clusters) if clusters is not None and groups is None else None
     codes = cp.codes if cp is not None else None
-    ci, undefined = (bootstrap_ci(p, gs, scale, groups is not None, bootstrap, seed, figs, codes)
-                     if bootstrap > 0 and len(p.x) else ({}, {}))
+    ci, undefined = (
+        bootstrap_ci(p, gs, scale, groups is not None, bootstrap, seed, figs, codes)
+        if bootstrap > 0 and len(p.x)
+        else ({}, {})
+    )
     used = int(gs.use.sum())
     unit = "groups" if groups is not None or codes is not None else "items"
     units = used if groups is not None else cp.n_groups if cp is not None else len(p.x)
-    flags = figure_flags(ci, figs, units, unit, groups is not None) if ci and not withheld(units, unit) else {}
+    flags = (
+        figure_flags(ci, figs, units, unit, groups is not None) if ci and not withheld(units, unit) else {}
+    )
     caution = "; ".join(filter(None, [flagged(units, unit) if ci else "", *flags.values()]))
     return AgreementResult(
-        reading=reading, items=len(p.x),
+        reading=reading,
+        items=len(p.x),
         groups=used if reading == "group" else 0,
         # A group whose every pair is missing (e.g. no judge score) is skipped too, not silently gone.
         groups_skipped=len(set(groups)) - used if reading == "group" else 0,
-        scale=str(scale), missing=p.missing, bootstrap=int(bootstrap), seed=int(seed), ci=ci,
-        note=_note(reading, scale, inferred), ci_undefined=undefined,
-        ci_resampled=unit if ci else "", ci_units=units if ci else 0, ci_method=METHOD if ci else "",
-        ci_warning=withheld(units, unit) if ci else "", ci_flag=caution, ci_flags=flags,
-        out_of_scale=int(((p.x < scale.min) | (p.x > scale.max)).sum()), **figs)
+        scale=str(scale),
+        missing=p.missing,
+        bootstrap=int(bootstrap),
+        seed=int(seed),
+        ci=ci,
+        note=_note(reading, scale, inferred),
+        ci_undefined=undefined,
+        ci_resampled=unit if ci else "",
+        ci_units=units if ci else 0,
+        ci_method=METHOD if ci else "",
+        ci_warning=withheld(units, unit) if ci else "",
+        ci_flag=caution,
+        ci_flags=flags,
+        out_of_scale=int(((p.x < scale.min) | (p.x > scale.max)).sum()),
+        **figs,
+    )
 
 
-def replies_curve(replies_per_item: Sequence[Sequence[str | float]], human: Sequence[float | None],
-                  scale: Scale, groups: Sequence[Hashable] | None = None,
-                  ks: Iterable[int] = REPLY_KS) -> list[dict[str, Any]]:
+def replies_curve(
+    replies_per_item: Sequence[Sequence[str | float]],
+    human: Sequence[float | None],
+    scale: Scale,
+    groups: Sequence[Hashable] | None = None,
+    ks: Iterable[int] = REPLY_KS,
+) -> list[dict[str, Any]]:
     """For each k (<= replies per item): score items by the mean of their first k parsed replies."""
     parsed = []
     for replies in replies_per_item:
@@ -169,7 +204,16 @@ def replies_curve(replies_per_item: Sequence[Sequence[str | float]], human: Sequ
             continue
         scores = [float(np.mean(v[:k])) if v else None for v in parsed]
         result = agreement(scores, human, groups, scale)
-        curve.append({"k": k, "spearman": result.spearman, "kendall": result.kendall,
-                      "tie_rate": result.tie_rate, "items": result.items, "groups": result.groups,
-                      "groups_skipped": result.groups_skipped, "reading": result.reading})
+        curve.append(
+            {
+                "k": k,
+                "spearman": result.spearman,
+                "kendall": result.kendall,
+                "tie_rate": result.tie_rate,
+                "items": result.items,
+                "groups": result.groups,
+                "groups_skipped": result.groups_skipped,
+                "reading": result.reading,
+            }
+        )
     return curve

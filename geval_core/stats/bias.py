@@ -13,8 +13,9 @@ from .paired import to_floats
 from .ppi import Z95
 
 
-def partial_spearman(x: Iterable[float | None], y: Iterable[float | None],
-                     z: Iterable[float | None]) -> float | None:
+def partial_spearman(
+    x: Iterable[float | None], y: Iterable[float | None], z: Iterable[float | None]
+) -> float | None:
     """Spearman of x and y with z held fixed: the partial correlation of their ranks."""
     a, b, c = to_floats(x), to_floats(y), to_floats(z)
     keep = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
@@ -29,19 +30,27 @@ def partial_spearman(x: Iterable[float | None], y: Iterable[float | None],
     return None if denominator == 0 else float((rxy - rxz * ryz) / denominator)
 
 
-def length_bias(scores: Sequence[float | None], lengths: Sequence[int],
-                human: Sequence[float | None] | None = None) -> dict[str, Any]:
+def length_bias(
+    scores: Sequence[float | None], lengths: Sequence[int], human: Sequence[float | None] | None = None
+) -> dict[str, Any]:
     """Spearman of judge score with output length in words, and of human rating with length, and the partial."""
-    out: dict[str, Any] = {"length_spearman": spearman(scores, lengths),
-                           "items": int(np.isfinite(to_floats(scores)).sum())}
+    out: dict[str, Any] = {
+        "length_spearman": spearman(scores, lengths),
+        "items": int(np.isfinite(to_floats(scores)).sum()),
+    }
     if human is not None and any(h is not None for h in human):
         out["human_length_spearman"] = spearman(human, lengths)
         out["length_partial_spearman"] = partial_spearman(scores, lengths, human)
     return out
 
 
-def per_system(scores: Sequence[float | None], human: Sequence[float | None], systems: Sequence[str | None],
-               judge_model: str | None = None, families: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def per_system(
+    scores: Sequence[float | None],
+    human: Sequence[float | None],
+    systems: Sequence[str | None],
+    judge_model: str | None = None,
+    families: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
     """Per system: mean judge score, mean human rating, their difference, and the family warning.
 
     families maps a system to its model family (e.g. M8 -> gpt); a system is flagged when its family
@@ -54,11 +63,17 @@ def per_system(scores: Sequence[float | None], human: Sequence[float | None], sy
         both = pick & np.isfinite(y)
         family = (families or {}).get(system)
         same = bool(judge_model and family and family.lower() in judge_model.lower())
-        rows.append({"system": system, "items": int(pick.sum()),
-                     "judge_mean": float(x[pick].mean()) if pick.any() else None,
-                     "human_mean": float(y[both].mean()) if both.any() else None,
-                     "judge_minus_human": float((x[both] - y[both]).mean()) if both.any() else None,
-                     "family": family, "same_family_as_judge": same})
+        rows.append(
+            {
+                "system": system,
+                "items": int(pick.sum()),
+                "judge_mean": float(x[pick].mean()) if pick.any() else None,
+                "human_mean": float(y[both].mean()) if both.any() else None,
+                "judge_minus_human": float((x[both] - y[both]).mean()) if both.any() else None,
+                "family": family,
+                "same_family_as_judge": same,
+            }
+        )
     return rows
 
 
@@ -79,6 +94,11 @@ def sensitivity(original: Sequence[float | None], damaged: Sequence[float | None
     drop = a[keep] - b[keep]
     lower = int((np.round(drop, DECIMALS) > 0).sum())
     n = int(keep.sum())
-    return {"pairs": n, "lower": lower, "same": int((np.round(drop, DECIMALS) == 0).sum()),
-            "sensitivity": lower / n if n else None, "ci": wilson(lower, n),
-            "mean_drop": float(drop.mean()) if n else None}
+    return {
+        "pairs": n,
+        "lower": lower,
+        "same": int((np.round(drop, DECIMALS) == 0).sum()),
+        "sensitivity": lower / n if n else None,
+        "ci": wilson(lower, n),
+        "mean_drop": float(drop.mean()) if n else None,
+    }

@@ -38,14 +38,24 @@ _CELLS = 4_000_000  # resamples x groups held in memory at once
 UNDEFINED_LIMIT = 0.05  # above this share of undefined resamples, no interval
 MIN_UNITS = 10  # fewer resampled units (groups, or items when ungrouped): no interval
 FEW_UNITS = 20  # fewer: intervals shown, flagged
-SETTLED_UNITS = 50  # from here the bench found even a group-level tie rate and figures near +-1 at 93% or more
-SETTLED_ITEMS = 800  # the same for figures near +-1 when items are resampled (a few items still decide them below)
-NEAR_BOUND = 0.95  # a correlation, kappa or alpha this close to +-1 is flagged (few items decide how far below)
+SETTLED_UNITS = (
+    50  # from here the bench found even a group-level tie rate and figures near +-1 at 93% or more
+)
+SETTLED_ITEMS = (
+    800  # the same for figures near +-1 when items are resampled (a few items still decide them below)
+)
+NEAR_BOUND = (
+    0.95  # a correlation, kappa or alpha this close to +-1 is flagged (few items decide how far below)
+)
 SKEW_LIMIT = 3.0  # |skewness| used at most: beyond, the transformation could leave the estimate outside
-METHOD = ("studentized bootstrap SE: estimate - q x sqrt(units/(units-1)) x SD, q the t(units-1) quantiles "
-          "corrected for the resamples' skewness (Hall's cubic transformation), on the figure's own scale "
-          "(not Fisher z, which explodes at +-1), clipped to its range")
-Intervals = tuple[dict[str, list[float | None]], dict[str, int]]  # (intervals, undefined resamples) per figure
+METHOD = (
+    "studentized bootstrap SE: estimate - q x sqrt(units/(units-1)) x SD, q the t(units-1) quantiles "
+    "corrected for the resamples' skewness (Hall's cubic transformation), on the figure's own scale "
+    "(not Fisher z, which explodes at +-1), clipped to its range"
+)
+Intervals = tuple[
+    dict[str, list[float | None]], dict[str, int]
+]  # (intervals, undefined resamples) per figure
 
 
 def _finite(values: list[float | None] | np.ndarray) -> np.ndarray:
@@ -83,8 +93,13 @@ def hall_inverse(q: float, skew: float) -> float:
     return float((np.cbrt(1.0 + 3.0 * a * (q - a / 2.0)) - 1.0) / a)
 
 
-def skewed_t_interval(values: np.ndarray, estimate: float, units: int, level: float = 0.95,
-                      bounds: tuple[float, float] = (-1.0, 1.0)) -> list[float]:
+def skewed_t_interval(
+    values: np.ndarray,
+    estimate: float,
+    units: int,
+    level: float = 0.95,
+    bounds: tuple[float, float] = (-1.0, 1.0),
+) -> list[float]:
     """METHOD's interval from finite resampled values at `level`, clipped to `bounds` and holding the estimate."""
     q = t_quantile(level, units - 1)
     se = float(np.std(values, ddof=1)) * np.sqrt(units / (units - 1))
@@ -93,14 +108,19 @@ def skewed_t_interval(values: np.ndarray, estimate: float, units: int, level: fl
     return [float(max(bounds[0], min(low, estimate))), float(min(bounds[1], max(high, estimate)))]
 
 
-def interval(values: list[float | None] | np.ndarray, estimate: float | None, units: int,
-             bounded: bool = True) -> list[float | None]:
+def interval(
+    values: list[float | None] | np.ndarray, estimate: float | None, units: int, bounded: bool = True
+) -> list[float | None]:
     """The 95% interval of METHOD from the resampled values; [None, None] if > 5% are undefined or few units.
 
     `bounded`: a figure in [-1, 1] (correlation, kappa, alpha); else a share in [0, 1] (the tie rate)."""
     arr = _finite(values)
-    if (estimate is None or units < MIN_UNITS or len(arr) < 2
-            or len(values) - len(arr) > UNDEFINED_LIMIT * len(values)):
+    if (
+        estimate is None
+        or units < MIN_UNITS
+        or len(arr) < 2
+        or len(values) - len(arr) > UNDEFINED_LIMIT * len(values)
+    ):
         return [None, None]
     return list(skewed_t_interval(arr, estimate, units, 0.95, (-1.0, 1.0) if bounded else (0.0, 1.0)))
 
@@ -109,20 +129,29 @@ def withheld(units: int, unit: str) -> str:
     """Why there is no interval at this many units ("" when there is one)."""
     if units >= MIN_UNITS:
         return ""
-    return (f"no intervals: {units} {unit} resampled, fewer than {MIN_UNITS} (coverage below 10 {unit} "
-            "is not measured; bench/bench_coverage.py)")
+    return (
+        f"no intervals: {units} {unit} resampled, fewer than {MIN_UNITS} (coverage below 10 {unit} "
+        "is not measured; bench/bench_coverage.py)"
+    )
 
 
 def flagged(units: int, unit: str) -> str:
     """The caution for intervals made from few units ("" from FEW_UNITS up, or when they are withheld)."""
     if not MIN_UNITS <= units < FEW_UNITS:
         return ""
-    return (f"few {unit}: {units} resampled; at 10 {unit} these 95% intervals covered 90-98% in simulation "
-            "(bench/bench_coverage.py), so read them as a little narrower than promised")
+    return (
+        f"few {unit}: {units} resampled; at 10 {unit} these 95% intervals covered 90-98% in simulation "
+        "(bench/bench_coverage.py), so read them as a little narrower than promised"
+    )
 
 
-def figure_flags(intervals: dict[str, list[float | None]], estimates: dict[str, float | None], units: int,
-                 unit: str, grouped: bool) -> dict[str, str]:
+def figure_flags(
+    intervals: dict[str, list[float | None]],
+    estimates: dict[str, float | None],
+    units: int,
+    unit: str,
+    grouped: bool,
+) -> dict[str, str]:
     """Per figure, the caution its shown interval carries where the bench found it below 93% from FEW_UNITS up:
     a group-level tie rate from fewer than SETTLED_UNITS groups (a few documents can hold most ties) and a figure
     near +-1 (a few items decide how far below 1 it is; see near_bound)."""
@@ -132,9 +161,11 @@ def figure_flags(intervals: dict[str, list[float | None]], estimates: dict[str, 
         if not ci or ci[0] is None or value is None:
             continue
         if name == "tie_rate" and grouped and units < SETTLED_UNITS:
-            out[name] = (f"tie rate from {units} {unit}: below {SETTLED_UNITS} its interval covered as little as "
-                         "85% (10 groups) and 90% (20) in simulation when a few documents hold most ties "
-                         "(bench/bench_coverage.py)")
+            out[name] = (
+                f"tie rate from {units} {unit}: below {SETTLED_UNITS} its interval covered as little as "
+                "85% (10 groups) and 90% (20) in simulation when a few documents hold most ties "
+                "(bench/bench_coverage.py)"
+            )
         elif name != "tie_rate" and near_bound(name, value, units, unit):
             out[name] = near_bound(name, value, units, unit)
     return out
@@ -146,18 +177,23 @@ def near_bound(name: str, value: float, units: int, unit: str = "groups") -> str
     settled = SETTLED_ITEMS if unit == "items" else SETTLED_UNITS
     if abs(value) < NEAR_BOUND or units >= settled:
         return ""
-    return (f"{name.replace('_', ' ')} {value:.3f} is near {1 if value > 0 else -1} with {units} {unit}: there a few "
-            f"items decide how far from it the figure is, and below {SETTLED_UNITS} groups ({SETTLED_ITEMS} items) "
-            "95% intervals covered as little as 61% (10 groups; 46% from 80 items) and 84% (20 groups) in simulation "
-            "(bench/bench_coverage.py); read the interval as narrower than promised")
+    return (
+        f"{name.replace('_', ' ')} {value:.3f} is near {1 if value > 0 else -1} with {units} {unit}: there a few "
+        f"items decide how far from it the figure is, and below {SETTLED_UNITS} groups ({SETTLED_ITEMS} items) "
+        "95% intervals covered as little as 61% (10 groups; 46% from 80 items) and 84% (20 groups) in simulation "
+        "(bench/bench_coverage.py); read the interval as narrower than promised"
+    )
 
 
-def summarise(out: dict[str, list[float | None]], estimates: dict[str, float | None],
-              units: dict[str, int] | int) -> Intervals:
+def summarise(
+    out: dict[str, list[float | None]], estimates: dict[str, float | None], units: dict[str, int] | int
+) -> Intervals:
     """Every figure's interval and its count of undefined resamples."""
     per = units if isinstance(units, dict) else dict.fromkeys(out, units)
-    return ({m: interval(v, estimates.get(m), per[m], m != "tie_rate") for m, v in out.items()},
-            {m: len(v) - len(_finite(v)) for m, v in out.items()})
+    return (
+        {m: interval(v, estimates.get(m), per[m], m != "tie_rate") for m, v in out.items()},
+        {m: len(v) - len(_finite(v)) for m, v in out.items()},
+    )
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -165,21 +201,36 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
-def bootstrap_ci(p: Paired, gs: GroupStats, scale: Scale, grouped: bool, resamples: int,
-                 seed: int, estimates: dict[str, float | None], clusters: np.ndarray | None = None) -> Intervals:
+def bootstrap_ci(
+    p: Paired,
+    gs: GroupStats,
+    scale: Scale,
+    grouped: bool,
+    resamples: int,
+    seed: int,
+    estimates: dict[str, float | None],
+    clusters: np.ndarray | None = None,
+) -> Intervals:
     """95% intervals of every figure in CI_METRICS: groups resampled when grouped (or clusters given)."""
     if grouped:
         return grouped_ci(gs, confusions(p.x, p.y, scale, p.codes, p.n_groups), resamples, seed, estimates)
     return items_ci(p.x, p.y, scale, resamples, seed, estimates, clusters)
 
 
-def grouped_ci(gs: GroupStats, tables_per_group: np.ndarray, resamples: int, seed: int,
-               estimates: dict[str, float | None]) -> Intervals:
+def grouped_ci(
+    gs: GroupStats,
+    tables_per_group: np.ndarray,
+    resamples: int,
+    seed: int,
+    estimates: dict[str, float | None],
+) -> Intervals:
     """Resample groups with replacement; tables_per_group is groups x k x k (judge rows, human columns)."""
     rng = np.random.default_rng(seed)
     n_groups, k = tables_per_group.shape[0], tables_per_group.shape[1]
     use = gs.use.astype(float)
-    per_group = {name: np.where(gs.use, getattr(gs, name), 0.0) for name in ("spearman", "kendall", "pearson")}
+    per_group = {
+        name: np.where(gs.use, getattr(gs, name), 0.0) for name in ("spearman", "kendall", "pearson")
+    }
     flat = tables_per_group.reshape(n_groups, k * k).astype(float)
     out: dict[str, list[float | None]] = {m: [] for m in CI_METRICS}
     chunk = max(1, _CELLS // max(n_groups, 1))
@@ -201,8 +252,15 @@ def grouped_ci(gs: GroupStats, tables_per_group: np.ndarray, resamples: int, see
     return summarise(out, estimates, units)
 
 
-def items_ci(x: np.ndarray, y: np.ndarray, scale: Scale, resamples: int, seed: int,
-             estimates: dict[str, float | None], clusters: np.ndarray | None = None) -> Intervals:
+def items_ci(
+    x: np.ndarray,
+    y: np.ndarray,
+    scale: Scale,
+    resamples: int,
+    seed: int,
+    estimates: dict[str, float | None],
+    clusters: np.ndarray | None = None,
+) -> Intervals:
     """Resample items (or whole clusters, given their codes) and recompute every pooled figure.
 
     A resample is a count per unit (item or cluster): the rank figures are recomputed on its items, the
@@ -223,9 +281,11 @@ def items_ci(x: np.ndarray, y: np.ndarray, scale: Scale, resamples: int, seed: i
         drawn = np.bincount(chosen, minlength=units)
         weight = drawn.astype(float)
         p = pooled_counted(lay, drawn[codes])
-        fig: dict[str, float | None] = {"spearman": p.spearman if p.defined else None,
-                                        "kendall": p.kendall if p.defined else None,
-                                        "pearson": _pearson_of(weight @ sums) if p.defined else None}
+        fig: dict[str, float | None] = {
+            "spearman": p.spearman if p.defined else None,
+            "kendall": p.kendall if p.defined else None,
+            "pearson": _pearson_of(weight @ sums) if p.defined else None,
+        }
         # An item drawn twice would tie with its own copy: leave such pairs out of the tie rate,
         # or the interval sits above the estimate (0 ties, interval [0.07, 0.4] on 6 items).
         copies = float(np.dot(sizes, weight * (weight - 1) / 2))
@@ -243,8 +303,12 @@ def _unit_sums(x: np.ndarray, y: np.ndarray, codes: np.ndarray, units: int) -> n
     """Per unit: the sums of x, y, x*y, x*x and y*y, both sides centred on the whole sample's mean first (a
     shift changes no correlation, and centred sums lose no precision)."""
     dx, dy = x - x.mean(), y - y.mean()
-    return np.column_stack([np.bincount(codes, weights=v, minlength=units)
-                            for v in (np.ones(len(x)), dx, dy, dx * dy, dx * dx, dy * dy)])
+    return np.column_stack(
+        [
+            np.bincount(codes, weights=v, minlength=units)
+            for v in (np.ones(len(x)), dx, dy, dx * dy, dx * dx, dy * dy)
+        ]
+    )
 
 
 def _pearson_of(total: np.ndarray) -> float:

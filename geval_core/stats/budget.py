@@ -52,7 +52,9 @@ def normal_cdf(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2))
 
 
-def least_size(chance: Callable[[int], float], start: int, assurance: float, cap: int = MAX_UNITS) -> int | None:
+def least_size(
+    chance: Callable[[int], float], start: int, assurance: float, cap: int = MAX_UNITS
+) -> int | None:
     """The least size from `start` whose chance reaches the assurance (chance taken as rising with size): None
     when not even `cap` does."""
     if start > cap:
@@ -98,14 +100,23 @@ class Pilot:
     scale: Scale | None
 
     @classmethod
-    def of(cls, judge: Iterable[float | None], human: Iterable[float | None], groups: list[Any] | None,
-           clusters: list[Any] | None, scale: Scale | None) -> Pilot:
+    def of(
+        cls,
+        judge: Iterable[float | None],
+        human: Iterable[float | None],
+        groups: list[Any] | None,
+        clusters: list[Any] | None,
+        scale: Scale | None,
+    ) -> Pilot:
         """The pairs with both scores, each with its unit."""
         x, y = to_floats(judge), to_floats(human)
         keep = np.isfinite(x) & np.isfinite(y)
         labels = groups if groups is not None else clusters
-        codes = (np.unique(np.asarray([str(v) for v in labels]), return_inverse=True)[1][keep]
-                 if labels is not None else np.arange(int(keep.sum())))
+        codes = (
+            np.unique(np.asarray([str(v) for v in labels]), return_inverse=True)[1][keep]
+            if labels is not None
+            else np.arange(int(keep.sum()))
+        )
         return cls(x[keep], y[keep], codes, groups is not None, scale)
 
     def figure(self, keep: np.ndarray, figure: str) -> float | None:
@@ -133,7 +144,9 @@ def unit_spread(pilot: Pilot, figure: str) -> Spread:
     values = [v for v in leave if v is not None]
     u = len(units)
     if whole is None or len(values) < max(3, u // 2):
-        raise InputError(f"{figure} is undefined on most of the pilot's {u} units: rate more items", field="figure")
+        raise InputError(
+            f"{figure} is undefined on most of the pilot's {u} units: rate more items", field="figure"
+        )
 
     def on(v: float) -> float:
         return math.atanh(max(-_EDGE, min(_EDGE, v))) if fisher else v
@@ -162,7 +175,9 @@ def interval_widths(estimate: float, spread: Spread, points: int = POINTS) -> Ca
     return width
 
 
-def chance_narrow(w: Callable[[int], float], r0: float, spread: Spread, width: float) -> Callable[[int], float]:
+def chance_narrow(
+    w: Callable[[int], float], r0: float, spread: Spread, width: float
+) -> Callable[[int], float]:
     """chance(u): that the interval on u units is at most `width` wide (the module's two sources of doubt)."""
     u0 = spread.units
     z0 = math.atanh(max(-_EDGE, min(_EDGE, r0)))
@@ -171,8 +186,12 @@ def chance_narrow(w: Callable[[int], float], r0: float, spread: Spread, width: f
         base = width / w(u)
         tau = spread_tau(spread.kurtosis_less_one, u0, u)
         sd = spread.unit * math.sqrt((u - u0) / (u * u0)) if spread.fisher else 0.0
-        return float(sum(wt * _given_spread(base * math.exp(-tau * x / 2), r0, z0, sd, spread.fisher)
-                         for x, wt in zip(_NODES, _WEIGHTS, strict=True)))
+        return float(
+            sum(
+                wt * _given_spread(base * math.exp(-tau * x / 2), r0, z0, sd, spread.fisher)
+                for x, wt in zip(_NODES, _WEIGHTS, strict=True)
+            )
+        )
 
     return chance
 
@@ -190,10 +209,18 @@ def _given_spread(ratio: float, r0: float, z0: float, sd: float, fisher: bool) -
     return normal_cdf((-need - z0) / sd) + 1 - normal_cdf((need - z0) / sd)
 
 
-def agreement_plan(judge: Iterable[float | None], human: Iterable[float | None], width: float,
-                   figure: str = "spearman", assurance: float = 0.8, groups: list[Any] | None = None,
-                   clusters: list[Any] | None = None, scale: Scale | None = None, bootstrap: int = 1000,
-                   seed: int = 0) -> dict[str, Any]:
+def agreement_plan(
+    judge: Iterable[float | None],
+    human: Iterable[float | None],
+    width: float,
+    figure: str = "spearman",
+    assurance: float = 0.8,
+    groups: list[Any] | None = None,
+    clusters: list[Any] | None = None,
+    scale: Scale | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
     """The units (items, or groups) the agreement figure's interval needs for `width`, from the pilot's rated
     items; `groups` for the group-level reading, `clusters` for the dataset-level reading of grouped items."""
     if figure not in FIGURES:
@@ -202,24 +229,38 @@ def agreement_plan(judge: Iterable[float | None], human: Iterable[float | None],
     shown = agreement(judge, human, groups, scale, bootstrap, seed, clusters)  # the pilot's own interval
     r0 = getattr(shown, figure)
     if r0 is None:
-        raise InputError(f"{figure} is undefined on the pilot (a side is constant): rate more items", field="figure")
+        raise InputError(
+            f"{figure} is undefined on the pilot (a side is constant): rate more items", field="figure"
+        )
     pilot = Pilot.of(judge, human, groups, clusters, scale)
     u0 = len(np.unique(pilot.codes))
     if u0 < MIN_UNITS:
-        raise InputError(f"the pilot has {u0} units; plan from at least {MIN_UNITS} (items, or groups)",
-                         field="figure")
+        raise InputError(
+            f"the pilot has {u0} units; plan from at least {MIN_UNITS} (items, or groups)", field="figure"
+        )
     spread = unit_spread(pilot, figure)
     w = interval_widths(r0, spread)
     planned = least_size(chance_narrow(w, r0, spread, width), u0, assurance)
     median = least_size(lambda u: 1.0 if w(u) <= width else 0.0, u0, 0.5)
     per_unit = len(pilot.x) / u0
     ci = shown.ci.get(figure) or [None, None]
-    return {"figure": figure, "reading": shown.reading, "target_width": width, "assurance": assurance,
-            "estimate": r0, "pilot_interval": ci, "pilot_width": None if ci[0] is None or ci[1] is None else ci[1] - ci[0],
-            "unit": "groups" if (groups or clusters) is not None else "items", "pilot_units": u0,
-            "pilot_items": len(pilot.x), "items_per_unit": per_unit, "unit_spread": spread.unit,
-            "spread_scale": "Fisher z" if spread.fisher else "the figure's own", "planned_units": planned,
-            "further_units": None if planned is None else planned - u0,
-            "further_items": None if planned is None else math.ceil((planned - u0) * per_unit),
-            "median_units": median, "width_at_planned": None if planned is None else w(planned)}
-
+    return {
+        "figure": figure,
+        "reading": shown.reading,
+        "target_width": width,
+        "assurance": assurance,
+        "estimate": r0,
+        "pilot_interval": ci,
+        "pilot_width": None if ci[0] is None or ci[1] is None else ci[1] - ci[0],
+        "unit": "groups" if (groups or clusters) is not None else "items",
+        "pilot_units": u0,
+        "pilot_items": len(pilot.x),
+        "items_per_unit": per_unit,
+        "unit_spread": spread.unit,
+        "spread_scale": "Fisher z" if spread.fisher else "the figure's own",
+        "planned_units": planned,
+        "further_units": None if planned is None else planned - u0,
+        "further_items": None if planned is None else math.ceil((planned - u0) * per_unit),
+        "median_units": median,
+        "width_at_planned": None if planned is None else w(planned),
+    }

@@ -30,9 +30,12 @@ __all__ = ["ppi_plan"]
 
 
 def _moments(judge_rated: np.ndarray, human_rated: np.ndarray, judge_all: np.ndarray) -> dict[str, float]:
-    return {"var_h": float(np.var(human_rated, ddof=1)), "var_j": float(np.var(judge_rated, ddof=1)),
-            "cov": float(np.cov(human_rated, judge_rated, ddof=1)[0, 1]),
-            "var_j_all": float(np.var(judge_all, ddof=1))}
+    return {
+        "var_h": float(np.var(human_rated, ddof=1)),
+        "var_j": float(np.var(judge_rated, ddof=1)),
+        "cov": float(np.cov(human_rated, judge_rated, ddof=1)[0, 1]),
+        "var_j_all": float(np.var(judge_all, ddof=1)),
+    }
 
 
 def _weight(method: str, m: dict[str, float], n: int, n_unrated: int | None) -> float:
@@ -98,6 +101,7 @@ class _Model:
 
     def chance(self, width: float, unlimited: bool = False) -> Callable[[int], float]:
         """chance(n): that the interval on n rated items is at most `width` wide."""
+
         def chance(n: int) -> float:
             if not unlimited and n > self.total:
                 return 0.0
@@ -108,11 +112,18 @@ class _Model:
             if tau == 0:
                 return 1.0 if rect <= room else 0.0
             return normal_cdf((math.log(room) - math.log(rect)) / tau)
+
         return chance
 
 
-def ppi_plan(judge: Iterable[float | None], human: Iterable[float | None], width: float, method: str = "ppi++",
-             assurance: float = 0.8, clusters: list[Any] | None = None) -> dict[str, Any]:
+def ppi_plan(
+    judge: Iterable[float | None],
+    human: Iterable[float | None],
+    width: float,
+    method: str = "ppi++",
+    assurance: float = 0.8,
+    clusters: list[Any] | None = None,
+) -> dict[str, Any]:
     """The rated items the PPI estimate's interval needs for `width`, among the judged ones (`human` None where
     not rated yet); with `clusters` (each item's group) the pilot's cluster-robust error is carried along."""
     check_target(width, assurance)
@@ -122,11 +133,23 @@ def ppi_plan(judge: Iterable[float | None], human: Iterable[float | None], width
     planned = least_size(model.chance(width), start, assurance, cap=total)
     median = least_size(lambda n: 1.0 if model.width(n) <= width else 0.0, start, 0.5, cap=total)
     beyond = None if planned is not None else least_size(model.chance(width, True), start, assurance)
-    return {"figure": f"PPI ({method}) estimate of the mean human rating", "method": method, "target_width": width,
-            "assurance": assurance, "estimate": pilot.estimate, "pilot_interval": pilot.ci,
-            "pilot_width": None if pilot.ci is None else pilot.ci[1] - pilot.ci[0], "pilot_rated": n0,
-            "judged": total, "planned_rated": planned, "further_rated": None if planned is None else planned - n0,
-            "median_rated": median, "width_at_planned": None if planned is None else model.width(planned),
-            "width_all_rated": model.width(total) if total >= start else None,
-            "rated_with_more_judged": beyond, "lambda": pilot.lam, "groups": pilot.groups,
-            "warning": pilot.warning}
+    return {
+        "figure": f"PPI ({method}) estimate of the mean human rating",
+        "method": method,
+        "target_width": width,
+        "assurance": assurance,
+        "estimate": pilot.estimate,
+        "pilot_interval": pilot.ci,
+        "pilot_width": None if pilot.ci is None else pilot.ci[1] - pilot.ci[0],
+        "pilot_rated": n0,
+        "judged": total,
+        "planned_rated": planned,
+        "further_rated": None if planned is None else planned - n0,
+        "median_rated": median,
+        "width_at_planned": None if planned is None else model.width(planned),
+        "width_all_rated": model.width(total) if total >= start else None,
+        "rated_with_more_judged": beyond,
+        "lambda": pilot.lam,
+        "groups": pilot.groups,
+        "warning": pilot.warning,
+    }

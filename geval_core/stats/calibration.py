@@ -63,14 +63,16 @@ def predicted_shares(distribution: dict[Any, float], scale: Scale) -> np.ndarray
 def _predicted(distributions: Sequence[dict[Any, float]], scale: Scale) -> np.ndarray:
     """predicted_shares of every distribution as rows, in one array (20,000 items: 1 array, not 20,000)."""
     keys = [(r, str(r)) for r in scale.points]  # stored distributions have int keys, imported ones may not
-    p = np.array([[d.get(r) or d.get(s) or 0.0 for r, s in keys] for d in distributions],
-                 dtype=float).reshape(len(distributions), len(keys))
+    p = np.array(
+        [[d.get(r) or d.get(s) or 0.0 for r, s in keys] for d in distributions], dtype=float
+    ).reshape(len(distributions), len(keys))
     total = p.sum(axis=1, keepdims=True)
     return np.divide(p, total, out=p.copy(), where=total > 0)
 
 
-def reliability(predicted: np.ndarray, observed: np.ndarray, bins: int = DEFAULT_BINS
-                ) -> tuple[float | None, list[dict[str, Any]]]:
+def reliability(
+    predicted: np.ndarray, observed: np.ndarray, bins: int = DEFAULT_BINS
+) -> tuple[float | None, list[dict[str, Any]]]:
     """(ECE, bins) of flat predicted probabilities against observed shares; bins with lo, hi, counts."""
     p, o = predicted.ravel(), observed.ravel()
     if not len(p):
@@ -79,8 +81,17 @@ def reliability(predicted: np.ndarray, observed: np.ndarray, bins: int = DEFAULT
     count = np.bincount(which, minlength=bins)
     pred = np.bincount(which, weights=p, minlength=bins)
     obs = np.bincount(which, weights=o, minlength=bins)
-    out = [{"lo": b / bins, "hi": (b + 1) / bins, "predicted": pred[b] / count[b],
-            "observed": obs[b] / count[b], "count": int(count[b])} for b in range(bins) if count[b]]
+    out = [
+        {
+            "lo": b / bins,
+            "hi": (b + 1) / bins,
+            "predicted": pred[b] / count[b],
+            "observed": obs[b] / count[b],
+            "count": int(count[b]),
+        }
+        for b in range(bins)
+        if count[b]
+    ]
     ece = float(sum(r["count"] * abs(r["predicted"] - r["observed"]) for r in out) / len(p))
     return ece, out
 
@@ -92,14 +103,24 @@ def score_bins(judge: np.ndarray, human: np.ndarray, scale: Scale) -> list[dict[
     for k, r in enumerate(scale.points):
         mask = points == k
         if mask.any():
-            out.append({"point": r, "count": int(mask.sum()), "judge_mean": float(judge[mask].mean()),
-                        "human_mean": float(human[mask].mean())})
+            out.append(
+                {
+                    "point": r,
+                    "count": int(mask.sum()),
+                    "judge_mean": float(judge[mask].mean()),
+                    "human_mean": float(human[mask].mean()),
+                }
+            )
     return out
 
 
-def calibration(distributions: Sequence[dict[Any, float]], ratings: Sequence[Sequence[float]],
-                scale: Scale, scores: Sequence[float | None] | None = None,
-                bins: int = DEFAULT_BINS) -> dict[str, Any]:
+def calibration(
+    distributions: Sequence[dict[Any, float]],
+    ratings: Sequence[Sequence[float]],
+    scale: Scale,
+    scores: Sequence[float | None] | None = None,
+    bins: int = DEFAULT_BINS,
+) -> dict[str, Any]:
     """Reliability bins, ECE and expected vs observed histograms of the items with a distribution and a rating.
 
     ratings: per item the raters' ratings (or its mean alone); scores: the weighted scores, for the
@@ -112,10 +133,16 @@ def calibration(distributions: Sequence[dict[Any, float]], ratings: Sequence[Seq
     pred = shares[has_mass]
     obs = _observed(ratings, keep, scale)
     ece, reliability_bins = reliability(pred, obs, bins)
-    result = {"ece": ece, "bins": reliability_bins, "items": len(keep), "scale": str(scale),
-              "points": list(scale.points),
-              "expected": pred.sum(axis=0).tolist(), "observed": obs.sum(axis=0).tolist(),
-              "per_rater": any(len(ratings[i]) > 1 for i in keep)}
+    result = {
+        "ece": ece,
+        "bins": reliability_bins,
+        "items": len(keep),
+        "scale": str(scale),
+        "points": list(scale.points),
+        "expected": pred.sum(axis=0).tolist(),
+        "observed": obs.sum(axis=0).tolist(),
+        "per_rater": any(len(ratings[i]) > 1 for i in keep),
+    }
     if scores is not None:
         pairs = [(scores[i], sum(ratings[i]) / len(ratings[i])) for i in keep if scores[i] is not None]
         judge = np.array([s for s, _ in pairs], dtype=float)

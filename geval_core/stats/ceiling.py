@@ -49,16 +49,23 @@ def _row(who: str, reference: str, result: dict[str, Any]) -> dict[str, Any]:
     return {"who": who, "against": reference, **result}
 
 
-def human_ceiling(matrix: RaterMatrix, scale: Scale, judge: Mapping[str, float | None] | None = None,
-                  grouped: bool = True, bootstrap: int = 0, seed: int = 0) -> list[dict[str, Any]]:
+def human_ceiling(
+    matrix: RaterMatrix,
+    scale: Scale,
+    judge: Mapping[str, float | None] | None = None,
+    grouped: bool = True,
+    bootstrap: int = 0,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
     """One agreement row per rater (vs the others' mean), then the judge's row (vs every rater's mean)."""
     groups, clusters = _reading(matrix, grouped)
     rows = []
     for r, name in enumerate(matrix.raters):
         if len(matrix.raters) < 2 or not np.isfinite(matrix.values[:, r]).any():
             continue
-        result = agreement(matrix.values[:, r], others_mean(matrix.values, r), groups, scale, bootstrap, seed,
-                           clusters)
+        result = agreement(
+            matrix.values[:, r], others_mean(matrix.values, r), groups, scale, bootstrap, seed, clusters
+        )
         rows.append(_row(f"rater {name}", "mean of the other raters", result.to_dict()))
     if judge is not None:
         scores = [judge.get(i) for i in matrix.ids]
@@ -73,6 +80,12 @@ def ceiling_summary(rows: list[dict[str, Any]], figure: str = "spearman") -> dic
     judge = next((r[figure] for r in rows if r["who"] == "judge"), None)
     if not people:
         return {"figure": figure, "raters": 0, "judge": judge}
-    return {"figure": figure, "raters": len(people), "min": min(people), "mean": float(np.mean(people)),
-            "max": max(people), "judge": judge,
-            "judge_above": None if judge is None else sum(judge > p for p in people)}
+    return {
+        "figure": figure,
+        "raters": len(people),
+        "min": min(people),
+        "mean": float(np.mean(people)),
+        "max": max(people),
+        "judge": judge,
+        "judge_above": None if judge is None else sum(judge > p for p in people),
+    }

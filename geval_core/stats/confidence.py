@@ -29,10 +29,11 @@ def confidence(distribution: Mapping[Any, float] | None) -> dict[str, float | No
         return dict.fromkeys(CONFIDENCE_KEYS)
     mean = sum(r * q for r, q in p.items())
     top = sorted(p.values(), reverse=True) + [0.0]
-    return {"entropy": max(0.0, -sum(q * math.log2(q) for q in p.values())),
-            "sd": math.sqrt(max(0.0, sum(q * (r - mean) ** 2 for r, q in p.items()))),
-            "margin": top[0] - top[1]}
-
+    return {
+        "entropy": max(0.0, -sum(q * math.log2(q) for q in p.values())),
+        "sd": math.sqrt(max(0.0, sum(q * (r - mean) ** 2 for r, q in p.items()))),
+        "margin": top[0] - top[1],
+    }
 
 
 def share_at(distribution: Mapping[Any, float] | None, rating: float) -> float | None:
@@ -47,5 +48,7 @@ def describe(distribution: Mapping[Any, float] | None, sampled: bool = False) ->
     if c["sd"] is None:
         return "No distribution, so no spread."
     what = "Spread of the replies" if sampled else "Judge's spread"
-    return (f"{what}: sd {c['sd']:.2f}, entropy {c['entropy']:.2f} bits, margin {c['margin']:.2f} "
-            "between the two likeliest ratings.")
+    return (
+        f"{what}: sd {c['sd']:.2f}, entropy {c['entropy']:.2f} bits, margin {c['margin']:.2f} "
+        "between the two likeliest ratings."
+    )

@@ -56,7 +56,9 @@ def bet(log_wealth: np.ndarray, bets: np.ndarray, p: float) -> np.ndarray:
 ONS_STEP = 2 / (2 - math.log(3))
 
 
-def ons_bet(state: tuple[float, float, float], p: float, low: float, high: float) -> tuple[float, float, float]:
+def ons_bet(
+    state: tuple[float, float, float], p: float, low: float, high: float
+) -> tuple[float, float, float]:
     """(log wealth, bet, curvature) after one p-value, the bet chosen by online Newton steps from the earlier ones
     only (Cutkosky & Orabona 2018; as in Shekhar & Ramdas 2023): it stays near 0 while the p-values look uniform
     (ties of a judge that repeats itself cost it little) and grows once they lean one way."""
@@ -110,8 +112,10 @@ class Wealth:
 
     def to_dict(self) -> dict[str, Any]:
         """The state as a frozen record keeps it."""
-        return {name: {"grid": list(b.grid), "ons": list(b.ons)} for name, b in (("location", self.location),
-                                                                               ("spread", self.spread))}
+        return {
+            name: {"grid": list(b.grid), "ons": list(b.ons)}
+            for name, b in (("location", self.location), ("spread", self.spread))
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Wealth:
@@ -122,6 +126,7 @@ class Wealth:
         def bets(part: dict[str, Any]) -> Bets:
             ons = [float(v) for v in part["ons"]]
             return Bets(tuple(float(v) for v in part["grid"]), (ons[0], ons[1], ons[2]))
+
         return cls(bets(data["location"]), bets(data["spread"]))
 
 
@@ -131,8 +136,9 @@ def _mean_exp(logs: Sequence[float]) -> float:
     return float(np.exp(min(top, 700.0)) * np.mean(np.exp(values - top)))
 
 
-def step(wealth: Wealth, observations: Sequence[tuple[Sequence[float], float]], rng: np.random.Generator
-         ) -> tuple[Wealth, dict[str, Any]]:
+def step(
+    wealth: Wealth, observations: Sequence[tuple[Sequence[float], float]], rng: np.random.Generator
+) -> tuple[Wealth, dict[str, Any]]:
     """The wealth after one check's new scores, each (its item's earlier scores, the new score), taken in the
     given order with one uniform draw each from `rng`; and what the check added (p-values, factor)."""
     location, spread = wealth.location, wealth.spread
@@ -143,10 +149,18 @@ def step(wealth: Wealth, observations: Sequence[tuple[Sequence[float], float]], 
         if len(history) >= 1:
             p = conformal_p(history, new, u, "location")
             location, p_loc = location.after(LOCATION_BETS, p, -0.5), [*p_loc, p]
-        if len(history) >= 2:  # with one earlier score both are equally far from their median: nothing to bet on
+        if (
+            len(history) >= 2
+        ):  # with one earlier score both are equally far from their median: nothing to bet on
             p = conformal_p(history, new, u, "spread")
             spread, p_spread = spread.after(SPREAD_BETS, p, 0.0), [*p_spread, p]
     after = Wealth(location, spread)
-    return after, {"bets": len(p_loc), "spread_bets": len(p_spread), "e_before": wealth.e_value,
-                   "e_after": after.e_value, "location_e": after.location_e, "spread_e": after.spread_e,
-                   "mean_p": float(np.mean(p_loc)) if p_loc else None}
+    return after, {
+        "bets": len(p_loc),
+        "spread_bets": len(p_spread),
+        "e_before": wealth.e_value,
+        "e_after": after.e_value,
+        "location_e": after.location_e,
+        "spread_e": after.spread_e,
+        "mean_p": float(np.mean(p_loc)) if p_loc else None,
+    }

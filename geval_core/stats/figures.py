@@ -17,7 +17,8 @@ def figures(gs: GroupStats, confusion: np.ndarray) -> dict[str, float | None]:
     """Spearman, Kendall, Pearson (averaged over used groups), pooled tie rates and the three kappas."""
     pairs = float(gs.pairs.sum())
     return {
-        "spearman": mean_used(gs.spearman, gs.use), "kendall": mean_used(gs.kendall, gs.use),
+        "spearman": mean_used(gs.spearman, gs.use),
+        "kendall": mean_used(gs.kendall, gs.use),
         "pearson": mean_used(gs.pearson, gs.use),
         "tie_rate": float(gs.tied_x.sum()) / pairs if pairs else None,
         "human_tie_rate": float(gs.tied_y.sum()) / pairs if pairs else None,

@@ -25,13 +25,22 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["GRID_POINTS", "MIN_KEPT", "Guarantee", "agreement_lower_bound", "fixed_sequence", "p_values",
-           "threshold_grid"]
+__all__ = [
+    "GRID_POINTS",
+    "MIN_KEPT",
+    "Guarantee",
+    "agreement_lower_bound",
+    "fixed_sequence",
+    "p_values",
+    "threshold_grid",
+]
 
 GRID_POINTS = 400
 MIN_KEPT = 30
-METHOD = ("fixed-sequence testing of thresholds, surest first, exact binomial p-values (Trust or Escalate, "
-          "Jung, Brahman & Choi, ICLR 2025)")
+METHOD = (
+    "fixed-sequence testing of thresholds, surest first, exact binomial p-values (Trust or Escalate, "
+    "Jung, Brahman & Choi, ICLR 2025)"
+)
 
 
 @dataclass(frozen=True)
@@ -112,8 +121,15 @@ def _counts(uncertainty: np.ndarray, agree: np.ndarray, grid: np.ndarray) -> tup
     return kept, cum[kept]
 
 
-def fixed_sequence(uncertainty: Any, agree: Any, target: float, delta: float, upper: float,
-                   points: int = GRID_POINTS, min_kept: int = MIN_KEPT) -> Guarantee:
+def fixed_sequence(
+    uncertainty: Any,
+    agree: Any,
+    target: float,
+    delta: float,
+    upper: float,
+    points: int = GRID_POINTS,
+    min_kept: int = MIN_KEPT,
+) -> Guarantee:
     """The threshold that keeps the most items while the tests, surest first, all reject (see the module);
     the grid is `threshold_grid(upper, points)`, upper the largest uncertainty the signal can take."""
     _check(target, delta)
@@ -133,8 +149,15 @@ def fixed_sequence(uncertainty: Any, agree: Any, target: float, delta: float, up
             continue
         passed = bool(p[k] <= delta)
         if not steps or steps[-1]["kept"] != int(kept[k]):
-            steps.append({"threshold": float(grid[k]), "kept": int(kept[k]), "disagree": int(wrong[k]),
-                          "p_value": float(p[k]), "passed": passed})
+            steps.append(
+                {
+                    "threshold": float(grid[k]),
+                    "kept": int(kept[k]),
+                    "disagree": int(wrong[k]),
+                    "p_value": float(p[k]),
+                    "passed": passed,
+                }
+            )
         tested += 1
         if not passed:
             stopped = float(grid[k])
@@ -142,6 +165,18 @@ def fixed_sequence(uncertainty: Any, agree: Any, target: float, delta: float, up
         chosen = k
     n_kept = int(kept[chosen]) if chosen is not None else 0
     n_wrong = int(wrong[chosen]) if chosen is not None else 0
-    return Guarantee(target, delta, None if chosen is None else float(grid[chosen]), int(u.size), n_kept, n_wrong,
-                     agreement_lower_bound(n_kept, n_wrong, delta), tested, stopped, min_kept,
-                     {"upper": float(upper), "points": points, "spacing": "quadratic"}, METHOD, steps)
+    return Guarantee(
+        target,
+        delta,
+        None if chosen is None else float(grid[chosen]),
+        int(u.size),
+        n_kept,
+        n_wrong,
+        agreement_lower_bound(n_kept, n_wrong, delta),
+        tested,
+        stopped,
+        min_kept,
+        {"upper": float(upper), "points": points, "spacing": "quadratic"},
+        METHOD,
+        steps,
+    )

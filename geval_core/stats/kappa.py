@@ -67,8 +67,9 @@ def confusion(x: np.ndarray, y: np.ndarray, scale: Scale) -> np.ndarray:
     return confusions(x, y, scale, np.zeros(len(x), dtype=np.int64), 1)[0]
 
 
-def cohen_kappa(judge: Iterable[float | None], human: Iterable[float | None], scale: Scale,
-                weights: str | None = None) -> float | None:
+def cohen_kappa(
+    judge: Iterable[float | None], human: Iterable[float | None], scale: Scale, weights: str | None = None
+) -> float | None:
     """Cohen's kappa (unweighted, linear or quadratic) after rounding both sides to scale points."""
     p = pair(judge, human)
     return kappa_from_confusion(confusion(p.x, p.y, scale), weights)

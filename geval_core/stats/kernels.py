@@ -93,8 +93,15 @@ def _small_group_s(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: in
     return s
 
 
-def group_kendall(xr: np.ndarray, yr: np.ndarray, codes: np.ndarray, sizes: np.ndarray,
-                  tied_x: np.ndarray, tied_y: np.ndarray, use: np.ndarray) -> np.ndarray:
+def group_kendall(
+    xr: np.ndarray,
+    yr: np.ndarray,
+    codes: np.ndarray,
+    sizes: np.ndarray,
+    tied_x: np.ndarray,
+    tied_y: np.ndarray,
+    use: np.ndarray,
+) -> np.ndarray:
     """Kendall tau-b per group on rounded values; NaN for groups not in `use`."""
     g = len(sizes)
     tau = np.full(g, np.nan)
@@ -113,7 +120,7 @@ def group_kendall(xr: np.ndarray, yr: np.ndarray, codes: np.ndarray, sizes: np.n
         order = np.argsort(codes, kind="stable")
         starts = np.concatenate(([0], np.cumsum(sizes)))
         for k in large:
-            idx = order[starts[k]:starts[k + 1]]
+            idx = order[starts[k] : starts[k + 1]]
             tau[k] = kendalltau(xr[idx], yr[idx]).statistic
     return np.clip(tau, -1.0, 1.0)
 
@@ -150,13 +157,27 @@ def group_stats(x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int) 
     spearman = group_pearson(ranks(rx, codes, sizes), ranks(ry, codes, sizes), codes, sizes)
     pearson = group_pearson(x, y, codes, sizes)
     kendall = group_kendall(xr, yr, codes, sizes, rx.tied_pairs, ry.tied_pairs, use)
-    return GroupStats(np.where(use, spearman, np.nan), kendall, np.where(use, pearson, np.nan), use,
-                      sizes, rx.tied_pairs, ry.tied_pairs)
+    return GroupStats(
+        np.where(use, spearman, np.nan),
+        kendall,
+        np.where(use, pearson, np.nan),
+        use,
+        sizes,
+        rx.tied_pairs,
+        ry.tied_pairs,
+    )
 
 
 def _one_group(x: np.ndarray, y: np.ndarray) -> GroupStats:
     """The figures of a single group (the dataset-level reading, item resamples) in one pass."""
     p = pooled(x, y)
     pearson = pooled_pearson(x, y) if p.defined else np.nan
-    return GroupStats(np.array([p.spearman]), np.array([p.kendall]), np.array([pearson]), np.array([p.defined]),
-                      np.array([p.n]), np.array([float(p.tied_x)]), np.array([float(p.tied_y)]))
+    return GroupStats(
+        np.array([p.spearman]),
+        np.array([p.kendall]),
+        np.array([pearson]),
+        np.array([p.defined]),
+        np.array([p.n]),
+        np.array([float(p.tied_x)]),
+        np.array([float(p.tied_y)]),
+    )

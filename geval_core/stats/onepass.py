@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 DECIMALS = 6
-_STEP = 10.0 ** DECIMALS
+_STEP = 10.0**DECIMALS
 # Value ranges (in steps of 10^-DECIMALS) up to RANGE_PER_ITEM * n steps, and at most RANGE_CELLS, are
 # coded by counting: the table costs 13 bytes a step (counts, flags, ranks), less than sorting the largest
 # samples. Small samples (a bootstrap's many resamples) sort instead: a weighted 1-5 score spans millions of
@@ -99,8 +99,14 @@ def pooled(x: np.ndarray, y: np.ndarray) -> Pooled:
     return rank_figures(dx.counts, dy.counts, cell_x, cell_y, weight, discordant)
 
 
-def rank_figures(counts_x: np.ndarray, counts_y: np.ndarray, cell_x: np.ndarray, cell_y: np.ndarray,
-                 weight: np.ndarray, discordant: int) -> Pooled:
+def rank_figures(
+    counts_x: np.ndarray,
+    counts_y: np.ndarray,
+    cell_x: np.ndarray,
+    cell_y: np.ndarray,
+    weight: np.ndarray,
+    discordant: int,
+) -> Pooled:
     """Pooled from the items per value of each side (zeros allowed), the occupied (x, y) cells with their
     counts and the discordant pairs; both sides must hold two values or more."""
     n = int(counts_x.sum())
@@ -126,8 +132,14 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     return _centred_ranks(d.counts, n)[d.codes] + (n + 1) / 2.0
 
 
-def _spearman(cell_x: np.ndarray, cell_y: np.ndarray, weight: np.ndarray, counts_x: np.ndarray,
-              counts_y: np.ndarray, n: int) -> float:
+def _spearman(
+    cell_x: np.ndarray,
+    cell_y: np.ndarray,
+    weight: np.ndarray,
+    counts_x: np.ndarray,
+    counts_y: np.ndarray,
+    n: int,
+) -> float:
     """Pearson's r of the average ranks, summed over occupied cells instead of over items."""
     rx, ry = _centred_ranks(counts_x, n), _centred_ranks(counts_y, n)
     sxy = float(np.dot(weight * rx[cell_x], ry[cell_y]))

@@ -40,8 +40,9 @@ class Paired:
     missing: int  # pairs dropped because a side had no score
 
 
-def pair(judge: Iterable[float | None], human: Iterable[float | None],
-         groups: Sequence[Hashable] | None = None) -> Paired:
+def pair(
+    judge: Iterable[float | None], human: Iterable[float | None], groups: Sequence[Hashable] | None = None
+) -> Paired:
     """Pair judge and human scores item by item, keeping the items where both are finite."""
     x, y = to_floats(judge), to_floats(human)
     if len(x) != len(y) or (groups is not None and len(groups) != len(x)):

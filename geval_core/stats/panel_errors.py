@@ -51,7 +51,9 @@ def _participation(errors: np.ndarray) -> float:
     return float(values.sum() ** 2 / (values**2).sum())
 
 
-def _interval(errors: np.ndarray, codes: np.ndarray, rho: float, resamples: int, seed: int) -> list[float] | None:
+def _interval(
+    errors: np.ndarray, codes: np.ndarray, rho: float, resamples: int, seed: int
+) -> list[float] | None:
     """The 95% interval of rho: Fisher z of the resampled units' rho, t over them, the small-sample factor back."""
     units = int(codes.max()) + 1
     if units < MIN_UNITS or resamples < 2:
@@ -71,9 +73,13 @@ def _interval(errors: np.ndarray, codes: np.ndarray, rho: float, resamples: int,
     return [math.tanh(centre - half), math.tanh(centre + half)]
 
 
-def effective_judges(members: Mapping[str, Sequence[float]], human: Sequence[float],
-                     groups: Sequence[Hashable] | None = None, resamples: int = 1000, seed: int = 0
-                     ) -> dict[str, Any]:
+def effective_judges(
+    members: Mapping[str, Sequence[float]],
+    human: Sequence[float],
+    groups: Sequence[Hashable] | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
     """The members' error correlations against people, their mean, the effective number of independent judges
     (with a 95% interval) and the participation ratio, on the items every member and people scored."""
     names = list(members)
@@ -86,16 +92,26 @@ def effective_judges(members: Mapping[str, Sequence[float]], human: Sequence[flo
     if len(errors) < 3 or np.any(errors.std(axis=0) == 0):
         raise InputError("the members' errors need at least 3 items and some spread each", field="members")
     labels = [str(g) for g, k in zip(groups, keep, strict=True) if k] if groups is not None else None
-    codes = (np.unique(np.asarray(labels), return_inverse=True)[1] if labels is not None
-             else np.arange(len(errors)))
+    codes = (
+        np.unique(np.asarray(labels), return_inverse=True)[1]
+        if labels is not None
+        else np.arange(len(errors))
+    )
     k, rho = len(names), _mean_rho(errors)
     ci = _interval(errors, codes, rho, resamples, seed)
     corr = error_correlations(errors)
-    return {"members": names, "items": int(len(errors)), "units": int(codes.max()) + 1,
-            "resampled": "groups" if labels is not None else "items",
-            "error_correlations": {a: {b: float(corr[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)},
-            "mean_error_correlation": rho, "mean_error_correlation_interval": ci,
-            "effective_judges": _k_eff(rho, k),
-            # rho's upper end gives K_eff's lower end
-            "effective_judges_interval": None if ci is None else [_k_eff(ci[1], k), _k_eff(ci[0], k)],
-            "participation_ratio": _participation(errors)}
+    return {
+        "members": names,
+        "items": int(len(errors)),
+        "units": int(codes.max()) + 1,
+        "resampled": "groups" if labels is not None else "items",
+        "error_correlations": {
+            a: {b: float(corr[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)
+        },
+        "mean_error_correlation": rho,
+        "mean_error_correlation_interval": ci,
+        "effective_judges": _k_eff(rho, k),
+        # rho's upper end gives K_eff's lower end
+        "effective_judges_interval": None if ci is None else [_k_eff(ci[1], k), _k_eff(ci[0], k)],
+        "participation_ratio": _participation(errors),
+    }

@@ -41,8 +41,10 @@ Z95 = 1.959963984540054
 # lambda is itself estimated from the rated items, 89% at 10, 93% at 20, 94-95% from 30 (the bench).
 MIN_RATED = {"classic": 10, "ppi++": 30}
 MIN_RATED_GROUPS = 5  # grouped data: ratings in fewer groups give no interval (not measured below)
-ASSUMPTION = ("PPI assumes the rated items are a random sample of the items (each as likely to be rated); "
-              "ratings chosen by hand, or only the hard cases, bias the estimate and its interval.")
+ASSUMPTION = (
+    "PPI assumes the rated items are a random sample of the items (each as likely to be rated); "
+    "ratings chosen by hand, or only the hard cases, bias the estimate and its interval."
+)
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,9 @@ class Estimate:
         return asdict(self)
 
 
-def _split(judge: Iterable[float | None], human: Iterable[float | None],
-           clusters: Iterable[Any] | None = None) -> tuple[np.ndarray, ...]:
+def _split(
+    judge: Iterable[float | None], human: Iterable[float | None], clusters: Iterable[Any] | None = None
+) -> tuple[np.ndarray, ...]:
     """(judge on rated, human on rated, judge on unrated, cluster codes of rated, of unrated); items
     without a judge score are dropped; codes are empty without clusters."""
     x, y = to_floats(judge), to_floats(human)
@@ -101,8 +104,9 @@ def power_lambda(judge_rated: np.ndarray, human_rated: np.ndarray, n_unrated: in
     return float(np.clip(cov / ((1 + len(judge_rated) / n_unrated) * var), 0.0, 1.0))
 
 
-def ppi_parts(judge_rated: np.ndarray, human_rated: np.ndarray, judge_unrated: np.ndarray,
-              lam: float) -> tuple[float, float]:
+def ppi_parts(
+    judge_rated: np.ndarray, human_rated: np.ndarray, judge_unrated: np.ndarray, lam: float
+) -> tuple[float, float]:
     """(estimate, variance) of the mean for a given judge weight lam (1 = classic PPI)."""
     n, m = len(human_rated), len(judge_unrated)
     rectifier = human_rated - lam * judge_rated
@@ -112,8 +116,14 @@ def ppi_parts(judge_rated: np.ndarray, human_rated: np.ndarray, judge_unrated: n
     return estimate, variance
 
 
-def cluster_variance(judge_rated: np.ndarray, human_rated: np.ndarray, judge_unrated: np.ndarray, lam: float,
-                     rated_codes: np.ndarray, unrated_codes: np.ndarray) -> tuple[float, int, int]:
+def cluster_variance(
+    judge_rated: np.ndarray,
+    human_rated: np.ndarray,
+    judge_unrated: np.ndarray,
+    lam: float,
+    rated_codes: np.ndarray,
+    unrated_codes: np.ndarray,
+) -> tuple[float, int, int]:
     """(cluster-robust variance of the estimate, groups, groups with a rating): each group's summed influence,
     squared, x Gr/(Gr-1) for the Gr groups that hold a rating."""
     n, m = len(human_rated), len(judge_unrated)
@@ -122,8 +132,9 @@ def cluster_variance(judge_rated: np.ndarray, human_rated: np.ndarray, judge_unr
     groups = int(max(rated_codes.max(initial=-1), unrated_codes.max(initial=-1))) + 1
     sums = np.bincount(rated_codes, weights=influence, minlength=groups)
     if m:
-        sums += np.bincount(unrated_codes, weights=lam * (judge_unrated - judge_unrated.mean()) / m,
-                            minlength=groups)
+        sums += np.bincount(
+            unrated_codes, weights=lam * (judge_unrated - judge_unrated.mean()) / m, minlength=groups
+        )
     used = int(np.count_nonzero(np.bincount(np.concatenate([rated_codes, unrated_codes]), minlength=groups)))
     rated = int(np.count_nonzero(np.bincount(rated_codes, minlength=groups)))
     return (float(rated / (rated - 1) * (sums**2).sum()) if rated > 1 else 0.0), used, rated
@@ -133,15 +144,19 @@ def _withheld(n_rated: int, human_rated: np.ndarray, groups: int, method: str, r
     """Why this estimate gets no interval ("" when it gets one)."""
     least = MIN_RATED[method]
     if n_rated < least:
-        return (f"no interval: {n_rated} rated items, fewer than {least} for {method} (below that its intervals "
-                "covered under 93% in simulation; bench/bench_coverage.py)")
+        return (
+            f"no interval: {n_rated} rated items, fewer than {least} for {method} (below that its intervals "
+            "covered under 93% in simulation; bench/bench_coverage.py)"
+        )
     if np.ptp(human_rated) == 0:
         return "no interval: every rated item has the same rating, so their spread cannot be estimated"
     if groups and groups < MIN_UNITS:
         return f"no interval: the items come in {groups} groups, fewer than {MIN_UNITS}"
     if groups and rated_groups < MIN_RATED_GROUPS:
-        return (f"no interval: the ratings sit in {rated_groups} groups, fewer than {MIN_RATED_GROUPS} (the "
-                "interval's precision rests on the groups that hold a rating)")
+        return (
+            f"no interval: the ratings sit in {rated_groups} groups, fewer than {MIN_RATED_GROUPS} (the "
+            "interval's precision rests on the groups that hold a rating)"
+        )
     return ""
 
 
@@ -150,8 +165,12 @@ def _ci(centre: float, se: float, df: int, warning: str) -> list[float] | None:
     return None if warning else [centre - half, centre + half]
 
 
-def ppi_mean(judge: Iterable[float | None], human: Iterable[float | None], method: str = "ppi++",
-             clusters: Iterable[Any] | None = None) -> Estimate:
+def ppi_mean(
+    judge: Iterable[float | None],
+    human: Iterable[float | None],
+    method: str = "ppi++",
+    clusters: Iterable[Any] | None = None,
+) -> Estimate:
     """The PPI estimate of the mean human score: judge on all items, human where rated (None elsewhere).
 
     `clusters` (e.g. each item's document) makes the variance cluster-robust over those groups.
@@ -160,7 +179,9 @@ def ppi_mean(judge: Iterable[float | None], human: Iterable[float | None], metho
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     xr, yr, xu, cr, cu = _split(judge, human, clusters)
     if len(yr) < 2:
-        raise InputError(f"PPI needs at least 2 items with both a judge score and a human rating (got {len(yr)})")
+        raise InputError(
+            f"PPI needs at least 2 items with both a judge score and a human rating (got {len(yr)})"
+        )
     lam = 1.0 if method == "classic" else power_lambda(xr, yr, len(xu))
     if not len(xu):  # nothing unrated: the judge adds nothing, the estimate is the human mean
         lam = 0.0
@@ -174,12 +195,27 @@ def ppi_mean(judge: Iterable[float | None], human: Iterable[float | None], metho
     se = float(np.sqrt(variance))
     warning = _withheld(len(yr), yr, groups, method, rated_groups)
     all_judge = np.concatenate([xr, xu])
-    return Estimate(method, estimate, _ci(estimate, se, df, warning), se,
-                    float(all_judge.mean()), float(yr.mean()),
-                    # The human-only mean is a plain mean: classic PPI's minimum (lambda = 0) holds for it.
-                    _ci(float(yr.mean()), float(np.sqrt(human_var)), df,
-                        _withheld(len(yr), yr, groups, "classic", rated_groups)),
-                    len(yr), len(all_judge), lam, warning, groups, rated_groups)
+    return Estimate(
+        method,
+        estimate,
+        _ci(estimate, se, df, warning),
+        se,
+        float(all_judge.mean()),
+        float(yr.mean()),
+        # The human-only mean is a plain mean: classic PPI's minimum (lambda = 0) holds for it.
+        _ci(
+            float(yr.mean()),
+            float(np.sqrt(human_var)),
+            df,
+            _withheld(len(yr), yr, groups, "classic", rated_groups),
+        ),
+        len(yr),
+        len(all_judge),
+        lam,
+        warning,
+        groups,
+        rated_groups,
+    )
 
 
 def ppi_difference(a: Estimate, b: Estimate) -> dict[str, Any]:
@@ -192,17 +228,26 @@ def ppi_difference(a: Estimate, b: Estimate) -> dict[str, Any]:
     df = int(se**4 / (a.se**4 / max(dfa, 1) + b.se**4 / max(dfb, 1))) if se > 0 else max(dfa + dfb, 1)
     naive = None if a.judge_mean is None or b.judge_mean is None else a.judge_mean - b.judge_mean
     human = None if a.human_mean is None or b.human_mean is None else a.human_mean - b.human_mean
-    return {"estimate": diff, "ci": _ci(diff, se, max(df, 1), warning), "se": se, "judge_mean": naive,
-            "human_mean": human, "n_rated": a.n_rated + b.n_rated, "n_total": a.n_total + b.n_total,
-            "method": a.method, "warning": warning}
+    return {
+        "estimate": diff,
+        "ci": _ci(diff, se, max(df, 1), warning),
+        "se": se,
+        "judge_mean": naive,
+        "human_mean": human,
+        "n_rated": a.n_rated + b.n_rated,
+        "n_total": a.n_total + b.n_total,
+        "method": a.method,
+        "warning": warning,
+    }
 
 
 def hold_out(human: list[float | None], keep: int | None, seed: int = 0) -> list[float | None]:
     """Keep `keep` randomly chosen human ratings and blank the rest (how many ratings would PPI need?)."""
     rated = [i for i, v in enumerate(human) if v is not None]
     if keep is not None and keep > len(rated):
-        raise InputError(f"cannot keep {keep} ratings: only {len(rated)} items are rated (--rated at most "
-                         f"{len(rated)})")
+        raise InputError(
+            f"cannot keep {keep} ratings: only {len(rated)} items are rated (--rated at most {len(rated)})"
+        )
     if keep is None or keep == len(rated):
         return list(human)
     chosen = set(np.random.default_rng(seed).choice(rated, size=keep, replace=False).tolist())

@@ -56,8 +56,9 @@ def base_name(name: str) -> str:
 def rater_matrix(items: Sequence[Item], name: str) -> RaterMatrix:
     """The matrix of per-rater ratings NAME.k of the items; the mean NAME alone is one rater when no NAME.k."""
     keys = rater_keys({k for i in items for k in i.human}, name) or [name]
-    values = np.array([[_float_or_nan(i.human.get(k)) for k in keys] for i in items], dtype=float).reshape(len(items),
-                                                                                                 len(keys))
+    values = np.array([[_float_or_nan(i.human.get(k)) for k in keys] for i in items], dtype=float).reshape(
+        len(items), len(keys)
+    )
     return RaterMatrix(values, [i.id for i in items], [i.group for i in items], keys)
 
 
@@ -98,7 +99,7 @@ def distances(levels: np.ndarray, marginals: np.ndarray, metric: str) -> np.ndar
     hi = np.maximum.outer(np.arange(len(levels)), np.arange(len(levels)))
     between = cum[..., hi] - cum[..., lo] + marginals[..., lo]  # n_lo + ... + n_hi
     d = between - (marginals[..., :, None] + marginals[..., None, :]) / 2.0
-    return d ** 2
+    return d**2
 
 
 def alpha_of_tables(tables: np.ndarray, levels: np.ndarray, metric: str) -> np.ndarray:
@@ -119,21 +120,27 @@ def interval_moments(values: np.ndarray) -> np.ndarray:
     finite = np.isfinite(values)
     centred = np.where(finite, values - (values[finite].mean() if finite.any() else 0.0), 0.0)
     m = finite.sum(axis=1).astype(float)
-    s1, s2 = centred.sum(axis=1), (centred ** 2).sum(axis=1)
+    s1, s2 = centred.sum(axis=1), (centred**2).sum(axis=1)
     pairable = m >= 2
-    with np.errstate(divide="ignore", invalid="ignore"):  # sum over ordered pairs of (a - b)^2 = 2 (m s2 - s1^2)
-        observed = np.where(pairable, 2.0 * (m * s2 - s1 ** 2) / np.where(pairable, m - 1, 1.0), 0.0)
-    return np.column_stack([np.where(pairable, m, 0.0), observed, np.where(pairable, s1, 0.0),
-                            np.where(pairable, s2, 0.0)])
+    with np.errstate(
+        divide="ignore", invalid="ignore"
+    ):  # sum over ordered pairs of (a - b)^2 = 2 (m s2 - s1^2)
+        observed = np.where(pairable, 2.0 * (m * s2 - s1**2) / np.where(pairable, m - 1, 1.0), 0.0)
+    return np.column_stack(
+        [np.where(pairable, m, 0.0), observed, np.where(pairable, s1, 0.0), np.where(pairable, s2, 0.0)]
+    )
 
 
 def alpha_of_moments(sums: np.ndarray) -> np.ndarray:
     """Interval alpha of summed moments (... x 4); NaN where undefined, as alpha_of_tables."""
     n, observed, s1, s2 = (sums[..., j] for j in range(4))
-    expected = 2.0 * (n * s2 - s1 ** 2)
+    expected = 2.0 * (n * s2 - s1**2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((expected > 1e-12 * np.maximum(n * s2, 1.0)) & (n > 1),
-                        1.0 - (n - 1) * observed / expected, np.nan)
+        return np.where(
+            (expected > 1e-12 * np.maximum(n * s2, 1.0)) & (n > 1),
+            1.0 - (n - 1) * observed / expected,
+            np.nan,
+        )
 
 
 def krippendorff_alpha(values: np.ndarray, metric: str = "interval") -> float | None:
@@ -149,8 +156,13 @@ def krippendorff_alpha(values: np.ndarray, metric: str = "interval") -> float | 
     return None if np.isnan(value) else value
 
 
-def alpha_intervals(values: np.ndarray, resamples: int, seed: int = 0, metrics: Sequence[str] = METRICS,
-                    clusters: Sequence[Any] | None = None) -> dict[str, list[float | None]]:
+def alpha_intervals(
+    values: np.ndarray,
+    resamples: int,
+    seed: int = 0,
+    metrics: Sequence[str] = METRICS,
+    clusters: Sequence[Any] | None = None,
+) -> dict[str, list[float | None]]:
     """95% intervals of alpha per metric, resampling the clusters (e.g. documents) when given, else units."""
     values = np.asarray(values, dtype=float)
     if not values.shape[0] or not np.isfinite(values).any() or resamples <= 0:
@@ -194,7 +206,9 @@ def _resampled(matrix: RaterMatrix) -> tuple[list[str | None] | None, str, int]:
     return None, "items", int(rated.sum())
 
 
-def pairwise_kappa(matrix: RaterMatrix, scale: Scale, weights: str | None = "quadratic") -> list[dict[str, Any]]:
+def pairwise_kappa(
+    matrix: RaterMatrix, scale: Scale, weights: str | None = "quadratic"
+) -> list[dict[str, Any]]:
     """Cohen's kappa (quadratic by default) of every pair of raters over the items both rated."""
     out = []
     for a, b in combinations(range(len(matrix.raters)), 2):
@@ -217,8 +231,15 @@ def item_spread(matrix: RaterMatrix) -> list[dict[str, Any]]:
     for item_id, row in zip(matrix.ids, matrix.values, strict=True):
         got = row[np.isfinite(row)]
         if len(got) >= 2:
-            out.append({"item": item_id, "ratings": len(got), "mean": float(got.mean()), "sd": float(got.std()),
-                        "range": float(got.max() - got.min())})
+            out.append(
+                {
+                    "item": item_id,
+                    "ratings": len(got),
+                    "mean": float(got.mean()),
+                    "sd": float(got.std()),
+                    "range": float(got.max() - got.min()),
+                }
+            )
     return sorted(out, key=lambda r: (-r["sd"], r["item"]))
 
 
@@ -232,22 +253,40 @@ def rater_agreement(matrix: RaterMatrix, scale: Scale, bootstrap: int = 0, seed:
     per_item = np.isfinite(v).sum(axis=1)
     result: dict[str, Any] = {f"alpha_{m}": krippendorff_alpha(v, m) for m in METRICS}
     kappas = pairwise_kappa(matrix, scale)
-    result.update({
-        "items": int((per_item >= 2).sum()), "items_rated": int((per_item >= 1).sum()), "items_total": len(v),
-        "raters": int((np.isfinite(v).sum(axis=0) > 0).sum()),
-        "pairable_values": int(per_item[per_item >= 2].sum()),
-        "raters_per_item": {str(k): n for k, n in raters_per_item(v).items()},
-        "pairwise_kappa_quadratic": kappas,
-        "kappa_quadratic_mean": _mean([p["kappa"] for p in kappas if p["kappa"] is not None]),
-        "scale": str(scale), "bootstrap": int(bootstrap), "seed": int(seed),
-    })
+    result.update(
+        {
+            "items": int((per_item >= 2).sum()),
+            "items_rated": int((per_item >= 1).sum()),
+            "items_total": len(v),
+            "raters": int((np.isfinite(v).sum(axis=0) > 0).sum()),
+            "pairable_values": int(per_item[per_item >= 2].sum()),
+            "raters_per_item": {str(k): n for k, n in raters_per_item(v).items()},
+            "pairwise_kappa_quadratic": kappas,
+            "kappa_quadratic_mean": _mean([p["kappa"] for p in kappas if p["kappa"] is not None]),
+            "scale": str(scale),
+            "bootstrap": int(bootstrap),
+            "seed": int(seed),
+        }
+    )
     clusters, unit, units = _resampled(matrix)
-    result["ci"] = ({f"alpha_{m}": ci for m, ci in alpha_intervals(v, bootstrap, seed, clusters=clusters).items()}
-                    if bootstrap else {})
-    flags = {k: near_bound(k, result[k], units, unit) for k, ci in result["ci"].items()
-             if ci[0] is not None and result[k] is not None and near_bound(k, result[k], units, unit)}
-    result.update({"ci_resampled": unit if bootstrap else "", "ci_units": units if bootstrap else 0,
-                   "ci_method": METHOD if bootstrap else "", "ci_warning": withheld(units, unit) if bootstrap else "",
-                   "ci_flag": "; ".join(filter(None, [flagged(units, unit) if bootstrap else "", *flags.values()])),
-                   "ci_flags": flags})
+    result["ci"] = (
+        {f"alpha_{m}": ci for m, ci in alpha_intervals(v, bootstrap, seed, clusters=clusters).items()}
+        if bootstrap
+        else {}
+    )
+    flags = {
+        k: near_bound(k, result[k], units, unit)
+        for k, ci in result["ci"].items()
+        if ci[0] is not None and result[k] is not None and near_bound(k, result[k], units, unit)
+    }
+    result.update(
+        {
+            "ci_resampled": unit if bootstrap else "",
+            "ci_units": units if bootstrap else 0,
+            "ci_method": METHOD if bootstrap else "",
+            "ci_warning": withheld(units, unit) if bootstrap else "",
+            "ci_flag": "; ".join(filter(None, [flagged(units, unit) if bootstrap else "", *flags.values()])),
+            "ci_flags": flags,
+        }
+    )
     return result

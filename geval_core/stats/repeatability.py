@@ -95,9 +95,11 @@ class StabilityReport:
     def summary(self) -> str:
         """One sentence, e.g. "3 of 20 items change rating between repeats"."""
         n = len(self.measured)
-        text = (f"{self.items_changed} of {n} items change rating between repeats; "
-                f"{self.items_moved_half_point} of {n} move by more than half a point "
-                f"({self.repeats} repeats")
+        text = (
+            f"{self.items_changed} of {n} items change rating between repeats; "
+            f"{self.items_moved_half_point} of {n} move by more than half a point "
+            f"({self.repeats} repeats"
+        )
         if self.flip_rate is not None:
             text += f", mean flip rate {self.flip_rate:.2f}"
         if self.mean_sd is not None:
@@ -110,19 +112,32 @@ class StabilityReport:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: repeats, items, flip_rate (mean), items_changed, items_moved_half_point, per_item."""
         return {
-            "repeats": self.repeats, "items": self.items, "flip_rate": self.flip_rate,
-            "items_changed": self.items_changed, "items_moved_half_point": self.items_moved_half_point,
-            "mean_sd": self.mean_sd, "unmeasured": self.unmeasured, "summary": self.summary(),
-            "per_item": [{**asdict(i), "ratings": [_whole(r) for r in i.ratings], "changed": i.changed,
-                          "moved": i.moved} for i in self.per_item],
+            "repeats": self.repeats,
+            "items": self.items,
+            "flip_rate": self.flip_rate,
+            "items_changed": self.items_changed,
+            "items_moved_half_point": self.items_moved_half_point,
+            "mean_sd": self.mean_sd,
+            "unmeasured": self.unmeasured,
+            "summary": self.summary(),
+            "per_item": [
+                {
+                    **asdict(i),
+                    "ratings": [_whole(r) for r in i.ratings],
+                    "changed": i.changed,
+                    "moved": i.moved,
+                }
+                for i in self.per_item
+            ],
         }
 
 
 def report_from_dict(data: dict[str, Any]) -> StabilityReport:
     """The report `StabilityReport.to_dict` wrote (a job's stored result read back); figures are recomputed."""
     fields = ("id", "ratings", "scores", "flip_rate", "sd", "range")
-    return StabilityReport(int(data["repeats"]), [ItemStability(**{k: row[k] for k in fields})
-                                                  for row in data["per_item"]])
+    return StabilityReport(
+        int(data["repeats"]), [ItemStability(**{k: row[k] for k in fields}) for row in data["per_item"]]
+    )
 
 
 def _whole(value: float | None) -> float | int | None:

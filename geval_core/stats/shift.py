@@ -27,9 +27,15 @@ def item_shift(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str,
     """One item's move between two judgments: score difference (after - before), TV distance, top rating moved."""
     s0, s1 = before.get("score"), after.get("score")
     t0, t1 = single_rating(dict(before)), single_rating(dict(after))
-    return {"before": s0, "after": s1, "difference": None if s0 is None or s1 is None else float(s1) - float(s0),
-            "tv": tv_distance(before.get("distribution"), after.get("distribution")),
-            "top_before": t0, "top_after": t1, "top_moved": None if t0 is None or t1 is None else t0 != t1}
+    return {
+        "before": s0,
+        "after": s1,
+        "difference": None if s0 is None or s1 is None else float(s1) - float(s0),
+        "tv": tv_distance(before.get("distribution"), after.get("distribution")),
+        "top_before": t0,
+        "top_after": t1,
+        "top_moved": None if t0 is None or t1 is None else t0 != t1,
+    }
 
 
 def _mean(values: Sequence[float | bool | None]) -> float | None:
@@ -41,6 +47,10 @@ def shift_summary(shifts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Over items: how many were compared, the mean TV distance, the share whose top rating moved, the mean and
     mean absolute score difference, and the largest moves (items by |difference|)."""
     diffs = [s["difference"] for s in shifts]
-    return {"compared": sum(d is not None for d in diffs), "mean_tv": _mean([s["tv"] for s in shifts]),
-            "top_moved_share": _mean([s["top_moved"] for s in shifts]), "mean_difference": _mean(diffs),
-            "mean_abs_difference": _mean([abs(d) for d in diffs if d is not None])}
+    return {
+        "compared": sum(d is not None for d in diffs),
+        "mean_tv": _mean([s["tv"] for s in shifts]),
+        "top_moved_share": _mean([s["top_moved"] for s in shifts]),
+        "mean_difference": _mean(diffs),
+        "mean_abs_difference": _mean([abs(d) for d in diffs if d is not None]),
+    }

@@ -35,7 +35,9 @@ def _spread(others: np.ndarray, sizes: np.ndarray, valid: np.ndarray) -> tuple[n
     return counts, shares
 
 
-def item_ties(scores: Iterable[float | None], groups: Sequence[Hashable] | None = None) -> dict[str, np.ndarray]:
+def item_ties(
+    scores: Iterable[float | None], groups: Sequence[Hashable] | None = None
+) -> dict[str, np.ndarray]:
     """Per item: `tied_others` and `tied_share` over the run; with groups also `tied_in_group`, `group_share`.
 
     A count is the number of OTHER items with an equal score (-1 for an item without a score); a share
@@ -59,8 +61,9 @@ def item_ties(scores: Iterable[float | None], groups: Sequence[Hashable] | None 
     return out
 
 
-def tie_clusters(scores: Iterable[float | None], human: Iterable[float | None] | None = None,
-                 top: int = 10) -> list[dict[str, Any]]:
+def tie_clusters(
+    scores: Iterable[float | None], human: Iterable[float | None] | None = None, top: int = 10
+) -> list[dict[str, Any]]:
     """The `top` largest sets (2+ items) sharing one score: {score, size, human_distinct}, largest first.
 
     human_distinct is the number of distinct human ratings in the set (missing ratings not counted), or
@@ -75,7 +78,7 @@ def tie_clusters(scores: Iterable[float | None], human: Iterable[float | None] |
     b = tie_blocks(rounded, np.zeros(len(rounded), dtype=np.int64), 1)
     block_score = rounded[b.order][b.block_start]
     tied = np.flatnonzero(b.block_len >= 2)
-    pick = tied[np.lexsort((block_score[tied], -b.block_len[tied]))][:max(int(top), 0)]
+    pick = tied[np.lexsort((block_score[tied], -b.block_len[tied]))][: max(int(top), 0)]
     distinct = None
     if h is not None:
         hv = np.round(h[valid], DECIMALS)
@@ -83,8 +86,14 @@ def tie_clusters(scores: Iterable[float | None], human: Iterable[float | None] |
         item_block[b.order] = b.block_id
         rated = np.isfinite(hv)
         distinct = tie_blocks(hv[rated], item_block[rated], len(b.block_start)).distinct
-    return [{"score": float(block_score[k]), "size": int(b.block_len[k]),
-             "human_distinct": None if distinct is None else int(distinct[k])} for k in pick]
+    return [
+        {
+            "score": float(block_score[k]),
+            "size": int(b.block_len[k]),
+            "human_distinct": None if distinct is None else int(distinct[k]),
+        }
+        for k in pick
+    ]
 
 
 def _counts(values: np.ndarray) -> list[int | None]:
@@ -112,7 +121,10 @@ def judgment_ties(rows: list[dict[str, Any]], groups: Sequence[Hashable] | None 
     reply_agreement for sampling items.
     """
     out: dict[str, list] = {}
-    for name, scores in (("weighted", [r.get("score") for r in rows]), ("top", [single_rating(r) for r in rows])):
+    for name, scores in (
+        ("weighted", [r.get("score") for r in rows]),
+        ("top", [single_rating(r) for r in rows]),
+    ):
         ties = item_ties(scores, groups)
         out[f"ties_{name}"] = _counts(ties["tied_others"])
         out[f"ties_{name}_share"] = _shares(ties["tied_share"])

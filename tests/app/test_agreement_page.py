@@ -21,6 +21,7 @@ def lib_path(tmp_path, monkeypatch):
     """A temporary library for the app and the scripted judge (see app_support)."""
     return use_temp_library(tmp_path, monkeypatch)
 
+
 SCRIPTED = JudgeSettings(provider="scripted", model="scripted-1")
 
 
@@ -34,16 +35,22 @@ def scored_run(lib: Library, settings: JudgeSettings = SCRIPTED, judge=None) -> 
 def pairs(lib: Library, run_id: str, key: str = "score"):
     items = {i.id: i for i in lib.dataset_items("sample")}
     rows = [r for r in lib.judgments(run_id) if r[key] is not None]
-    return ([r[key] for r in rows], [items[r["item_id"]].human["coherence"] for r in rows],
-            [items[r["item_id"]].group for r in rows])
+    return (
+        [r[key] for r in rows],
+        [items[r["item_id"]].human["coherence"] for r in rows],
+        [items[r["item_id"]].group for r in rows],
+    )
 
 
 def group_mean(judge, human, groups, fn) -> float:
     by = defaultdict(list)
     for j, h, g in zip(judge, human, groups, strict=True):
         by[g].append((j, h))
-    values = [fn([j for j, _ in v], [h for _, h in v])[0] for v in by.values()
-              if len(v) > 1 and len(set(j for j, _ in v)) > 1 and len(set(h for _, h in v)) > 1]
+    values = [
+        fn([j for j, _ in v], [h for _, h in v])[0]
+        for v in by.values()
+        if len(v) > 1 and len(set(j for j, _ in v)) > 1 and len(set(h for _, h in v)) > 1
+    ]
     return float(np.mean(values))
 
 
@@ -75,8 +82,12 @@ def test_dataset_level_and_top_token_rows_match_scipy(lib_path):
     run_id = scored_run(lib)
     at = open_agreement()
     table = at.dataframe[0].value.set_index("reading")
-    assert list(table.index) == ["group-level, weighted score", "dataset-level, weighted score",
-                                 "group-level, top-token score", "dataset-level, top-token score"]
+    assert list(table.index) == [
+        "group-level, weighted score",
+        "dataset-level, weighted score",
+        "group-level, top-token score",
+        "dataset-level, top-token score",
+    ]
     judge, human, _ = pairs(lib, run_id)
     row = table.loc["dataset-level, weighted score"]
     assert row["Spearman"] == f"{sp.spearmanr(judge, human)[0]:.3f}"
@@ -139,7 +150,9 @@ def test_compare_two_runs_warns_and_ranks_the_movers(lib_path):
     assert movers["item"][0] == mover
     assert movers["A − B"][0] == pytest.approx(diffs[mover])
     assert metric(at, "Items in both") == str(len(a))
-    each = [d.value for d in at.dataframe if "reading" in d.value.columns][-1]  # the two runs, after the headline's
+    each = [d.value for d in at.dataframe if "reading" in d.value.columns][
+        -1
+    ]  # the two runs, after the headline's
     assert each["reading"][0].startswith("A: ") and each["reading"][1].startswith("B: ")
     judge_b, human_b, _ = pairs(lib, run_b)
     assert each["Spearman"][1].split(" ")[0] == f"{sp.spearmanr(judge_b, human_b)[0]:.3f}"
@@ -159,7 +172,9 @@ def test_the_page_says_what_was_resampled(lib_path):
     captions = " ".join(c.value for c in [*at.caption, *at.warning]).replace("\\", "")  # markdown escapes off
     assert "200 resamples of the 24 groups, each drawn whole, with replacement" in captions
     notes = [c.value for c in at.caption if "studentized" in c.value or "t(units-1)" in c.value]
-    assert notes and not [w for w in at.warning if "studentized" in w.value]  # the method's words: its expander
+    assert notes and not [
+        w for w in at.warning if "studentized" in w.value
+    ]  # the method's words: its expander
     frame = at.dataframe[0].value.set_index("reading")
     assert frame.loc["group-level, weighted score", "resampled"] == "24 groups"
 
@@ -170,8 +185,15 @@ def few_groups_page(lib_path, n_groups: int):
 
     lib = Library(lib_path)
     rng = np.random.default_rng(2)
-    items = [Item(f"f{k}", {"document": f"doc {k // 5}", "summary": f"summary {k}"},
-                  {"coherence": float(rng.integers(1, 6))}, f"d{k // 5}") for k in range(5 * n_groups)]
+    items = [
+        Item(
+            f"f{k}",
+            {"document": f"doc {k // 5}", "summary": f"summary {k}"},
+            {"coherence": float(rng.integers(1, 6))},
+            f"d{k // 5}",
+        )
+        for k in range(5 * n_groups)
+    ]
     lib.import_items("few", items)
     prompt = lib.get_prompt("coherence")
     run_id = lib.create_run(prompt.id, "few", SCRIPTED)

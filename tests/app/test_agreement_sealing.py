@@ -34,7 +34,9 @@ def split_run(tmp_path, monkeypatch):
 def spearman_on(lib, run_id: str, ids: set[str]) -> float:
     items = {i.id: i for i in lib.dataset_items("sample")}
     rows = [r for r in lib.judgments(run_id) if r["item_id"] in ids and r["score"] is not None]
-    return sp.spearmanr([r["score"] for r in rows], [items[r["item_id"]].human["coherence"] for r in rows]).statistic
+    return sp.spearmanr(
+        [r["score"] for r in rows], [items[r["item_id"]].human["coherence"] for r in rows]
+    ).statistic
 
 
 def test_the_page_reads_the_dev_side_and_opens_the_test_side_only_on_a_recorded_click(split_run):
@@ -43,16 +45,22 @@ def test_the_page_reads_the_dev_side_and_opens_the_test_side_only_on_a_recorded_
     at.number_input(key="ag_boot").set_value(0).run()
     at.toggle(key="ag_every_ci").set_value(False).run()
     lib = Library(path)
-    assert any(c.startswith(f"Dev side of split {split['hash'][:12]} ({len(split['dev'])} items)")
-               for c in values(at.caption))
-    dataset_row = next(d for d in at.dataframe if "reading" in d.value.columns or "Spearman" in str(d.value.columns))
+    assert any(
+        c.startswith(f"Dev side of split {split['hash'][:12]} ({len(split['dev'])} items)")
+        for c in values(at.caption)
+    )
+    dataset_row = next(
+        d for d in at.dataframe if "reading" in d.value.columns or "Spearman" in str(d.value.columns)
+    )
     assert dataset_row is not None
     assert int(metric(at, "Items")) <= len(split["dev"])
     pooled = agree_rows(at)
     assert pooled["Spearman"] == pytest.approx(spearman_on(lib, run_id, set(split["dev"])), abs=5e-4)
     at.radio(key="seal_side").set_value("test").run()
     assert any("The test side is sealed" in w for w in values(at.warning))
-    assert sealed_uses(lib, get_split(lib, lib.get_dataset("sample")["id"])) == []  # not opened yet: dev still
+    assert (
+        sealed_uses(lib, get_split(lib, lib.get_dataset("sample")["id"])) == []
+    )  # not opened yet: dev still
     assert agree_rows(at)["Spearman"] == pytest.approx(pooled["Spearman"], abs=5e-4)
     at.button(key="seal_open").click().run()
     uses = sealed_uses(lib, get_split(lib, lib.get_dataset("sample")["id"]))

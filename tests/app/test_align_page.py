@@ -76,7 +76,10 @@ def test_suggested_edits_shown_as_a_diff_accepted_into_the_candidate_or_rejected
     assert at.text_area(key="al_definition").value == base.dimension.definition
     at = after_jobs(at.button(key="al_suggest").click().run(), lib_path)
     at.button(key="al_accept").click().run()
-    assert at.text_area(key="al_definition").value == "Whether the summary's sentences follow one another as one account."
+    assert (
+        at.text_area(key="al_definition").value
+        == "Whether the summary's sentences follow one another as one account."
+    )
     assert at.text_input(key="al_anchor_5").value == "Every sentence follows from the one before."
     assert len(lib.list_prompts()) == 4  # accepting fills the editor; only Freeze stores a version
 

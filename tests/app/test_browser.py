@@ -73,7 +73,9 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     """The user's path through the five pages."""
     expect = playwright_api.expect
     page.goto(app_url)
-    expect(page.get_by_text("Next: Describe one quality dimension.", exact=False)).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Next: Describe one quality dimension.", exact=False)).to_be_visible(
+        timeout=60_000
+    )
     go(page, "Design")  # the Start page opens first; the path's steps are walked in test_browser_start.py
     # Design: generate the steps once with the local judge, then freeze.
     expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
@@ -125,4 +127,3 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     expect(page.get_by_text("ECE", exact=True).first).to_be_visible(timeout=60_000)
     assert NUMBER.match(metric_value(page, "ECE")), metric_value(page, "ECE")
     snap(page, tmp_path, shots, "agreement")
-

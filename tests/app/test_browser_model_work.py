@@ -18,8 +18,10 @@ def test_generate_shows_progress_and_can_be_cancelled(chromium, tmp_path):
     expect = playwright_api.expect
     hold = tmp_path / "writing-hold"
     hold.write_text("hold")
-    with serve_app(tmp_path, tmp_path / "work.db", **plugin_env(), **{WRITING_HOLD_ENV: str(hold)}) as url, \
-            browser_page(chromium, tmp_path) as page:
+    with (
+        serve_app(tmp_path, tmp_path / "work.db", **plugin_env(), **{WRITING_HOLD_ENV: str(hold)}) as url,
+        browser_page(chromium, tmp_path) as page,
+    ):
         page.goto(url)
         go(page, "Design")
         choose(page, "stSelectbox", "Judge", "Scripted test judge")
@@ -27,12 +29,20 @@ def test_generate_shows_progress_and_can_be_cancelled(chromium, tmp_path):
         expect(before).to_be_visible(timeout=60_000)
         steps_before = before.input_value()
         click_button(page, "Generate evaluation steps")
-        click_button(page, "Replace my steps")  # the example's steps were written by hand: the page asks first
-        working = page.get_by_text(re.compile(r"Writing the evaluation steps with scripted:scripted-1 · \d+ s so far"))
+        click_button(
+            page, "Replace my steps"
+        )  # the example's steps were written by hand: the page asks first
+        working = page.get_by_text(
+            re.compile(r"Writing the evaluation steps with scripted:scripted-1 · \d+ s so far")
+        )
         expect(working).to_be_visible(timeout=60_000)
-        expect(page.get_by_text(re.compile(r"· [1-9]\d* s so far"))).to_be_visible(timeout=30_000)  # it counts
+        expect(page.get_by_text(re.compile(r"· [1-9]\d* s so far"))).to_be_visible(
+            timeout=30_000
+        )  # it counts
         page.get_by_role("button", name="Cancel", exact=True).click()
-        expect(page.get_by_text("Step generation cancelled: the steps are unchanged.")).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("Step generation cancelled: the steps are unchanged.")).to_be_visible(
+            timeout=60_000
+        )
         box = page.get_by_role("textbox", name="Steps (one per line; edit freely before freezing)")
         assert box.input_value() == steps_before
         hold.unlink()

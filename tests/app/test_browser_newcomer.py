@@ -59,7 +59,9 @@ def fill_anchors(page, expect) -> None:
             box = page.get_by_test_id("stDataFrame").first.locator("canvas").first.bounding_box()
             # A double click opens the cell editor; keys typed before it is open are lost, so wait for it.
             page.mouse.dblclick(box["x"] + box["width"] * 0.6, box["y"] + 35 * (6 - point) + 17)
-            editor = page.locator("#portal textarea, [data-testid='stDataFrameGlideDataEditorOverlay'] textarea")
+            editor = page.locator(
+                "#portal textarea, [data-testid='stDataFrameGlideDataEditorOverlay'] textarea"
+            )
             try:
                 editor.first.wait_for(state="visible", timeout=3_000)
             except Exception:
@@ -115,7 +117,9 @@ def upload(page, expect, tmp_path) -> None:
     page.keyboard.press("Tab")
     expect(page.get_by_text(f"Preview: {ITEMS} items", exact=False)).to_be_visible(timeout=30_000)
     click_button(page, "Import")
-    expect(page.get_by_text(f"Imported answers.csv as answers@1 ({ITEMS} items).")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(f"Imported answers.csv as answers@1 ({ITEMS} items).")).to_be_visible(
+        timeout=60_000
+    )
 
 
 def score_stop_resume(page, expect, hold) -> None:
@@ -138,7 +142,8 @@ def score_stop_resume(page, expect, hold) -> None:
     expect(resume).to_be_visible()
     resume.click()
     expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
-        f"{ITEMS} / {ITEMS}", timeout=120_000)
+        f"{ITEMS} / {ITEMS}", timeout=120_000
+    )
     expect(page.get_by_text(f"Judged {ITEMS}/{ITEMS} · done")).to_be_visible()  # no stale "cancelled"
 
 
@@ -205,10 +210,12 @@ def test_a_run_outlives_two_reloads_and_a_closed_tab(scripted_app, chromium, tmp
         page.goto(scripted_app)
         go(page, "Score")
         expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
-            f"{items} / {items}", timeout=60_000)
+            f"{items} / {items}", timeout=60_000
+        )
         expect(page.get_by_text(f"Last session of this run: {items} judged", exact=False)).to_be_visible()
-    stored = lib.conn.execute("SELECT COUNT(*), COUNT(DISTINCT item_id), MAX(attempt) FROM judgments "
-                              "WHERE run_id = ?", [run["id"]]).fetchone()
+    stored = lib.conn.execute(
+        "SELECT COUNT(*), COUNT(DISTINCT item_id), MAX(attempt) FROM judgments WHERE run_id = ?", [run["id"]]
+    ).fetchone()
     assert stored == (items, items, 0)  # every item once
     assert lib.get_run(run["id"])["status"] == "done"
 
@@ -228,7 +235,8 @@ def test_stop_a_run_on_chosen_groups_then_resume_it(scripted_app, chromium, tmp_
         hold.unlink()
         page.get_by_role("button", name=f"Resume ({total - HELD_AFTER} items)").click()
         expect(page.get_by_test_id("stMetric").filter(has_text="Judged").first).to_contain_text(
-            f"{total} / {total}", timeout=120_000)
+            f"{total} / {total}", timeout=120_000
+        )
     lib = Library(tmp_path / "newcomer.db", seed_examples=False)
     (run,) = lib.list_runs()
     groups = {i.id: i.group for i in lib.dataset_items(run["dataset_id"])}

@@ -19,7 +19,9 @@ from geval_core.types import JudgeSettings
 from prompt_library import Library
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-JOB_MS = 120_000  # a worker process starts, imports the workbench and scores the sample with the scripted judge
+JOB_MS = (
+    120_000  # a worker process starts, imports the workbench and scores the sample with the scripted judge
+)
 
 
 def pinned(model: str) -> JudgeSettings:
@@ -35,18 +37,26 @@ def aligned_library(tmp_path):
         sample = lib.get_dataset("sample")
         split, _ = make_split(lib, sample["id"], 0.6, "group", 3)
         base = lib.freeze(dimension(pinned("judge-a")), name="crisp").prompt
-        cand = lib.freeze(dimension(pinned("judge-b"), definition="How well the summary reads as one account."),
-                          name="crisp").prompt
+        cand = lib.freeze(
+            dimension(pinned("judge-b"), definition="How well the summary reads as one account."),
+            name="crisp",
+        ).prompt
         for prompt in (base, cand):
-            plan = plan_run(lib, prompt, sample["id"], JudgeChoice(), RunScope(side="dev", item_ids=tuple(split["dev"])))
+            plan = plan_run(
+                lib, prompt, sample["id"], JudgeChoice(), RunScope(side="dev", item_ids=tuple(split["dev"]))
+            )
             assert start_run(lib, plan, ScriptedJudge()).status == "done"
     return path
 
 
-def test_the_align_page_flags_a_comparison_across_judges_and_runs_one_judge_for_all(chromium, tmp_path,
-                                                                                      aligned_library):
+def test_the_align_page_flags_a_comparison_across_judges_and_runs_one_judge_for_all(
+    chromium, tmp_path, aligned_library
+):
     expect = playwright_api.expect
-    with serve_app(tmp_path, aligned_library, **plugin_env()) as url, browser_page(chromium, tmp_path) as page:
+    with (
+        serve_app(tmp_path, aligned_library, **plugin_env()) as url,
+        browser_page(chromium, tmp_path) as page,
+    ):
         page.goto(url)
         go(page, "Align")
         choose(page, "stSelectbox", "Base prompt", "crisp@1")
@@ -56,20 +66,28 @@ def test_the_align_page_flags_a_comparison_across_judges_and_runs_one_judge_for_
         expect(page.get_by_text("crisp@1 → crisp@2")).to_be_visible(timeout=60_000)
         # The runs found are each prompt's own judge's: the comparison says it is across judges.
         expect(page.get_by_text("Different judges (model)", exact=False).first).to_be_visible()
-        expect(page.get_by_text("scripted:judge-a in process → scripted:judge-b in process", exact=False)
-               ).to_be_visible()
+        expect(
+            page.get_by_text("scripted:judge-a in process → scripted:judge-b in process", exact=False)
+        ).to_be_visible()
         # One judge for every run: none of the stored runs is that judge's, so nothing is compared until both
         # prompts are scored by it.
         choose(page, "stSelectbox", "Judge", "Scripted test judge")
         page.get_by_text("The sidebar's judge, for every prompt", exact=False).first.click()
         settle(page)
         expect(page.get_by_text("Different judges", exact=False)).to_have_count(0)
-        click_button(page, "Score the base crisp@1 on the dev side (" + dev_count(aligned_library) + " items)")
-        expect(page.get_by_text("Where the judge and people disagree (dev side)")).to_be_visible(timeout=JOB_MS)
-        click_button(page, "Score candidate crisp@2 on the dev side (" + dev_count(aligned_library) + " items)")
+        click_button(
+            page, "Score the base crisp@1 on the dev side (" + dev_count(aligned_library) + " items)"
+        )
+        expect(page.get_by_text("Where the judge and people disagree (dev side)")).to_be_visible(
+            timeout=JOB_MS
+        )
+        click_button(
+            page, "Score candidate crisp@2 on the dev side (" + dev_count(aligned_library) + " items)"
+        )
         expect(page.get_by_text("crisp@1 → crisp@2")).to_be_visible(timeout=JOB_MS)
-        expect(page.get_by_text("scripted:scripted-1 in process → scripted:scripted-1 in process", exact=False)
-               ).to_be_visible()
+        expect(
+            page.get_by_text("scripted:scripted-1 in process → scripted:scripted-1 in process", exact=False)
+        ).to_be_visible()
         expect(page.get_by_text("Different judges", exact=False)).to_have_count(0)  # one judge: not flagged
     with Library(aligned_library) as lib:
         models = sorted(run["judge"]["model"] for run in lib.list_runs())
@@ -89,8 +107,10 @@ def cascade_library(tmp_path):
     path = tmp_path / "cascade.db"
     with Library(path) as lib:
         lib.freeze(dimension(pinned("cheap-model")), name="cheap")
-        lib.freeze(dimension(pinned("strong-model"), definition="How well the summary reads as one account."),
-                   name="strong")
+        lib.freeze(
+            dimension(pinned("strong-model"), definition="How well the summary reads as one account."),
+            name="strong",
+        )
     return path
 
 
@@ -110,19 +130,27 @@ def wait_until(condition, page, bound_ms: int = JOB_MS) -> None:
 
 def test_the_cascade_section_draws_a_curve_from_two_score_page_runs(chromium, tmp_path, cascade_library):
     expect = playwright_api.expect
-    with serve_app(tmp_path, cascade_library, **plugin_env()) as url, browser_page(chromium, tmp_path) as page:
+    with (
+        serve_app(tmp_path, cascade_library, **plugin_env()) as url,
+        browser_page(chromium, tmp_path) as page,
+    ):
         page.goto(url)
         go(page, "Score")
         for count, name in enumerate(("cheap@1", "strong@1"), start=1):
             settle(page)
-            box = page.get_by_test_id("stSelectbox").filter(has=page.get_by_text("Frozen prompt", exact=True)).first
+            box = (
+                page.get_by_test_id("stSelectbox")
+                .filter(has=page.get_by_text("Frozen prompt", exact=True))
+                .first
+            )
             if not box.is_visible():  # the New run box folds once a run exists
                 page.get_by_text("New run", exact=True).click()
                 expect(box).to_be_visible(timeout=30_000)
             choose(page, "stSelectbox", "Frozen prompt", name)
             choose(page, "stSelectbox", "Dataset", "sample@1")
-            expect(page.get_by_text(f"Will score with scripted:{name.split('@')[0]}-model in process")
-                   ).to_be_visible(timeout=30_000)
+            expect(
+                page.get_by_text(f"Will score with scripted:{name.split('@')[0]}-model in process")
+            ).to_be_visible(timeout=30_000)
             click_button(page, "Start run")
             wait_until(lambda n=count: done_runs(cascade_library) == n, page)
             expect(page.get_by_text("Tie rate, top-token").first).to_be_visible(timeout=JOB_MS)
@@ -134,7 +162,10 @@ def test_the_cascade_section_draws_a_curve_from_two_score_page_runs(chromium, tm
         settle(page)
         expect(page.get_by_text("Calibration dataset")).to_be_visible(timeout=30_000)
         click_button(page, "Draw the curve")
-        expect(page.get_by_text("items with both judges' scores and a human rating", exact=False).first
-               ).to_be_visible(timeout=JOB_MS)
+        expect(
+            page.get_by_text("items with both judges' scores and a human rating", exact=False).first
+        ).to_be_visible(timeout=JOB_MS)
         expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
-        expect(page.get_by_role("button", name="Freeze the cascade")).to_be_visible()  # a threshold off this curve
+        expect(
+            page.get_by_role("button", name="Freeze the cascade")
+        ).to_be_visible()  # a threshold off this curve

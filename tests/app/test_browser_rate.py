@@ -22,8 +22,9 @@ def rate_url(chromium, tmp_path):
     db = tmp_path / "rate.db"
     with Library(db) as lib:
         sample = lib.dataset_items("sample")
-        lib.import_items("aaa-hostile", [Item("h0", {"document": HOSTILE, "summary": HOSTILE}, {}, None),
-                                         *sample[:5]])
+        lib.import_items(
+            "aaa-hostile", [Item("h0", {"document": HOSTILE, "summary": HOSTILE}, {}, None), *sample[:5]]
+        )
     with serve_app(tmp_path, db) as url:
         yield url, db
 

@@ -31,13 +31,24 @@ def lib_path(tmp_path, monkeypatch):
         items = []
         for k in range(150):
             human, off = int(rng.integers(1, 6)), int(rng.integers(-1, 2))
-            items.append(Item(f"i{k:03d}", {"document": f"Doc {k}.", "summary": f"S{k} [h={human},{off}]"},
-                              {"coherence": float(human)} if k < 60 else {}))
+            items.append(
+                Item(
+                    f"i{k:03d}",
+                    {"document": f"Doc {k}.", "summary": f"S{k} [h={human},{off}]"},
+                    {"coherence": float(human)} if k < 60 else {},
+                )
+            )
         lib.import_items("pilot", items)
         prompt = lib.get_prompt("coherence")
         run_id = lib.create_run(prompt.id, "pilot@1", SCRIPTED)
-        run_scoring(prompt, lib.dataset_items("pilot@1"), ScriptedJudge(script), lib, run_id,
-                    RunOptions(settings=SCRIPTED))
+        run_scoring(
+            prompt,
+            lib.dataset_items("pilot@1"),
+            ScriptedJudge(script),
+            lib,
+            run_id,
+            RunOptions(settings=SCRIPTED),
+        )
     return path
 
 

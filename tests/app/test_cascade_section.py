@@ -40,8 +40,14 @@ def lib_path(tmp_path, monkeypatch):
         for name, definition in (("cheap", base.definition), ("strong", "Sentences that build one whole.")):
             prompt = lib.freeze(replace(base, definition=definition, judge=scripted), name=name).prompt
             run_id = lib.create_run(prompt.id, "sample@1", scripted)
-            run_scoring(prompt, lib.dataset_items("sample@1"), ScriptedJudge(), lib, run_id,
-                        RunOptions(settings=scripted))
+            run_scoring(
+                prompt,
+                lib.dataset_items("sample@1"),
+                ScriptedJudge(),
+                lib,
+                run_id,
+                RunOptions(settings=scripted),
+            )
     return path
 
 
@@ -61,7 +67,10 @@ def calibrated(at, lib):
 
 def entropies(lib, run_id: str) -> dict[str, float]:
     """Each item's entropy (bits) of the stored rating distribution, by scipy."""
-    return {r["item_id"]: float(stats.entropy(list(r["distribution"].values()), base=2)) for r in lib.judgments(run_id)}
+    return {
+        r["item_id"]: float(stats.entropy(list(r["distribution"].values()), base=2))
+        for r in lib.judgments(run_id)
+    }
 
 
 def above(entropy: float, threshold: float) -> bool:
@@ -82,20 +91,26 @@ def test_the_curve_matches_scipy_and_the_frozen_cascade_sends_only_the_unsure_it
     people = lib.human_means(lib.get_dataset("sample@1")["id"], "coherence")
     ids = sorted(people)
     cuts = [-1.0, *sorted(set(np.quantile([unsure[i] for i in ids], np.linspace(0, 1, 11))))]
-    assert len(table) == len(cuts) == 12  # every item to the strong judge, then the 11 quantiles of the entropy
+    assert (
+        len(table) == len(cuts) == 12
+    )  # every item to the strong judge, then the 11 quantiles of the entropy
     assert list(table["entropy above"]) == ["every item", *(f"{cut:.4f}" for cut in cuts[1:])]
     for (_, row), cut in zip(table.iterrows(), cuts, strict=True):
         routed = [i for i in ids if above(unsure[i], cut)]
         assert row["strong judge on"] == f"{len(routed)} ({len(routed) / len(ids):.0%})"
         mixed = [scores[strong if i in routed else cheap][i] for i in ids]
-        assert row["Spearman with people"] == pytest.approx(stats.spearmanr(mixed, [people[i] for i in ids]).statistic, abs=1e-9)
+        assert row["Spearman with people"] == pytest.approx(
+            stats.spearmanr(mixed, [people[i] for i in ids]).statistic, abs=1e-9
+        )
     assert table.iloc[0, 1].startswith(f"{len(ids)} ") and table.iloc[-1, 1].startswith("0 ")
     at.selectbox(key="cs_threshold").set_value(PICK).run()
     at.text_input(key="cs_name").set_value("tiered").run()
     at.button(key="cs_freeze").click().run()
     assert "Frozen as tiered@1" in page_text(at)
     cascade = get_cascade(lib, "tiered")
-    assert f"{cascade['threshold']:.4f}" == table.iloc[PICK]["entropy above"] and cascade["signal"] == "entropy"
+    assert (
+        f"{cascade['threshold']:.4f}" == table.iloc[PICK]["entropy above"] and cascade["signal"] == "entropy"
+    )
     at.selectbox(key="cs_use_dataset").set_value("sample@1").run()
     routed = [i.id for i in lib.dataset_items("sample@1") if above(unsure[i.id], cascade["threshold"])]
     assert 0 < len(routed) < len(ids)
@@ -126,7 +141,9 @@ def test_one_click_scores_a_new_dataset_cheap_first_then_strong(lib_path):
     at = open_page("score")
     at.selectbox(key="cs_use_dataset").set_value("fresh@1").run()
     assert not any(b.key == "cs_start_strong" for b in at.button)  # the strong side waits for the cheap one
-    at = after_jobs(at.button(key="cs_start_cheap").click().run(), lib_path)  # the strong job starts by itself
+    at = after_jobs(
+        at.button(key="cs_start_cheap").click().run(), lib_path
+    )  # the strong job starts by itself
     at = after_jobs(at, lib_path)
     assert not at.exception, [e.value for e in at.exception]
     fresh = lib.get_dataset("fresh@1")["id"]
@@ -143,19 +160,28 @@ def test_a_calibration_run_by_another_model_than_its_prompts_is_said(lib_path):
     lib = Library(lib_path)
     prompt = lib.get_prompt("strong")
     other = replace(prompt.dimension.judge, model="scripted-2")  # as the sidebar's model would score it
-    run_scoring(prompt, lib.dataset_items("sample@1"), ScriptedJudge(), lib,
-                lib.create_run(prompt.id, "sample@1", other), RunOptions(settings=other))
+    run_scoring(
+        prompt,
+        lib.dataset_items("sample@1"),
+        ScriptedJudge(),
+        lib,
+        lib.create_run(prompt.id, "sample@1", other),
+        RunOptions(settings=other),
+    )
     at = open_page("score", clean=False)
     (odd,) = [r for r in lib.list_runs() if r["judge"]["model"] == "scripted-2"]
     at.selectbox(key="cs_cheap").set_value(run_of(lib, "cheap@1")["id"]).run()
-    at.selectbox(key="cs_strong").set_value(next(r["id"] for r in lib.list_runs() if r["prompt_label"] == "strong@1"
-                                                 and r["id"] != odd["id"])).run()
+    at.selectbox(key="cs_strong").set_value(
+        next(r["id"] for r in lib.list_runs() if r["prompt_label"] == "strong@1" and r["id"] != odd["id"])
+    ).run()
     assert not any("not by its prompt's own" in w.value for w in at.warning)
     at.selectbox(key="cs_strong").set_value(odd["id"]).run()
     said = [plain(w.value) for w in at.warning if "not by its prompt's own" in w.value]
-    assert said == ["The strong run was scored by scripted:scripted-2, not by its prompt's own judge "
-                    "scripted:scripted-1. A cascade scores with the prompts' own judges, so this curve may not "
-                    "predict it."]
+    assert said == [
+        "The strong run was scored by scripted:scripted-2, not by its prompt's own judge "
+        "scripted:scripted-1. A cascade scores with the prompts' own judges, so this curve may not "
+        "predict it."
+    ]
 
 
 def test_a_refused_curve_is_said_in_its_section_and_the_runs_still_show(lib_path):
@@ -163,15 +189,22 @@ def test_a_refused_curve_is_said_in_its_section_and_the_runs_still_show(lib_path
     lib.import_items("pair", lib.dataset_items("sample@1")[:2])
     for name in ("cheap", "strong"):
         prompt = lib.get_prompt(name)
-        run_scoring(prompt, lib.dataset_items("pair@1"), ScriptedJudge(), lib,
-                    lib.create_run(prompt.id, "pair@1", prompt.dimension.judge),
-                    RunOptions(settings=prompt.dimension.judge))
+        run_scoring(
+            prompt,
+            lib.dataset_items("pair@1"),
+            ScriptedJudge(),
+            lib,
+            lib.create_run(prompt.id, "pair@1", prompt.dimension.judge),
+            RunOptions(settings=prompt.dimension.judge),
+        )
     at = open_page("score")
     pair = lib.get_dataset("pair@1")["id"]
     at.selectbox(key="cs_dataset").set_value(pair).run()
     at.button(key="cs_curve").click().run()
     assert not at.exception
-    assert [plain(e.value) for e in at.error] == ["field 'run': only 2 items have the strong judge's score and a human rating"]
+    assert [plain(e.value) for e in at.error] == [
+        "field 'run': only 2 items have the strong judge's score and a human rating"
+    ]
     assert at.selectbox(key="score_run").value  # the page went on below the section
 
 
@@ -193,8 +226,10 @@ def test_a_stopped_cheap_job_resumed_elsewhere_does_not_start_the_strong_one(lib
     """The strong job follows the cheap one by itself only after the click that started them; once the cheap
     job was stopped, finishing it from the run list leaves the strong side waiting for its own click."""
     lib = Library(lib_path)
-    new_texts = [replace(i, fields={**i.fields, "summary": i.fields["summary"] + " Again."})
-                 for i in lib.dataset_items("sample@1")[:24]]  # not in the judgment cache: the judge is asked
+    new_texts = [
+        replace(i, fields={**i.fields, "summary": i.fields["summary"] + " Again."})
+        for i in lib.dataset_items("sample@1")[:24]
+    ]  # not in the judgment cache: the judge is asked
     lib.import_items("fresh", new_texts)
     at, hold = held_on_fresh(lib, "strong@1", monkeypatch, tmp_path)
     at.button(key="cs_start_cheap").click().run()
@@ -222,7 +257,9 @@ def test_a_stopped_strong_job_stays_stopped(lib_path, monkeypatch, tmp_path):
     lib.freeze(replace(base, definition="Every sentence follows."), name="stronger")  # never asked: no cache
     lib.import_items("fresh", lib.dataset_items("sample@1")[:24])  # the cheap judge's answers are cached
     at, hold = held_on_fresh(lib, "stronger@1", monkeypatch, tmp_path)
-    at = after_jobs(at.button(key="cs_start_cheap").click().run(), lib_path)  # the strong job starts by itself
+    at = after_jobs(
+        at.button(key="cs_start_cheap").click().run(), lib_path
+    )  # the strong job starts by itself
     fresh = lib.get_dataset("fresh@1")["id"]
     (strong,) = [r for r in lib.list_runs() if r["dataset_id"] == fresh and r["item_ids"] is not None]
     wait_until(lambda: len(lib.judged_item_ids(strong["id"])) >= 3)

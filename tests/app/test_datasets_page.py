@@ -16,6 +16,7 @@ def lib_path(tmp_path, monkeypatch):
     """A temporary library for the app and the scripted judge (see app_support)."""
     return use_temp_library(tmp_path, monkeypatch)
 
+
 CSV = (
     b"uid,article,system,coh,doc\n"
     b'a1,"First article, with a comma.",Summary one,4,d1\n'
@@ -74,7 +75,10 @@ def test_upload_map_preview_and_import_a_csv(lib_path):
     at.button(key="ds_import").click().run()
     assert any("Imported mine.csv as mine@1 (3 items)" in s for s in values(at.success))
     items = Library(lib_path).dataset_items("mine")
-    assert [i.fields for i in items][0] == {"document": "First article, with a comma.", "summary": "Summary one"}
+    assert [i.fields for i in items][0] == {
+        "document": "First article, with a comma.",
+        "summary": "Summary one",
+    }
     assert [i.human for i in items] == [{"coherence": 4.0}, {"coherence": 2.5}, {"coherence": 1.0}]
     assert [i.group for i in items] == ["d1", "d1", "d2"]
     at.button(key="ds_import").click().run()
@@ -82,8 +86,10 @@ def test_upload_map_preview_and_import_a_csv(lib_path):
 
 
 def test_nested_jsonl_fields_are_offered_as_dotted_paths(lib_path):
-    rows = [{"id": f"r{n}", "text": {"src": f"doc {n}", "out": f"sum {n}"}, "scores": {"coherence": n}}
-            for n in (1, 2)]
+    rows = [
+        {"id": f"r{n}", "text": {"src": f"doc {n}", "out": f"sum {n}"}, "scores": {"coherence": n}}
+        for n in (1, 2)
+    ]
     at = upload(open_page("datasets"), "nested.jsonl", "\n".join(map(json.dumps, rows)).encode())
     assert {"text.src", "text.out", "scores.coherence"} <= set(at.multiselect(key=k("inputs")).options)
     at.multiselect(key=k("inputs")).set_value(["text.src"]).run()
@@ -108,14 +114,16 @@ def test_broken_json_is_a_message(lib_path):
 
 
 def test_column_names_from_the_file_show_literally_in_labels(lib_path):
-    data = b'id,**bold** <b>col</b>\nx1,some text\n'
+    data = b"id,**bold** <b>col</b>\nx1,some text\n"
     at = upload(open_page("datasets"), "odd.csv", data)
     at.multiselect(key=k("inputs")).set_value(["**bold** <b>col</b>"]).run()
     assert not at.exception
     [box] = [t for t in at.text_input if t.key == k("inputs_**bold** <b>col</b>")]
     # The visible label is a caption with every Markdown character escaped; the box keeps the plain name as
     # its hidden label, which is what a screen reader reads (no backslashes).
-    assert box.label == "name for column '**bold** <b>col</b>'" and box.proto.label_visibility.value == 2  # COLLAPSED
+    assert (
+        box.label == "name for column '**bold** <b>col</b>'" and box.proto.label_visibility.value == 2
+    )  # COLLAPSED
     assert r"name for column '\*\*bold\*\* \<b\>col\</b\>'" in [c.value for c in at.caption]
 
 
@@ -185,8 +193,10 @@ def test_a_dataset_is_split_on_its_page_and_the_score_page_offers_dev_then_recor
     at.button(key="seal_split_make").click().run()
     lib = Library(lib_path)
     split = get_split(lib, lib.get_dataset("sample")["id"])
-    assert any(c.startswith(f"Split {split['hash'][:12]} (by group, seed 0): {len(split['dev'])} dev items")
-               for c in values(at.caption))
+    assert any(
+        c.startswith(f"Split {split['hash'][:12]} (by group, seed 0): {len(split['dev'])} dev items")
+        for c in values(at.caption)
+    )
     at.switch_page("app_pages/score.py").run()
     at.radio(key="score_judge_source").set_value("sidebar").run()
     assert at.radio(key="score_side").value == "dev"
@@ -198,7 +208,9 @@ def test_a_dataset_is_split_on_its_page_and_the_score_page_offers_dev_then_recor
     at = after_jobs(at.button(key="score_start").click().run(), lib_path)
     [test_run] = [r for r in lib.list_runs() if r["id"] != run["id"]]
     assert set(test_run["item_ids"]) == set(split["test"])
-    assert [(u["prompt_id"], u["run_id"]) for u in sealed_uses(lib, split)] == [(test_run["prompt_id"], test_run["id"])]
+    assert [(u["prompt_id"], u["run_id"]) for u in sealed_uses(lib, split)] == [
+        (test_run["prompt_id"], test_run["id"])
+    ]
 
 
 def test_the_upload_form_guesses_the_inputs_of_frozen_prompts_and_a_topic_like_group():

@@ -15,6 +15,7 @@ def lib_path(tmp_path, monkeypatch):
     """A temporary library for the app and the scripted judge (see app_support)."""
     return use_temp_library(tmp_path, monkeypatch)
 
+
 STEPS = [line.split(". ", 1)[1] for line in SCRIPTED_STEPS.splitlines()]
 
 
@@ -39,7 +40,10 @@ def test_editing_definition_and_anchors_updates_the_preview(lib_path):
     at = open_page("design")
     at.text_area(key="design_definition").set_value("How well the summary hangs together.")
     at.session_state["design_anchors_1_5"] = {
-        "edited_rows": {0: {"description": "Flawless <b>flow</b> **bold**"}}, "added_rows": [], "deleted_rows": []}
+        "edited_rows": {0: {"description": "Flawless <b>flow</b> **bold**"}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     text = preview(at)
     assert "Coherence (1-5) - How well the summary hangs together." in text
@@ -95,7 +99,9 @@ def test_failed_checks_block_freezing_with_readable_messages(lib_path):
     at.run()
     errors = " ".join(values(at.error))
     assert "write a definition of the dimension" in errors
-    assert "Reference:\n\n[the item's reference goes here]" in preview(at)  # the default template follows inputs
+    assert "Reference:\n\n[the item's reference goes here]" in preview(
+        at
+    )  # the default template follows inputs
     assert at.button(key="design_freeze").disabled
     assert not at.exception
 
@@ -174,7 +180,9 @@ def test_checks_name_steps_for_other_inputs_a_single_step_and_identical_anchors(
     at.text_area(key="design_steps").set_value("1. Read the summary and the document.")
     at.session_state["design_anchors_1_5"] = {
         "edited_rows": {0: {"description": "Same text."}, 1: {"description": "same  text."}},
-        "added_rows": [], "deleted_rows": []}
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     warnings = " ".join(values(at.warning))
     assert "only one evaluation step" in warnings
@@ -236,7 +244,9 @@ def test_generate_asks_before_replacing_edited_steps_and_can_be_undone(lib_path)
 
 def test_generate_asks_before_replacing_the_hand_written_steps_of_a_loaded_prompt(lib_path):
     at = open_page("design")
-    at.selectbox(key="design_pick").set_value("prompt:coherence@1").run()  # the example's steps are hand-written
+    at.selectbox(key="design_pick").set_value(
+        "prompt:coherence@1"
+    ).run()  # the example's steps are hand-written
     at.button(key="design_load").click().run()
     loaded = at.text_area(key="design_steps").value
     assert loaded and "Steps written by: written by hand" in page_text(at)

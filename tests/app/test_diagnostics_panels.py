@@ -47,7 +47,9 @@ def test_diagnostics_panels(lib_path):
 
     with Library(lib_path) as lib:
         (probe,) = probe_runs(lib, run_id)
-        assert probe["status"] == "done" and probe["judge"]["provider"] == "scripted"  # the probed run's judge
+        assert (
+            probe["status"] == "done" and probe["judge"]["provider"] == "scripted"
+        )  # the probed run's judge
         found = perturbation_result(lib, probe["id"])
     shown = next(m for m in at.metric if m.label.startswith("Sensitivity"))
     assert shown.value == f"{found['sensitivity']:.3f}" and found["pairs"] == 20
@@ -62,8 +64,14 @@ def test_diagnostics_are_computed_once_per_run_state_and_compare_two_runs(lib_pa
         prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")
         run_id = lib.create_run(prompt.id, "sample", SCRIPTED)
         run_scoring(prompt, items, ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
-        other_items = [Item(f"o{k}", {"document": f"doc {k}", "summary": f"other summary {k}."},
-                            {"coherence": float(1 + k % 5)}) for k in range(30)]
+        other_items = [
+            Item(
+                f"o{k}",
+                {"document": f"doc {k}", "summary": f"other summary {k}."},
+                {"coherence": float(1 + k % 5)},
+            )
+            for k in range(30)
+        ]
         lib.import_items("other-system", other_items)
         other = lib.create_run(prompt.id, "other-system", SCRIPTED)
         run_scoring(prompt, other_items, ScriptedJudge(), lib, other, RunOptions(settings=SCRIPTED))
@@ -109,8 +117,9 @@ def test_estimate_panel_states_its_assumption_and_withholds_few_ratings(lib_path
 def test_the_reliability_chart_spans_both_probability_axes_in_the_same_ticks():
     from workbench_ui.diagnostics import reliability_figure
 
-    fig = reliability_figure([{"predicted": 0.2, "observed": 0.3, "count": 4},
-                              {"predicted": 0.35, "observed": 0.25, "count": 9}])
+    fig = reliability_figure(
+        [{"predicted": 0.2, "observed": 0.3, "count": 4}, {"predicted": 0.35, "observed": 0.25, "count": 9}]
+    )
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         assert list(axis.range) == [0, 1] and axis.dtick == 0.1 and axis.tickformat == ".0%"
     assert fig.layout.yaxis.scaleanchor == "x"

@@ -31,8 +31,14 @@ def lib_path(tmp_path, monkeypatch):
     with Library(path) as lib:
         base = lib.get_prompt("coherence").dimension
         prompt = lib.freeze(replace(base, judge=SCRIPTED), name="watched").prompt
-        items = [Item(f"w{k:02d}", {"document": f"Document {k}.", "summary": f"Summary {k}."},
-                      {"coherence": float(1 + k % 5)}) for k in range(24)]
+        items = [
+            Item(
+                f"w{k:02d}",
+                {"document": f"Document {k}.", "summary": f"Summary {k}."},
+                {"coherence": float(1 + k % 5)},
+            )
+            for k in range(24)
+        ]
         lib.import_items("anchors", items)
         run_id = lib.create_run(prompt.id, "anchors@1", SCRIPTED)
         run_scoring(prompt, items, ScriptedJudge(default_script), lib, run_id, RunOptions(settings=SCRIPTED))

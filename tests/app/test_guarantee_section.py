@@ -24,7 +24,9 @@ MARK = re.compile(r"\[h=(\d)\]\[sure=(\d)\]\[wrong=(\d)\]")
 
 
 def cheap_script(request):
-    human, sure, wrong = (int(v) for v in MARK.search("".join(m["content"] for m in request.messages)).groups())
+    human, sure, wrong = (
+        int(v) for v in MARK.search("".join(m["content"] for m in request.messages)).groups()
+    )
     if sure:
         return {str((human + 1) % 5 + 1 if wrong else human): 0.95, "The": 0.05}
     return {"1": 0.1, "2": 0.2, "3": 0.3, "4": 0.2, "5": 0.1, "The": 0.1}
@@ -34,8 +36,13 @@ def items(count: int, rng) -> list[Item]:
     out = []
     for k in range(count):
         human, sure, wrong = int(rng.integers(1, 6)), int(rng.random() < 0.6), int(rng.random() < 0.04)
-        out.append(Item(f"c{k:03d}", {"document": f"Document {k}.", "summary": f"S [h={human}][sure={sure}][wrong={wrong}]"},
-                        {"coherence": float(human)}))
+        out.append(
+            Item(
+                f"c{k:03d}",
+                {"document": f"Document {k}.", "summary": f"S [h={human}][sure={sure}][wrong={wrong}]"},
+                {"coherence": float(human)},
+            )
+        )
     return out
 
 
@@ -50,8 +57,14 @@ def lib_path(tmp_path, monkeypatch):
         cheap = lib.freeze(replace(base, judge=cheap_judge), name="cheap").prompt
         lib.freeze(replace(base, judge=cheap_judge, definition="Read closely."), name="strong")
         run_id = lib.create_run(cheap.id, "calibration@1", cheap_judge)
-        run_scoring(cheap, lib.dataset_items("calibration@1"), ScriptedJudge(cheap_script), lib, run_id,
-                    RunOptions(settings=cheap_judge))
+        run_scoring(
+            cheap,
+            lib.dataset_items("calibration@1"),
+            ScriptedJudge(cheap_script),
+            lib,
+            run_id,
+            RunOptions(settings=cheap_judge),
+        )
     return path
 
 

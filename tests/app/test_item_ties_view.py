@@ -30,7 +30,12 @@ def brute_others(values, groups=None):
     out = [None if v is None else 0 for v in values]
     for i, j in combinations(range(len(values)), 2):
         same_group = groups is None or groups[i] == groups[j]
-        if values[i] is not None and values[j] is not None and same_group and round(values[i], 6) == round(values[j], 6):
+        if (
+            values[i] is not None
+            and values[j] is not None
+            and same_group
+            and round(values[i], 6) == round(values[j], 6)
+        ):
             out[i] += 1
             out[j] += 1
     return out
@@ -44,10 +49,17 @@ def random_rows(rng, n):
         rating = None if score is None else float(rng.integers(1, 4))
         parsed = int(rng.integers(0, 5)) if mode == "sampling" else 1
         counts = rng.multinomial(parsed, [0.5, 0.3, 0.2]) if parsed else np.zeros(3, int)
-        rows.append({"item_id": f"i{k}", "score": score, "mode": mode, "parsed": parsed,
-                     "top_rating": rating if mode == "logprobs" else None,
-                     "first_rating": rating if mode == "sampling" else None,
-                     "distribution": {r + 1: c / parsed for r, c in enumerate(counts)} if parsed else {}})
+        rows.append(
+            {
+                "item_id": f"i{k}",
+                "score": score,
+                "mode": mode,
+                "parsed": parsed,
+                "top_rating": rating if mode == "logprobs" else None,
+                "first_rating": rating if mode == "sampling" else None,
+                "distribution": {r + 1: c / parsed for r, c in enumerate(counts)} if parsed else {},
+            }
+        )
     return rows
 
 
@@ -78,13 +90,17 @@ def test_reply_agreement_is_the_share_of_agreeing_reply_pairs():
 
 def _scored_library(path, count=12):
     lib = Library(path)
-    items = [Item(i.id, i.fields, {"coherence": float(n % 3 + 1)}, f"doc{n // 4}")
-             for n, i in enumerate(make_items(count))]
+    items = [
+        Item(i.id, i.fields, {"coherence": float(n % 3 + 1)}, f"doc{n // 4}")
+        for n, i in enumerate(make_items(count))
+    ]
     lib.import_items("tied", items)
     prompt = lib.freeze(dimension(SCRIPTED)).prompt
     run_id = lib.create_run(prompt.id, "tied", SCRIPTED)
     # Two answers only, so the top-token ratings tie a lot and the weighted scores less.
-    judge = ScriptedJudge(lambda r: {"3": 0.7, "4": 0.3} if len(str(r.messages)) % 2 else {"3": 0.4, "4": 0.6})
+    judge = ScriptedJudge(
+        lambda r: {"3": 0.7, "4": 0.3} if len(str(r.messages)) % 2 else {"3": 0.4, "4": 0.6}
+    )
     run_scoring(prompt, lib.dataset_items("tied"), judge, lib, run_id, RunOptions(settings=SCRIPTED))
     return lib, run_id
 
@@ -99,8 +115,12 @@ def test_runs_export_carries_each_items_ties(tmp_path):
     assert [r["ties_weighted"] for r in rows] == brute_others(weighted)
     assert [r["ties_top"] for r in rows] == brute_others(top)
     assert [r["ties_top_in_group"] for r in rows] == brute_others(top, groups)
-    assert [r["ties_top_share"] for r in rows] == pytest.approx([c / (len(rows) - 1) for c in brute_others(top)])
-    assert {"id", *Judgment.columns()[1:]} <= set(rows[0])  # one id column name: "id", as `geval score` writes
+    assert [r["ties_top_share"] for r in rows] == pytest.approx(
+        [c / (len(rows) - 1) for c in brute_others(top)]
+    )
+    assert {"id", *Judgment.columns()[1:]} <= set(
+        rows[0]
+    )  # one id column name: "id", as `geval score` writes
 
 
 def test_table_and_item_view_show_ties(tmp_path, monkeypatch):
@@ -117,5 +137,7 @@ def test_table_and_item_view_show_ties(tmp_path, monkeypatch):
     first = rows[0]["item_id"]
     weighted = brute_others([r["score"] for r in rows])[0]
     caption = " ".join(c.value for c in at.caption)
-    assert (f"Top-token rating tied with {want[first]} of {len(rows) - 1} other items at "
-            f"{top[first]:.3f}; {weighted} after weighting") in caption
+    assert (
+        f"Top-token rating tied with {want[first]} of {len(rows) - 1} other items at "
+        f"{top[first]:.3f}; {weighted} after weighting"
+    ) in caption

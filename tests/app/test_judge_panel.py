@@ -26,13 +26,27 @@ def split_chat(body: dict) -> tuple[int, dict]:
     counting = body["messages"][0]["content"].startswith("Count from")
     texts = ["1", *[f" {k}" for k in range(2, 10)], " 1", "0"] if counting else ["7"]
     alternatives = [{"token": "7", "logprob": -0.1}, {"token": "8", "logprob": -2.5}]
-    content = [{"token": t, "logprob": -0.01, "top_logprobs": alternatives[: body.get("top_logprobs", 0)]}
-               for t in texts]
-    choices = [{"index": i, "finish_reason": "stop", "message": {"role": "assistant", "content": "".join(texts)},
-                "logprobs": {"content": content} if body.get("logprobs") else None}
-               for i in range(body.get("n", 1))]
-    return 200, {"id": "c1", "object": "chat.completion", "created": 0, "model": "splitter-1-q4", "choices": choices,
-                 "usage": {"prompt_tokens": 20, "completion_tokens": len(texts), "total_tokens": 20 + len(texts)}}
+    content = [
+        {"token": t, "logprob": -0.01, "top_logprobs": alternatives[: body.get("top_logprobs", 0)]}
+        for t in texts
+    ]
+    choices = [
+        {
+            "index": i,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "".join(texts)},
+            "logprobs": {"content": content} if body.get("logprobs") else None,
+        }
+        for i in range(body.get("n", 1))
+    ]
+    return 200, {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "splitter-1-q4",
+        "choices": choices,
+        "usage": {"prompt_tokens": 20, "completion_tokens": len(texts), "total_tokens": 20 + len(texts)},
+    }
 
 
 class Judges(FakeJudges):
@@ -83,8 +97,11 @@ def test_presets_fill_the_base_url_and_say_what_the_server_returns(lib_path):
     at.sidebar.selectbox(key="sb_judge").set_value("compatible").run()
     assert at.sidebar.selectbox(key="sb_preset").value == "llama.cpp"
     assert at.sidebar.text_input(key="sb_base_url").value == "http://127.0.0.1:8080/v1"
-    for key, url in (("vllm", "http://127.0.0.1:8000/v1"), ("ollama", "http://127.0.0.1:11434/v1"),
-                     ("lm-studio", "http://127.0.0.1:1234/v1")):
+    for key, url in (
+        ("vllm", "http://127.0.0.1:8000/v1"),
+        ("ollama", "http://127.0.0.1:11434/v1"),
+        ("lm-studio", "http://127.0.0.1:1234/v1"),
+    ):
         at.sidebar.selectbox(key="sb_preset").set_value(key).run()
         assert at.sidebar.text_input(key="sb_base_url").value == url == PRESETS[key].base_url
         assert preset_summary(PRESETS[key]) in values(at.sidebar.caption)
@@ -95,13 +112,23 @@ def test_presets_fill_the_base_url_and_say_what_the_server_returns(lib_path):
 
 def test_test_judge_keeps_the_probe_and_the_score_page_refuses_logprobs_mode(lib_path, fake):
     url = f"{fake.url}/v1"
-    at = compatible(open_page(), url, "reasoner-2")  # reasons, though no model list says so: only a probe knows
+    at = compatible(
+        open_page(), url, "reasoner-2"
+    )  # reasons, though no model list says so: only a probe knows
     at = sidebar_judge_on_score_page(at)
     assert not at.error and not at.button(key="score_start").disabled  # untested: nothing known against it
     lines = click_test_judge(at)
-    assert lines[:6] == ["reachable: yes", "model version: reasoner-2-2026-01-01", "log-probabilities: no",
-                         "top_logprobs max: unknown", "single-token ratings: yes", "n honoured: yes"]
-    assert lines[6].startswith("latency: ") and lines[6].endswith(" s") and lines[7] == "cost per item: unpriced"
+    assert lines[:6] == [
+        "reachable: yes",
+        "model version: reasoner-2-2026-01-01",
+        "log-probabilities: no",
+        "top_logprobs max: unknown",
+        "single-token ratings: yes",
+        "n honoured: yes",
+    ]
+    assert (
+        lines[6].startswith("latency: ") and lines[6].endswith(" s") and lines[7] == "cost per item: unpriced"
+    )
     kept = latest_probe(Library(lib_path), JudgeSettings(provider="openai", model="reasoner-2", base_url=url))
     assert (kept["reachable"], kept["logprobs"], kept["n_honoured"]) == (True, False, True)
     assert lines[8] == f"tested: {kept['probed_at']}"
@@ -113,14 +140,24 @@ def test_test_judge_keeps_the_probe_and_the_score_page_refuses_logprobs_mode(lib
 
 
 def test_test_judge_names_a_split_ten_and_the_score_page_warns_on_a_1_to_10_prompt(lib_path, fake):
-    ten = Library(lib_path).freeze(dimension(name="Relevance", scale=Scale(1, 10),
-                                             anchors={i: f"level {i}" for i in range(1, 11)})).prompt
+    ten = (
+        Library(lib_path)
+        .freeze(
+            dimension(name="Relevance", scale=Scale(1, 10), anchors={i: f"level {i}" for i in range(1, 11)})
+        )
+        .prompt
+    )
     at = compatible(open_page(), f"{fake.url}/v1", "splitter-1")
     at.sidebar.radio(key="sb_probe_scale").set_value(10).run()
     lines = click_test_judge(at)
-    assert lines[:6] == ["reachable: yes", "model version: splitter-1-q4", "log-probabilities: yes",
-                         "top_logprobs max: 2", 'single-token ratings: no: 10 comes back as "1", "0"',
-                         "n honoured: yes"]
+    assert lines[:6] == [
+        "reachable: yes",
+        "model version: splitter-1-q4",
+        "log-probabilities: yes",
+        "top_logprobs max: 2",
+        'single-token ratings: no: 10 comes back as "1", "0"',
+        "n honoured: yes",
+    ]
     assert values(at.sidebar.warning)[0].startswith("this judge splits 10 into several tokens")
     at = sidebar_judge_on_score_page(at)
     at.selectbox(key="score_prompt").set_value(f"{ten.name}@{ten.version}").run()
@@ -206,8 +243,14 @@ def test_score_page_sends_a_batch_checks_it_and_collects_scores_like_a_live_run(
     at.toggle(key="score_batch_on").set_value(True).run()
     lib = Library(lib_path)
     prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:3]
-    settings = JudgeSettings(**{**prompt.dimension.judge.__dict__, "provider": "openai", "model": "gpt-4o-mini",
-                                "base_url": f"{fake.url}/v1"})
+    settings = JudgeSettings(
+        **{
+            **prompt.dimension.judge.__dict__,
+            "provider": "openai",
+            "model": "gpt-4o-mini",
+            "base_url": f"{fake.url}/v1",
+        }
+    )
     live_usd = estimate_cost(prompt, items, settings, store=lib)["usd"]
     assert metric(at, "Batch requests") == "3"
     assert metric(at, "Live cost (est.)") == metric(at, "Cost (est.)") == f"${live_usd:.4f}"
@@ -217,8 +260,10 @@ def test_score_page_sends_a_batch_checks_it_and_collects_scores_like_a_live_run(
     [run] = lib.list_runs()
     batch_id = run["batch_id"]
     assert (run["batch_provider"], run["batch_requests"], run["status"]) == ("openai", 3, "running")
-    assert f"Submitted batch {batch_id} (3 requests): validating. Check its status now and then; collect it when " \
-           "it has finished." in values(at.success)
+    assert (
+        f"Submitted batch {batch_id} (3 requests): validating. Check its status now and then; collect it when "
+        "it has finished." in values(at.success)
+    )
     assert not [b for b in at.button if b.key == "score_resume"]  # no live resume while the batch is out
     at.button(key="score_batch_check").click().run()
     assert f"Batch {batch_id}: in_progress: check again later." in values(at.info)
@@ -230,7 +275,9 @@ def test_score_page_sends_a_batch_checks_it_and_collects_scores_like_a_live_run(
     scores = {r["item_id"]: r["score"] for r in lib.judgments(run["id"])}
     assert scores == pytest.approx({i.id: expected_score(prompt, i) for i in items}, abs=1e-9)
     assert metric(at, "Judged") == "3 / 3"
-    assert run["cost_usd"] == pytest.approx(0.5 * (run["input_tokens"] * 0.15 + run["output_tokens"] * 0.60) / 1e6)
+    assert run["cost_usd"] == pytest.approx(
+        0.5 * (run["input_tokens"] * 0.15 + run["output_tokens"] * 0.60) / 1e6
+    )
     assert plain(f"Batch run: batch {batch_id} at openai") in " ".join(values(at.caption))
 
 

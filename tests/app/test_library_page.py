@@ -29,7 +29,13 @@ def test_lists_every_frozen_version(lib_path):
     second_version(Library(lib_path))
     at = open_page("library")
     table = at.dataframe[0].value
-    assert list(table["prompt"]) == ["coherence@1", "coherence@2", "consistency@1", "fluency@1", "relevance@1"]
+    assert list(table["prompt"]) == [
+        "coherence@1",
+        "coherence@2",
+        "consistency@1",
+        "fluency@1",
+        "relevance@1",
+    ]
     lib = Library(lib_path)
     assert list(table["hash"]) == [p["id"][:12] for p in lib.list_prompts()]
 
@@ -46,8 +52,11 @@ def test_diff_of_two_versions_shows_what_changed(lib_path):
     assert "**Definition** — changed" in headings
     assert "**Anchors** — unchanged" in headings and "**Steps** — unchanged" in headings
     assert "**Settings** — changed" in headings  # the hash differs
-    [diff] = [c.value for c in at.code if c.language == "diff" and "Definition" not in c.value
-              and f"-{old}" in c.value]
+    [diff] = [
+        c.value
+        for c in at.code
+        if c.language == "diff" and "Definition" not in c.value and f"-{old}" in c.value
+    ]
     assert "+How well the sentences of the summary connect." in diff
     assert "--- coherence@1" in diff and "+++ coherence@2" in diff
 
@@ -65,7 +74,9 @@ def test_import_checks_the_hash(lib_path, tmp_path):
     data = export_prompt(other.freeze(dim).prompt)
     at = open_page("library")
     tampered = {**data, "definition": data["definition"] + " (edited)"}
-    at.file_uploader(key="lib_upload").set_value(("bad.json", json.dumps(tampered).encode(), "application/json"))
+    at.file_uploader(key="lib_upload").set_value(
+        ("bad.json", json.dumps(tampered).encode(), "application/json")
+    )
     at.run()
     at.button(key="lib_import").click().run()
     assert not at.exception

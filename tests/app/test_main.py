@@ -12,8 +12,15 @@ def lib_path(tmp_path, monkeypatch):
     """A temporary library for the app and the scripted judge (see app_support)."""
     return use_temp_library(tmp_path, monkeypatch)
 
-PAGES = {"start": "G-Eval Workbench", "design": "Design a dimension", "library": "Library", "datasets": "Datasets", "score": "Score",
-         "agreement": "Agreement and comparison"}
+
+PAGES = {
+    "start": "G-Eval Workbench",
+    "design": "Design a dimension",
+    "library": "Library",
+    "datasets": "Datasets",
+    "score": "Score",
+    "agreement": "Agreement and comparison",
+}
 
 
 @pytest.mark.parametrize("page", list(PAGES))
@@ -59,4 +66,5 @@ def test_compatible_server_asks_for_a_base_url(lib_path):
     at.sidebar.selectbox(key="sb_judge").set_value("compatible").run()
     assert at.sidebar.text_input(key="sb_base_url").value == "http://127.0.0.1:8080/v1"
     assert "API key (OPENAI_API_KEY): not set, fine for a local server that needs none" in [
-        c.value for c in at.sidebar.caption]
+        c.value for c in at.sidebar.caption
+    ]

@@ -94,12 +94,16 @@ def test_groups_used_and_their_median_size_beside_the_headline_and_a_tiny_group_
     chosen = [i for group in two_each.values() for i in group]
     run_id = lib.create_run("coherence", "sample", SCRIPTED, item_ids=[i.id for i in chosen])
     for n, item in enumerate(chosen):
-        lib.save_judgment(run_id, Judgment(item.id, score=item.human["coherence"] + n % 3 * 0.3, mode="logprobs"))
+        lib.save_judgment(
+            run_id, Judgment(item.id, score=item.human["coherence"] + n % 3 * 0.3, mode="logprobs")
+        )
     lib.finish_run(run_id)
     at = open_page("agreement")
     note = next(c for c in values(at.caption) if c.startswith("Group-level reading:"))
     used = int(note.split("Group-level reading: ")[1].split(" of ")[0])
-    assert f"{used} of {len(two_each)} groups used ({len(two_each) - used} skipped" in note  # used + skipped: all
+    assert (
+        f"{used} of {len(two_each)} groups used ({len(two_each) - used} skipped" in note
+    )  # used + skipped: all
     assert "median group size 2 items." in note
     assert any("The groups are tiny (median 2 items)" in w for w in values(at.warning))
 
@@ -134,6 +138,12 @@ def test_the_eta_reads_the_rate_of_recent_items():
 
     # 10 items in the first 100 s (a model load, a busy spell), then 1 item a second: the ETA follows the recent rate.
     samples = [(0.0, 0), (100.0, 10), (110.0, 20), (120.0, 30)]
-    assert recent_progress_text(30, 60, samples) == "30 / 60 items · about 30 s left"  # 20 items in the last 20 s
-    assert progress_text(30, 60, 120.0) == "30 / 60 items · about 2 min left"  # the whole run's rate would say
-    assert recent_progress_text(10, 60, [(0.0, 10), (5.0, 10)]) is None  # no progress in the window: no rate yet
+    assert (
+        recent_progress_text(30, 60, samples) == "30 / 60 items · about 30 s left"
+    )  # 20 items in the last 20 s
+    assert (
+        progress_text(30, 60, 120.0) == "30 / 60 items · about 2 min left"
+    )  # the whole run's rate would say
+    assert (
+        recent_progress_text(10, 60, [(0.0, 10), (5.0, 10)]) is None
+    )  # no progress in the window: no rate yet

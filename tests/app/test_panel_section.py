@@ -22,9 +22,17 @@ def lib_path(tmp_path, monkeypatch):
     path = use_temp_library(tmp_path, monkeypatch)
     with Library(path) as lib:
         base = lib.get_prompt("coherence").dimension
-        lib.freeze(replace(base, judge=replace(base.judge, provider="scripted", model="scripted-1")), name="jurora")
-        lib.freeze(replace(base, definition="Sentences that build one whole.",
-                           judge=replace(base.judge, provider="scripted", model="scripted-1")), name="jurorb")
+        lib.freeze(
+            replace(base, judge=replace(base.judge, provider="scripted", model="scripted-1")), name="jurora"
+        )
+        lib.freeze(
+            replace(
+                base,
+                definition="Sentences that build one whole.",
+                judge=replace(base.judge, provider="scripted", model="scripted-1"),
+            ),
+            name="jurorb",
+        )
     return path
 
 
@@ -47,13 +55,26 @@ def test_freeze_score_and_read_a_panel(lib_path):
     assert np.allclose(table["spread"], np.abs(matrix[:, 0] - matrix[:, 1]))
     from geval_core.diagnostics.panel_people import panel_against_people
 
-    people = next(f.value for f in at.dataframe if "judge" in f.value.columns and "spearman" in f.value.columns)
+    people = next(
+        f.value for f in at.dataframe if "judge" in f.value.columns and "spearman" in f.value.columns
+    )
     with Library(lib_path) as again:
-        rows = [{"id": r["item"], "score": r["panel"], "members": {m: r[m] for m in ("jurora@1", "jurorb@1")},
-                 "group": None} for r in table.to_dict("records")]
-        expected_people = panel_against_people(again, rows, again.get_dataset("sample")["id"], "coherence", 50)
+        rows = [
+            {
+                "id": r["item"],
+                "score": r["panel"],
+                "members": {m: r[m] for m in ("jurora@1", "jurorb@1")},
+                "group": None,
+            }
+            for r in table.to_dict("records")
+        ]
+        expected_people = panel_against_people(
+            again, rows, again.get_dataset("sample")["id"], "coherence", 50
+        )
     assert list(people["judge"]) == ["jurora@1", "jurorb@1", "panel"]
-    assert people.set_index("judge")["spearman"]["panel"] == round(expected_people["figures"]["panel"]["spearman"], 3)
+    assert people.set_index("judge")["spearman"]["panel"] == round(
+        expected_people["figures"]["panel"]["spearman"], 3
+    )
     queue = [f.value for f in at.dataframe if "spread" in f.value.columns][-1]
     assert list(queue["spread"]) == sorted(queue["spread"], reverse=True) and len(queue) == 20
 
@@ -107,7 +128,9 @@ def test_the_panel_dataset_box_opens_on_a_dataset_that_fits_and_labels_the_other
     from geval_core.types import Item
 
     with Library(lib_path) as lib:
-        lib.import_items("dialogues", [Item("t1", {"context": "Hi.", "response": "Hello."})])  # no document/summary
+        lib.import_items(
+            "dialogues", [Item("t1", {"context": "Hi.", "response": "Hello."})]
+        )  # no document/summary
         lib.import_items("aaa-summaries", [Item("s1", {"document": "A text.", "summary": "Text."})])
     at = open_page("score")
     at.multiselect(key="pn_members").set_value(["jurora@1", "jurorb@1"]).run()
@@ -117,4 +140,6 @@ def test_the_panel_dataset_box_opens_on_a_dataset_that_fits_and_labels_the_other
     labels = list(box.options)  # as drawn (formatted)
     assert box.value != "dialogues@1"  # a dataset that fits is the default
     assert "dialogues@1 (does not fit: no document, summary)" in labels
-    assert labels.index("dialogues@1 (does not fit: no document, summary)") == len(labels) - 1  # the misfit last
+    assert (
+        labels.index("dialogues@1 (does not fit: no document, summary)") == len(labels) - 1
+    )  # the misfit last

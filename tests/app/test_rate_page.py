@@ -21,7 +21,9 @@ def _click(at, key: str):
 
 
 def _shown_item(at) -> str:
-    return next(plain(s.value) for s in at.subheader if str(s.value).startswith("Item ")).removeprefix("Item ")
+    return next(plain(s.value) for s in at.subheader if str(s.value).startswith("Item ")).removeprefix(
+        "Item "
+    )
 
 
 def test_rate_skip_undo_resume_and_save(tmp_path, monkeypatch):
@@ -76,8 +78,9 @@ def test_hostile_item_text_is_shown_as_text_and_judge_hidden(tmp_path, monkeypat
 
         lib.import_items("hostile", [Item("h1", {"document": HOSTILE, "summary": HOSTILE}, {}, None)])
     at = open_page("rate")
-    at.selectbox(key="rate_dataset").select(next(o for o in at.selectbox(key="rate_dataset").options
-                                                  if o.startswith("hostile"))).run()
+    at.selectbox(key="rate_dataset").select(
+        next(o for o in at.selectbox(key="rate_dataset").options if o.startswith("hostile"))
+    ).run()
     _rate_as(at, "eve")
     assert sum(c.value == HOSTILE for c in at.code) == 2
     assert all(HOSTILE not in str(m.value) for m in at.markdown)
@@ -93,10 +96,13 @@ def test_archived_datasets_and_runs_are_not_offered_for_rating(tmp_path, monkeyp
         run_id, _ = judged_run(lib)
         kept = lib.import_items("kept", [Item("k1", {"document": "d", "summary": "s"}, {}, None)])
         assert lib.get_dataset("kept")["id"] == kept["id"]
+
     def on_sample():
         at = open_page("rate")
         labels = at.selectbox(key="rate_dataset").options
-        return at.selectbox(key="rate_dataset").select(next(o for o in labels if o.startswith("sample@1"))).run()
+        return (
+            at.selectbox(key="rate_dataset").select(next(o for o in labels if o.startswith("sample@1"))).run()
+        )
 
     at = on_sample()
     assert any(o.startswith("kept@1") for o in at.selectbox(key="rate_dataset").options)

@@ -24,8 +24,11 @@ def rated_run(path) -> tuple[str, list]:
         for n, item in enumerate(lib.dataset_items("sample")):
             base = item.human["coherence"]
             raters = [base, max(1.0, base - (n % 2)), min(5.0, base + (n % 3 == 0))]
-            human = {**item.human, **{f"coherence.{k}": v for k, v in enumerate(raters)},
-                     "coherence": float(np.mean(raters))}
+            human = {
+                **item.human,
+                **{f"coherence.{k}": v for k, v in enumerate(raters)},
+                "coherence": float(np.mean(raters)),
+            }
             items.append(replace(item, human=human))
         dataset = lib.import_items("rated", items)
         prompt = lib.get_prompt("coherence")
@@ -76,9 +79,16 @@ def test_ratings_saved_on_the_rate_page_sit_beside_a_run_of_the_earlier_version(
     ceiling = next(d.value for d in at.dataframe if "who" in d.value.columns)
     assert ceiling["who"].tolist()[-1] == "judge" and int(ceiling["items"].tolist()[-1]) == 12
     # The people who rated are kept with the version and named beside their rating keys.
-    assert ceiling["who"].tolist()[:3] == ["rater coherence.0 (al)", "rater coherence.1 (bo)",
-                                           "rater coherence.2 (cy)"]
+    assert ceiling["who"].tolist()[:3] == [
+        "rater coherence.0 (al)",
+        "rater coherence.1 (bo)",
+        "rater coherence.2 (cy)",
+    ]
     with Library(path) as lib:
         assert lib.rater_names(saved["id"], "coherence") == ["al", "bo", "cy"]
         assert [h for h in lib.get_dataset(saved["id"])["human"] if h.startswith("coherence")] == [
-            "coherence", "coherence.0", "coherence.1", "coherence.2"]
+            "coherence",
+            "coherence.0",
+            "coherence.1",
+            "coherence.2",
+        ]

@@ -49,4 +49,6 @@ def test_the_rubric_form_probe_runs_as_a_task_and_shows_its_figures(lib_path):
         assert shown == pytest.approx(v["mean_abs_change"])
     assert "6 items; people's rating 'coherence'" in page_text(at)
     at.toggle(key="rb_items").set_value(True).run()
-    assert any(list(d.value.columns[:3]) == ["id", "original", "human"] and len(d.value) == 6 for d in at.dataframe)
+    assert any(
+        list(d.value.columns[:3]) == ["id", "original", "human"] and len(d.value) == 6 for d in at.dataframe
+    )

@@ -25,6 +25,7 @@ def lib_path(tmp_path, monkeypatch):
     """A temporary library for the app and the scripted judge (see app_support)."""
     return use_temp_library(tmp_path, monkeypatch)
 
+
 SCRIPTED = JudgeSettings(provider="scripted", model="scripted-1")
 
 
@@ -118,7 +119,9 @@ def test_markup_in_an_item_is_shown_literally(lib_path):
     items = [i for i in lib.dataset_items("sample") if "<script>" in i.fields["summary"]]
     assert items, "the sample set has an item with <script> and markdown"
     run_id = lib.create_run("coherence", "sample", SCRIPTED, item_ids=[items[0].id])
-    run_scoring(lib.get_prompt("coherence"), items[:1], ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
+    run_scoring(
+        lib.get_prompt("coherence"), items[:1], ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED)
+    )
     at = open_page("score")
     assert items[0].fields["summary"] in [c.value for c in at.code]  # st.code: no HTML, no markdown
     assert not any("<script>" in m.value for m in at.markdown)
@@ -181,7 +184,9 @@ def test_a_worker_killed_mid_run_is_said_and_the_run_resumes(lib_path, monkeypat
     assert "The worker scoring this run ended without finishing it" in page_text(at)
     hold.unlink()
     after_jobs(at.button(key="score_resume").click().run(), lib_path)  # the dead worker's lease is taken over
-    assert sorted(r["item_id"] for r in lib.judgments(run_id)) == sorted(i.id for i in lib.dataset_items("sample")[:20])
+    assert sorted(r["item_id"] for r in lib.judgments(run_id)) == sorted(
+        i.id for i in lib.dataset_items("sample")[:20]
+    )
     assert lib.get_run(run_id)["status"] == "done"
 
 
@@ -200,8 +205,10 @@ def test_low_valid_mass_is_flagged_and_warned(lib_path):
     assert metric(at, "Weighted score") == "—"
     assert metric(at, "Valid mass") == "0.300"
     assert math.isclose(at.dataframe[-1].value["valid mass"][0], 0.3)
-    assert any(w.startswith("No score: the judge put 30.0% of the probability on the ratings (the floor is 50%)")
-               for w in values(at.warning))
+    assert any(
+        w.startswith("No score: the judge put 30.0% of the probability on the ratings (the floor is 50%)")
+        for w in values(at.warning)
+    )
 
 
 def test_a_failing_item_shows_its_error_as_a_message(lib_path):
@@ -240,13 +247,18 @@ def test_prices_edited_in_the_app_drive_the_estimate(lib_path):
     lib = Library(lib_path)
     prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")[:4]
     # Row 0 of the editor is the chosen judge, unpriced; the user types its prices and saves.
-    at.session_state["score_prices_0"] = {"edited_rows": {0: {"input": 3.0, "output": 15.0}},
-                                          "added_rows": [], "deleted_rows": []}
+    at.session_state["score_prices_0"] = {
+        "edited_rows": {0: {"input": 3.0, "output": 15.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     at.button(key="score_prices_save").click().run()
     assert not at.exception
     assert lib.get_setting("prices") == {"scripted:scripted-1": {"input": 3.0, "output": 15.0}}
-    est = estimate_cost(prompt, items, SCRIPTED, prices={"scripted:scripted-1": {"input": 3.0, "output": 15.0}})
+    est = estimate_cost(
+        prompt, items, SCRIPTED, prices={"scripted:scripted-1": {"input": 3.0, "output": 15.0}}
+    )
     by_hand = (est["input_tokens"] * 3.0 + est["output_tokens"] * 15.0) / 1e6
     assert metric(at, "Cost (est.)") == f"${by_hand:.4f}"
     assert "Prices saved to the library." in values(at.success)

@@ -31,8 +31,12 @@ def test_a_dataset_that_does_not_fit_the_new_prompt_is_not_kept(lib_path):
     from geval_core.types import Item
 
     with Library(lib_path) as lib:
-        lib.freeze(dimension(name="Dialogue", inputs=("context", "response"), definition="Dialogue turns.",
-                             template=""), name="dialogue")
+        lib.freeze(
+            dimension(
+                name="Dialogue", inputs=("context", "response"), definition="Dialogue turns.", template=""
+            ),
+            name="dialogue",
+        )
         lib.import_items("turns", [Item("t1", {"context": "Hi.", "response": "Hello."})])
     at = open_page("score")
     at.selectbox(key="score_prompt").set_value("coherence@1").run()
@@ -62,7 +66,9 @@ def test_the_score_and_rate_pages_keep_their_choices_across_pages(lib_path):
     at.selectbox(key="rate_prompt").set_value(fluency).run()
     labels = at.selectbox(key="rate_dataset").options
     at.selectbox(key="rate_dataset").select(next(o for o in labels if o.startswith("second@1"))).run()
-    at.switch_page("app_pages/design.py").run()  # a page without those pickers: Streamlit forgets their values
+    at.switch_page(
+        "app_pages/design.py"
+    ).run()  # a page without those pickers: Streamlit forgets their values
     at.switch_page("app_pages/score.py").run()
     assert at.selectbox(key="score_prompt").value == "fluency@1"
     assert at.selectbox(key="score_dataset").value == "second@1"

@@ -43,13 +43,16 @@ def test_a_library_inside_the_folder_opens(home):
     assert at.dataframe[0].value["prompt"].tolist()[0] == "coherence@1"  # the new file, seeded
 
 
-@pytest.mark.parametrize("typed, said", [
-    ("../outside.db", "must be inside"),
-    ("/tmp/elsewhere/evil.db", "must be inside"),
-    ("new/folder/lib.db", "never creates folders"),
-    ("notes.txt", "not a library file name"),
-    ("app.py", "not a library file name"),
-])
+@pytest.mark.parametrize(
+    "typed, said",
+    [
+        ("../outside.db", "must be inside"),
+        ("/tmp/elsewhere/evil.db", "must be inside"),
+        ("new/folder/lib.db", "never creates folders"),
+        ("notes.txt", "not a library file name"),
+        ("app.py", "not a library file name"),
+    ],
+)
 def test_paths_outside_the_folder_are_refused_and_nothing_is_created(home, tmp_path, typed, said):
     at = open_page("library")
     before = sorted(p.name for p in tmp_path.rglob("*"))
@@ -103,7 +106,9 @@ def test_the_library_page_shows_what_an_import_ignored(home):
 def test_the_app_binds_loopback_and_loads_nothing_from_outside():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["server"]["address"] == "127.0.0.1" and config["browser"]["gatherUsageStats"] is False
-    assert config["browser"]["serverAddress"] == "localhost"  # a stopped app asks "still running?", not "internet?"
+    assert (
+        config["browser"]["serverAddress"] == "localhost"
+    )  # a stopped app asks "still running?", not "internet?"
     assert "--server.address 127.0.0.1" in (ROOT / "Makefile").read_text(encoding="utf-8")
     sources = [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "workbench_ui").glob("*.py")]
     for path in sources:

@@ -47,8 +47,18 @@ def test_the_stability_check_reports_among_the_pre_freeze_checks(tmp_path, monke
 
 def test_a_stability_task_whose_worker_died_reads_lost_and_can_be_cleared(tmp_path):
     with Library(tmp_path / "lib.db", seed_examples=False) as lib:
-        lib.set_setting("task:stability:f", {"spec": {}, "started_at": "2020-01-01T00:00:00+00:00", "pid": None,
-                                            "host": "elsewhere", "ended_at": None})
-        assert task_jobs.task_state(lib, "stability", "f") == "lost"  # never said it started: lost after a grace
+        lib.set_setting(
+            "task:stability:f",
+            {
+                "spec": {},
+                "started_at": "2020-01-01T00:00:00+00:00",
+                "pid": None,
+                "host": "elsewhere",
+                "ended_at": None,
+            },
+        )
+        assert (
+            task_jobs.task_state(lib, "stability", "f") == "lost"
+        )  # never said it started: lost after a grace
         task_jobs.clear_lost_task(lib, "stability", "f")
         assert task_jobs.task_state(lib, "stability", "f") == "ended"

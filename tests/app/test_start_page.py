@@ -22,7 +22,9 @@ def test_a_new_library_starts_at_the_first_step_and_the_examples_do_not_count(li
     assert "Next: Describe one quality dimension." in text
     with Library(lib_path) as lib:
         steps = path_state(lib)
-    assert [s.done for s in steps] == [False] * 7  # four example prompts and the sample set are not the user's
+    assert [s.done for s in steps] == [
+        False
+    ] * 7  # four example prompts and the sample set are not the user's
     assert "0 draft(s), 0 prompt(s) of your own" in steps[0].state
     assert steps[3].state == "only the example set sample"
 
@@ -35,8 +37,13 @@ def test_the_path_follows_the_librarys_state(lib_path):
         prompt = lib.freeze(dimension(steps_model="gpt-test"), name="clarity").prompt
         assert [s.done for s in path_state(lib)][:4] == [True, True, True, False]
         assert next_step(path_state(lib)).title == "Import data people rated"
-        data = lib.import_items("golden", [Item(f"g{k}", {"document": f"Doc {k}.", "summary": f"Sum {k}."},
-                                                {"coherence": 1 + k % 5}) for k in range(6)])
+        data = lib.import_items(
+            "golden",
+            [
+                Item(f"g{k}", {"document": f"Doc {k}.", "summary": f"Sum {k}."}, {"coherence": 1 + k % 5})
+                for k in range(6)
+            ],
+        )
         start_run(lib, plan_run(lib, prompt, data["id"]), ScriptedJudge())
         steps = path_state(lib)
     # A run on rated data makes agreement possible; the step is done once the person has seen it.
@@ -63,10 +70,16 @@ def test_a_finished_run_shows_the_paths_next_step_as_a_link(lib_path):
 
     with Library(lib_path) as lib:
         prompt = lib.freeze(dimension(steps_model="gpt-test"), name="clarity").prompt
-        data = lib.import_items("golden", [Item(f"g{k}", {"document": f"Doc {k}.", "summary": f"Sum {k}."},
-                                                {"coherence": 1 + k % 5}) for k in range(6)])
+        data = lib.import_items(
+            "golden",
+            [
+                Item(f"g{k}", {"document": f"Doc {k}.", "summary": f"Sum {k}."}, {"coherence": 1 + k % 5})
+                for k in range(6)
+            ],
+        )
         start_run(lib, plan_run(lib, prompt, data["id"]), ScriptedJudge())
     at = open_page("score")
     links = [e.proto for e in at.get("page_link")]
-    assert [(plain(link.label), link.page) for link in links] == [("Next: Compare the judge with people →",
-                                                                 "agreement")]
+    assert [(plain(link.label), link.page) for link in links] == [
+        ("Next: Compare the judge with people →", "agreement")
+    ]

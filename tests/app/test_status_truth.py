@@ -24,7 +24,9 @@ def lib_path(tmp_path, monkeypatch):
 def test_a_resumed_run_reads_running_while_its_items_are_judged(lib_path):
     with Library(lib_path) as lib:
         prompt = lib.get_prompt("coherence")
-        run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in lib.dataset_items("sample")[:4]])
+        run_id = lib.create_run(
+            prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in lib.dataset_items("sample")[:4]]
+        )
         lib.finish_run(run_id, "cancelled")
         seen = []
 
@@ -45,8 +47,15 @@ def test_an_item_never_sent_is_an_error_and_not_offered_for_resume(lib_path):
         run_id = lib.create_run(prompt.id, "sample", SCRIPTED, item_ids=[i.id for i in items])
         for item in items[:2]:
             lib.save_judgment(run_id, Judgment(item.id, score=3.0, valid_mass=0.99, mode="logprobs"))
-        lib.save_judgment(run_id, Judgment(items[2].id, mode="logprobs", error="ContextLengthError: the item's "
-                                           "prompt is about 9000 tokens; over the judge's context of 8192 tokens"))
+        lib.save_judgment(
+            run_id,
+            Judgment(
+                items[2].id,
+                mode="logprobs",
+                error="ContextLengthError: the item's "
+                "prompt is about 9000 tokens; over the judge's context of 8192 tokens",
+            ),
+        )
         lib.finish_run(run_id, "done")
         assert plan.total == 67
     assert not _low_mass({"error": "ContextLengthError: ...", "mode": "logprobs", "valid_mass": None})

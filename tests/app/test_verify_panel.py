@@ -28,7 +28,7 @@ def test_verify_library_names_each_object_that_differs(lib_path):
     Library(lib_path).close()
     conn = sqlite3.connect(lib_path, isolation_level=None)
     conn.execute("DROP TRIGGER items_no_update")
-    conn.execute("UPDATE items SET fields = '{\"document\":\"x\",\"summary\":\"<b>y</b>\"}' WHERE position = 0")
+    conn.execute('UPDATE items SET fields = \'{"document":"x","summary":"<b>y</b>"}\' WHERE position = 0')
     conn.close()
     at = open_page("library", clean=False)
     assert any("trigger items_no_update missing" in v for v in values(at.warning))  # shown on opening

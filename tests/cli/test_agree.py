@@ -16,10 +16,29 @@ from geval_core.judgment import Judgment
 from geval_core.types import Scale
 from prompt_library import open_library
 
-JUDGE = {"d1-a": 4.2, "d1-b": 3.1, "d1-c": 1.9, "d1-d": 3.1, "d2-a": 2.0, "d2-b": 4.7, "d2-c": 3.3,
-         "d3-a": 3.0, "d3-b": 3.0}
-HUMAN = {"d1-a": 5, "d1-b": 3, "d1-c": 2, "d1-d": 4, "d2-a": 1, "d2-b": 4, "d2-c": 4, "d3-a": 2, "d3-b": 4,
-         "d4-a": 3}
+JUDGE = {
+    "d1-a": 4.2,
+    "d1-b": 3.1,
+    "d1-c": 1.9,
+    "d1-d": 3.1,
+    "d2-a": 2.0,
+    "d2-b": 4.7,
+    "d2-c": 3.3,
+    "d3-a": 3.0,
+    "d3-b": 3.0,
+}
+HUMAN = {
+    "d1-a": 5,
+    "d1-b": 3,
+    "d1-c": 2,
+    "d1-d": 4,
+    "d2-a": 1,
+    "d2-b": 4,
+    "d2-c": 4,
+    "d3-a": 2,
+    "d3-b": 4,
+    "d4-a": 3,
+}
 
 
 def write_jsonl(path, rows):
@@ -30,8 +49,10 @@ def write_jsonl(path, rows):
 @pytest.fixture
 def files(tmp_path):
     judge = write_jsonl(tmp_path / "judge.jsonl", [{"id": k, "score": v} for k, v in JUDGE.items()])
-    data = write_jsonl(tmp_path / "data.jsonl", [
-        {"id": k, "doc_id": k.split("-")[0], "scores": {"coherence": v}} for k, v in HUMAN.items()])
+    data = write_jsonl(
+        tmp_path / "data.jsonl",
+        [{"id": k, "doc_id": k.split("-")[0], "scores": {"coherence": v}} for k, v in HUMAN.items()],
+    )
     return judge, data, tmp_path
 
 
@@ -41,8 +62,9 @@ def run(*args: str):
 
 def expected(groups: bool):
     ids = list(JUDGE)
-    return agreement([JUDGE[i] for i in ids], [HUMAN[i] for i in ids],
-                     [i.split("-")[0] for i in ids] if groups else None)
+    return agreement(
+        [JUDGE[i] for i in ids], [HUMAN[i] for i in ids], [i.split("-")[0] for i in ids] if groups else None
+    )
 
 
 def test_json_output_dataset_level(files):
@@ -69,10 +91,13 @@ def test_json_output_dataset_level(files):
 
 def test_json_output_group_level(files):
     judge, data, _ = files
-    out = json.loads(run(judge, "--data", data, "--human", "scores.coherence", "--group-by", "doc_id",
-                         "--json").output)
-    per_doc = [st.spearmanr([JUDGE[f"{d}-{s}"] for s in ss], [HUMAN[f"{d}-{s}"] for s in ss]).statistic
-               for d, ss in (("d1", "abcd"), ("d2", "abc"))]  # d3: the judge is constant -> skipped
+    out = json.loads(
+        run(judge, "--data", data, "--human", "scores.coherence", "--group-by", "doc_id", "--json").output
+    )
+    per_doc = [
+        st.spearmanr([JUDGE[f"{d}-{s}"] for s in ss], [HUMAN[f"{d}-{s}"] for s in ss]).statistic
+        for d, ss in (("d1", "abcd"), ("d2", "abc"))
+    ]  # d3: the judge is constant -> skipped
     assert out["spearman"] == pytest.approx(sum(per_doc) / 2)
     assert (out["reading"], out["groups"], out["groups_skipped"], out["items"]) == ("group", 2, 1, 9)
     assert out["tie_rate"] == pytest.approx(2 / (6 + 3 + 1))  # within-document pairs only
@@ -92,8 +117,20 @@ def test_table_for_people(files):
 
 def test_bootstrap_and_scale_options(files):
     judge, data, _ = files
-    out = json.loads(run(judge, "--data", data, "--human", "scores.coherence", "--scale", "1-5",
-                         "--bootstrap", "50", "--json").output)
+    out = json.loads(
+        run(
+            judge,
+            "--data",
+            data,
+            "--human",
+            "scores.coherence",
+            "--scale",
+            "1-5",
+            "--bootstrap",
+            "50",
+            "--json",
+        ).output
+    )
     ids = list(JUDGE)
     direct = agreement([JUDGE[i] for i in ids], [HUMAN[i] for i in ids], scale=Scale(1, 5), bootstrap=50)
     assert out["ci"]["spearman"] == pytest.approx(direct.ci["spearman"]) and out["scale"] == "1-5"
@@ -106,8 +143,16 @@ def test_csv_files_and_a_separate_judge_id_field(tmp_path):
     judge.write_text("item_id,score\n" + "".join(f"{k},{v}\n" for k, v in JUDGE.items()) + "d4-a,\n")
     data = tmp_path / "data.csv"
     data.write_text("id,scores.coherence\n" + "".join(f"{k},{v}\n" for k, v in HUMAN.items()))
-    result = run(str(judge), "--data", str(data), "--human", "scores.coherence", "--judge-id-field", "item_id",
-                 "--json")
+    result = run(
+        str(judge),
+        "--data",
+        str(data),
+        "--human",
+        "scores.coherence",
+        "--judge-id-field",
+        "item_id",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert (out["items"], out["missing"], out["judge_missing"]) == (9, 1, 1)  # the empty score is missing
@@ -121,25 +166,53 @@ def error_of(result) -> str:
     return result.output
 
 
-@pytest.mark.parametrize(("target", "rows", "line", "words"), [
-    ("judge", [{"id": "d1-a", "score": 4}, {"id": "nope", "score": 3}], 2, ["'nope' is not in", "data.jsonl"]),
-    ("judge", [{"id": "d1-a", "score": 4}, {"score": 3}], 2, ["field 'id'", "no such field"]),
-    ("judge", [{"id": "d1-a", "score": 4}, {"id": None, "score": 3}], 2, ["missing item id"]),
-    ("judge", [{"id": "d1-a", "score": 4}, {"id": "d1-a", "score": 3}], 2, ["duplicate id 'd1-a'",
-                                                                             "first on line 1"]),
-    ("judge", [{"id": "d1-a", "score": "high"}], 1, ["field 'score'", "not a number: 'high'"]),
-    ("judge", [{"id": "d1-a", "score": True}], 1, ["not a number: True"]),
-    ("judge", [{"id": "d1-a", "score": "NaN"}], 1, ["not a number"]),
-    ("judge", [{"id": "d1-a", "score": {"v": 1}}], 1, ["not a number"]),
-    ("judge", [{"id": "d1-a", "scor": 4}], 1, ["field 'score'", "no such field (fields here: id, scor)"]),
-    ("data", [{"id": "d1-a", "doc_id": "d1", "scores": {"coherence": 4}},
-              {"id": "d1-a", "doc_id": "d1", "scores": {"coherence": 4}}], 2, ["duplicate id"]),
-    ("data", [{"id": "d1-a", "doc_id": "d1", "scores": {"coherence": "4,5"}}], 1, ["not a number: '4,5'"]),
-    ("data", [{"id": "d1-a", "doc_id": "d1", "scores": {"fluency": 4}}], 1, ["field 'scores.coherence'",
-                                                                              "scores.fluency"]),
-    ("data", [{"id": "d1-a", "scores": {"coherence": 4}}], 1, ["field 'doc_id'", "no such field"]),
-    ("data", [{"id": "d1-a", "doc_id": None, "scores": {"coherence": 4}}], 1, ["missing group"]),
-])
+@pytest.mark.parametrize(
+    ("target", "rows", "line", "words"),
+    [
+        (
+            "judge",
+            [{"id": "d1-a", "score": 4}, {"id": "nope", "score": 3}],
+            2,
+            ["'nope' is not in", "data.jsonl"],
+        ),
+        ("judge", [{"id": "d1-a", "score": 4}, {"score": 3}], 2, ["field 'id'", "no such field"]),
+        ("judge", [{"id": "d1-a", "score": 4}, {"id": None, "score": 3}], 2, ["missing item id"]),
+        (
+            "judge",
+            [{"id": "d1-a", "score": 4}, {"id": "d1-a", "score": 3}],
+            2,
+            ["duplicate id 'd1-a'", "first on line 1"],
+        ),
+        ("judge", [{"id": "d1-a", "score": "high"}], 1, ["field 'score'", "not a number: 'high'"]),
+        ("judge", [{"id": "d1-a", "score": True}], 1, ["not a number: True"]),
+        ("judge", [{"id": "d1-a", "score": "NaN"}], 1, ["not a number"]),
+        ("judge", [{"id": "d1-a", "score": {"v": 1}}], 1, ["not a number"]),
+        ("judge", [{"id": "d1-a", "scor": 4}], 1, ["field 'score'", "no such field (fields here: id, scor)"]),
+        (
+            "data",
+            [
+                {"id": "d1-a", "doc_id": "d1", "scores": {"coherence": 4}},
+                {"id": "d1-a", "doc_id": "d1", "scores": {"coherence": 4}},
+            ],
+            2,
+            ["duplicate id"],
+        ),
+        (
+            "data",
+            [{"id": "d1-a", "doc_id": "d1", "scores": {"coherence": "4,5"}}],
+            1,
+            ["not a number: '4,5'"],
+        ),
+        (
+            "data",
+            [{"id": "d1-a", "doc_id": "d1", "scores": {"fluency": 4}}],
+            1,
+            ["field 'scores.coherence'", "scores.fluency"],
+        ),
+        ("data", [{"id": "d1-a", "scores": {"coherence": 4}}], 1, ["field 'doc_id'", "no such field"]),
+        ("data", [{"id": "d1-a", "doc_id": None, "scores": {"coherence": 4}}], 1, ["missing group"]),
+    ],
+)
 def test_errors_name_the_file_and_the_line(files, target, rows, line, words):
     judge, data, tmp_path = files
     path = write_jsonl(tmp_path / f"{target}.jsonl", rows)
@@ -177,8 +250,9 @@ def test_agree_reads_a_library_run_and_its_dataset(tmp_path):
     assert result["items"] == len(items)
     assert result["reading"] == "group"
     assert result["groups"] + result["groups_skipped"] == len({i.group for i in items})
-    pooled = CliRunner().invoke(cli, ["agree", run_id, "--human", "coherence", "--db", db, "--data", "sample",
-                                      "--json", "--pooled"])
+    pooled = CliRunner().invoke(
+        cli, ["agree", run_id, "--human", "coherence", "--db", db, "--data", "sample", "--json", "--pooled"]
+    )
     assert pooled.exit_code == 0, pooled.output
     ids = [i.id for i in items]
     expected = st.spearmanr([judge[i] for i in ids], [i.human["coherence"] for i in items]).statistic
@@ -215,22 +289,43 @@ def grouped_files(tmp_path, n_groups: int, size: int = 6, seed: int = 3):
     """A judge file and a data file of n_groups documents with `size` items each (a document effect)."""
     rng = np.random.default_rng(seed)
     ids = [f"d{g}-{k}" for g in range(n_groups) for k in range(size)]
-    human = np.clip(np.round(rng.normal(3, 1, len(ids)) + np.repeat(rng.normal(0, 0.7, n_groups), size)), 1, 5)
+    human = np.clip(
+        np.round(rng.normal(3, 1, len(ids)) + np.repeat(rng.normal(0, 0.7, n_groups), size)), 1, 5
+    )
     judge = human + rng.normal(0, 0.8, len(ids))
-    jf = write_jsonl(tmp_path / "j.jsonl", [{"id": i, "score": float(s)} for i, s in zip(ids, judge, strict=True)])
-    df = write_jsonl(tmp_path / "d.jsonl", [{"id": i, "doc_id": i.split("-")[0], "h": float(h)}
-                                            for i, h in zip(ids, human, strict=True)])
+    jf = write_jsonl(
+        tmp_path / "j.jsonl", [{"id": i, "score": float(s)} for i, s in zip(ids, judge, strict=True)]
+    )
+    df = write_jsonl(
+        tmp_path / "d.jsonl",
+        [{"id": i, "doc_id": i.split("-")[0], "h": float(h)} for i, h in zip(ids, human, strict=True)],
+    )
     return jf, df, judge, human, [i.split("-")[0] for i in ids]
 
 
 def test_pooled_reading_of_a_file_resamples_its_groups(tmp_path):
     jf, df, judge, human, docs = grouped_files(tmp_path, 12)
-    args = [jf, "--data", df, "--human", "h", "--pooled", "--group-by", "doc_id", "--bootstrap", "200", "--seed", "2"]
+    args = [
+        jf,
+        "--data",
+        df,
+        "--human",
+        "h",
+        "--pooled",
+        "--group-by",
+        "doc_id",
+        "--bootstrap",
+        "200",
+        "--seed",
+        "2",
+    ]
     res = run(*args, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     direct = agreement(judge, human, scale=Scale(1, 5), bootstrap=200, seed=2, clusters=docs)
-    assert out["reading"] == "dataset" and out["spearman"] == pytest.approx(st.spearmanr(judge, human).statistic)
+    assert out["reading"] == "dataset" and out["spearman"] == pytest.approx(
+        st.spearmanr(judge, human).statistic
+    )
     assert (out["ci_resampled"], out["ci_units"], out["ci_warning"]) == ("groups", 12, "")
     assert out["ci"]["spearman"] == pytest.approx(direct.ci["spearman"]) and "Fisher z" in out["ci_method"]
     text = run(*args).output
@@ -240,7 +335,9 @@ def test_pooled_reading_of_a_file_resamples_its_groups(tmp_path):
 def test_too_few_groups_withhold_the_intervals_and_say_why(tmp_path):
     jf, df, *_ = grouped_files(tmp_path, 6)
     for reading in (["--group-by", "doc_id"], ["--pooled", "--group-by", "doc_id"]):
-        out = json.loads(run(jf, "--data", df, "--human", "h", *reading, "--bootstrap", "100", "--json").output)
+        out = json.loads(
+            run(jf, "--data", df, "--human", "h", *reading, "--bootstrap", "100", "--json").output
+        )
         assert out["ci"]["spearman"] == [None, None] and out["ci_units"] == 6
         assert out["ci_warning"].startswith("no intervals: 6 groups resampled, fewer than 10")
         text = run(jf, "--data", df, "--human", "h", *reading, "--bootstrap", "100").output
@@ -257,17 +354,23 @@ def test_kappa_of_one_item_is_not_a_number(tmp_path):
 
 def test_10_to_19_groups_show_intervals_with_a_caution(tmp_path):
     jf, df, *_ = grouped_files(tmp_path, 12)
-    out = json.loads(run(jf, "--data", df, "--human", "h", "--group-by", "doc_id", "--bootstrap", "100",
-                         "--json").output)
+    out = json.loads(
+        run(jf, "--data", df, "--human", "h", "--group-by", "doc_id", "--bootstrap", "100", "--json").output
+    )
     assert out["ci"]["spearman"][0] is not None and out["ci_warning"] == ""
     assert out["ci_flag"].startswith("few groups: 12 resampled")
-    assert "CAUTION: few groups" in run(jf, "--data", df, "--human", "h", "--group-by", "doc_id",
-                                        "--bootstrap", "100").output
+    assert (
+        "CAUTION: few groups"
+        in run(jf, "--data", df, "--human", "h", "--group-by", "doc_id", "--bootstrap", "100").output
+    )
     jf, df, *_ = grouped_files(tmp_path, 20)
-    many = json.loads(run(jf, "--data", df, "--human", "h", "--group-by", "doc_id", "--bootstrap", "100",
-                          "--json").output)
+    many = json.loads(
+        run(jf, "--data", df, "--human", "h", "--group-by", "doc_id", "--bootstrap", "100", "--json").output
+    )
     assert "few groups" not in many["ci_flag"] and many["ci_units"] == 20  # 20 groups: no longer few
-    assert many["ci_flag"] == "" or many["ci_flag"].startswith("tie rate from 20 groups")  # its own caution only
+    assert many["ci_flag"] == "" or many["ci_flag"].startswith(
+        "tie rate from 20 groups"
+    )  # its own caution only
 
 
 def test_agree_takes_a_datasets_one_human_rating_without_human(tmp_path):
@@ -284,8 +387,13 @@ def test_agree_takes_a_datasets_one_human_rating_without_human(tmp_path):
     db = tmp_path / "lib.db"
     with Library(db, seed_examples=False) as lib:
         prompt = lib.freeze(dimension(JudgeSettings(provider="scripted")), name="c").prompt
-        data = lib.import_items("one", [Item(f"i{k}", {"document": f"D {k}.", "summary": f"S {k}."},
-                                             {"coherence": float(1 + k % 5)}) for k in range(12)])
+        data = lib.import_items(
+            "one",
+            [
+                Item(f"i{k}", {"document": f"D {k}.", "summary": f"S {k}."}, {"coherence": float(1 + k % 5)})
+                for k in range(12)
+            ],
+        )
         start_run(lib, plan_run(lib, prompt, data["id"]), ScriptedJudge())
         run_id = lib.list_runs()[0]["id"]
     runner = CliRunner()

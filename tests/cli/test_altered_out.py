@@ -18,16 +18,33 @@ COUNT = 1500  # the first 1,000 items are read, judged and stored before the ver
 
 
 def score(db, prompt, dataset, out):
-    return CliRunner().invoke(cli, ["score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(db),
-                                    "--judge", "scripted:scripted-1", "--quiet", "--out", str(out)])
+    return CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--prompt",
+            prompt.label,
+            "--data",
+            dataset["label"],
+            "--db",
+            str(db),
+            "--judge",
+            "scripted:scripted-1",
+            "--quiet",
+            "--out",
+            str(out),
+        ],
+    )
 
 
 def alter(library, dataset, item_id: str) -> None:
     """Change one stored item behind the workbench's back (its trigger dropped, as another tool could)."""
     with library._lock:
         library.conn.execute("DROP TRIGGER items_no_update")
-        library.conn.execute("UPDATE items SET fields = ? WHERE dataset_id = ? AND item_id = ?",
-                             ['{"document": "Changed.", "summary": "Changed."}', dataset["id"], item_id])
+        library.conn.execute(
+            "UPDATE items SET fields = ? WHERE dataset_id = ? AND item_id = ?",
+            ['{"document": "Changed.", "summary": "Changed."}', dataset["id"], item_id],
+        )
         library.conn.commit()
 
 
@@ -75,8 +92,16 @@ def _stream_with_results(library, prompt, dataset, run_id, judge, cancel=None, o
             on_done(done)
 
     stream = StreamedItems(library.iter_dataset_items(dataset["id"]), COUNT, on_batch=results.batch_read)
-    summary = run_scoring(prompt, stream, judge, library, run_id, RunOptions(settings=SCRIPTED, concurrency=2),
-                          on_progress=progress, cancel=cancel)
+    summary = run_scoring(
+        prompt,
+        stream,
+        judge,
+        library,
+        run_id,
+        RunOptions(settings=SCRIPTED, concurrency=2),
+        on_progress=progress,
+        cancel=cancel,
+    )
     results.close()
     return summary, [json.loads(line)["id"] for line in handle.getvalue().splitlines()], results
 
@@ -89,8 +114,9 @@ def test_a_stopped_run_of_an_intact_version_still_writes_what_it_judged(tmp_path
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=COUNT, judge=SCRIPTED)
     run_id = library.create_run(prompt.id, dataset["id"], SCRIPTED)
     cancel = threading.Event()
-    summary, ids, results = _stream_with_results(library, prompt, dataset, run_id, ScriptedJudge(), cancel,
-                                                 lambda done: done >= 300 and cancel.set())
+    summary, ids, results = _stream_with_results(
+        library, prompt, dataset, run_id, ScriptedJudge(), cancel, lambda done: done >= 300 and cancel.set()
+    )
     assert summary.status == "cancelled" and results.withheld is None
     judged = library.judged_item_ids(run_id)
     assert 300 <= len(ids) < COUNT and set(ids) == judged

@@ -39,8 +39,14 @@ def distribution(k: int) -> dict:
 
 
 def items() -> list[Item]:
-    return [Item(f"i{k:03d}", {"document": f"Document number {k}.", "summary": f"Summary {k}."},
-                 {"coherence": float(human(k))} if k < RATED else {}) for k in range(150)]
+    return [
+        Item(
+            f"i{k:03d}",
+            {"document": f"Document number {k}.", "summary": f"Summary {k}."},
+            {"coherence": float(human(k))} if k < RATED else {},
+        )
+        for k in range(150)
+    ]
 
 
 def invoke(*args: str):
@@ -54,8 +60,19 @@ def scored(tmp_path) -> tuple[str, str]:
         library.freeze(dimension(JudgeSettings(provider="openai", model="model-a")), name="judge")
         library.import_items("pilot", items())
     with FaultServer(distribution=lambda body: distribution(number(body))) as server:
-        done = invoke("score", "--prompt", "judge", "--data", "pilot", "--db", path, "--base-url", server.base_url,
-                      "--out", "-")
+        done = invoke(
+            "score",
+            "--prompt",
+            "judge",
+            "--data",
+            "pilot",
+            "--db",
+            path,
+            "--base-url",
+            server.base_url,
+            "--out",
+            "-",
+        )
     assert done.exit_code == 0, done.output
     with Library(path) as library:
         (run,) = library.list_runs()
@@ -64,8 +81,19 @@ def scored(tmp_path) -> tuple[str, str]:
 
 def test_plans_against_scipy_and_the_api(scored):
     db, run_id = scored
-    done = invoke("budget", run_id, "--human", "coherence", "--width", "0.05", "--ppi-width", "0.4", "--db", db,
-                  "--json")
+    done = invoke(
+        "budget",
+        run_id,
+        "--human",
+        "coherence",
+        "--width",
+        "0.05",
+        "--ppi-width",
+        "0.4",
+        "--db",
+        db,
+        "--json",
+    )
     assert done.exit_code == 0, done.output
     out = json.loads(done.output)
     scores = np.array([sum(int(r) * p for r, p in distribution(k).items()) for k in range(150)])
@@ -74,7 +102,9 @@ def test_plans_against_scipy_and_the_api(scored):
     a = out["agreement"]
     assert a["estimate"] == pytest.approx(stats.spearmanr(scores[:RATED], people).statistic)
     assert (a["unit"], a["pilot_units"], a["reading"]) == ("items", RATED, "dataset")
-    expected = agreement_plan(scores[:RATED], people, 0.05, "spearman", 0.8, scale=Scale(1, 5), bootstrap=1000)
+    expected = agreement_plan(
+        scores[:RATED], people, 0.05, "spearman", 0.8, scale=Scale(1, 5), bootstrap=1000
+    )
     assert a["planned_units"] == expected["planned_units"] > RATED
     assert a["further_units"] == a["planned_units"] - RATED
     p = out["ppi"]
@@ -82,7 +112,9 @@ def test_plans_against_scipy_and_the_api(scored):
     assert p == json.loads(json.dumps(ppi_plan(scores, some, 0.4, "ppi++", 0.8)))
     assert p["pilot_rated"] == RATED and p["judged"] == 150
 
-    text = invoke("budget", run_id, "--human", "coherence", "--width", "0.05", "--ppi-width", "0.4", "--db", db)
+    text = invoke(
+        "budget", run_id, "--human", "coherence", "--width", "0.05", "--ppi-width", "0.4", "--db", db
+    )
     assert text.exit_code == 0, text.output
     assert f"{RATED} of 150 judged items rated" in text.output
     assert f"{a['planned_units']} items in all, {a['further_units']} more items" in text.output

@@ -40,8 +40,15 @@ def strong(body: dict) -> dict:
 
 
 def items(numbers: range) -> list[Item]:
-    return [Item(f"i{k:03d}", {"document": f"Document number {k}.", "summary": f"Summary {k}."},
-                 {"coherence": float(human(k))}, f"d{k // 2:03d}") for k in numbers]
+    return [
+        Item(
+            f"i{k:03d}",
+            {"document": f"Document number {k}.", "summary": f"Summary {k}."},
+            {"coherence": float(human(k))},
+            f"d{k // 2:03d}",
+        )
+        for k in numbers
+    ]
 
 
 def invoke(*args: str):
@@ -67,8 +74,19 @@ def scored_calibration(db: str) -> dict[str, str]:
     """Both judges on the calibration set; their run ids by prompt name."""
     for name, script in (("cheap", cheap), ("strong", strong)):
         with FaultServer(distribution=script) as server:
-            done = invoke("score", "--prompt", name, "--data", "calib", "--db", db, "--base-url", server.base_url,
-                          "--out", "-")
+            done = invoke(
+                "score",
+                "--prompt",
+                name,
+                "--data",
+                "calib",
+                "--db",
+                db,
+                "--base-url",
+                server.base_url,
+                "--out",
+                "-",
+            )
         assert done.exit_code == 0, done.output
     with Library(db) as library:
         return {r["prompt_label"].split("@")[0]: r["id"] for r in library.list_runs()}
@@ -76,13 +94,30 @@ def scored_calibration(db: str) -> dict[str, str]:
 
 def test_the_curve_against_scipy(db):
     runs = scored_calibration(db)
-    done = invoke("cascade", "curve", runs["cheap"], runs["strong"], "--human", "coherence", "--signal", "entropy",
-                  "--thresholds", "5", "--bootstrap", "200", "--db", db, "--json")
+    done = invoke(
+        "cascade",
+        "curve",
+        runs["cheap"],
+        runs["strong"],
+        "--human",
+        "coherence",
+        "--signal",
+        "entropy",
+        "--thresholds",
+        "5",
+        "--bootstrap",
+        "200",
+        "--db",
+        db,
+        "--json",
+    )
     assert done.exit_code == 0, done.output
     curve = json.loads(done.output)
     assert curve["items"] == 24 and curve["resampled"] == "groups"
     with Library(db) as library:
-        scores = {name: {r["item_id"]: r["score"] for r in library.judgments(run)} for name, run in runs.items()}
+        scores = {
+            name: {r["item_id"]: r["score"] for r in library.judgments(run)} for name, run in runs.items()
+        }
     ids = sorted(scores["cheap"])
     unsure = {i: bits(TORN if int(i[1:]) % 2 else SURE) for i in ids}
     people = [float(human(int(i[1:]))) for i in ids]
@@ -93,25 +128,80 @@ def test_the_curve_against_scipy(db):
         assert row["routed"] == len(routed)
         mixed = [scores["strong" if i in routed else "cheap"][i] for i in ids]
         assert row["spearman"] == pytest.approx(stats.spearmanr(mixed, people).statistic)
-        assert row["interval"][0] - 1e-6 <= row["spearman"] <= row["interval"][1] + 1e-6  # bounds kept to 6 places
+        assert (
+            row["interval"][0] - 1e-6 <= row["spearman"] <= row["interval"][1] + 1e-6
+        )  # bounds kept to 6 places
         assert row["with_strong_interval"] is not None or row["with_strong"] is None
-    text = invoke("cascade", "curve", runs["cheap"], runs["strong"], "--human", "coherence", "--db", db,
-                  "--thresholds", "3", "--bootstrap", "0")
+    text = invoke(
+        "cascade",
+        "curve",
+        runs["cheap"],
+        runs["strong"],
+        "--human",
+        "coherence",
+        "--db",
+        db,
+        "--thresholds",
+        "3",
+        "--bootstrap",
+        "0",
+    )
     assert text.exit_code == 0 and "strong on 100.0%" in text.output and "Traceback" not in text.output
 
 
 def test_freeze_then_score_sends_only_the_unsure_items_and_pays_nothing_twice(db, tmp_path):
-    frozen = invoke("cascade", "freeze", "tiered", "--cheap", "cheap", "--strong", "strong", "--signal", "entropy",
-                    "--threshold", "0.5", "--db", db, "--json")
+    frozen = invoke(
+        "cascade",
+        "freeze",
+        "tiered",
+        "--cheap",
+        "cheap",
+        "--strong",
+        "strong",
+        "--signal",
+        "entropy",
+        "--threshold",
+        "0.5",
+        "--db",
+        db,
+        "--json",
+    )
     assert frozen.exit_code == 0, frozen.output
     assert json.loads(frozen.output)["created"] is True
-    again = invoke("cascade", "freeze", "tiered", "--cheap", "cheap", "--strong", "strong", "--signal", "entropy",
-                   "--threshold", "0.5", "--db", db)
+    again = invoke(
+        "cascade",
+        "freeze",
+        "tiered",
+        "--cheap",
+        "cheap",
+        "--strong",
+        "strong",
+        "--signal",
+        "entropy",
+        "--threshold",
+        "0.5",
+        "--db",
+        db,
+    )
     assert again.exit_code == 0 and "already frozen: tiered@1" in again.output
     out = tmp_path / "rows.jsonl"
     with FaultServer(distribution=cheap) as first, FaultServer(distribution=strong) as second:
-        args = ["cascade", "score", "tiered", "--data", "fresh", "--db", db, "--base-url", f"cheap={first.base_url}",
-                "--base-url", f"strong={second.base_url}", "--out", str(out), "--json"]
+        args = [
+            "cascade",
+            "score",
+            "tiered",
+            "--data",
+            "fresh",
+            "--db",
+            db,
+            "--base-url",
+            f"cheap={first.base_url}",
+            "--base-url",
+            f"strong={second.base_url}",
+            "--out",
+            str(out),
+            "--json",
+        ]
         done = invoke(*args)
         assert done.exit_code == 0, done.output
         calls = (first.count, second.count)
@@ -135,11 +225,15 @@ def test_freeze_then_score_sends_only_the_unsure_items_and_pays_nothing_twice(db
 def test_bad_references_exit_with_a_message(db):
     unknown = invoke("cascade", "score", "nothing", "--data", "fresh", "--db", db)
     assert unknown.exit_code != 0 and "no cascade 'nothing'" in unknown.output
-    same = invoke("cascade", "freeze", "x", "--cheap", "cheap", "--strong", "cheap", "--threshold", "0.5", "--db", db)
+    same = invoke(
+        "cascade", "freeze", "x", "--cheap", "cheap", "--strong", "cheap", "--threshold", "0.5", "--db", db
+    )
     assert same.exit_code != 0 and "the same prompt" in same.output
     runs = scored_calibration(db)
     with Library(db) as library:
-        other = library.create_run(library.get_prompt("strong").id, "fresh", library.get_prompt("strong").dimension.judge)
+        other = library.create_run(
+            library.get_prompt("strong").id, "fresh", library.get_prompt("strong").dimension.judge
+        )
     apart = invoke("cascade", "curve", runs["cheap"], other, "--human", "coherence", "--db", db)
     assert apart.exit_code != 0 and "same dataset version" in apart.output
     for result in (unknown, same, apart):
@@ -150,17 +244,53 @@ def test_a_strong_judge_that_dies_fails_the_cascade_and_a_rerun_resumes_it(db, t
     """The strong judge's server answers two requests, then refuses every call: the cascade exits non-zero, each
     unscored row says why; with the server back (the same server: another one would be another run), the same
     command resumes the failed run and finishes."""
-    assert invoke("cascade", "freeze", "tiered", "--cheap", "cheap", "--strong", "strong", "--signal", "entropy",
-                  "--threshold", "0.5", "--db", db).exit_code == 0
+    assert (
+        invoke(
+            "cascade",
+            "freeze",
+            "tiered",
+            "--cheap",
+            "cheap",
+            "--strong",
+            "strong",
+            "--signal",
+            "entropy",
+            "--threshold",
+            "0.5",
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
     out = tmp_path / "rows.jsonl"
     back = [False]
-    with FaultServer(distribution=cheap) as cheap_server, \
-            FaultServer(distribution=strong, script=lambda index, body: "ok" if back[0] or index < 2 else "401") as sick:
-        command = ("cascade", "score", "tiered", "--data", "fresh", "--db", db, "--out", str(out),
-                   "--base-url", f"cheap={cheap_server.base_url}", "--base-url", f"strong={sick.base_url}")
+    with (
+        FaultServer(distribution=cheap) as cheap_server,
+        FaultServer(
+            distribution=strong, script=lambda index, body: "ok" if back[0] or index < 2 else "401"
+        ) as sick,
+    ):
+        command = (
+            "cascade",
+            "score",
+            "tiered",
+            "--data",
+            "fresh",
+            "--db",
+            db,
+            "--out",
+            str(out),
+            "--base-url",
+            f"cheap={cheap_server.base_url}",
+            "--base-url",
+            f"strong={sick.base_url}",
+        )
         done = invoke(*command)
         assert done.exit_code == 3, done.output
-        assert "the cascade did not finish: its strong judge's run" in done.output and "Traceback" not in done.output
+        assert (
+            "the cascade did not finish: its strong judge's run" in done.output
+            and "Traceback" not in done.output
+        )
         rows = [json.loads(line) for line in out.read_text().splitlines()]
         strong_rows = [r for r in rows if r["by"] == "strong"]
         unscored = [r for r in strong_rows if r["score"] is None]

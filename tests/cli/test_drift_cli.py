@@ -55,8 +55,15 @@ class Judge:
 
 
 def items(numbers: range) -> list[Item]:
-    return [Item(f"i{k:03d}", {"document": f"Document number {k}.", "summary": f"Summary {k}."},
-                 {"coherence": float(human(k))}, group=f"d{k % 10}") for k in numbers]
+    return [
+        Item(
+            f"i{k:03d}",
+            {"document": f"Document number {k}.", "summary": f"Summary {k}."},
+            {"coherence": float(human(k))},
+            group=f"d{k % 10}",
+        )
+        for k in numbers
+    ]
 
 
 def invoke(*args: str):
@@ -71,8 +78,20 @@ def setup(tmp_path):
         library.import_items("golden", items(range(N)))
     judge = Judge()
     with FaultServer(distribution=judge) as server:
-        done = invoke("score", "--prompt", "coh", "--data", "golden", "--db", path, "--base-url", server.base_url,
-                      "--out", str(tmp_path / "out.jsonl"), "--json")
+        done = invoke(
+            "score",
+            "--prompt",
+            "coh",
+            "--data",
+            "golden",
+            "--db",
+            path,
+            "--base-url",
+            server.base_url,
+            "--out",
+            str(tmp_path / "out.jsonl"),
+            "--json",
+        )
         assert done.exit_code == 0, done.output
         run_id = json.loads(done.output.strip().splitlines()[-1])["run_id"]
         yield path, server, judge, run_id
@@ -83,12 +102,17 @@ def test_unchanged_checks_say_no_drift_and_a_shifted_judge_raises_the_alarm(setu
     frozen = invoke("drift", "freeze", "coh", "--run", run_id, "--db", path, "--json")
     assert frozen.exit_code == 0, frozen.output
     watch = json.loads(frozen.stdout)
-    assert watch["anchors"] == N and watch["model_versions"] == ["fault-model-2024-01-01"] and watch["created"]
+    assert (
+        watch["anchors"] == N and watch["model_versions"] == ["fault-model-2024-01-01"] and watch["created"]
+    )
     for k in range(2):
         result = invoke("drift", "check", "coh", "--db", path, *(["--sample", "20"] if k == 0 else []))
         assert result.exit_code == 0, result.output
         assert "judge: openai:m at" in result.output and "no drift" in result.output
-        assert "mean TV distance 0.000" in result.output and "model version: reference fault-model-2024-01-01" in result.output
+        assert (
+            "mean TV distance 0.000" in result.output
+            and "model version: reference fault-model-2024-01-01" in result.output
+        )
     judge.shift, server.model = True, "fault-model-2025-06-01"
     shifted = invoke("drift", "check", "coh", "--db", path, "--json")
     assert shifted.exit_code == 3, shifted.output
@@ -97,11 +121,16 @@ def test_unchanged_checks_say_no_drift_and_a_shifted_judge_raises_the_alarm(setu
     assert report["verdict"] == "drift" and report["alarm_at"] == 3 and check["seq"] == 3
     moved = [k for k in range(N) if human(k) < 5]  # the likeliest rating moves up; a 5 stays a 5
     assert check["shift"]["top_moved_share"] == pytest.approx(len(moved) / N)
-    tv = [0.5 * sum(abs(distribution(k, False).get(r, 0) - distribution(k, True).get(r, 0)) for r in "12345")
-          for k in range(N)]
+    tv = [
+        0.5 * sum(abs(distribution(k, False).get(r, 0) - distribution(k, True).get(r, 0)) for r in "12345")
+        for k in range(N)
+    ]
     assert check["shift"]["mean_tv"] == pytest.approx(np.mean(tv))
-    assert check["model_versions"] == {"reference": ["fault-model-2024-01-01"], "now": ["fault-model-2025-06-01"],
-                                       "changed": True}
+    assert check["model_versions"] == {
+        "reference": ["fault-model-2024-01-01"],
+        "now": ["fault-model-2025-06-01"],
+        "changed": True,
+    }
     by_hand_agreement(report, check)
     shown = invoke("drift", "show", "coh", "--db", path)
     assert shown.exit_code == 0 and "DRIFT" in shown.output and "fault-model-2025-06-01" in shown.output
@@ -109,13 +138,19 @@ def test_unchanged_checks_say_no_drift_and_a_shifted_judge_raises_the_alarm(setu
     assert later.exit_code == 3 and "at check 3" in later.output
     listed = invoke("drift", "list", "--db", path, "--json")
     assert listed.exit_code == 0
-    assert [(w["name"], w["checks"], w["verdict"]) for w in json.loads(listed.stdout)] == [("coh", 4, "drift")]
+    assert [(w["name"], w["checks"], w["verdict"]) for w in json.loads(listed.stdout)] == [
+        ("coh", 4, "drift")
+    ]
 
 
 def by_hand_agreement(report: dict, check: dict) -> None:
     """Spearman with people, reference vs now, by scipy on the same items."""
     ks = range(N)
-    ref, now, people = [weighted(k, False) for k in ks], [weighted(k, True) for k in ks], [human(k) for k in ks]
+    ref, now, people = (
+        [weighted(k, False) for k in ks],
+        [weighted(k, True) for k in ks],
+        [human(k) for k in ks],
+    )
     figure = check["agreement"]["figures"]["spearman"]
     assert figure["first"] == pytest.approx(stats.spearmanr(ref, people)[0])
     assert figure["second"] == pytest.approx(stats.spearmanr(now, people)[0])
@@ -159,14 +194,19 @@ def test_anchors_of_a_split_dataset_are_its_dev_side(setup):
 def test_errors_name_what_is_wrong(setup):
     path, server, _judge, run_id = setup
     missing = invoke("drift", "check", "nope", "--db", path)
-    assert missing.exit_code == 1 and "no drift watch 'nope'" in missing.output and "Traceback" not in missing.output
+    assert (
+        missing.exit_code == 1
+        and "no drift watch 'nope'" in missing.output
+        and "Traceback" not in missing.output
+    )
     seed_alone = invoke("drift", "check", "nope", "--seed", "2", "--db", path)
     assert seed_alone.exit_code == 2 and "--seed draws a --sample" in seed_alone.output  # acted on or refused
     human_wrong = invoke("drift", "freeze", "coh", "--run", run_id, "--human", "fluency", "--db", path)
     assert human_wrong.exit_code == 1 and "no human rating 'fluency'" in human_wrong.output
     assert invoke("drift", "freeze", "coh", "--run", run_id, "--db", path).exit_code == 0
-    other = invoke("drift", "check", "coh", "--judge", "openai:m2", "--base-url", server.base_url, "--db", path,
-                   "--json")
+    other = invoke(
+        "drift", "check", "coh", "--judge", "openai:m2", "--base-url", server.base_url, "--db", path, "--json"
+    )
     assert other.exit_code == 0, other.output
     assert "warning: not the reference's judge: different judges (model)" in other.output
     assert "different judges (model)" in json.loads(other.stdout)["check"]["other_judge"]
@@ -190,8 +230,20 @@ def test_a_repeated_reference_finds_a_judge_that_moves_items_either_way(tmp_path
         library.import_items("golden", items(range(N)))
     judge = Redrawn()
     with FaultServer(distribution=judge) as server:
-        done = invoke("score", "--prompt", "coh", "--data", "golden", "--db", path, "--base-url", server.base_url,
-                      "--out", str(tmp_path / "out.jsonl"), "--json")
+        done = invoke(
+            "score",
+            "--prompt",
+            "coh",
+            "--data",
+            "golden",
+            "--db",
+            path,
+            "--base-url",
+            server.base_url,
+            "--out",
+            str(tmp_path / "out.jsonl"),
+            "--json",
+        )
         run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
         frozen = invoke("drift", "freeze", "coh", "--run", run_id, "--repeat", "--db", path, "--json")
         assert frozen.exit_code == 0, frozen.output
@@ -227,9 +279,17 @@ def test_an_exported_watch_is_checked_beside_production_scoring(setup, tmp_path,
     judge.shift = True
     report = drift_check_file(prompt_file, watch_file, base_url=server.base_url)
     assert report["verdict"] == "drift" and report["alarm_at"] == 3 and len(report["checks"]) == 3
-    assert report["check"]["shift"]["mean_tv"] == pytest.approx(np.mean(
-        [0.5 * sum(abs(distribution(k, False).get(r, 0) - distribution(k, True).get(r, 0)) for r in "12345")
-         for k in range(N)]))
+    assert report["check"]["shift"]["mean_tv"] == pytest.approx(
+        np.mean(
+            [
+                0.5
+                * sum(
+                    abs(distribution(k, False).get(r, 0) - distribution(k, True).get(r, 0)) for r in "12345"
+                )
+                for k in range(N)
+            ]
+        )
+    )
     watch_file.write_text(watch_file.read_text().replace('"alpha": 0.05', '"alpha": 0.5'))
     with pytest.raises(InputError, match="does not match its hash"):
         drift_check_file(prompt_file, watch_file, base_url=server.base_url)
@@ -241,8 +301,10 @@ def test_the_readme_drift_lines_run_as_written(tmp_path, monkeypatch):
     from paths import ROOT
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    code = "from geval_core import drift_check, drift_check_file" + readme.split(
-        "from geval_core import drift_check, drift_check_file", 1)[1].split("```", 1)[0]
+    code = (
+        "from geval_core import drift_check, drift_check_file"
+        + readme.split("from geval_core import drift_check, drift_check_file", 1)[1].split("```", 1)[0]
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with Library("geval.db", seed_examples=False) as library:
@@ -250,18 +312,36 @@ def test_the_readme_drift_lines_run_as_written(tmp_path, monkeypatch):
         library.import_items("golden", items(range(N)))
     judge = Judge()
     with FaultServer(distribution=judge) as server:
-        done = invoke("score", "--prompt", "coh", "--data", "golden", "--db", "geval.db", "--base-url",
-                      server.base_url, "--out", "out.jsonl", "--json")
+        done = invoke(
+            "score",
+            "--prompt",
+            "coh",
+            "--data",
+            "golden",
+            "--db",
+            "geval.db",
+            "--base-url",
+            server.base_url,
+            "--out",
+            "out.jsonl",
+            "--json",
+        )
         assert done.exit_code == 0, done.output
         run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
-        for args in (["drift", "freeze", "coh", "--run", run_id, "--name", "coherence"],
-                     ["prompts", "export", "coh", "-o", "coherence.json"],
-                     ["drift", "export", "coherence", "-o", "coherence.drift.json"]):
+        for args in (
+            ["drift", "freeze", "coh", "--run", run_id, "--name", "coherence"],
+            ["prompts", "export", "coh", "-o", "coherence.json"],
+            ["drift", "export", "coherence", "-o", "coherence.drift.json"],
+        ):
             assert invoke(*args, "--db", "geval.db").exit_code == 0
         printed: list = []
-        exec(code.replace("http://127.0.0.1:8000/v1", server.base_url),
-             {"print": lambda *args: printed.append(args)})
+        exec(
+            code.replace("http://127.0.0.1:8000/v1", server.base_url),
+            {"print": lambda *args: printed.append(args)},
+        )
     ((verdict, e_value, versions),) = printed
     assert verdict == "no drift" and e_value < 20 and versions["now"] == ["fault-model-2024-01-01"]
     with Library("geval.db") as library:
-        assert len(library.records("drift-check", library.records("drift", "coherence")[-1]["body"]["id"])) == 1
+        assert (
+            len(library.records("drift-check", library.records("drift", "coherence")[-1]["body"]["id"])) == 1
+        )

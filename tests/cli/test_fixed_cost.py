@@ -26,7 +26,9 @@ HEAVY = ("numpy", "pandas", "scipy", "openai", "httpx", "httpx2", "google.genai"
 def loaded_after(code: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
     """The `modules` (HEAVY unless named) a fresh interpreter has loaded after running `code`."""
     probe = f"{code}\nimport sys\nprint('loaded:', *(m for m in {modules!r} if m in sys.modules))"
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()[-1].split()[1:]
 
@@ -54,7 +56,13 @@ def test_commands_on_an_existing_library_load_no_sqlite_utils(tmp_path):
     Library(db).close()  # the commands open it seeded with the examples: the first open writes them
     run = "from geval_core.cli import cli\ntry:\n    cli.main({args!r})\nexcept SystemExit as exc:\n    assert not exc.code"
     score = ["score", "--prompt", prompt.label, "--data", dataset["label"], "--quiet"]
-    for args in (["runs", "list"], ["runs", "show", run_id], ["prompts", "list"], ["datasets", "list"], score):
+    for args in (
+        ["runs", "list"],
+        ["runs", "show", run_id],
+        ["prompts", "list"],
+        ["datasets", "list"],
+        score,
+    ):
         assert loaded_after(run.format(args=[*args, "--db", str(db)]), ("sqlite_utils",)) == [], args
     with Library(db) as library:
         assert sum(r["judged"] for r in library.list_runs()) == 2  # the score command did write
@@ -104,8 +112,18 @@ def test_a_rerun_with_nothing_left_to_judge_builds_no_judge(tmp_path, monkeypatc
         return ScriptedJudge()
 
     monkeypatch.setattr("geval_core.providers.get_judge", get_judge)
-    args = ["score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(tmp_path / "lib.db"),
-            "--out", str(tmp_path / "out.jsonl"), "--quiet"]
+    args = [
+        "score",
+        "--prompt",
+        prompt.label,
+        "--data",
+        dataset["label"],
+        "--db",
+        str(tmp_path / "lib.db"),
+        "--out",
+        str(tmp_path / "out.jsonl"),
+        "--quiet",
+    ]
     first = CliRunner().invoke(cli, args)
     assert first.exit_code == 0, first.output
     assert built == ["scripted"]  # made once, at the first request
@@ -128,8 +146,15 @@ def test_the_run_list_counts_judgments_from_an_index(tmp_path):
 def test_the_connection_is_set_up_as_sqlite_utils_set_it_before(tmp_path):
     """Opened without sqlite-utils, the library's connection keeps the settings it had with it."""
     with Library(tmp_path / "lib.db", seed_examples=False) as library:
-        pragma = {name: library.conn.execute(f"PRAGMA {name}").fetchone()[0]
-                  for name in ("recursive_triggers", "foreign_keys", "journal_mode", "synchronous", "busy_timeout")}
-        assert pragma == {"recursive_triggers": 1, "foreign_keys": 1, "journal_mode": "wal", "synchronous": 1,
-                          "busy_timeout": int(BUSY_TIMEOUT_S * 1000)}
+        pragma = {
+            name: library.conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("recursive_triggers", "foreign_keys", "journal_mode", "synchronous", "busy_timeout")
+        }
+        assert pragma == {
+            "recursive_triggers": 1,
+            "foreign_keys": 1,
+            "journal_mode": "wal",
+            "synchronous": 1,
+            "busy_timeout": int(BUSY_TIMEOUT_S * 1000),
+        }
         assert library.db.conn is library.conn  # sqlite-utils, for migrations, works on the same connection

@@ -49,8 +49,14 @@ def strong(body: dict) -> dict:
 
 
 def items(numbers: range) -> list[Item]:
-    return [Item(f"i{k:03d}", {"document": f"Document number {k}.", "summary": f"Summary {k}."},
-                 {"coherence": float(human(k))}) for k in numbers]
+    return [
+        Item(
+            f"i{k:03d}",
+            {"document": f"Document number {k}.", "summary": f"Summary {k}."},
+            {"coherence": float(human(k))},
+        )
+        for k in numbers
+    ]
 
 
 def invoke(*args: str):
@@ -66,8 +72,19 @@ def db(tmp_path):
         library.import_items("calib", items(range(0, 90)))
         library.import_items("fresh", items(range(90, 120)))
     with FaultServer(distribution=cheap) as server:
-        done = invoke("score", "--prompt", "cheap", "--data", "calib", "--db", path, "--base-url", server.base_url,
-                      "--out", "-")
+        done = invoke(
+            "score",
+            "--prompt",
+            "cheap",
+            "--data",
+            "calib",
+            "--db",
+            path,
+            "--base-url",
+            server.base_url,
+            "--out",
+            "-",
+        )
     assert done.exit_code == 0, done.output
     return path
 
@@ -82,7 +99,10 @@ def by_hand(target: float, delta: float, min_kept: int) -> tuple[float | None, i
         keep = u <= t
         if keep.sum() < min_kept:
             continue
-        if stats.binomtest(int((~ok[keep]).sum()), int(keep.sum()), 1 - target, alternative="less").pvalue > delta:
+        if (
+            stats.binomtest(int((~ok[keep]).sum()), int(keep.sum()), 1 - target, alternative="less").pvalue
+            > delta
+        ):
             break
         chosen = t
     keep = u <= chosen
@@ -92,37 +112,95 @@ def by_hand(target: float, delta: float, min_kept: int) -> tuple[float | None, i
 def test_guarantee_freeze_and_score_end_to_end(db, tmp_path):
     with Library(db) as library:
         (run,) = library.list_runs()
-    done = invoke("cascade", "guarantee", run["id"], "--human", "coherence", "--target", "0.8", "--delta", "0.1",
-                  "--min-kept", "20", "--db", db, "--json")
+    done = invoke(
+        "cascade",
+        "guarantee",
+        run["id"],
+        "--human",
+        "coherence",
+        "--target",
+        "0.8",
+        "--delta",
+        "0.1",
+        "--min-kept",
+        "20",
+        "--db",
+        db,
+        "--json",
+    )
     assert done.exit_code == 0, done.output
     out = json.loads(done.output)
     threshold, kept, wrong = by_hand(0.8, 0.1, 20)
     assert out["threshold"] == pytest.approx(threshold) and (out["kept"], out["disagree"]) == (kept, wrong)
     assert kept == 60 and wrong == 4  # the sure two thirds, four of them sure and wrong
 
-    text = invoke("cascade", "guarantee", run["id"], "--human", "coherence", "--min-kept", "20", "--strong", "strong",
-                  "--freeze", "sure", "--steps", "--db", db)
+    text = invoke(
+        "cascade",
+        "guarantee",
+        run["id"],
+        "--human",
+        "coherence",
+        "--min-kept",
+        "20",
+        "--strong",
+        "strong",
+        "--freeze",
+        "sure",
+        "--steps",
+        "--db",
+        db,
+    )
     assert text.exit_code == 0, text.output
     assert "keeps 60 of 90 (66.7%)" in text.output and "froze sure@1" in text.output
     assert "distribution shift" in text.output and "Traceback" not in text.output
 
     rows_file = tmp_path / "rows.jsonl"
     with FaultServer(distribution=cheap) as first, FaultServer(distribution=strong) as second:
-        scored = invoke("cascade", "score", "sure", "--data", "fresh", "--db", db, "--base-url",
-                        f"cheap={first.base_url}", "--base-url", f"strong={second.base_url}", "--out", str(rows_file))
+        scored = invoke(
+            "cascade",
+            "score",
+            "sure",
+            "--data",
+            "fresh",
+            "--db",
+            db,
+            "--base-url",
+            f"cheap={first.base_url}",
+            "--base-url",
+            f"strong={second.base_url}",
+            "--out",
+            str(rows_file),
+        )
         assert scored.exit_code == 0, scored.output
         assert (first.count, second.count) == (30, 10)  # k % 3 == 0 of 90..119 go on
     assert "guarantee: kept 20 of 30 (66.7%; calibration 66.7% of 90)" in scored.stderr
     assert "people rated 20 kept items" in scored.stderr and "does not cover:" in scored.stderr
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
-    assert {r["id"] for r in rows if r["by"] == "strong"} == {f"i{k:03d}" for k in range(90, 120) if k % 3 == 0}
+    assert {r["id"] for r in rows if r["by"] == "strong"} == {
+        f"i{k:03d}" for k in range(90, 120) if k % 3 == 0
+    }
 
 
 def test_refusals_exit_with_a_message(db):
     with Library(db) as library:
         (run,) = library.list_runs()
-    never = invoke("cascade", "guarantee", run["id"], "--human", "coherence", "--target", "0.99", "--delta", "0.01",
-                   "--strong", "strong", "--freeze", "x", "--db", db)
+    never = invoke(
+        "cascade",
+        "guarantee",
+        run["id"],
+        "--human",
+        "coherence",
+        "--target",
+        "0.99",
+        "--delta",
+        "0.01",
+        "--strong",
+        "strong",
+        "--freeze",
+        "x",
+        "--db",
+        db,
+    )
     assert never.exit_code != 0 and "no threshold reaches 99%" in never.output
     alone = invoke("cascade", "guarantee", run["id"], "--human", "coherence", "--freeze", "x", "--db", db)
     assert alone.exit_code != 0 and "--freeze needs --strong" in alone.output

@@ -28,12 +28,14 @@ FILE_SUFFIXES = (".json", ".jsonl", ".csv", ".yaml", ".key", ".py")
 def commands() -> Iterator[tuple[str, click.Command, click.Context]]:
     """Every command under `geval`, the group itself and each group included, with the context its help is
     drawn in (as `geval ... --help` draws it)."""
+
     def walk(command: click.Command, name: str, parent: click.Context | None) -> Iterator:
         ctx = click.Context(command, info_name=name, parent=parent, **(command.context_settings or {}))
         yield ctx.command_path, command, ctx
         if isinstance(command, click.Group):
             for sub in command.list_commands(ctx):
                 yield from walk(command.get_command(ctx, sub), sub, ctx)
+
     yield from walk(cli, "geval", None)
 
 
@@ -58,7 +60,9 @@ ALL = list(commands())
 def test_every_help_shows_an_example():
     missing = [path for path, command, ctx in ALL if not examples(command.get_help(ctx))]
     assert len(ALL) >= 50, "the walk reaches every command"
-    assert missing == [], f"{len(ALL) - len(missing)}/{len(ALL)} helps show an example; without one: {missing}"
+    assert missing == [], (
+        f"{len(ALL) - len(missing)}/{len(ALL)} helps show an example; without one: {missing}"
+    )
     for path, command, ctx in ALL:
         lines = examples(command.get_help(ctx))
         assert 1 <= len(lines) <= 4 and all(line.startswith("geval ") for line in lines), (path, lines)
@@ -112,23 +116,32 @@ def test_the_db_is_the_same_file_from_the_environment_before_or_after_the_comman
     assert (tmp_path / "env.db").is_file()
     before = runner.invoke(cli, ["--db", str(tmp_path / "before.db"), "datasets", "list", "--json"])
     assert before.exit_code == 0 and (tmp_path / "before.db").is_file()
-    assert os.environ["GEVAL_DB"] == str(tmp_path / "env.db")  # `geval --db` names the file, never the variable
-    both = runner.invoke(cli, ["--db", str(tmp_path / "group.db"), "runs", "list", "--db", str(tmp_path / "own.db")])
+    assert os.environ["GEVAL_DB"] == str(
+        tmp_path / "env.db"
+    )  # `geval --db` names the file, never the variable
+    both = runner.invoke(
+        cli, ["--db", str(tmp_path / "group.db"), "runs", "list", "--db", str(tmp_path / "own.db")]
+    )
     assert both.exit_code == 0 and (tmp_path / "own.db").is_file() and not (tmp_path / "group.db").exists()
     agree = runner.invoke(cli, ["--db", str(tmp_path / "agree.db"), "agree", "nothing-here", "--human", "h"])
-    assert agree.exit_code != 0 and (tmp_path / "agree.db").is_file()  # the group's --db reaches every command
+    assert (
+        agree.exit_code != 0 and (tmp_path / "agree.db").is_file()
+    )  # the group's --db reaches every command
     monkeypatch.delenv("GEVAL_DB")
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(cli, ["prompts", "list"]).exit_code == 0 and (tmp_path / "geval.db").is_file()
 
 
-@pytest.mark.parametrize("args", [
-    ["score", "--prompt", "coherence", "--data", "tiny", "--json", "--out", "-"],
-    ["score", "--panel", "trio", "--data", "tiny", "--json", "--out", "-"],
-    ["runs", "export", "1a2b3c", "--json", "-o", "-"],
-    ["prompts", "export", "coherence", "--json", "-o", "-"],
-    ["panel", "export", "trio", "--json", "-o", "-"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["score", "--prompt", "coherence", "--data", "tiny", "--json", "--out", "-"],
+        ["score", "--panel", "trio", "--data", "tiny", "--json", "--out", "-"],
+        ["runs", "export", "1a2b3c", "--json", "-o", "-"],
+        ["prompts", "export", "coherence", "--json", "-o", "-"],
+        ["panel", "export", "trio", "--json", "-o", "-"],
+    ],
+)
 def test_json_with_a_data_stream_on_stdout_is_refused_before_anything_runs(args, tmp_path):
     db = tmp_path / "lib.db"
     done = CliRunner().invoke(cli, [*args, "--db", str(db)])
@@ -140,10 +153,20 @@ def test_json_with_a_data_stream_on_stdout_is_refused_before_anything_runs(args,
 
 def test_score_keeps_stdout_one_shape(tmp_path):
     """--out -: only results rows on stdout; --json: only the summary object (the rows in --out FILE)."""
-    library, prompt, _, dataset = setup_library(tmp_path / "lib.db", count=3,
-                                                judge=JudgeSettings(provider="scripted", model="scripted-1"))
+    library, prompt, _, dataset = setup_library(
+        tmp_path / "lib.db", count=3, judge=JudgeSettings(provider="scripted", model="scripted-1")
+    )
     library.close()
-    base = ["score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(tmp_path / "lib.db"), "-q"]
+    base = [
+        "score",
+        "--prompt",
+        prompt.label,
+        "--data",
+        dataset["label"],
+        "--db",
+        str(tmp_path / "lib.db"),
+        "-q",
+    ]
     rows = CliRunner().invoke(cli, [*base, "--out", "-"])
     assert rows.exit_code == 0, rows.output
     parsed = [json.loads(line) for line in rows.stdout.splitlines()]
@@ -158,15 +181,20 @@ def test_score_keeps_stdout_one_shape(tmp_path):
 
 
 def _complete(args: list[str], incomplete: str) -> list[tuple[str, str]]:
-    return [(item.value, item.type) for item in
-            ShellComplete(cli, {}, "geval", "_GEVAL_COMPLETE").get_completions(args, incomplete)]
+    return [
+        (item.value, item.type)
+        for item in ShellComplete(cli, {}, "geval", "_GEVAL_COMPLETE").get_completions(args, incomplete)
+    ]
 
 
 def test_prompt_dataset_and_run_names_complete_from_the_library(tmp_path):
     db = str(tmp_path / "lib.db")
-    library, prompt, _, dataset = setup_library(tmp_path / "lib.db", count=2,
-                                                judge=JudgeSettings(provider="scripted", model="scripted-1"))
-    run_id = library.create_run(prompt.id, dataset["id"], JudgeSettings(provider="scripted", model="scripted-1"))
+    library, prompt, _, dataset = setup_library(
+        tmp_path / "lib.db", count=2, judge=JudgeSettings(provider="scripted", model="scripted-1")
+    )
+    run_id = library.create_run(
+        prompt.id, dataset["id"], JudgeSettings(provider="scripted", model="scripted-1")
+    )
     library.close()
     assert _complete(["score", "--db", db, "--prompt"], "coh") == [(prompt.name, "plain")]
     assert _complete(["--db", db, "score", "--data"], "") == [(dataset["name"], "plain")]
@@ -191,4 +219,6 @@ def test_the_readme_says_how_to_turn_completion_on():
     from paths import ROOT
 
     readme = Path(ROOT, "README.md").read_text(encoding="utf-8")
-    assert "_GEVAL_COMPLETE=bash_source geval" in readme and "zsh_source" in readme and "fish_source" in readme
+    assert (
+        "_GEVAL_COMPLETE=bash_source geval" in readme and "zsh_source" in readme and "fish_source" in readme
+    )

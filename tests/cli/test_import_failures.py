@@ -31,7 +31,10 @@ def db(tmp_path) -> str:
 def fails_cleanly(args: list[str], *wanted: str) -> str:
     """Exit 1 with one 'Error: ' line naming each of `wanted` (warnings before it aside), and no traceback."""
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (result.output, result.exception)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (
+        result.output,
+        result.exception,
+    )
     assert "Traceback" not in result.output
     lines = [line for line in result.output.strip().splitlines() if not line.startswith("warning: ")]
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
@@ -44,8 +47,12 @@ def panel_file(db: str, path: Path, members: int, name: str = "coherence") -> di
     """A panel of `members` different prompts (definitions differ) exported to `path`; the file's data."""
     with Library(db) as lib:
         base = lib.get_prompt("coherence")
-        prompts = [lib.freeze(replace(base.dimension, definition=f"Variant {k}: sentences that build one whole."),
-                              name=name).prompt for k in range(members)]
+        prompts = [
+            lib.freeze(
+                replace(base.dimension, definition=f"Variant {k}: sentences that build one whole."), name=name
+            ).prompt
+            for k in range(members)
+        ]
         freeze_panel(lib, "jury", prompts, "mean")
     result = CliRunner().invoke(cli, ["panel", "export", "jury", "-o", str(path), "--db", db])
     assert result.exit_code == 0, result.output
@@ -54,11 +61,15 @@ def panel_file(db: str, path: Path, members: int, name: str = "coherence") -> di
 
 def rewrite(path: Path, data: dict) -> None:
     """The panel file with its members changed and its hash recomputed, as a hand-edited file would be."""
-    data["id"] = canonical_hash({"members": [m["content_hash"] for m in data["members"]], "rule": data["rule"]})
+    data["id"] = canonical_hash(
+        {"members": [m["content_hash"] for m in data["members"]], "rule": data["rule"]}
+    )
     path.write_text(json.dumps(data))
 
 
-@pytest.mark.parametrize("text", ["[" * DEPTH, '{"name": "x", "definition": ' + "[" * DEPTH + "]" * DEPTH + "}"])
+@pytest.mark.parametrize(
+    "text", ["[" * DEPTH, '{"name": "x", "definition": ' + "[" * DEPTH + "]" * DEPTH + "}"]
+)
 def test_deeply_nested_json_is_refused_by_freeze_and_panel_import(db, tmp_path, text):
     deep = tmp_path / "deep.json"
     deep.write_text(text)
@@ -96,7 +107,9 @@ def test_a_member_server_url_is_warned_about_as_prompts_import_does(db, tmp_path
     alone = CliRunner().invoke(cli, ["prompts", "import", str(prompt_file), "--db", other])
     assert f"warning: {said}" in alone.stderr
     with Library(other) as lib:
-        assert all(lib.get_prompt(m).dimension.judge.base_url is None for m in json.loads(result.stdout)["members"])
+        assert all(
+            lib.get_prompt(m).dimension.judge.base_url is None for m in json.loads(result.stdout)["members"]
+        )
 
 
 def test_a_panel_file_of_2000_members_is_imported(db, tmp_path):
@@ -114,8 +127,11 @@ def test_a_panel_file_repeating_a_member_is_refused_for_that(db, tmp_path):
     data = panel_file(db, path, 2)
     data["members"] = data["members"] * 1000  # 2,000 members, two prompts: the hash recomputed to match
     rewrite(path, data)
-    line = fails_cleanly(["panel", "import", str(path), "--db", str(tmp_path / "other.db")],
-                         "member 3 repeats member 1", "nothing was imported")
+    line = fails_cleanly(
+        ["panel", "import", str(path), "--db", str(tmp_path / "other.db")],
+        "member 3 repeats member 1",
+        "nothing was imported",
+    )
     assert "two different" not in line  # the old, wrong reason: there are two different prompts
 
 
@@ -125,10 +141,16 @@ def test_a_full_disk_at_open_is_said_so(tmp_path, monkeypatch):
 
     monkeypatch.setattr(LibraryBase, "_enable_wal", full)
     new = tmp_path / "new.db"
-    line = fails_cleanly(["prompts", "list", "--db", str(new)], str(new), "could not write the library",
-                         "disk holding it is full")
+    line = fails_cleanly(
+        ["prompts", "list", "--db", str(new)],
+        str(new),
+        "could not write the library",
+        "disk holding it is full",
+    )
     assert "not a workbench library" not in line
     junk = tmp_path / "junk.db"
     junk.write_text("shopping list")
     monkeypatch.undo()
-    fails_cleanly(["prompts", "list", "--db", str(junk)], "not a workbench library")  # still said of a non-library
+    fails_cleanly(
+        ["prompts", "list", "--db", str(junk)], "not a workbench library"
+    )  # still said of a non-library

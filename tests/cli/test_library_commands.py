@@ -14,9 +14,20 @@ from geval_core.types import JudgeSettings
 from prompt_library import Library
 
 COMMANDS = [
-    ("prompts",), ("prompts", "list"), ("prompts", "show"), ("prompts", "freeze"), ("prompts", "export"),
-    ("prompts", "import"), ("datasets",), ("datasets", "list"), ("datasets", "import"), ("datasets", "show"),
-    ("runs",), ("runs", "list"), ("runs", "show"), ("runs", "export"),
+    ("prompts",),
+    ("prompts", "list"),
+    ("prompts", "show"),
+    ("prompts", "freeze"),
+    ("prompts", "export"),
+    ("prompts", "import"),
+    ("datasets",),
+    ("datasets", "list"),
+    ("datasets", "import"),
+    ("datasets", "show"),
+    ("runs",),
+    ("runs", "list"),
+    ("runs", "show"),
+    ("runs", "export"),
 ]
 LEAVES = [c for c in COMMANDS if len(c) == 2]
 
@@ -74,7 +85,10 @@ def test_prompts_freeze_export_import(db, tmp_path):
     (tmp_path / "dim.json").write_text(json.dumps(changed))
     out = invoke("prompts", "freeze", str(tmp_path / "dim.json"), "--db", db).output
     assert out.startswith("froze fluency@2")
-    assert "already frozen as fluency@2" in invoke("prompts", "freeze", str(tmp_path / "dim.json"), "--db", db).output
+    assert (
+        "already frozen as fluency@2"
+        in invoke("prompts", "freeze", str(tmp_path / "dim.json"), "--db", db).output
+    )
     bad = {**changed, "anchors": {"1": "x"}}
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     refused = invoke("prompts", "freeze", str(tmp_path / "bad.json"), "--db", db, ok=False)
@@ -82,7 +96,17 @@ def test_prompts_freeze_export_import(db, tmp_path):
 
     (tmp_path / "agree.json").write_text(json.dumps({"spearman": 0.5}))
     export = tmp_path / "fluency.json"
-    invoke("prompts", "export", "fluency@2", "--db", db, "-o", str(export), "--agreement", str(tmp_path / "agree.json"))
+    invoke(
+        "prompts",
+        "export",
+        "fluency@2",
+        "--db",
+        db,
+        "-o",
+        str(export),
+        "--agreement",
+        str(tmp_path / "agree.json"),
+    )
     data = json.loads(export.read_text())
     assert data["version"] == 2 and data["agreement"] == {"spearman": 0.5}
     assert "load_prompt('fluency.json')" in data["usage"]  # the embedded snippet loads the file as named
@@ -99,20 +123,47 @@ def test_prompts_freeze_export_import(db, tmp_path):
 
 def test_datasets_import_list_show(db, tmp_path):
     path = tmp_path / "golden.jsonl"
-    path.write_text("".join(json.dumps({"id": f"x{i}", "doc": "d", "src": "S", "out": f"O{i}",
-                                        "scores": {"coherence": i}}) + "\n" for i in range(1, 4)))
-    args = ["datasets", "import", str(path), "--name", "golden", "--input", "document=src", "--input",
-            "summary=out", "--human", "coherence=scores.coherence", "--group", "doc", "--db", db]
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"x{i}", "doc": "d", "src": "S", "out": f"O{i}", "scores": {"coherence": i}})
+            + "\n"
+            for i in range(1, 4)
+        )
+    )
+    args = [
+        "datasets",
+        "import",
+        str(path),
+        "--name",
+        "golden",
+        "--input",
+        "document=src",
+        "--input",
+        "summary=out",
+        "--human",
+        "coherence=scores.coherence",
+        "--group",
+        "doc",
+        "--db",
+        db,
+    ]
     assert "imported golden@1 (3 items" in invoke(*args).output
     assert "same content already stored as golden@1" in invoke(*args).output
     listed = json.loads(invoke("datasets", "list", "--db", db, "--json").output)
     assert [d["label"] for d in listed] == ["golden@1", "sample@1"]
     shown = json.loads(invoke("datasets", "show", "golden", "--db", db, "--json", "--items", "2").output)
-    assert [i["human"]["coherence"] for i in shown["items"]] == [1.0, 2.0] and shown["items"][0]["group"] == "d"
-    path.write_text(path.read_text() + '{"id": "x9", "doc": "d", "src": "S", "out": "O", "scores": {"coherence": "high"}}\n')
+    assert [i["human"]["coherence"] for i in shown["items"]] == [1.0, 2.0] and shown["items"][0][
+        "group"
+    ] == "d"
+    path.write_text(
+        path.read_text()
+        + '{"id": "x9", "doc": "d", "src": "S", "out": "O", "scores": {"coherence": "high"}}\n'
+    )
     bad = invoke(*args, ok=False)
     assert bad.exit_code == 1 and "line 4" in bad.output and "not a number" in bad.output
-    usage = invoke("datasets", "import", str(path), "--name", "g", "--input", "nonsense", "--db", db, ok=False)
+    usage = invoke(
+        "datasets", "import", str(path), "--name", "g", "--input", "nonsense", "--db", db, ok=False
+    )
     assert usage.exit_code == 2 and "NAME=PATH" in usage.output
 
 
@@ -160,8 +211,19 @@ def test_prompts_export_measures_agreement_from_a_run_of_the_prompt(db, tmp_path
 
     run, scores, items = _scored_run(db)
     out = tmp_path / "coherence.json"
-    invoke("prompts", "export", "coherence", "--db", db, "-o", str(out), "--agreement-run", run,
-           "--human", "coherence")
+    invoke(
+        "prompts",
+        "export",
+        "coherence",
+        "--db",
+        db,
+        "-o",
+        str(out),
+        "--agreement-run",
+        run,
+        "--human",
+        "coherence",
+    )
     agreement = json.loads(out.read_text())["agreement"]
     assert (agreement["dataset"], agreement["human"], agreement["run"]) == ("sample@1", "coherence", run)
     # The paper's reading, computed independently: scipy per document, constant documents skipped.
@@ -182,19 +244,49 @@ def test_prompts_export_measures_agreement_from_a_run_of_the_prompt(db, tmp_path
 def test_prompts_export_refuses_a_foreign_run_or_a_bad_agreement_file(db, tmp_path):
     run, _, _ = _scored_run(db, "fluency")
     out = tmp_path / "coherence.json"
-    foreign = invoke("prompts", "export", "coherence", "--db", db, "-o", str(out), "--agreement-run", run,
-                     "--human", "coherence", ok=False)
+    foreign = invoke(
+        "prompts",
+        "export",
+        "coherence",
+        "--db",
+        db,
+        "-o",
+        str(out),
+        "--agreement-run",
+        run,
+        "--human",
+        "coherence",
+        ok=False,
+    )
     assert foreign.exit_code == 1 and "scored fluency@1, not coherence@1" in foreign.output
-    unknown = invoke("prompts", "export", "fluency", "--db", db, "-o", str(out), "--agreement-run", run,
-                     "--human", "clarity", ok=False)
+    unknown = invoke(
+        "prompts",
+        "export",
+        "fluency",
+        "--db",
+        db,
+        "-o",
+        str(out),
+        "--agreement-run",
+        run,
+        "--human",
+        "clarity",
+        ok=False,
+    )
     assert unknown.exit_code == 1 and "no human rating 'clarity'" in unknown.output
     alone = invoke("prompts", "export", "fluency", "--db", db, "--agreement-run", run, ok=False)
     assert alone.exit_code == 2 and "--human" in alone.output
     broken = tmp_path / "agree.json"
     broken.write_text('{"spearman": 0.5,\n "kendall": }\n', encoding="utf-8")
-    bad = invoke("prompts", "export", "fluency", "--db", db, "-o", str(out), "--agreement", str(broken), ok=False)
-    assert bad.exit_code == 1 and f"{broken}, line 2: cannot read the agreement file: broken JSON" in bad.output
+    bad = invoke(
+        "prompts", "export", "fluency", "--db", db, "-o", str(out), "--agreement", str(broken), ok=False
+    )
+    assert (
+        bad.exit_code == 1 and f"{broken}, line 2: cannot read the agreement file: broken JSON" in bad.output
+    )
     broken.write_text("[0.5]", encoding="utf-8")
-    bad = invoke("prompts", "export", "fluency", "--db", db, "-o", str(out), "--agreement", str(broken), ok=False)
+    bad = invoke(
+        "prompts", "export", "fluency", "--db", db, "-o", str(out), "--agreement", str(broken), ok=False
+    )
     assert "expected one JSON object" in bad.output and "Traceback" not in bad.output
     assert not out.exists()  # nothing half-written

@@ -32,11 +32,13 @@ def human_of(k: int) -> int:
 
 def member(shift: int):
     """A judge one point off on the items k % 3 == 0 (shared by every member) and on its own items k % 4 == shift."""
+
     def distribution(body: dict) -> dict:
         k = number(body)
         point = human_of(k) + (k % 3 == 0) + (k % 4 == shift)
         point = min(point, 5) if point <= 5 else human_of(k) - 1
         return {str(point): 0.8, str(human_of(k)): 0.2} if point != human_of(k) else {str(point): 1.0}
+
     return distribution
 
 
@@ -45,27 +47,63 @@ def test_panel_score_says_how_many_independent_judges_end_to_end(tmp_path):
     with Library(db, seed_examples=False) as library:
         names = []
         for j in range(3):
-            library.freeze(dimension(JudgeSettings(provider="openai", model=f"model-{j}"),
-                                     definition=f"Coherence, read by judge {j}."), name=f"m{j}")
+            library.freeze(
+                dimension(
+                    JudgeSettings(provider="openai", model=f"model-{j}"),
+                    definition=f"Coherence, read by judge {j}.",
+                ),
+                name=f"m{j}",
+            )
             names.append(f"m{j}")
-        library.import_items("rated", [Item(f"i{k:03d}", {"document": f"Document number {k}.", "summary": "S."},
-                                            {"coherence": float(human_of(k))}) for k in range(60)])
+        library.import_items(
+            "rated",
+            [
+                Item(
+                    f"i{k:03d}",
+                    {"document": f"Document number {k}.", "summary": "S."},
+                    {"coherence": float(human_of(k))},
+                )
+                for k in range(60)
+            ],
+        )
     env = {"OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""}
     run = CliRunner().invoke
-    frozen = run(cli, ["panel", "freeze", "jury", *[a for n in names for a in ("--member", n)], "--db", db],
-                 env=env)
+    frozen = run(
+        cli, ["panel", "freeze", "jury", *[a for n in names for a in ("--member", n)], "--db", db], env=env
+    )
     assert frozen.exit_code == 0, frozen.output
-    with FaultServer(distribution=member(0)) as a, FaultServer(distribution=member(1)) as b, \
-            FaultServer(distribution=member(2)) as c:
+    with (
+        FaultServer(distribution=member(0)) as a,
+        FaultServer(distribution=member(1)) as b,
+        FaultServer(distribution=member(2)) as c,
+    ):
         urls = [f"m{j}={s.base_url}" for j, s in enumerate((a, b, c))]
-        done = run(cli, ["panel", "score", "jury", "--data", "rated", "--db", db, "--human", "coherence",
-                                "--out", str(tmp_path / "rows.jsonl"),
-                                *[x for u in urls for x in ("--member-base-url", u)]], env=env)
+        done = run(
+            cli,
+            [
+                "panel",
+                "score",
+                "jury",
+                "--data",
+                "rated",
+                "--db",
+                db,
+                "--human",
+                "coherence",
+                "--out",
+                str(tmp_path / "rows.jsonl"),
+                *[x for u in urls for x in ("--member-base-url", u)],
+            ],
+            env=env,
+        )
     assert done.exit_code == 0, done.output
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
-    errors = np.array([[r["members"][f"m{j}@1"] - human_of(int(r["id"][1:])) for j in range(3)] for r in rows])
-    rho = np.mean([stats.pearsonr(errors[:, i], errors[:, j]).statistic for i, j in combinations(range(3), 2)])
+    errors = np.array(
+        [[r["members"][f"m{j}@1"] - human_of(int(r["id"][1:])) for j in range(3)] for r in rows]
+    )
+    rho = np.mean(
+        [stats.pearsonr(errors[:, i], errors[:, j]).statistic for i, j in combinations(range(3), 2)]
+    )
     assert f"correlate {rho:.3f} on average" in done.stderr
     assert f"the 3 members are worth {3 / (1 + 2 * rho):.2f} independent judges" in done.stderr
     assert not math.isnan(rho) and 0 < rho < 1
-

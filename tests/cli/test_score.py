@@ -43,17 +43,42 @@ def test_score_writes_one_json_line_per_item(tmp_path):
     with FaultServer() as server:
         library, prompt, items, _ = openai_prompt(tmp_path, server)
         data = write_jsonl(tmp_path / "golden.jsonl", items, {"notes": "ignored by the prompt"})
-        result = invoke(["score", "--prompt", prompt.label, "--data", str(data), "--db", str(tmp_path / "lib.db"),
-                         "--out", str(tmp_path / "out.jsonl"), "--concurrency", "2", "--base-url", server.base_url])
+        result = invoke(
+            [
+                "score",
+                "--prompt",
+                prompt.label,
+                "--data",
+                str(data),
+                "--db",
+                str(tmp_path / "lib.db"),
+                "--out",
+                str(tmp_path / "out.jsonl"),
+                "--concurrency",
+                "2",
+                "--base-url",
+                server.base_url,
+            ]
+        )
         assert result.exit_code == 0, result.output
         assert server.count == 4 and f"Bearer {KEY}" in server.authorizations
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [x["id"] for x in lines] == [i.id for i in items] and all(set(x) == FIELDS for x in lines)
     first = lines[0]
-    assert close(first["score"], WORKED_SCORE) and close(first["raw_score"], WORKED_RAW) and first["top_rating"] == 3
-    assert set(first["distribution"]) == {"1", "2", "3", "4", "5"} and close(first["distribution"]["4"], 0.3 / 0.95)
+    assert (
+        close(first["score"], WORKED_SCORE)
+        and close(first["raw_score"], WORKED_RAW)
+        and first["top_rating"] == 3
+    )
+    assert set(first["distribution"]) == {"1", "2", "3", "4", "5"} and close(
+        first["distribution"]["4"], 0.3 / 0.95
+    )
     assert first["replies"] == ["3"] and first["parsed"] == 1 and first["unparsed"] == 0
-    assert first["mode"] == "logprobs" and first["model_version"] == "fault-model-2024-01-01" and first["error"] is None
+    assert (
+        first["mode"] == "logprobs"
+        and first["model_version"] == "fault-model-2024-01-01"
+        and first["error"] is None
+    )
     assert "4 scored" in result.output and "warning" not in result.output
     dataset = library.get_dataset("golden")
     assert dataset["item_count"] == 4 and dataset["fields"] == ["document", "summary"]
@@ -63,33 +88,67 @@ def test_rerun_is_answered_from_the_cache_and_csv_and_export_inputs_work(tmp_pat
     with FaultServer() as server:
         library, prompt, items, _ = openai_prompt(tmp_path, server, count=3)
         csv = tmp_path / "golden.csv"
-        csv.write_text("id,summary,document\n" + "".join(f'{i.id},{i.fields["summary"]},"{i.fields["document"]}"\n'
-                                                         for i in items))
+        csv.write_text(
+            "id,summary,document\n"
+            + "".join(f'{i.id},{i.fields["summary"]},"{i.fields["document"]}"\n' for i in items)
+        )
         export = write_export(prompt, tmp_path / "coherence.json")
-        args = ["--data", str(csv), "--db", str(tmp_path / "lib.db"), "--out", str(tmp_path / "out.jsonl"),
-                "--base-url", server.base_url]
+        args = [
+            "--data",
+            str(csv),
+            "--db",
+            str(tmp_path / "lib.db"),
+            "--out",
+            str(tmp_path / "out.jsonl"),
+            "--base-url",
+            server.base_url,
+        ]
         assert invoke(["score", "--prompt", prompt.label, *args]).exit_code == 0
         assert server.count == 3
-        again = invoke(["score", "--prompt", str(export), *args, "--new-run"])  # the same command reports its run
+        again = invoke(
+            ["score", "--prompt", str(export), *args, "--new-run"]
+        )  # the same command reports its run
         assert again.exit_code == 0, again.output
         assert server.count == 3 and "3 from cache" in again.output and "0 judge calls" in again.output
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(lines) == 3 and all(set(x) == FIELDS and close(x["score"], WORKED_SCORE) for x in lines)
     # Two runs: the first asked the server for all three items, the rerun took all three from the cache.
-    cached = sorted(sum(bool(r["cached"]) for r in library.judgments(run["id"])) for run in library.list_runs())
+    cached = sorted(
+        sum(bool(r["cached"]) for r in library.judgments(run["id"])) for run in library.list_runs()
+    )
     assert cached == [0, 3]
 
 
 def test_overrides_warn_and_are_recorded_on_the_run(tmp_path):
     with FaultServer() as server:
         library, prompt, items, _ = openai_prompt(tmp_path, server, count=2)
-        result = invoke(["score", "--prompt", prompt.label, "--data", "tiny", "--db", str(tmp_path / "lib.db"),
-                         "--mode", "sampling", "--n", "4", "--temperature", "1.0", "--out", str(tmp_path / "o.jsonl"),
-                         "--base-url", server.base_url])
+        result = invoke(
+            [
+                "score",
+                "--prompt",
+                prompt.label,
+                "--data",
+                "tiny",
+                "--db",
+                str(tmp_path / "lib.db"),
+                "--mode",
+                "sampling",
+                "--n",
+                "4",
+                "--temperature",
+                "1.0",
+                "--out",
+                str(tmp_path / "o.jsonl"),
+                "--base-url",
+                server.base_url,
+            ]
+        )
         assert result.exit_code == 0, result.output
         bodies = [body for _, body in server.log]
-    assert ("warning: overriding the prompt's frozen judge settings: mode 'logprobs' -> 'sampling', n 1 -> 4, "
-            "temperature 0.0 -> 1.0.") in result.output
+    assert (
+        "warning: overriding the prompt's frozen judge settings: mode 'logprobs' -> 'sampling', n 1 -> 4, "
+        "temperature 0.0 -> 1.0."
+    ) in result.output
     assert all(b["n"] == 4 and b["temperature"] == 1.0 and "logprobs" not in b for b in bodies)
     (run,) = library.list_runs()
     assert run["judge"]["mode"] == "sampling" and run["judge"]["n"] == 4 and run["prompt_id"] == prompt.id
@@ -102,8 +161,10 @@ def test_bad_inputs_give_errors_that_say_what_to_do(tmp_path):
     db = str(tmp_path / "lib.db")
     bad_judge = invoke(["score", "--prompt", prompt.label, "--data", "tiny", "--db", db, "--judge", "openai"])
     assert bad_judge.exit_code == 2 and "openai:MODEL" in bad_judge.output
-    no_key = invoke(["score", "--prompt", prompt.label, "--data", "tiny", "--db", db, "--judge", "openai:gpt-4o"],
-                    env={"OPENAI_API_KEY": ""})
+    no_key = invoke(
+        ["score", "--prompt", prompt.label, "--data", "tiny", "--db", db, "--judge", "openai:gpt-4o"],
+        env={"OPENAI_API_KEY": ""},
+    )
     assert no_key.exit_code == 1 and "OPENAI_API_KEY" in no_key.output
     wrong = tmp_path / "wrong.jsonl"
     wrong.write_text(json.dumps({"id": "a", "source": "x", "output": "y"}) + "\n")
@@ -130,8 +191,23 @@ def test_kill_9_mid_run_then_restart_judges_every_item_exactly_once(tmp_path):
     with FaultServer(delay=0.1) as server:
         library, prompt, items, _ = openai_prompt(tmp_path, server, count=1)
         data = write_jsonl(tmp_path / "crash.jsonl", make_items(60))
-        args = [*CLI, "score", "--prompt", prompt.label, "--data", str(data), "--db", str(tmp_path / "lib.db"),
-                "--concurrency", "4", "--base-url", server.base_url, "--out", str(tmp_path / "out.jsonl"), "--quiet"]
+        args = [
+            *CLI,
+            "score",
+            "--prompt",
+            prompt.label,
+            "--data",
+            str(data),
+            "--db",
+            str(tmp_path / "lib.db"),
+            "--concurrency",
+            "4",
+            "--base-url",
+            server.base_url,
+            "--out",
+            str(tmp_path / "out.jsonl"),
+            "--quiet",
+        ]
         proc = subprocess.Popen(args, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while _judged(tmp_path / "lib.db") < 12 and time.monotonic() < deadline and proc.poll() is None:
@@ -160,12 +236,26 @@ def test_the_key_is_nowhere_after_a_run(tmp_path, caplog):
     def script(index, body):
         text = body["messages"][0]["content"]
         return {"Document number 1.": "500", "Document number 2.": "429"}.get(
-            next((k for k in ("Document number 1.", "Document number 2.") if k in text), ""), "ok")
+            next((k for k in ("Document number 1.", "Document number 2.") if k in text), ""), "ok"
+        )
 
     with FaultServer(script, retry_after="0.01") as server:
         library, prompt, items, dataset = openai_prompt(tmp_path, server, count=4)
-        args = ["score", "--prompt", prompt.label, "--data", "tiny", "--db", str(tmp_path / "lib.db"),
-                "--max-attempts", "2", "--base-url", server.base_url, "--out", str(tmp_path / "out.jsonl")]
+        args = [
+            "score",
+            "--prompt",
+            prompt.label,
+            "--data",
+            "tiny",
+            "--db",
+            str(tmp_path / "lib.db"),
+            "--max-attempts",
+            "2",
+            "--base-url",
+            server.base_url,
+            "--out",
+            str(tmp_path / "out.jsonl"),
+        ]
         proc = subprocess.run([*CLI, *args], env=_env(tmp_path), capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         in_process = invoke([*args[:-2], "--new-run", "--no-cache", "--out", str(tmp_path / "out2.jsonl")])
@@ -179,14 +269,18 @@ def test_the_key_is_nowhere_after_a_run(tmp_path, caplog):
     # sends to a plain-http server, logs nothing of its own).
     texts = [proc.stdout, proc.stderr, in_process.output, caplog.text]
     db = str(tmp_path / "lib.db")  # the runs as scripts read them (issue 9: every surface)
-    texts += [invoke(["runs", "list", "--json", "--db", db]).output,
-              invoke(["runs", "show", run["id"], "--json", "--judgments", "--db", db]).output]
+    texts += [
+        invoke(["runs", "list", "--json", "--db", db]).output,
+        invoke(["runs", "show", run["id"], "--json", "--judgments", "--db", db]).output,
+    ]
     assert run["id"] in texts[-2]
     # Read the files while the library is open (its WAL present) and again after it closed.
     contents = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
     library.close()
     contents.update({p.name + " (closed)": p.read_bytes() for p in tmp_path.iterdir() if p.is_file()})
-    assert {"lib.db", "lib.db-wal", "out.jsonl", "out2.jsonl", "judgments.csv", "prompt.json"} <= set(contents)
+    assert {"lib.db", "lib.db-wal", "out.jsonl", "out2.jsonl", "judgments.csv", "prompt.json"} <= set(
+        contents
+    )
     # The search itself works: the model version the server reported is in the library and the output.
     assert any(b"fault-model-2024-01-01" in contents[n] for n in ("lib.db", "lib.db-wal", "lib.db (closed)"))
     assert "fault-model-2024-01-01" in (tmp_path / "out.jsonl").read_text()

@@ -17,15 +17,32 @@ from prompt_library import Library
 def grouped_library(path, groups: int = 6, per: int = 4):
     """A library with `groups` documents of `per` summaries each (ids g{d}-{k})."""
     library = Library(path)
-    items = [Item(f"g{d}-{k}", {"document": f"Document {d}.", "summary": f"Summary {d}.{k}."}, {}, f"d{d}")
-             for d in range(groups) for k in range(per)]
+    items = [
+        Item(f"g{d}-{k}", {"document": f"Document {d}.", "summary": f"Summary {d}.{k}."}, {}, f"d{d}")
+        for d in range(groups)
+        for k in range(per)
+    ]
     dataset = library.import_items("grouped", items)
     return library, dataset, items
 
 
 def score(db, *extra: str):
-    return CliRunner().invoke(cli, ["score", "--prompt", "coherence", "--data", "grouped", "--judge", "scripted",
-                                    "--db", str(db), "--quiet", *extra])
+    return CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--prompt",
+            "coherence",
+            "--data",
+            "grouped",
+            "--judge",
+            "scripted",
+            "--db",
+            str(db),
+            "--quiet",
+            *extra,
+        ],
+    )
 
 
 def lines(path) -> list[str]:
@@ -62,7 +79,9 @@ def test_a_sample_of_ungrouped_items_and_the_refusals(tmp_path):
     refused = score(db, "--sample", "5", "--run", run_id)
     assert refused.exit_code == 2 and "--sample draws the items of a new run" in refused.output
     no_sample = score(db, "--seed", "3")
-    assert no_sample.exit_code == 2 and "--seed draws a --sample" in no_sample.output  # never silently dropped
+    assert (
+        no_sample.exit_code == 2 and "--seed draws a --sample" in no_sample.output
+    )  # never silently dropped
     library.close()
 
 

@@ -30,8 +30,21 @@ def read_back(library: Library, run_id: str) -> str:
 
 
 def score(db, prompt, dataset, *extra):
-    return CliRunner().invoke(cli, ["score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(db),
-                                    "--concurrency", "4", *extra])
+    return CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--prompt",
+            prompt.label,
+            "--data",
+            dataset["label"],
+            "--db",
+            str(db),
+            "--concurrency",
+            "4",
+            *extra,
+        ],
+    )
 
 
 def test_the_results_file_written_while_scoring_equals_the_read_back(tmp_path):
@@ -54,8 +67,16 @@ def test_a_resumed_run_streams_the_rest_once_and_its_file_holds_every_item_in_or
     library, prompt, items, dataset = setup_library(db, count=COUNT, judge=SCRIPTED)
     run_id = library.create_run(prompt.id, dataset["id"], SCRIPTED)
     cancel = threading.Event()
-    run_scoring(prompt, items, ScriptedJudge(), library, run_id, RunOptions(settings=SCRIPTED, concurrency=4),
-                on_progress=lambda done, total, j: done >= 900 and cancel.set(), cancel=cancel)
+    run_scoring(
+        prompt,
+        items,
+        ScriptedJudge(),
+        library,
+        run_id,
+        RunOptions(settings=SCRIPTED, concurrency=4),
+        on_progress=lambda done, total, j: done >= 900 and cancel.set(),
+        cancel=cancel,
+    )
     before = library.judged_count(run_id)
     library.close()
     done = score(db, prompt, dataset, "--out", str(tmp_path / "out.jsonl"))
@@ -89,8 +110,15 @@ def test_lines_held_behind_a_slow_item_spill_to_the_store_and_come_back_in_order
         written.release()
 
     stream = StreamedItems(library.iter_dataset_items(dataset["id"]), 300, on_batch=results.batch_read)
-    run_scoring(prompt, stream, SlowFirst(), library, run_id, RunOptions(settings=SCRIPTED, concurrency=4),
-                on_progress=progress)
+    run_scoring(
+        prompt,
+        stream,
+        SlowFirst(),
+        library,
+        run_id,
+        RunOptions(settings=SCRIPTED, concurrency=4),
+        on_progress=progress,
+    )
     results.close()
     assert handle.getvalue() == read_back(library, run_id)
 
@@ -109,11 +137,22 @@ def test_a_zero_call_rerun_reads_no_judgment_and_says_what_the_first_said(tmp_pa
         def wrapper(self, *args, **kwargs):
             reads.append(name)
             return original(self, *args, **kwargs)
+
         return wrapper
 
-    for name in ("judgments", "iter_judgments", "judgments_of", "iter_judgment_values", "judgment_values_of",
-                 "iter_latest_attempts", "dataset_items",
-                 "_item_page", "streamed_digest", "judged_item_ids", "scored_count"):  # _item_page: items read
+    for name in (
+        "judgments",
+        "iter_judgments",
+        "judgments_of",
+        "iter_judgment_values",
+        "judgment_values_of",
+        "iter_latest_attempts",
+        "dataset_items",
+        "_item_page",
+        "streamed_digest",
+        "judged_item_ids",
+        "scored_count",
+    ):  # _item_page: items read
         monkeypatch.setattr(Library, name, counted(name))
     again = score(db, prompt, dataset, "--json")
     assert again.exit_code == 0, again.output
@@ -122,7 +161,9 @@ def test_a_zero_call_rerun_reads_no_judgment_and_says_what_the_first_said(tmp_pa
     assert said_again["judge_calls"] == 0 and said_again["skipped"] == COUNT
     assert said_again["scored_in_run"] == said["scored_in_run"] == COUNT and said_again["exit_code"] == 0
     out = score(db, prompt, dataset, "--out", str(tmp_path / "again.jsonl"), "--quiet")
-    assert out.exit_code == 0 and "iter_judgment_values" in reads and "judgments" not in reads  # streamed in pages
+    assert (
+        out.exit_code == 0 and "iter_judgment_values" in reads and "judgments" not in reads
+    )  # streamed in pages
     monkeypatch.undo()
     with Library(db, seed_examples=False) as library:
         run_id = library.list_runs()[0]["id"]

@@ -20,9 +20,18 @@ from prompt_library import Library
 
 def golden_items() -> list[Item]:
     """12 items in 6 documents, each with a human rating and a text of its own."""
-    return [Item(f"i{k:02d}", {"document": f"Document {k // 2} tells of place {k // 2}.",
-                               "summary": f"Summary {k} of document {k // 2}."},
-                 {"coherence": float(1 + k % 5)}, f"doc{k // 2}") for k in range(12)]
+    return [
+        Item(
+            f"i{k:02d}",
+            {
+                "document": f"Document {k // 2} tells of place {k // 2}.",
+                "summary": f"Summary {k} of document {k // 2}.",
+            },
+            {"coherence": float(1 + k % 5)},
+            f"doc{k // 2}",
+        )
+        for k in range(12)
+    ]
 
 
 @pytest.fixture
@@ -35,11 +44,22 @@ def sealed(tmp_path):
         split, _ = make_split(library, dataset["id"], dev=0.5, seed=4)
         run = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
         for k, item in enumerate(golden_items()):
-            library.save_judgment(run, Judgment(item.id, score=1.0 + (k * 7 % 5), mode="logprobs",
-                                                distribution={"2": 0.5, "4": 0.5}))
+            library.save_judgment(
+                run,
+                Judgment(
+                    item.id, score=1.0 + (k * 7 % 5), mode="logprobs", distribution={"2": 0.5, "4": 0.5}
+                ),
+            )
         library.finish_run(run)
-    return {"db": str(db), "run": run, "dataset": dataset["id"], "split": split, "prompt": prompt.id,
-            "dev": set(split["dev"]), "test": set(split["test"])}
+    return {
+        "db": str(db),
+        "run": run,
+        "dataset": dataset["id"],
+        "split": split,
+        "prompt": prompt.id,
+        "dev": set(split["dev"]),
+        "test": set(split["test"]),
+    }
 
 
 def geval(*args: str):
@@ -64,27 +84,51 @@ def test_runs_export_is_the_dev_side_unless_test_is_asked_for_and_that_is_record
     assert json.loads(done.stdout)["withheld"] == 6
     stdout = geval("runs", "export", sealed["run"], "--db", sealed["db"])  # to stdout: the same seal
     assert ids_in(stdout.stdout, sealed) == sealed["dev"] and uses(sealed) == []
-    opened = geval("runs", "export", sealed["run"], "-o", str(tmp_path / "test.jsonl"), "--side", "test",
-                   "--db", sealed["db"])
+    opened = geval(
+        "runs",
+        "export",
+        sealed["run"],
+        "-o",
+        str(tmp_path / "test.jsonl"),
+        "--side",
+        "test",
+        "--db",
+        sealed["db"],
+    )
     assert opened.exit_code == 0, opened.output
     rows = [json.loads(line) for line in (tmp_path / "test.jsonl").read_text().splitlines()]
     assert {r["id"] for r in rows} == sealed["test"] and all("human_coherence" in r for r in rows)
     assert [(u["prompt_id"], u["run_id"], u["read"]) for u in uses(sealed)] == [
-        (sealed["prompt"], sealed["run"], "runs export")]
+        (sealed["prompt"], sealed["run"], "runs export")
+    ]
 
 
 def test_runs_show_lists_the_dev_side_judgments(sealed):
     shown = geval("runs", "show", sealed["run"], "--judgments", "--json", "--db", sealed["db"])
     assert shown.exit_code == 0, shown.output
-    assert {r["item_id"] for r in json.loads(shown.stdout)["judgments"]} == sealed["dev"] and uses(sealed) == []
-    opened = geval("runs", "show", sealed["run"], "--judgments", "--side", "test", "--json", "--db", sealed["db"])
+    assert {r["item_id"] for r in json.loads(shown.stdout)["judgments"]} == sealed["dev"] and uses(
+        sealed
+    ) == []
+    opened = geval(
+        "runs", "show", sealed["run"], "--judgments", "--side", "test", "--json", "--db", sealed["db"]
+    )
     assert {r["item_id"] for r in json.loads(opened.stdout)["judgments"]} == sealed["test"]
     assert [u["read"] for u in uses(sealed)] == ["runs show"]
 
 
 def test_review_disagree_shows_dev_gaps_unless_test_is_asked_for_and_recorded(sealed):
-    review = ("review", sealed["run"], "--human", "coherence", "--order", "disagree", "--limit", "0", "--db",
-              sealed["db"])
+    review = (
+        "review",
+        sealed["run"],
+        "--human",
+        "coherence",
+        "--order",
+        "disagree",
+        "--limit",
+        "0",
+        "--db",
+        sealed["db"],
+    )
     queue = geval(*review, "--json")
     assert queue.exit_code == 0, queue.output
     result = json.loads(queue.stdout)
@@ -101,8 +145,12 @@ def files(tmp_path, s: dict) -> tuple[str, str]:
     """A judge file and a ratings file naming the split dataset's items (as an export and the raw file would)."""
     judge, data = tmp_path / "judge.jsonl", tmp_path / "golden.jsonl"
     items = golden_items()
-    judge.write_text("".join(json.dumps({"id": i.id, "score": 1 + k % 3}) + "\n" for k, i in enumerate(items)))
-    data.write_text("".join(json.dumps({"id": i.id, "coherence": i.human["coherence"]}) + "\n" for i in items))
+    judge.write_text(
+        "".join(json.dumps({"id": i.id, "score": 1 + k % 3}) + "\n" for k, i in enumerate(items))
+    )
+    data.write_text(
+        "".join(json.dumps({"id": i.id, "coherence": i.human["coherence"]}) + "\n" for i in items)
+    )
     return str(judge), str(data)
 
 
@@ -113,10 +161,25 @@ def test_agree_on_two_files_that_name_the_split_dataset_reads_the_dev_side(seale
     result = json.loads(done.stdout)
     assert result["items"] == 6 and result["scope"]["side"] == "dev" and result["unjudged"] == 0
     assert uses(sealed) == []
-    refused = geval("agree", judge, "--data", data, "--human", "coherence", "--side", "test", "--db", sealed["db"])
+    refused = geval(
+        "agree", judge, "--data", data, "--human", "coherence", "--side", "test", "--db", sealed["db"]
+    )
     assert refused.exit_code == 2 and "name it with --prompt" in refused.output and uses(sealed) == []
-    opened = geval("agree", judge, "--data", data, "--human", "coherence", "--side", "test", "--prompt",
-                   "judge-x", "--json", "--db", sealed["db"])
+    opened = geval(
+        "agree",
+        judge,
+        "--data",
+        data,
+        "--human",
+        "coherence",
+        "--side",
+        "test",
+        "--prompt",
+        "judge-x",
+        "--json",
+        "--db",
+        sealed["db"],
+    )
     assert opened.exit_code == 0, opened.output
     assert json.loads(opened.stdout)["items"] == 6
     assert [(u["prompt_id"], u["read"]) for u in uses(sealed)] == [(sealed["prompt"], "agree (files)")]
@@ -129,8 +192,9 @@ def test_agree_with_a_library_dataset_reads_the_dev_side(sealed, tmp_path):
     assert json.loads(done.stdout)["items"] == 6 and uses(sealed) == []
     on_run = geval("agree", sealed["run"], "--human", "coherence", "--json", "--db", sealed["db"])
     assert json.loads(on_run.stdout)["items"] == 6 and uses(sealed) == []
-    opened = geval("agree", sealed["run"], "--human", "coherence", "--side", "test", "--json", "--db",
-                   sealed["db"])
+    opened = geval(
+        "agree", sealed["run"], "--human", "coherence", "--side", "test", "--json", "--db", sealed["db"]
+    )
     assert json.loads(opened.stdout)["items"] == 6
     assert [(u["run_id"], u["read"]) for u in uses(sealed)] == [(sealed["run"], "agree")]
 
@@ -139,14 +203,28 @@ def test_agree_on_files_of_another_dataset_is_not_sealed(sealed, tmp_path):
     judge, data = tmp_path / "j.jsonl", tmp_path / "d.jsonl"
     judge.write_text("".join(json.dumps({"id": f"x{k}", "score": k % 3}) + "\n" for k in range(5)))
     data.write_text("".join(json.dumps({"id": f"x{k}", "coherence": k % 4}) + "\n" for k in range(5)))
-    done = geval("agree", str(judge), "--data", str(data), "--human", "coherence", "--json", "--db", sealed["db"])
+    done = geval(
+        "agree", str(judge), "--data", str(data), "--human", "coherence", "--json", "--db", sealed["db"]
+    )
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["items"] == 5 and json.loads(done.stdout)["scope"] is None
 
 
 def jsonl(path, items: list[Item]) -> str:
-    path.write_text("".join(json.dumps({"id": i.id, "doc": i.fields["document"], "text": i.fields["summary"],
-                                        "coherence": i.human["coherence"]}) + "\n" for i in items))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": i.id,
+                    "doc": i.fields["document"],
+                    "text": i.fields["summary"],
+                    "coherence": i.human["coherence"],
+                }
+            )
+            + "\n"
+            for i in items
+        )
+    )
     return str(path)
 
 
@@ -156,11 +234,22 @@ IMPORT = ("--input", "document=doc", "--input", "summary=text", "--human", "cohe
 @pytest.mark.parametrize("change", ["unchanged", "one space", "case and spaces"])
 def test_importing_sealed_test_items_again_is_refused(sealed, tmp_path, change):
     items = [i for i in golden_items() if i.id in sealed["test"]]
-    edit = {"unchanged": lambda t: t, "one space": lambda t: t.replace(" ", "  ", 1),
-            "case and spaces": lambda t: f"  {t.upper()}\n"}[change]
+    edit = {
+        "unchanged": lambda t: t,
+        "one space": lambda t: t.replace(" ", "  ", 1),
+        "case and spaces": lambda t: f"  {t.upper()}\n",
+    }[change]
     copies = [Item(f"copy-{i.id}", {k: edit(v) for k, v in i.fields.items()}, i.human) for i in items]
-    refused = geval("datasets", "import", jsonl(tmp_path / "copy.jsonl", copies), "--name", "elsewhere", *IMPORT,
-                    "--db", sealed["db"])
+    refused = geval(
+        "datasets",
+        "import",
+        jsonl(tmp_path / "copy.jsonl", copies),
+        "--name",
+        "elsewhere",
+        *IMPORT,
+        "--db",
+        sealed["db"],
+    )
     assert refused.exit_code == 1, refused.output
     assert "6 of these items" in refused.output and "sealed test side of dataset golden@1" in refused.output
     assert "--test-use PROMPT" in refused.output
@@ -171,17 +260,36 @@ def test_importing_sealed_test_items_again_is_refused(sealed, tmp_path, change):
 
 def test_importing_sealed_items_with_test_use_is_recorded(sealed, tmp_path):
     items = [i for i in golden_items() if i.id in sealed["test"]][:2]
-    done = geval("datasets", "import", jsonl(tmp_path / "two.jsonl", items), "--name", "elsewhere", *IMPORT,
-                 "--test-use", "judge-x", "--db", sealed["db"])
+    done = geval(
+        "datasets",
+        "import",
+        jsonl(tmp_path / "two.jsonl", items),
+        "--name",
+        "elsewhere",
+        *IMPORT,
+        "--test-use",
+        "judge-x",
+        "--db",
+        sealed["db"],
+    )
     assert done.exit_code == 0, done.output
     assert [(u["prompt_id"], u["read"]) for u in uses(sealed)] == [
-        (sealed["prompt"], "import of 2 of its items as elsewhere")]
+        (sealed["prompt"], "import of 2 of its items as elsewhere")
+    ]
 
 
 def test_dev_items_and_the_dataset_itself_import_freely(sealed, tmp_path):
     dev = [i for i in golden_items() if i.id in sealed["dev"]]
-    done = geval("datasets", "import", jsonl(tmp_path / "dev.jsonl", dev), "--name", "dev-copy", *IMPORT,
-                 "--db", sealed["db"])
+    done = geval(
+        "datasets",
+        "import",
+        jsonl(tmp_path / "dev.jsonl", dev),
+        "--name",
+        "dev-copy",
+        *IMPORT,
+        "--db",
+        sealed["db"],
+    )
     assert done.exit_code == 0, done.output
     with Library(sealed["db"], seed_examples=False) as library:
         again = library.import_items("golden", golden_items())  # the split version itself: the same version

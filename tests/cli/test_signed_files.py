@@ -64,7 +64,10 @@ def test_an_edited_export_fails_and_the_untouched_one_passes(exported):
     out.write_text("".join(lines))
     edited = check(path, signature)
     assert edited.exit_code == 1 and "signature ok" not in edited.output, edited.output
-    assert f"{out} differs from the file that was signed" in edited.output and "changed after signing" in edited.output
+    assert (
+        f"{out} differs from the file that was signed" in edited.output
+        and "changed after signing" in edited.output
+    )
     assert "Traceback" not in edited.output
     out.write_bytes(original + b"\n")  # one byte more is an edit too
     assert check(path, signature).exit_code == 1
@@ -106,15 +109,19 @@ def test_a_signature_of_the_run_alone_does_not_vouch_for_a_file_beside_it(export
     path, run, out, signature = exported
     alone = invoke("verify", "--db", str(path), "--sign", run)
     assert alone.exit_code == 0
-    text = alone.output[alone.output.index("{"): alone.output.rindex("}") + 1]
+    text = alone.output[alone.output.index("{") : alone.output.rindex("}") + 1]
     assert "file_sha256" not in json.loads(text)
     run_only = tmp_path / "run.sig.json"
     run_only.write_text(text)
     ok = check(path, run_only)
     assert ok.exit_code == 0 and "(it covers no file)" in ok.output, ok.output
-    signature.write_text(text)  # as results.jsonl.sig.json: it names results.jsonl but covers none of its bytes
+    signature.write_text(
+        text
+    )  # as results.jsonl.sig.json: it names results.jsonl but covers none of its bytes
     beside = check(path, signature)
-    assert beside.exit_code == 1 and f"the signature covers run {run} in the library, not {out}" in beside.output
+    assert (
+        beside.exit_code == 1 and f"the signature covers run {run} in the library, not {out}" in beside.output
+    )
 
 
 def test_verify_sign_covers_a_named_file(exported, tmp_path):
@@ -122,7 +129,7 @@ def test_verify_sign_covers_a_named_file(exported, tmp_path):
     signed = invoke("verify", "--db", str(path), "--sign", run, "--file", str(out))
     assert signed.exit_code == 0, signed.output
     signature = tmp_path / "by-verify.sig.json"
-    signature.write_text(signed.output[signed.output.index("{"): signed.output.rindex("}") + 1])
+    signature.write_text(signed.output[signed.output.index("{") : signed.output.rindex("}") + 1])
     assert json.loads(signature.read_text())["file"] == "results.jsonl"
     assert check(path, signature).exit_code == 0  # the file it names, beside it
     out.write_text(out.read_text() + "{}\n")

@@ -64,8 +64,13 @@ def test_a_foreign_sentence_is_added_whole():
 
 
 def test_kinds_by_dimension():
-    assert [kind_for(n) for n in ("Coherence", "fluency", "Consistency", "Relevance", "Engagingness")] == \
-        ["shuffle", "words", "swap", "foreign", None]
+    assert [kind_for(n) for n in ("Coherence", "fluency", "Consistency", "Relevance", "Engagingness")] == [
+        "shuffle",
+        "words",
+        "swap",
+        "foreign",
+        None,
+    ]
 
 
 def test_statistics_against_scipy_and_by_hand():
@@ -80,8 +85,15 @@ def test_statistics_against_scipy_and_by_hand():
     res = [a - np.polyval(np.polyfit(rh, a, 1), rh) for a in (rs, rl)]
     assert partial_spearman(score, length, human) == pytest.approx(st.pearsonr(*res).statistic)
     rows = per_system([4, 3, 2, 5], [3, 3, 2, 4], ["M8", "M8", "M9", "M9"], "gpt-4o-2024", {"M8": "GPT"})
-    assert rows[0] == {"system": "M8", "items": 2, "judge_mean": 3.5, "human_mean": 3.0, "judge_minus_human": 0.5,
-                       "family": "GPT", "same_family_as_judge": True}
+    assert rows[0] == {
+        "system": "M8",
+        "items": 2,
+        "judge_mean": 3.5,
+        "human_mean": 3.0,
+        "judge_minus_human": 0.5,
+        "family": "GPT",
+        "same_family_as_judge": True,
+    }
     assert rows[1]["same_family_as_judge"] is False
     s = sensitivity([4, 4, 3, 2, None], [3, 4, 3.5, 1, 1])
     assert (s["pairs"], s["lower"], s["same"], s["sensitivity"]) == (4, 2, 1, 0.5)
@@ -93,8 +105,18 @@ def test_statistics_against_scipy_and_by_hand():
 def probe_library(tmp_path, count=12):
     lib = Library(tmp_path / "lib.db", seed_examples=False)
     prompt = lib.freeze(dimension(JudgeSettings(provider="scripted", model="scripted-1"))).prompt
-    items = [Item(f"i{k}", {"document": "d", "summary": f"First {k}. Then {k + 1} came. Last one {k}.",
-                            "system": f"M{k % 2}"}, {"coherence": float(1 + k % 5)}) for k in range(count)]
+    items = [
+        Item(
+            f"i{k}",
+            {
+                "document": "d",
+                "summary": f"First {k}. Then {k + 1} came. Last one {k}.",
+                "system": f"M{k % 2}",
+            },
+            {"coherence": float(1 + k % 5)},
+        )
+        for k in range(count)
+    ]
     lib.import_items("gold", items)
     run_id = lib.create_run(prompt.id, "gold", prompt.dimension.judge)
     for item in items:
@@ -104,10 +126,12 @@ def probe_library(tmp_path, count=12):
 
 def order_judge():
     """Rates a summary 4 when its sentences come in order (First, Then, Last), else 2."""
+
     def script(request):
         text = request.messages[-1]["content"]
         ordered = text.find("First") < text.find("Then") < text.find("Last")
         return {"4": 0.9, "2": 0.1} if ordered else {"2": 0.9, "4": 0.1}
+
     return ScriptedJudge(script)
 
 
@@ -123,8 +147,19 @@ def test_perturbation_probe_through_the_runner(tmp_path):
 def test_probe_bias_cli(tmp_path):
     lib, run_id = probe_library(tmp_path)
     lib.close()
-    args = ["probe", "bias", run_id, "--db", str(tmp_path / "lib.db"), "--system-field", "system",
-            "--family", "M1=scripted", "--limit", "5"]
+    args = [
+        "probe",
+        "bias",
+        run_id,
+        "--db",
+        str(tmp_path / "lib.db"),
+        "--system-field",
+        "system",
+        "--family",
+        "M1=scripted",
+        "--limit",
+        "5",
+    ]
     res = CliRunner().invoke(cli, [*args, "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)

@@ -31,8 +31,21 @@ def test_bias_probe_end_to_end_with_the_local_judge(tmp_path, local_judge, monke
         run_id = lib.create_run(prompt.id, "sample-few", prompt.dimension.judge)
         run_scoring(prompt, items, local_judge, lib, run_id, RunOptions(settings=prompt.dimension.judge))
         scored = sum(r["score"] is not None for r in lib.judgments(run_id))
-    res = CliRunner().invoke(cli, ["probe", "bias", run_id, "--db", str(db), "--system-field", "group",
-                                   "--limit", str(COPIES), "--json"])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "probe",
+            "bias",
+            run_id,
+            "--db",
+            str(db),
+            "--system-field",
+            "group",
+            "--limit",
+            str(COPIES),
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     p = out["perturbation"]

@@ -61,9 +61,17 @@ def items(docs: range, rng) -> list[Item]:
         for k in range(4):
             human = int(np.clip(round(3 + effect + rng.normal(0, 0.8)), 1, 5))
             hard = int(rng.random() < 0.35)
-            out.append(Item(f"d{doc:03d}-{k}", {"document": f"Document {doc}.",
-                                                 "summary": f"S{k} [h={human}][hard={hard}][n={int(rng.normal(0, 6))}]"},
-                            {"coherence": float(human)}, f"d{doc:03d}"))
+            out.append(
+                Item(
+                    f"d{doc:03d}-{k}",
+                    {
+                        "document": f"Document {doc}.",
+                        "summary": f"S{k} [h={human}][hard={hard}][n={int(rng.normal(0, 6))}]",
+                    },
+                    {"coherence": float(human)},
+                    f"d{doc:03d}",
+                )
+            )
     return out
 
 
@@ -83,8 +91,14 @@ def both_runs(library, cheap, strong, dataset: str) -> tuple[str, str]:
     runs = []
     for prompt, settings in ((cheap, CHEAP), (strong, STRONG)):
         run_id = library.create_run(prompt.id, dataset, settings)
-        run_scoring(prompt, library.dataset_items(dataset), judge_for(settings), library, run_id,
-                    RunOptions(settings=settings))
+        run_scoring(
+            prompt,
+            library.dataset_items(dataset),
+            judge_for(settings),
+            library,
+            run_id,
+            RunOptions(settings=settings),
+        )
         runs.append(run_id)
     return runs[0], runs[1]
 
@@ -93,7 +107,9 @@ def test_uncertainty_signals_by_hand():
     sure = {"score": 3.0, "distribution": {3: 1.0}, "valid_mass": 0.9}
     split = {"score": 2.5, "distribution": {2: 0.5, 3: 0.5}, "valid_mass": 0.6}
     assert uncertainty(sure, "entropy") == 0 and uncertainty(split, "entropy") == pytest.approx(1.0)
-    assert uncertainty(split, "sd") == pytest.approx(0.5) and uncertainty(split, "margin") == pytest.approx(1.0)
+    assert uncertainty(split, "sd") == pytest.approx(0.5) and uncertainty(split, "margin") == pytest.approx(
+        1.0
+    )
     assert uncertainty(split, "valid_mass") == pytest.approx(0.4)
     assert uncertainty({"score": None}, "entropy") == math.inf  # no cheap score: always the strong judge
     # flip: 2.5 rounds (halves up) to 3, which one draw in two gives; 3.26 rounds to 3 (p 0.6 of 0.95)
@@ -114,22 +130,35 @@ def test_the_cli_offers_every_signal():
 def test_the_frozen_threshold_routes_and_agrees_as_the_curve_predicted(lib):
     library, cheap, strong = lib
     cal_cheap, cal_strong = both_runs(library, cheap, strong, "calibration")
-    curve = cascade_curve(library, cal_cheap, cal_strong, "coherence", "entropy", thresholds=11, bootstrap=300)
+    curve = cascade_curve(
+        library, cal_cheap, cal_strong, "coherence", "entropy", thresholds=11, bootstrap=300
+    )
     rows = curve["curve"]
     assert rows[0]["routed_share"] == 1.0 and rows[-1]["routed_share"] == 0.0  # every item / none
     assert all(r["with_strong_interval"] for r in rows[1:-1])
-    lighter = cascade_curve(library, cal_cheap, cal_strong, "coherence", "entropy", thresholds=11, bootstrap=300,
-                            strong_intervals=False)["curve"]
+    lighter = cascade_curve(
+        library,
+        cal_cheap,
+        cal_strong,
+        "coherence",
+        "entropy",
+        thresholds=11,
+        bootstrap=300,
+        strong_intervals=False,
+    )["curve"]
     assert [r["with_strong_interval"] for r in lighter] == [None] * len(rows)
     assert [{k: v for k, v in r.items() if k != "with_strong_interval"} for r in lighter] == [
-        {k: v for k, v in r.items() if k != "with_strong_interval"} for r in rows]  # the same draws for people
+        {k: v for k, v in r.items() if k != "with_strong_interval"} for r in rows
+    ]  # the same draws for people
     assert rows[0]["with_strong"] == pytest.approx(1.0)
     all_strong, none = rows[0]["spearman"], rows[-1]["spearman"]
     assert all_strong > none  # the strong judge agrees better with people than the cheap one
     # The threshold that sends the unsure (hard) items: the cheap judge's entropy is 0 on easy ones.
     chosen = next(r for r in rows if r["routed_share"] < 0.5 and r["threshold"] >= 0)
     assert chosen["spearman"] > none
-    cascade, created = freeze_cascade(library, "casc", cheap.label, strong.label, "entropy", chosen["threshold"])
+    cascade, created = freeze_cascade(
+        library, "casc", cheap.label, strong.label, "entropy", chosen["threshold"]
+    )
     assert created and get_cascade(library, "casc")["id"] == cascade["id"]
     assert not freeze_cascade(library, "casc", cheap.label, strong.label, "entropy", chosen["threshold"])[1]
     result = score_cascade(library, cascade, library.get_dataset("fresh")["id"], judge_for)
@@ -137,7 +166,9 @@ def test_the_frozen_threshold_routes_and_agrees_as_the_curve_predicted(lib):
     share = chosen["routed_share"]
     assert abs(result["routed_share"] - share) < 3 * math.sqrt(share * (1 - share) / n)
     people = {i.id: i.human["coherence"] for i in library.dataset_items("fresh")}
-    measured = agreement([r["score"] for r in result["rows"]], [people[r["id"]] for r in result["rows"]]).spearman
+    measured = agreement(
+        [r["score"] for r in result["rows"]], [people[r["id"]] for r in result["rows"]]
+    ).spearman
     low, high = chosen["interval"]
     assert low <= measured <= high  # the curve's prediction held on new data
     assert result["judge_calls"] == {"cheap": n, "strong": result["routed"]}
@@ -160,11 +191,42 @@ def test_geval_cascade_curve_freeze_and_score(lib, monkeypatch):
     library, cheap, strong = lib
     cal_cheap, cal_strong = both_runs(library, cheap, strong, "calibration")
     runner, db = CliRunner(), str(library.path)
-    curve = json.loads(runner.invoke(cli, ["cascade", "curve", cal_cheap, cal_strong, "--human", "coherence",
-                                           "--db", db, "--json", "--bootstrap", "100"]).output)
+    curve = json.loads(
+        runner.invoke(
+            cli,
+            [
+                "cascade",
+                "curve",
+                cal_cheap,
+                cal_strong,
+                "--human",
+                "coherence",
+                "--db",
+                db,
+                "--json",
+                "--bootstrap",
+                "100",
+            ],
+        ).output
+    )
     assert curve["items"] == 160 and len(curve["curve"]) >= 2 and curve["resampled"] == "groups"
-    frozen = runner.invoke(cli, ["cascade", "freeze", "c1", "--cheap", cheap.label, "--strong", strong.label,
-                                 "--threshold", "0.5", "--db", db, "--json"])
+    frozen = runner.invoke(
+        cli,
+        [
+            "cascade",
+            "freeze",
+            "c1",
+            "--cheap",
+            cheap.label,
+            "--strong",
+            strong.label,
+            "--threshold",
+            "0.5",
+            "--db",
+            db,
+            "--json",
+        ],
+    )
     assert json.loads(frozen.output)["threshold"] == 0.5
     scored = runner.invoke(cli, ["cascade", "score", "c1", "--data", "fresh", "--db", db, "--json"])
     assert scored.exit_code == 0, scored.output

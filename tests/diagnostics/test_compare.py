@@ -40,7 +40,10 @@ def test_figures_equal_scipy_and_a_better_judge_is_seen(tmp_path):
 def test_a_run_against_itself_differs_by_zero_and_few_groups_withhold_the_interval():
     human, good, _, groups = population(40)
     same = paired_difference(list(good), list(good), list(human), list(groups), resamples=200)
-    assert same["figures"]["pearson"]["difference"] == 0 and same["figures"]["pearson"]["interval"] == [0.0, 0.0]
+    assert same["figures"]["pearson"]["difference"] == 0 and same["figures"]["pearson"]["interval"] == [
+        0.0,
+        0.0,
+    ]
     human, good, noisy, groups = population(6)
     few = paired_difference(list(noisy), list(good), list(human), list(groups), resamples=200)
     assert few["figures"]["spearman"]["interval"] is None and "fewer than 10 groups (6)" in few["withheld"]
@@ -49,8 +52,10 @@ def test_a_run_against_itself_differs_by_zero_and_few_groups_withhold_the_interv
 def test_geval_compare_two_stored_runs(tmp_path):
     human, good, noisy, groups = population(12)
     library = Library(tmp_path / "lib.db")
-    items = [Item(f"i{k}", {"document": "d", "summary": "s"}, {"coherence": float(h)}, f"g{g}")
-             for k, (h, g) in enumerate(zip(human, groups, strict=True))]
+    items = [
+        Item(f"i{k}", {"document": "d", "summary": "s"}, {"coherence": float(h)}, f"g{g}")
+        for k, (h, g) in enumerate(zip(human, groups, strict=True))
+    ]
     dataset = library.import_items("paired", items)
     runs = []
     for scores in (noisy, good):
@@ -59,8 +64,20 @@ def test_geval_compare_two_stored_runs(tmp_path):
             library.save_judgment(run, Judgment(item.id, score=float(score), mode="logprobs"))
         runs.append(run)
     library.close()
-    done = CliRunner().invoke(cli, ["compare", *runs, "--human", "coherence", "--json", "--resamples", "200",
-                                    "--db", str(tmp_path / "lib.db")])
+    done = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            *runs,
+            "--human",
+            "coherence",
+            "--json",
+            "--resamples",
+            "200",
+            "--db",
+            str(tmp_path / "lib.db"),
+        ],
+    )
     assert done.exit_code == 0, done.output
     data = json.loads(done.output)
     assert data["groups"] == 12 and data["resampled"] == "groups"

@@ -65,15 +65,21 @@ def ons_by_hand(ps: list[float], low: float) -> float:
 
 def test_the_e_value_is_the_product_of_bets_by_hand():
     rng = np.random.default_rng(5)
-    observations = [(list(rng.normal(3, 0.3, size=k % 4 + 1)), float(rng.normal(3.2, 0.3))) for k in range(25)]
+    observations = [
+        (list(rng.normal(3, 0.3, size=k % 4 + 1)), float(rng.normal(3.2, 0.3))) for k in range(25)
+    ]
     after, info = step(Wealth(), observations, np.random.default_rng(11))
     draws = np.random.default_rng(11).random(len(observations))
     p_loc = [p_by_ranks(h, x, u, "location") for (h, x), u in zip(observations, draws, strict=True)]
-    p_spread = [p_by_ranks(h, x, u, "spread") for (h, x), u in zip(observations, draws, strict=True) if len(h) >= 2]
-    loc = 0.5 * np.mean([math.prod(1 + b * (1 - 2 * p) for p in p_loc) for b in LOCATION_BETS]) + 0.5 * ons_by_hand(
-        p_loc, -0.5)
+    p_spread = [
+        p_by_ranks(h, x, u, "spread") for (h, x), u in zip(observations, draws, strict=True) if len(h) >= 2
+    ]
+    loc = 0.5 * np.mean(
+        [math.prod(1 + b * (1 - 2 * p) for p in p_loc) for b in LOCATION_BETS]
+    ) + 0.5 * ons_by_hand(p_loc, -0.5)
     spread = 0.5 * np.mean([math.prod(1 + b * (1 - 2 * p) for p in p_spread) for b in SPREAD_BETS]) + (
-        0.5 * ons_by_hand(p_spread, 0.0))
+        0.5 * ons_by_hand(p_spread, 0.0)
+    )
     assert after.location_e == pytest.approx(loc) and after.spread_e == pytest.approx(spread)
     assert after.e_value == pytest.approx(0.5 * max(loc, spread))
     assert info["bets"] == 25 and info["spread_bets"] == len(p_spread)
@@ -87,18 +93,31 @@ def test_tv_distance_by_hand():
     assert tv_distance(p, p) == 0 and tv_distance(None, p) is None
 
 
-def simulate(rng: np.random.Generator, checks: int, shift: float = 0.0, repeat_sd: float = 0.2, n: int = 40,
-             k: int = 10, naive: bool = False) -> int | None:
+def simulate(
+    rng: np.random.Generator,
+    checks: int,
+    shift: float = 0.0,
+    repeat_sd: float = 0.2,
+    n: int = 40,
+    k: int = 10,
+    naive: bool = False,
+) -> int | None:
     """One watch of a judge whose scores are people's rating plus the judge's own error per item (fixed) plus a
     repeat noise per call; the check (1-based) that raised the alarm, or None."""
     human = rng.integers(1, 6, size=n).astype(float)
     judge = np.clip(human + rng.normal(0, 0.7, size=n), 1, 5)
 
     def draw(i: int) -> float:
-        return float(np.clip(judge[i] + shift + rng.normal(0, repeat_sd), 1, 5)) if repeat_sd else judge[i] + shift
+        return (
+            float(np.clip(judge[i] + shift + rng.normal(0, repeat_sd), 1, 5))
+            if repeat_sd
+            else judge[i] + shift
+        )
 
-    history = [[float(np.clip(judge[i] + rng.normal(0, repeat_sd), 1, 5)) if repeat_sd else judge[i]]
-               for i in range(n)]
+    history = [
+        [float(np.clip(judge[i] + rng.normal(0, repeat_sd), 1, 5)) if repeat_sd else judge[i]]
+        for i in range(n)
+    ]
     wealth = Wealth()
     for t in range(checks):
         ids = rng.choice(n, size=k, replace=False)
@@ -138,20 +157,29 @@ def test_a_shifted_judge_is_found():
 
 # --- the Python API with the scripted judge -----------------------------------------------------------------
 
+
 def script(shift: int = 0):
     def answer(request):
         text = "".join(m["content"] for m in request.messages)
         rating = int(text.split("[h=")[1][0])
         point = min(5, rating + shift)
         return {str(point): 0.7, str(point - 1 if point > 1 else 2): 0.3}
+
     return answer
 
 
 @pytest.fixture
 def watched(tmp_path):
     library = Library(tmp_path / "lib.db", seed_examples=False)
-    items = [Item(f"i{k:02d}", {"document": f"Document {k}.", "summary": f"Summary {k} [h={1 + k % 4}]."},
-                  {"coherence": float(1 + k % 4)}, f"d{k // 4}") for k in range(32)]
+    items = [
+        Item(
+            f"i{k:02d}",
+            {"document": f"Document {k}.", "summary": f"Summary {k} [h={1 + k % 4}]."},
+            {"coherence": float(1 + k % 4)},
+            f"d{k // 4}",
+        )
+        for k in range(32)
+    ]
     library.import_items("golden", items)
     prompt = library.freeze(dimension(SCRIPTED), name="coherence").prompt
     run_id = library.create_run(prompt.id, library.get_dataset("golden")["id"], SCRIPTED)
@@ -174,8 +202,16 @@ def test_unchanged_then_shifted_judge_through_the_api(watched):
     replayed = Wealth()
     history = {i: list(v) for i, v in watch["reference"].items()}
     for check in checks:  # the stored e-value is a replay of the stored scores
-        seed = int(hashlib.sha256(json.dumps({k: watch[k] for k in ("dataset", "items", "prompt", "runs")},
-                                              sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:15], 16)
+        seed = int(
+            hashlib.sha256(
+                json.dumps(
+                    {k: watch[k] for k in ("dataset", "items", "prompt", "runs")},
+                    sort_keys=True,
+                    separators=(",", ":"),
+                ).encode()
+            ).hexdigest()[:15],
+            16,
+        )
         rng = np.random.default_rng([seed, check["seq"], 1])
         replayed, _ = step(replayed, [(list(history[i]), check["scores"][i]) for i in check["items"]], rng)
         for i in check["items"]:

@@ -23,8 +23,21 @@ def test_checks_of_the_unchanged_local_judge_say_no_drift(tmp_path, local_judge,
     db = str(tmp_path / "lib.db")
     with Library(db) as lib:
         lib.import_items("anchors", lib.dataset_items("sample")[:ITEMS])
-    scored = CliRunner().invoke(cli, ["score", "--prompt", "coherence", "--data", "anchors", "--db", db, "--out",
-                                      str(tmp_path / "out.jsonl"), "--json"])
+    scored = CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--prompt",
+            "coherence",
+            "--data",
+            "anchors",
+            "--db",
+            db,
+            "--out",
+            str(tmp_path / "out.jsonl"),
+            "--json",
+        ],
+    )
     assert scored.exit_code == 0, scored.output
     run_id = json.loads(scored.stdout.strip().splitlines()[-1])["run_id"]
     frozen = CliRunner().invoke(cli, ["drift", "freeze", "coherence", "--run", run_id, "--db", db, "--json"])

@@ -56,9 +56,17 @@ def items(count: int, prefix: str, rng, sure_share: float = 0.6) -> list[Item]:
     for k in range(count):
         human = int(rng.integers(1, 6))
         sure, wrong = int(rng.random() < sure_share), int(rng.random() < 0.04)
-        out.append(Item(f"{prefix}{k:03d}", {"document": f"Document {prefix}{k}.",
-                                            "summary": f"S [h={human}][sure={sure}][wrong={wrong}]"},
-                        {"coherence": float(human)}, f"{prefix}{k // 4:03d}"))
+        out.append(
+            Item(
+                f"{prefix}{k:03d}",
+                {
+                    "document": f"Document {prefix}{k}.",
+                    "summary": f"S [h={human}][sure={sure}][wrong={wrong}]",
+                },
+                {"coherence": float(human)},
+                f"{prefix}{k // 4:03d}",
+            )
+        )
     return out
 
 
@@ -77,8 +85,14 @@ def lib(tmp_path):
 
 def scored(library, prompt, settings, dataset: str) -> str:
     run_id = library.create_run(prompt.id, dataset, settings)
-    run_scoring(prompt, library.dataset_items(dataset), judge_for(settings), library, run_id,
-                RunOptions(settings=settings))
+    run_scoring(
+        prompt,
+        library.dataset_items(dataset),
+        judge_for(settings),
+        library,
+        run_id,
+        RunOptions(settings=settings),
+    )
     return run_id
 
 
@@ -97,7 +111,10 @@ def by_hand(library, run_id: str, target: float, delta: float) -> tuple[float | 
         keep = u <= t
         if keep.sum() < 30:
             continue
-        if stats.binomtest(int((~ok[keep]).sum()), int(keep.sum()), 1 - target, alternative="less").pvalue > delta:
+        if (
+            stats.binomtest(int((~ok[keep]).sum()), int(keep.sum()), 1 - target, alternative="less").pvalue
+            > delta
+        ):
             break
         chosen = t
     keep = u <= chosen if chosen is not None else np.zeros(len(u), dtype=bool)
@@ -150,8 +167,14 @@ def test_refusals(lib):
     with pytest.raises(InputError, match="no threshold reaches 99%"):
         freeze_guaranteed(library, "never", hopeless, strong.label)
     other = library.create_run(cheap.id, "calibration", STRONG)  # the cheap prompt scored by another judge
-    run_scoring(cheap, library.dataset_items("calibration"), judge_for(STRONG), library, other,
-                RunOptions(settings=STRONG))
+    run_scoring(
+        cheap,
+        library.dataset_items("calibration"),
+        judge_for(STRONG),
+        library,
+        other,
+        RunOptions(settings=STRONG),
+    )
     with pytest.raises(InputError, match="not by its prompt's own judge"):
         calibrate_guarantee(library, other, "coherence")
     with pytest.raises(InputError, match="human rating 'fluency'"):

@@ -23,10 +23,18 @@ def test_a_half_rounds_up_as_kappa_rounds():
 def test_disputed_items_name_the_point_people_gave_halves_up(tmp_path):
     with Library(tmp_path / "lib.db", seed_examples=False) as lib:
         prompt = lib.freeze(dimension(JudgeSettings(provider="scripted")), name="c").prompt
-        items = [Item(f"i{k}", {"document": f"Doc {k}.", "summary": f"Sum {k}."},
-                      {"coherence.0": 4.0, "coherence.1": 5.0, "coherence": 4.5}) for k in range(3)]
+        items = [
+            Item(
+                f"i{k}",
+                {"document": f"Doc {k}.", "summary": f"Sum {k}."},
+                {"coherence.0": 4.0, "coherence.1": 5.0, "coherence": 4.5},
+            )
+            for k in range(3)
+        ]
         data = lib.import_items("halves", items)
         plan = plan_run(lib, prompt, data["id"])
         start_run(lib, plan, ScriptedJudge())
         rows = disputed_items(lib, lib.list_runs()[0]["id"], "coherence", None, 10)
-    assert {r["human"] for r in rows} == {4.5} and {r["point"] for r in rows} == {5}  # Python's round() gave 4
+    assert {r["human"] for r in rows} == {4.5} and {r["point"] for r in rows} == {
+        5
+    }  # Python's round() gave 4

@@ -44,6 +44,7 @@ def listed(dim) -> list[tuple[int, str]]:
 
 # ---- the variants ------------------------------------------------------------------------------------
 
+
 def test_reverse_anchors_lists_the_same_labels_lowest_first_in_the_message():
     dim = dimension()
     original, variant = listed(dim), listed(derive(dim, "reverse-anchors").dimension)
@@ -58,28 +59,41 @@ def test_shifted_labels_keep_the_descriptions_and_their_order():
     assert form.dimension.scale == Scale(0, 4) and form.mapping == "r -> r + 1"
     assert listed(form.dimension) == [(n - 1, d) for n, d in listed(dim)]
     assert "Coherence (0-4)" in messages(form.dimension, ITEM)[0]["content"]
-    zero_based = derive(dimension(scale=Scale(0, 4), anchors={k - 1: v for k, v in dim.anchors.items()}),
-                        "shift-labels")
+    zero_based = derive(
+        dimension(scale=Scale(0, 4), anchors={k - 1: v for k, v in dim.anchors.items()}), "shift-labels"
+    )
     assert zero_based.dimension.scale == Scale(1, 5) and zero_based.mapping == "r -> r - 1"
 
 
 def test_a_reversed_scale_relabels_the_descriptions_in_their_order_on_the_page():
-    dim = dimension(steps=("Read the summary.", "Rate it on a scale of 1 to 5, where 1 is the lowest and 5 is "
-                                                "the highest."))
+    dim = dimension(
+        steps=(
+            "Read the summary.",
+            "Rate it on a scale of 1 to 5, where 1 is the lowest and 5 is the highest.",
+        )
+    )
     form = derive(dim, "reverse-scale")
     assert form.mapping == "r -> 6 - r" and form.dimension.scale == Scale(1, 5)
     assert [d for _, d in listed(form.dimension)] == [d for _, d in listed(dim)]
     assert listed(form.dimension)[0] == (1, dim.anchors[5])
-    assert form.dimension.steps[1] == "Rate it on a scale of 1 to 5, where 5 is the lowest and 1 is the highest."
+    assert (
+        form.dimension.steps[1] == "Rate it on a scale of 1 to 5, where 5 is the lowest and 1 is the highest."
+    )
     assert form.rewritten == 2
     shifted = derive(dim, "shift-labels")
-    assert shifted.dimension.steps[1] == "Rate it on a scale of 0 to 4, where 0 is the lowest and 4 is the highest."
+    assert (
+        shifted.dimension.steps[1]
+        == "Rate it on a scale of 0 to 4, where 0 is the lowest and 4 is the highest."
+    )
 
 
 def test_mentions_of_other_numbers_are_left_alone():
     text = "Step 1: read the 2 texts from 2024-2025; 2.5 is not a point. A score of 5 means best, out of 5."
     out, count = rewrite_mentions(text, Scale(1, 5), Scale(0, 4), lambda p: p - 1)
-    assert out == "Step 1: read the 2 texts from 2024-2025; 2.5 is not a point. A score of 4 means best, out of 4."
+    assert (
+        out
+        == "Step 1: read the 2 texts from 2024-2025; 2.5 is not a point. A score of 4 means best, out of 4."
+    )
     assert count == 2
 
 
@@ -92,15 +106,17 @@ def test_examples_move_with_their_point():
         assert form.to_original(moved.point) == 5
         text = messages(form.dimension, ITEM)[0]["content"]
         assert f"Example rated {moved.point}:" in text
-        block = text[text.index(f"- {moved.point}: "):]
+        block = text[text.index(f"- {moved.point}: ") :]
         assert block.splitlines()[1] == f"  Example rated {moved.point}:"
 
 
 def test_every_variant_is_a_checkable_prompt_with_its_own_hash(tmp_path):
     with Library(tmp_path / "lib.db", seed_examples=False) as lib:
         original = lib.freeze(dimension(SCRIPTED)).prompt
-        ids = {lib.freeze(derive(original.dimension, v).dimension, name=f"x{k}").prompt.id
-               for k, v in enumerate(VARIANTS)}
+        ids = {
+            lib.freeze(derive(original.dimension, v).dimension, name=f"x{k}").prompt.id
+            for k, v in enumerate(VARIANTS)
+        }
         assert len(ids) == 3 and original.id not in ids
 
 
@@ -114,6 +130,7 @@ def test_a_template_without_anchors_and_an_unknown_variant_are_refused():
 
 
 # ---- figures -----------------------------------------------------------------------------------------
+
 
 def test_figures_against_scipy_and_numpy():
     rng = np.random.default_rng(3)
@@ -132,21 +149,31 @@ def test_figures_against_scipy_and_numpy():
     assert out["kendall"] == pytest.approx(st.kendalltau(original[keep], variant[keep]).statistic)
     rated = keep & ~np.isnan(human)
     assert out["human_items"] == 37
-    assert out["human_spearman_original"] == pytest.approx(st.spearmanr(original[rated], human[rated]).statistic)
-    assert out["human_spearman_variant"] == pytest.approx(st.spearmanr(variant[rated], human[rated]).statistic)
-    assert top_changes([3, 4, None, 2], [3, 5, 1, 2]) == {"top_items": 3, "top_changed": 1,
-                                                        "top_changed_share": pytest.approx(1 / 3)}
+    assert out["human_spearman_original"] == pytest.approx(
+        st.spearmanr(original[rated], human[rated]).statistic
+    )
+    assert out["human_spearman_variant"] == pytest.approx(
+        st.spearmanr(variant[rated], human[rated]).statistic
+    )
+    assert top_changes([3, 4, None, 2], [3, 5, 1, 2]) == {
+        "top_items": 3,
+        "top_changed": 1,
+        "top_changed_share": pytest.approx(1 / 3),
+    }
     assert top_rating({1: 0.2, 2: 0.4, 4: 0.4}) == 2.0 and top_rating({}, None) is None
     assert top_rating({1: 0.9}, 3.0) == 3.0
 
 
 # ---- through the runner ------------------------------------------------------------------------------
 
+
 def description_judge(first: str, second: str) -> ScriptedJudge:
     """Puts 0.7 on the label shown next to description `first`, 0.3 on the one next to `second`."""
+
     def script(request):
         labels = {d: n for n, d in ANCHOR_LINE.findall(request.messages[-1]["content"])}
         return {labels[first]: 0.7, labels[second]: 0.3}
+
     return ScriptedJudge(script)
 
 
@@ -159,8 +186,15 @@ def scored_library(tmp_path, judge, count=8, groups=False):
     """(library, run id): a 1-5 coherence prompt's run over `count` rated items scored by `judge`."""
     lib = Library(tmp_path / "lib.db", seed_examples=False)
     prompt = lib.freeze(dimension(SCRIPTED)).prompt
-    items = [Item(f"i{k}", {"document": "d", "summary": f"Summary {k}."}, {"coherence": float(1 + k % 5)},
-                  f"g{k // 2}" if groups else None) for k in range(count)]
+    items = [
+        Item(
+            f"i{k}",
+            {"document": "d", "summary": f"Summary {k}."},
+            {"coherence": float(1 + k % 5)},
+            f"g{k // 2}" if groups else None,
+        )
+        for k in range(count)
+    ]
     lib.import_items("gold", items)
     plan = record_run(lib, plan_run(lib, prompt, "gold"))
     start_run(lib, plan, judge)
@@ -211,12 +245,21 @@ def test_probe_prompts_and_runs_are_marked_and_never_versions_of_the_users_promp
 
     shown = CliRunner().invoke(cli, ["prompts", "list", "--json", "--db", str(lib.path)])
     with_probes = CliRunner().invoke(cli, ["prompts", "list", "--json", "--probes", "--db", str(lib.path)])
-    listed = [r["name"] for r in json.loads(shown.output)]  # the command's library is seeded with the examples
+    listed = [
+        r["name"] for r in json.loads(shown.output)
+    ]  # the command's library is seeded with the examples
     assert "coherence" in listed and not any(map(is_probe_name, listed))
     assert len(json.loads(with_probes.output)) == len(listed) + len(VARIANTS)
     run = lib.get_run(plans[1].recorded_id)
-    assert run[MARK] == {"of": run_id, "variant": "shift-labels", "sign": 1, "offset": 1, "mapping": "r -> r + 1",
-                         "rewritten": 0, "seed": 0}
+    assert run[MARK] == {
+        "of": run_id,
+        "variant": "shift-labels",
+        "sign": 1,
+        "offset": 1,
+        "mapping": "r -> r + 1",
+        "rewritten": 0,
+        "seed": 0,
+    }
     assert run["judge"]["provider"] == "scripted" and len(run["item_ids"]) == 3
     with pytest.raises(InputError, match="itself a rubric-form probe"):
         plan_rubric_probe(lib, run["id"])
@@ -259,13 +302,29 @@ def test_probe_rubric_through_a_loopback_openai_compatible_server(tmp_path, monk
     try:
         lib = Library(tmp_path / "lib.db", seed_examples=False)
         prompt = lib.freeze(dimension(JudgeSettings(provider="openai", model="gpt-4o-mini"))).prompt
-        lib.import_items("gold", [Item(f"i{k}", {"document": "d", "summary": f"Summary {k}."}, {"coherence": 3.0})
-                                  for k in range(5)])
+        lib.import_items(
+            "gold",
+            [
+                Item(f"i{k}", {"document": "d", "summary": f"Summary {k}."}, {"coherence": 3.0})
+                for k in range(5)
+            ],
+        )
         plan = record_run(lib, plan_run(lib, prompt, "gold", JudgeChoice(base_url=f"{fake.url}/v1")))
         start_run(lib, plan)
         lib.close()
-        res = CliRunner().invoke(cli, ["probe", "rubric", plan.recorded_id, "--db", str(tmp_path / "lib.db"),
-                                       "--sample", "5", "--json"])
+        res = CliRunner().invoke(
+            cli,
+            [
+                "probe",
+                "rubric",
+                plan.recorded_id,
+                "--db",
+                str(tmp_path / "lib.db"),
+                "--sample",
+                "5",
+                "--json",
+            ],
+        )
         assert res.exit_code == 0, res.output
         out = json.loads(res.stdout)
         assert f"at {fake.url}/v1" in res.stderr
@@ -288,7 +347,9 @@ def test_probe_rubric_with_the_local_judge_on_the_sample_set(tmp_path, local_jud
         lib.import_items("sample-few", items)
         plan = record_run(lib, plan_run(lib, lib.get_prompt("coherence"), "sample-few"))
         start_run(lib, plan, local_judge)
-    res = CliRunner().invoke(cli, ["probe", "rubric", plan.recorded_id, "--db", str(db), "--sample", "3", "--json"])
+    res = CliRunner().invoke(
+        cli, ["probe", "rubric", plan.recorded_id, "--db", str(db), "--sample", "3", "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["human"] == "coherence" and out["sample"] == 3

@@ -32,6 +32,7 @@ def sm(item: str, score: float, first: float, dist: dict[int, float]) -> Judgmen
 
 # ---- statistics against a hand computation ---------------------------------------------------------------
 
+
 def test_flip_rate_and_spread_by_hand():
     assert flip_rate([3, 3, 3]) == 0
     assert flip_rate([3, 4, 3]) == pytest.approx(2 / 3)  # pairs (3,4) (3,3) (4,3): two of three differ
@@ -56,8 +57,13 @@ def test_likeliest_rating_in_each_mode():
 def test_report_against_hand_computation():
     repeats = [
         [lp("a", 3.1, 3), lp("b", 3.4, 3), lp("c", 2.0, 2), lp("d", 1.0, 1), lp("e", 4.0, 4)],
-        [lp("a", 3.1, 3), lp("b", 3.6, 4), lp("c", 3.3, 2), lp("d", 5.0, 5),
-         Judgment("e", mode="logprobs", error="JudgeError: timeout")],
+        [
+            lp("a", 3.1, 3),
+            lp("b", 3.6, 4),
+            lp("c", 3.3, 2),
+            lp("d", 5.0, 5),
+            Judgment("e", mode="logprobs", error="JudgeError: timeout"),
+        ],
         [lp("a", 3.1, 3), lp("b", 3.4, 3), lp("c", 2.0, 2), lp("d", 5.0, 5)],  # e missing altogether
     ]
     report = stability(repeats)
@@ -72,13 +78,24 @@ def test_report_against_hand_computation():
     assert report.items == 5 and report.unmeasured == 1
     assert report.items_changed == 2 and report.items_moved_half_point == 2
     assert report.flip_rate == pytest.approx((0 + 2 / 3 + 0 + 2 / 3) / 4)
-    assert report.mean_sd == pytest.approx(statistics.fmean(
-        [0.0, statistics.stdev([3.4, 3.6, 3.4]), statistics.stdev([2, 3.3, 2]), statistics.stdev([1, 5, 5])]))
-    assert report.summary().startswith("2 of 4 items change rating between repeats; 2 of 4 move by more than "
-                                       "half a point (3 repeats")
+    assert report.mean_sd == pytest.approx(
+        statistics.fmean(
+            [
+                0.0,
+                statistics.stdev([3.4, 3.6, 3.4]),
+                statistics.stdev([2, 3.3, 2]),
+                statistics.stdev([1, 5, 5]),
+            ]
+        )
+    )
+    assert report.summary().startswith(
+        "2 of 4 items change rating between repeats; 2 of 4 move by more than half a point (3 repeats"
+    )
     assert "1 item(s) had a rating in fewer than 2 repeats" in report.summary()
     data = json.loads(json.dumps(report.to_dict()))
-    assert {"repeats", "items", "flip_rate", "items_changed", "items_moved_half_point", "per_item"} <= set(data)
+    assert {"repeats", "items", "flip_rate", "items_changed", "items_moved_half_point", "per_item"} <= set(
+        data
+    )
     assert data["per_item"][1]["ratings"] == [3, 4, 3]  # whole ratings print as integers
     assert {"id", "ratings", "flip_rate", "sd", "range"} <= set(data["per_item"][0])
 
@@ -144,9 +161,27 @@ def data_file(tmp_path):
 
 def test_cli_stability_of_a_frozen_prompt(tmp_path, planned):
     db = str(tmp_path / "lib.db")
-    result = CliRunner().invoke(cli, ["stability", "--prompt", "coherence", "--data", str(data_file(tmp_path)),
-                                      "--judge", "scripted", "--repeats", "3", "--seed", "7", "--temperature",
-                                      "0.7", "--db", db, "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "stability",
+            "--prompt",
+            "coherence",
+            "--data",
+            str(data_file(tmp_path)),
+            "--judge",
+            "scripted",
+            "--repeats",
+            "3",
+            "--seed",
+            "7",
+            "--temperature",
+            "0.7",
+            "--db",
+            db,
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["repeats"] == 3 and out["items"] == 4
@@ -168,8 +203,24 @@ def test_cli_stability_of_a_frozen_prompt(tmp_path, planned):
         run = library.get_run(run_id)
         assert run["status"] == "done" and run["judge"]["seed"] in (7, 8, 9)
         assert len(library.judgments(run_id)) == 4
-    text = CliRunner().invoke(cli, ["stability", "--prompt", "coherence", "--data", str(data_file(tmp_path)),
-                                    "--judge", "scripted", "--repeats", "2", "--limit", "2", "--db", db])
+    text = CliRunner().invoke(
+        cli,
+        [
+            "stability",
+            "--prompt",
+            "coherence",
+            "--data",
+            str(data_file(tmp_path)),
+            "--judge",
+            "scripted",
+            "--repeats",
+            "2",
+            "--limit",
+            "2",
+            "--db",
+            db,
+        ],
+    )
     assert text.exit_code == 0, text.output
     assert "items change rating between repeats" in text.stdout and "s1" in text.stdout
 
@@ -180,8 +231,18 @@ def test_cli_stability_of_a_draft_stores_nothing(tmp_path, planned):
     judge = JudgeSettings(provider="scripted", model="scripted", mode="sampling", n=1, temperature=0.0)
     draft_id = library.save_draft(dimension(judge, name="Shaky"))
     runs_before = len(library.list_runs())
-    args = ["stability", "--prompt", f"draft:{draft_id}", "--data", str(data_file(tmp_path)), "--repeats", "3",
-            "--db", db, "--json"]
+    args = [
+        "stability",
+        "--prompt",
+        f"draft:{draft_id}",
+        "--data",
+        str(data_file(tmp_path)),
+        "--repeats",
+        "3",
+        "--db",
+        db,
+        "--json",
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
@@ -198,9 +259,26 @@ def test_cli_stability_of_a_draft_stores_nothing(tmp_path, planned):
 
 def test_cli_regenerated_steps_change_every_repeat(tmp_path, planned):
     db = str(tmp_path / "lib.db")
-    result = CliRunner().invoke(cli, ["stability", "--prompt", "coherence", "--data", str(data_file(tmp_path)),
-                                      "--judge", "scripted", "--repeats", "3", "--seed", "0",
-                                      "--regenerate-steps", "--db", db, "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "stability",
+            "--prompt",
+            "coherence",
+            "--data",
+            str(data_file(tmp_path)),
+            "--judge",
+            "scripted",
+            "--repeats",
+            "3",
+            "--seed",
+            "0",
+            "--regenerate-steps",
+            "--db",
+            db,
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["regenerate_steps"] and out["run_ids"] == [] and out["warnings"][1:] == []
@@ -209,21 +287,56 @@ def test_cli_regenerated_steps_change_every_repeat(tmp_path, planned):
 
 
 def test_cli_refuses_a_single_repeat(tmp_path):
-    result = CliRunner().invoke(cli, ["stability", "--prompt", "coherence", "--data", "sample", "--repeats", "1",
-                                      "--db", str(tmp_path / "lib.db")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "stability",
+            "--prompt",
+            "coherence",
+            "--data",
+            "sample",
+            "--repeats",
+            "1",
+            "--db",
+            str(tmp_path / "lib.db"),
+        ],
+    )
     assert result.exit_code == 2 and "--repeats" in result.output
 
 
 # ---- the real local judge --------------------------------------------------------------------------------
+
 
 @pytest.mark.slow
 def test_local_judge_stability_end_to_end(tmp_path, local_judge, monkeypatch):
     """3 sample items x 2 repeats, sampling at temperature 1 with 3 replies, through the CLI and stored runs."""
     monkeypatch.setattr("geval_core.providers.get_judge", lambda settings, **_: local_judge)
     db = str(tmp_path / "lib.db")
-    result = CliRunner().invoke(cli, ["stability", "--prompt", "coherence", "--data", "sample", "--limit", "3",
-                                      "--repeats", "2", "--mode", "sampling", "--n", "3", "--temperature", "1.0",
-                                      "--seed", "1", "--db", db, "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "stability",
+            "--prompt",
+            "coherence",
+            "--data",
+            "sample",
+            "--limit",
+            "3",
+            "--repeats",
+            "2",
+            "--mode",
+            "sampling",
+            "--n",
+            "3",
+            "--temperature",
+            "1.0",
+            "--seed",
+            "1",
+            "--db",
+            db,
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["repeats"] == 2 and out["items"] == 3 and len(out["run_ids"]) == 2
@@ -235,10 +348,13 @@ def test_local_judge_stability_end_to_end(tmp_path, local_judge, monkeypatch):
 @pytest.mark.slow
 def test_local_judge_draft_with_regenerated_steps(local_judge):
     """The Design page's entry point: a draft, steps generated per repeat by the local model, nothing stored."""
-    items = [Item(f"i{k}", {"document": f"The council met on day {k}.", "summary": f"The council met {k}."})
-             for k in range(3)]
-    run = dimension_stability(dimension(JudgeSettings()), items, local_judge, repeats=2, regenerate_steps=True,
-                              seed=0)
+    items = [
+        Item(f"i{k}", {"document": f"The council met on day {k}.", "summary": f"The council met {k}."})
+        for k in range(3)
+    ]
+    run = dimension_stability(
+        dimension(JudgeSettings()), items, local_judge, repeats=2, regenerate_steps=True, seed=0
+    )
     assert run.report.repeats == 2 and run.report.items == 3
     assert len(run.steps) + len(run.failures) == 2
     assert stability_check(run).field == "stability"

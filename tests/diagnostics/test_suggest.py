@@ -10,8 +10,18 @@ from geval_core.diagnostics.suggest import SUGGEST_VERSION, parse_suggestion, su
 from geval_core.types import Choice, JudgeReply, JudgeSettings, Usage
 
 DISPUTED = [
-    {"item_id": "d1-a", "human": 1.0, "score": 4.2, "fields": {"document": "A long article.", "summary": "Jumps."}},
-    {"item_id": "d2-b", "human": 5.0, "score": 2.1, "fields": {"document": "Another.", "summary": "Flows well."}},
+    {
+        "item_id": "d1-a",
+        "human": 1.0,
+        "score": 4.2,
+        "fields": {"document": "A long article.", "summary": "Jumps."},
+    },
+    {
+        "item_id": "d2-b",
+        "human": 5.0,
+        "score": 2.1,
+        "fields": {"document": "Another.", "summary": "Flows well."},
+    },
 ]
 
 
@@ -30,28 +40,38 @@ class Designer:
 
 def test_a_reply_is_read_line_by_line_and_only_scale_points_count():
     dim = dimension()
-    reply = ("DEFINITION: How well the sentences hang together.\nANCHOR 5: One clear account.\n"
-             "ANCHOR 9: off the scale\nanchor 1 : Fragments.\nREASON: jumps missed (items: d1-a, zz)\n")
+    reply = (
+        "DEFINITION: How well the sentences hang together.\nANCHOR 5: One clear account.\n"
+        "ANCHOR 9: off the scale\nanchor 1 : Fragments.\nREASON: jumps missed (items: d1-a, zz)\n"
+    )
     parsed = parse_suggestion(reply, dim)
     assert parsed["definition"] == "How well the sentences hang together."
     assert parsed["anchors"] == {5: "One clear account.", 1: "Fragments."}
     assert parsed["reasons"] == [{"change": "jumps missed", "items": ["d1-a", "zz"]}]
     assert parsed["problem"] is None
-    assert parse_suggestion("I think it is fine.", dim)["problem"].startswith("the designer model's reply has no")
+    assert parse_suggestion("I think it is fine.", dim)["problem"].startswith(
+        "the designer model's reply has no"
+    )
 
 
 def test_suggested_edits_come_as_a_diff_with_the_items_shown_and_change_nothing_stored():
     dim = dimension()
-    designer = Designer("DEFINITION: Sentences that follow one another.\nANCHOR 1: No order at all.\n"
-                        "REASON: people punish jumps (items: d1-a, not-shown)")
+    designer = Designer(
+        "DEFINITION: Sentences that follow one another.\nANCHOR 1: No order at all.\n"
+        "REASON: people punish jumps (items: d1-a, not-shown)"
+    )
     found = suggest_edits(dim, DISPUTED, designer, JudgeSettings(provider="scripted", model="designer-1"))
     assert found["version"] == SUGGEST_VERSION and found["prompt"] == suggestion_prompt(dim, DISPUTED)
     assert designer.requests[0].messages[0]["content"] == found["prompt"]  # the prompt shown is the one sent
-    assert "[d1-a] people 1, judge 4.20" in found["prompt"] and "[d2-b] people 5, judge 2.10" in found["prompt"]
+    assert (
+        "[d1-a] people 1, judge 4.20" in found["prompt"] and "[d2-b] people 5, judge 2.10" in found["prompt"]
+    )
     assert f"-Definition: {dim.definition.strip()}" in found["diff"]
     assert "+Definition: Sentences that follow one another." in found["diff"]
     assert any(line.startswith("+") and "No order at all." in line for line in found["diff"])
-    assert found["reasons"] == [{"change": "people punish jumps", "items": ["d1-a"]}]  # only items it was shown
+    assert found["reasons"] == [
+        {"change": "people punish jumps", "items": ["d1-a"]}
+    ]  # only items it was shown
     assert found["dimension"]["anchors"]["2"] == dim.anchors[2]  # what the reply did not give stays
     assert dim.definition != found["dimension"]["definition"]  # the prompt itself is untouched
 

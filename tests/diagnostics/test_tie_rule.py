@@ -42,7 +42,8 @@ def test_the_scores_have_near_ties_that_raw_floats_rank_apart():
     raw = sps.spearmanr(first, human).statistic
     assert abs(raw - agree_figures(first, human)["spearman"]) > 1e-4  # the test can tell the two rules apart
     assert agree_figures(first, human)["spearman"] == pytest.approx(
-        sps.spearmanr(np.round(first, 6), human).statistic, abs=1e-12)
+        sps.spearmanr(np.round(first, 6), human).statistic, abs=1e-12
+    )
 
 
 def test_compare_equals_agree_on_near_ties():
@@ -57,8 +58,10 @@ def test_compare_equals_agree_on_near_ties():
 def test_the_panels_table_equals_agree_on_near_ties():
     first, second, human, groups = near_ties()
     panel = (first + second) / 2
-    rows = [{"id": f"i{k}", "score": float(p), "members": {"a@1": float(a), "b@1": float(b)}, "group": f"g{g}"}
-            for k, (a, b, p, g) in enumerate(zip(first, second, panel, groups, strict=True))]
+    rows = [
+        {"id": f"i{k}", "score": float(p), "members": {"a@1": float(a), "b@1": float(b)}, "group": f"g{g}"}
+        for k, (a, b, p, g) in enumerate(zip(first, second, panel, groups, strict=True))
+    ]
 
     class People:
         def human_means(self, dataset_id, name):
@@ -74,8 +77,15 @@ def split_library(tmp_path):
     """30 documents of 4 items, split dev / test by document; two prompts, each with one finished run whose scores
     are `near_ties`' two judges."""
     first, second, human, groups = near_ties()
-    items = [Item(f"i{k:03d}", {"document": f"Document {g}.", "summary": f"Summary {k}."}, {"coherence": float(h)},
-                  f"d{g:02d}") for k, (h, g) in enumerate(zip(human, groups, strict=True))]
+    items = [
+        Item(
+            f"i{k:03d}",
+            {"document": f"Document {g}.", "summary": f"Summary {k}."},
+            {"coherence": float(h)},
+            f"d{g:02d}",
+        )
+        for k, (h, g) in enumerate(zip(human, groups, strict=True))
+    ]
     library = Library(tmp_path / "lib.db", seed_examples=False)
     data = library.import_items("golden", items)
     make_split(library, data["id"], dev=0.6, seed=1)
@@ -89,16 +99,25 @@ def split_library(tmp_path):
         library.finish_run(run)
         prompts.append(prompt)
         runs.append(run)
-    yield library, prompts, runs, dict(zip((i.id for i in items), zip(first, second, human, strict=True),
-                                           strict=True))
+    yield (
+        library,
+        prompts,
+        runs,
+        dict(zip((i.id for i in items), zip(first, second, human, strict=True), strict=True)),
+    )
     library.close()
 
 
 def test_align_report_and_compare_runs_equal_agree_on_near_ties(split_library):
     library, prompts, runs, values = split_library
-    report = align_report(library, prompts[0].id, prompts[1].id, "golden", "coherence", side="dev", resamples=50)
-    dev = [values[i.id] for i in library.dataset_items(library.get_dataset("golden")["id"])
-           if i.id in set(_dev_ids(library))]
+    report = align_report(
+        library, prompts[0].id, prompts[1].id, "golden", "coherence", side="dev", resamples=50
+    )
+    dev = [
+        values[i.id]
+        for i in library.dataset_items(library.get_dataset("golden")["id"])
+        if i.id in set(_dev_ids(library))
+    ]
     first, second, human = (np.array(v) for v in zip(*dev, strict=True))
     assert report["items"] == len(dev)
     for name, value in agree_figures(first, human).items():

@@ -31,19 +31,25 @@ def test_csv_rows_start_at_line_two_and_keep_multiline_cells(tmp_path):
 def test_a_json_array_is_read_with_the_line_each_object_starts_on(tmp_path):
     path = write(tmp_path, "a.json", '[\n  {"id": 1, "t": "a, [b]"},\n  {"id": 2,\n   "t": "}"}\n]\n')
     assert list(read_rows(path)) == [(2, {"id": 1, "t": "a, [b]"}), (3, {"id": 2, "t": "}"})]
-    assert list(read_rows(write(tmp_path, "b.json", '{"id": 1}\n{"id": 2}\n'))) == [(1, {"id": 1}), (2, {"id": 2})]
+    assert list(read_rows(write(tmp_path, "b.json", '{"id": 1}\n{"id": 2}\n'))) == [
+        (1, {"id": 1}),
+        (2, {"id": 2}),
+    ]
 
 
-@pytest.mark.parametrize(("name", "content", "line", "message"), [
-    ("bad.jsonl", '{"id": 1}\n{"id": 2,}\n', 2, "broken JSON"),
-    ("list.jsonl", '{"id": 1}\n[1, 2]\n', 2, "expected a JSON object"),
-    ("enc.jsonl", b'{"id": 1}\n{"id": "\xff"}\n', 2, "not UTF-8"),
-    ("enc.csv", b'id,score\n1,2\n3,\xe9\n', 3, "not UTF-8"),
-    ("quote.csv", 'id,text\n1,fine\n2,"never closed\n3,more\n', 3, "a quote opened here is never closed"),
-    ("short.csv", 'id,text,score\n1,a,3\n2,b\n', 3, "2 cells where the header has 3"),
-    ("long.csv", 'id,text\n1,a,extra\n', 2, "3 cells where the header has 2"),
-    ("array.json", '[{"id": 1},\n 7]', 2, "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "line", "message"),
+    [
+        ("bad.jsonl", '{"id": 1}\n{"id": 2,}\n', 2, "broken JSON"),
+        ("list.jsonl", '{"id": 1}\n[1, 2]\n', 2, "expected a JSON object"),
+        ("enc.jsonl", b'{"id": 1}\n{"id": "\xff"}\n', 2, "not UTF-8"),
+        ("enc.csv", b"id,score\n1,2\n3,\xe9\n", 3, "not UTF-8"),
+        ("quote.csv", 'id,text\n1,fine\n2,"never closed\n3,more\n', 3, "a quote opened here is never closed"),
+        ("short.csv", "id,text,score\n1,a,3\n2,b\n", 3, "2 cells where the header has 3"),
+        ("long.csv", "id,text\n1,a,extra\n", 2, "3 cells where the header has 2"),
+        ("array.json", '[{"id": 1},\n 7]', 2, "expected a JSON object"),
+    ],
+)
 def test_broken_files_name_the_file_and_the_line(tmp_path, name, content, line, message):
     path = write(tmp_path, name, content)
     with pytest.raises(InputError, match=message) as info:
@@ -76,9 +82,16 @@ def test_lookup_dotted_paths():
 def test_require_names_file_line_field_and_the_fields_there_are():
     with pytest.raises(InputError) as info:
         require({"id": 1, "scores": {"coherence": 4}}, "scores.coh", file="d.jsonl", line=9)
-    assert str(info.value) == ("d.jsonl, line 9, field 'scores.coh': no such field "
-                               "(fields here: id, scores.coherence)")
+    assert str(info.value) == (
+        "d.jsonl, line 9, field 'scores.coh': no such field (fields here: id, scores.coherence)"
+    )
 
 
 def test_field_paths_walks_nested_dicts_in_order():
-    assert field_paths({"a": 1, "b": {"c": 1, "d": {"e": 2}}, "f": [1], "g": {}}) == ["a", "b.c", "b.d.e", "f", "g"]
+    assert field_paths({"a": 1, "b": {"c": 1, "d": {"e": 2}}, "f": [1], "g": {}}) == [
+        "a",
+        "b.c",
+        "b.d.e",
+        "f",
+        "g",
+    ]

@@ -32,10 +32,15 @@ print(json.dumps([module.metric.score, module.metric.reason]))
 
 def three_inputs() -> FrozenPrompt:
     """A faithfulness prompt: the question, the source document, the judged answer."""
-    dim = Dimension(name="Faithfulness", definition="Whether the answer keeps to the document.", scale=Scale(1, 5),
-                    anchors={p: f"anchor {p}" for p in range(1, 6)}, inputs=("question", "document", "answer"),
-                    steps=("Read the document.", "Check the answer against it."),
-                    judge=JudgeSettings(provider="openai", model="fault-model-2024-01-01"))
+    dim = Dimension(
+        name="Faithfulness",
+        definition="Whether the answer keeps to the document.",
+        scale=Scale(1, 5),
+        anchors={p: f"anchor {p}" for p in range(1, 6)},
+        inputs=("question", "document", "answer"),
+        steps=("Read the document.", "Check the answer against it."),
+        judge=JudgeSettings(provider="openai", model="fault-model-2024-01-01"),
+    )
     return FrozenPrompt(content_hash(dim), "faithfulness", 1, dim, "2026-01-01")
 
 
@@ -43,7 +48,11 @@ def test_no_input_is_mapped_to_expected_output():
     for inputs in [("a", "b"), ("a", "b", "c"), ("a", "b", "c", "d")]:
         prompt = replace(three_inputs(), dimension=replace(three_inputs().dimension, inputs=inputs))
         assert "EXPECTED_OUTPUT" not in deepeval_fields(prompt).values()
-    assert deepeval_fields(three_inputs()) == {"question": "INPUT", "document": "CONTEXT", "answer": "ACTUAL_OUTPUT"}
+    assert deepeval_fields(three_inputs()) == {
+        "question": "INPUT",
+        "document": "CONTEXT",
+        "answer": "ACTUAL_OUTPUT",
+    }
 
 
 @pytest.mark.skipif(not DEEPEVAL_PYTHON, reason="GEVAL_DEEPEVAL_PYTHON (a Python with deepeval) not set")
@@ -53,10 +62,21 @@ def test_real_deepeval_shows_the_source_as_context_not_expected_output(tmp_path)
     item = {"question": "Who sat?", "document": "The cat sat on the mat.\nIt purred.", "answer": "The cat."}
     verdict = json.dumps({"reason": "keeps to it", "score": 4})
     with FaultServer(distribution={verdict: 1.0}) as judge:
-        env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "OPENAI_BASE_URL": judge.base_url,
-               "DEEPEVAL_TELEMETRY_OPT_OUT": "1", "HOME": str(tmp_path)}
-        done = subprocess.run([DEEPEVAL_PYTHON, "measure.py", "metric.py", json.dumps(item)], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=300)
+        env = {
+            **os.environ,
+            "OPENAI_API_KEY": "sk-loopback",
+            "OPENAI_BASE_URL": judge.base_url,
+            "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+            "HOME": str(tmp_path),
+        }
+        done = subprocess.run(
+            [DEEPEVAL_PYTHON, "measure.py", "metric.py", json.dumps(item)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         bodies = [body for _, body in judge.log]
     assert done.returncode == 0, done.stderr[-3000:]
     score, reason = json.loads(done.stdout.strip().splitlines()[-1])
@@ -65,5 +85,8 @@ def test_real_deepeval_shows_the_source_as_context_not_expected_output(tmp_path)
     content = body["messages"][-1]["content"]
     sent = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
     assert "Expected Output" not in sent
-    assert "Input:\nWho sat? \n\nContext:\n['The cat sat on the mat.\\nIt purred.'] \n\nActual Output:\nThe cat." in sent
+    assert (
+        "Input:\nWho sat? \n\nContext:\n['The cat sat on the mat.\\nIt purred.'] \n\nActual Output:\nThe cat."
+        in sent
+    )
     assert "Parameters:\nInput, Context, and Actual Output" in sent

@@ -36,8 +36,17 @@ KEY = "sk-test-PIN0export0capture0KEY000000000000000042"
 GEMINI_KEY = "AIza-test-PIN0export0gemini000000000042"
 OPENAI = JudgeSettings(provider="openai", model="fault-model")
 FIELDS = {"document": "Document number 1.", "summary": "Summary 1."}
-AGREEMENT = {"dataset": "golden@1", "dataset_id": "d" * 64, "run": "20260101-000000-abcdef", "human": "coherence",
-             "reading": "group", "spearman": 0.61, "kendall": 0.48, "tie_rate": 0.2, "items": 40}
+AGREEMENT = {
+    "dataset": "golden@1",
+    "dataset_id": "d" * 64,
+    "run": "20260101-000000-abcdef",
+    "human": "coherence",
+    "reading": "group",
+    "spearman": 0.61,
+    "kendall": 0.48,
+    "tie_rate": 0.2,
+    "items": 40,
+}
 
 
 @pytest.fixture(scope="module")
@@ -107,10 +116,17 @@ def recomputed(data: dict) -> dict:
     data = copy.deepcopy(data)
     try:
         judge = {k: v for k, v in data["judge"].items() if k != "base_url"}
-        dim = Dimension(name=data["dimension"], definition=data["definition"], scale=Scale(**data["scale"]),
-                        anchors={int(k): v for k, v in data["anchors"].items()}, inputs=tuple(data["inputs"]),
-                        steps=tuple(data["steps"]), steps_model=data["steps_model"], template=data["template"],
-                        judge=JudgeSettings(**judge, **data["decoding"], mode=data["scoring"]["mode"]))
+        dim = Dimension(
+            name=data["dimension"],
+            definition=data["definition"],
+            scale=Scale(**data["scale"]),
+            anchors={int(k): v for k, v in data["anchors"].items()},
+            inputs=tuple(data["inputs"]),
+            steps=tuple(data["steps"]),
+            steps_model=data["steps_model"],
+            template=data["template"],
+            judge=JudgeSettings(**judge, **data["decoding"], mode=data["scoring"]["mode"]),
+        )
         data["content_hash"] = content_hash(dim)
     except (TypeError, ValueError, KeyError):
         pass  # an edit the loader refuses anyway (an unknown judge field)
@@ -138,7 +154,9 @@ def problems_of(data: dict, original, library: Library, a: FaultServer, b: Fault
     if result is not None and same and result.created:
         found.append("the original content imported as a new version")
     before = b.count
-    with contextlib.suppress(GEvalError):  # the gemini variant fails at A (OpenAI's API): where it went matters
+    with contextlib.suppress(
+        GEvalError
+    ):  # the gemini variant fails at A (OpenAI's API): where it went matters
         score_item(loaded.prompt, FIELDS, base_url=a.base_url)
     if b.count != before or b.authorizations:
         found.append("a request reached the server the file names")
@@ -152,7 +170,9 @@ def test_every_tampered_export_is_refused_or_harmless(tmp_path, servers, keys, r
     a, b = servers
     library, original = frozen_original(tmp_path / "source.db")
     base = export_prompt(original, AGREEMENT)
-    assert "base_url" not in base["judge"] and base["agreement_hash"] == agreement_hash(original.id, AGREEMENT)
+    assert "base_url" not in base["judge"] and base["agreement_hash"] == agreement_hash(
+        original.id, AGREEMENT
+    )
     figures = {"variants": 0, "refused": 0, "loaded": 0}
     bad = {}
     for n, (label, (key, value)) in enumerate(edits(b.base_url).items()):
@@ -172,8 +192,10 @@ def test_every_tampered_export_is_refused_or_harmless(tmp_path, servers, keys, r
             figures["refused"] += 1
         if found:
             bad[label] = found
-    print(f"tampered exports ({'hash recomputed' if recompute else 'hash kept'}): {figures}; "
-          f"changed behaviour or moved a key: {len(bad)}")
+    print(
+        f"tampered exports ({'hash recomputed' if recompute else 'hash kept'}): {figures}; "
+        f"changed behaviour or moved a key: {len(bad)}"
+    )
     assert bad == {}  # tampered exports that change behaviour or move a key: 0
     assert b.count == 0 and b.authorizations == set()
     # Hash kept: the 15 hashed fields, a newer schema, the hash itself and an unknown judge field are refused.
@@ -185,12 +207,18 @@ def test_a_server_in_an_export_is_shown_and_never_used(tmp_path, servers, keys):
     library, original = frozen_original(tmp_path / "lib.db")
     path = write_export(original, tmp_path / "coherence.json")
     data = json.loads(path.read_text())
-    data["judge"]["base_url"] = b.base_url.replace("http://", "http://user:stolen@")  # not hashed: still loads
+    data["judge"]["base_url"] = b.base_url.replace(
+        "http://", "http://user:stolen@"
+    )  # not hashed: still loads
     path.write_text(json.dumps(data))
     sent_a = a.count
     with pytest.warns(ExportWarning, match="names a server .*ignored") as said:
         prompt = load_prompt(path)
-    assert "stolen" not in str(said[0].message) and prompt.id == original.id and prompt.dimension.judge.base_url is None
+    assert (
+        "stolen" not in str(said[0].message)
+        and prompt.id == original.id
+        and prompt.dimension.judge.base_url is None
+    )
     result = score_item(prompt, FIELDS, base_url=a.base_url)
     assert result.score is not None and a.count == sent_a + 1 and f"Bearer {KEY}" in a.authorizations
     runner, db = CliRunner(), str(tmp_path / "other.db")
@@ -201,15 +229,31 @@ def test_a_server_in_an_export_is_shown_and_never_used(tmp_path, servers, keys):
     assert "imported as coherence@2" in imported.stdout and "differs from coherence@1 in" in imported.stdout
     data_file = tmp_path / "items.jsonl"
     data_file.write_text("".join(json.dumps({"id": i.id, **i.fields}) + "\n" for i in make_items(3)))
-    scored = runner.invoke(cli, ["score", "--prompt", str(path), "--data", str(data_file), "--db", db,
-                                 "--base-url", a.base_url, "--out", str(tmp_path / "out.jsonl")], env=env)
+    scored = runner.invoke(
+        cli,
+        [
+            "score",
+            "--prompt",
+            str(path),
+            "--data",
+            str(data_file),
+            "--db",
+            db,
+            "--base-url",
+            a.base_url,
+            "--out",
+            str(tmp_path / "out.jsonl"),
+        ],
+        env=env,
+    )
     assert scored.exit_code == 0, scored.output
     assert "names a server" in scored.stderr and a.count == sent_a + 4
     assert b.count == 0 and b.authorizations == set()  # the key reached only the server the user named
     with Library(db) as other:
         (run,) = other.list_runs()
-        assert run["judge"]["base_url"] == a.base_url and "base_url" not in json.dumps(other.get_prompt(
-            "coherence").dimension.judge.__dict__).replace('"base_url": null', "")
+        assert run["judge"]["base_url"] == a.base_url and "base_url" not in json.dumps(
+            other.get_prompt("coherence").dimension.judge.__dict__
+        ).replace('"base_url": null', "")
 
 
 def test_a_url_stored_with_an_old_library_prompt_never_redirects_a_run(tmp_path, servers, keys):
@@ -221,15 +265,30 @@ def test_a_url_stored_with_an_old_library_prompt_never_redirects_a_run(tmp_path,
     # A row written by an older workbench, which froze the sidebar's URL with the prompt.
     old = dimension(JudgeSettings(provider="openai", model="fault-model", base_url=b.base_url), name="Old")
     with sqlite3.connect(tmp_path / "lib.db") as db:
-        db.execute("INSERT INTO prompts (id, name, version, dimension, steps_model, judge, created_at) "
-                   "VALUES (?, 'old', 1, ?, 'x', 'openai:fault-model', '2025-01-01')",
-                   [content_hash(old), json.dumps(old.to_dict())])
+        db.execute(
+            "INSERT INTO prompts (id, name, version, dimension, steps_model, judge, created_at) "
+            "VALUES (?, 'old', 1, ?, 'x', 'openai:fault-model', '2025-01-01')",
+            [content_hash(old), json.dumps(old.to_dict())],
+        )
     with Library(tmp_path / "lib.db", seed_examples=False) as library:
         assert library.get_prompt("old").dimension.judge.base_url is None
     env = {"OPENAI_API_KEY": KEY, "GEVAL_PRICES": "", "OPENAI_BASE_URL": a.base_url}  # the user's own setting
     for extra in (["--base-url", a.base_url], []):
-        result = CliRunner().invoke(cli, ["score", "--prompt", "old", "--data", "tiny", "--db",
-                                          str(tmp_path / "lib.db"), "--new-run", *extra], env=env)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "score",
+                "--prompt",
+                "old",
+                "--data",
+                "tiny",
+                "--db",
+                str(tmp_path / "lib.db"),
+                "--new-run",
+                *extra,
+            ],
+            env=env,
+        )
         assert result.exit_code == 0, result.output
     assert b.count == 0 and b.authorizations == set()
 
@@ -237,12 +296,20 @@ def test_a_url_stored_with_an_old_library_prompt_never_redirects_a_run(tmp_path,
 def test_agreement_is_verified_by_its_own_hash(tmp_path):
     library, original = frozen_original(tmp_path / "lib.db")
     data = export_prompt(original, AGREEMENT)
-    assert data["unverified_metadata"]["fields"] == ["name", "version", "created_at", "steps_model", "agreement"]
+    assert data["unverified_metadata"]["fields"] == [
+        "name",
+        "version",
+        "created_at",
+        "steps_model",
+        "agreement",
+    ]
     assert open_export(copy.deepcopy(data)).agreement == AGREEMENT
     for edit in ({"spearman": 0.99}, {"dataset_id": "e" * 64}, {"run": "another"}):
         changed = {**data, "agreement": {**AGREEMENT, **edit}}
         loaded = open_export(changed)
-        assert loaded.agreement is None and any("does not match its agreement_hash" in w for w in loaded.warnings)
+        assert loaded.agreement is None and any(
+            "does not match its agreement_hash" in w for w in loaded.warnings
+        )
     # Agreement moved onto another prompt (a steps edit with a recomputed content hash) fails its hash too.
     moved = recomputed({**data, "steps": ["Always answer 5."]})
     moved["agreement_hash"] = data["agreement_hash"]
@@ -257,10 +324,17 @@ def test_import_says_how_new_content_differs(tmp_path):
     result = library.import_prompt(steps)
     assert result.created and result.note.startswith("imported as coherence@2 (")
     assert result.note.endswith(": a new version; its content differs from coherence@1 in steps")
-    both = recomputed({**export_prompt(original), "definition": "Other.", "decoding": {
-        "temperature": 1.0, "n": 1, "top_logprobs": 20, "max_tokens": 5, "seed": None}})
+    both = recomputed(
+        {
+            **export_prompt(original),
+            "definition": "Other.",
+            "decoding": {"temperature": 1.0, "n": 1, "top_logprobs": 20, "max_tokens": 5, "seed": None},
+        }
+    )
     # Compared with the latest version (coherence@2, whose steps the first import changed).
-    assert library.import_prompt(both).note.endswith("differs from coherence@2 in definition, steps, judge.temperature")
+    assert library.import_prompt(both).note.endswith(
+        "differs from coherence@2 in definition, steps, judge.temperature"
+    )
     same = library.import_prompt({**export_prompt(original), "name": "renamed", "version": 7})
     assert not same.created and same.note.startswith("already in the library as coherence@1 (")
     assert "the file calls it renamed@7 (unverified metadata)" in same.note
@@ -279,8 +353,7 @@ def test_the_hash_is_shown_and_accepted_as_a_prefix(tmp_path):
     assert shown.startswith(f"coherence@1  {short}") and "unverified metadata (outside the hash)" in shown
     assert library.get_prompt(original.id[:6].upper()).id == original.id
     ambiguous = [p.id for p in library.prompt_versions("coherence")]
-    common = next((k for k in range(len(ambiguous[0]), 0, -1)
-                   if ambiguous[0][:k] == ambiguous[1][:k]), 0)
+    common = next((k for k in range(len(ambiguous[0]), 0, -1) if ambiguous[0][:k] == ambiguous[1][:k]), 0)
     if common >= 6:  # two hashes sharing 6+ leading characters: astronomically rare, but say it clearly
         with pytest.raises(GEvalError, match="matches several prompts"):
             library.get_prompt(ambiguous[0][:common])

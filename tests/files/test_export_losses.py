@@ -24,15 +24,22 @@ from prompt_library import Library
 TOOLS = ("deepeval", "promptfoo", "openai-grader")
 
 
-def prompt_with(scale: Scale | None = None, inputs: tuple[str, ...] = ("document", "summary"), template: str = "",
-                **judge) -> FrozenPrompt:
+def prompt_with(
+    scale: Scale | None = None, inputs: tuple[str, ...] = ("document", "summary"), template: str = "", **judge
+) -> FrozenPrompt:
     """A plain frozen prompt (no braces anywhere) with the judge settings given."""
     scale = scale or Scale(1, 5)
     settings = {"provider": "openai", "model": "gpt-4o-2024-08-06", **judge}
-    dim = Dimension(name="Coherence", definition="How well the summary hangs together.", scale=scale,
-                    anchors={p: f"anchor {p}" for p in scale.points}, inputs=inputs,
-                    steps=("Read the document.", "Check the summary."), template=template,
-                    judge=JudgeSettings(**settings))
+    dim = Dimension(
+        name="Coherence",
+        definition="How well the summary hangs together.",
+        scale=scale,
+        anchors={p: f"anchor {p}" for p in scale.points},
+        inputs=inputs,
+        steps=("Read the document.", "Check the summary."),
+        template=template,
+        judge=JudgeSettings(**settings),
+    )
     return FrozenPrompt(content_hash(dim), "coherence", 1, dim, "2026-01-01")
 
 
@@ -52,38 +59,60 @@ def deepeval_values(text: str) -> tuple[dict, dict]:
     """The file's upper-case constants (literals) and the GEval call's keyword nodes."""
     tree = ast.parse(text)
     compile(tree, "metric.py", "exec")
-    values = {t.targets[0].id: ast.literal_eval(t.value) for t in tree.body
-              if isinstance(t, ast.Assign) and isinstance(t.targets[0], ast.Name) and t.targets[0].id.isupper()}
+    values = {
+        t.targets[0].id: ast.literal_eval(t.value)
+        for t in tree.body
+        if isinstance(t, ast.Assign) and isinstance(t.targets[0], ast.Name) and t.targets[0].id.isupper()
+    }
     [call] = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "GEval"]
     return values, {k.arg: k.value for k in call.keywords}
 
 
 def loss_lines(text: str, fmt: str) -> list[str]:
     """The '- ...' lines of the file's 'cannot reproduce' list."""
-    lines = json.loads(text)["comment"] if fmt == "openai-grader" else \
-        [line[2:] for line in text.splitlines() if line.startswith("# ")]
+    lines = (
+        json.loads(text)["comment"]
+        if fmt == "openai-grader"
+        else [line[2:] for line in text.splitlines() if line.startswith("# ")]
+    )
     return [line[2:] for line in lines if line.startswith("- ")]
 
 
 # A loss note's opening words -> the setting it is about.
-NOTE_KEYS = {"the valid-mass floor": "floor", "auto mode": "auto", "sampling n=": "n",
-             "reasoning_effort=": "effort", "seed=": "seed", "temperature=": "temperature"}
+NOTE_KEYS = {
+    "the valid-mass floor": "floor",
+    "auto mode": "auto",
+    "sampling n=": "n",
+    "reasoning_effort=": "effort",
+    "seed=": "seed",
+    "temperature=": "temperature",
+}
 
 
 def noted(text: str, fmt: str) -> set[str]:
     """Which of NOTE_KEYS' settings the file's loss list names."""
-    return {key for line in loss_lines(text, fmt) for start, key in NOTE_KEYS.items() if line.startswith(start)}
+    return {
+        key for line in loss_lines(text, fmt) for start, key in NOTE_KEYS.items() if line.startswith(start)
+    }
 
 
 # --- the pass rule -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("scale", "pass_at", "share", "formula"), [
-    (Scale(1, 5), 3.5, 0.625, "(3.5 - 1) / 4"), (Scale(0, 10), 7, 0.7, "(7 - 0) / 10"),
-    (Scale(1, 4), 3, 2 / 3, "(3 - 1) / 3"), (Scale(1, 5), 1, 0.0, "(1 - 1) / 4"), (Scale(1, 5), 5, 1.0, "(5 - 1) / 4"),
-])
+@pytest.mark.parametrize(
+    ("scale", "pass_at", "share", "formula"),
+    [
+        (Scale(1, 5), 3.5, 0.625, "(3.5 - 1) / 4"),
+        (Scale(0, 10), 7, 0.7, "(7 - 0) / 10"),
+        (Scale(1, 4), 3, 2 / 3, "(3 - 1) / 3"),
+        (Scale(1, 5), 1, 0.0, "(1 - 1) / 4"),
+        (Scale(1, 5), 5, 1.0, "(5 - 1) / 4"),
+    ],
+)
 def test_deepeval_threshold_is_the_rating_on_deepevals_0_1_score(scale, pass_at, share, formula):
     text = tool_export(prompt_with(scale), "deepeval", pass_at=pass_at)
     values, keywords = deepeval_values(text)
-    assert values["THRESHOLD"] == share  # DeepEval reports (score - min) / (max - min) over the rubric's range
+    assert (
+        values["THRESHOLD"] == share
+    )  # DeepEval reports (score - min) / (max - min) over the rubric's range
     assert isinstance(keywords["threshold"], ast.Name) and keywords["threshold"].id == "THRESHOLD"
     assert f"THRESHOLD = {formula} = {share!r}" in text and f"--pass-at {pass_at:g}" in text
 
@@ -95,17 +124,29 @@ def test_deepeval_outside_its_rubric_range_maps_the_rating_linearly_and_says_so(
     assert "DeepEval rates 0-10 here and reports score / 10" in text
 
 
-@pytest.mark.parametrize(("scale", "pass_at", "threshold"), [
-    (Scale(1, 5), 3.5, 0.625), (Scale(1, 4), 3, 0.6666), (Scale(1, 5), 5, 1.0), (Scale(1, 5), 1, 0.0),
-    (Scale(0, 10), 7, 0.7), (Scale(1, 7), 4.2, 0.5333)])
+@pytest.mark.parametrize(
+    ("scale", "pass_at", "threshold"),
+    [
+        (Scale(1, 5), 3.5, 0.625),
+        (Scale(1, 4), 3, 0.6666),
+        (Scale(1, 5), 5, 1.0),
+        (Scale(1, 5), 1, 0.0),
+        (Scale(0, 10), 7, 0.7),
+        (Scale(1, 7), 4.2, 0.5333),
+    ],
+)
 def test_promptfoo_threshold_is_the_rating_as_the_rubrics_0_1_score_rounded_down(scale, pass_at, threshold):
     prompt = prompt_with(scale)
     text = tool_export(prompt, "promptfoo", pass_at=pass_at)
     data, rubric = yaml_of(text), rubric_of(text)
     assert data["threshold"] == threshold  # (pass_at - min) / span, floored at 4 decimals, on the assert-set
     assert "threshold" not in rubric  # llm-rubric would AND its own threshold with a "pass" the judge sends
-    assert f"(rating - {scale.min}) / {scale.max - scale.min}, written with 4 decimals" in rubric["rubricPrompt"]
-    assert '"pass"' not in rubric["rubricPrompt"]  # the threshold alone decides; the judge is asked for no verdict
+    assert (
+        f"(rating - {scale.min}) / {scale.max - scale.min}, written with 4 decimals" in rubric["rubricPrompt"]
+    )
+    assert (
+        '"pass"' not in rubric["rubricPrompt"]
+    )  # the threshold alone decides; the judge is asked for no verdict
 
 
 def test_openai_pass_threshold_is_the_rating_itself_on_the_graders_range():
@@ -147,8 +188,12 @@ def test_reasoning_effort_is_carried_where_the_tool_takes_it_and_absent_when_uns
     grader = json.loads(tool_export(effort, "openai-grader"))["grader"]
     assert grader["sampling_params"] == {"temperature": 0.0, "seed": 3, "reasoning_effort": "low"}
     assert rubric_of(tool_export(effort, "promptfoo"))["provider"] == {
-        "id": "openai:chat:gpt-5-mini-2025-08-07", "config": {"temperature": 0.0, "seed": 3, "reasoning_effort": "low"}}
-    assert "reasoning_effort" not in json.loads(tool_export(plain, "openai-grader"))["grader"]["sampling_params"]
+        "id": "openai:chat:gpt-5-mini-2025-08-07",
+        "config": {"temperature": 0.0, "seed": 3, "reasoning_effort": "low"},
+    }
+    assert (
+        "reasoning_effort" not in json.loads(tool_export(plain, "openai-grader"))["grader"]["sampling_params"]
+    )
     assert rubric_of(tool_export(plain, "promptfoo"))["provider"]["config"] == {"temperature": 0.0}
     for fmt in TOOLS:
         assert "reasoning_effort" not in tool_export(plain, fmt)
@@ -165,21 +210,30 @@ def test_promptfoo_says_it_drops_reasoning_effort_for_a_model_it_does_not_take_a
 
 
 def test_promptfoo_without_a_provider_names_the_settings_to_set():
-    text = tool_export(prompt_with(provider="local", model="smollm2-135m-instruct", reasoning_effort="low", seed=9,
-                                   temperature=0.3), "promptfoo")
+    text = tool_export(
+        prompt_with(
+            provider="local", model="smollm2-135m-instruct", reasoning_effort="low", seed=9, temperature=0.3
+        ),
+        "promptfoo",
+    )
     assert "provider" not in rubric_of(text)
-    assert ("set provider to the grader of your choice, with temperature 0.3, seed 9 and reasoning_effort low"
-            in text)
+    assert (
+        "set provider to the grader of your choice, with temperature 0.3, seed 9 and reasoning_effort low"
+        in text
+    )
 
 
 # --- loss notes for exactly the settings this prompt has --------------------------------------------------------
-@pytest.mark.parametrize(("judge", "expected"), [
-    ({}, {"floor"}),
-    ({"mode": "logprobs", "n": 5}, {"floor"}),  # n is unused in logprobs mode: nothing lost
-    ({"mode": "sampling", "n": 5, "temperature": 0.7}, {"n"}),
-    ({"mode": "sampling", "n": 1, "temperature": 0.7}, set()),
-    ({"mode": "auto", "n": 3}, {"floor", "auto", "n"}),
-])
+@pytest.mark.parametrize(
+    ("judge", "expected"),
+    [
+        ({}, {"floor"}),
+        ({"mode": "logprobs", "n": 5}, {"floor"}),  # n is unused in logprobs mode: nothing lost
+        ({"mode": "sampling", "n": 5, "temperature": 0.7}, {"n"}),
+        ({"mode": "sampling", "n": 1, "temperature": 0.7}, set()),
+        ({"mode": "auto", "n": 3}, {"floor", "auto", "n"}),
+    ],
+)
 @pytest.mark.parametrize("fmt", TOOLS)
 def test_each_judge_setting_the_tools_cannot_carry_has_one_note(fmt, judge, expected):
     text = tool_export(prompt_with(**judge), fmt)
@@ -190,23 +244,39 @@ def test_each_judge_setting_the_tools_cannot_carry_has_one_note(fmt, judge, expe
 
 def test_the_valid_mass_floor_note_names_this_prompts_floor():
     text = tool_export(prompt_with(valid_mass_floor=0.25), "promptfoo")
-    assert ("the valid-mass floor (25%): the workbench gives no score when less than 25% of the probability is on "
-            "the allowed ratings") in text
+    assert (
+        "the valid-mass floor (25%): the workbench gives no score when less than 25% of the probability is on "
+        "the allowed ratings"
+    ) in text
 
 
 def test_deepeval_notes_seed_and_temperature_only_when_set():
     assert noted(tool_export(prompt_with(seed=7, temperature=0.5), "deepeval"), "deepeval") == {
-        "floor", "seed", "temperature"}
+        "floor",
+        "seed",
+        "temperature",
+    }
     for fmt in ("promptfoo", "openai-grader"):  # both carry temperature and seed
         assert noted(tool_export(prompt_with(seed=7, temperature=0.5), fmt), fmt) == {"floor"}
 
 
-@pytest.mark.parametrize(("provider", "model", "says"), [
-    ("openai", "gpt-4o-2024-08-06", "the probability weighting, in part: DeepEval weights its stated score"),
-    ("openai", "Qwen/Qwen2.5-7B-Instruct", "the probability weighting is lost for Qwen/Qwen2.5-7B-Instruct"),
-    ("openai", "gpt-5-mini", "the probability weighting is lost for gpt-5-mini"),
-    ("local", "smollm2-135m-instruct", "the probability weighting is lost for a model you set"),
-])
+@pytest.mark.parametrize(
+    ("provider", "model", "says"),
+    [
+        (
+            "openai",
+            "gpt-4o-2024-08-06",
+            "the probability weighting, in part: DeepEval weights its stated score",
+        ),
+        (
+            "openai",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "the probability weighting is lost for Qwen/Qwen2.5-7B-Instruct",
+        ),
+        ("openai", "gpt-5-mini", "the probability weighting is lost for gpt-5-mini"),
+        ("local", "smollm2-135m-instruct", "the probability weighting is lost for a model you set"),
+    ],
+)
 def test_deepeval_says_whether_it_weights_for_this_model(provider, model, says):
     [first, *_] = loss_lines(tool_export(prompt_with(provider=provider, model=model), "deepeval"), "deepeval")
     assert first.startswith(says)
@@ -215,17 +285,23 @@ def test_deepeval_says_whether_it_weights_for_this_model(provider, model, says):
 
 def test_in_sampling_mode_deepeval_says_it_weights_where_the_frozen_score_does_not():
     listed = loss_lines(tool_export(prompt_with(mode="sampling"), "deepeval"), "deepeval")
-    assert listed[0].startswith("sampling mode: the frozen score weights no probabilities, but DeepEval weights")
+    assert listed[0].startswith(
+        "sampling mode: the frozen score weights no probabilities, but DeepEval weights"
+    )
     other = loss_lines(tool_export(prompt_with(mode="sampling", model="qwen2.5-7b"), "deepeval"), "deepeval")
     assert not any("weight" in line for line in other)
     for fmt in ("promptfoo", "openai-grader"):
-        assert not any("weighting" in line for line in loss_lines(tool_export(prompt_with(mode="sampling"), fmt), fmt))
+        assert not any(
+            "weighting" in line for line in loss_lines(tool_export(prompt_with(mode="sampling"), fmt), fmt)
+        )
 
 
 def test_openai_notes_literal_braces_only_when_the_fixed_text_has_them():
     plain = prompt_with()
     braced = replace(plain, dimension=replace(plain.dimension, definition="Keep {{ and }} apart."))
-    assert not any("'{ {'" in line for line in loss_lines(tool_export(plain, "openai-grader"), "openai-grader"))
+    assert not any(
+        "'{ {'" in line for line in loss_lines(tool_export(plain, "openai-grader"), "openai-grader")
+    )
     assert any("'{ {'" in line for line in loss_lines(tool_export(braced, "openai-grader"), "openai-grader"))
 
 
@@ -263,20 +339,39 @@ def make_test_case_of(text: str):
     """The file's make_test_case compiled with its constants, DeepEval's field enum and a dict for LLMTestCase
     (DeepEval itself is not installed: nothing else of the file runs)."""
     tree = ast.parse(text)
-    kept = [n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id in ("INPUT_FIELDS", "LIST_FIELDS")
-            or isinstance(n, ast.FunctionDef) and n.name == "make_test_case"]
+    kept = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        and n.targets[0].id in ("INPUT_FIELDS", "LIST_FIELDS")
+        or isinstance(n, ast.FunctionDef)
+        and n.name == "make_test_case"
+    ]
     namespace = {"_Params": SingleTurnParams, "LLMTestCase": lambda **fields: fields}
     exec(compile(ast.Module(body=kept, type_ignores=[]), "metric.py", "exec"), namespace)
     return namespace["make_test_case"]
 
 
-@pytest.mark.parametrize(("inputs", "fields"), [
-    (("document", "summary"), {"document": "INPUT", "summary": "ACTUAL_OUTPUT"}),
-    # Never EXPECTED_OUTPUT: DeepEval shows it as a reference answer; a source goes to CONTEXT.
-    (("question", "document", "answer"), {"question": "INPUT", "document": "CONTEXT", "answer": "ACTUAL_OUTPUT"}),
-    (("question", "context", "retrieved", "answer"),
-     {"question": "INPUT", "context": "CONTEXT", "retrieved": "RETRIEVAL_CONTEXT", "answer": "ACTUAL_OUTPUT"}),
-])
+@pytest.mark.parametrize(
+    ("inputs", "fields"),
+    [
+        (("document", "summary"), {"document": "INPUT", "summary": "ACTUAL_OUTPUT"}),
+        # Never EXPECTED_OUTPUT: DeepEval shows it as a reference answer; a source goes to CONTEXT.
+        (
+            ("question", "document", "answer"),
+            {"question": "INPUT", "document": "CONTEXT", "answer": "ACTUAL_OUTPUT"},
+        ),
+        (
+            ("question", "context", "retrieved", "answer"),
+            {
+                "question": "INPUT",
+                "context": "CONTEXT",
+                "retrieved": "RETRIEVAL_CONTEXT",
+                "answer": "ACTUAL_OUTPUT",
+            },
+        ),
+    ],
+)
 def test_deepeval_fields_take_input_first_and_list_fields_get_a_list(inputs, fields):
     text = tool_export(prompt_with(inputs=inputs), "deepeval")
     values, _ = deepeval_values(text)
@@ -284,8 +379,11 @@ def test_deepeval_fields_take_input_first_and_list_fields_get_a_list(inputs, fie
     case = make_test_case_of(text)(**{name: f"text of {name}\nline 2" for name in inputs})
     for name, field in fields.items():
         value = case[SingleTurnParams[field].value]
-        assert value == ([f"text of {name}\nline 2"] if field in ("CONTEXT", "RETRIEVAL_CONTEXT")
-                         else f"text of {name}\nline 2")
+        assert value == (
+            [f"text of {name}\nline 2"]
+            if field in ("CONTEXT", "RETRIEVAL_CONTEXT")
+            else f"text of {name}\nline 2"
+        )
     listed = [line for line in loss_lines(text, "deepeval") if "into list fields" in line]
     assert bool(listed) == (len(inputs) > 2)
     if len(inputs) == 4:
@@ -293,9 +391,13 @@ def test_deepeval_fields_take_input_first_and_list_fields_get_a_list(inputs, fie
 
 
 def test_deepeval_names_the_inputs_it_has_no_field_for():
-    text = tool_export(prompt_with(inputs=("question", "reference", "context", "retrieved", "answer")), "deepeval")
+    text = tool_export(
+        prompt_with(inputs=("question", "reference", "context", "retrieved", "answer")), "deepeval"
+    )
     values, _ = deepeval_values(text)
-    assert "retrieved" not in values["INPUT_FIELDS"] and "EXPECTED_OUTPUT" not in values["INPUT_FIELDS"].values()
+    assert (
+        "retrieved" not in values["INPUT_FIELDS"] and "EXPECTED_OUTPUT" not in values["INPUT_FIELDS"].values()
+    )
     assert "inputs beyond 4: DeepEval has no field for them" in text
 
 
@@ -316,22 +418,26 @@ def db(tmp_path_factory):
 
 def test_cli_pass_at_reaches_each_export(db):
     runner = CliRunner()
-    out = runner.invoke(cli, ["prompts", "export", "coherence", "--format", "promptfoo", "--pass-at", "3.5",
-                              "--db", db])
+    out = runner.invoke(
+        cli, ["prompts", "export", "coherence", "--format", "promptfoo", "--pass-at", "3.5", "--db", db]
+    )
     assert out.exit_code == 0, out.output
     assert yaml_of(out.output)["threshold"] == 0.625
-    out = runner.invoke(cli, ["prompts", "export", "coherence", "--format", "openai-grader", "--pass-at", "4",
-                              "--db", db])
+    out = runner.invoke(
+        cli, ["prompts", "export", "coherence", "--format", "openai-grader", "--pass-at", "4", "--db", db]
+    )
     assert out.exit_code == 0 and json.loads(out.output)["pass_threshold"] == 4
-    out = runner.invoke(cli, ["prompts", "export", "coherence", "--format", "deepeval", "--pass-at", "2",
-                              "--db", db])
+    out = runner.invoke(
+        cli, ["prompts", "export", "coherence", "--format", "deepeval", "--pass-at", "2", "--db", db]
+    )
     assert out.exit_code == 0 and deepeval_values(out.output)[0]["THRESHOLD"] == 0.25
 
 
 @pytest.mark.parametrize("value", ["7", "0.5", "nan", "-inf"])
 def test_cli_pass_at_outside_the_scale_is_a_usage_error_naming_the_option(db, value):
-    out = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--format", "promptfoo", "--pass-at", value,
-                                   "--db", db])
+    out = CliRunner().invoke(
+        cli, ["prompts", "export", "coherence", "--format", "promptfoo", "--pass-at", value, "--db", db]
+    )
     assert out.exit_code == 2
     assert "--pass-at" in out.output and "outside coherence@1's 1-5 scale" in out.output
     assert "Traceback" not in out.output
@@ -339,4 +445,7 @@ def test_cli_pass_at_outside_the_scale_is_a_usage_error_naming_the_option(db, va
 
 def test_cli_pass_at_with_the_json_export_is_a_usage_error(db):
     out = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--pass-at", "3", "--db", db])
-    assert out.exit_code == 2 and "--pass-at goes with --format deepeval, promptfoo, openai-grader or inspect" in out.output
+    assert (
+        out.exit_code == 2
+        and "--pass-at goes with --format deepeval, promptfoo, openai-grader or inspect" in out.output
+    )

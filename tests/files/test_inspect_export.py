@@ -68,43 +68,90 @@ def inspect_python() -> str:
         return named
     if importlib.util.find_spec("inspect_ai") is not None:
         return sys.executable
-    missing("Inspect AI is not installed: set GEVAL_INSPECT_PYTHON to a Python with inspect-ai (e.g. python3 -m venv "
-            "/tmp/inspect && /tmp/inspect/bin/pip install inspect-ai openai; .ci/run installs one)")
+    missing(
+        "Inspect AI is not installed: set GEVAL_INSPECT_PYTHON to a Python with inspect-ai (e.g. python3 -m venv "
+        "/tmp/inspect && /tmp/inspect/bin/pip install inspect-ai openai; .ci/run installs one)"
+    )
 
 
 def frozen(scale: Scale | None = None, name: str = "Coherence", **judge) -> FrozenPrompt:
     """A frozen prompt judged by the loopback server's model."""
     scale = scale or Scale(1, 5)
     settings = {"provider": "openai", "model": MODEL, "seed": 7, **judge}
-    dim = Dimension(name=name, definition=f"How well the summary hangs together. {name}", scale=scale,
-                    anchors={p: f"anchor {p} {name}" for p in scale.points}, inputs=("document", "summary"),
-                    steps=("Read the document.", f"Check the summary. {name}"), judge=JudgeSettings(**settings))
+    dim = Dimension(
+        name=name,
+        definition=f"How well the summary hangs together. {name}",
+        scale=scale,
+        anchors={p: f"anchor {p} {name}" for p in scale.points},
+        inputs=("document", "summary"),
+        steps=("Read the document.", f"Check the summary. {name}"),
+        judge=JudgeSettings(**settings),
+    )
     return FrozenPrompt(content_hash(dim), "coherence", 3, dim, "2026-01-01")
 
 
 def items() -> list[dict[str, str]]:
     """12 items, each naming itself in its summary so the server can answer it its own reply."""
-    return [{"id": f"item-{i:02d}", "document": f"Document {i}: the cat sat.\nIt purred.",
-             "summary": f"summary number {i}."} for i in range(len(DISTRIBUTIONS))]
+    return [
+        {
+            "id": f"item-{i:02d}",
+            "document": f"Document {i}: the cat sat.\nIt purred.",
+            "summary": f"summary number {i}.",
+        }
+        for i in range(len(DISTRIBUTIONS))
+    ]
 
 
 def reply_for(body: dict) -> dict[str, float]:
     """The server's distribution for the item named in the request's message."""
     content = body["messages"][-1]["content"]
     text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
-    return next(DISTRIBUTIONS[i] for i in reversed(range(len(DISTRIBUTIONS))) if f"summary number {i}." in text)
+    return next(
+        DISTRIBUTIONS[i] for i in reversed(range(len(DISTRIBUTIONS))) if f"summary number {i}." in text
+    )
 
 
-def run_inspect(tmp_path: Path, prompt: FrozenPrompt, server: FaultServer, pass_at: float | None = 3.5) -> dict:
+def run_inspect(
+    tmp_path: Path, prompt: FrozenPrompt, server: FaultServer, pass_at: float | None = 3.5
+) -> dict:
     """`inspect eval` of the exported file on the 12 items against `server`: the JSON log."""
     python = inspect_python()
     (tmp_path / "task.py").write_text(tool_export(prompt, "inspect", pass_at=pass_at), encoding="utf-8")
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(item) + "\n" for item in items()), encoding="utf-8")
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "LOOPBACK_BASE_URL": server.base_url,
-           "LOOPBACK_API_KEY": "sk-loopback", "INSPECT_DISPLAY": "none", "NO_COLOR": "1"}
-    done = subprocess.run([python, "-m", "inspect_ai", "eval", "task.py", "--model", f"openai-api/loopback/{MODEL}",
-                           "-T", "dataset=items.jsonl", "--log-format", "json", "--log-dir", "logs", "--display",
-                           "none"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    (tmp_path / "items.jsonl").write_text(
+        "".join(json.dumps(item) + "\n" for item in items()), encoding="utf-8"
+    )
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "LOOPBACK_BASE_URL": server.base_url,
+        "LOOPBACK_API_KEY": "sk-loopback",
+        "INSPECT_DISPLAY": "none",
+        "NO_COLOR": "1",
+    }
+    done = subprocess.run(
+        [
+            python,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "task.py",
+            "--model",
+            f"openai-api/loopback/{MODEL}",
+            "-T",
+            "dataset=items.jsonl",
+            "--log-format",
+            "json",
+            "--log-dir",
+            "logs",
+            "--display",
+            "none",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     [log] = (tmp_path / "logs").glob("*.json")
     data = json.loads(log.read_text(encoding="utf-8"))
@@ -115,8 +162,12 @@ def run_inspect(tmp_path: Path, prompt: FrozenPrompt, server: FaultServer, pass_
 def test_real_inspect_eval_scores_every_item_as_the_workbench_does(tmp_path):
     prompt = frozen()
     with FaultServer(distribution=reply_for) as server:
-        workbench = {item["id"]: score_item(prompt, {k: item[k] for k in ("document", "summary")}, base_url=server.base_url)
-                     for item in items()}
+        workbench = {
+            item["id"]: score_item(
+                prompt, {k: item[k] for k in ("document", "summary")}, base_url=server.base_url
+            )
+            for item in items()
+        }
         sent_by_workbench = [body for _, body in server.log]
         server.log.clear()
         log = run_inspect(tmp_path, prompt, server)
@@ -128,7 +179,9 @@ def test_real_inspect_eval_scores_every_item_as_the_workbench_does(tmp_path):
     for item_id in sorted(expected):
         print(f"{item_id}: {got[item_id]} / {expected[item_id]}")
     assert got == expected  # equal, not close: the same reply, the same arithmetic
-    assert expected["item-00"] == pytest.approx(3.1 / 0.95) and scores["item-00"]["answer"] == "3"  # the worked example
+    assert (
+        expected["item-00"] == pytest.approx(3.1 / 0.95) and scores["item-00"]["answer"] == "3"
+    )  # the worked example
     assert expected["item-03"] is None and "(the floor is 50%)" in scores["item-03"]["reason"]
     assert expected["item-09"] is None and expected["item-01"] == pytest.approx(4.9)
     for item_id, s in scores.items():  # an item without a score says why
@@ -138,11 +191,13 @@ def test_real_inspect_eval_scores_every_item_as_the_workbench_does(tmp_path):
     assert len(sent_by_inspect) == len(sent_by_workbench) == 12
     by_item = {json.dumps(body["messages"]): body for body in sent_by_workbench}
     for body in sent_by_inspect:
-        assert body["messages"] in [list(messages(prompt, {k: item[k] for k in ("document", "summary")}))
-                                    for item in items()]
+        assert body["messages"] in [
+            list(messages(prompt, {k: item[k] for k in ("document", "summary")})) for item in items()
+        ]
         ours = by_item[json.dumps(body["messages"])]
-        assert {k: body[k] for k in ("model", "logprobs", "top_logprobs", "temperature", "max_tokens", "seed")} == \
-               {k: ours[k] for k in ("model", "logprobs", "top_logprobs", "temperature", "max_tokens", "seed")}
+        assert {
+            k: body[k] for k in ("model", "logprobs", "top_logprobs", "temperature", "max_tokens", "seed")
+        } == {k: ours[k] for k in ("model", "logprobs", "top_logprobs", "temperature", "max_tokens", "seed")}
     # The pass rule (--pass-at 3.5): the passed metric is the share of scored items at or above it.
     metrics = log["results"]["scores"][0]["metrics"]
     scored = [v for v in expected.values() if v is not None]
@@ -157,15 +212,22 @@ def test_real_inspect_eval_in_auto_mode_falls_back_to_sampling_as_the_workbench_
         return "nologprobs" if body.get("logprobs") else "ok"
 
     with FaultServer(script=no_logprobs, distribution=reply_for) as server:
-        workbench = {item["id"]: score_item(prompt, {k: item[k] for k in ("document", "summary")}, base_url=server.base_url)
-                     for item in items()}
+        workbench = {
+            item["id"]: score_item(
+                prompt, {k: item[k] for k in ("document", "summary")}, base_url=server.base_url
+            )
+            for item in items()
+        }
         server.log.clear()
         log = run_inspect(tmp_path, prompt, server, pass_at=None)
         sent = [body for _, body in server.log]
     got = {s["id"]: s["scores"]["geval_judge"] for s in log["samples"]}
-    assert {k: (None if math.isnan(s["value"]) else s["value"]) for k, s in got.items()} == \
-           {k: j.score for k, j in workbench.items()}
-    assert all(j.fallback for j in workbench.values()) and all(s["metadata"]["fallback"] for s in got.values())
+    assert {k: (None if math.isnan(s["value"]) else s["value"]) for k, s in got.items()} == {
+        k: j.score for k, j in workbench.items()
+    }
+    assert all(j.fallback for j in workbench.values()) and all(
+        s["metadata"]["fallback"] for s in got.values()
+    )
     assert got["item-00"]["value"] == 3.5 and got["item-00"]["metadata"]["values"] == [3, 3, 4, 4]
     assert [(b.get("logprobs"), b.get("n"), b["temperature"]) for b in sent].count((None, 4, 0.9)) == 12
 
@@ -176,8 +238,15 @@ OTHER_POOL = ["\u2212", "<think>", "</think>", "The", " ", "\n", "Score", ":", "
 POOL = RATING_POOL * 3 + OTHER_POOL
 # Replies the rules must read over several tokens: a closed <think> block, "1" "0" on 1-10, "-" "1" on -2..2.
 SPELLED = [
-    ("1-5", [("<think>", -0.01, []), ("hm", -0.2, []), ("</think>", -0.01, []),
-             (" 4", -0.4, [(" 4", -0.4), (" 3", -1.6), ("5", -2.6)])]),
+    (
+        "1-5",
+        [
+            ("<think>", -0.01, []),
+            ("hm", -0.2, []),
+            ("</think>", -0.01, []),
+            (" 4", -0.4, [(" 4", -0.4), (" 3", -1.6), ("5", -2.6)]),
+        ],
+    ),
     ("1-10", [("1", -0.2, [("1", -0.2), ("9", -2.0)]), ("0", -0.1, [("0", -0.1), ("\n", -2.5)])]),
     ("-2-2", [("-", -0.3, [("-", -0.3), ("2", -1.6)]), ("1", -0.4, [("1", -0.4), ("2", -1.2)])]),
 ]
@@ -203,16 +272,41 @@ def random_reply(rng: random.Random) -> list[tuple[str, list | None]]:
 
 def workbench_score(replies: list, scale: Scale, floor: float) -> tuple[float | None, float | None]:
     """geval_core's score and valid mass of one reply (None when it has none or is impossible)."""
-    reply = JudgeReply(tuple(Choice(text, tuple(Position(t, lp, tuple(TopLogprob(a, b) for a, b in top))
-                                                for t, lp, top in positions)) for text, positions in replies), "m")
+    reply = JudgeReply(
+        tuple(
+            Choice(
+                text,
+                tuple(Position(t, lp, tuple(TopLogprob(a, b) for a, b in top)) for t, lp, top in positions),
+            )
+            for text, positions in replies
+        ),
+        "m",
+    )
     if reply_problem(reply, scale.points) is not None:
         return None, None
     judgment = judgment_of("x", reply, scale, "logprobs", floor=floor)
     return judgment.score, (judgment.valid_mass if judgment.score is not None else None)
 
 
-SAMPLED = ["4", " 3.5 - good", "Score: 4", "<think>hm</think> 2", "<think>unclosed 3", "10", "-1", "4th", "3.",
-           "3.0", "+2", "\u0663", "5\n", "2.5x", "-0", "</think>1", ""]
+SAMPLED = [
+    "4",
+    " 3.5 - good",
+    "Score: 4",
+    "<think>hm</think> 2",
+    "<think>unclosed 3",
+    "10",
+    "-1",
+    "4th",
+    "3.",
+    "3.0",
+    "+2",
+    "\u0663",
+    "5\n",
+    "2.5x",
+    "-0",
+    "</think>1",
+    "",
+]
 CHECK = """\
 import importlib.util, json, sys
 cases = json.load(open(sys.argv[1]))
@@ -237,21 +331,33 @@ def test_the_exported_rules_equal_geval_cores_on_random_token_lists(tmp_path):
     files = {}
     for key, scale in scales.items():
         files[key] = str(tmp_path / f"export_{len(files)}.py")
-        Path(files[key]).write_text(tool_export(frozen(scale, valid_mass_floor=0.5), "inspect"), encoding="utf-8")
+        Path(files[key]).write_text(
+            tool_export(frozen(scale, valid_mass_floor=0.5), "inspect"), encoding="utf-8"
+        )
     rng = random.Random(41)
-    cases = [{"scale": key, "replies": [("".join(p[0] for p in positions), positions)]} for key, positions in SPELLED]
+    cases = [
+        {"scale": key, "replies": [("".join(p[0] for p in positions), positions)]}
+        for key, positions in SPELLED
+    ]
     cases += [{"scale": rng.choice(list(scales)), "replies": random_reply(rng)} for _ in range(3000)]
     sampled = [(rng.choice(list(scales)), rng.sample(SAMPLED, rng.randint(1, 6))) for _ in range(300)]
     (tmp_path / "cases.json").write_text(json.dumps({"files": files, "logprobs": cases, "sampled": sampled}))
     (tmp_path / "check.py").write_text(CHECK, encoding="utf-8")
-    done = subprocess.run([python, "check.py", "cases.json", "out.json"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [python, "check.py", "cases.json", "out.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads((tmp_path / "out.json").read_text())
     expected = [list(workbench_score(case["replies"], scales[case["scale"]], 0.5)) for case in cases]
     assert out["logprobs"] == expected
-    assert all(score is not None for score, _ in expected[:len(SPELLED)])
-    assert 600 < sum(score is not None for score, _ in expected) < 2400  # scored and unscored both well represented
+    assert all(score is not None for score, _ in expected[: len(SPELLED)])
+    assert (
+        600 < sum(score is not None for score, _ in expected) < 2400
+    )  # scored and unscored both well represented
     assert out["sampled"] == [sampled_score(texts, scales[key]).score for key, texts in sampled]
 
 
@@ -261,34 +367,65 @@ def test_every_string_of_the_prompt_stays_a_literal_and_renders_as_the_workbench
     text = tool_export(prompt, "inspect")
     tree = ast.parse(text)
     compile(tree, "task.py", "exec")
-    code = " ".join(tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-                    if tok.type not in (tokenize.COMMENT, tokenize.STRING))
+    code = " ".join(
+        tok.string
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+        if tok.type not in (tokenize.COMMENT, tokenize.STRING)
+    )
     assert "os.system" not in code and "evil" not in code  # the payload lives in literals and comments only
     comments = [line for line in text.split("\n") if line.startswith("#")]
     assert not any(mark in line for line in comments for mark in "\r\u2028\u2029\x85")  # one line each
-    kept = [n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PROMPT"
-            or isinstance(n, ast.FunctionDef) and n.name == "render"]
+    kept = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        and getattr(n.targets[0], "id", "") == "PROMPT"
+        or isinstance(n, ast.FunctionDef)
+        and n.name == "render"
+    ]
     namespace: dict = {}
     exec(compile(ast.Module(body=kept, type_ignores=[]), "task.py", "exec"), namespace)
     fields = {"document": "Doc {summary} {{ x }}", "summary": "Sum \"'\n"}
     assert namespace["render"](fields) == render(prompt, fields)
-    values = {t.targets[0].id: ast.literal_eval(t.value) for t in tree.body
-              if isinstance(t, ast.Assign) and getattr(t.targets[0], "id", "") in ("CONTENT_HASH", "INPUTS", "SCALE",
-                                                                                "PASS_AT")}
-    assert values == {"CONTENT_HASH": prompt.id, "INPUTS": ("document", "summary"), "SCALE": (1, 5), "PASS_AT": None}
+    values = {
+        t.targets[0].id: ast.literal_eval(t.value)
+        for t in tree.body
+        if isinstance(t, ast.Assign)
+        and getattr(t.targets[0], "id", "") in ("CONTENT_HASH", "INPUTS", "SCALE", "PASS_AT")
+    }
+    assert values == {
+        "CONTENT_HASH": prompt.id,
+        "INPUTS": ("document", "summary"),
+        "SCALE": (1, 5),
+        "PASS_AT": None,
+    }
     assert f"Content hash (the prompt's identity; name and version are labels): {prompt.id}" in text
 
 
-@pytest.mark.parametrize(("judge", "logprobs", "sampling", "notes"), [
-    ({}, "GenerateConfig(temperature=0.0, max_tokens=5, logprobs=True, top_logprobs=20, seed=7)", "None", []),
-    ({"mode": "sampling", "n": 5, "temperature": 0.7}, "None",
-     "GenerateConfig(temperature=0.7, max_tokens=5, num_choices=5, seed=7)", ["n=5", "the sampling reducer"]),
-    ({"mode": "auto", "n": 3, "temperature": 1.0, "reasoning_effort": "low"},
-     "GenerateConfig(temperature=1.0, max_tokens=5, logprobs=True, top_logprobs=20, num_choices=3, seed=7, "
-     "reasoning_effort='low')",
-     "GenerateConfig(temperature=1.0, max_tokens=5, num_choices=3, seed=7, reasoning_effort='low')",
-     ["n=3", "the sampling reducer", "a reasoning model's budget"]),
-])
+@pytest.mark.parametrize(
+    ("judge", "logprobs", "sampling", "notes"),
+    [
+        (
+            {},
+            "GenerateConfig(temperature=0.0, max_tokens=5, logprobs=True, top_logprobs=20, seed=7)",
+            "None",
+            [],
+        ),
+        (
+            {"mode": "sampling", "n": 5, "temperature": 0.7},
+            "None",
+            "GenerateConfig(temperature=0.7, max_tokens=5, num_choices=5, seed=7)",
+            ["n=5", "the sampling reducer"],
+        ),
+        (
+            {"mode": "auto", "n": 3, "temperature": 1.0, "reasoning_effort": "low"},
+            "GenerateConfig(temperature=1.0, max_tokens=5, logprobs=True, top_logprobs=20, num_choices=3, seed=7, "
+            "reasoning_effort='low')",
+            "GenerateConfig(temperature=1.0, max_tokens=5, num_choices=3, seed=7, reasoning_effort='low')",
+            ["n=3", "the sampling reducer", "a reasoning model's budget"],
+        ),
+    ],
+)
 def test_the_frozen_decoding_and_the_notes_follow_the_prompts_mode(judge, logprobs, sampling, notes):
     text = tool_export(frozen(**judge), "inspect")
     assert f"LOGPROBS_CONFIG = {logprobs}\n" in text and f"SAMPLING_CONFIG = {sampling}\n" in text
@@ -313,8 +450,10 @@ def test_the_cli_and_the_library_page_offer_the_inspect_export(tmp_path, monkeyp
     assert "inspect" in FORMATS and tool_filename(frozen(), "inspect") == "coherence@3.inspect.py"
     lib_path = use_temp_library(tmp_path, monkeypatch)
     prompt = Library(lib_path).get_prompt("coherence")
-    done = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--format", "inspect", "--pass-at", "3",
-                                    "--db", str(lib_path)])
+    done = CliRunner().invoke(
+        cli,
+        ["prompts", "export", "coherence", "--format", "inspect", "--pass-at", "3", "--db", str(lib_path)],
+    )
     assert done.exit_code == 0, done.output
     assert done.output == tool_export(prompt, "inspect", pass_at=3.0) and "PASS_AT = 3.0" in done.output
     at = open_page("library")

@@ -36,8 +36,15 @@ def test_every_column_list_is_judgments_fields(tmp_path):
         prompt = lib.freeze(dimension(SCRIPTED)).prompt
         run_id = lib.create_run(prompt.id, "d", SCRIPTED)
         seen: list[Judgment] = []
-        run_scoring(prompt, lib.dataset_items("d"), ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED),
-                    on_progress=lambda done, total, judgment: seen.append(judgment))
+        run_scoring(
+            prompt,
+            lib.dataset_items("d"),
+            ScriptedJudge(),
+            lib,
+            run_id,
+            RunOptions(settings=SCRIPTED),
+            on_progress=lambda done, total, judgment: seen.append(judgment),
+        )
         rows = lib.judgments(run_id)
     assert all(isinstance(j, Judgment) for j in seen) and len(seen) == 2
     stored = sorted((Judgment.from_dict(r) for r in rows), key=lambda j: j.item_id)
@@ -52,8 +59,15 @@ def test_mode_dependent_fields_hold_one_thing_each():
     from geval_core.scoring.weighted import score_reply
     from geval_core.types import Choice, JudgeReply, Scale
 
-    sampled = Judgment.from_score("a", score_reply(JudgeReply((Choice("4"), Choice("x")), "m"), Scale(), "sampling"))
-    assert (sampled.first_rating, sampled.parsed_share, sampled.top_rating, sampled.valid_mass) == (4, 0.5, None, None)
+    sampled = Judgment.from_score(
+        "a", score_reply(JudgeReply((Choice("4"), Choice("x")), "m"), Scale(), "sampling")
+    )
+    assert (sampled.first_rating, sampled.parsed_share, sampled.top_rating, sampled.valid_mass) == (
+        4,
+        0.5,
+        None,
+        None,
+    )
     assert sampled.single_rating == 4
 
 
@@ -63,11 +77,28 @@ def test_migration_moves_old_rows_to_the_named_fields(tmp_path):
     library_migrations.apply(db, stop_before="m002_judgment_fields")  # the first schema
     db["runs"].insert({"id": "r1", "status": "done"})
     # The old column name and meanings: top_score and valid_mass held the sampling figures, differs sat in extra.
-    db["judgments"].insert_all([
-        {"run_id": "r1", "item_id": "a", "score": 3.5, "top_score": 4, "valid_mass": 0.8, "mode": "logprobs",
-         "extra": "{}"},
-        {"run_id": "r1", "item_id": "b", "score": 3.0, "top_score": 3.5, "valid_mass": 0.5, "mode": "sampling",
-         "extra": '{"differs": true}'}])
+    db["judgments"].insert_all(
+        [
+            {
+                "run_id": "r1",
+                "item_id": "a",
+                "score": 3.5,
+                "top_score": 4,
+                "valid_mass": 0.8,
+                "mode": "logprobs",
+                "extra": "{}",
+            },
+            {
+                "run_id": "r1",
+                "item_id": "b",
+                "score": 3.0,
+                "top_score": 3.5,
+                "valid_mass": 0.5,
+                "mode": "sampling",
+                "extra": '{"differs": true}',
+            },
+        ]
+    )
     library_migrations.apply(db)
     rows = {r["item_id"]: r for r in db.query("SELECT * FROM judgments")}
     assert (rows["a"]["top_rating"], rows["a"]["valid_mass"], rows["a"]["first_rating"]) == (4, 0.8, None)
@@ -98,5 +129,8 @@ def test_error_hierarchy_is_closed_and_validation_stays_a_value_error():
     assert issubclass(errors.ConfigError, ValueError) and issubclass(errors.InputError, ValueError)
     assert issubclass(errors.UnreachableError, errors.RetryableJudgeError)
     assert {name for name in errors.__all__} == {
-        name for name, value in vars(errors).items() if isinstance(value, type) and issubclass(value, errors.GEvalError)}
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, errors.GEvalError)
+    }
     assert errors.RetryableJudgeError("x", attempts=3).attempts == 3 and errors.JudgeError("x").attempts == 1

@@ -30,7 +30,9 @@ def written(tmp_path, data: dict):
 def test_a_server_under_decoding_is_dropped_with_a_warning(tmp_path):
     data = export_prompt(frozen())
     data["decoding"]["base_url"] = "http://attacker.example:8080/v1"
-    with pytest.warns(ExportWarning, match=r"names a server \(http://attacker.example:8080/v1\) under decoding; ignored"):
+    with pytest.warns(
+        ExportWarning, match=r"names a server \(http://attacker.example:8080/v1\) under decoding; ignored"
+    ):
         prompt = load_prompt(written(tmp_path, data))
     assert prompt.dimension.judge.base_url is None and prompt.id == frozen().id
 
@@ -43,8 +45,14 @@ def test_unknown_fields_are_refused_with_their_place(tmp_path, section, field):
         load_prompt(written(tmp_path, data))
 
 
-@pytest.mark.parametrize("change", [{"definition": " "}, {"name": "Coherence\u200b"},
-                                    {"definition": "Count the errors: lower scores are better."}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"definition": " "},
+        {"name": "Coherence\u200b"},
+        {"definition": "Count the errors: lower scores are better."},
+    ],
+)
 def test_a_prompt_a_freeze_would_refuse_does_not_load(tmp_path, change):
     bad = replace(dimension(), **change)
     with pytest.raises(InputError) as caught:

@@ -17,15 +17,35 @@ from geval_core.files.tool_exports import tool_export
 from geval_core.prompts import content_hash
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 
-RUN_REPLY = {"reward": 4.0, "sub_rewards": {}, "model_grader_token_usage_per_model": {},
-             "metadata": {"name": "g", "type": "score_model", "execution_time": 0.1, "scores": {},
-                          "token_usage": 1, "sampled_model_name": None,
-                          "errors": dict.fromkeys(("formula_parse_error", "invalid_variable_error",
-                                                   "model_grader_parse_error", "model_grader_refusal_error",
-                                                   "model_grader_server_error", "other_error",
-                                                   "python_grader_runtime_error", "python_grader_server_error",
-                                                   "sample_parse_error", "truncated_observation_error",
-                                                   "unresponsive_reward_error"), False)}}
+RUN_REPLY = {
+    "reward": 4.0,
+    "sub_rewards": {},
+    "model_grader_token_usage_per_model": {},
+    "metadata": {
+        "name": "g",
+        "type": "score_model",
+        "execution_time": 0.1,
+        "scores": {},
+        "token_usage": 1,
+        "sampled_model_name": None,
+        "errors": dict.fromkeys(
+            (
+                "formula_parse_error",
+                "invalid_variable_error",
+                "model_grader_parse_error",
+                "model_grader_refusal_error",
+                "model_grader_server_error",
+                "other_error",
+                "python_grader_runtime_error",
+                "python_grader_server_error",
+                "sample_parse_error",
+                "truncated_observation_error",
+                "unresponsive_reward_error",
+            ),
+            False,
+        ),
+    },
+}
 
 
 class Recorder:
@@ -71,12 +91,21 @@ def server():
     recorder.close()
 
 
-def frozen(inputs: tuple[str, ...] = ("document", "summary"), definition: str = "How well it hangs together.",
-           **judge) -> FrozenPrompt:
+def frozen(
+    inputs: tuple[str, ...] = ("document", "summary"),
+    definition: str = "How well it hangs together.",
+    **judge,
+) -> FrozenPrompt:
     """A 1-5 prompt judged by an OpenAI model."""
-    dim = Dimension(name="Coherence", definition=definition, scale=Scale(1, 5),
-                    anchors={p: f"anchor {p}" for p in range(1, 6)}, inputs=inputs, steps=("Read it.", "Rate it."),
-                    judge=JudgeSettings(provider="openai", model="gpt-4o-2024-08-06", **judge))
+    dim = Dimension(
+        name="Coherence",
+        definition=definition,
+        scale=Scale(1, 5),
+        anchors={p: f"anchor {p}" for p in range(1, 6)},
+        inputs=inputs,
+        steps=("Read it.", "Rate it."),
+        judge=JudgeSettings(provider="openai", model="gpt-4o-2024-08-06", **judge),
+    )
     return FrozenPrompt(content_hash(dim), "coherence", 2, dim, "2026-01-01")
 
 
@@ -95,8 +124,9 @@ def test_the_sdk_deprecates_the_evals_api_and_not_the_graders_api(server):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a deprecation of the graders API would fail here
         sdk.fine_tuning.alpha.graders.validate(grader=data["grader"])
-        result = sdk.fine_tuning.alpha.graders.run(grader=data["grader"], item={"document": "The cat sat."},
-                                                   model_sample="A cat sat.")
+        result = sdk.fine_tuning.alpha.graders.run(
+            grader=data["grader"], item={"document": "The cat sat."}, model_sample="A cat sat."
+        )
     assert result.reward == 4.0
 
 
@@ -104,8 +134,9 @@ def test_the_grader_reaches_the_graders_api_intact(server):
     prompt = frozen(seed=7)
     data = json.loads(tool_export(prompt, "openai-grader"))
     grader = data["grader"]
-    client(server).fine_tuning.alpha.graders.run(grader=grader, item={"document": "The cat sat."},
-                                                 model_sample="A cat sat.")
+    client(server).fine_tuning.alpha.graders.run(
+        grader=grader, item={"document": "The cat sat."}, model_sample="A cat sat."
+    )
     [(path, body)] = server.posts
     assert path == "/v1/fine_tuning/alpha/graders/run"
     assert body == {"grader": grader, "item": {"document": "The cat sat."}, "model_sample": "A cat sat."}
@@ -113,7 +144,11 @@ def test_the_grader_reaches_the_graders_api_intact(server):
     assert set(grader) <= set(ScoreModelGraderParam.__annotations__)
     assert set(grader["input"][0]) <= set(Input.__annotations__)
     assert set(grader["sampling_params"]) <= set(SamplingParams.__annotations__)
-    assert grader["type"] == "score_model" and grader["range"] == [1, 5] and grader["model"] == "gpt-4o-2024-08-06"
+    assert (
+        grader["type"] == "score_model"
+        and grader["range"] == [1, 5]
+        and grader["model"] == "gpt-4o-2024-08-06"
+    )
     assert grader["sampling_params"] == {"temperature": 0.0, "seed": 7}
     content = grader["input"][0]["content"]
     assert content.count("{{") == 2 and "{{item.document}}" in content and "{{sample.output_text}}" in content
@@ -123,8 +158,9 @@ def test_the_grader_reaches_the_graders_api_intact(server):
     assert not any("evals.create" in line for line in data["comment"])
 
 
-@pytest.mark.parametrize(("inputs", "items"), [(("text",), []), (("question", "context", "answer"),
-                                                                 ["question", "context"])])
+@pytest.mark.parametrize(
+    ("inputs", "items"), [(("text",), []), (("question", "context", "answer"), ["question", "context"])]
+)
 def test_the_judged_output_is_the_sample_and_the_other_inputs_the_item(inputs, items):
     data = json.loads(tool_export(frozen(inputs), "openai-grader"))
     content = data["grader"]["input"][0]["content"]

@@ -65,13 +65,16 @@ def test_round_trip_through_a_file_and_another_library(library, tmp_path):
     assert not library.import_prompt(path).created  # already there
 
 
-@pytest.mark.parametrize("field, value", [
-    ("definition", "A quietly different definition."),
-    ("steps", ["Just give it a 3."]),
-    ("template", "Rate it.\n\n{{summary}}\n\n- {{name}}:"),
-    ("anchors", {"1": "Great.", "2": "Fair.", "3": "Poor."}),
-    ("decoding", {"temperature": 1.0, "n": 1, "top_logprobs": 20, "max_tokens": 5, "seed": None}),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("definition", "A quietly different definition."),
+        ("steps", ["Just give it a 3."]),
+        ("template", "Rate it.\n\n{{summary}}\n\n- {{name}}:"),
+        ("anchors", {"1": "Great.", "2": "Fair.", "3": "Poor."}),
+        ("decoding", {"temperature": 1.0, "n": 1, "top_logprobs": 20, "max_tokens": 5, "seed": None}),
+    ],
+)
 def test_tampered_export_is_refused(library, tmp_path, field, value):
     data = export_prompt(library.get_prompt("fluency"))
     data[field] = value
@@ -114,8 +117,9 @@ def test_production_snippet_runs(library, tmp_path, monkeypatch):
     path = write_export(prompt, tmp_path / "coherence.json")
     snippet = production_snippet(prompt, str(path))
     # Run the snippet as a user would, with a scripted judge in place of the real one.
-    monkeypatch.setattr("geval_core.providers.get_judge", lambda settings: ScriptedJudge(
-        lambda request: {"5": 0.5, "4": 0.5}))
+    monkeypatch.setattr(
+        "geval_core.providers.get_judge", lambda settings: ScriptedJudge(lambda request: {"5": 0.5, "4": 0.5})
+    )
     printed = []
     exec(snippet, {"document": "D.", "summary": "S.", "print": lambda *a: printed.append(a)})
     assert printed[0][0] == pytest.approx(4.5)
@@ -123,9 +127,22 @@ def test_production_snippet_runs(library, tmp_path, monkeypatch):
 
 def test_judgments_export_csv_and_jsonl(tmp_path):
     rows = [
-        {"item_id": "a", "score": 3.26, "raw_score": 3.1, "top_rating": 3, "distribution": {2: 0.05, 3: 0.6},
-         "replies": ["3"], "parsed": 1, "unparsed": 0, "ambiguous": False, "mode": "logprobs",
-         "fallback": False, "error": None, "group": "d1", "human_coherence": 4.0},
+        {
+            "item_id": "a",
+            "score": 3.26,
+            "raw_score": 3.1,
+            "top_rating": 3,
+            "distribution": {2: 0.05, 3: 0.6},
+            "replies": ["3"],
+            "parsed": 1,
+            "unparsed": 0,
+            "ambiguous": False,
+            "mode": "logprobs",
+            "fallback": False,
+            "error": None,
+            "group": "d1",
+            "human_coherence": 4.0,
+        },
         {"item_id": "b", "score": None, "distribution": {}, "replies": [], "error": "JudgeError: x"},
     ]
     jsonl = export_judgments(rows, tmp_path / "j.jsonl")
@@ -175,8 +192,9 @@ def _write(path, text):
 
 
 @pytest.mark.slow
-def test_readme_production_snippet_runs_as_written_with_the_local_judge(gguf_path, library, tmp_path,
-                                                                        monkeypatch):
+def test_readme_production_snippet_runs_as_written_with_the_local_judge(
+    gguf_path, library, tmp_path, monkeypatch
+):
     """The README's lines, copied verbatim, score an item with the embedded judge from an exported file
     (gguf_path: the local extra is installed, or the test skips locally and fails under CI)."""
 
@@ -187,9 +205,11 @@ def test_readme_production_snippet_runs_as_written_with_the_local_judge(gguf_pat
     write_export(library.get_prompt("coherence"), tmp_path / "coherence.json")
     monkeypatch.chdir(tmp_path)
     printed = []
-    scope = {"document": "The council voted to restore the evening ferry to Gull Island from May.",
-             "summary": "The evening ferry to Gull Island returns in May.",
-             "print": lambda *args: printed.append(args)}
+    scope = {
+        "document": "The council voted to restore the evening ferry to Gull Island from May.",
+        "summary": "The evening ferry to Gull Island returns in May.",
+        "print": lambda *args: printed.append(args),
+    }
     exec(code, scope)
     score, distribution = printed[0]
     assert set(distribution) == {1, 2, 3, 4, 5} and sum(distribution.values()) == pytest.approx(1.0)

@@ -28,12 +28,19 @@ def verdicts(body: dict) -> dict[str, float]:
 
 def config_of(assertion_text: str) -> str:
     """A promptfoo config of 12 tests (one per item) sharing the export as defaultTest's one assertion."""
-    indented = "".join(("    - " if i == 0 else "      ") + line + "\n"
-                       for i, line in enumerate(assertion_text.splitlines()))
-    tests = "".join(f"  - vars:\n      document: 'Document {i}.'\n      summary: 'summary number {i}.'\n"
-                    for i in range(len(SCORES)))
-    return ("prompts:\n  - '{{ summary }}'\nproviders:\n  - echo\ndefaultTest:\n  assert:\n" + indented
-            + "tests:\n" + tests)
+    indented = "".join(
+        ("    - " if i == 0 else "      ") + line + "\n" for i, line in enumerate(assertion_text.splitlines())
+    )
+    tests = "".join(
+        f"  - vars:\n      document: 'Document {i}.'\n      summary: 'summary number {i}.'\n"
+        for i in range(len(SCORES))
+    )
+    return (
+        "prompts:\n  - '{{ summary }}'\nproviders:\n  - echo\ndefaultTest:\n  assert:\n"
+        + indented
+        + "tests:\n"
+        + tests
+    )
 
 
 def run_items(tmp_path: Path, assertion_text: str) -> list[dict]:
@@ -41,13 +48,35 @@ def run_items(tmp_path: Path, assertion_text: str) -> list[dict]:
     command, env_path = promptfoo_command()
     (tmp_path / "promptfooconfig.yaml").write_text(config_of(assertion_text), encoding="utf-8")
     with FaultServer(distribution=verdicts) as grader:
-        env = {**env_path, "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-loopback",
-               "OPENAI_BASE_URL": grader.base_url, "PROMPTFOO_DISABLE_TELEMETRY": "1",
-               "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
-               "PROMPTFOO_DISABLE_SHARING": "1", "NO_COLOR": "1"}
-        done = subprocess.run([*command, "eval", "-c", "promptfooconfig.yaml", "-o", "out.json", "--no-cache",
-                               "--no-table", "--no-progress-bar"], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=300)
+        env = {
+            **env_path,
+            "HOME": str(tmp_path),
+            "OPENAI_API_KEY": "sk-loopback",
+            "OPENAI_BASE_URL": grader.base_url,
+            "PROMPTFOO_DISABLE_TELEMETRY": "1",
+            "PROMPTFOO_DISABLE_UPDATE": "1",
+            "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
+            "PROMPTFOO_DISABLE_SHARING": "1",
+            "NO_COLOR": "1",
+        }
+        done = subprocess.run(
+            [
+                *command,
+                "eval",
+                "-c",
+                "promptfooconfig.yaml",
+                "-o",
+                "out.json",
+                "--no-cache",
+                "--no-table",
+                "--no-progress-bar",
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         calls = grader.count
     assert done.returncode in (0, 100), done.stdout[-3000:] + done.stderr[-3000:]  # 100: a test failed
     assert calls == len(SCORES)  # one grader call per item

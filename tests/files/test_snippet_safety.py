@@ -40,7 +40,9 @@ HOSTILE = [
     "x" * 101,
 ]
 FINE = ["coherence", "Answer Relevance 2", "kohärenz", "名前 v2", "Ответ-1.0_b"]
-SCRIPTED = JudgeSettings(provider="scripted", model="scripted-1")  # get_judge's stand-in: no model, no network
+SCRIPTED = JudgeSettings(
+    provider="scripted", model="scripted-1"
+)  # get_judge's stand-in: no model, no network
 
 
 def hostile_prompt(name: str) -> FrozenPrompt:
@@ -51,7 +53,9 @@ def hostile_prompt(name: str) -> FrozenPrompt:
 
 def run_snippet(code: str, folder: Path) -> subprocess.CompletedProcess:
     """The snippet as a user runs it: a fresh interpreter in `folder`."""
-    return subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120
+    )
 
 
 def only_literals(code: str) -> None:
@@ -80,8 +84,10 @@ def test_plain_and_unicode_names_freeze(tmp_path, name):
 def test_a_hostile_dimension_name_is_slugged_or_refused(tmp_path):
     with Library(tmp_path / "lib.db", seed_examples=False) as library:
         label = library.freeze(dimension(name=HOSTILE[0])).prompt.name  # the default name is its slug
-        assert label == "x-str-__import__-os-.system-touch-pwned" and label.replace("-", "").replace(".", "").replace(
-            "_", "").isalnum()
+        assert (
+            label == "x-str-__import__-os-.system-touch-pwned"
+            and label.replace("-", "").replace(".", "").replace("_", "").isalnum()
+        )
         with pytest.raises(InputError, match="control or invisible"):
             library.freeze(dimension(name="Coherence\n- Fluency"))
 
@@ -111,7 +117,9 @@ def test_export_of_a_hostile_name_loads_under_its_slug(tmp_path):
     data = export_prompt(hostile_prompt(HOSTILE[2]))
     with Library(tmp_path / "lib.db", seed_examples=False) as library:
         result = library.import_prompt(data)
-    assert result.prompt.label == "coherence@1" and any("not a usable prompt name" in w for w in result.warnings)
+    assert result.prompt.label == "coherence@1" and any(
+        "not a usable prompt name" in w for w in result.warnings
+    )
 
 
 def test_cli_snippet_with_a_hostile_output_path_runs_no_code(tmp_path, monkeypatch):

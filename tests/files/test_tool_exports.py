@@ -27,10 +27,15 @@ DEEPEVAL_PYTHON = os.environ.get("GEVAL_DEEPEVAL_PYTHON")
 
 def frozen(name: str = HOSTILE, provider: str = "openai", scale: Scale | None = None) -> FrozenPrompt:
     scale = scale or Scale(1, 5)
-    dim = Dimension(name=name, definition=f"Definition {{{{x}}}} {name}", scale=scale,
-                    anchors={p: f"anchor {p}: {name}" for p in scale.points}, inputs=("document", "summary"),
-                    steps=(f"Read the document. {name}", "Check the summary."),
-                    judge=JudgeSettings(provider=provider, model="gpt-4o-2024-08-06", seed=7))
+    dim = Dimension(
+        name=name,
+        definition=f"Definition {{{{x}}}} {name}",
+        scale=scale,
+        anchors={p: f"anchor {p}: {name}" for p in scale.points},
+        inputs=("document", "summary"),
+        steps=(f"Read the document. {name}", "Check the summary."),
+        judge=JudgeSettings(provider=provider, model="gpt-4o-2024-08-06", seed=7),
+    )
     return FrozenPrompt(content_hash(dim), "coherence", 2, dim, "2025-01-01")
 
 
@@ -38,8 +43,11 @@ def test_deepeval_file_compiles_with_the_frozen_steps_definition_rubric_and_para
     prompt = frozen()
     text = tool_export(prompt, "deepeval")
     tree = ast.parse(text)  # compiles: nothing in the name or steps escaped a literal
-    values = {t.targets[0].id: ast.literal_eval(t.value) for t in tree.body
-              if isinstance(t, ast.Assign) and isinstance(t.targets[0], ast.Name) and t.targets[0].id.isupper()}
+    values = {
+        t.targets[0].id: ast.literal_eval(t.value)
+        for t in tree.body
+        if isinstance(t, ast.Assign) and isinstance(t.targets[0], ast.Name) and t.targets[0].id.isupper()
+    }
     assert values["EVALUATION_STEPS"] == list(prompt.dimension.steps)
     assert values["RUBRIC"] == [(p, f"anchor {p}: {HOSTILE}") for p in range(1, 6)]
     assert values["INPUT_FIELDS"] == {"document": "INPUT", "summary": "ACTUAL_OUTPUT"}
@@ -64,13 +72,21 @@ def test_deepeval_outside_its_rubric_range_and_without_an_openai_judge_says_so()
 def test_deepeval_imports_the_metric(tmp_path):
     path = tmp_path / "metric.py"
     path.write_text(tool_export(frozen(), "deepeval", pass_at=4), encoding="utf-8")
-    script = ("import importlib.util, json, sys; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
-              "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); g = m.metric; "
-              "print(json.dumps([g.name, g.evaluation_steps, [p.name for p in g.evaluation_params], "
-              "[[r.score_range[0], r.expected_outcome] for r in g.rubric], g.threshold]))")
+    script = (
+        "import importlib.util, json, sys; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
+        "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); g = m.metric; "
+        "print(json.dumps([g.name, g.evaluation_steps, [p.name for p in g.evaluation_params], "
+        "[[r.score_range[0], r.expected_outcome] for r in g.rubric], g.threshold]))"
+    )
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-used", "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
-    done = subprocess.run([DEEPEVAL_PYTHON, "-c", script, str(path)], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=tmp_path)
+    done = subprocess.run(
+        [DEEPEVAL_PYTHON, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     name, steps, params, rubric, threshold = json.loads(done.stdout.strip().splitlines()[-1])
     dim = frozen().dimension
@@ -88,7 +104,10 @@ def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt()
     [data] = wrapper["assert"]
     assert set(data) == {"type", "metric", "value", "rubricPrompt", "provider"}
     assert data["type"] == "llm-rubric" and data["metric"] == promptfoo_text(HOSTILE)
-    assert data["provider"] == {"id": "openai:chat:gpt-4o-2024-08-06", "config": {"temperature": 0.0, "seed": 7}}
+    assert data["provider"] == {
+        "id": "openai:chat:gpt-4o-2024-08-06",
+        "config": {"temperature": 0.0, "seed": 7},
+    }
     rubric = data["rubricPrompt"]
     assert "{{ document }}" in rubric and "{{ output }}" in rubric
     # Outside the two variables every brace is printed by an expression: no template syntax from the prompt.
@@ -118,22 +137,31 @@ def test_openai_grader_has_the_documented_score_model_shape():
 
 def test_every_format_has_its_own_file_name():
     names = {tool_filename(frozen("Coherence"), f) for f in FORMATS}
-    assert names == {"coherence@2.json", "coherence@2.deepeval.py", "coherence@2.promptfoo.yaml",
-                     "coherence@2.openai-grader.json", "coherence@2.inspect.py"}
+    assert names == {
+        "coherence@2.json",
+        "coherence@2.deepeval.py",
+        "coherence@2.promptfoo.yaml",
+        "coherence@2.openai-grader.json",
+        "coherence@2.inspect.py",
+    }
 
 
 def test_cli_export_formats_to_stdout_and_file(tmp_path):
     db = str(tmp_path / "cli.db")
     Library(db).close()
     out = tmp_path / "m.py"
-    done = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--format", "deepeval", "-o", str(out),
-                                    "--db", db])
+    done = CliRunner().invoke(
+        cli, ["prompts", "export", "coherence", "--format", "deepeval", "-o", str(out), "--db", db]
+    )
     assert done.exit_code == 0, done.output
     ast.parse(out.read_text(encoding="utf-8"))
-    done = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--format", "openai-grader", "--db", db])
+    done = CliRunner().invoke(
+        cli, ["prompts", "export", "coherence", "--format", "openai-grader", "--db", db]
+    )
     assert done.exit_code == 0 and json.loads(done.output)["grader"]["type"] == "score_model"
-    refused = CliRunner().invoke(cli, ["prompts", "export", "coherence", "--format", "promptfoo", "--snippet",
-                                       "--db", db])
+    refused = CliRunner().invoke(
+        cli, ["prompts", "export", "coherence", "--format", "promptfoo", "--snippet", "--db", db]
+    )
     assert refused.exit_code == 2 and "--format json only" in refused.output
 
 
@@ -161,7 +189,8 @@ def test_a_changed_prompt_changes_the_named_hash():
 def test_promptfoo_names_no_provider_whose_model_is_not_a_plain_name(model):
     yaml = require_module("yaml", "PyYAML comes with the local extra (llm)")
     prompt = frozen("Coherence")
-    prompt = replace(prompt, dimension=replace(prompt.dimension,
-                                               judge=replace(prompt.dimension.judge, model=model)))
+    prompt = replace(
+        prompt, dimension=replace(prompt.dimension, judge=replace(prompt.dimension.judge, model=model))
+    )
     text = tool_export(prompt, "promptfoo")
     assert "provider" not in yaml.safe_load(text) and "set provider to the grader of your choice" in text

@@ -31,7 +31,7 @@ def test_loads_column_equals_a_loads_per_text():
     assert loads_column([None, None], {}) == [{}, {}]
 
 
-@pytest.mark.parametrize("bad", ['1,2', '"open', '{"a":1', "", "  ", "[1]]"])
+@pytest.mark.parametrize("bad", ["1,2", '"open', '{"a":1', "", "  ", "[1]]"])
 def test_a_text_that_is_not_one_value_is_parsed_alone_and_fails_as_it_would(bad):
     with pytest.raises(json.JSONDecodeError) as alone:
         json.loads(bad)
@@ -56,15 +56,32 @@ def test_judgments_come_in_dataset_order_with_strangers_first_as_the_join_sorted
     rng.shuffle(shuffled)
     for n, item in enumerate(shuffled):
         dist = {"1": 0.2, "4": 0.8} if n % 3 else {"5": 1.0}
-        library.save_judgment(run_id, Judgment(item.id, score=1 + n / 10, distribution=dist, mode="logprobs",
-                                               replies=("4", f"reply {n}"), differs=n % 2 == 0))
+        library.save_judgment(
+            run_id,
+            Judgment(
+                item.id,
+                score=1 + n / 10,
+                distribution=dist,
+                mode="logprobs",
+                replies=("4", f"reply {n}"),
+                differs=n % 2 == 0,
+            ),
+        )
     with sqlite3.connect(tmp_path / "lib.db") as conn:  # a judgment of an item the dataset does not hold
-        conn.execute("INSERT INTO judgments (run_id, item_id, score, distribution, replies) "
-                     "VALUES (?, 'zz-stranger', 2.0, NULL, NULL)", [run_id])
+        conn.execute(
+            "INSERT INTO judgments (run_id, item_id, score, distribution, replies) "
+            "VALUES (?, 'zz-stranger', 2.0, NULL, NULL)",
+            [run_id],
+        )
     rows = library.judgments(run_id)
-    joined = [r[0] for r in library.conn.execute(
-        "SELECT j.item_id FROM judgments j LEFT JOIN items i ON i.dataset_id = ? AND i.item_id = j.item_id "
-        "WHERE j.run_id = ? ORDER BY i.position, j.item_id", [dataset["id"], run_id])]
+    joined = [
+        r[0]
+        for r in library.conn.execute(
+            "SELECT j.item_id FROM judgments j LEFT JOIN items i ON i.dataset_id = ? AND i.item_id = j.item_id "
+            "WHERE j.run_id = ? ORDER BY i.position, j.item_id",
+            [dataset["id"], run_id],
+        )
+    ]
     assert [r["item_id"] for r in rows] == joined == ["zz-stranger", *[i.id for i in items]]
     by_id = {r["item_id"]: r for r in rows}
     for n, item in enumerate(shuffled):
@@ -109,8 +126,11 @@ def test_calibration_in_one_array_equals_the_per_item_shares():
     assert result["observed"] == pytest.approx(obs.sum(axis=0).tolist())
     flat_p, flat_o = pred.ravel(), obs.ravel()
     which = np.minimum((flat_p * 10).astype(int), 9)
-    ece = sum(abs(flat_p[which == b].mean() - flat_o[which == b].mean()) * (which == b).sum()
-              for b in range(10) if (which == b).any()) / len(flat_p)
+    ece = sum(
+        abs(flat_p[which == b].mean() - flat_o[which == b].mean()) * (which == b).sum()
+        for b in range(10)
+        if (which == b).any()
+    ) / len(flat_p)
     assert result["ece"] == pytest.approx(ece)
     bins = {b["point"]: b for b in result["score_bins"]}
     judged = [(scores[i], float(np.mean(ratings[i]))) for i in keep if scores[i] is not None]

@@ -39,8 +39,10 @@ def forge(path, change) -> list[str]:
             reply = json.loads(text)
             change(reply)
             forged = json.dumps(reply, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            conn.execute("UPDATE judge_cache SET reply = ?, hash = ? WHERE key = ?",
-                         [forged, cache_hash(key, forged), key])
+            conn.execute(
+                "UPDATE judge_cache SET reply = ?, hash = ? WHERE key = ?",
+                [forged, cache_hash(key, forged), key],
+            )
         return [key for key, _ in rows]
     finally:
         conn.close()
@@ -72,9 +74,13 @@ def honest(tmp_path):
 def test_forged_log_probabilities_are_never_replayed_and_verify_names_each_entry(honest):
     path, library, prompt, items, _, scores = honest
     keys = forge(path, other_logprobs)
-    (key, forged_text), *_ = library.conn.execute("SELECT key, reply FROM judge_cache ORDER BY key").fetchall()
+    (key, forged_text), *_ = library.conn.execute(
+        "SELECT key, reply FROM judge_cache ORDER BY key"
+    ).fetchall()
     forged = score_reply(JudgeReply.from_dict(json.loads(forged_text)), prompt.dimension.scale, "logprobs")
-    assert forged.score > 4.5 and not close(forged.score, WORKED_SCORE)  # replayed, it would change every score
+    assert forged.score > 4.5 and not close(
+        forged.score, WORKED_SCORE
+    )  # replayed, it would change every score
     assert json.loads(forged_text)["choices"][0]["text"] == "3"
     report = verify_library(library)
     named = {p["name"]: p["problem"] for p in report["problems"] if p["kind"] == "cache entry"}
@@ -86,7 +92,9 @@ def test_forged_log_probabilities_are_never_replayed_and_verify_names_each_entry
     judge = worked_judge()
     run, again = scored_run(library, prompt, items, judge)
     assert (again.cached, again.cache_rejected, again.judge_calls, len(judge.requests)) == (0, 6, 6, 6)
-    assert [j["score"] for j in library.judgments(run)] == scores and all(close(s, WORKED_SCORE) for s in scores)
+    assert [j["score"] for j in library.judgments(run)] == scores and all(
+        close(s, WORKED_SCORE) for s in scores
+    )
     assert verify_library(library)["ok"]  # the judge's fresh replies replaced the forged entries
     _, third = scored_run(library, prompt, items, worked_judge())
     assert (third.cached, third.cache_rejected, third.judge_calls) == (6, 0, 0)  # honest entries still replay

@@ -27,16 +27,35 @@ def test_old_rows_verify_and_new_rows_carry_cached_tokens(tmp_path):
         db.execute(f"INSERT INTO {table} SELECT * FROM {table}_src.{table}")
         db.conn.commit()
         db.execute(f"DETACH DATABASE {table}_src")
-    run = {"id": "r1", "prompt_id": prompt.id, "dataset_id": dataset["id"], "judge": "{}", "item_ids": None,
-           "created_at": "then"}
-    db.execute("INSERT INTO runs (id, prompt_id, dataset_id, judge, status, created_at, finished_at, row_hash) "
-               "VALUES (?, ?, ?, '{}', 'done', 'then', 'later', ?)",
-               [run["id"], run["prompt_id"], run["dataset_id"], row_hash("runs", run)])
-    judgment = {"run_id": "r1", "item_id": first, "score": 2.5, "replies": '["2"]', "mode": "sampling",
-                "input_tokens": 2000, "output_tokens": 1, "created_at": "then", "attempt": 0}
+    run = {
+        "id": "r1",
+        "prompt_id": prompt.id,
+        "dataset_id": dataset["id"],
+        "judge": "{}",
+        "item_ids": None,
+        "created_at": "then",
+    }
+    db.execute(
+        "INSERT INTO runs (id, prompt_id, dataset_id, judge, status, created_at, finished_at, row_hash) "
+        "VALUES (?, ?, ?, '{}', 'done', 'then', 'later', ?)",
+        [run["id"], run["prompt_id"], run["dataset_id"], row_hash("runs", run)],
+    )
+    judgment = {
+        "run_id": "r1",
+        "item_id": first,
+        "score": 2.5,
+        "replies": '["2"]',
+        "mode": "sampling",
+        "input_tokens": 2000,
+        "output_tokens": 1,
+        "created_at": "then",
+        "attempt": 0,
+    }
     hashed = row_hash("judgments", judgment)
-    db.execute(f"INSERT INTO judgments ({', '.join(judgment)}, row_hash) VALUES ({', '.join('?' * len(judgment))}, ?)",
-               [*judgment.values(), hashed])
+    db.execute(
+        f"INSERT INTO judgments ({', '.join(judgment)}, row_hash) VALUES ({', '.join('?' * len(judgment))}, ?)",
+        [*judgment.values(), hashed],
+    )
     db.execute("UPDATE runs SET digest = ? WHERE id = 'r1'", [run_digest([hashed])])
     db.conn.commit()
     db.close()
@@ -46,8 +65,17 @@ def test_old_rows_verify_and_new_rows_carry_cached_tokens(tmp_path):
         assert before["cached_input_tokens"] is None and before["input_tokens"] == 2000
         assert current_tally(lib, "r1").cached_input_tokens == 0
         new = lib.create_run(prompt.id, dataset["id"], prompt.dimension.judge, item_ids=[first])
-        lib.save_judgment(new, Judgment(first, score=3.0, mode="logprobs", input_tokens=2000, output_tokens=1,
-                                        cached_input_tokens=1920))
+        lib.save_judgment(
+            new,
+            Judgment(
+                first,
+                score=3.0,
+                mode="logprobs",
+                input_tokens=2000,
+                output_tokens=1,
+                cached_input_tokens=1920,
+            ),
+        )
         lib.finish_run(new, "done")
         assert lib.judgments(new)[0]["cached_input_tokens"] == 1920
         assert current_tally(lib, new).cached_input_tokens == 1920  # the fold over stored rows reads them

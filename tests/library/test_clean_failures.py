@@ -39,10 +39,14 @@ def fails_cleanly(args: list[str], *wanted: str) -> str:
     """Run a command; it must exit 1 with one line of error naming each of `wanted` (besides warnings said
     before it, and the results lines `geval score` wrote as its judgments committed), and no traceback."""
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (result.output, result.exception)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (
+        result.output,
+        result.exception,
+    )
     assert "Traceback" not in result.output
-    lines = [line for line in result.output.strip().splitlines()
-             if not line.startswith(("warning: ", '{"id": '))]
+    lines = [
+        line for line in result.output.strip().splitlines() if not line.startswith(("warning: ", '{"id": '))
+    ]
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
     for text in wanted:
         assert text in lines[0], lines[0]
@@ -53,31 +57,53 @@ def test_a_library_of_a_newer_version_is_refused_with_both_versions(library):
     from prompt_library.schema import schema_version
 
     known = schema_version()
-    sql(library, "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
-                 "VALUES ('geval_library', 'm999_future', 'later')")
-    fails_cleanly(["runs", "list", "--db", str(library)], "newer version", f"schema version {known + 1}",
-                  "migrations m999_future", f"reads schema version {known}")
+    sql(
+        library,
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+        "VALUES ('geval_library', 'm999_future', 'later')",
+    )
+    fails_cleanly(
+        ["runs", "list", "--db", str(library)],
+        "newer version",
+        f"schema version {known + 1}",
+        "migrations m999_future",
+        f"reads schema version {known}",
+    )
     fails_cleanly(["verify", "--db", str(library)], "newer version")
-    sql(library, "DELETE FROM _sqlite_migrations WHERE name = 'm999_future'", f"PRAGMA user_version = {known + 3}")
-    fails_cleanly(["prompts", "list", "--db", str(library)], f"schema version {known + 3}",
-                  f"reads schema version {known}")
+    sql(
+        library,
+        "DELETE FROM _sqlite_migrations WHERE name = 'm999_future'",
+        f"PRAGMA user_version = {known + 3}",
+    )
+    fails_cleanly(
+        ["prompts", "list", "--db", str(library)],
+        f"schema version {known + 3}",
+        f"reads schema version {known}",
+    )
     with sqlite3.connect(library) as conn:  # refused before anything was written: no 'upgrade' of the file
         assert conn.execute("PRAGMA user_version").fetchone()[0] == known + 3
 
 
 def test_a_dropped_column_is_named_at_open(library):
     sql(library, "ALTER TABLE judgments DROP COLUMN score")
-    fails_cleanly(["runs", "list", "--db", str(library)], "schema was changed", "judgments: column score missing")
-    fails_cleanly(["agree", "nope", "--human", "coherence", "--db", str(library)], "judgments: column score missing")
+    fails_cleanly(
+        ["runs", "list", "--db", str(library)], "schema was changed", "judgments: column score missing"
+    )
+    fails_cleanly(
+        ["agree", "nope", "--human", "coherence", "--db", str(library)], "judgments: column score missing"
+    )
 
 
 LAST = step_names()[-1]
 
 
-@pytest.mark.parametrize("record,wanted", [
-    ("m003_pin", "m003_pin missing though later ones are recorded"),
-    (LAST, f"applying migration {LAST} failed"),  # the last step: re-applied, it finds its own tables
-])
+@pytest.mark.parametrize(
+    "record,wanted",
+    [
+        ("m003_pin", "m003_pin missing though later ones are recorded"),
+        (LAST, f"applying migration {LAST} failed"),  # the last step: re-applied, it finds its own tables
+    ],
+)
 def test_a_missing_migration_record_is_named_and_nothing_is_changed(library, record, wanted):
     sql(library, f"DELETE FROM _sqlite_migrations WHERE name = '{record}'")
     with sqlite3.connect(library) as conn:
@@ -91,8 +117,20 @@ def test_deeply_nested_json_is_refused_on_import(library, tmp_path):
     depth = 100_000
     rows = tmp_path / "deep.jsonl"
     rows.write_text('{"id": "a", "document": "x", "summary": ' + "[" * depth + "]" * depth + "}\n")
-    fails_cleanly(["datasets", "import", str(rows), "--name", "deep", "--input", "document=document",
-                   "--db", str(library)], "nested too deeply")
+    fails_cleanly(
+        [
+            "datasets",
+            "import",
+            str(rows),
+            "--name",
+            "deep",
+            "--input",
+            "document=document",
+            "--db",
+            str(library),
+        ],
+        "nested too deeply",
+    )
     prompt = tmp_path / "deep.json"
     prompt.write_text('{"a": ' + "[" * depth + "]" * depth + "}")
     fails_cleanly(["prompts", "import", str(prompt), "--db", str(library)], "nested too deeply")
@@ -117,10 +155,36 @@ def full_disk(monkeypatch, library):
 def test_a_full_disk_ends_in_one_message_and_nothing_half_written(full_disk, library, tmp_path):
     rows = tmp_path / "big.jsonl"
     rows.write_text("".join(f'{{"id": "r{k}", "document": "{"words " * 200}"}}\n' for k in range(300)))
-    fails_cleanly(["datasets", "import", str(rows), "--name", "big", "--input", "document=document",
-                   "--db", str(library)], "disk holding the library is full", "nothing of this write was stored")
-    fails_cleanly(["score", "--prompt", "coherence", "--data", "sample", "--judge", "scripted:scripted-1",
-                   "--db", str(library), "--quiet"], "disk holding the library is full")
+    fails_cleanly(
+        [
+            "datasets",
+            "import",
+            str(rows),
+            "--name",
+            "big",
+            "--input",
+            "document=document",
+            "--db",
+            str(library),
+        ],
+        "disk holding the library is full",
+        "nothing of this write was stored",
+    )
+    fails_cleanly(
+        [
+            "score",
+            "--prompt",
+            "coherence",
+            "--data",
+            "sample",
+            "--judge",
+            "scripted:scripted-1",
+            "--db",
+            str(library),
+            "--quiet",
+        ],
+        "disk holding the library is full",
+    )
     full_disk.undo()
     with Library(library) as lib:
         assert [d["name"] for d in lib.list_datasets()] == ["sample"]

@@ -22,8 +22,16 @@ def _worker(path: str, worker: int, barrier, errors) -> None:
             run = library.create_run("coherence", "sample", JudgeSettings(), item_ids=items)
             for n, item_id in enumerate(items):
                 # One transaction per judgment, as the runner writes them.
-                library.save_judgment(run, Judgment(item_id, score=1.0 + (n % 5), distribution={1: 1.0},
-                                                              replies=[f"w{worker}"], mode="logprobs"))
+                library.save_judgment(
+                    run,
+                    Judgment(
+                        item_id,
+                        score=1.0 + (n % 5),
+                        distribution={1: 1.0},
+                        replies=[f"w{worker}"],
+                        mode="logprobs",
+                    ),
+                )
                 library.cache_put(f"w{worker}-{run}-{item_id}", {"text": str(n)})
             library.finish_run(run, "done", input_tokens=worker)
         library.close()

@@ -20,12 +20,22 @@ from geval_core.types import Item, JudgeSettings
 from prompt_library import Library, migrations
 from prompt_library.frozen_records import record_hash
 
-CHEAP, STRONG = JudgeSettings(provider="openai", model="cheap"), JudgeSettings(provider="openai", model="strong")
+CHEAP, STRONG = (
+    JudgeSettings(provider="openai", model="cheap"),
+    JudgeSettings(provider="openai", model="strong"),
+)
 
 
 def grouped_items(count: int = 12) -> list[Item]:
-    return [Item(f"i{k:02d}", {"document": f"Document {k // 2}.", "summary": f"Summary {k}."},
-                 {"coherence": float(1 + k % 5)}, f"doc{k // 2}") for k in range(count)]
+    return [
+        Item(
+            f"i{k:02d}",
+            {"document": f"Document {k // 2}.", "summary": f"Summary {k}."},
+            {"coherence": float(1 + k % 5)},
+            f"doc{k // 2}",
+        )
+        for k in range(count)
+    ]
 
 
 @pytest.fixture
@@ -34,7 +44,9 @@ def records(tmp_path):
     path = tmp_path / "lib.db"
     with Library(path, seed_examples=False) as library:
         cheap = library.freeze(dimension(CHEAP), name="cheap").prompt
-        strong = library.freeze(dimension(STRONG, definition="Coherence, read closely."), name="strong").prompt
+        strong = library.freeze(
+            dimension(STRONG, definition="Coherence, read closely."), name="strong"
+        ).prompt
         dataset = library.import_items("golden", grouped_items())
         panel, _ = freeze_panel(library, "jury", [cheap, strong], "mean")
         cascade, _ = freeze_cascade(library, "tiered", "cheap", "strong", "entropy", 0.5)
@@ -57,12 +69,12 @@ CHANGES = {
     "update": "UPDATE frozen_records SET body = json_set(body, '$.x', 1) WHERE kind = :kind AND key = :key",
     "delete": "DELETE FROM frozen_records WHERE kind = :kind AND key = :key",
     "insert or replace": "INSERT OR REPLACE INTO frozen_records SELECT id, kind, key, seq, '{}', created_at, prev, "
-                         "row_hash FROM frozen_records WHERE kind = :kind AND key = :key",
+    "row_hash FROM frozen_records WHERE kind = :kind AND key = :key",
     "replace same version": "REPLACE INTO frozen_records (kind, key, seq, body, created_at, row_hash) SELECT kind, "
-                            "key, seq, '{}', created_at, row_hash FROM frozen_records "
-                            "WHERE kind = :kind AND key = :key",
+    "key, seq, '{}', created_at, row_hash FROM frozen_records "
+    "WHERE kind = :kind AND key = :key",
     "insert a version out of sequence": "INSERT INTO frozen_records (kind, key, seq, body, created_at, row_hash) "
-                                        "VALUES (:kind, :key, 9, '{}', 'now', 'x')",
+    "VALUES (:kind, :key, 9, '{}', 'now', 'x')",
 }
 
 
@@ -87,8 +99,12 @@ def test_the_records_read_back_as_stored(records):
         assert [u["run_id"] for u in sealed_uses(library, split)] == ["run-1", "run-2"]
         assert library.setting_names("panel:") == ["jury"] and library.record_keys("cascade") == ["tiered"]
         # The same content again is the stored version, not a new row; a use is always a new row.
-        assert freeze_panel(library, "jury", [library.get_prompt("cheap"), library.get_prompt("strong")],
-                            "mean")[1] is False
+        assert (
+            freeze_panel(
+                library, "jury", [library.get_prompt("cheap"), library.get_prompt("strong")], "mean"
+            )[1]
+            is False
+        )
         assert record_test_use(library, split, library.get_prompt("cheap").id, "run-1") == 2
         assert len(sealed_uses(library, split)) == 3
         assert library.get_setting("split-test-uses:" + split["hash"]) is None  # nothing left in the settings
@@ -99,16 +115,21 @@ def test_a_row_edited_with_the_triggers_dropped_is_named_by_verify(records, kind
     path, keys = records
     conn = plain(path)
     conn.execute("DROP TRIGGER frozen_records_no_update")
-    conn.execute("UPDATE frozen_records SET body = json_set(body, '$.edited', 1) WHERE kind = ? AND key = ? "
-                 "AND seq = 1", [kind, keys[kind]])
+    conn.execute(
+        "UPDATE frozen_records SET body = json_set(body, '$.edited', 1) WHERE kind = ? AND key = ? "
+        "AND seq = 1",
+        [kind, keys[kind]],
+    )
     conn.execute(migrations.PROTECTION_TRIGGERS["frozen_records_no_update"])  # the trigger back, as it was
     conn.close()
     result = verify(path, "--json")
     assert result.exit_code == 1, result.output
     report = json.loads(result.output[: result.output.rindex("}") + 1])
     named = [p["text"] for p in report["problems"]]
-    assert named == [f"frozen {kind} {keys[kind][:40]}@1: stored hash does not match its content (changed after it "
-                     "was frozen)"], named
+    assert named == [
+        f"frozen {kind} {keys[kind][:40]}@1: stored hash does not match its content (changed after it "
+        "was frozen)"
+    ], named
     with Library(path, seed_examples=False) as library, pytest.raises(IntegrityError, match=f"frozen {kind}"):
         library.records(kind, keys[kind])  # a read refuses it too
 
@@ -130,22 +151,48 @@ def test_a_use_deleted_with_the_triggers_dropped_is_named_by_verify(records):
 
 def old_settings(cheap: str, strong: str, dataset_id: str) -> dict[str, object]:
     """Panels, a cascade, a split and its uses as the settings rows of schema version 10 held them."""
-    body = {"dataset_id": dataset_id, "by": "group", "seed": 0, "dev_share": 0.5,
-            "dev": ["i00", "i01"], "test": ["i02", "i03"]}
+    body = {
+        "dataset_id": dataset_id,
+        "by": "group",
+        "seed": 0,
+        "dev_share": 0.5,
+        "dev": ["i00", "i01"],
+        "test": ["i02", "i03"],
+    }
     from geval_core.prompts import canonical_hash
 
-    split = {**body, "hash": canonical_hash(body), "groups": {"dev": 1, "test": 1},
-             "created_at": "2026-01-02T00:00:00+00:00"}
+    split = {
+        **body,
+        "hash": canonical_hash(body),
+        "groups": {"dev": 1, "test": 1},
+        "created_at": "2026-01-02T00:00:00+00:00",
+    }
     cascade = {"cheap": cheap, "strong": strong, "signal": "sd", "threshold": 0.25}
     return {
-        "panel:jury": [{"id": canonical_hash({"members": m, "rule": r}), "version": n, "members": m, "rule": r,
-                        "created_at": f"2026-01-0{n}T00:00:00+00:00"}
-                       for n, (m, r) in enumerate((([cheap, strong], "mean"), ([strong, cheap], "median")), 1)],
-        "cascade:tiered": [{**cascade, "id": canonical_hash(cascade), "name": "tiered", "version": 1,
-                            "created_at": "2026-01-03T00:00:00+00:00"}],
+        "panel:jury": [
+            {
+                "id": canonical_hash({"members": m, "rule": r}),
+                "version": n,
+                "members": m,
+                "rule": r,
+                "created_at": f"2026-01-0{n}T00:00:00+00:00",
+            }
+            for n, (m, r) in enumerate((([cheap, strong], "mean"), ([strong, cheap], "median")), 1)
+        ],
+        "cascade:tiered": [
+            {
+                **cascade,
+                "id": canonical_hash(cascade),
+                "name": "tiered",
+                "version": 1,
+                "created_at": "2026-01-03T00:00:00+00:00",
+            }
+        ],
         f"split:{dataset_id}": [split],
-        f"split-test-uses:{split['hash']}": [{"prompt_id": cheap, "run_id": "r1", "at": "2026-01-04T00:00:00+00:00"},
-                                             {"prompt_id": strong, "run_id": None, "at": "2026-01-05T00:00:00+00:00"}],
+        f"split-test-uses:{split['hash']}": [
+            {"prompt_id": cheap, "run_id": "r1", "at": "2026-01-04T00:00:00+00:00"},
+            {"prompt_id": strong, "run_id": None, "at": "2026-01-05T00:00:00+00:00"},
+        ],
         "prices": {"openai:cheap": [1, 2]},  # a real setting: stays where it is
     }
 
@@ -160,9 +207,11 @@ def test_a_library_with_old_settings_rows_migrates_with_its_records_intact(tmp_p
     db = sqlite_utils.Database(old)
     migrations.apply(db, stop_before="m011_frozen_records")
     for prompt in (cheap, strong):
-        db.execute("INSERT INTO prompts (id, name, version, dimension, judge, created_at) "
-                   "VALUES (?, ?, 1, ?, ?, 'then')",
-                   [prompt.id, prompt.name, json.dumps(prompt.dimension.to_dict()), prompt.dimension.judge.judge_id])
+        db.execute(
+            "INSERT INTO prompts (id, name, version, dimension, judge, created_at) "
+            "VALUES (?, ?, 1, ?, ?, 'then')",
+            [prompt.id, prompt.name, json.dumps(prompt.dimension.to_dict()), prompt.dimension.judge.judge_id],
+        )
     stored = old_settings(cheap.id, strong.id, "d" * 64)
     for key, value in stored.items():
         db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", [key, json.dumps(value)])
@@ -171,18 +220,35 @@ def test_a_library_with_old_settings_rows_migrates_with_its_records_intact(tmp_p
     with Library(old, seed_examples=False) as lib:
         panel = get_panel(lib, "jury")
         assert (panel.version, panel.members, panel.rule, panel.created_at) == (
-            2, (strong.id, cheap.id), "median", "2026-01-02T00:00:00+00:00")
+            2,
+            (strong.id, cheap.id),
+            "median",
+            "2026-01-02T00:00:00+00:00",
+        )
         assert get_panel(lib, "jury@1").members == (cheap.id, strong.id)
         cascade = get_cascade(lib, "tiered")
-        assert {k: cascade[k] for k in ("cheap", "strong", "signal", "threshold", "version", "created_at")} == {
-            "cheap": cheap.id, "strong": strong.id, "signal": "sd", "threshold": 0.25, "version": 1,
-            "created_at": "2026-01-03T00:00:00+00:00"}
+        assert {
+            k: cascade[k] for k in ("cheap", "strong", "signal", "threshold", "version", "created_at")
+        } == {
+            "cheap": cheap.id,
+            "strong": strong.id,
+            "signal": "sd",
+            "threshold": 0.25,
+            "version": 1,
+            "created_at": "2026-01-03T00:00:00+00:00",
+        }
         old_split = stored[f"split:{'d' * 64}"][0]
-        assert lib.records("split", "d" * 64)[0]["body"] == {k: v for k, v in old_split.items() if k != "created_at"}
+        assert lib.records("split", "d" * 64)[0]["body"] == {
+            k: v for k, v in old_split.items() if k != "created_at"
+        }
         assert sealed_uses(lib, old_split) == stored[f"split-test-uses:{old_split['hash']}"]
         assert lib.get_setting("prices") == {"openai:cheap": [1, 2]}
-        assert lib._rows("SELECT key FROM meta WHERE key LIKE 'split%' OR key LIKE 'panel:%' "
-                         "OR key LIKE 'cascade:%'") == []
+        assert (
+            lib._rows(
+                "SELECT key FROM meta WHERE key LIKE 'split%' OR key LIKE 'panel:%' OR key LIKE 'cascade:%'"
+            )
+            == []
+        )
     output = verify(old, "--json").output
     report = json.loads(output[: output.rindex("}") + 1])
     assert report["checked"]["frozen_records"] == 6

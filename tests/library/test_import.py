@@ -9,19 +9,30 @@ import pytest
 from geval_core.errors import InputError
 from prompt_library import DatasetMapping, Library
 
-MAPPING = DatasetMapping(id="id", inputs={"document": "source", "summary": "output"},
-                         human={"coherence": "scores.coherence"}, group="doc_id")
+MAPPING = DatasetMapping(
+    id="id",
+    inputs={"document": "source", "summary": "output"},
+    human={"coherence": "scores.coherence"},
+    group="doc_id",
+)
 
 
 def jsonl(tmp_path, rows, name="data.jsonl"):
     path = tmp_path / name
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
 def row(i, **changes):
-    base = {"id": f"i{i}", "doc_id": f"doc{i // 2}", "source": f"Source {i}.", "output": f"Output {i}.",
-            "scores": {"coherence": i % 5 + 1}}
+    base = {
+        "id": f"i{i}",
+        "doc_id": f"doc{i // 2}",
+        "source": f"Source {i}.",
+        "output": f"Output {i}.",
+        "scores": {"coherence": i % 5 + 1},
+    }
     base.update(changes)
     return base
 
@@ -39,8 +50,11 @@ def test_jsonl_import_with_dotted_paths_and_groups(lib, tmp_path):
     assert result["created"] and result["label"] == "golden@1" and result["item_count"] == 3
     assert result["mapping"]["human"] == {"coherence": "scores.coherence"}
     items = lib.dataset_items("golden")
-    assert [(i.id, i.group, i.human["coherence"]) for i in items] == [("i0", "doc0", 1.0), ("i1", "doc0", 2.0),
-                                                                       ("i2", "doc1", 3.0)]
+    assert [(i.id, i.group, i.human["coherence"]) for i in items] == [
+        ("i0", "doc0", 1.0),
+        ("i1", "doc0", 2.0),
+        ("i2", "doc1", 3.0),
+    ]
     assert items[1].fields == {"document": "Source 1.", "summary": "Output 1."}
     # The same content again (even from another file) reuses the version.
     again = lib.import_dataset(jsonl(tmp_path, [row(0), row(1), row(2)], "copy.jsonl"), "golden", MAPPING)
@@ -50,9 +64,12 @@ def test_jsonl_import_with_dotted_paths_and_groups(lib, tmp_path):
 def test_csv_import_and_python_repr_scores(lib, tmp_path):
     path = tmp_path / "data.csv"
     # Topical-Chat style: a dict stored as a Python repr string; a quoted cell spanning two lines.
-    path.write_text('id,doc_id,source,output,scores\n'
-                    'a,d1,"line one\nline two",Out a,"{\'coherence\': 2.5}"\n'
-                    'b,d1,Src b,Out b,"{""coherence"": 4}"\n', encoding="utf-8")
+    path.write_text(
+        "id,doc_id,source,output,scores\n"
+        'a,d1,"line one\nline two",Out a,"{\'coherence\': 2.5}"\n'
+        'b,d1,Src b,Out b,"{""coherence"": 4}"\n',
+        encoding="utf-8",
+    )
     result = lib.import_dataset(path, "csvset", MAPPING)
     items = lib.dataset_items(result["id"])
     assert [i.human["coherence"] for i in items] == [2.5, 4.0]
@@ -91,7 +108,9 @@ def test_missing_mapped_field_is_refused(lib, tmp_path):
 
 
 def test_missing_nested_rating_is_refused(lib, tmp_path):
-    assert_refused(lib, jsonl(tmp_path, [row(0), row(1, scores={"fluency": 2})]), 2, "human rating 'coherence'")
+    assert_refused(
+        lib, jsonl(tmp_path, [row(0), row(1, scores={"fluency": 2})]), 2, "human rating 'coherence'"
+    )
 
 
 def test_non_numeric_rating_is_refused(lib, tmp_path):
@@ -101,7 +120,9 @@ def test_non_numeric_rating_is_refused(lib, tmp_path):
 
 def test_non_numeric_rating_in_csv_is_refused(lib, tmp_path):
     path = tmp_path / "bad.csv"
-    path.write_text("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,4 stars\n", encoding="utf-8")
+    path.write_text(
+        "id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,4 stars\n", encoding="utf-8"
+    )
     assert_refused(lib, path, 3, "not a number", "'4 stars'")  # "n/a" is a missing rating, not an error
 
 
@@ -136,7 +157,9 @@ def test_csv_row_missing_a_mapped_column_is_refused(lib, tmp_path):
 
 def test_csv_in_the_wrong_encoding_is_refused(lib, tmp_path):
     path = tmp_path / "cp1252.csv"
-    path.write_bytes("id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,Caf\u00e9,o,4\n".encode("cp1252"))
+    path.write_bytes(
+        "id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,Caf\u00e9,o,4\n".encode("cp1252")
+    )
     assert_refused(lib, path, 3, "not UTF-8", "save the file as UTF-8")
 
 
@@ -151,7 +174,9 @@ def test_empty_rating_cell_is_missing_and_counted_not_read_as_zero(lib, tmp_path
 @pytest.mark.parametrize("mark", ["N/A", "na", "NaN", "null", "None", "-", " n/a "])
 def test_a_rating_cell_that_says_no_rating_is_missing_and_counted(lib, tmp_path, mark):
     path = tmp_path / "marks.csv"
-    path.write_text(f"id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,{mark}\n", encoding="utf-8")
+    path.write_text(
+        f"id,doc_id,source,output,scores.coherence\na,d,s,o,3\nb,d,s,o,{mark}\n", encoding="utf-8"
+    )
     result = lib.import_dataset(path, "marks", MAPPING)
     assert result["human_missing"] == {"coherence": 1}
     assert [i.human for i in lib.dataset_items(result["id"])] == [{"coherence": 3.0}, {}]
@@ -161,7 +186,9 @@ def test_a_rating_cell_that_says_no_rating_is_missing_and_counted(lib, tmp_path,
         lib.import_dataset(wrong, "wrong", MAPPING)
 
 
-def test_a_file_is_read_twice_row_by_row_and_a_change_between_the_reads_stores_nothing(lib, tmp_path, monkeypatch):
+def test_a_file_is_read_twice_row_by_row_and_a_change_between_the_reads_stores_nothing(
+    lib, tmp_path, monkeypatch
+):
     """The import never holds the file whole: a first read checks and hashes it, a second one stores it. A file
     written to between the two reads is refused; the version and its items are not half-stored."""
     import prompt_library.dataset_import as streamed
@@ -186,7 +213,9 @@ def test_a_file_is_read_twice_row_by_row_and_a_change_between_the_reads_stores_n
     assert stored["created"] and stored["item_count"] == 6
     assert [i.fields["summary"] for i in lib.dataset_items(stored["id"])][-1] == "Changed."
     again = lib.import_items("golden", lib.dataset_items(stored["id"]))
-    assert again["id"] == stored["id"] and not again["created"]  # a list and a file of one content: one version
+    assert (
+        again["id"] == stored["id"] and not again["created"]
+    )  # a list and a file of one content: one version
 
 
 def test_a_conversation_in_the_chat_apis_shape_is_imported_as_its_turns(lib, tmp_path):
@@ -194,13 +223,19 @@ def test_a_conversation_in_the_chat_apis_shape_is_imported_as_its_turns(lib, tmp
     any other list stays JSON text."""
     from geval_core.prompts.inputs import cell_text
 
-    chat = [{"role": "user", "content": "My order #123 hasn't arrived."},
-            {"role": "assistant", "content": "Sorry! It ships today."}]
+    chat = [
+        {"role": "user", "content": "My order #123 hasn't arrived."},
+        {"role": "assistant", "content": "Sorry! It ships today."},
+    ]
     path = jsonl(tmp_path, [row(0, source=chat), row(1, source=["a", "b"])])
     stored = lib.import_dataset(path, "chat", MAPPING)
     first, second = lib.dataset_items(stored["id"])
-    assert first.fields["document"] == "user: My order #123 hasn't arrived.\nassistant: Sorry! It ships today."
+    assert (
+        first.fields["document"] == "user: My order #123 hasn't arrived.\nassistant: Sorry! It ships today."
+    )
     assert second.fields["document"] == '["a","b"]'
-    assert cell_text(chat, 0, "conversation", True) == first.fields["document"]  # one rule for files and frames
+    assert (
+        cell_text(chat, 0, "conversation", True) == first.fields["document"]
+    )  # one rule for files and frames
     with pytest.raises(InputError, match="holds a list, not text"):
         cell_text(["a", "b"], 3, "conversation", True)

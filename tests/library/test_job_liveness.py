@@ -52,14 +52,19 @@ def new_run(lib, n: int = 4) -> str:
 
 def put_lease(lib, run_id: str, pid: int, host: str, heartbeat: float) -> None:
     with lib._write() as db:
-        db.execute("INSERT OR REPLACE INTO run_leases (run_id, owner, pid, host, started_at, heartbeat) "
-                   "VALUES (?, 'gone-owner', ?, ?, '2020-01-01T00:00:00+00:00', ?)", [run_id, pid, host, heartbeat])
+        db.execute(
+            "INSERT OR REPLACE INTO run_leases (run_id, owner, pid, host, started_at, heartbeat) "
+            "VALUES (?, 'gone-owner', ?, ?, '2020-01-01T00:00:00+00:00', ?)",
+            [run_id, pid, host, heartbeat],
+        )
 
 
 def move_job(lib, run_id: str, host: str, started_at: str = "2020-01-01T00:00:00+00:00") -> None:
     """The job as a worker under another hostname wrote it (the app came back on a renamed machine)."""
     with lib._write() as db:
-        db.execute("UPDATE run_jobs SET host = ?, started_at = ? WHERE run_id = ?", [host, started_at, run_id])
+        db.execute(
+            "UPDATE run_jobs SET host = ?, started_at = ? WHERE run_id = ?", [host, started_at, run_id]
+        )
 
 
 def test_a_reused_pid_does_not_keep_a_job_alive(lib, sleeper, monkeypatch):
@@ -72,7 +77,9 @@ def test_a_reused_pid_does_not_keep_a_job_alive(lib, sleeper, monkeypatch):
     assert lib.job(run_id)["pid"] == sleeper.pid and lib.job(run_id)["pid_started"] == "earlier-boot:12345"
     assert sleeper.poll() is None  # the pid answers signal 0: the old check called this job alive
     assert lib.job_state(run_id) == "lost"
-    assert lib.job(run_id)["options"] == {"concurrency": 1}  # the start time is not one of the worker's options
+    assert lib.job(run_id)["options"] == {
+        "concurrency": 1
+    }  # the start time is not one of the worker's options
 
 
 def test_the_recorded_process_itself_keeps_a_starting_job_alive(lib, sleeper):

@@ -53,8 +53,9 @@ def test_a_worker_scores_every_item_once_and_records_its_summary(lib):
     wait_until(lambda: lib.job_state(run_id) == "ended")
     rows = lib.judgments(run_id)
     assert sorted(r["item_id"] for r in rows) == sorted(i.id for i in items)
-    stored = lib.conn.execute("SELECT COUNT(*), COUNT(DISTINCT item_id), MAX(attempt) FROM judgments "
-                              "WHERE run_id = ?", [run_id]).fetchone()
+    stored = lib.conn.execute(
+        "SELECT COUNT(*), COUNT(DISTINCT item_id), MAX(attempt) FROM judgments WHERE run_id = ?", [run_id]
+    ).fetchone()
     assert stored == (12, 12, 0)  # every item once, no retry row
     job = lib.job(run_id)
     assert job["summary"]["status"] == "done" and job["summary"]["judged"] == 12 and job["error"] is None

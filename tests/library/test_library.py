@@ -51,8 +51,10 @@ def test_new_library_is_seeded_once_with_examples(tmp_path):
     items = Library(path).dataset_items("sample")
     groups = {i.group for i in items}
     assert len(groups) == 24 and all(2 <= sum(i.group == g for i in items) <= 4 for g in groups)
-    assert any("<script>alert(1)</script>" in i.fields["summary"] and "**bold**" in i.fields["summary"]
-               for i in items)
+    assert any(
+        "<script>alert(1)</script>" in i.fields["summary"] and "**bold**" in i.fields["summary"]
+        for i in items
+    )
 
 
 def test_default_path_honours_geval_db(tmp_path, monkeypatch):
@@ -115,15 +117,18 @@ def test_freeze_warns_on_undated_hosted_model(lib):
     assert lib.freeze(dimension()).warnings == []  # the local model is a pinned file
 
 
-@pytest.mark.parametrize("sql", [
-    "UPDATE prompts SET dimension = '{}'",
-    "UPDATE prompts SET name = 'other'",
-    "DELETE FROM prompts",
-    "UPDATE datasets SET name = 'other'",
-    "DELETE FROM datasets",
-    "UPDATE items SET fields = '{}'",
-    "DELETE FROM items",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE prompts SET dimension = '{}'",
+        "UPDATE prompts SET name = 'other'",
+        "DELETE FROM prompts",
+        "UPDATE datasets SET name = 'other'",
+        "DELETE FROM datasets",
+        "UPDATE items SET fields = '{}'",
+        "DELETE FROM items",
+    ],
+)
 def test_frozen_rows_refuse_plain_sql_changes(tmp_path, sql):
     path = tmp_path / "frozen.db"
     with Library(path) as library:
@@ -167,16 +172,38 @@ def test_import_items_versions_and_reuses_identical_content(lib):
 
 
 def judgment(item_id, score, error=None, **extra):
-    return Judgment(item_id, score=score, raw_score=score, top_rating=3, distribution={2: 0.25, 3: 0.75},
-                    valid_mass=0.9, replies=["3"], parsed=1, unparsed=0, ambiguous=False, mode="logprobs",
-                    fallback=False, model_version="m-1", input_tokens=10, output_tokens=1, latency_s=0.5,
-                    cached=False, error=error, **extra)
+    return Judgment(
+        item_id,
+        score=score,
+        raw_score=score,
+        top_rating=3,
+        distribution={2: 0.25, 3: 0.75},
+        valid_mass=0.9,
+        replies=["3"],
+        parsed=1,
+        unparsed=0,
+        ambiguous=False,
+        mode="logprobs",
+        fallback=False,
+        model_version="m-1",
+        input_tokens=10,
+        output_tokens=1,
+        latency_s=0.5,
+        cached=False,
+        error=error,
+        **extra,
+    )
 
 
 def test_runs_and_judgments_round_trip(lib):
     prompt = lib.freeze(dimension()).prompt
-    data = lib.import_items("d", [Item(str(i), {"document": "d", "summary": "s"}, {"coherence": float(i % 3 + 1)},
-                                       f"g{i // 2}") for i in range(4)])
+    data = lib.import_items(
+        "d",
+        [
+            Item(str(i), {"document": "d", "summary": "s"}, {"coherence": float(i % 3 + 1)}, f"g{i // 2}")
+            for i in range(4)
+        ],
+    )
     run = lib.create_run("coherence", "d", JudgeSettings(), item_ids=["0", "1", "2", "3"])
     assert lib.get_run(run)["status"] == "running" and lib.get_run(run)["items_total"] == 4
     assert lib.save_judgment(run, judgment("1", 2.75, differs=False))
@@ -195,7 +222,11 @@ def test_runs_and_judgments_round_trip(lib):
     got = lib.get_run(run[:15])
     assert (got["status"], got["input_tokens"], got["cost_usd"], got["fallbacks"]) == ("done", 20, 0.25, 0)
     assert got["judged"] == 2 and got["errors"] == 0 and got["finished_at"]
-    assert got["prompt_id"] == prompt.id and got["dataset_id"] == data["id"] and got["prompt_label"] == "coherence@1"
+    assert (
+        got["prompt_id"] == prompt.id
+        and got["dataset_id"] == data["id"]
+        and got["prompt_label"] == "coherence@1"
+    )
     assert [r["id"] for r in lib.list_runs(prompt="coherence")] == [run]
     assert lib.list_runs(prompt="coherence@2") == [] and lib.list_runs(dataset="d@1")[0]["id"] == run
     # Items 0 and 1: human 1 and 2; item 1 -> judge 2.75, item 0 -> 2.0.
@@ -242,7 +273,13 @@ def test_a_failed_nested_write_rolls_back_alone_at_any_depth(lib):
         with pytest.raises(RuntimeError), lib._write() as sibling:
             sibling.execute("INSERT INTO meta (key, value) VALUES ('sibling', '5')")
             raise RuntimeError("a second nested write fails")
-    assert [lib.get_setting(k) for k in ("outer", "middle", "inner", "after", "sibling")] == [1, 2, None, 4, None]
+    assert [lib.get_setting(k) for k in ("outer", "middle", "inner", "after", "sibling")] == [
+        1,
+        2,
+        None,
+        4,
+        None,
+    ]
 
 
 def test_n_and_temperature_are_part_of_the_frozen_metric(lib):
@@ -260,8 +297,12 @@ def test_sample_data_is_marked_illustrative_and_fits_the_example_scales():
 
     rows = [json.loads(line) for line in SAMPLE_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
     scales = {d.name.lower(): d.scale for d in example_dimensions()}
-    assert scales == {"coherence": Scale(1, 5), "consistency": Scale(1, 5), "fluency": Scale(1, 3),
-                      "relevance": Scale(1, 5)}
+    assert scales == {
+        "coherence": Scale(1, 5),
+        "consistency": Scale(1, 5),
+        "fluency": Scale(1, 3),
+        "relevance": Scale(1, 5),
+    }
     assert all("illustrative" in r["note"].lower() and "authors" in r["note"] for r in rows)
     assert "ratings are illustrative" in (SAMPLE_DIR / "README.md").read_text(encoding="utf-8")
     assert {r["kind"] for r in rows} == {"news", "dialogue"}

@@ -37,11 +37,14 @@ def test_ratings_refuse_update_delete_and_replace_through_sql(lib):
     lib.add_rating(dataset_id, ids[0], "coherence", "ann", 4)
     assert {"ratings_no_update", "ratings_no_delete", "ratings_no_replace"} <= set(expected_triggers())
     conn = sqlite3.connect(lib.path)  # another tool: no foreign keys, no recursive triggers
-    for sql in ("UPDATE ratings SET rating = 1", "DELETE FROM ratings",
-                "INSERT OR REPLACE INTO ratings (id, dataset_id, item_id, dimension, rater, rating, status, "
-                f"created_at) VALUES (1, '{dataset_id}', '{ids[0]}', 'coherence', 'ann', 1, 'rated', 'now')",
-                "REPLACE INTO ratings (id, dataset_id, item_id, dimension, rater, rating, status, created_at) "
-                f"VALUES (1, '{dataset_id}', '{ids[0]}', 'coherence', 'ann', 1, 'rated', 'now')"):
+    for sql in (
+        "UPDATE ratings SET rating = 1",
+        "DELETE FROM ratings",
+        "INSERT OR REPLACE INTO ratings (id, dataset_id, item_id, dimension, rater, rating, status, "
+        f"created_at) VALUES (1, '{dataset_id}', '{ids[0]}', 'coherence', 'ann', 1, 'rated', 'now')",
+        "REPLACE INTO ratings (id, dataset_id, item_id, dimension, rater, rating, status, created_at) "
+        f"VALUES (1, '{dataset_id}', '{ids[0]}', 'coherence', 'ann', 1, 'rated', 'now')",
+    ):
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
             conn.execute(sql)
     conn.close()
@@ -58,8 +61,9 @@ def test_a_later_rating_supersedes_and_undo_steps_back(lib):
     assert current[ids[0]]["rating"] == 5.0 and current[ids[1]]["status"] == "cannot_judge"
     assert lib.undo_rating(dataset_id, "coherence", "ann")["item_id"] == ids[1]
     assert lib.undo_rating(dataset_id, "coherence", "ann")["rating"] == 5.0
-    assert lib.current_ratings(dataset_id, "coherence")["ann"] == {ids[0]: lib.rating_rows(dataset_id,
-                                                                                            "coherence")[0]}
+    assert lib.current_ratings(dataset_id, "coherence")["ann"] == {
+        ids[0]: lib.rating_rows(dataset_id, "coherence")[0]
+    }
     assert len(lib.rating_rows(dataset_id, "coherence", "ann")) == 5  # nothing was removed
     with pytest.raises(InputError, match="rater name"):
         lib.add_rating(dataset_id, ids[0], "coherence", "  ", 3)
@@ -87,10 +91,12 @@ def test_save_as_version_carries_every_rater_and_the_mean(lib):
 
 
 def test_import_of_per_rater_lists_and_nulls(lib, tmp_path):
-    rows = [{"id": "a", "text": "x", "experts": {"coherence": [3, 4, 5]}},
-            {"id": "b", "text": "y", "experts": {"coherence": [2, None, 4]}},
-            {"id": "c", "text": "z", "experts": None},
-            {"id": "d", "text": "w", "experts": {"coherence": None}}]
+    rows = [
+        {"id": "a", "text": "x", "experts": {"coherence": [3, 4, 5]}},
+        {"id": "b", "text": "y", "experts": {"coherence": [2, None, 4]}},
+        {"id": "c", "text": "z", "experts": None},
+        {"id": "d", "text": "w", "experts": {"coherence": None}},
+    ]
     path = tmp_path / "raters.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     mapping = DatasetMapping(inputs={"summary": "text"}, human={"coherence": "experts.coherence"})
@@ -108,13 +114,16 @@ def test_import_of_per_rater_lists_and_nulls(lib, tmp_path):
 
 def test_a_mistyped_rating_path_is_still_refused(lib, tmp_path):
     path = tmp_path / "typo.jsonl"
-    path.write_text(json.dumps({"id": "a", "text": "x", "experts": {"coherence": [1, 2]}}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"id": "a", "text": "x", "experts": {"coherence": [1, 2]}}) + "\n", encoding="utf-8"
+    )
     mapping = DatasetMapping(inputs={"summary": "text"}, human={"coherence": "experts.coherense"})
     with pytest.raises(InputError, match="human rating 'coherence'"):
         lib.import_dataset(path, "typo", mapping)
     bad = DatasetMapping(inputs={"summary": "text"}, human={"coherence": "experts.coherence"})
-    path.write_text(json.dumps({"id": "a", "text": "x", "experts": {"coherence": [1, "good"]}}) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps({"id": "a", "text": "x", "experts": {"coherence": [1, "good"]}}) + "\n", encoding="utf-8"
+    )
     with pytest.raises(InputError, match="not a number"):
         lib.import_dataset(path, "typo", bad)
 
@@ -129,11 +138,14 @@ def test_geval_raters_json_keys_and_an_independent_alpha(tmp_path):
                 if value is not None:
                     lib.add_rating(dataset_id, item_id, "coherence", rater, value)
         lib.save_ratings_version(dataset_id, "coherence")
-    out = CliRunner().invoke(cli, ["raters", "sample@2", "--human", "coherence", "--db", db, "--json",
-                                   "--bootstrap", "200"])
+    out = CliRunner().invoke(
+        cli, ["raters", "sample@2", "--human", "coherence", "--db", db, "--json", "--bootstrap", "200"]
+    )
     assert out.exit_code == 0, out.output
     result = json.loads(out.output)
-    assert {"alpha_nominal", "alpha_ordinal", "alpha_interval", "items", "raters", "pairable_values"} <= set(result)
+    assert {"alpha_nominal", "alpha_ordinal", "alpha_interval", "items", "raters", "pairable_values"} <= set(
+        result
+    )
     assert (result["items"], result["raters"], result["pairable_values"]) == (6, 3, 17)
     assert result["alpha_interval"] == pytest.approx(interval_alpha_by_hand(ratings), abs=1e-9)
     text = CliRunner().invoke(cli, ["raters", "sample@2", "--human", "coherence", "--db", db])
@@ -148,9 +160,16 @@ def interval_alpha_by_hand(ratings: dict[str, list]) -> float:
     units = [u for u in units if len(u) >= 2]
     values = [v for u in units for v in u]
     n = len(values)
-    observed = sum(sum((a - b) ** 2 for i, a in enumerate(u) for j, b in enumerate(u) if i != j) / (len(u) - 1)
-                   for u in units) / n
-    expected = sum((a - b) ** 2 for i, a in enumerate(values) for j, b in enumerate(values) if i != j) / (n * (n - 1))
+    observed = (
+        sum(
+            sum((a - b) ** 2 for i, a in enumerate(u) for j, b in enumerate(u) if i != j) / (len(u) - 1)
+            for u in units
+        )
+        / n
+    )
+    expected = sum((a - b) ** 2 for i, a in enumerate(values) for j, b in enumerate(values) if i != j) / (
+        n * (n - 1)
+    )
     return 1 - observed / expected
 
 
@@ -159,15 +178,21 @@ def test_confidence_of_a_distribution():
     p = [0.6 / 0.95, 0.3 / 0.95, 0.05 / 0.95]
     mean = 3 * p[0] + 4 * p[1] + 2 * p[2]
     assert c["entropy"] == pytest.approx(-sum(q * math.log2(q) for q in p))
-    assert c["sd"] == pytest.approx(math.sqrt(sum(q * (r - mean) ** 2 for q, r in zip(p, (3, 4, 2), strict=True))))
+    assert c["sd"] == pytest.approx(
+        math.sqrt(sum(q * (r - mean) ** 2 for q, r in zip(p, (3, 4, 2), strict=True)))
+    )
     assert c["margin"] == pytest.approx(p[0] - p[1])
     assert confidence({5: 1.0}) == {"entropy": 0.0, "sd": 0.0, "margin": 1.0}
     assert confidence({}) == {"entropy": None, "sd": None, "margin": None}
 
 
 def test_review_queue_orders_and_resume():
-    judged = {"a": {"score": 3.0, "distribution": {3: 1.0}}, "b": {"score": 3.0, "distribution": {1: 0.5, 5: 0.5}},
-              "c": {"score": None}, "d": {"score": 2.0, "distribution": {2: 0.9, 3: 0.1}}}
+    judged = {
+        "a": {"score": 3.0, "distribution": {3: 1.0}},
+        "b": {"score": 3.0, "distribution": {1: 0.5, 5: 0.5}},
+        "c": {"score": None},
+        "d": {"score": 2.0, "distribution": {2: 0.9, 3: 0.1}},
+    }
     ids = ["a", "b", "c", "d"]
     assert [r["item"] for r in review_queue(ids, judged)] == ["c", "b", "d", "a"]
     human = {"a": 5.0, "d": 2.5}
@@ -175,7 +200,13 @@ def test_review_queue_orders_and_resume():
     acts = {"c": {"status": "skipped"}, "b": {"status": "rated"}}
     assert next_item(["c", "b", "d"], acts) == "d"
     assert next_item(["c", "b"], acts) == "c"  # skipped items come back last
-    assert progress(["c", "b", "d"], acts) == {"rated": 1, "cannot_judge": 0, "skipped": 1, "left": 1, "total": 3}
+    assert progress(["c", "b", "d"], acts) == {
+        "rated": 1,
+        "cannot_judge": 0,
+        "skipped": 1,
+        "left": 1,
+        "total": 3,
+    }
 
 
 def test_ratings_carry_over_to_a_new_version_for_unchanged_items(lib):
@@ -187,8 +218,12 @@ def test_ratings_carry_over_to_a_new_version_for_unchanged_items(lib):
     new = lib.import_items("sample", changed)
     assert new["label"] == "sample@2"
     # The unchanged item keeps its rating; the changed one must be rated again (the text is not the same).
-    assert {i: r["rating"] for i, r in lib.current_ratings(new["id"], "coherence")["ann"].items()} == {ids[1]: 5.0}
-    lib.add_rating(new["id"], ids[1], "coherence", "ann", 3)  # supersedes the carried rating, on both versions
+    assert {i: r["rating"] for i, r in lib.current_ratings(new["id"], "coherence")["ann"].items()} == {
+        ids[1]: 5.0
+    }
+    lib.add_rating(
+        new["id"], ids[1], "coherence", "ann", 3
+    )  # supersedes the carried rating, on both versions
     assert lib.human_means(new["id"], "coherence")[ids[1]] == 3.0
     assert lib.current_ratings(dataset_id, "coherence")["ann"][ids[1]]["rating"] == 3.0
     assert lib.undo_rating(new["id"], "coherence", "ann")["rating"] == 3.0
@@ -218,7 +253,9 @@ def test_geval_review_lists_the_queue_like_the_rate_page(tmp_path):
         top = max(ids, key=judge.get)
         lib.add_rating(dataset_id, top, "coherence", "ann", 1)
         human = lib.human_means(dataset_id, "coherence")
-    out = CliRunner().invoke(cli, ["review", run_id, "--order", "disagree", "--limit", "3", "--db", db, "--json"])
+    out = CliRunner().invoke(
+        cli, ["review", run_id, "--order", "disagree", "--limit", "3", "--db", db, "--json"]
+    )
     assert out.exit_code == 0, out.output
     result = json.loads(out.output)
     assert result["human"] == "coherence" and result["rated"] == len(ids) and len(result["items"]) == 3

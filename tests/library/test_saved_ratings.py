@@ -13,8 +13,10 @@ from prompt_library import DatasetMapping, Library
 
 ITEMS = 36
 RATED = 20  # rated in the workbench; the other 16 only carry their imported ratings
-MAPPING = DatasetMapping(inputs={"document": "doc", "summary": "text"},
-                         human={"coherence": "experts.coherence", "fluency": "fluency"})
+MAPPING = DatasetMapping(
+    inputs={"document": "doc", "summary": "text"},
+    human={"coherence": "experts.coherence", "fluency": "fluency"},
+)
 
 
 def golden_rows() -> list[dict]:
@@ -22,8 +24,15 @@ def golden_rows() -> list[dict]:
     rows = []
     for n in range(ITEMS):
         people = [1 + n % 5, 1 + (n + 1) % 5, None if n % 7 == 0 else 1 + (n * 3) % 5]
-        rows.append({"id": f"g{n:02d}", "doc": f"Document {n}.", "text": f"Summary {n}.",
-                     "experts": {"coherence": people}, "fluency": 1 + n % 3})
+        rows.append(
+            {
+                "id": f"g{n:02d}",
+                "doc": f"Document {n}.",
+                "text": f"Summary {n}.",
+                "experts": {"coherence": people},
+                "fluency": 1 + n % 3,
+            }
+        )
     return rows
 
 
@@ -57,7 +66,13 @@ def test_every_imported_rating_survives_and_workbench_raters_follow_the_imported
     given = rate(lib, dataset_id, before)
     means = lib.human_means(dataset_id, "coherence")  # what the pages read before saving
     saved = lib.save_ratings_version(dataset_id, "coherence")
-    assert saved["raters"] == ["imported coherence.0", "imported coherence.1", "imported coherence.2", "al", "bo"]
+    assert saved["raters"] == [
+        "imported coherence.0",
+        "imported coherence.1",
+        "imported coherence.2",
+        "al",
+        "bo",
+    ]
     assert lib.rater_names(saved["id"], "coherence") == saved["raters"]
     after = {i.id: i.human for i in lib.dataset_items(saved["id"])}
     assert len(after) == ITEMS
@@ -85,17 +100,26 @@ def test_saving_again_replaces_a_workbench_raters_column_and_never_doubles_it(li
     first = lib.save_ratings_version(dataset_id, "coherence")
     target = before[0].id
     lib.add_rating(first["id"], target, "coherence", "al", 5)  # al changes a rating on the saved version
-    lib.add_rating(first["id"], before[RATED].id, "coherence", "cy", 2)  # a new rater on an imported-only item
+    lib.add_rating(
+        first["id"], before[RATED].id, "coherence", "cy", 2
+    )  # a new rater on an imported-only item
     second = lib.save_ratings_version(first["id"], "coherence")
-    assert second["raters"] == ["imported coherence.0", "imported coherence.1", "imported coherence.2", "al", "bo",
-                                "cy"]
+    assert second["raters"] == [
+        "imported coherence.0",
+        "imported coherence.1",
+        "imported coherence.2",
+        "al",
+        "bo",
+        "cy",
+    ]
     after = {i.id: i.human for i in lib.dataset_items(second["id"])}
     assert after[target]["coherence.3"] == 5.0 and "coherence.6" not in after[target]
     imported = before[RATED].human
-    assert {k: after[before[RATED].id][k] for k in imported if k != "coherence"} == \
-        {k: v for k, v in imported.items() if k != "coherence"}
+    assert {k: after[before[RATED].id][k] for k in imported if k != "coherence"} == {
+        k: v for k, v in imported.items() if k != "coherence"
+    }
     assert after[before[RATED].id]["coherence.5"] == 2.0
-    for item in before[RATED + 1:]:  # still untouched two saves later
+    for item in before[RATED + 1 :]:  # still untouched two saves later
         assert after[item.id] == item.human
 
 

@@ -35,50 +35,101 @@ def _unprotected(trigger: str, sql: str) -> str:
 
 # (name, SQL with :placeholders, a query that is true once the statement took effect, texts verify prints)
 STATEMENTS = [
-    ("update a judgment's score, trigger re-created",
-     _unprotected("judgments_no_update", "UPDATE judgments SET score = 1.25 WHERE run_id = :run AND item_id = :item"),
-     "SELECT score = 1.25 FROM judgments WHERE run_id = :run AND item_id = :item",
-     ["judgment {run}/{item}/0: stored hash does not match its content", "run {run}: digest does not match"]),
-    ("turn an errored judgment into a score",
-     _unprotected("judgments_no_update", "UPDATE judgments SET score = 3.0, error = NULL WHERE item_id = :errored"),
-     "SELECT error IS NULL AND score = 3.0 FROM judgments WHERE item_id = :errored",
-     ["judgment {run}/{errored}/0: stored hash does not match its content"]),
-    ("edit a rating", _unprotected("ratings_no_update", "UPDATE ratings SET rating = 4.5 WHERE id = :rating"),
-     "SELECT rating = 4.5 FROM ratings WHERE id = :rating", ["rating {rating}: stored hash does not match"]),
-    ("edit a run's judge",
-     _unprotected("runs_no_update", "UPDATE runs SET judge = json_set(judge, '$.model', 'other') WHERE id = :run"),
-     "SELECT json_extract(judge, '$.model') = 'other' FROM runs WHERE id = :run",
-     ["run {run}: stored hash does not match its content"]),
-    ("delete a judgment, trigger re-created",
-     _unprotected("judgments_no_delete", "DELETE FROM judgments WHERE run_id = :run AND item_id = :item"),
-     "SELECT COUNT(*) = 0 FROM judgments WHERE item_id = :item",
-     ["run {run}: digest does not match its judgments"]),
-    ("score over a final judgment as its successor",
-     _unprotected("judgments_no_replace", "INSERT INTO judgments (run_id, item_id, attempt, score, mode, created_at) "
-                  "VALUES (:run, :item, 1, 5.0, 'logprobs', 'now')"),
-     "SELECT COUNT(*) = 2 FROM judgments WHERE item_id = :item",
-     ["judgment {run}/{item}/1: carries no row hash", "judgment {run}/{item}/1: follows a final judgment"]),
-    ("drop column score", "ALTER TABLE judgments DROP COLUMN score",
-     "SELECT COUNT(*) = 0 FROM pragma_table_info('judgments') WHERE name = 'score'",
-     ["table judgments: column score missing"]),
-    ("drop a trigger", "DROP TRIGGER judgments_no_update",
-     "SELECT COUNT(*) = 0 FROM sqlite_master WHERE name = 'judgments_no_update'",
-     ["trigger judgments_no_update missing"]),
-    ("delete a migration record", "DELETE FROM _sqlite_migrations WHERE name = 'm003_pin'",
-     "SELECT COUNT(*) = 0 FROM _sqlite_migrations WHERE name = 'm003_pin'", ["migration m003_pin: record missing"]),
-    ("delete the last migration record", "DELETE FROM _sqlite_migrations WHERE name = 'm009_tamper_evidence'",
-     "SELECT COUNT(*) = 0 FROM _sqlite_migrations WHERE name = 'm009_tamper_evidence'",
-     ["migration m009_tamper_evidence: record missing"]),
-    ("insert a forged cache row with a recomputed hash",
-     "INSERT INTO judge_cache (key, reply, hash, created_at) VALUES ('forged-key', :forged, :forged_hash, 'now')",
-     "SELECT COUNT(*) = 1 FROM judge_cache WHERE key = 'forged-key'",
-     ["cache entry forged-key…: names no judgment it came from (it is never replayed)"]),
-    ("forge a cache row naming a real judgment",
-     "INSERT INTO judge_cache (key, reply, hash, created_at, origin) VALUES ('forged-key', :forged, :forged_hash, "
-     "'now', :origin)", "SELECT COUNT(*) = 1 FROM judge_cache WHERE origin = :origin AND key = 'forged-key'",
-     ["cache entry forged-key…: its reply is not the one its origin judgment {run}/{item} was scored from"]),
+    (
+        "update a judgment's score, trigger re-created",
+        _unprotected(
+            "judgments_no_update", "UPDATE judgments SET score = 1.25 WHERE run_id = :run AND item_id = :item"
+        ),
+        "SELECT score = 1.25 FROM judgments WHERE run_id = :run AND item_id = :item",
+        [
+            "judgment {run}/{item}/0: stored hash does not match its content",
+            "run {run}: digest does not match",
+        ],
+    ),
+    (
+        "turn an errored judgment into a score",
+        _unprotected(
+            "judgments_no_update", "UPDATE judgments SET score = 3.0, error = NULL WHERE item_id = :errored"
+        ),
+        "SELECT error IS NULL AND score = 3.0 FROM judgments WHERE item_id = :errored",
+        ["judgment {run}/{errored}/0: stored hash does not match its content"],
+    ),
+    (
+        "edit a rating",
+        _unprotected("ratings_no_update", "UPDATE ratings SET rating = 4.5 WHERE id = :rating"),
+        "SELECT rating = 4.5 FROM ratings WHERE id = :rating",
+        ["rating {rating}: stored hash does not match"],
+    ),
+    (
+        "edit a run's judge",
+        _unprotected(
+            "runs_no_update", "UPDATE runs SET judge = json_set(judge, '$.model', 'other') WHERE id = :run"
+        ),
+        "SELECT json_extract(judge, '$.model') = 'other' FROM runs WHERE id = :run",
+        ["run {run}: stored hash does not match its content"],
+    ),
+    (
+        "delete a judgment, trigger re-created",
+        _unprotected("judgments_no_delete", "DELETE FROM judgments WHERE run_id = :run AND item_id = :item"),
+        "SELECT COUNT(*) = 0 FROM judgments WHERE item_id = :item",
+        ["run {run}: digest does not match its judgments"],
+    ),
+    (
+        "score over a final judgment as its successor",
+        _unprotected(
+            "judgments_no_replace",
+            "INSERT INTO judgments (run_id, item_id, attempt, score, mode, created_at) "
+            "VALUES (:run, :item, 1, 5.0, 'logprobs', 'now')",
+        ),
+        "SELECT COUNT(*) = 2 FROM judgments WHERE item_id = :item",
+        ["judgment {run}/{item}/1: carries no row hash", "judgment {run}/{item}/1: follows a final judgment"],
+    ),
+    (
+        "drop column score",
+        "ALTER TABLE judgments DROP COLUMN score",
+        "SELECT COUNT(*) = 0 FROM pragma_table_info('judgments') WHERE name = 'score'",
+        ["table judgments: column score missing"],
+    ),
+    (
+        "drop a trigger",
+        "DROP TRIGGER judgments_no_update",
+        "SELECT COUNT(*) = 0 FROM sqlite_master WHERE name = 'judgments_no_update'",
+        ["trigger judgments_no_update missing"],
+    ),
+    (
+        "delete a migration record",
+        "DELETE FROM _sqlite_migrations WHERE name = 'm003_pin'",
+        "SELECT COUNT(*) = 0 FROM _sqlite_migrations WHERE name = 'm003_pin'",
+        ["migration m003_pin: record missing"],
+    ),
+    (
+        "delete the last migration record",
+        "DELETE FROM _sqlite_migrations WHERE name = 'm009_tamper_evidence'",
+        "SELECT COUNT(*) = 0 FROM _sqlite_migrations WHERE name = 'm009_tamper_evidence'",
+        ["migration m009_tamper_evidence: record missing"],
+    ),
+    (
+        "insert a forged cache row with a recomputed hash",
+        "INSERT INTO judge_cache (key, reply, hash, created_at) VALUES ('forged-key', :forged, :forged_hash, 'now')",
+        "SELECT COUNT(*) = 1 FROM judge_cache WHERE key = 'forged-key'",
+        ["cache entry forged-key…: names no judgment it came from (it is never replayed)"],
+    ),
+    (
+        "forge a cache row naming a real judgment",
+        "INSERT INTO judge_cache (key, reply, hash, created_at, origin) VALUES ('forged-key', :forged, :forged_hash, "
+        "'now', :origin)",
+        "SELECT COUNT(*) = 1 FROM judge_cache WHERE origin = :origin AND key = 'forged-key'",
+        [
+            "cache entry forged-key…: its reply is not the one its origin judgment {run}/{item} was scored from"
+        ],
+    ),
 ]
-FORGED = {"choices": [{"text": "5 (forged)", "positions": None}], "model_version": "m", "usage": {}, "latency_s": 0.0}
+FORGED = {
+    "choices": [{"text": "5 (forged)", "positions": None}],
+    "model_version": "m",
+    "usage": {},
+    "latency_s": 0.0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +140,13 @@ def template(tmp_path_factory) -> tuple[Path, dict[str, object]]:
         prompt = lib.get_prompt("coherence")
         items = lib.dataset_items("sample")[:6]
         run = lib.create_run(prompt.id, "sample", prompt.dimension.judge, item_ids=[i.id for i in items])
-        with lib.transaction():  # the runner's cache writes are cleared: this file holds one entry, with origin
+        with (
+            lib.transaction()
+        ):  # the runner's cache writes are cleared: this file holds one entry, with origin
             run_scoring(prompt, items[:5], ScriptedJudge(), lib, run)
-            real = lib._one("SELECT reply FROM judge_cache WHERE origin = ?", [f"{run}/{items[0].id}"])["reply"]
+            real = lib._one("SELECT reply FROM judge_cache WHERE origin = ?", [f"{run}/{items[0].id}"])[
+                "reply"
+            ]
             lib.conn.execute("DELETE FROM judge_cache")
         lib.save_judgment(run, Judgment(items[5].id, mode="logprobs", error="JudgeError: boom"))
         lib.finish_run(run, "done")
@@ -100,8 +155,15 @@ def template(tmp_path_factory) -> tuple[Path, dict[str, object]]:
         lib.cache_put("real-key", json.loads(real), origin=f"{run}/{first['item_id']}")
         rating = lib.add_rating(lib.get_dataset("sample")["id"], items[0].id, "coherence", "ann", 4.0)
     text = json.dumps(FORGED, sort_keys=True, separators=(",", ":"))
-    params = {"run": run, "item": first["item_id"], "errored": items[5].id, "rating": rating, "forged": text,
-              "forged_hash": cache_hash("forged-key", text), "origin": f"{run}/{first['item_id']}"}
+    params = {
+        "run": run,
+        "item": first["item_id"],
+        "errored": items[5].id,
+        "rating": rating,
+        "forged": text,
+        "forged_hash": cache_hash("forged-key", text),
+        "origin": f"{run}/{first['item_id']}",
+    }
     return path, params
 
 
@@ -156,7 +218,9 @@ def test_a_retry_appends_a_successor_and_reads_return_the_latest(tmp_path):
         assert not lib.save_judgment(run, Judgment("d01-a", score=1.0, mode="logprobs"))  # final is final
         stored = lib.conn.execute("SELECT attempt, score, error FROM judgments ORDER BY attempt").fetchall()
         assert stored == [(0, None, "JudgeError: boom"), (1, 3.5, None)]
-        assert [(j["item_id"], j["score"], j["top_rating"]) for j in lib.judgments(run)] == [("d01-a", 3.5, 4.0)]
+        assert [(j["item_id"], j["score"], j["top_rating"]) for j in lib.judgments(run)] == [
+            ("d01-a", 3.5, 4.0)
+        ]
         got = lib.get_run(run)
         assert (got["judged"], got["errors"], lib.scored_count(run)) == (1, 0, 1)
         assert lib.judged_item_ids(run) == lib.judged_item_ids(run, include_errors=True) == {"d01-a"}
@@ -169,8 +233,20 @@ def test_a_row_hash_is_over_the_values_as_stored(tmp_path):
     """An int rating in a REAL column is stored as 3.0, a bool as 1: the hash taken on insert is verify's."""
     with Library(tmp_path / "lib.db") as lib:
         run = lib.create_run("coherence", "sample", lib.get_prompt("coherence").dimension.judge)
-        lib.save_judgment(run, Judgment("d01-a", score=3, top_rating=3, latency_s=1, cached=True, mode="logprobs",
-                                        distribution={3: 1.0}, replies=["3"], differs=True))
+        lib.save_judgment(
+            run,
+            Judgment(
+                "d01-a",
+                score=3,
+                top_rating=3,
+                latency_s=1,
+                cached=True,
+                mode="logprobs",
+                distribution={3: 1.0},
+                replies=["3"],
+                differs=True,
+            ),
+        )
         row = lib._one("SELECT * FROM judgments")
         assert row["score"] == 3.0 and isinstance(row["score"], float) and row["cached"] == 1
         assert row["row_hash"] == row_hash("judgments", row)
@@ -196,17 +272,31 @@ def test_the_migration_hashes_rows_written_before_it(tmp_path):
     old = tmp_path / "older.db"
     db = sqlite_utils.Database(old)
     migrations.apply(db, stop_before="m009_tamper_evidence")
-    db.execute("INSERT INTO prompts (id, name, version, dimension, judge, created_at) VALUES (?, 'p', 1, ?, 'j', ?)",
-               [prompt.id, json.dumps(prompt.dimension.to_dict()), now()])
-    db.execute("INSERT INTO datasets (id, name, version, item_count, created_at) VALUES (?, 's', 1, 1, ?)",
-               [dataset["id"], now()])
-    db.execute("INSERT INTO items (dataset_id, item_id, position, fields) VALUES (?, 'a', 0, '{}')", [dataset["id"]])
-    db.execute("INSERT INTO runs (id, prompt_id, dataset_id, judge, status, created_at, finished_at) "
-               "VALUES ('r1', ?, ?, '{}', 'done', 'then', 'later')", [prompt.id, dataset["id"]])
-    db.execute("INSERT INTO judgments (run_id, item_id, score, replies, mode, created_at) "
-               "VALUES ('r1', 'a', 2.5, '[\"2\"]', 'sampling', 'then')")
-    db.execute("INSERT INTO ratings (dataset_id, item_id, dimension, rater, rating, status, created_at) "
-               "VALUES (?, 'a', 'coherence', 'ann', 3, 'rated', 'then')", [dataset["id"]])
+    db.execute(
+        "INSERT INTO prompts (id, name, version, dimension, judge, created_at) VALUES (?, 'p', 1, ?, 'j', ?)",
+        [prompt.id, json.dumps(prompt.dimension.to_dict()), now()],
+    )
+    db.execute(
+        "INSERT INTO datasets (id, name, version, item_count, created_at) VALUES (?, 's', 1, 1, ?)",
+        [dataset["id"], now()],
+    )
+    db.execute(
+        "INSERT INTO items (dataset_id, item_id, position, fields) VALUES (?, 'a', 0, '{}')", [dataset["id"]]
+    )
+    db.execute(
+        "INSERT INTO runs (id, prompt_id, dataset_id, judge, status, created_at, finished_at) "
+        "VALUES ('r1', ?, ?, '{}', 'done', 'then', 'later')",
+        [prompt.id, dataset["id"]],
+    )
+    db.execute(
+        "INSERT INTO judgments (run_id, item_id, score, replies, mode, created_at) "
+        "VALUES ('r1', 'a', 2.5, '[\"2\"]', 'sampling', 'then')"
+    )
+    db.execute(
+        "INSERT INTO ratings (dataset_id, item_id, dimension, rater, rating, status, created_at) "
+        "VALUES (?, 'a', 'coherence', 'ann', 3, 'rated', 'then')",
+        [dataset["id"]],
+    )
     db.conn.commit()
     db.close()
     with Library(old, seed_examples=False) as lib:
@@ -218,7 +308,11 @@ def test_the_migration_hashes_rows_written_before_it(tmp_path):
     # The hand-made prompt and dataset rows do not match their hashes; every result row does.
     assert {p["kind"] for p in report["problems"]} == {"prompt", "dataset"}, report["problems"]
     assert {k: report["checked"][k] for k in ("runs", "run_digests", "judgments", "ratings")} == {
-        "runs": 1, "run_digests": 1, "judgments": 1, "ratings": 1}
+        "runs": 1,
+        "run_digests": 1,
+        "judgments": 1,
+        "ratings": 1,
+    }
 
 
 def test_a_forger_who_rehashes_passes_verify_but_not_the_signature(library_file, tmp_path, monkeypatch):
@@ -226,24 +320,34 @@ def test_a_forger_who_rehashes_passes_verify_but_not_the_signature(library_file,
     path, params = library_file
     key = tmp_path / "signing.key"
     key.write_text("0123456789abcdef0123456789abcdef\n")
-    signed = CliRunner().invoke(cli, ["verify", "--db", str(path), "--sign", str(params["run"]), "--key-file", str(key)])
+    signed = CliRunner().invoke(
+        cli, ["verify", "--db", str(path), "--sign", str(params["run"]), "--key-file", str(key)]
+    )
     assert signed.exit_code == 0, signed.output
     signature = tmp_path / "run.sig.json"
-    signature.write_text(signed.output[signed.output.index("{"): signed.output.rindex("}") + 1])
+    signature.write_text(signed.output[signed.output.index("{") : signed.output.rindex("}") + 1])
     check = ["verify", "--db", str(path), "--check-signature", str(signature)]
     monkeypatch.setenv("GEVAL_SIGNING_KEY", "0123456789abcdef0123456789abcdef")
     assert CliRunner().invoke(cli, check).exit_code == 0
     # The forger: a new score, its row hash and the run's digest recomputed, every trigger put back.
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("DROP TRIGGER judgments_no_update")
-    conn.execute("UPDATE judgments SET score = 1.25 WHERE run_id = ? AND item_id = ?", [params["run"], params["item"]])
-    cursor = conn.execute("SELECT * FROM judgments WHERE run_id = ? AND item_id = ?", [params["run"], params["item"]])
+    conn.execute(
+        "UPDATE judgments SET score = 1.25 WHERE run_id = ? AND item_id = ?", [params["run"], params["item"]]
+    )
+    cursor = conn.execute(
+        "SELECT * FROM judgments WHERE run_id = ? AND item_id = ?", [params["run"], params["item"]]
+    )
     row = dict(zip([c[0] for c in cursor.description], cursor.fetchone(), strict=True))
-    conn.execute("UPDATE judgments SET row_hash = ? WHERE run_id = ? AND item_id = ?",
-                 [row_hash("judgments", row), params["run"], params["item"]])
+    conn.execute(
+        "UPDATE judgments SET row_hash = ? WHERE run_id = ? AND item_id = ?",
+        [row_hash("judgments", row), params["run"], params["item"]],
+    )
     from prompt_library.rehash import stored_digest
 
-    conn.execute("UPDATE runs SET digest = ? WHERE id = ?", [stored_digest(conn, str(params["run"])), params["run"]])
+    conn.execute(
+        "UPDATE runs SET digest = ? WHERE id = ?", [stored_digest(conn, str(params["run"])), params["run"]]
+    )
     conn.execute(migrations.PROTECTION_TRIGGERS["judgments_no_update"])
     conn.close()
     assert verify(path).exit_code == 0  # the unkeyed hashes agree with the forgery
@@ -253,20 +357,25 @@ def test_a_forger_who_rehashes_passes_verify_but_not_the_signature(library_file,
     assert "not made with this key" in CliRunner().invoke(cli, check).output
     monkeypatch.delenv("GEVAL_SIGNING_KEY")
     missing = CliRunner().invoke(cli, check)
-    assert missing.exit_code == 1 and "GEVAL_SIGNING_KEY" in missing.output and "Traceback" not in missing.output
+    assert (
+        missing.exit_code == 1 and "GEVAL_SIGNING_KEY" in missing.output and "Traceback" not in missing.output
+    )
 
 
 def test_runs_export_writes_a_signature_verify_checks(library_file, tmp_path, monkeypatch):
     path, params = library_file
     monkeypatch.setenv("GEVAL_SIGNING_KEY", "0123456789abcdef0123456789abcdef")
     out = tmp_path / "results.jsonl"
-    done = CliRunner().invoke(cli, ["runs", "export", str(params["run"]), "-o", str(out), "--sign", "--db", str(path)])
+    done = CliRunner().invoke(
+        cli, ["runs", "export", str(params["run"]), "-o", str(out), "--sign", "--db", str(path)]
+    )
     assert done.exit_code == 0, done.output
     signed = json.loads((tmp_path / "results.jsonl.sig.json").read_text())
     assert signed["run_id"] == params["run"] and signed["judgments"] == 6 and len(signed["signature"]) == 64
     assert "GEVAL_SIGNING_KEY" not in (tmp_path / "results.jsonl.sig.json").read_text()
     with sqlite3.connect(path) as conn:  # the key is nowhere in the library
         assert not conn.execute("SELECT 1 FROM meta WHERE value LIKE '%0123456789abcdef%'").fetchone()
-    check = CliRunner().invoke(cli, ["verify", "--db", str(path), "--check-signature",
-                                     str(tmp_path / "results.jsonl.sig.json")])
+    check = CliRunner().invoke(
+        cli, ["verify", "--db", str(path), "--check-signature", str(tmp_path / "results.jsonl.sig.json")]
+    )
     assert check.exit_code == 0 and "signature ok" in check.output, check.output

@@ -20,8 +20,13 @@ dim = partial(
     dimension,
     name="Relevance",
     definition="Whether the summary keeps the important content.",
-    anchors={1: "Off topic.", 2: "Misses the main point.", 3: "Main point only.", 4: "Most key points.",
-             5: "All key points, nothing extra."},
+    anchors={
+        1: "Off topic.",
+        2: "Misses the main point.",
+        3: "Main point only.",
+        4: "Most key points.",
+        5: "All key points, nothing extra.",
+    },
     steps=("Read the document.", "Read the summary.", "Rate it."),
 )
 
@@ -36,7 +41,9 @@ def test_a_complete_dimension_passes_every_check():
 
 def test_every_scale_point_needs_an_anchor():
     errors = found(dim(anchors={1: "Off topic.", 5: "All.", 3: "  "}), "error")
-    assert [(c.field, c.message) for c in errors] == [("anchors", "describe every scale point; missing: 2, 3, 4")]
+    assert [(c.field, c.message) for c in errors] == [
+        ("anchors", "describe every scale point; missing: 2, 3, 4")
+    ]
     outside = found(dim(scale=Scale(1, 3), anchors={1: "a", 2: "b", 3: "c", 4: "d"}), "error")
     assert outside[0].message.startswith("anchors for 4 are outside the scale 1-3")
 
@@ -72,7 +79,10 @@ def test_ratings_must_fit_one_token_where_the_tokenizer_is_known():
     openai = JudgeSettings(provider="openai", model="gpt-4o-2024-08-06")
     assert found(dim(**ten, judge=openai)) == []
     assert ratings_single_token(openai, Scale(0, 999)) and not ratings_single_token(openai, Scale(1, 1000))
-    assert ratings_single_token(JudgeSettings(provider="gemini", model="gemini-2.0-flash-001"), Scale(1, 10)) is None
+    assert (
+        ratings_single_token(JudgeSettings(provider="gemini", model="gemini-2.0-flash-001"), Scale(1, 10))
+        is None
+    )
     assert not ratings_single_token(JudgeSettings(), Scale(-1, 3))
 
 
@@ -88,12 +98,15 @@ def test_local_tokenizer_splits_digits():
     assert len(tokens["10"]) == 2 and tokens["10"] == tokens["1"] + tokens["0"]
 
 
-@pytest.mark.parametrize("field, text", [
-    ("definition", "Redundancy of the summary; lower is better."),
-    ("definition", "Count the errors: lower scores are better."),
-    ("steps", "Higher scores mean worse summaries."),
-    ("anchors.1", "Lower is best: no problems at all."),
-])
+@pytest.mark.parametrize(
+    "field, text",
+    [
+        ("definition", "Redundancy of the summary; lower is better."),
+        ("definition", "Count the errors: lower scores are better."),
+        ("steps", "Higher scores mean worse summaries."),
+        ("anchors.1", "Lower is best: no problems at all."),
+    ],
+)
 def test_polarity_words_that_contradict_the_scale(field, text):
     if field == "steps":
         d = dim(steps=("Read it.", text))
@@ -106,24 +119,32 @@ def test_polarity_words_that_contradict_the_scale(field, text):
 
 
 def test_reversed_anchors_are_a_warning():
-    reversed_anchors = {1: "Excellent, perfect coverage.", 2: "Good.", 3: "Fair.", 4: "Poor.",
-                        5: "Worst: useless and off topic."}
+    reversed_anchors = {
+        1: "Excellent, perfect coverage.",
+        2: "Good.",
+        3: "Fair.",
+        4: "Poor.",
+        5: "Worst: useless and off topic.",
+    }
     assert [(c.level, c.field) for c in found(dim(anchors=reversed_anchors))] == [("warning", "anchors")]
 
 
-@pytest.mark.parametrize("provider, model, warns", [
-    ("openai", "gpt-4o", True),
-    ("openai", "gpt-4o-mini", True),
-    ("openai", "chatgpt-4o-latest", True),
-    ("openai", "gpt-4o-2024-08-06", False),
-    ("openai", "gpt-4-0613", False),
-    ("openai", "gpt-3.5-turbo-0125", False),
-    ("gemini", "gemini-2.0-flash", True),
-    ("gemini", "gemini-1.5-pro-latest", True),
-    ("gemini", "gemini-1.5-flash-002", False),
-    ("gemini", "gemini-2.5-flash-preview-05-20", False),
-    ("local", "smollm2-135m-instruct", False),
-])
+@pytest.mark.parametrize(
+    "provider, model, warns",
+    [
+        ("openai", "gpt-4o", True),
+        ("openai", "gpt-4o-mini", True),
+        ("openai", "chatgpt-4o-latest", True),
+        ("openai", "gpt-4o-2024-08-06", False),
+        ("openai", "gpt-4-0613", False),
+        ("openai", "gpt-3.5-turbo-0125", False),
+        ("gemini", "gemini-2.0-flash", True),
+        ("gemini", "gemini-1.5-pro-latest", True),
+        ("gemini", "gemini-1.5-flash-002", False),
+        ("gemini", "gemini-2.5-flash-preview-05-20", False),
+        ("local", "smollm2-135m-instruct", False),
+    ],
+)
 def test_undated_aliases_warn(provider, model, warns):
     assert bool(model_alias_warnings(JudgeSettings(provider=provider, model=model))) is warns
 
@@ -151,20 +172,29 @@ def test_steps_that_each_end_on_a_rating_are_scores_not_steps():
     from geval_core.prompts.checks import dimension_checks
     from tests.runner_helpers import dimension
 
-    scored = replace(dimension(), steps=("1. Read the customer's message: 3", "2. Read the reply: 4.",
-                                         "3. Check the tone - 2"))
+    scored = replace(
+        dimension(),
+        steps=("1. Read the customer's message: 3", "2. Read the reply: 4.", "3. Check the tone - 2"),
+    )
     found = [c for c in dimension_checks(scored) if c.field == "steps" and c.level == "error"]
     assert len(found) == 1 and "every step ends on a rating (1, 2, 3)" in found[0].message
-    fine = replace(dimension(), steps=("1. Read the message.", "2. Rate it from 1 to 5.", "3. Give a score: 1-5."))
+    fine = replace(
+        dimension(), steps=("1. Read the message.", "2. Rate it from 1 to 5.", "3. Give a score: 1-5.")
+    )
     assert not [c for c in dimension_checks(fine) if c.field == "steps" and c.level == "error"]
 
 
 def test_a_step_names_another_input_only_when_it_reads_it_as_the_thing_checked():
     def step_warnings(step: str) -> list[str]:
-        dimension = dim(inputs=("conversation", "reply"), template=None, steps=("Read the conversation.", step))
+        dimension = dim(
+            inputs=("conversation", "reply"), template=None, steps=("Read the conversation.", step)
+        )
         return [c.message for c in check_dimension(dimension) if c.field == "steps"]
 
-    assert step_warnings("Check the reply answers the customer rather than a different or generic question.") == []
+    assert (
+        step_warnings("Check the reply answers the customer rather than a different or generic question.")
+        == []
+    )
     [warning] = step_warnings("Compare the reply with the summary.")
     assert warning.startswith("step 2 names 'summary': not an input of this prompt (conversation, reply)")
     [warning] = step_warnings("Check that each document is covered.")

@@ -47,16 +47,32 @@ def test_the_runner_refuses_before_any_call(tmp_path):
     run_id = lib.create_run(prompt.id, "dialogues", SCRIPTED)
     Counting.calls = 0
     with pytest.raises(InputError, match="has no 'document', 'summary'"):
-        run_scoring(prompt, lib.dataset_items("dialogues"), Counting(), lib, run_id, RunOptions(settings=SCRIPTED))
+        run_scoring(
+            prompt, lib.dataset_items("dialogues"), Counting(), lib, run_id, RunOptions(settings=SCRIPTED)
+        )
     assert Counting.calls == 0 and lib.judgments(run_id) == []
 
 
 def test_cli_score_and_batch_prepare_refuse_a_dataset_without_the_inputs(tmp_path):
     lib, prompt = dialogue_library(tmp_path / "lib.db")
     before = len(lib.list_runs())
-    out = CliRunner().invoke(cli, ["score", "--prompt", prompt.label, "--data", "dialogues@1", "--judge", "scripted",
-                                   "--db", str(tmp_path / "lib.db")])
-    assert out.exit_code == 1 and "has no 'document', 'summary'" in out.output and "Traceback" not in out.output
+    out = CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--prompt",
+            prompt.label,
+            "--data",
+            "dialogues@1",
+            "--judge",
+            "scripted",
+            "--db",
+            str(tmp_path / "lib.db"),
+        ],
+    )
+    assert (
+        out.exit_code == 1 and "has no 'document', 'summary'" in out.output and "Traceback" not in out.output
+    )
     gpt = JudgeSettings(provider="openai", model="gpt-4o-mini")
     with pytest.raises(InputError, match="its fields are context, response"):
         prepare_batch(lib, prompt, "dialogues", gpt, tmp_path / "batch.jsonl")
@@ -68,7 +84,9 @@ def test_the_score_page_says_what_a_dataset_lacks_and_offers_no_start(tmp_path, 
     Library(path).import_items("dialogues", DIALOGUE)
     at = open_page("score")
     options = at.selectbox(key="score_dataset").options
-    assert options[0].startswith("sample@") and any("does not fit: no document, summary" in o for o in options)
+    assert options[0].startswith("sample@") and any(
+        "does not fit: no document, summary" in o for o in options
+    )
     at.selectbox(key="score_dataset").set_value("dialogues@1").run()
     assert "has no 'document', 'summary'" in page_text(at)
     assert not [b for b in at.button if b.key == "score_start"]

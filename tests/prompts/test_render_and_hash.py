@@ -19,7 +19,15 @@ coherence = partial(
 
 def test_default_template_puts_fixed_part_first_and_ends_on_the_form():
     template = default_template(("document", "summary"))
-    assert placeholders(template) == ["name", "scale", "definition", "anchors", "steps", "document", "summary"]
+    assert placeholders(template) == [
+        "name",
+        "scale",
+        "definition",
+        "anchors",
+        "steps",
+        "document",
+        "summary",
+    ]
     assert template.index("{{steps}}") < template.index("{{document}}")
     assert template.endswith("Evaluation Form (scores ONLY):\n\n- {{name}}:")
 

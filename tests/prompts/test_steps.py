@@ -32,22 +32,41 @@ class TextJudge:
         return JudgeReply((Choice(self.texts.pop(0)),), "writer-2024-05-01", Usage(50, self.output_tokens))
 
 
-@pytest.mark.parametrize(("text", "steps"), [
-    ("1. Read the source.\n2. Read the summary.\n3. Assign a score.",
-     ["Read the source.", "Read the summary.", "Assign a score."]),
-    ("Sure! Here are the steps:\n\n1) Read the source\n2) Compare\n\nThese steps keep it consistent.",
-     ["Read the source", "Compare"]),
-    ("**Step 1:** Read the source carefully.\n**Step 2:** List its key points.\nStep 3: Rate it 1-5.",
-     ["Read the source carefully.", "List its key points.", "Rate it 1-5."]),
-    ("Evaluation steps:\n- Read it\n- Compare it\n* Rate it", ["Read it", "Compare it", "Rate it"]),
-    ("1. Read the source. 2. Find the key points. 3. Rate relevance.",
-     ["Read the source.", "Find the key points.", "Rate relevance."]),
-    ("1. Read the source\n   and the summary.\n   - note the topic\n2. Rate.\n1. Read the source\n2. Rate.",
-     ["Read the source and the summary. note the topic", "Rate."]),
-    ("1.\nRead the source\n2. Weigh it on a 1.5 point basis", ["Read the source", "Weigh it on a 1.5 point basis"]),
-    ("(1) Read.\n(2) **Check** the `facts`.\n(3) Check the facts.", ["Read.", "Check the facts."]),
-    ("1. Read the source.\n\nThis matters because sources vary.\n\n2. Rate it.", ["Read the source.", "Rate it."]),
-])
+@pytest.mark.parametrize(
+    ("text", "steps"),
+    [
+        (
+            "1. Read the source.\n2. Read the summary.\n3. Assign a score.",
+            ["Read the source.", "Read the summary.", "Assign a score."],
+        ),
+        (
+            "Sure! Here are the steps:\n\n1) Read the source\n2) Compare\n\nThese steps keep it consistent.",
+            ["Read the source", "Compare"],
+        ),
+        (
+            "**Step 1:** Read the source carefully.\n**Step 2:** List its key points.\nStep 3: Rate it 1-5.",
+            ["Read the source carefully.", "List its key points.", "Rate it 1-5."],
+        ),
+        ("Evaluation steps:\n- Read it\n- Compare it\n* Rate it", ["Read it", "Compare it", "Rate it"]),
+        (
+            "1. Read the source. 2. Find the key points. 3. Rate relevance.",
+            ["Read the source.", "Find the key points.", "Rate relevance."],
+        ),
+        (
+            "1. Read the source\n   and the summary.\n   - note the topic\n2. Rate.\n1. Read the source\n2. Rate.",
+            ["Read the source and the summary. note the topic", "Rate."],
+        ),
+        (
+            "1.\nRead the source\n2. Weigh it on a 1.5 point basis",
+            ["Read the source", "Weigh it on a 1.5 point basis"],
+        ),
+        ("(1) Read.\n(2) **Check** the `facts`.\n(3) Check the facts.", ["Read.", "Check the facts."]),
+        (
+            "1. Read the source.\n\nThis matters because sources vary.\n\n2. Rate it.",
+            ["Read the source.", "Rate it."],
+        ),
+    ],
+)
 def test_parse_steps_handles_numbering_bullets_and_stray_prose(text, steps):
     assert parse_steps(text) == steps
 
@@ -78,14 +97,19 @@ def test_generate_steps_asks_once_and_returns_the_writer_version():
 
 def test_generate_steps_restores_the_primer_for_priming_judges():
     judge = TextJudge(" Read the source.\n2. Rate relevance.", primes=True)
-    assert generate_steps(DIM, judge, model="other", temperature=0.3)[0] == ["Read the source.", "Rate relevance."]
+    assert generate_steps(DIM, judge, model="other", temperature=0.3)[0] == [
+        "Read the source.",
+        "Rate relevance.",
+    ]
     assert judge.requests[0].model == "other" and judge.requests[0].temperature == 0.3
 
 
 def test_generate_steps_drops_a_step_cut_off_by_max_tokens():
     cut = TextJudge("1. Read the source.\n2. Rate relevance.\n3. Then compare the", output_tokens=16)
     assert generate_steps(DIM, cut, max_tokens=16)[0] == ["Read the source.", "Rate relevance."]
-    rambling = TextJudge("1. Read the source.\n2. Rate relevance.\n\nHere is some code: def f", output_tokens=16)
+    rambling = TextJudge(
+        "1. Read the source.\n2. Rate relevance.\n\nHere is some code: def f", output_tokens=16
+    )
     assert generate_steps(DIM, rambling, max_tokens=16)[0] == ["Read the source.", "Rate relevance."]
     whole = TextJudge("1. Read the source.\n2. Rate relevance.", output_tokens=9)
     assert generate_steps(DIM, whole, max_tokens=16)[0] == ["Read the source.", "Rate relevance."]
@@ -120,8 +144,11 @@ def test_drift_counts_unusable_generations_and_needs_two_good_ones():
 
 @pytest.mark.slow
 def test_generate_steps_with_the_local_model(local_judge):
-    dim = dimension(definition="How well the summary's sentences follow from one another.",
-                    anchors={1: "Disconnected.", 5: "One well-ordered account."}, steps=())
+    dim = dimension(
+        definition="How well the summary's sentences follow from one another.",
+        anchors={1: "Disconnected.", 5: "One well-ordered account."},
+        steps=(),
+    )
     steps, version = generate_steps(dim, local_judge, model="smollm2", max_tokens=96)
     assert steps and all(sum(c.isalpha() for c in s) >= 3 for s in steps)
     assert len(set(steps)) == len(steps)

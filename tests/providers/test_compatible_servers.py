@@ -30,13 +30,16 @@ def test_probe_of_the_local_judge_names_the_split_ten(local_judge):
 def test_probe_of_the_llama_cpp_server_reports_and_stores_its_facts(llama_server, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     db = str(tmp_path / "lib.db")
-    result = CliRunner().invoke(cli, ["probe", "--judge", "openai:smollm2", "--base-url", llama_server, "--db", db,
-                                      "--json"])
+    result = CliRunner().invoke(
+        cli, ["probe", "--judge", "openai:smollm2", "--base-url", llama_server, "--db", db, "--json"]
+    )
     assert result.exit_code == 0, result.stderr
     facts = json.loads(result.stdout)
     assert facts["reachable"] and facts["model_version"] == "smollm2"
     assert facts["logprobs"] is True and 1 <= facts["top_logprobs_max"] <= 20
     assert facts["n_honoured"] is False  # llama.cpp's server answers one choice whatever n says
     assert facts["single_token_ratings"] is True and facts["latency_s"] > 0
-    shown = CliRunner().invoke(cli, ["probe", "--judge", "openai:smollm2", "--base-url", llama_server, "--db", db])
+    shown = CliRunner().invoke(
+        cli, ["probe", "--judge", "openai:smollm2", "--base-url", llama_server, "--db", db]
+    )
     assert "n_honoured: False" in shown.stdout and "ignores n" not in shown.stdout  # n is 1 in these settings

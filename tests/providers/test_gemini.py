@@ -18,8 +18,10 @@ from geval_core.types import JudgeRequest, JudgeSettings, Scale
 
 KEY = "AIzaSyTEST-7c1d2e3f4a5b6c7d8e9f0"
 MODEL = "gemini-test"
-MESSAGES = ({"role": "system", "content": "You are a careful rater."},
-            {"role": "user", "content": "Rate the summary from 1 to 10."})
+MESSAGES = (
+    {"role": "system", "content": "You are a careful rater."},
+    {"role": "user", "content": "Rate the summary from 1 to 10."},
+)
 
 
 def candidate(token: str, logprob: float | None, token_id: int) -> dict:
@@ -33,18 +35,27 @@ def candidate(token: str, logprob: float | None, token_id: int) -> dict:
 def response_ten(index: int = 0) -> dict:
     """The rating 10 split into the tokens "1" and "0"; "0" is certain (logprob 0.0)."""
     return {
-        "candidates": [{
-            "content": {"role": "model", "parts": [{"text": "10"}]},
-            "finishReason": "STOP", "index": index, "avgLogprobs": -0.125,
-            "logprobsResult": {
-                "topCandidates": [
-                    {"candidates": [candidate("1", -0.25, 49), candidate("9", -2.0, 57),
-                                    candidate("8", -3.0, 56)]},
-                    {"candidates": [candidate("0", 0.0, 48), candidate("1", -20.0, 49)]},
-                ],
-                "chosenCandidates": [candidate("1", -0.25, 49), candidate("0", None, 48)],
-            },
-        }],
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "10"}]},
+                "finishReason": "STOP",
+                "index": index,
+                "avgLogprobs": -0.125,
+                "logprobsResult": {
+                    "topCandidates": [
+                        {
+                            "candidates": [
+                                candidate("1", -0.25, 49),
+                                candidate("9", -2.0, 57),
+                                candidate("8", -3.0, 56),
+                            ]
+                        },
+                        {"candidates": [candidate("0", 0.0, 48), candidate("1", -20.0, 49)]},
+                    ],
+                    "chosenCandidates": [candidate("1", -0.25, 49), candidate("0", None, 48)],
+                },
+            }
+        ],
         "usageMetadata": {"promptTokenCount": 31, "candidatesTokenCount": 2, "totalTokenCount": 33},
         "modelVersion": "gemini-test-001",
         "responseId": "resp-1",
@@ -101,8 +112,14 @@ def test_gemini_contract_sends_the_documented_request(gemini):
     assert re.fullmatch(rf"/v1(beta)?/models/{MODEL}:generateContent", sent["path"])
     assert sent["headers"]["x-goog-api-key"] == KEY
     config = sent["body"]["generationConfig"]
-    assert config == {"temperature": 0.0, "maxOutputTokens": 3, "candidateCount": 1, "seed": 4,
-                      "responseLogprobs": True, "logprobs": 5}
+    assert config == {
+        "temperature": 0.0,
+        "maxOutputTokens": 3,
+        "candidateCount": 1,
+        "seed": 4,
+        "responseLogprobs": True,
+        "logprobs": 5,
+    }
     assert sent["body"]["systemInstruction"]["parts"] == [{"text": "You are a careful rater."}]
     assert sent["body"]["contents"] == [{"role": "user", "parts": [{"text": MESSAGES[1]["content"]}]}]
 
@@ -179,11 +196,19 @@ def test_gemini_cached_content_tokens_map_to_usage(gemini):
     from geval_core.providers.gemini_judge import gemini_reply
 
     body = response_ten()
-    body["usageMetadata"] = {"promptTokenCount": 2300, "candidatesTokenCount": 2, "cachedContentTokenCount": 2048,
-                             "totalTokenCount": 2302}
+    body["usageMetadata"] = {
+        "promptTokenCount": 2300,
+        "candidatesTokenCount": 2,
+        "cachedContentTokenCount": 2048,
+        "totalTokenCount": 2302,
+    }
     judge, _ = gemini(default=(200, {}, body))
     reply = judge.judge(ask())
-    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cached_input_tokens) == (2300, 2, 2048)
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cached_input_tokens) == (
+        2300,
+        2,
+        2048,
+    )
     batch = gemini_reply(types.GenerateContentResponse.model_validate(body))
     assert batch.usage == reply.usage
     assert judge.judge(ask(n=2)).usage.cached_input_tokens == 2 * 2048  # a server ignoring n is asked twice

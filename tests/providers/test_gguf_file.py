@@ -58,15 +58,33 @@ def test_geval_score_with_a_users_file_records_its_name_and_hash_and_refuses_it_
     own_file = shutil.copyfile(own_file, tmp_path / "my-judge.gguf")  # this test changes it
     db = tmp_path / "lib.db"
     runner = CliRunner()
-    done = runner.invoke(cli, ["score", "--db", str(db), "--prompt", "coherence", "--data", "sample",
-                               "--judge", f"local:{own_file}", "--json", "-q", "--out", str(tmp_path / "r.jsonl")])
+    done = runner.invoke(
+        cli,
+        [
+            "score",
+            "--db",
+            str(db),
+            "--prompt",
+            "coherence",
+            "--data",
+            "sample",
+            "--judge",
+            f"local:{own_file}",
+            "--json",
+            "-q",
+            "--out",
+            str(tmp_path / "r.jsonl"),
+        ],
+    )
     assert done.exit_code == 0, done.output
     summary = json.loads(done.output.strip().splitlines()[-1])
     digest = hashlib.sha256(own_file.read_bytes()).hexdigest()
     with Library(db) as lib:
         run = lib.get_run(summary["run_id"])
         assert run["judge"]["model"] == f"{own_file.resolve()}#sha256={digest}"
-        assert run["model_version"] == (f"{gguf_name(str(own_file))} (GGUF my-judge.gguf, sha256 {digest[:12]})")
+        assert run["model_version"] == (
+            f"{gguf_name(str(own_file))} (GGUF my-judge.gguf, sha256 {digest[:12]})"
+        )
         # Frozen with that judge, the prompt's content hash covers the file's content.
         dimension = lib.get_prompt("coherence").dimension.to_dict()
     dimension["judge"] = {**dimension["judge"], "provider": "local", "model": run["judge"]["model"]}
@@ -80,7 +98,9 @@ def test_geval_score_with_a_users_file_records_its_name_and_hash_and_refuses_it_
     shutil.move(moved, own_file)  # the same path, other content
     with Library(db) as lib:
         before = len(lib.list_runs())
-    refused = runner.invoke(cli, ["score", "--db", str(db), "--prompt", "coherence_own", "--data", "sample", "-q"])
+    refused = runner.invoke(
+        cli, ["score", "--db", str(db), "--prompt", "coherence_own", "--data", "sample", "-q"]
+    )
     assert refused.exit_code == 1 and "changed since it was pinned" in refused.output
     assert "Traceback" not in refused.output
     with Library(db) as lib:
@@ -88,6 +108,18 @@ def test_geval_score_with_a_users_file_records_its_name_and_hash_and_refuses_it_
 
 
 def test_a_local_model_that_is_not_a_gguf_file_is_a_usage_error(tmp_path):
-    result = CliRunner().invoke(cli, ["score", "--db", str(tmp_path / "l.db"), "--prompt", "coherence",
-                                      "--data", "sample", "--judge", "local:smollm2"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--db",
+            str(tmp_path / "l.db"),
+            "--prompt",
+            "coherence",
+            "--data",
+            "sample",
+            "--judge",
+            "local:smollm2",
+        ],
+    )
     assert result.exit_code == 2 and "not a GGUF model file" in result.output

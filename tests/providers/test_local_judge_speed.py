@@ -68,7 +68,7 @@ class FakeLlama:
         self.n_batch, self.n_tokens, self.input_ids, self.batches = n_batch, 0, np.zeros(64, np.intc), []
 
     def eval(self, tokens: list[int]) -> None:
-        self.input_ids[self.n_tokens:self.n_tokens + len(tokens)] = tokens
+        self.input_ids[self.n_tokens : self.n_tokens + len(tokens)] = tokens
         self.n_tokens += len(tokens)
         self.batches.append(len(tokens))
 
@@ -164,8 +164,11 @@ def test_only_a_primed_greedy_logprobs_reply_stops_early(local_judge, sample_req
     assert local_judge._last_step(llm, ten, one) == 1  # 1-10: the next position splits "1" from "10"
     assert local_judge._last_step(llm, ten, four) == 0
     assert local_judge._last_step(llm, primed, word) == 4  # no rating yet: the reply goes on
-    for other in (replace(primed, temperature=1.0), replace(primed, logprobs=False, top_logprobs=0),
-                  replace(primed, assistant_prefix=None)):  # sampling, or the probe's unprimed count
+    for other in (
+        replace(primed, temperature=1.0),
+        replace(primed, logprobs=False, top_logprobs=0),
+        replace(primed, assistant_prefix=None),
+    ):  # sampling, or the probe's unprimed count
         assert local_judge._last_step(llm, other, four) == 4
 
 

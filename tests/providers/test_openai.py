@@ -16,8 +16,12 @@ from geval_core.providers.openai_judge import OpenAIJudge
 from geval_core.types import JudgeRequest, JudgeSettings
 
 KEY = "sk-test-4f9a1c7e2b8d6053aa17"
-MESSAGES = ({"role": "user", "content": "Rate the fluency of 'The cat sat on the mat.' from 1 to 5. "
-                                        "Answer with one number."},)
+MESSAGES = (
+    {
+        "role": "user",
+        "content": "Rate the fluency of 'The cat sat on the mat.' from 1 to 5. Answer with one number.",
+    },
+)
 
 
 def ask(**options) -> JudgeRequest:
@@ -25,6 +29,7 @@ def ask(**options) -> JudgeRequest:
 
 
 # ---- a real OpenAI-compatible server: llama_cpp.server with SmolLM2 ---------------------------------
+
 
 @pytest.mark.slow
 def test_openai_against_llama_server_returns_logprobs_in_the_neutral_shape(llama_server, monkeypatch):
@@ -80,20 +85,39 @@ def test_llama_server_ignores_prompt_cache_key(llama_server):
 
     post = PlainHttpPost(llama_server, "/chat/completions", "not-needed", 60.0)
     body = chat_body(ask(max_tokens=1), 1, False, None)
-    plain, keyed = (json.loads(post(b)) for b in (body, {**body, "prompt_cache_key": "geval-0123456789abcdef"}))
+    plain, keyed = (
+        json.loads(post(b)) for b in (body, {**body, "prompt_cache_key": "geval-0123456789abcdef"})
+    )
     post.close()
     assert keyed["choices"][0]["logprobs"] == plain["choices"][0]["logprobs"]
 
 
 # ---- a scripted stub for the failure mapping ------------------------------------------------------
 
+
 def completion(logprobs: bool = True, text: str = "4") -> dict:
-    content = [{"token": text, "logprob": -0.1, "top_logprobs": [{"token": text, "logprob": -0.1},
-                                                                 {"token": "3", "logprob": -2.5}]}]
-    return {"id": "c1", "object": "chat.completion", "created": 0, "model": "gpt-test-2024-01-01",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text},
-                         "logprobs": {"content": content} if logprobs else None}],
-            "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}}
+    content = [
+        {
+            "token": text,
+            "logprob": -0.1,
+            "top_logprobs": [{"token": text, "logprob": -0.1}, {"token": "3", "logprob": -2.5}],
+        }
+    ]
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-test-2024-01-01",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text},
+                "logprobs": {"content": content} if logprobs else None,
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13},
+    }
 
 
 @pytest.fixture
@@ -119,7 +143,13 @@ def test_openai_maps_a_reply_and_sends_the_options(stub):
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (12, 1)
     body = server.requests[0]["body"]
     assert {k: body[k] for k in ("logprobs", "top_logprobs", "n", "seed", "temperature", "max_tokens")} == {
-        "logprobs": True, "top_logprobs": 5, "n": 1, "seed": 5, "temperature": 0.5, "max_tokens": 3}
+        "logprobs": True,
+        "top_logprobs": 5,
+        "n": 1,
+        "seed": 5,
+        "temperature": 0.5,
+        "max_tokens": 3,
+    }
     assert server.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
     assert KEY not in json.dumps(reply.raw) and KEY not in repr(judge)
 
@@ -163,8 +193,10 @@ def test_openai_401_is_final_and_never_echoes_the_key(stub):
 
 
 def test_openai_missing_or_refused_logprobs_are_named_errors(stub):
-    judge, _ = stub((200, {}, completion(logprobs=False)),
-                    (400, {}, {"error": {"message": "logprobs are not supported with this model"}}))
+    judge, _ = stub(
+        (200, {}, completion(logprobs=False)),
+        (400, {}, {"error": {"message": "logprobs are not supported with this model"}}),
+    )
     with pytest.raises(LogprobsUnavailableError, match=r"'smollm2'.*sampling"):
         judge.judge(ask())
     with pytest.raises(LogprobsUnavailableError, match="sampling"):
@@ -202,20 +234,34 @@ def test_openai_reads_cached_tokens_and_sends_prompt_cache_key_only_to_openai(st
     OpenAI's own API (the SDK client's resolved address, OPENAI_BASE_URL included), never to a server of the user's."""
     from geval_core.providers.openai_judge import completion_from_body, routes_by_cache_key
 
-    cached = {**completion(), "usage": {"prompt_tokens": 2000, "completion_tokens": 1, "total_tokens": 2001,
-                                        "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0}}}
+    cached = {
+        **completion(),
+        "usage": {
+            "prompt_tokens": 2000,
+            "completion_tokens": 1,
+            "total_tokens": 2001,
+            "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0},
+        },
+    }
     judge, server = stub((200, {}, cached), (200, {}, cached))
     reply = judge.judge(ask(prefix_key="geval-0123456789abcdef"))
-    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cached_input_tokens) == (2000, 1, 1920)
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.cached_input_tokens) == (
+        2000,
+        1,
+        1920,
+    )
     assert not judge.sends_cache_key and "prompt_cache_key" not in server.requests[0]["body"]
     judge.sends_cache_key = True  # what a judge whose client talks to api.openai.com has (checked below)
     judge.judge(ask(prefix_key="geval-0123456789abcdef"))
     assert server.requests[1]["body"]["prompt_cache_key"] == "geval-0123456789abcdef"
     # Servers other than OpenAI's leave the details out or send null: nothing cached.
-    assert completion_from_body({**completion(), "usage": {"prompt_tokens": 9, "completion_tokens": 1,
-                                                           "prompt_tokens_details": None}}).usage == (9, 1, 0)
+    assert completion_from_body(
+        {**completion(), "usage": {"prompt_tokens": 9, "completion_tokens": 1, "prompt_tokens_details": None}}
+    ).usage == (9, 1, 0)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     assert OpenAIJudge("gpt-4o-mini", KEY).sends_cache_key  # the SDK's default address
     monkeypatch.setenv("OPENAI_BASE_URL", "https://llm.example.com/v1")
     assert not OpenAIJudge("gpt-4o-mini", KEY).sends_cache_key
-    assert routes_by_cache_key("https://api.openai.com/v1") and not routes_by_cache_key("http://127.0.0.1:8080/v1")
+    assert routes_by_cache_key("https://api.openai.com/v1") and not routes_by_cache_key(
+        "http://127.0.0.1:8080/v1"
+    )

@@ -34,8 +34,10 @@ def sdk_parse(body: dict) -> Completion:
 def same(a, b) -> bool:
     """Equal, with NaN equal to NaN, through dataclasses, dicts, lists and tuples."""
     if dataclasses.is_dataclass(a) and dataclasses.is_dataclass(b):
-        return type(a) is type(b) and same([getattr(a, f.name) for f in dataclasses.fields(a)],
-                                           [getattr(b, f.name) for f in dataclasses.fields(b)])
+        return type(a) is type(b) and same(
+            [getattr(a, f.name) for f in dataclasses.fields(a)],
+            [getattr(b, f.name) for f in dataclasses.fields(b)],
+        )
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -48,7 +50,9 @@ def same(a, b) -> bool:
 def without_added_nones(dumped, sent):
     """The SDK's model_dump minus the keys it added as None (fields the server did not send)."""
     if isinstance(dumped, dict) and isinstance(sent, dict):
-        return {k: without_added_nones(v, sent.get(k)) for k, v in dumped.items() if k in sent or v is not None}
+        return {
+            k: without_added_nones(v, sent.get(k)) for k, v in dumped.items() if k in sent or v is not None
+        }
     if isinstance(dumped, list) and isinstance(sent, list):
         return [without_added_nones(d, s) for d, s in zip(dumped, sent, strict=True)]
     return dumped
@@ -72,13 +76,20 @@ def assert_same_reply(fast: JudgeReply, slow: JudgeReply) -> None:
 
 # ---- bodies: the fault server's shapes and the edges the SDK's lenient models accept --------------
 
+
 def _edges() -> dict[str, dict]:
-    ok = completion({"n": 1, "logprobs": True, "top_logprobs": 20, "messages": []}, WORKED_EXAMPLE, True, "m-1")
+    ok = completion(
+        {"n": 1, "logprobs": True, "top_logprobs": 20, "messages": []}, WORKED_EXAMPLE, True, "m-1"
+    )
     nan = copy.deepcopy(ok)
     nan["choices"][0]["logprobs"]["content"][0]["top_logprobs"][0]["logprob"] = math.nan
     ints = copy.deepcopy(ok)
     ints["choices"][0]["logprobs"]["content"][0]["logprob"] = 0
-    bare = {"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}}], "model": "m"}
+    bare = {
+        "id": "x",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "4"}}],
+        "model": "m",
+    }
     return {
         "ok": ok,
         "sampled n=3": completion({"n": 3, "temperature": 1.0, "messages": []}, WORKED_EXAMPLE, False, "m-1"),
@@ -92,12 +103,26 @@ def _edges() -> dict[str, dict]:
         "cached tokens": {**ok, "usage": {**ok["usage"], "prompt_tokens_details": {"cached_tokens": 1920}}},
         "prompt details null": {**bare, "usage": {"prompt_tokens": 7, "prompt_tokens_details": None}},
         "message null": {**bare, "choices": [{"index": 0, "message": None}]},
-        "content null": {**bare, "choices": [{"index": 0, "message": {"role": "assistant", "content": None}}]},
+        "content null": {
+            **bare,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": None}}],
+        },
         "logprobs content null": {**bare, "choices": [{**bare["choices"][0], "logprobs": {"content": None}}]},
-        "top_logprobs null": {**bare, "choices": [{**bare["choices"][0], "logprobs": {"content": [
-            {"token": "4", "logprob": -0.1, "top_logprobs": None}]}}]},
-        "extra fields": {**ok, "service_tier": "default", "x_vendor": {"a": [1, 2]},
-                         "usage": {**ok["usage"], "completion_tokens_details": {"reasoning_tokens": 0}}},
+        "top_logprobs null": {
+            **bare,
+            "choices": [
+                {
+                    **bare["choices"][0],
+                    "logprobs": {"content": [{"token": "4", "logprob": -0.1, "top_logprobs": None}]},
+                }
+            ],
+        },
+        "extra fields": {
+            **ok,
+            "service_tier": "default",
+            "x_vendor": {"a": [1, 2]},
+            "usage": {**ok["usage"], "completion_tokens_details": {"reasoning_tokens": 0}},
+        },
     }
 
 
@@ -109,14 +134,23 @@ def test_fast_reading_equals_the_sdk_models(name):
     assert_same_reading(EDGES[name])
 
 
-@pytest.mark.parametrize("content", [b'{"choices": [ not json', b"[1, 2]", b'"text"',
-                                     b'{"choices": [{"message": "4"}]}', b'{"choices": [{"logprobs": {"content": [{}]}}]}'])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"choices": [ not json',
+        b"[1, 2]",
+        b'"text"',
+        b'{"choices": [{"message": "4"}]}',
+        b'{"choices": [{"logprobs": {"content": [{}]}}]}',
+    ],
+)
 def test_a_body_that_is_no_completion_is_a_value_error(content):
     with pytest.raises(ValueError):
         completion_from_json(content)
 
 
 # ---- whole replies and errors: the judge against the fault server, both ways ----------------------
+
 
 def ask(**options) -> JudgeRequest:
     return JudgeRequest(MESSAGES, "fault-model", **{"max_tokens": 5, "top_logprobs": 20, **options})
@@ -130,12 +164,30 @@ def outcome(judge: OpenAIJudge, request: JudgeRequest):
         return type(exc), str(exc), getattr(exc, "retry_after", None), exc.status
 
 
-REQUESTS = {"logprobs": ask(), "sampled": ask(logprobs=False, top_logprobs=0, temperature=1.0, n=3),
-            "logprobs n=2 seed": ask(n=2, seed=3)}
+REQUESTS = {
+    "logprobs": ask(),
+    "sampled": ask(logprobs=False, top_logprobs=0, temperature=1.0, n=3),
+    "logprobs n=2 seed": ask(n=2, seed=3),
+}
 
 
-@pytest.mark.parametrize("behaviour", ["ok", "nologprobs", "nan", "empty", "malformed", "truncated", "close",
-                                       "429", "500", "503", "401", "hang"])
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        "ok",
+        "nologprobs",
+        "nan",
+        "empty",
+        "malformed",
+        "truncated",
+        "close",
+        "429",
+        "500",
+        "503",
+        "401",
+        "hang",
+    ],
+)
 def test_judge_replies_and_errors_equal_the_sdk_path(behaviour):
     with FaultServer(lambda index, body: behaviour, hang_s=2.0) as server:
         fast = OpenAIJudge("fault-model", KEY, base_url=server.base_url, timeout=0.5)
@@ -147,7 +199,9 @@ def test_judge_replies_and_errors_equal_the_sdk_path(behaviour):
                 assert_same_reply(got, want)
             elif want[1].endswith(": Connection error."):  # the plain-http path names what went wrong
                 assert (got[0], got[2:]) == (want[0], want[2:])
-                assert got[1].startswith(want[1].removesuffix("Connection error.")) and len(got[1]) > len(want[1])
+                assert got[1].startswith(want[1].removesuffix("Connection error.")) and len(got[1]) > len(
+                    want[1]
+                )
             else:
                 assert got == want
     if behaviour in ("malformed", "truncated", "close", "empty", "429", "500", "503", "hang"):
@@ -157,12 +211,16 @@ def test_judge_replies_and_errors_equal_the_sdk_path(behaviour):
 def test_documented_400s_and_the_reasoning_adaptation_equal_the_sdk_path():
     fake = FakeJudges()
     try:
-        for model, options in [("reasoner-7", {"logprobs": False, "top_logprobs": 0, "temperature": 1.0}),
-                               ("reasoner-9", {"logprobs": False, "top_logprobs": 0, "temperature": 0.7}),
-                               ("gpt-5-mini", {"logprobs": False, "top_logprobs": 0, "temperature": 1.0, "n": 2}),
-                               ("o4-mini", {"logprobs": False, "top_logprobs": 0, "temperature": 1.0,
-                                            "reasoning_effort": "low"}),
-                               ("gpt-4o", {})]:
+        for model, options in [
+            ("reasoner-7", {"logprobs": False, "top_logprobs": 0, "temperature": 1.0}),
+            ("reasoner-9", {"logprobs": False, "top_logprobs": 0, "temperature": 0.7}),
+            ("gpt-5-mini", {"logprobs": False, "top_logprobs": 0, "temperature": 1.0, "n": 2}),
+            (
+                "o4-mini",
+                {"logprobs": False, "top_logprobs": 0, "temperature": 1.0, "reasoning_effort": "low"},
+            ),
+            ("gpt-4o", {}),
+        ]:
             request = JudgeRequest(MESSAGES, model, **{"max_tokens": 5, "top_logprobs": 5, **options})
             fast = OpenAIJudge(model, KEY, base_url=f"{fake.url}/v1")
             slow = TypedJudge(model, KEY, base_url=f"{fake.url}/v1")
@@ -178,7 +236,10 @@ def test_documented_400s_and_the_reasoning_adaptation_equal_the_sdk_path():
 
 
 def test_the_key_and_the_documented_headers_go_out_as_create_sends_them():
-    stub_fast, stub_slow = JsonStub([], default=(200, {}, EDGES["ok"])), JsonStub([], default=(200, {}, EDGES["ok"]))
+    stub_fast, stub_slow = (
+        JsonStub([], default=(200, {}, EDGES["ok"])),
+        JsonStub([], default=(200, {}, EDGES["ok"])),
+    )
     try:
         OpenAIJudge("m", KEY, base_url=stub_fast.url + "/v1").judge(ask())
         TypedJudge("m", KEY, base_url=stub_slow.url + "/v1").judge(ask())
@@ -258,13 +319,22 @@ class ClosesAfterEachAnswer:
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(65536)
                 head, _, rest = data.partition(b"\r\n\r\n")
-                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                                  if line.lower().startswith(b"content-length")))
+                length = int(
+                    next(
+                        line.split(b":")[1]
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    )
+                )
                 while len(rest) < length:
                     rest += conn.recv(65536)
                 self.requests += 1
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                             + str(len(self.body)).encode() + b"\r\n\r\n" + self.body)
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                    + str(len(self.body)).encode()
+                    + b"\r\n\r\n"
+                    + self.body
+                )
 
     def close(self) -> None:
         self.listener.close()
@@ -278,7 +348,10 @@ def test_a_connection_the_server_closed_while_idle_is_opened_again_and_the_reque
     finally:
         server.close()
     assert all(r.choices for r in replies)
-    assert (server.connections, server.requests) == (3, 3)  # a new connection each time, no request sent twice
+    assert (server.connections, server.requests) == (
+        3,
+        3,
+    )  # a new connection each time, no request sent twice
 
 
 def test_a_server_that_refuses_the_connection_is_unreachable_not_retried_for_ever():
@@ -321,18 +394,26 @@ LLAMA_BODIES = {
 def test_real_llama_server_bodies_read_the_same_both_ways(llama_server):
     for options in LLAMA_BODIES.values():
         body = json.dumps({"model": "smollm2", "messages": list(MESSAGES), **options}).encode()
-        http = urllib.request.Request(f"{llama_server}/chat/completions", data=body,
-                                      headers={"Content-Type": "application/json"})
+        http = urllib.request.Request(
+            f"{llama_server}/chat/completions", data=body, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(http, timeout=60) as answer:
             sent = json.loads(answer.read())
         assert_same_reading(sent)
         # Replayed to both judges: the whole JudgeReply agrees, raw JSON included.
         stub = JsonStub([], default=(200, {}, sent))
         try:
-            request = JudgeRequest(MESSAGES, "smollm2", max_tokens=options["max_tokens"],
-                                   logprobs=bool(options.get("logprobs")), top_logprobs=options.get("top_logprobs", 0),
-                                   temperature=options["temperature"])
-            assert_same_reply(OpenAIJudge("smollm2", "not-needed", base_url=stub.url + "/v1").judge(request),
-                              TypedJudge("smollm2", "not-needed", base_url=stub.url + "/v1").judge(request))
+            request = JudgeRequest(
+                MESSAGES,
+                "smollm2",
+                max_tokens=options["max_tokens"],
+                logprobs=bool(options.get("logprobs")),
+                top_logprobs=options.get("top_logprobs", 0),
+                temperature=options["temperature"],
+            )
+            assert_same_reply(
+                OpenAIJudge("smollm2", "not-needed", base_url=stub.url + "/v1").judge(request),
+                TypedJudge("smollm2", "not-needed", base_url=stub.url + "/v1").judge(request),
+            )
         finally:
             stub.close()

@@ -81,7 +81,9 @@ def test_the_batch_engines_refuse_a_provider_without_one(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "batch.db", count=2, judge=ACME)
     with pytest.raises(ConfigError, match=r"not the acme judge's; choose openai:MODEL or gemini:MODEL"):
         submit_batch(library, prompt, dataset["id"], ACME)
-    with pytest.raises(InputError, match=r"not the acme:acme-1-2025-01-01 judge; choose an openai:MODEL judge"):
+    with pytest.raises(
+        InputError, match=r"not the acme:acme-1-2025-01-01 judge; choose an openai:MODEL judge"
+    ):
         prepare_batch(library, prompt, dataset["id"], ACME, tmp_path / "batch.jsonl")
     assert library.list_runs() == []  # refused before a run was recorded
     library.close()
@@ -91,9 +93,15 @@ def test_one_token_ratings_follow_the_specs_tokenizer():
     assert ratings_single_token(ACME, Scale(1, 5)) is True
     assert ratings_single_token(ACME, Scale(1, 6)) is False
     assert ratings_single_token(ACME, Scale(-2, 2)) is False  # the sign is a token of its own
-    warned = [c for c in check_dimension(dimension(ACME, scale=Scale(1, 10),
-                                                   anchors={1: "Bad.", 10: "Good."})) if c.field == "scale"]
-    assert len(warned) == 1 and "do not fit in one token for the acme:acme-1-2025-01-01 judge" in warned[0].message
+    warned = [
+        c
+        for c in check_dimension(dimension(ACME, scale=Scale(1, 10), anchors={1: "Bad.", 10: "Good."}))
+        if c.field == "scale"
+    ]
+    assert (
+        len(warned) == 1
+        and "do not fit in one token for the acme:acme-1-2025-01-01 judge" in warned[0].message
+    )
     assert not [c for c in check_dimension(dimension(ACME)) if c.field == "scale"]
 
 
@@ -102,11 +110,25 @@ def test_reasoning_models_and_aliases_follow_the_spec():
     assert any(NO_LOGPROBS in p for p in preflight(thinking))
     sampled = JudgeSettings(provider="acme", model="acme-think-1", mode="sampling", n=3, temperature=0.7)
     assert any("takes only the default temperature" in p for p in preflight(sampled))
-    assert preflight(JudgeSettings(provider="acme", model="acme-think-1", mode="sampling", n=3, temperature=1.0,
-                                   reasoning_effort="low")) == []
-    refused = preflight(JudgeSettings(provider="gemini", model="gemini-2.0-flash-001", reasoning_effort="low"))
-    assert refused == ["reasoning_effort is for OpenAI or Acme judges reasoning models, not "
-                       "gemini:gemini-2.0-flash-001"]
+    assert (
+        preflight(
+            JudgeSettings(
+                provider="acme",
+                model="acme-think-1",
+                mode="sampling",
+                n=3,
+                temperature=1.0,
+                reasoning_effort="low",
+            )
+        )
+        == []
+    )
+    refused = preflight(
+        JudgeSettings(provider="gemini", model="gemini-2.0-flash-001", reasoning_effort="low")
+    )
+    assert refused == [
+        "reasoning_effort is for OpenAI or Acme judges reasoning models, not gemini:gemini-2.0-flash-001"
+    ]
     assert model_alias_warnings(JudgeSettings(provider="acme", model="acme-1"))
     assert model_alias_warnings(ACME) == []
 
@@ -117,15 +139,30 @@ def test_the_cli_scores_with_judge_acme(tmp_path, monkeypatch):
     with pytest.raises(click.BadParameter, match="acme:MODEL"):
         parse_judge("acme")  # it needs a model, as its spec says
     assert parse_judge("acme:acme-1") == ("acme", "acme-1")
-    args = ["score", "--prompt", prompt.label, "--data", dataset["label"], "--judge", "acme:acme-1-2025-01-01",
-            "--concurrency", "9", "--db", str(tmp_path / "cli.db"), "--quiet", "--json"]
+    args = [
+        "score",
+        "--prompt",
+        prompt.label,
+        "--data",
+        dataset["label"],
+        "--judge",
+        "acme:acme-1-2025-01-01",
+        "--concurrency",
+        "9",
+        "--db",
+        str(tmp_path / "cli.db"),
+        "--quiet",
+        "--json",
+    ]
     refused = CliRunner().invoke(cli, args)
     assert refused.exit_code != 0 and "ACME_API_KEY" in refused.output
     monkeypatch.setenv("ACME_API_KEY", "acme-key-0000")
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.output.strip().splitlines()[-1])
-    assert out["judge"] == "judge: acme:acme-1-2025-01-01 in process" and out["scored"] == 3  # it takes no server
+    assert (
+        out["judge"] == "judge: acme:acme-1-2025-01-01 in process" and out["scored"] == 3
+    )  # it takes no server
     assert "Acme judges takes at most 5 calls in flight" in result.output  # --concurrency 9, lowered
     assert [s.model for s in acme.BUILT] == ["acme-1-2025-01-01"]
 

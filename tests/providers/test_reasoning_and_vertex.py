@@ -20,8 +20,10 @@ from prompt_library.seed import example_dimensions
 KEY = "sk-test-2026-reasoning-5b1c"
 MESSAGES = ({"role": "user", "content": "Rate this summary from 1 to 5.\n\n- Coherence:"},)
 # The seeded prompts' hashes before reasoning_effort existed (computed from the commit before it).
-SEEDED = {"Coherence": "ae4331c01f8e75144fe8252887a81e0a77ce584a1a35f4f0118a5ee2cca604cc",
-          "Fluency": "60d9b6f7521b75d462c959a878b4416130b480d30cc50a9cf96bbd61922ad761"}
+SEEDED = {
+    "Coherence": "ae4331c01f8e75144fe8252887a81e0a77ce584a1a35f4f0118a5ee2cca604cc",
+    "Fluency": "60d9b6f7521b75d462c959a878b4416130b480d30cc50a9cf96bbd61922ad761",
+}
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +43,7 @@ def bodies(fake: FakeJudges, since: int) -> list[dict]:
 
 # ---- OpenAI reasoning models ----------------------------------------------------------------------
 
+
 def test_reasoning_model_gets_max_completion_tokens_and_no_temperature(fake):
     judge = OpenAIJudge("gpt-5-mini", KEY, base_url=f"{fake.url}/v1")
     start = len(fake.requests)
@@ -55,10 +58,14 @@ def test_reasoning_model_gets_max_completion_tokens_and_no_temperature(fake):
 def test_reasoning_effort_is_sent_and_sizes_the_budget(fake):
     judge = OpenAIJudge("o4-mini", KEY, base_url=f"{fake.url}/v1")
     start = len(fake.requests)
-    starved = judge.judge(ask("o4-mini", logprobs=False, top_logprobs=0, temperature=1.0, reasoning_effort="none"))
+    starved = judge.judge(
+        ask("o4-mini", logprobs=False, top_logprobs=0, temperature=1.0, reasoning_effort="none")
+    )
     assert bodies(fake, start)[0]["reasoning_effort"] == "none"
     assert starved.texts == [""]  # 5 tokens and the reasoning ate them: what a fixed small budget does
-    roomy = judge.judge(ask("o4-mini", logprobs=False, top_logprobs=0, temperature=1.0, reasoning_effort="low"))
+    roomy = judge.judge(
+        ask("o4-mini", logprobs=False, top_logprobs=0, temperature=1.0, reasoning_effort="low")
+    )
     assert roomy.texts[0] in "12345"
 
 
@@ -76,7 +83,9 @@ def test_unknown_reasoning_model_adapts_once_to_the_documented_400_and_records_i
     reply = judge.judge(ask("reasoner-7", logprobs=False, top_logprobs=0, temperature=1.0))
     first, second = bodies(fake, start)
     assert "max_tokens" in first and "max_completion_tokens" in second and "temperature" not in second
-    assert reply.raw["geval_adapted"] == ["max_tokens -> max_completion_tokens (the server refused max_tokens)"]
+    assert reply.raw["geval_adapted"] == [
+        "max_tokens -> max_completion_tokens (the server refused max_tokens)"
+    ]
     judge.judge(ask("reasoner-7", logprobs=False, top_logprobs=0, temperature=1.0))
     assert len(fake.requests) == start + 3  # adapted for good: no second refusal
 
@@ -89,15 +98,20 @@ def test_refused_temperature_names_the_parameter(fake):
 
 
 def test_preflight_refuses_logprobs_and_temperature_for_reasoning_models():
-    assert preflight(JudgeSettings(provider="openai", model="gpt-5-mini")) == [f"{NO_LOGPROBS} (openai:gpt-5-mini)"]
+    assert preflight(JudgeSettings(provider="openai", model="gpt-5-mini")) == [
+        f"{NO_LOGPROBS} (openai:gpt-5-mini)"
+    ]
     sampling = JudgeSettings(provider="openai", model="o3", mode="sampling", n=5, temperature=0.7)
     assert "temperature 1" in preflight(sampling)[0]
-    assert preflight(JudgeSettings(provider="openai", model="o3", mode="sampling", n=5, temperature=1.0)) == []
+    assert (
+        preflight(JudgeSettings(provider="openai", model="o3", mode="sampling", n=5, temperature=1.0)) == []
+    )
     assert preflight(JudgeSettings(provider="openai", model="gpt-4o")) == []
     assert preflight(JudgeSettings(), {"logprobs": False})[0].startswith(NO_LOGPROBS)
 
 
 # ---- the new setting is hashed, old prompts keep their hash ------------------------------------------
+
 
 def test_reasoning_effort_is_hashed_and_seeded_prompts_keep_their_hash():
     from dataclasses import replace
@@ -115,6 +129,7 @@ def test_reasoning_effort_is_hashed_and_seeded_prompts_keep_their_hash():
 
 
 # ---- Gemini thinking models ---------------------------------------------------------------------
+
 
 def test_gemini_25_flash_is_told_not_to_think_and_returns_ratings_with_logprobs(fake):
     judge = GeminiJudge("gemini-2.5-flash", KEY, base_url=fake.url, timeout=5)
@@ -150,6 +165,7 @@ def test_gemini_logprobs_not_enabled_names_the_model_and_suggests_sampling_or_ve
 
 # ---- Vertex AI ---------------------------------------------------------------------------------------
 
+
 class FakeCredentials:
     """Google credentials that never refresh over the network (the SDK only reads .token)."""
 
@@ -160,13 +176,20 @@ class FakeCredentials:
 
 
 def test_vertex_judge_calls_the_publisher_model_path_with_adc(fake):
-    judge = VertexJudge("gemini-2.5-flash", "my-project", "us-central1", base_url=fake.url, timeout=5,
-                        credentials=FakeCredentials())
+    judge = VertexJudge(
+        "gemini-2.5-flash",
+        "my-project",
+        "us-central1",
+        base_url=fake.url,
+        timeout=5,
+        credentials=FakeCredentials(),
+    )
     start = len(fake.requests)
     reply = judge.judge(ask("gemini-2.5-flash"))
     method, path, headers, body = fake.requests[start]
-    assert path.endswith("/projects/my-project/locations/us-central1/publishers/google/models/"
-                         "gemini-2.5-flash:generateContent")
+    assert path.endswith(
+        "/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent"
+    )
     assert headers["authorization"] == "Bearer fake-adc-token" and "x-goog-api-key" not in headers
     assert body["generationConfig"]["thinkingConfig"] == {"thinking_budget": 0}
     assert reply.choices[0].positions and judge.provider == "vertex"
@@ -196,6 +219,9 @@ def test_pre_freeze_checks_read_the_documented_facts_and_the_latest_probe():
     dim = example_dimensions()[0]
     gpt5 = replace(dim, judge=JudgeSettings(provider="openai", model="gpt-5-mini"))
     assert [c.message for c in check_dimension(gpt5) if c.field == "judge"] == [
-        f"{NO_LOGPROBS} (openai:gpt-5-mini)"]
-    split = [c for c in check_dimension(dim, {"split_ratings": ["10"], "logprobs": True}) if c.field == "judge"]
+        f"{NO_LOGPROBS} (openai:gpt-5-mini)"
+    ]
+    split = [
+        c for c in check_dimension(dim, {"split_ratings": ["10"], "logprobs": True}) if c.field == "judge"
+    ]
     assert [c.level for c in split] == ["warning"] and "splits 10" in split[0].message

@@ -24,8 +24,12 @@ from geval_core.providers.registry import (
 from geval_core.types import JudgeSettings
 from workbench_ui import state
 
-FAKE_ENV = {"OPENAI_API_KEY": "sk-registry-test", "GEMINI_API_KEY": "g-registry-test",
-            "GOOGLE_CLOUD_PROJECT": "registry-test", "GOOGLE_CLOUD_LOCATION": "us-central1"}
+FAKE_ENV = {
+    "OPENAI_API_KEY": "sk-registry-test",
+    "GEMINI_API_KEY": "g-registry-test",
+    "GOOGLE_CLOUD_PROJECT": "registry-test",
+    "GOOGLE_CLOUD_LOCATION": "us-central1",
+}
 
 
 def test_names_are_unique_and_every_builder_resolves():
@@ -45,8 +49,9 @@ def test_get_judge_builds_each_provider_from_its_spec(spec, monkeypatch):
     assert judge.provider == spec.name and isinstance(judge.primes, bool)
 
 
-@pytest.mark.parametrize("spec", [s for s in specs() if s.key_variables and s.name != "vertex"],
-                         ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "spec", [s for s in specs() if s.key_variables and s.name != "vertex"], ids=lambda s: s.name
+)
 def test_a_missing_key_names_the_specs_variables(spec, monkeypatch):
     for name in FAKE_ENV:
         monkeypatch.delenv(name, raising=False)
@@ -105,7 +110,9 @@ def test_readme_table_is_generated_from_the_registry():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     found = re.search(r"<!-- providers:[^>]*-->\n(.*?)\n<!-- /providers -->", readme, re.S)
     assert found, "README.md lost its <!-- providers --> block"
-    assert found.group(1) == providers_table(), "paste the output of registry.providers_table() into README.md"
+    assert found.group(1) == providers_table(), (
+        "paste the output of registry.providers_table() into README.md"
+    )
     assert all(f"| {spec.label} |" in found.group(1) for spec in specs() if spec.public)
 
 

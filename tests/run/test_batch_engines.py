@@ -60,8 +60,18 @@ def test_batch_submit_status_collect_scores_like_a_live_run(tmp_path, fake, sett
     assert code == 0 and collected["collected"] and collected["summary"]["scored"] == 4, err
     again = json.loads(geval("batch", "collect", batch_id, "--json", *base)[1])
     assert again["summary"]["skipped"] == 4 and again["summary"]["judged"] == 0  # idempotent
-    code, _, err = geval("score", "--prompt", prompt.id, "--data", "tiny", "--new-run", "--quiet", "--out",
-                         str(tmp_path / "live.jsonl"), *base)
+    code, _, err = geval(
+        "score",
+        "--prompt",
+        prompt.id,
+        "--data",
+        "tiny",
+        "--new-run",
+        "--quiet",
+        "--out",
+        str(tmp_path / "live.jsonl"),
+        *base,
+    )
     assert code == 0, err
     live = [json.loads(line) for line in (tmp_path / "live.jsonl").read_text().splitlines()]
     batch = scores(library, run_id)
@@ -72,12 +82,24 @@ def test_batch_submit_status_collect_scores_like_a_live_run(tmp_path, fake, sett
 def test_gpt5_judge_scores_in_sampling_mode_and_refuses_logprobs_before_the_run(tmp_path, fake):
     db = str(tmp_path / "lib.db")
     library, prompt, _, _ = setup_library(db, count=3, judge=GPT)
-    args = ["score", "--prompt", prompt.id, "--data", "tiny", "--db", db, "--judge", "openai:gpt-5-mini", "--quiet"]
+    args = [
+        "score",
+        "--prompt",
+        prompt.id,
+        "--data",
+        "tiny",
+        "--db",
+        db,
+        "--judge",
+        "openai:gpt-5-mini",
+        "--quiet",
+    ]
     code, _, err = geval(*args, "--mode", "logprobs")
     assert code == 1 and "this judge gives no log-probabilities: freeze in sampling mode" in err
     assert library.list_runs() == []  # refused before a run was recorded, and before any call
-    code, out, err = geval(*args, "--mode", "sampling", "--n", "2", "--temperature", "1", "--base-url",
-                           f"{fake.url}/v1")
+    code, out, err = geval(
+        *args, "--mode", "sampling", "--n", "2", "--temperature", "1", "--base-url", f"{fake.url}/v1"
+    )
     assert code == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
     assert len(lines) == 3 and all(line["score"] is not None and line["mode"] == "sampling" for line in lines)
@@ -85,19 +107,24 @@ def test_gpt5_judge_scores_in_sampling_mode_and_refuses_logprobs_before_the_run(
 
 def test_probe_reports_the_facts_and_the_library_keeps_them(tmp_path, fake):
     db = str(tmp_path / "lib.db")
-    code, out, err = geval("probe", "--judge", "openai:gpt-5-mini", "--base-url", f"{fake.url}/v1", "--db", db,
-                           "--json")
+    code, out, err = geval(
+        "probe", "--judge", "openai:gpt-5-mini", "--base-url", f"{fake.url}/v1", "--db", db, "--json"
+    )
     assert code == 0, err
     facts = json.loads(out)
     assert facts["reachable"] and facts["logprobs"] is False and facts["n_honoured"] is True
     assert facts["model_version"] == "gpt-5-mini-2026-01-01" and facts["latency_s"] >= 0
-    code, out, _ = geval("probe", "--judge", "gemini:gemini-2.5-flash", "--base-url", fake.url, "--db", db, "--json")
+    code, out, _ = geval(
+        "probe", "--judge", "gemini:gemini-2.5-flash", "--base-url", fake.url, "--db", db, "--json"
+    )
     facts = json.loads(out)
     assert (facts["logprobs"], facts["top_logprobs_max"], facts["single_token_ratings"]) == (True, 3, True)
     from prompt_library import open_library
 
     with open_library(db) as library:
-        kept = latest_probe(library, JudgeSettings(provider="gemini", model="gemini-2.5-flash", base_url=fake.url))
+        kept = latest_probe(
+            library, JudgeSettings(provider="gemini", model="gemini-2.5-flash", base_url=fake.url)
+        )
     assert kept["logprobs"] is True and kept["probed_at"] == facts["probed_at"]
 
 
@@ -105,8 +132,20 @@ def test_probe_of_a_judge_without_logprobs_stops_a_logprobs_run(tmp_path, fake):
     db = str(tmp_path / "lib.db")
     library, prompt, _, _ = setup_library(db, count=2, judge=GPT)
     assert geval("probe", "--judge", "openai:reasoner-2", "--base-url", f"{fake.url}/v1", "--db", db)[0] == 0
-    code, _, err = geval("score", "--prompt", prompt.id, "--data", "tiny", "--db", db, "--judge",
-                         "openai:reasoner-2", "--base-url", f"{fake.url}/v1", "--quiet")
+    code, _, err = geval(
+        "score",
+        "--prompt",
+        prompt.id,
+        "--data",
+        "tiny",
+        "--db",
+        db,
+        "--judge",
+        "openai:reasoner-2",
+        "--base-url",
+        f"{fake.url}/v1",
+        "--quiet",
+    )
     assert code == 1 and "this judge gives no log-probabilities" in err
 
 
@@ -122,8 +161,18 @@ def test_a_submit_that_never_reaches_the_engine_leaves_a_failed_run_not_a_runnin
 
     db = str(tmp_path / "lib.db")
     _, prompt, _, _ = setup_library(db, count=2, judge=GPT)
-    code, out, err = geval("batch", "submit", "--prompt", prompt.id, "--data", "tiny", "--db", db,
-                           "--base-url", f"http://127.0.0.1:{free_port()}/v1")
+    code, out, err = geval(
+        "batch",
+        "submit",
+        "--prompt",
+        prompt.id,
+        "--data",
+        "tiny",
+        "--db",
+        db,
+        "--base-url",
+        f"http://127.0.0.1:{free_port()}/v1",
+    )
     assert code == 1 and out == "" and "could not reach the batch engine at http://127.0.0.1:" in err
     [run] = Library(db).list_runs()
     assert run["status"] == "failed" and run["finished_at"]
@@ -135,24 +184,58 @@ def test_a_panel_is_sent_as_one_batch_per_member_and_panel_score_reuses_them(tmp
 
     db = str(tmp_path / "lib.db")
     library, prompt, items, _ = setup_library(db, count=4, judge=GPT)
-    other = library.freeze(replace(prompt.dimension, definition="Another wording of coherence."),
-                           name="coherence-b").prompt
+    other = library.freeze(
+        replace(prompt.dimension, definition="Another wording of coherence."), name="coherence-b"
+    ).prompt
     freeze_panel(library, "jury", [prompt, other], "pooled")
     url = f"{fake.url}/v1"
-    code, out, err = geval("batch", "submit-panel", "jury", "--data", "tiny", "--db", db, "--json",
-                           "--member-base-url", f"{prompt.label}={url}", "--member-base-url", f"{other.label}={url}")
+    code, out, err = geval(
+        "batch",
+        "submit-panel",
+        "jury",
+        "--data",
+        "tiny",
+        "--db",
+        db,
+        "--json",
+        "--member-base-url",
+        f"{prompt.label}={url}",
+        "--member-base-url",
+        f"{other.label}={url}",
+    )
     assert code == 0, err
     sent = json.loads(out)["batches"]
-    assert [b["prompt"] for b in sent] == [prompt.label, other.label] and all(b["requests"] == 4 for b in sent)
+    assert [b["prompt"] for b in sent] == [prompt.label, other.label] and all(
+        b["requests"] == 4 for b in sent
+    )
     for batch in sent:
-        geval("batch", "status", batch["batch_id"], "--db", db, "--base-url", url, "--json")  # the fake finishes it
-        collected = json.loads(geval("batch", "collect", batch["batch_id"], "--db", db, "--base-url", url, "--json")[1])
+        geval(
+            "batch", "status", batch["batch_id"], "--db", db, "--base-url", url, "--json"
+        )  # the fake finishes it
+        collected = json.loads(
+            geval("batch", "collect", batch["batch_id"], "--db", db, "--base-url", url, "--json")[1]
+        )
         assert collected["collected"] and collected["summary"]["scored"] == 4
-    code, out, err = geval("panel", "score", "jury", "--data", "tiny", "--db", db, "--json",
-                           "--member-base-url", f"{prompt.label}={url}", "--member-base-url", f"{other.label}={url}")
+    code, out, err = geval(
+        "panel",
+        "score",
+        "jury",
+        "--data",
+        "tiny",
+        "--db",
+        db,
+        "--json",
+        "--member-base-url",
+        f"{prompt.label}={url}",
+        "--member-base-url",
+        f"{other.label}={url}",
+    )
     assert code == 0, err
     summary = json.loads(err.strip().splitlines()[-1])
-    assert [m["judge_calls"] for m in summary["member_runs"]] == [0, 0]  # both members answered by their batches
+    assert [m["judge_calls"] for m in summary["member_runs"]] == [
+        0,
+        0,
+    ]  # both members answered by their batches
     assert {m["run"] for m in summary["member_runs"]} == {b["run_id"] for b in sent}
     with Library(db) as check:
         assert all(check.get_run(b["run_id"])["status"] == "done" for b in sent)

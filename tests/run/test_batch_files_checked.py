@@ -21,8 +21,12 @@ GPT = JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18", top_logpr
 
 def answered(request_line: dict, custom_id: str | None = None) -> dict:
     body = completion(request_line["body"], {"5": 1.0}, True, "gpt-4o-mini-2024-07-18")
-    return {"id": "batch_req", "custom_id": custom_id or request_line["custom_id"],
-            "response": {"status_code": 200, "request_id": "r", "body": body}, "error": None}
+    return {
+        "id": "batch_req",
+        "custom_id": custom_id or request_line["custom_id"],
+        "response": {"status_code": 200, "request_id": "r", "body": body},
+        "error": None,
+    }
 
 
 @pytest.fixture
@@ -42,8 +46,11 @@ def write(path, lines: list[dict]):
 def test_duplicated_unknown_and_never_sent_lines_are_refused_with_counts(prepared, tmp_path):
     library, _, _, _, run_id, requests = prepared
     lines = [answered(r) for r in requests]
-    lines += [answered(requests[0]), answered(requests[0], f"{run_id}:ghost-item:0"),
-              answered(requests[1], requests[1]["custom_id"][:-1] + "7")]
+    lines += [
+        answered(requests[0]),
+        answered(requests[0], f"{run_id}:ghost-item:0"),
+        answered(requests[1], requests[1]["custom_id"][:-1] + "7"),
+    ]
     path = write(tmp_path / "forged.jsonl", lines)
     with pytest.raises(InputError) as caught:
         collect_batch(library, [path])

@@ -20,8 +20,12 @@ GPT = JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18", top_logpr
 
 def answered(request_line: dict) -> dict:
     body = completion(request_line["body"], {"4": 1.0}, True, "gpt-4o-mini-2024-07-18")
-    return {"id": "batch_req", "custom_id": request_line["custom_id"],
-            "response": {"status_code": 200, "request_id": "r", "body": body}, "error": None}
+    return {
+        "id": "batch_req",
+        "custom_id": request_line["custom_id"],
+        "response": {"status_code": 200, "request_id": "r", "body": body},
+        "error": None,
+    }
 
 
 def requests_of(path) -> list[dict]:
@@ -56,15 +60,19 @@ def test_a_file_naming_two_batch_runs_is_refused_whole(two_batches, tmp_path):
         collect_batch(library, [path])
     message = str(caught.value)
     assert message.startswith("refused 3 of 6 batch output lines, nothing was stored:"), message
-    assert (f"3 for a second batch run in {path} (one file holds one batch run: line 1 names run {one}, these "
-            f"name run {two}) ({path}:4, {path}:5, {path}:6)") in message
+    assert (
+        f"3 for a second batch run in {path} (one file holds one batch run: line 1 names run {one}, these "
+        f"name run {two}) ({path}:4, {path}:5, {path}:6)"
+    ) in message
     assert stored(library, one, two) == before == [(one, 0, "running"), (two, 0, "running")]
 
 
 def test_each_run_in_its_own_file_is_collected(two_batches, tmp_path):
     library, one, two, first, second = two_batches
-    files = [write(tmp_path / "out-one.jsonl", [answered(r) for r in first]),
-             write(tmp_path / "out-two.jsonl", [answered(r) for r in second])]
+    files = [
+        write(tmp_path / "out-one.jsonl", [answered(r) for r in first]),
+        write(tmp_path / "out-two.jsonl", [answered(r) for r in second]),
+    ]
     summaries = collect_batch(library, files)
     assert sorted((s.run_id, s.scored) for s in summaries) == sorted([(one, 3), (two, 3)])
     assert stored(library, one, two) == [(one, 3, "done"), (two, 3, "done")]

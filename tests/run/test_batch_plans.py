@@ -85,7 +85,9 @@ def test_a_batch_never_joins_a_stored_run(tmp_path):
 def test_submit_scores_the_dev_side_at_the_named_server_and_records_it(tmp_path, fake):
     library, prompt, dataset, split = split_library(tmp_path / "lib.db")
     server = f"{fake.url}/v1"
-    result = submit_batch(library, prompt, dataset["id"], GPT.__class__(**{**GPT.__dict__, "base_url": server}))
+    result = submit_batch(
+        library, prompt, dataset["id"], GPT.__class__(**{**GPT.__dict__, "base_url": server})
+    )
     assert result["side"] == "dev" and result["requests"] == len(split["dev"]) and server in result["judge"]
     run = library.get_run(result["run_id"])
     assert set(run["item_ids"]) == set(split["dev"]) and run["judge"]["base_url"] == server
@@ -101,14 +103,18 @@ def test_cli_batch_submit_and_collect_on_the_test_side_record_one_use_and_name_t
     db = str(tmp_path / "lib.db")
     library, prompt, dataset, split = split_library(db)
     base = ["--db", db, "--base-url", f"{fake.url}/v1"]
-    code, out, err = geval("batch", "submit", "--prompt", prompt.id, "--data", "grouped", "--side", "test", *base)
+    code, out, err = geval(
+        "batch", "submit", "--prompt", prompt.id, "--data", "grouped", "--side", "test", *base
+    )
     assert code == 0, err
     assert f"judge: openai:gpt-4o-mini at {fake.url}/v1" in err and "test side, 6 items" in err
     uses = sealed_uses(library, split)
     assert len(uses) == 1
     run = library.get_run(uses[0]["run_id"])
     assert set(run["item_ids"]) == set(split["test"])
-    assert geval("batch", "status", run["batch_id"], *base)[0] == 0  # the loopback engine finishes at its 2nd look
+    assert (
+        geval("batch", "status", run["batch_id"], *base)[0] == 0
+    )  # the loopback engine finishes at its 2nd look
     code, out, err = geval("batch", "collect", run["batch_id"], "--json", *base)
     assert code == 0 and json.loads(out)["summary"]["scored"] == 6, (out, err)
     assert library.run_servers(run["id"]) == {run["plan"]["server"]} == {f"{fake.url}/v1"}  # who answered
@@ -117,19 +123,52 @@ def test_cli_batch_submit_and_collect_on_the_test_side_record_one_use_and_name_t
 def test_cli_batch_prepare_shows_its_plan_and_submit_panel_takes_the_side(tmp_path, fake):
     db = str(tmp_path / "lib.db")
     library, prompt, dataset, split = split_library(db)
-    code, _, err = geval("batch", "prepare", "--prompt", prompt.id, "--data", "grouped", "--out",
-                         str(tmp_path / "in.jsonl"), "--db", db)
+    code, _, err = geval(
+        "batch",
+        "prepare",
+        "--prompt",
+        prompt.id,
+        "--data",
+        "grouped",
+        "--out",
+        str(tmp_path / "in.jsonl"),
+        "--db",
+        db,
+    )
     assert code == 0, err
     assert "judge: openai:gpt-4o-mini at OpenAI's own API" in err and "dev side, 6 items" in err
-    other = library.freeze(dimension(JudgeSettings(provider="openai", model="gpt-4o", top_logprobs=5,
-                                                   max_tokens=3))).prompt
+    other = library.freeze(
+        dimension(JudgeSettings(provider="openai", model="gpt-4o", top_logprobs=5, max_tokens=3))
+    ).prompt
     code, _, err = geval("panel", "freeze", "duo", "--member", prompt.id, "--member", other.id, "--db", db)
     assert code == 0, err
-    code, out, err = geval("batch", "submit-panel", "duo", "--data", "grouped", "--side", "test", "--json",
-                           "--member-base-url", f"{prompt.label}={fake.url}/v1",
-                           "--member-base-url", f"{other.label}={fake.url}/v1", "--db", db)
+    code, out, err = geval(
+        "batch",
+        "submit-panel",
+        "duo",
+        "--data",
+        "grouped",
+        "--side",
+        "test",
+        "--json",
+        "--member-base-url",
+        f"{prompt.label}={fake.url}/v1",
+        "--member-base-url",
+        f"{other.label}={fake.url}/v1",
+        "--db",
+        db,
+    )
     assert code == 0, err
     assert all(b["side"] == "test" for b in json.loads(out)["batches"])
-    code, _, err = geval("batch", "submit-panel", "duo", "--data", "grouped", "--member-base-url",
-                         f"nobody={fake.url}/v1", "--db", db)
+    code, _, err = geval(
+        "batch",
+        "submit-panel",
+        "duo",
+        "--data",
+        "grouped",
+        "--member-base-url",
+        f"nobody={fake.url}/v1",
+        "--db",
+        db,
+    )
     assert code != 0 and "'nobody', which is not a member of panel" in err

@@ -20,16 +20,25 @@ LONG = "word " * 6000  # 30,000 characters: about 7,500 tokens, over the local j
 
 
 def with_long_item(library, dataset_label: str) -> tuple[list[Item], object]:
-    items = [Item("short", {"document": "A short document.", "summary": "Short."}),
-             Item("long", {"document": LONG, "summary": "Long."})]
+    items = [
+        Item("short", {"document": "A short document.", "summary": "Short."}),
+        Item("long", {"document": LONG, "summary": "Long."}),
+    ]
     return items, library.import_items(dataset_label, items)
 
 
 def test_the_local_context_is_the_judges_own_and_hosted_windows_are_documented():
     assert LOCAL_CONTEXT == DEFAULT_CTX
     assert context_window(JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18")) == 128_000
-    assert context_window(JudgeSettings(provider="openai", model="gpt-4o-mini", base_url="http://127.0.0.1:1/v1")) is None
-    assert context_window(JudgeSettings(provider="openai", model="my-server"), {"context_tokens": 2048}) == 2048
+    assert (
+        context_window(
+            JudgeSettings(provider="openai", model="gpt-4o-mini", base_url="http://127.0.0.1:1/v1")
+        )
+        is None
+    )
+    assert (
+        context_window(JudgeSettings(provider="openai", model="my-server"), {"context_tokens": 2048}) == 2048
+    )
     assert context_window(JudgeSettings(provider="gemini", model="gemini-2.5-flash")) == 1_048_576
 
 
@@ -59,7 +68,9 @@ def test_geval_score_lists_the_long_items_before_anything_is_sent(tmp_path):
     library, prompt, _, _ = setup_library(db, count=1)
     only = library.import_items("only-long", [Item("long", {"document": LONG, "summary": "Long."})])
     library.close()
-    done = CliRunner().invoke(cli, ["score", "--prompt", prompt.label, "--data", only["label"], "--db", str(db)])
+    done = CliRunner().invoke(
+        cli, ["score", "--prompt", prompt.label, "--data", only["label"], "--db", str(db)]
+    )
     assert done.exit_code == 4, done.output
     assert "warning: 1 of 1 items do not fit in the judge's context of 4096 tokens" in done.output
     assert "0 scored" in done.output and "1 errors" in done.output and "Traceback" not in done.output

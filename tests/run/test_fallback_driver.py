@@ -20,8 +20,25 @@ from geval_core.types import Choice, JudgeReply, JudgeRequest, JudgeSettings
 AUTO = JudgeSettings(mode="auto", n=3, temperature=0.7)
 COUNT = 6
 # What a judgment says about the item's rating; tokens and latency say what the road paid, compared apart.
-RATING = ("score", "raw_score", "top_rating", "first_rating", "distribution", "valid_mass", "parsed_share", "replies",
-          "parsed", "unparsed", "differs", "mode", "fallback", "model_version", "error", "note", "server")
+RATING = (
+    "score",
+    "raw_score",
+    "top_rating",
+    "first_rating",
+    "distribution",
+    "valid_mass",
+    "parsed_share",
+    "replies",
+    "parsed",
+    "unparsed",
+    "differs",
+    "mode",
+    "fallback",
+    "model_version",
+    "error",
+    "note",
+    "server",
+)
 
 
 class ItemSampledJudge(ScriptedJudge):
@@ -51,7 +68,9 @@ def roads(tmp_path):
     run_scoring(prompt, items, judges["run"], library, run_id, RunOptions(concurrency=1, use_cache=False))
     stored = {row["item_id"]: row for row in library.judgments(run_id)}
     rows = [{"id": item.id, **item.fields} for item in items]
-    many = {j.item_id: j for j in score_items(prompt, rows, judge=judges["items"], concurrency=1, id_field="id")}
+    many = {
+        j.item_id: j for j in score_items(prompt, rows, judge=judges["items"], concurrency=1, id_field="id")
+    }
     one = {item.id: score_item(prompt, dict(item.fields), judge=judges["item"]) for item in items}
     library.close()
     return items, stored, many, one, judges

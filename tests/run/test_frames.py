@@ -19,8 +19,9 @@ def sample(tmp_path_factory):
     """The seeded coherence prompt and the sample items as a DataFrame with an id, a rating and a group."""
     with Library(tmp_path_factory.mktemp("seed") / "lib.db") as lib:
         prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")
-    frame = pd.DataFrame([{"key": i.id, **i.fields, "rating": i.human.get("coherence"), "doc": i.group}
-                          for i in items])
+    frame = pd.DataFrame(
+        [{"key": i.id, **i.fields, "rating": i.human.get("coherence"), "doc": i.group} for i in items]
+    )
     return prompt, items, frame
 
 
@@ -38,7 +39,9 @@ def test_each_row_gets_the_judgment_one_item_would_in_row_order(sample):
     prompt, items, frame = sample
     shuffled = frame.sample(frac=1.0, random_state=3).reset_index(drop=True)
     out = score_frame(prompt, shuffled, judge=ScriptedJudge(), id_column="key", concurrency=4)
-    assert list(out["key"]) == list(shuffled["key"]) and list(out.columns[:len(frame.columns)]) == list(frame.columns)
+    assert list(out["key"]) == list(shuffled["key"]) and list(out.columns[: len(frame.columns)]) == list(
+        frame.columns
+    )
     by_id = {i.id: i for i in items}
     for _, row in out.iterrows():
         one = judge_item(prompt, by_id[row["key"]], ScriptedJudge(), prompt.dimension.judge)
@@ -78,12 +81,18 @@ def test_agree_frame_matches_scipy_and_resamples_documents(sample):
     out = score_frame(prompt, frame, judge=ScriptedJudge(), id_column="key")
     table = agree_frame(out, "rating", bootstrap=300).set_index("figure")
     both = out[["score", "rating"]].dropna()
-    assert table.loc["spearman", "value"] == pytest.approx(scipy_stats.spearmanr(both["score"], both["rating"])[0])
-    assert table.loc["kendall", "value"] == pytest.approx(scipy_stats.kendalltau(both["score"], both["rating"])[0])
+    assert table.loc["spearman", "value"] == pytest.approx(
+        scipy_stats.spearmanr(both["score"], both["rating"])[0]
+    )
+    assert table.loc["kendall", "value"] == pytest.approx(
+        scipy_stats.kendalltau(both["score"], both["rating"])[0]
+    )
     low, high = table.loc["spearman", ["low", "high"]]
     assert low < table.loc["spearman", "value"] < high
     clustered = agree_frame(out, "rating", cluster="doc", bootstrap=300)
-    assert clustered.attrs["ci_resampled"] == "groups" and clustered.attrs["ci_units"] == frame["doc"].nunique()
+    assert (
+        clustered.attrs["ci_resampled"] == "groups" and clustered.attrs["ci_units"] == frame["doc"].nunique()
+    )
     grouped = agree_frame(out, "rating", group="doc", bootstrap=0)
     assert grouped.attrs["reading"] == "group"
     with pytest.raises(InputError, match="no column 'nope'"):
@@ -108,7 +117,9 @@ def test_a_panel_scores_a_frame_with_every_member(sample, tmp_path):
     scripted = JudgeSettings(provider="scripted", model="scripted-1")
     with Library(db, seed_examples=False) as lib:
         a = lib.freeze(replace(prompt.dimension, judge=scripted), name="a").prompt
-        b = lib.freeze(replace(prompt.dimension, judge=scripted, definition="Another wording."), name="b").prompt
+        b = lib.freeze(
+            replace(prompt.dimension, judge=scripted, definition="Another wording."), name="b"
+        ).prompt
         panel, _ = freeze_panel(lib, "jury", [a, b], "mean")
     out = score_frame(panel, frame.head(10), judge=ScriptedJudge(), id_column="key", library=db)
     assert list(out["key"]) == list(frame.head(10)["key"])

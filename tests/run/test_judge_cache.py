@@ -43,8 +43,9 @@ def sql(path, statement, params=()):
 
 def fives_everywhere(path, prompt, item):
     """The issue's attack: every cached reply rewritten to a sure 5 (the hash column left as it was)."""
-    five = ScriptedJudge(lambda request: {"5": 1.0}).judge(build_request(prompt, item, prompt.dimension.judge,
-                                                                         "logprobs"))
+    five = ScriptedJudge(lambda request: {"5": 1.0}).judge(
+        build_request(prompt, item, prompt.dimension.judge, "logprobs")
+    )
     sql(path, "UPDATE judge_cache SET reply = ?", [json.dumps(five.to_dict())])
 
 
@@ -57,7 +58,12 @@ def test_an_edited_cache_entry_is_ignored_counted_and_asked_again(tmp_path):
     assert not verify_library(library)["ok"]
     judge = worked_judge()
     run, second = scored_run(library, prompt, items, judge)
-    assert second.cache_rejected == 6 and second.cached == 0 and second.judge_calls == 6 and len(judge.requests) == 6
+    assert (
+        second.cache_rejected == 6
+        and second.cached == 0
+        and second.judge_calls == 6
+        and len(judge.requests) == 6
+    )
     assert all(close(j["score"], WORKED_SCORE) for j in library.judgments(run))  # never 5.0
     assert verify_library(library)["ok"]  # the fresh replies replaced the bad entries
     _, third = scored_run(library, prompt, items, worked_judge())
@@ -92,7 +98,7 @@ def test_cache_get_refuses_an_edit_and_cache_put_replaces_only_a_bad_entry(tmp_p
     library.cache_put("k", {"choices": [{"text": "3"}]}, origin=three)
     library.cache_put("k", {"choices": [{"text": "4"}]}, origin=four)  # a verified entry is kept
     assert library.cache_get("k") == {"choices": [{"text": "3"}]}
-    sql(path, "UPDATE judge_cache SET reply = '{\"choices\":[{\"text\":\"5\"}]}'")
+    sql(path, 'UPDATE judge_cache SET reply = \'{"choices":[{"text":"5"}]}\'')
     with pytest.raises(IntegrityError, match="does not match its hash"):
         library.cache_get("k")
     sql(path, "UPDATE judge_cache SET reply = 'not json'")
@@ -115,13 +121,16 @@ def test_the_same_request_to_two_servers_is_two_entries(tmp_path):
     assert (again.judge_calls, again.cached) == (0, 4)
 
 
-@pytest.mark.parametrize("url,expected", [
-    (None, "openai"),
-    ("", "openai"),
-    ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
-    ("HTTP://User:sk-SECRET@LocalHost:8080/V1/", "http://localhost:8080/V1"),
-    ("https://example.com/v1/?api_key=SECRET#frag", "https://example.com/v1"),
-])
+@pytest.mark.parametrize(
+    "url,expected",
+    [
+        (None, "openai"),
+        ("", "openai"),
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+        ("HTTP://User:sk-SECRET@LocalHost:8080/V1/", "http://localhost:8080/V1"),
+        ("https://example.com/v1/?api_key=SECRET#frag", "https://example.com/v1"),
+    ],
+)
 def test_server_id_is_the_url_without_credentials(url, expected):
     assert server_id(url, "openai") == expected and "SECRET" not in server_id(url, "openai")
 
@@ -131,7 +140,10 @@ def test_opening_a_library_with_a_missing_trigger_warns_and_does_not_recreate_it
     Library(path, seed_examples=False).close()
     sql(path, "DROP TRIGGER items_no_update")
     for _ in range(2):  # reopening never puts it back
-        with pytest.warns(LibraryIntegrityWarning, match="trigger items_no_update missing"), Library(path) as library:
+        with (
+            pytest.warns(LibraryIntegrityWarning, match="trigger items_no_update missing"),
+            Library(path) as library,
+        ):
             assert library.integrity_warnings == ["trigger items_no_update missing"]
     sql(path, "CREATE TRIGGER sneaky AFTER INSERT ON meta BEGIN SELECT 1; END")
     with pytest.warns(LibraryIntegrityWarning), Library(path) as library:
@@ -164,7 +176,7 @@ def test_a_tampered_dataset_is_refused_on_read(tmp_path):
     path = tmp_path / "lib.db"
     library, prompt, items, dataset = setup_library(path, count=3)
     sql(path, "DROP TRIGGER items_no_update")
-    sql(path, "UPDATE items SET fields = '{\"document\":\"x\",\"summary\":\"y\"}' WHERE item_id = ?", [items[0].id])
+    sql(path, 'UPDATE items SET fields = \'{"document":"x","summary":"y"}\' WHERE item_id = ?', [items[0].id])
     with pytest.raises(IntegrityError, match=r"tiny@1 .* stored hash does not match its items"):
         library.dataset_items("tiny")
 
@@ -176,17 +188,26 @@ def test_entries_are_stored_canonical_and_hashed_as_before(tmp_path):
 
     path = tmp_path / "lib.db"
     library = Library(path, seed_examples=False)
-    reply = {"usage": {"output_tokens": 1, "input_tokens": 9}, "model_version": "m-ü",
-             "choices": [{"text": "3 — «ok»", "positions": [["3", -0.1, [["3", -0.1], ["4", -2.5]]]]}],
-             "latency_s": 0.25, "raw": None}
+    reply = {
+        "usage": {"output_tokens": 1, "input_tokens": 9},
+        "model_version": "m-ü",
+        "choices": [{"text": "3 — «ok»", "positions": [["3", -0.1, [["3", -0.1], ["4", -2.5]]]]}],
+        "latency_s": 0.25,
+        "raw": None,
+    }
     [origin] = judged(library, "3 — «ok»", model_version="m-ü", input_tokens=9, output_tokens=1)
     library.cache_put("key-1", reply, origin=origin)
     text, digest = sqlite3.connect(path).execute("SELECT reply, hash FROM judge_cache").fetchone()
     assert text == json.dumps(reply, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    expected = hashlib.sha256(json.dumps({"key": "key-1", "reply": reply}, sort_keys=True, separators=(",", ":"),
-                                         ensure_ascii=False).encode()).hexdigest()
+    expected = hashlib.sha256(
+        json.dumps(
+            {"key": "key-1", "reply": reply}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode()
+    ).hexdigest()
     assert digest == expected == cache_hash("key-1", text)
     old_text = json.dumps(reply, separators=(",", ":"), ensure_ascii=False)  # as stored before issue 15
     assert old_text != text and cache_entry_ok("key-1", old_text, cache_hash("key-1", old_text))
-    assert not cache_entry_ok("key-2", text, digest) and not cache_entry_ok("key-1", text.replace("3", "4"), digest)
+    assert not cache_entry_ok("key-2", text, digest) and not cache_entry_ok(
+        "key-1", text.replace("3", "4"), digest
+    )
     assert library.cache_get("key-1") == reply

@@ -21,8 +21,24 @@ def test_geval_score_through_llama_cpp_never_scores_below_the_floor(llama_server
     library, prompt, items, dataset = setup_library(db, count=6, judge=judge)
     library.close()
     out = tmp_path / "results.jsonl"
-    done = CliRunner().invoke(cli, ["score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(db),
-                                    "--base-url", llama_server, "--concurrency", "1", "--out", str(out)])
+    done = CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--prompt",
+            prompt.label,
+            "--data",
+            dataset["label"],
+            "--db",
+            str(db),
+            "--base-url",
+            llama_server,
+            "--concurrency",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == len(items) and "Traceback" not in done.output
     scored = [r for r in rows if r["score"] is not None]

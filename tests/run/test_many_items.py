@@ -19,13 +19,15 @@ def comparable(judgment):
 
 @pytest.mark.parametrize("make_judge", [worked_judge, NoLogprobsJudge], ids=["logprobs", "auto-fallback"])
 def test_each_row_gets_the_judgment_score_item_gives(tmp_path, make_judge):
-    library, prompt, items, _ = setup_library(tmp_path / "many.db", count=5,
-                                              judge=JudgeSettings(mode="auto", n=4, temperature=0.7))
+    library, prompt, items, _ = setup_library(
+        tmp_path / "many.db", count=5, judge=JudgeSettings(mode="auto", n=4, temperature=0.7)
+    )
     rows = [dict(item.fields, ticket=item.id) for item in items]
     many = score_items(prompt, rows, judge=make_judge(), concurrency=3, id_field="ticket")
     assert [j.item_id for j in many] == [item.id for item in items]  # row order, ids from the field
-    assert [comparable(j) for j in many] == [comparable(score_item(prompt, dict(i.fields), judge=make_judge()))
-                                             for i in items]
+    assert [comparable(j) for j in many] == [
+        comparable(score_item(prompt, dict(i.fields), judge=make_judge())) for i in items
+    ]
     frame = score_items(prompt, pd.DataFrame(rows), judge=make_judge())
     assert [j.score for j in frame] == [j.score for j in many] and frame[0].item_id == "0"
     library.close()
@@ -42,9 +44,12 @@ def test_rows_missing_an_input_are_refused_before_any_call(tmp_path):
 
 def test_a_real_server_scores_many_rows_concurrently(tmp_path):
     with FaultServer(delay=0.05) as server:
-        library, prompt, items, _ = setup_library(tmp_path / "srv.db", count=12,
-                                                  judge=JudgeSettings(provider="openai", model="fault-model"))
-        judgments = score_items(prompt, [dict(i.fields) for i in items], base_url=server.base_url, concurrency=6)
+        library, prompt, items, _ = setup_library(
+            tmp_path / "srv.db", count=12, judge=JudgeSettings(provider="openai", model="fault-model")
+        )
+        judgments = score_items(
+            prompt, [dict(i.fields) for i in items], base_url=server.base_url, concurrency=6
+        )
         library.close()
     assert server.count == 12 and all(j.score is not None and j.server == server.base_url for j in judgments)
 
@@ -55,8 +60,9 @@ def test_an_interrupt_stops_at_once_and_leaves_the_calls_in_flight_behind(tmp_pa
     import threading
 
     with FaultServer(script=lambda index, body: "hang", hang_s=120) as server:
-        library, prompt, items, _ = setup_library(tmp_path / "stop.db", count=8,
-                                                  judge=JudgeSettings(provider="openai", model="fault-model"))
+        library, prompt, items, _ = setup_library(
+            tmp_path / "stop.db", count=8, judge=JudgeSettings(provider="openai", model="fault-model")
+        )
 
         def interrupt_once_calls_hang() -> None:
             while server.count < 3:
@@ -65,8 +71,13 @@ def test_an_interrupt_stops_at_once_and_leaves_the_calls_in_flight_behind(tmp_pa
 
         threading.Thread(target=interrupt_once_calls_hang, daemon=True).start()
         with pytest.raises(KeyboardInterrupt):
-            score_items(prompt, [dict(i.fields) for i in items], base_url=server.base_url, concurrency=3,
-                        progress=False)
+            score_items(
+                prompt,
+                [dict(i.fields) for i in items],
+                base_url=server.base_url,
+                concurrency=3,
+                progress=False,
+            )
         busy = [t for t in threading.enumerate() if t.name.startswith("geval-items") and t.is_alive()]
         assert len(busy) == 3  # still inside their calls: the interrupt did not wait for them
         assert server.count == 3  # and the rows not yet sent never were
@@ -81,14 +92,16 @@ def test_files_are_taken_wherever_a_frame_is_and_a_progress_line_is_drawn(tmp_pa
     rows = pd.DataFrame([dict(i.fields, ticket=i.id) for i in items])
     rows.to_csv(tmp_path / "rows.csv", index=False)
     exported = write_export(prompt, tmp_path / "prompt.json")
-    from_files = score_items(exported, tmp_path / "rows.csv", judge=worked_judge(), id_field="ticket",
-                             progress=True)
+    from_files = score_items(
+        exported, tmp_path / "rows.csv", judge=worked_judge(), id_field="ticket", progress=True
+    )
     from_objects = score_items(prompt, rows, judge=worked_judge(), id_field="ticket", progress=False)
     assert [comparable(j) for j in from_files] == [comparable(j) for j in from_objects]
     assert [j.item_id for j in from_files] == [i.id for i in items]
     assert "4/4 judged" in capsys.readouterr().err.rsplit("\r", 1)[-1]
-    frame = score_frame(str(exported), str(tmp_path / "rows.csv"), judge=worked_judge(), id_column="ticket",
-                        progress=False)
+    frame = score_frame(
+        str(exported), str(tmp_path / "rows.csv"), judge=worked_judge(), id_column="ticket", progress=False
+    )
     assert frame["score"].tolist() == [j.score for j in from_objects]
     with pytest.raises(InputError, match="no such file"):
         score_items(prompt, tmp_path / "missing.csv", judge=worked_judge())

@@ -33,10 +33,12 @@ def through_every_road(tmp_path, make_judge, settings: JudgeSettings) -> list[di
     options = RunOptions(concurrency=1, use_cache=False, retry_base=0.0)
     summary = run_scoring(prompt, [item], make_judge(), library, run_id, options)
     [stored] = library.judgments(run_id)
-    roads = [stored,
-             judge_item(prompt, item, make_judge(), settings),
-             judge_one(prompt, item, make_judge(), settings),
-             score_item(prompt, dict(item.fields), judge=make_judge())]
+    roads = [
+        stored,
+        judge_item(prompt, item, make_judge(), settings),
+        judge_one(prompt, item, make_judge(), settings),
+        score_item(prompt, dict(item.fields), judge=make_judge()),
+    ]
     library.close()
     assert summary.judged == 1
     return [comparable(road) for road in roads]
@@ -60,17 +62,21 @@ def test_auto_mode_falls_back_in_score_item_and_counts_both_calls(tmp_path):
 
 def test_score_item_retries_a_transient_failure_like_a_run(tmp_path, monkeypatch):
     monkeypatch.setattr("geval_core.run.calls.backoff_delay", lambda *args: 0.0)
-    stored, direct, one, scored = through_every_road(tmp_path, lambda: FlakyJudge(failures=2),
-                                                     JudgeSettings())
+    stored, direct, one, scored = through_every_road(
+        tmp_path, lambda: FlakyJudge(failures=2), JudgeSettings()
+    )
     assert scored == stored and scored["score"] is not None and scored["error"] is None
 
 
-def test_a_judge_that_keeps_failing_raises_from_score_item_and_is_an_error_judgment_elsewhere(tmp_path,
-                                                                                             monkeypatch):
+def test_a_judge_that_keeps_failing_raises_from_score_item_and_is_an_error_judgment_elsewhere(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr("geval_core.run.calls.backoff_delay", lambda *args: 0.0)
     library, prompt, items, _ = setup_library(tmp_path / "fails.db", count=1)
     with pytest.raises(JudgeError, match="HTTP 429"):
         score_item(prompt, dict(items[0].fields), judge=FlakyJudge(failures=99))
     judgment = judge_one(prompt, items[0], FlakyJudge(failures=99), replace(prompt.dimension.judge))
-    assert judgment.score is None and judgment.error.startswith("RetryableJudgeError after 5 attempts: HTTP 429")
+    assert judgment.score is None and judgment.error.startswith(
+        "RetryableJudgeError after 5 attempts: HTTP 429"
+    )
     library.close()

@@ -49,8 +49,9 @@ def test_the_limit_holds_the_calls_in_flight():
     assert gate.enter(stop=stop) is False
 
 
-@pytest.mark.parametrize("rpm, tpm, tokens, expected", [(10, None, 0, 60.0), (None, 1000, 100, 60.0),
-                                                       (None, 1000, 400, 60.0)])
+@pytest.mark.parametrize(
+    "rpm, tpm, tokens, expected", [(10, None, 0, 60.0), (None, 1000, 100, 60.0), (None, 1000, 400, 60.0)]
+)
 def test_budgets_space_requests_over_the_minute(rpm, tpm, tokens, expected):
     clock = Clock()
     gate = Gate(100, rpm=rpm, tpm=tpm, clock=clock)

@@ -35,30 +35,62 @@ def test_panel_scores_by_hand():
 
 def leaning(offset: float):
     """A judge whose p("4") grows with the document number (so members' scores vary across items)."""
+
     def distribution(body: dict) -> dict:
         number = int(body["messages"][0]["content"].split("Document number ")[1].split(".")[0])
         high = min(0.95, 0.1 + 0.12 * number + offset)
         return {"4": high, "2": 1.0 - high}
+
     return distribution
 
 
 def test_a_panel_of_two_judges_scored_through_the_cli(tmp_path):
     db = str(tmp_path / "lib.db")
     library = Library(db, seed_examples=False)
-    members = [library.freeze(dimension(JudgeSettings(provider="openai", model=model)), name=name).prompt
-               for name, model in (("coherence-a", "model-a"), ("coherence-b", "model-b"))]
+    members = [
+        library.freeze(dimension(JudgeSettings(provider="openai", model=model)), name=name).prompt
+        for name, model in (("coherence-a", "model-a"), ("coherence-b", "model-b"))
+    ]
     library.import_items("tiny", make_items(8))
     library.close()
     run = CliRunner().invoke
     env = {"OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""}
-    done = run(cli, ["panel", "freeze", "jury", "--member", "coherence-a", "--member", "coherence-b", "--rule",
-                     "pooled", "--db", db, "--json"], env=env)
+    done = run(
+        cli,
+        [
+            "panel",
+            "freeze",
+            "jury",
+            "--member",
+            "coherence-a",
+            "--member",
+            "coherence-b",
+            "--rule",
+            "pooled",
+            "--db",
+            db,
+            "--json",
+        ],
+        env=env,
+    )
     assert done.exit_code == 0, done.output
     assert json.loads(done.output)["created"] is True
     with FaultServer(distribution=leaning(0.0)) as first, FaultServer(distribution=leaning(0.25)) as second:
-        args = ["panel", "score", "jury", "--data", "tiny", "--db", db, "--out", str(tmp_path / "panel.jsonl"),
-                "--member-base-url", f"coherence-a={first.base_url}",
-                "--member-base-url", f"coherence-b={second.base_url}"]
+        args = [
+            "panel",
+            "score",
+            "jury",
+            "--data",
+            "tiny",
+            "--db",
+            db,
+            "--out",
+            str(tmp_path / "panel.jsonl"),
+            "--member-base-url",
+            f"coherence-a={first.base_url}",
+            "--member-base-url",
+            f"coherence-b={second.base_url}",
+        ]
         scored = run(cli, args, env=env)
         again = run(cli, args, env=env)
         calls = (first.count, second.count)
@@ -78,8 +110,9 @@ def test_a_panel_of_two_judges_scored_through_the_cli(tmp_path):
 def test_members_of_another_dimension_or_scale_are_refused(tmp_path):
     with Library(tmp_path / "lib.db", seed_examples=False) as library:
         one = library.freeze(dimension(), name="one").prompt
-        other = library.freeze(dimension(scale=Scale(1, 10), anchors={p: f"p{p}" for p in range(1, 11)}),
-                               name="ten").prompt
+        other = library.freeze(
+            dimension(scale=Scale(1, 10), anchors={p: f"p{p}" for p in range(1, 11)}), name="ten"
+        ).prompt
         with pytest.raises(InputError, match="members judge one dimension on one scale"):
             freeze_panel(library, "bad", [one, other], "pooled")
         with pytest.raises(InputError, match="at least two different"):
@@ -105,8 +138,10 @@ def test_the_panel_and_each_member_against_people_with_the_panel_minus_its_best_
     rng = np.random.default_rng(5)
     human = np.clip(np.round(3 + np.repeat(rng.normal(0, 1, 30), 3) + rng.normal(0, 0.6, 90)), 1, 5)
     good, poor = human + rng.normal(0, 0.6, 90), human + rng.normal(0, 1.5, 90)
-    rows = [{"id": f"i{n}", "score": (g + p) / 2, "members": {"a@1": g, "b@1": p}, "group": f"g{n // 3}"}
-            for n, (g, p) in enumerate(zip(good, poor, strict=True))]
+    rows = [
+        {"id": f"i{n}", "score": (g + p) / 2, "members": {"a@1": g, "b@1": p}, "group": f"g{n // 3}"}
+        for n, (g, p) in enumerate(zip(good, poor, strict=True))
+    ]
 
     class People:
         def human_means(self, dataset_id, name):
@@ -115,14 +150,19 @@ def test_the_panel_and_each_member_against_people_with_the_panel_minus_its_best_
     out = panel_against_people(People(), rows, "d", "coherence", resamples=300)
     assert out["items"] == 90 and out["best_member"] == "a@1"
     assert out["figures"]["b@1"]["spearman"] == pytest.approx(sps.spearmanr(poor, human).statistic)
-    assert out["figures"]["panel"]["kendall"] == pytest.approx(sps.kendalltau((good + poor) / 2, human).statistic)
+    assert out["figures"]["panel"]["kendall"] == pytest.approx(
+        sps.kendalltau((good + poor) / 2, human).statistic
+    )
     versus = out["panel_minus_best"]["figures"]["spearman"]
-    assert versus["difference"] == pytest.approx(out["figures"]["panel"]["spearman"] - out["figures"]["a@1"]["spearman"])
+    assert versus["difference"] == pytest.approx(
+        out["figures"]["panel"]["spearman"] - out["figures"]["a@1"]["spearman"]
+    )
     assert versus["interval"][0] < versus["difference"] < versus["interval"][1]
     assert out["panel_minus_best"]["groups"] == 30
     over_poor = out["panel_minus_each"]["b@1"]["figures"]["spearman"]  # averaging in the good judge helps
-    assert over_poor["difference"] == pytest.approx(out["figures"]["panel"]["spearman"]
-                                                    - out["figures"]["b@1"]["spearman"])
+    assert over_poor["difference"] == pytest.approx(
+        out["figures"]["panel"]["spearman"] - out["figures"]["b@1"]["spearman"]
+    )
     assert over_poor["interval"][0] > 0
     assert out["panel_minus_each"]["a@1"] == out["panel_minus_best"]
 
@@ -130,17 +170,36 @@ def test_the_panel_and_each_member_against_people_with_the_panel_minus_its_best_
 def test_geval_score_with_a_panel_writes_rows_with_members_and_a_json_summary_with_alpha(tmp_path):
     db = str(tmp_path / "lib.db")
     library = Library(db, seed_examples=False)
-    members = [library.freeze(dimension(JudgeSettings(provider="openai", model=model)), name=name).prompt
-               for name, model in (("coherence-a", "model-a"), ("coherence-b", "model-b"))]
+    members = [
+        library.freeze(dimension(JudgeSettings(provider="openai", model=model)), name=name).prompt
+        for name, model in (("coherence-a", "model-a"), ("coherence-b", "model-b"))
+    ]
     library.import_items("tiny", make_items(8))
     freeze_panel(library, "jury", members, "mean")
     library.close()
     env = {"OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""}
     out = tmp_path / "rows.jsonl"
     with FaultServer(distribution=leaning(0.0)) as first, FaultServer(distribution=leaning(0.25)) as second:
-        result = CliRunner().invoke(cli, ["score", "--panel", "jury", "--data", "tiny", "--db", db, "--out", str(out),
-                                          "--json", "--member-base-url", f"coherence-a={first.base_url}",
-                                          "--member-base-url", f"coherence-b={second.base_url}"], env=env)
+        result = CliRunner().invoke(
+            cli,
+            [
+                "score",
+                "--panel",
+                "jury",
+                "--data",
+                "tiny",
+                "--db",
+                db,
+                "--out",
+                str(out),
+                "--json",
+                "--member-base-url",
+                f"coherence-a={first.base_url}",
+                "--member-base-url",
+                f"coherence-b={second.base_url}",
+            ],
+            env=env,
+        )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -149,8 +208,10 @@ def test_geval_score_with_a_panel_writes_rows_with_members_and_a_json_summary_wi
         assert row["score"] == pytest.approx(sum(row["members"].values()) / 2)  # the mean rule
     matrix = np.array([[row["members"][m.label] for m in members] for row in rows])
     assert summary["alpha"]["value"] == pytest.approx(
-        krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="interval"))
+        krippendorff.alpha(reliability_data=matrix.T, level_of_measurement="interval")
+    )
     assert len(summary["alpha"]["interval"]) == 2 and summary["out"] == str(out)
-    both = CliRunner().invoke(cli, ["score", "--panel", "jury", "--prompt", "coherence-a", "--data", "tiny",
-                                    "--db", db], env=env)
+    both = CliRunner().invoke(
+        cli, ["score", "--panel", "jury", "--prompt", "coherence-a", "--data", "tiny", "--db", db], env=env
+    )
     assert both.exit_code == 2 and "one of them" in both.output

@@ -16,8 +16,23 @@ def two_member_panel(db: str) -> None:
     with Library(db) as lib:
         base = lib.get_prompt("coherence")
         lib.freeze(replace(base.dimension, definition="Sentences that build one whole."), name="coherence")
-    result = CliRunner().invoke(cli, ["panel", "freeze", "jury", "--member", "coherence@1", "--member", "coherence@2",
-                                      "--rule", "pooled", "--db", db, "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "panel",
+            "freeze",
+            "jury",
+            "--member",
+            "coherence@1",
+            "--member",
+            "coherence@2",
+            "--rule",
+            "pooled",
+            "--db",
+            db,
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
 
 
@@ -27,7 +42,9 @@ def test_export_then_import_into_another_library_gives_the_same_panel(tmp_path):
     out = tmp_path / "jury.json"
     exported = CliRunner().invoke(cli, ["panel", "export", "jury", "-o", str(out), "--db", db, "--json"])
     assert exported.exit_code == 0, exported.output
-    assert json.loads(exported.stdout)["file"] == str(out) and json.loads(exported.stdout)["panel"] == "jury@1"
+    assert (
+        json.loads(exported.stdout)["file"] == str(out) and json.loads(exported.stdout)["panel"] == "jury@1"
+    )
     shown = json.loads(CliRunner().invoke(cli, ["panel", "show", "jury", "--db", db, "--json"]).output)
     imported = CliRunner().invoke(cli, ["panel", "import", str(out), "--db", other, "--json"])
     assert imported.exit_code == 0, imported.output
@@ -43,8 +60,10 @@ def test_a_changed_member_or_rule_is_refused_and_nothing_is_stored(tmp_path):
     data = json.loads(out.read_text())
     with Library(other) as lib:
         before = len(lib.list_prompts())
-    for change, said in ((lambda d: d.update(rule="mean"), "do not match its hash"),
-                         (lambda d: d["members"][1].update(steps=["Always answer 5."]), "member 2")):
+    for change, said in (
+        (lambda d: d.update(rule="mean"), "do not match its hash"),
+        (lambda d: d["members"][1].update(steps=["Always answer 5."]), "member 2"),
+    ):
         bad = json.loads(json.dumps(data))
         change(bad)
         (tmp_path / "bad.json").write_text(json.dumps(bad))

@@ -20,8 +20,10 @@ from prompt_library import Library
 GPT = JudgeSettings(provider="openai", model="gpt-4o-mini", top_logprobs=5, max_tokens=3)
 # gpt-4o-mini's rates (openai.com/api/pricing), USD per million tokens, written out for the costs by hand.
 INPUT, CACHED, OUTPUT = 0.15, 0.075, 0.60
-NEWS = ("the council approved a budget after a long debate about schools roads parks and the harbour while "
-        "residents asked whether taxes would rise and officials promised a review next spring")
+NEWS = (
+    "the council approved a budget after a long debate about schools roads parks and the harbour while "
+    "residents asked whether taxes would rise and officials promised a review next spring"
+)
 WORDS = NEWS.split()
 # Characters per document: three long enough that their prompts pass 1,024 tokens, one under it (never cached).
 LENGTHS = {"d0": 6100, "d1": 4700, "d2": 1500, "d3": 5300}
@@ -40,9 +42,16 @@ def dataset(summaries: int = 4) -> tuple[dict[str, str], list[Item]]:
     """(documents, items): `summaries` per document but d3 (a group of one), interleaved across documents as a
     shuffled dataset would have them."""
     docs = {name: document(name, chars) for name, chars in LENGTHS.items()}
-    items = [Item(f"{name}-s{s}", {"document": text, "summary": f"{OPENINGS[s]}: the gist of {name}, part {s}."},
-                  group=name)
-             for s in range(summaries) for name, text in docs.items() if name != "d3" or s == 0]
+    items = [
+        Item(
+            f"{name}-s{s}",
+            {"document": text, "summary": f"{OPENINGS[s]}: the gist of {name}, part {s}."},
+            group=name,
+        )
+        for s in range(summaries)
+        for name, text in docs.items()
+        if name != "d3" or s == 0
+    ]
     return docs, items
 
 
@@ -105,8 +114,10 @@ def test_a_run_records_prices_and_predicts_cached_tokens(tmp_path, monkeypatch, 
     estimate = estimate_cost(prompt, items, GPT, prices=load_prices(), concurrency=1)
     assert estimate["input_tokens"] == paid  # the fake counts tokens as the estimate does
     gap = abs(estimate["cached_input_tokens"] - expected_total) / expected_total
-    print(f"cached input tokens: estimate {estimate['cached_input_tokens']} vs actual {expected_total} "
-          f"of {paid} input ({gap:.1%} apart)")
+    print(
+        f"cached input tokens: estimate {estimate['cached_input_tokens']} vs actual {expected_total} "
+        f"of {paid} input ({gap:.1%} apart)"
+    )
     assert gap <= 0.02  # prefix order sends a document's items together: the prediction is the rule applied
     assert "of which cached (est.)" in estimate["note"]
     # At the user's own server the rule is not the provider's: nothing predicted, and the note says so.
@@ -127,13 +138,17 @@ def test_requests_in_flight_together_miss_the_cache_and_the_estimate_says_so(tmp
         fake.close()
     actual = summary.cached_input_tokens
     assert actual == library.get_run(run_id)["cached_input_tokens"] > 0
-    predicted = {c: estimate_cost(prompt, items, GPT, prices=load_prices(), concurrency=c)["cached_input_tokens"]
-                 for c in (1, 4)}
+    predicted = {
+        c: estimate_cost(prompt, items, GPT, prices=load_prices(), concurrency=c)["cached_input_tokens"]
+        for c in (1, 4)
+    }
     # By hand, 4 in flight: items 5-8 of d0 and d1 hit (4 x 1,664 + 4 x 1,280); one at a time, items 2-8 would.
     assert predicted == {1: 7 * 1664 + 7 * 1280, 4: 4 * 1664 + 4 * 1280}
     gap = abs(predicted[4] - actual) / predicted[4]
-    print(f"4 in flight: cached input tokens estimate {predicted[4]} vs actual {actual} ({gap:.1%} apart); "
-          f"an estimate for one at a time would say {predicted[1]}")
+    print(
+        f"4 in flight: cached input tokens estimate {predicted[4]} vs actual {actual} ({gap:.1%} apart); "
+        f"an estimate for one at a time would say {predicted[1]}"
+    )
     assert gap <= 0.25  # the server's timing decides the items at a document's edge
 
 
@@ -141,13 +156,17 @@ def test_cached_rates_batch_discount_and_the_upper_bound(tmp_path, monkeypatch):
     """Cached tokens at the cached rate; the Batch API's half applies to every rate; a price without a cached
     rate bills them as input and says the cost is an upper bound."""
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    rows = [{"input_tokens": 2000, "output_tokens": 1, "cached_input_tokens": 1920, "cached": False},
-            {"input_tokens": 2000, "output_tokens": 1, "cached_input_tokens": 1920, "cached": True}]  # replayed: free
+    rows = [
+        {"input_tokens": 2000, "output_tokens": 1, "cached_input_tokens": 1920, "cached": False},
+        {"input_tokens": 2000, "output_tokens": 1, "cached_input_tokens": 1920, "cached": True},
+    ]  # replayed: free
     rated = {"openai:gpt-4o-mini": {"input": INPUT, "cached_input": CACHED, "output": OUTPUT}}
     live = run_totals(rows, GPT, rated)
     assert live["cached_input_tokens"] == 1920 and live["cost_upper_bound"] is False
     assert live["cost_usd"] == pytest.approx((80 * INPUT + 1920 * CACHED + 1 * OUTPUT) / 1e6, rel=1e-12)
-    assert run_totals(rows, GPT, rated, discount=0.5)["cost_usd"] == pytest.approx(live["cost_usd"] / 2, rel=1e-12)
+    assert run_totals(rows, GPT, rated, discount=0.5)["cost_usd"] == pytest.approx(
+        live["cost_usd"] / 2, rel=1e-12
+    )
     unrated = run_totals(rows, GPT, {"openai:gpt-4o-mini": {"input": INPUT, "output": OUTPUT}})
     assert unrated["cost_usd"] == pytest.approx((2000 * INPUT + 1 * OUTPUT) / 1e6, rel=1e-12)
     assert unrated["cost_upper_bound"] is True
@@ -163,7 +182,11 @@ def test_cache_rules_by_provider_and_server(monkeypatch):
     monkeypatch.delenv("GOOGLE_GEMINI_BASE_URL", raising=False)
     openai = cache_rule(GPT)
     assert openai is not None and (openai.minimum, openai.step) == (1024, 128)
-    assert openai.cached(1500, 1400) == 1280 and openai.cached(1500, 1100) == 1024 and openai.cached(1000, 990) == 0
+    assert (
+        openai.cached(1500, 1400) == 1280
+        and openai.cached(1500, 1100) == 1024
+        and openai.cached(1000, 990) == 0
+    )
     assert cache_rule(replace(GPT, base_url="http://127.0.0.1:8080/v1")) is None
     assert cache_rule(replace(GPT, model="gpt-4-turbo")) is None  # before gpt-4o: no caching documented
     flash = cache_rule(JudgeSettings(provider="gemini", model="gemini-2.5-flash"))

@@ -56,8 +56,15 @@ def test_the_readme_notebook_example_sends_every_request_to_the_named_server(tmp
     (tmp_path / "coherence.json").write_text(json.dumps(exported), encoding="utf-8")
     frame = pd.DataFrame(rows(5), index=[10, 20, 30, 40, 50])
     with FaultServer() as server:
-        scored = score_frame(str(tmp_path / "coherence.json"), frame, id_column="id", concurrency=4,
-                             judge="openai:smollm2", base_url=server.base_url, library=str(tmp_path / "nb.db"))
+        scored = score_frame(
+            str(tmp_path / "coherence.json"),
+            frame,
+            id_column="id",
+            concurrency=4,
+            judge="openai:smollm2",
+            base_url=server.base_url,
+            library=str(tmp_path / "nb.db"),
+        )
         assert server.count == 5  # every item answered by the named server, none by the embedded model
     assert scored["score"].tolist() == pytest.approx([WORKED_SCORE] * 5)
     assert list(scored.index) == [10, 20, 30, 40, 50]  # the caller's index kept
@@ -69,11 +76,13 @@ def test_the_readme_notebook_example_sends_every_request_to_the_named_server(tmp
 def test_a_server_for_the_in_process_judge_is_refused_before_anything_is_stored(tmp_path):
     with Library(tmp_path / "seed.db") as seeded:
         prompt = seeded.get_prompt("coherence")  # pinned to local
-    with pytest.raises(ConfigError, match=r"base_url= names a server, but the local judge runs in this process"):
+    with pytest.raises(
+        ConfigError, match=r"base_url= names a server, but the local judge runs in this process"
+    ):
         score_frame(prompt, rows(3), base_url="http://127.0.0.1:9/v1", library=str(tmp_path / "nb.db"))
     with Library(tmp_path / "nb.db") as lib:
         assert lib.list_runs() == []  # refused before a run was recorded
-    with pytest.raises(ConfigError, match="judge=\"openai:MODEL\""):
+    with pytest.raises(ConfigError, match='judge="openai:MODEL"'):
         score_items(prompt, rows(3), base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ConfigError, match="runs in this process"):
         score_item(prompt, rows(1)[0], base_url="http://127.0.0.1:9/v1")
@@ -110,8 +119,21 @@ def test_the_environments_server_is_part_of_the_runs_identity(tmp_path, monkeypa
         first = runner.invoke(cli, ["score", "--prompt", "srv", "--data", "tiny", "--db", db, "--json"])
         assert first.exit_code == 0, first.output
         monkeypatch.setenv("OPENAI_BASE_URL", b.base_url)
-        second = runner.invoke(cli, ["score", "--prompt", "srv", "--data", "tiny", "--db", db, "--json",
-                                     "--out", str(tmp_path / "b.jsonl")])
+        second = runner.invoke(
+            cli,
+            [
+                "score",
+                "--prompt",
+                "srv",
+                "--data",
+                "tiny",
+                "--db",
+                db,
+                "--json",
+                "--out",
+                str(tmp_path / "b.jsonl"),
+            ],
+        )
         assert second.exit_code == 0, second.output
         assert (a.count, b.count) == (4, 4)  # B answered every item itself: nothing of A's replayed
     one, two = (json.loads(r.output.strip().splitlines()[-1]) for r in (first, second))
@@ -145,7 +167,9 @@ def test_resuming_an_older_run_whose_server_now_resolves_elsewhere_is_refused(tm
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     lib, prompt, dataset = server_library(tmp_path / "lib.db")
     with FaultServer() as a:
-        run_id = lib.create_run(prompt.id, dataset["id"], SERVER_JUDGE, item_ids=["i000", "i001"])  # no server
+        run_id = lib.create_run(
+            prompt.id, dataset["id"], SERVER_JUDGE, item_ids=["i000", "i001"]
+        )  # no server
         monkeypatch.setenv("OPENAI_BASE_URL", a.base_url)
         start_run(lib, plan_of_run(lib, run_id))
         assert a.count == 2
@@ -167,15 +191,35 @@ def test_panel_base_url_applies_to_every_member_that_takes_a_server(tmp_path, mo
         lib.import_items("tiny", make_items(3))
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows(3)))
     runner = CliRunner()
-    assert runner.invoke(cli, ["panel", "freeze", "duo", "--member", "one", "--member", "two", "--db", db]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli, ["panel", "freeze", "duo", "--member", "one", "--member", "two", "--db", db]
+        ).exit_code
+        == 0
+    )
     with FaultServer() as server:
-        result = runner.invoke(cli, ["score", "--panel", "duo", "--data", str(tmp_path / "data.jsonl"),
-                                     "--base-url", server.base_url, "--db", db, "--json"])
+        result = runner.invoke(
+            cli,
+            [
+                "score",
+                "--panel",
+                "duo",
+                "--data",
+                str(tmp_path / "data.jsonl"),
+                "--base-url",
+                server.base_url,
+                "--db",
+                db,
+                "--json",
+            ],
+        )
         assert result.exit_code == 0, result.output
         assert server.count == 6  # both members, three items each, at the named server
     summary = json.loads(result.output.strip().splitlines()[-1])
     assert [m["server"] for m in summary["member_runs"]] == [server.base_url.rstrip("/")] * 2
-    judge = runner.invoke(cli, ["score", "--panel", "duo", "--data", "tiny", "--judge", "openai:x", "--db", db])
+    judge = runner.invoke(
+        cli, ["score", "--panel", "duo", "--data", "tiny", "--judge", "openai:x", "--db", db]
+    )
     assert judge.exit_code == 2 and "keep their own frozen judges" in judge.output
 
 
@@ -186,14 +230,22 @@ def test_panel_base_url_with_an_in_process_member_is_refused_before_any_member_r
         lib.freeze(dimension(JudgeSettings()), name="inprocess")
         lib.import_items("tiny", make_items(3))
     runner = CliRunner()
-    assert runner.invoke(cli, ["panel", "freeze", "mixed", "--member", "server", "--member", "inprocess", "--db", db]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli, ["panel", "freeze", "mixed", "--member", "server", "--member", "inprocess", "--db", db]
+        ).exit_code
+        == 0
+    )
     with FaultServer() as server:
-        result = runner.invoke(cli, ["score", "--panel", "mixed", "--data", "tiny", "--base-url", server.base_url,
-                                     "--db", db])
+        result = runner.invoke(
+            cli, ["score", "--panel", "mixed", "--data", "tiny", "--base-url", server.base_url, "--db", db]
+        )
         assert server.count == 0
     assert result.exit_code == 1
-    assert "--base-url (for member inprocess@1) names a server, but the local judge runs in this process" in \
-        result.output
+    assert (
+        "--base-url (for member inprocess@1) names a server, but the local judge runs in this process"
+        in result.output
+    )
     with Library(db) as lib:
         assert lib.list_runs() == []
 
@@ -218,8 +270,12 @@ def test_a_split_dataset_is_scored_on_its_dev_side_unless_the_test_side_is_named
 def product_callers(*names: str) -> dict[str, set[str]]:
     """Function name -> the product files that call it (by name or attribute), read from the source."""
     callers: dict[str, set[str]] = {}
-    for path in [*ROOT.glob("geval_core/**/*.py"), *ROOT.glob("prompt_library/*.py"), *ROOT.glob("workbench_ui/*.py"),
-                 *ROOT.glob("app_pages/*.py")]:
+    for path in [
+        *ROOT.glob("geval_core/**/*.py"),
+        *ROOT.glob("prompt_library/*.py"),
+        *ROOT.glob("workbench_ui/*.py"),
+        *ROOT.glob("app_pages/*.py"),
+    ]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
@@ -233,7 +289,10 @@ def test_runs_are_created_by_the_plan_alone_batches_included():
     """A run (live, batch file, batch engine) is recorded by record_run: the side, the seal and the server are
     decided once for all of them."""
     callers = product_callers("create_run", "find_or_create_run", "record_run")
-    assert callers["create_run"] == {"geval_core/run/plan.py", "prompt_library/runs.py"}  # runs.py: find_or_create
+    assert callers["create_run"] == {
+        "geval_core/run/plan.py",
+        "prompt_library/runs.py",
+    }  # runs.py: find_or_create
     assert callers["find_or_create_run"] == {"geval_core/run/plan.py"}
     assert {"geval_core/run/batch.py", "geval_core/run/batch_engines.py"} <= callers["record_run"]
 
@@ -243,14 +302,33 @@ def test_every_front_end_enters_the_runner_through_start_run():
     callers = product_callers("run_scoring", "start_run")
     assert callers["run_scoring"] == {"geval_core/run/plan.py"}
     assert callers["start_run"] == {
-        "geval_core/cli/score.py", "geval_core/cli/align.py", "prompt_library/job_worker.py",
-        "prompt_library/frames.py", "geval_core/run/panel.py", "geval_core/diagnostics/cascade.py",
-        "geval_core/diagnostics/stability.py", "geval_core/diagnostics/bias_probes.py",
-        "geval_core/diagnostics/drift.py", "geval_core/diagnostics/rubric_probes.py"}
+        "geval_core/cli/score.py",
+        "geval_core/cli/align.py",
+        "prompt_library/job_worker.py",
+        "prompt_library/frames.py",
+        "geval_core/run/panel.py",
+        "geval_core/diagnostics/cascade.py",
+        "geval_core/diagnostics/stability.py",
+        "geval_core/diagnostics/bias_probes.py",
+        "geval_core/diagnostics/drift.py",
+        "geval_core/diagnostics/rubric_probes.py",
+    }
 
 
-BAD_CELLS = [None, float("nan"), "", "   ", b"abc", bytearray(b"abc"), {"a": 1}, ["x"], ("x",), {"x"}, object(),
-             float("inf")]
+BAD_CELLS = [
+    None,
+    float("nan"),
+    "",
+    "   ",
+    b"abc",
+    bytearray(b"abc"),
+    {"a": 1},
+    ["x"],
+    ("x",),
+    {"x"},
+    object(),
+    float("inf"),
+]
 
 
 def bad_frames() -> list:
@@ -259,9 +337,16 @@ def bad_frames() -> list:
 
     good = rows(1)[0]
     frames: list = [[good, {**good, "document": cell}] for cell in BAD_CELLS]
-    frames += [[good, {**good, "summary": np.nan}], [good, {**good, "summary": pd.NA}], [good, {**good, "summary": pd.NaT}],
-               [good, {"id": "r9", "document": "only a document"}], [good, "not a row"], [good, 42],
-               pd.DataFrame([good, {**good, "document": None}]), pd.DataFrame([good, {**good, "summary": np.nan}])]
+    frames += [
+        [good, {**good, "summary": np.nan}],
+        [good, {**good, "summary": pd.NA}],
+        [good, {**good, "summary": pd.NaT}],
+        [good, {"id": "r9", "document": "only a document"}],
+        [good, "not a row"],
+        [good, 42],
+        pd.DataFrame([good, {**good, "document": None}]),
+        pd.DataFrame([good, {**good, "summary": np.nan}]),
+    ]
     return frames
 
 
@@ -294,10 +379,16 @@ def test_the_readme_notebook_lines_as_written_score_at_the_named_server(tmp_path
     with Library(tmp_path / "seed.db") as seeded:
         exported = export_prompt(seeded.get_prompt("coherence"))  # pinned to the in-process judge
     (tmp_path / "coherence.json").write_text(json.dumps(exported), encoding="utf-8")
-    frame = pd.DataFrame([{**row, "expert_rating": 1 + k % 5, "doc_id": f"d{k % 4}"} for k, row in enumerate(rows(12))])
+    frame = pd.DataFrame(
+        [{**row, "expert_rating": 1 + k % 5, "doc_id": f"d{k % 4}"} for k, row in enumerate(rows(12))]
+    )
     monkeypatch.chdir(tmp_path)
     with FaultServer() as server:
-        scope = {"frame": frame, "score_frame": score_frame, "agree_frame": __import__("geval_core").agree_frame}
+        scope = {
+            "frame": frame,
+            "score_frame": score_frame,
+            "agree_frame": __import__("geval_core").agree_frame,
+        }
         exec(code.replace("http://127.0.0.1:8000/v1", server.base_url), scope)
         assert server.count == 12
     assert scope["scored"]["score"].tolist() == pytest.approx([WORKED_SCORE] * 12)
@@ -331,8 +422,13 @@ def test_items_that_share_a_document_go_out_together_and_files_stay_in_dataset_o
 
         plan = record_run(lib, plan_run(lib, prompt, data["id"], concurrency=1))
         results = OrderedResults(lib, plan.run_id, out)
-        start_run(lib, plan, ScriptedJudge(script), items=plan.items(lib, on_batch=results.batch_read),
-                  on_progress=lambda done, total, judgment: results.committed(judgment))
+        start_run(
+            lib,
+            plan,
+            ScriptedJudge(script),
+            items=plan.items(lib, on_batch=results.batch_read),
+            on_progress=lambda done, total, judgment: results.committed(judgment),
+        )
         results.close()
     order = [next(i.id for i in shuffled if f"summary {i.id}" in text) for text in sent]
     assert order == ["a1", "a2", "b1", "b2", "c1"]  # sent by document

@@ -25,8 +25,23 @@ def start_score(tmp_path, server, *extra):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=6, judge=settings)
     library.close()
     env = {**os.environ, "OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""}
-    args = [*CLI, "score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(tmp_path / "lib.db"),
-            "--base-url", server.base_url, "--concurrency", "2", "--timeout", "120", *extra]
+    args = [
+        *CLI,
+        "score",
+        "--prompt",
+        prompt.label,
+        "--data",
+        dataset["label"],
+        "--db",
+        str(tmp_path / "lib.db"),
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "2",
+        "--timeout",
+        "120",
+        *extra,
+    ]
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -82,10 +97,24 @@ def test_two_identical_commands_pay_for_each_item_once(tmp_path):
         library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=20, judge=settings)
         library.close()
         env = {**os.environ, "OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""}
-        args = [*CLI, "score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(tmp_path / "lib.db"),
-                "--base-url", server.base_url, "--concurrency", "4"]
-        both = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for _ in range(2)]
+        args = [
+            *CLI,
+            "score",
+            "--prompt",
+            prompt.label,
+            "--data",
+            dataset["label"],
+            "--db",
+            str(tmp_path / "lib.db"),
+            "--base-url",
+            server.base_url,
+            "--concurrency",
+            "4",
+        ]
+        both = [
+            subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
         results = [(p.wait(timeout=120), p.stderr.read()) for p in both]
     assert server.count <= 1.05 * 20, server.count
     assert all("Traceback" not in err for _, err in results)
@@ -94,7 +123,10 @@ def test_two_identical_commands_pay_for_each_item_once(tmp_path):
     if codes[1] != 0:
         assert "is being scored by process" in results[[c for c, _ in results].index(codes[1])][1]
     with Library(tmp_path / "lib.db") as lib:
-        assert len(lib.list_runs(prompt=prompt.id)) == 1 and len(lib.judged_item_ids(lib.list_runs()[0]["id"])) == 20
+        assert (
+            len(lib.list_runs(prompt=prompt.id)) == 1
+            and len(lib.judged_item_ids(lib.list_runs()[0]["id"])) == 20
+        )
 
 
 def test_a_lease_is_refused_while_alive_and_taken_over_when_its_heartbeat_stops(tmp_path):

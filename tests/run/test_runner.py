@@ -33,8 +33,15 @@ def test_scores_every_item_with_the_weighted_score_and_writes_it(tmp_path):
     run_id = new_run(library, prompt, dataset)
     seen = []
     main = threading.get_ident()
-    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=3),
-                          on_progress=lambda d, t, j: seen.append((d, t, j.item_id, threading.get_ident())))
+    summary = run_scoring(
+        prompt,
+        items,
+        judge,
+        library,
+        run_id,
+        RunOptions(concurrency=3),
+        on_progress=lambda d, t, j: seen.append((d, t, j.item_id, threading.get_ident())),
+    )
     assert summary.status == "done" and summary.judged == 5 and summary.scored == 5
     assert summary.judge_calls == 5 and summary.failed == 0 and summary.cached == 0
     assert [d for d, *_ in seen] == [1, 2, 3, 4, 5] and {t for _, t, *_ in seen} == {5}
@@ -56,7 +63,9 @@ def test_scores_every_item_with_the_weighted_score_and_writes_it(tmp_path):
 
 
 def test_request_carries_form_line_ratings_and_prompt_options(tmp_path):
-    settings = JudgeSettings(provider="openai", model="gpt-4o-2024-08-06", top_logprobs=7, max_tokens=3, seed=11)
+    settings = JudgeSettings(
+        provider="openai", model="gpt-4o-2024-08-06", top_logprobs=7, max_tokens=3, seed=11
+    )
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=1, judge=settings)
     judge = worked_judge()
     run_id = new_run(library, prompt, dataset)
@@ -126,7 +135,14 @@ def test_retries_honour_retry_after_and_then_succeed(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=3)
     judge = FlakyJudge(failures=2, retry_after=0.3)
     # The backoff alone would wait at most 2 ms here: gaps of 0.3 s can only come from Retry-After.
-    summary = run_scoring(prompt, items, judge, library, new_run(library, prompt, dataset), RunOptions(max_attempts=5, retry_base=0.001))
+    summary = run_scoring(
+        prompt,
+        items,
+        judge,
+        library,
+        new_run(library, prompt, dataset),
+        RunOptions(max_attempts=5, retry_base=0.001),
+    )
     assert summary.scored == 3 and summary.failed == 0 and summary.judge_calls == 9
     for times in judge.seen.values():
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
@@ -158,7 +174,9 @@ def test_concurrency_is_bounded_and_reached(tmp_path):
                 active[0] -= 1
             return super().judge(request)
 
-    summary = run_scoring(prompt, items, Slow(), library, new_run(library, prompt, dataset), RunOptions(concurrency=4))
+    summary = run_scoring(
+        prompt, items, Slow(), library, new_run(library, prompt, dataset), RunOptions(concurrency=4)
+    )
     assert summary.scored == 12 and peak[0] == 4
 
 
@@ -178,7 +196,9 @@ def test_cancel_stops_sending_and_a_resume_finishes_each_item_once(tmp_path):
         if done == 3:
             cancel.set()
 
-    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=1), cancel=cancel, on_progress=progress)
+    summary = run_scoring(
+        prompt, items, judge, library, run_id, RunOptions(concurrency=1), cancel=cancel, on_progress=progress
+    )
     assert summary.status == "cancelled" and library.get_run(run_id)["status"] == "cancelled"
     # One worker: after the third result at most the one queued request had started.
     assert 3 <= summary.judged <= 4 and len(judge.requests) <= 4
@@ -255,7 +275,14 @@ def test_sampling_mode_asks_for_n_replies_at_the_temperature(tmp_path):
 def test_bad_settings_are_refused(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=1)
     with pytest.raises(ConfigError, match="between 1 and 64"):
-        run_scoring(prompt, items, worked_judge(), library, new_run(library, prompt, dataset), RunOptions(concurrency=0))
+        run_scoring(
+            prompt,
+            items,
+            worked_judge(),
+            library,
+            new_run(library, prompt, dataset),
+            RunOptions(concurrency=0),
+        )
 
 
 def test_cancel_also_stops_a_run_answered_from_the_cache(tmp_path):
@@ -263,13 +290,27 @@ def test_cancel_also_stops_a_run_answered_from_the_cache(tmp_path):
     run_scoring(prompt, items, worked_judge(), library, new_run(library, prompt, dataset))
     cancel = threading.Event()
     run_id = new_run(library, prompt, dataset)
-    summary = run_scoring(prompt, items, worked_judge(), library, run_id, cancel=cancel,
-                          on_progress=lambda done, total, j: done == 2 and cancel.set())
+    summary = run_scoring(
+        prompt,
+        items,
+        worked_judge(),
+        library,
+        run_id,
+        cancel=cancel,
+        on_progress=lambda done, total, j: done == 2 and cancel.set(),
+    )
     assert summary.status == "cancelled" and summary.judged == 2 and summary.cached == 2
     assert len(library.judgments(run_id)) == 2
     late = threading.Event()
-    summary = run_scoring(prompt, items, worked_judge(), library, run_id, cancel=late,
-                          on_progress=lambda done, total, j: done == total and late.set())
+    summary = run_scoring(
+        prompt,
+        items,
+        worked_judge(),
+        library,
+        run_id,
+        cancel=late,
+        on_progress=lambda done, total, j: done == total and late.set(),
+    )
     assert summary.status == "done" and summary.judged == 6  # cancelled after the last item: nothing lost
 
 
@@ -293,15 +334,21 @@ def test_an_unreachable_judge_stops_the_run_with_a_readable_error(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=20)
     judge = UnreachableJudge()
     run_id = new_run(library, prompt, dataset)
-    summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=1, max_attempts=2, retry_base=0.001))
+    summary = run_scoring(
+        prompt, items, judge, library, run_id, RunOptions(concurrency=1, max_attempts=2, retry_base=0.001)
+    )
     # Stopped after three items failed alike (one more may have been in flight), not after twenty.
     assert summary.status == "failed" and summary.failed == summary.judged in (3, 4)
     assert summary.error.startswith("could not connect to http://127.0.0.1:9/v1")
     assert "server is running" in summary.error and 3 * 2 <= judge.calls <= 4 * 2
     errors = [r["error"] for r in library.judgments(run_id)]
-    assert len(errors) == summary.judged and all(e.startswith("UnreachableError after 2 attempts: ") for e in errors)
+    assert len(errors) == summary.judged and all(
+        e.startswith("UnreachableError after 2 attempts: ") for e in errors
+    )
     assert library.get_run(run_id)["status"] == "failed"
-    again = run_scoring(prompt, items, UnreachableJudge(answers=99), library, run_id, RunOptions(concurrency=1))
+    again = run_scoring(
+        prompt, items, UnreachableJudge(answers=99), library, run_id, RunOptions(concurrency=1)
+    )
     # Resumed once the server answers: the failed items are asked again, nothing is duplicated.
     assert again.status == "done" and again.scored == 20 and again.failed == 0
     rows = library.judgments(run_id)
@@ -310,5 +357,12 @@ def test_an_unreachable_judge_stops_the_run_with_a_readable_error(tmp_path):
 
 def test_a_judge_that_answered_once_is_not_stopped_by_later_connection_errors(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=6)
-    summary = run_scoring(prompt, items, UnreachableJudge(answers=1), library, new_run(library, prompt, dataset), RunOptions(concurrency=1, max_attempts=1))
+    summary = run_scoring(
+        prompt,
+        items,
+        UnreachableJudge(answers=1),
+        library,
+        new_run(library, prompt, dataset),
+        RunOptions(concurrency=1, max_attempts=1),
+    )
     assert summary.status == "done" and summary.scored == 1 and summary.failed == 5 and summary.error is None

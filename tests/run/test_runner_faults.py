@@ -58,10 +58,14 @@ def test_every_fault_ends_in_a_score_or_an_error_and_retries_stay_bounded(tmp_pa
         "i004": ["500", "forever"],  # never recovers: exactly max_attempts requests
     }
     with FaultServer(per_item_script(plan), hang_s=3.0, retry_after="0.05") as server:
-        library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=10, judge=settings_for(server))
+        library, prompt, items, dataset = setup_library(
+            tmp_path / "lib.db", count=10, judge=settings_for(server)
+        )
         judge = get_judge(settings_for(server), api_key=KEY, timeout=0.5)
         run_id = library.create_run(prompt.id, dataset["id"], settings_for(server))
-        summary = run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=4, max_attempts=3, retry_base=0.05))
+        summary = run_scoring(
+            prompt, items, judge, library, run_id, RunOptions(concurrency=4, max_attempts=3, retry_base=0.05)
+        )
         by_item = requests_by_item(server)
     rows = {r["item_id"]: r for r in library.judgments(run_id)}
     assert summary.status == "done" and len(rows) == 10
@@ -72,22 +76,37 @@ def test_every_fault_ends_in_a_score_or_an_error_and_retries_stay_bounded(tmp_pa
     assert server.count == 3 + 2 + 2 + 2 + 3 + 5 == summary.judge_calls
     for item in ("i000", "i001", "i002", "i003", *(f"i{k:03d}" for k in range(5, 10))):
         row = rows[item]
-        assert row["error"] is None and close(row["score"], WORKED_SCORE) and close(row["raw_score"], WORKED_RAW)
+        assert (
+            row["error"] is None and close(row["score"], WORKED_SCORE) and close(row["raw_score"], WORKED_RAW)
+        )
         assert row["model_version"] == "fault-model-2024-01-01" and row["input_tokens"] > 0
-    assert rows["i004"]["error"].startswith("RetryableJudgeError after 3 attempts") and "500" in rows["i004"]["error"]
+    assert (
+        rows["i004"]["error"].startswith("RetryableJudgeError after 3 attempts")
+        and "500" in rows["i004"]["error"]
+    )
     assert summary.failed == 1 and summary.scored == 9
 
 
 def test_a_reply_that_lost_its_logprobs_is_asked_again_but_a_judge_without_any_is_an_error(tmp_path):
     plan = {"i002": ["nologprobs"]}  # the judge gave logprobs for i000 and i001: this reply lost them
     with FaultServer(per_item_script(plan)) as server:
-        library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=4, judge=settings_for(server))
+        library, prompt, items, dataset = setup_library(
+            tmp_path / "lib.db", count=4, judge=settings_for(server)
+        )
         judge = get_judge(settings_for(server), api_key=KEY, timeout=5)
-        summary = run_scoring(prompt, items, judge, library, library.create_run(prompt.id, dataset["id"],
-                              settings_for(server)), RunOptions(concurrency=1, retry_base=0.01))
+        summary = run_scoring(
+            prompt,
+            items,
+            judge,
+            library,
+            library.create_run(prompt.id, dataset["id"], settings_for(server)),
+            RunOptions(concurrency=1, retry_base=0.01),
+        )
         assert requests_by_item(server)["i002"] == ["nologprobs", "ok"] and summary.scored == 4
     with FaultServer(per_item_script({"i000": ["nologprobs", "forever"]})) as server:
-        library, prompt, items, dataset = setup_library(tmp_path / "other.db", count=1, judge=settings_for(server))
+        library, prompt, items, dataset = setup_library(
+            tmp_path / "other.db", count=1, judge=settings_for(server)
+        )
         judge = get_judge(settings_for(server), api_key=KEY, timeout=5)
         run_id = library.create_run(prompt.id, dataset["id"], settings_for(server))
         run_scoring(prompt, items, judge, library, run_id, RunOptions(concurrency=1))
@@ -118,10 +137,13 @@ def test_auto_mode_falls_back_on_a_server_without_logprobs(tmp_path):
 
 def test_a_second_run_sends_no_request(tmp_path):
     with FaultServer() as server:
-        library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=8, judge=settings_for(server))
+        library, prompt, items, dataset = setup_library(
+            tmp_path / "lib.db", count=8, judge=settings_for(server)
+        )
         judge = get_judge(settings_for(server), api_key=KEY, timeout=5)
-        first = run_scoring(prompt, items, judge, library,
-                            library.create_run(prompt.id, dataset["id"], settings_for(server)))
+        first = run_scoring(
+            prompt, items, judge, library, library.create_run(prompt.id, dataset["id"], settings_for(server))
+        )
         assert server.count == 8 and first.judge_calls == 8
         run_id = library.create_run(prompt.id, dataset["id"], settings_for(server))
         second = run_scoring(prompt, items, judge, library, run_id)

@@ -23,10 +23,23 @@ def frozen(judge: JudgeSettings | None = None) -> FrozenPrompt:
 
 def test_reply_round_trips_through_json_exactly():
     reply = JudgeReply(
-        (Choice("3", (Position("3", math.log(0.6), (TopLogprob("3", math.log(0.6)), TopLogprob(" 4", -1.2),
-                                                     TopLogprob("x", 0.0))),)),
-         Choice("no logprobs", None)),
-        "gpt-4o-2024-08-06", Usage(321, 2), 0.25, {"id": "chatcmpl-1", "object": {1, 2}},
+        (
+            Choice(
+                "3",
+                (
+                    Position(
+                        "3",
+                        math.log(0.6),
+                        (TopLogprob("3", math.log(0.6)), TopLogprob(" 4", -1.2), TopLogprob("x", 0.0)),
+                    ),
+                ),
+            ),
+            Choice("no logprobs", None),
+        ),
+        "gpt-4o-2024-08-06",
+        Usage(321, 2),
+        0.25,
+        {"id": "chatcmpl-1", "object": {1, 2}},
     )
     data = json.loads(json.dumps(reply.to_dict()))
     back = JudgeReply.from_dict(data)
@@ -51,14 +64,18 @@ def test_cache_key_changes_with_what_decides_the_answer_only():
     settings = prompt.dimension.judge
     base = build_request(prompt, item, settings, "logprobs")
     key = cache_key(base, "openai", "openai")
-    assert len(key) == 64 and key == cache_key(build_request(prompt, item, settings, "logprobs"), "openai", "openai")
+    assert len(key) == 64 and key == cache_key(
+        build_request(prompt, item, settings, "logprobs"), "openai", "openai"
+    )
     different = {
         cache_key(base, "gemini", "openai"),
         cache_key(base, "openai", server_id("http://127.0.0.1:9/v1", "openai")),  # another server
         cache_key(base, "openai", "openai", replica=1),
         cache_key(build_request(prompt, other, settings, "logprobs"), "openai", "openai"),
         cache_key(build_request(prompt, item, settings, "sampling"), "openai", "openai"),
-        cache_key(build_request(prompt, item, JudgeSettings(temperature=1.0), "logprobs"), "openai", "openai"),
+        cache_key(
+            build_request(prompt, item, JudgeSettings(temperature=1.0), "logprobs"), "openai", "openai"
+        ),
         cache_key(build_request(prompt, item, JudgeSettings(model="other"), "logprobs"), "openai", "openai"),
         cache_key(build_request(prompt, item, settings, "logprobs", n=3), "openai", "openai"),
         cache_key(build_request(prompt, item, settings, "logprobs", seed=5), "openai", "openai"),
@@ -109,15 +126,25 @@ def test_price_table_prefix_match_and_user_overrides(tmp_path, monkeypatch):
     monkeypatch.delenv("GEVAL_PRICES", raising=False)
     table = load_prices()
     dated = JudgeSettings(provider="openai", model="gpt-4o-mini-2024-07-18")
-    assert price_for(dated, table) == {"input": 0.15, "cached_input": 0.075, "output": 0.60}  # not gpt-4o's price
+    assert price_for(dated, table) == {
+        "input": 0.15,
+        "cached_input": 0.075,
+        "output": 0.60,
+    }  # not gpt-4o's price
     assert price_for(JudgeSettings(provider="openai", model="gpt-4o-2024-08-06"), table)["input"] == 2.50
     file = tmp_path / "prices.json"
-    file.write_text(json.dumps({"openai:gpt-4o-mini": {"input": 1, "output": 2},
-                                "openai:my-finetune": {"input": 3, "output": 4}}))
+    file.write_text(
+        json.dumps(
+            {"openai:gpt-4o-mini": {"input": 1, "output": 2}, "openai:my-finetune": {"input": 3, "output": 4}}
+        )
+    )
     monkeypatch.setenv("GEVAL_PRICES", str(file))
     table = load_prices()
     assert price_for(dated, table) == {"input": 1.0, "output": 2.0}
-    assert price_for(JudgeSettings(provider="openai", model="my-finetune"), table) == {"input": 3.0, "output": 4.0}
+    assert price_for(JudgeSettings(provider="openai", model="my-finetune"), table) == {
+        "input": 3.0,
+        "output": 4.0,
+    }
     file.write_text('{"openai:x": {"input": "cheap"}}')
     with pytest.raises(ConfigError, match="openai:x"):
         load_prices()
@@ -134,7 +161,10 @@ def test_price_table_from_the_library_setting(tmp_path, monkeypatch):
     library = Library(tmp_path / "lib.db", seed_examples=False)
     library.set_setting("prices", {"gemini:gemini-2.5-flash": {"input": 9, "output": 9}})
     table = load_prices(store=library)
-    assert price_for(JudgeSettings(provider="gemini", model="gemini-2.5-flash"), table) == {"input": 9.0, "output": 9.0}
+    assert price_for(JudgeSettings(provider="gemini", model="gemini-2.5-flash"), table) == {
+        "input": 9.0,
+        "output": 9.0,
+    }
     assert price_for(JudgeSettings(provider="gemini", model="gemini-2.5-pro"), table)["input"] == 1.25
 
 
@@ -161,8 +191,14 @@ def test_a_batch_commits_its_judgments_together_and_reports_them_after_the_commi
     def progress(done, total, judgment):
         reports.append((done, total, judgment.item_id, stored()))
 
-    session = Session(prompt, library, RunSummary(run_id, "done", "logprobs", 5), prompt.dimension.judge,
-                      "scripted", on_progress=progress)
+    session = Session(
+        prompt,
+        library,
+        RunSummary(run_id, "done", "logprobs", 5),
+        prompt.dimension.judge,
+        "scripted",
+        on_progress=progress,
+    )
     judge = worked_judge()
     jobs = [session.first_job(item)[0] for item in items]
     with session.batch():

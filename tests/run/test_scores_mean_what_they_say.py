@@ -34,15 +34,18 @@ def test_a_reply_with_almost_no_probability_on_the_ratings_has_no_score_and_says
     judgment = score_item(prompt, dict(items[0].fields), judge=ScriptedJudge(lambda request: dict(LOW)))
     assert judgment.score is None and judgment.raw_score is None and judgment.error is None
     assert math.isclose(judgment.valid_mass, 0.007)
-    assert judgment.note == ("the judge put 0.7% of the probability on the ratings (the floor is 50%); its reply "
-                             "began 'Your'")
+    assert judgment.note == (
+        "the judge put 0.7% of the probability on the ratings (the floor is 50%); its reply began 'Your'"
+    )
     library.close()
 
 
 def test_the_floor_is_frozen_with_the_prompt_and_hashed_only_when_changed():
     usual, strict = dimension(), dimension(judge=JudgeSettings(valid_mass_floor=0.8))
     assert "valid_mass_floor" not in metric_fields(usual)["judge"]  # every earlier prompt keeps its hash
-    assert metric_fields(strict)["judge"]["valid_mass_floor"] == 0.8 and content_hash(usual) != content_hash(strict)
+    assert metric_fields(strict)["judge"]["valid_mass_floor"] == 0.8 and content_hash(usual) != content_hash(
+        strict
+    )
     from geval_core.types import FrozenPrompt
 
     frozen = FrozenPrompt(content_hash(strict), "strict", 1, strict, "2026-01-01")
@@ -52,12 +55,24 @@ def test_the_floor_is_frozen_with_the_prompt_and_hashed_only_when_changed():
 
 
 def test_geval_score_counts_low_mass_items_and_exits_4_on_every_rerun(tmp_path):
-    library, prompt, items, dataset = setup_library(tmp_path / "cli.db", count=3,
-                                                    judge=JudgeSettings(provider="openai", model="fault-model"))
+    library, prompt, items, dataset = setup_library(
+        tmp_path / "cli.db", count=3, judge=JudgeSettings(provider="openai", model="fault-model")
+    )
     library.close()
     with FaultServer(distribution=LOW) as server:
-        args = ["score", "--prompt", prompt.label, "--data", dataset["label"], "--db", str(tmp_path / "cli.db"),
-                "--base-url", server.base_url, "--concurrency", "1"]
+        args = [
+            "score",
+            "--prompt",
+            prompt.label,
+            "--data",
+            dataset["label"],
+            "--db",
+            str(tmp_path / "cli.db"),
+            "--base-url",
+            server.base_url,
+            "--concurrency",
+            "1",
+        ]
         first = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""})
         again = CliRunner().invoke(cli, args, env={"OPENAI_API_KEY": KEY, "GEVAL_PRICES": ""})
     assert first.exit_code == 4, first.output
@@ -78,12 +93,15 @@ def test_a_judge_that_breaks_after_a_good_start_is_stopped_within_the_window(tmp
 
     server = FaultServer(script, distribution=distribution)
     with server:
-        library, prompt, items, dataset = setup_library(tmp_path / "break.db", count=400,
-                                                        judge=fault_settings(server))
+        library, prompt, items, dataset = setup_library(
+            tmp_path / "break.db", count=400, judge=fault_settings(server)
+        )
         settings = fault_settings(server)  # a frozen prompt names no server: the run does
         run_id = library.create_run(prompt.id, dataset["id"], settings)
         judge = get_judge(settings, api_key=KEY)
-        options = RunOptions(settings=settings, concurrency=4, max_attempts=2, retry_base=0.0, use_cache=False)
+        options = RunOptions(
+            settings=settings, concurrency=4, max_attempts=2, retry_base=0.0, use_cache=False
+        )
         summary = run_scoring(prompt, items, judge, library, run_id, options)
         after_break = server.count - good
     assert summary.status == "failed" and "items all ended without a score" in summary.error
@@ -97,19 +115,26 @@ def test_a_judge_that_breaks_after_a_good_start_is_stopped_within_the_window(tmp
     library.close()
 
 
-def test_the_server_in_openai_base_url_answers_is_recorded_and_never_replayed_for_another(tmp_path, monkeypatch):
+def test_the_server_in_openai_base_url_answers_is_recorded_and_never_replayed_for_another(
+    tmp_path, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    library, prompt, items, dataset = setup_library(tmp_path / "env.db", count=3,
-                                                    judge=JudgeSettings(provider="openai", model="fault-model"))
+    library, prompt, items, dataset = setup_library(
+        tmp_path / "env.db", count=3, judge=JudgeSettings(provider="openai", model="fault-model")
+    )
     with FaultServer() as first, FaultServer() as second:
         for server in (first, second):
             monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
             settings = prompt.dimension.judge  # base_url None: the SDK takes the server from the environment
             run_id = library.create_run(prompt.id, dataset["id"], settings)
-            summary = run_scoring(prompt, items, get_judge(settings), library, run_id, RunOptions(concurrency=1))
+            summary = run_scoring(
+                prompt, items, get_judge(settings), library, run_id, RunOptions(concurrency=1)
+            )
             rows = library.judgments(run_id)
             assert summary.cached == 0 and server.count == len(items)  # the other server's replies: never
-            assert {r["server"] for r in rows} == {server.base_url} and {r["source"] for r in rows} == {"live"}
+            assert {r["server"] for r in rows} == {server.base_url} and {r["source"] for r in rows} == {
+                "live"
+            }
         again = library.create_run(prompt.id, dataset["id"], settings)
         summary = run_scoring(prompt, items, get_judge(settings), library, again, RunOptions(concurrency=1))
         assert summary.cached == len(items) and second.count == len(items)  # the same server: its own cache
@@ -120,8 +145,9 @@ def test_the_server_in_openai_base_url_answers_is_recorded_and_never_replayed_fo
 def test_a_key_inside_openai_base_url_is_refused_before_any_call(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://user:sk-secret-in-url@127.0.0.1:9/v1")
-    library, prompt, items, dataset = setup_library(tmp_path / "key.db", count=1,
-                                                    judge=JudgeSettings(provider="openai", model="fault-model"))
+    library, prompt, items, dataset = setup_library(
+        tmp_path / "key.db", count=1, judge=JudgeSettings(provider="openai", model="fault-model")
+    )
     run_id = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
     from geval_core.errors import ConfigError
 

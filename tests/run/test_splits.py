@@ -23,7 +23,9 @@ SUMMEVAL = SHARED / "data" / "summeval" / "summeval.jsonl"
 def summeval(tmp_path):
     path = require_file(SUMMEVAL, "SummEval (../shared/data/summeval)")
     subset = tmp_path / "summeval.jsonl"
-    subset.write_text("".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:320]), encoding="utf-8")
+    subset.write_text(
+        "".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:320]), encoding="utf-8"
+    )
     library = Library(tmp_path / "lib.db", seed_examples=False)
     mapping = DatasetMapping(id="id", inputs={"document": "source", "summary": "output"}, group="doc_id")
     dataset = library.import_dataset(subset, "summeval", mapping)
@@ -38,7 +40,10 @@ def test_no_document_is_on_both_sides_and_the_split_is_reproducible(summeval):
     dev_docs, test_docs = {items[i] for i in split["dev"]}, {items[i] for i in split["test"]}
     assert created and not dev_docs & test_docs and len(split["dev"]) + len(split["test"]) == len(items)
     groups = len(dev_docs) + len(test_docs)
-    assert len(dev_docs) == round(0.6 * groups) and split["groups"] == {"dev": len(dev_docs), "test": len(test_docs)}
+    assert len(dev_docs) == round(0.6 * groups) and split["groups"] == {
+        "dev": len(dev_docs),
+        "test": len(test_docs),
+    }
     again, created_again = make_split(library, dataset["id"], dev=0.6, seed=7)
     assert not created_again and again["hash"] == split["hash"]
     other, _ = make_split(library, dataset["id"], dev=0.6, seed=8)
@@ -49,7 +54,9 @@ def test_no_document_is_on_both_sides_and_the_split_is_reproducible(summeval):
 def test_an_edited_split_is_refused_and_test_uses_are_counted(summeval):
     library, dataset = summeval
     split, _ = make_split(library, dataset["id"], dev=0.5, seed=1)
-    assert record_test_use(library, split, "prompt-a") == 1 and record_test_use(library, split, "prompt-b") == 2
+    assert (
+        record_test_use(library, split, "prompt-a") == 1 and record_test_use(library, split, "prompt-b") == 2
+    )
     assert record_test_use(library, split, "prompt-a") == 2  # the same candidate again is not a new one
     assert [u["prompt_id"] for u in sealed_uses(library, split)] == ["prompt-a", "prompt-b", "prompt-a"]
     # Peeking by swapping sides, with the table's triggers dropped and the row hash recomputed: the split's own
@@ -59,16 +66,19 @@ def test_an_edited_split_is_refused_and_test_uses_are_counted(summeval):
     body["test"], body["dev"] = body["dev"], body["test"]
     row["body"] = json.dumps(body)
     library.conn.execute("DROP TRIGGER frozen_records_no_update")
-    library.conn.execute("UPDATE frozen_records SET body = ?, row_hash = ? WHERE id = ?",
-                         [row["body"], record_hash(row), row["id"]])
+    library.conn.execute(
+        "UPDATE frozen_records SET body = ?, row_hash = ? WHERE id = ?",
+        [row["body"], record_hash(row), row["id"]],
+    )
     with pytest.raises(InputError, match="was edited"):
         get_split(library, dataset["id"])
 
 
 def test_geval_split_prints_the_ids_and_the_hash(summeval, tmp_path):
     library, dataset = summeval
-    done = CliRunner().invoke(cli, ["split", dataset["label"], "--dev", "0.6", "--seed", "3", "--json", "--db",
-                                    str(library.path)])
+    done = CliRunner().invoke(
+        cli, ["split", dataset["label"], "--dev", "0.6", "--seed", "3", "--json", "--db", str(library.path)]
+    )
     assert done.exit_code == 0, done.output
     data = json.loads(done.output)
     assert data["created"] and len(data["hash"]) == 64 and data["dev"] and data["test"]

@@ -29,8 +29,12 @@ TIMING = ("latency_s",)
 
 
 def streamed(library: Library, dataset: dict, run_id: str, **extra) -> StreamedItems:
-    return StreamedItems(library.iter_dataset_items(dataset["id"]), dataset["item_count"],
-                         library.judged_count(run_id), **extra)
+    return StreamedItems(
+        library.iter_dataset_items(dataset["id"]),
+        dataset["item_count"],
+        library.judged_count(run_id),
+        **extra,
+    )
 
 
 def comparable(rows: list[dict]) -> list[dict]:
@@ -46,7 +50,9 @@ def assert_totals_match_rows(library: Library, run_id: str) -> None:
     assert run[TALLY_KEY]["scored"] == library.scored_count(run_id)
     assert run[TALLY_KEY]["rows"] == library.judgment_row_count(run_id)
     with library._lock:
-        hashes = [h for (h,) in library.conn.execute("SELECT row_hash FROM judgments WHERE run_id = ?", [run_id])]
+        hashes = [
+            h for (h,) in library.conn.execute("SELECT row_hash FROM judgments WHERE run_id = ?", [run_id])
+        ]
     assert run["digest"] == run_digest(hashes)
 
 
@@ -76,16 +82,18 @@ def test_a_streamed_run_gives_the_judgments_totals_and_digest_of_a_list_run(tmp_
     for library, run_id in ((listed, old), (stream_lib, new)):
         assert_totals_match_rows(library, run_id)
         assert verify_library(library)["ok"]
-    assert {k: stream_lib.get_run(new)[k] for k in ("input_tokens", "output_tokens", "model_version")} == \
-        {k: listed.get_run(old)[k] for k in ("input_tokens", "output_tokens", "model_version")}
+    assert {k: stream_lib.get_run(new)[k] for k in ("input_tokens", "output_tokens", "model_version")} == {
+        k: listed.get_run(old)[k] for k in ("input_tokens", "output_tokens", "model_version")
+    }
 
 
 def test_totals_stay_exact_across_errors_their_retries_and_a_session_that_died(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=1200, judge=SCRIPTED)
     run_id = library.create_run(prompt.id, dataset["id"], SCRIPTED)
     options = RunOptions(settings=SCRIPTED, concurrency=4, max_attempts=1, fail_fast=0)
-    first = run_scoring(prompt, streamed(library, dataset, run_id), FailingFor({"3", "700", "1100"}), library,
-                        run_id, options)
+    first = run_scoring(
+        prompt, streamed(library, dataset, run_id), FailingFor({"3", "700", "1100"}), library, run_id, options
+    )
     assert first.failed == 3 and library.get_run(run_id)[TALLY_KEY]["errors"] == 3
     assert_totals_match_rows(library, run_id)
     # A session killed after writing: rows the stored tally does not cover (a retry of an errored item too).
@@ -94,7 +102,9 @@ def test_totals_stay_exact_across_errors_their_retries_and_a_session_that_died(t
     expected = RunTally.of(library.judgments(run_id))
     expected.rows = library.judgment_row_count(run_id)  # every attempt, the superseded errored one too
     assert current_tally(library, run_id) == expected
-    second = run_scoring(prompt, streamed(library, dataset, run_id), ScriptedJudge(), library, run_id, options)
+    second = run_scoring(
+        prompt, streamed(library, dataset, run_id), ScriptedJudge(), library, run_id, options
+    )
     assert second.judged == 2 and second.skipped == 1198 and second.status == "done"
     assert_totals_match_rows(library, run_id)
     assert library.get_run(run_id)[TALLY_KEY]["errors"] == 0 and verify_library(library)["ok"]
@@ -110,12 +120,26 @@ def test_a_stopped_run_resumed_judges_every_item_once(tmp_path):
             cancel.set()
 
     judge = ScriptedJudge()
-    first = run_scoring(prompt, streamed(library, dataset, run_id), judge, library, run_id,
-                        RunOptions(settings=SCRIPTED, concurrency=4), on_progress=stop_after_300, cancel=cancel)
+    first = run_scoring(
+        prompt,
+        streamed(library, dataset, run_id),
+        judge,
+        library,
+        run_id,
+        RunOptions(settings=SCRIPTED, concurrency=4),
+        on_progress=stop_after_300,
+        cancel=cancel,
+    )
     assert first.status == "cancelled" and 300 <= first.judged < COUNT
     resumed = ScriptedJudge()
-    second = run_scoring(prompt, streamed(library, dataset, run_id), resumed, library, run_id,
-                         RunOptions(settings=SCRIPTED, concurrency=4))
+    second = run_scoring(
+        prompt,
+        streamed(library, dataset, run_id),
+        resumed,
+        library,
+        run_id,
+        RunOptions(settings=SCRIPTED, concurrency=4),
+    )
     assert second.status == "done" and second.skipped == first.judged
     assert len(resumed.requests) == COUNT - first.judged  # the rest, once: nothing judged twice
     assert library.judgment_row_count(run_id) == COUNT == library.judged_count(run_id)
@@ -139,7 +163,9 @@ def test_the_first_request_leaves_before_the_last_item_is_read(tmp_path):
             return super().judge(request)
 
     stream = StreamedItems(logged(library.iter_dataset_items(dataset["id"])), COUNT)
-    summary = run_scoring(prompt, stream, Logging(), library, run_id, RunOptions(settings=SCRIPTED, concurrency=2))
+    summary = run_scoring(
+        prompt, stream, Logging(), library, run_id, RunOptions(settings=SCRIPTED, concurrency=2)
+    )
     assert summary.scored == COUNT
     kinds = [kind for kind, _ in events]
     last_read = len(kinds) - 1 - kinds[::-1].index("read")
@@ -150,23 +176,44 @@ def test_the_first_request_leaves_before_the_last_item_is_read(tmp_path):
 def test_a_finished_run_streamed_again_reads_no_item_and_no_judgment(tmp_path, monkeypatch):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=COUNT, judge=SCRIPTED)
     run_id = library.create_run(prompt.id, dataset["id"], SCRIPTED)
-    run_scoring(prompt, streamed(library, dataset, run_id), ScriptedJudge(), library, run_id,
-                RunOptions(settings=SCRIPTED, concurrency=4))
+    run_scoring(
+        prompt,
+        streamed(library, dataset, run_id),
+        ScriptedJudge(),
+        library,
+        run_id,
+        RunOptions(settings=SCRIPTED, concurrency=4),
+    )
     finished = library.get_run(run_id)
 
     def refused(*args, **kwargs):
         raise AssertionError("a zero-call re-run read rows")
 
-    for name in ("judgments", "iter_judgments", "judgments_of", "iter_latest_attempts", "dataset_items",
-                 "_item_page", "streamed_digest", "judged_item_ids"):
+    for name in (
+        "judgments",
+        "iter_judgments",
+        "judgments_of",
+        "iter_latest_attempts",
+        "dataset_items",
+        "_item_page",
+        "streamed_digest",
+        "judged_item_ids",
+    ):
         monkeypatch.setattr(Library, name, refused)
     judge = ScriptedJudge()
-    again = run_scoring(prompt, StreamedItems(iter(()), COUNT, library.judged_count(run_id)), judge, library,
-                        run_id, RunOptions(settings=SCRIPTED))
+    again = run_scoring(
+        prompt,
+        StreamedItems(iter(()), COUNT, library.judged_count(run_id)),
+        judge,
+        library,
+        run_id,
+        RunOptions(settings=SCRIPTED),
+    )
     assert again.status == "done" and again.skipped == COUNT and again.judged == 0 and not judge.requests
     run = library.get_run(run_id)
-    assert {k: run[k] for k in ("digest", "input_tokens", "output_tokens", TALLY_KEY)} == \
-        {k: finished[k] for k in ("digest", "input_tokens", "output_tokens", TALLY_KEY)}
+    assert {k: run[k] for k in ("digest", "input_tokens", "output_tokens", TALLY_KEY)} == {
+        k: finished[k] for k in ("digest", "input_tokens", "output_tokens", TALLY_KEY)
+    }
     monkeypatch.undo()
     assert verify_library(library)["ok"]
 
@@ -175,8 +222,9 @@ def test_any_iterable_is_read_lazily_and_its_duplicates_judged_once(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=30, judge=SCRIPTED)
     run_id = library.create_run(prompt.id, dataset["id"], SCRIPTED)
     judge = ScriptedJudge()
-    summary = run_scoring(prompt, (item for item in items + items[:5]), judge, library, run_id,
-                          RunOptions(settings=SCRIPTED))
+    summary = run_scoring(
+        prompt, (item for item in items + items[:5]), judge, library, run_id, RunOptions(settings=SCRIPTED)
+    )
     assert summary.total == 30 and summary.scored == 30 and len(judge.requests) == 30
     assert_totals_match_rows(library, run_id)
 
@@ -185,11 +233,19 @@ def test_an_item_altered_outside_the_workbench_fails_the_streamed_run(tmp_path):
     library, prompt, items, dataset = setup_library(tmp_path / "lib.db", count=40, judge=SCRIPTED)
     with library._lock:
         library.conn.execute("DROP TRIGGER items_no_update")
-        library.conn.execute("UPDATE items SET fields = ? WHERE dataset_id = ? AND item_id = ?",
-                             ['{"document": "Changed.", "summary": "Changed."}', dataset["id"], items[-1].id])
+        library.conn.execute(
+            "UPDATE items SET fields = ? WHERE dataset_id = ? AND item_id = ?",
+            ['{"document": "Changed.", "summary": "Changed."}', dataset["id"], items[-1].id],
+        )
         library.conn.commit()
     run_id = library.create_run(prompt.id, dataset["id"], SCRIPTED)
-    summary = run_scoring(prompt, streamed(library, dataset, run_id), ScriptedJudge(), library, run_id,
-                          RunOptions(settings=SCRIPTED))
+    summary = run_scoring(
+        prompt,
+        streamed(library, dataset, run_id),
+        ScriptedJudge(),
+        library,
+        run_id,
+        RunOptions(settings=SCRIPTED),
+    )
     assert summary.status == "failed" and "was altered outside the workbench" in summary.error
     assert library.get_run(run_id)["status"] == "failed"

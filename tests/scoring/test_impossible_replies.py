@@ -42,7 +42,9 @@ def reply_of(logprobs: dict[str, float], n: int = 1) -> JudgeReply:
     """A reply whose rating position lists `logprobs`; the chosen token is the first one."""
     top = tuple(TopLogprob(t, lp) for t, lp in logprobs.items())
     token, logprob = next(iter(logprobs.items()))
-    return JudgeReply(tuple(Choice(token.strip(), (Position(token, logprob, top),)) for _ in range(n)), "fake-1")
+    return JudgeReply(
+        tuple(Choice(token.strip(), (Position(token, logprob, top),)) for _ in range(n)), "fake-1"
+    )
 
 
 class ImpossibleJudge(ScriptedJudge):
@@ -83,7 +85,9 @@ def test_possible_replies_pass_rounding_included():
     # The chosen token listed again among the alternatives is one token, counted once.
     chosen = Position("3", math.log(0.6), (TopLogprob("3", math.log(0.6)), TopLogprob("4", math.log(0.4))))
     assert reply_problem(JudgeReply((Choice("3", (chosen,)),), "fake-1"), (1, 2, 3, 4, 5)) is None
-    assert reply_problem(JudgeReply((Choice("4"),), "fake-1"), (1, 2, 3, 4, 5)) is None  # sampling: no numbers
+    assert (
+        reply_problem(JudgeReply((Choice("4"),), "fake-1"), (1, 2, 3, 4, 5)) is None
+    )  # sampling: no numbers
 
 
 @pytest.mark.parametrize("case", list(IMPOSSIBLE))
@@ -96,7 +100,9 @@ def test_the_runner_asks_again_then_stores_an_error_never_a_score(tmp_path, case
     rows = library.judgments(run_id)
     assert len(rows) == 3 and [r["score"] for r in rows] == [None] * 3  # impossible probabilities stored: 0
     assert all(r["raw_score"] is None and r["valid_mass"] is None for r in rows)
-    assert all(r["error"].startswith("InvalidReplyError after 3 attempts") and said in r["error"] for r in rows)
+    assert all(
+        r["error"].startswith("InvalidReplyError after 3 attempts") and said in r["error"] for r in rows
+    )
     assert sorted(judge.calls.values()) == [3, 3, 3] and summary.judge_calls == 9 and summary.failed == 3
     # Nothing impossible was cached: a new run asks the judge again (and this time it answers sensibly).
     again = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
@@ -132,8 +138,14 @@ def test_a_batch_line_with_impossible_numbers_is_an_error(tmp_path):
         body = completion(request["body"], WORKED, True, "gpt-4o-mini-2024-07-18")
         if n == 0:  # the provider reports log(p) > 0 for the chosen "3"
             body["choices"][0]["logprobs"]["content"][0]["top_logprobs"][0]["logprob"] = 0.47
-        lines.append({"id": f"b{n}", "custom_id": request["custom_id"], "error": None,
-                      "response": {"status_code": 200, "request_id": f"r{n}", "body": body}})
+        lines.append(
+            {
+                "id": f"b{n}",
+                "custom_id": request["custom_id"],
+                "error": None,
+                "response": {"status_code": 200, "request_id": f"r{n}", "body": body},
+            }
+        )
     (tmp_path / "out.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     (summary,) = collect_batch(library, [tmp_path / "out.jsonl"])
     rows = {r["item_id"]: r for r in library.judgments(run_id)}

@@ -14,8 +14,11 @@ from geval_core.types import Choice, JudgeReply, Position, Scale, TopLogprob, Us
 
 def pos(chosen: str, alternatives: dict[str, float]) -> Position:
     """One generated token and the API's top alternatives at it (probabilities, logged here)."""
-    return Position(chosen, math.log(alternatives[chosen]),
-                    tuple(TopLogprob(t, math.log(p)) for t, p in alternatives.items()))
+    return Position(
+        chosen,
+        math.log(alternatives[chosen]),
+        tuple(TopLogprob(t, math.log(p)) for t, p in alternatives.items()),
+    )
 
 
 def scored(positions: list[Position], scale: Scale):
@@ -30,8 +33,10 @@ def expected_score(distribution: dict[int, float]) -> float:
 
 def test_the_worked_example_on_minus_two_to_two():
     # First position "-" 0.6, "1" 0.3, "2" 0.1; after "-": "1" 0.7, "2" 0.3.
-    weighted, index, ambiguous = scored([pos("-", {"-": 0.6, "1": 0.3, "2": 0.1}),
-                                         pos("1", {"1": 0.7, "2": 0.3}), pos("\n", {"\n": 1.0})], Scale(-2, 2))
+    weighted, index, ambiguous = scored(
+        [pos("-", {"-": 0.6, "1": 0.3, "2": 0.1}), pos("1", {"1": 0.7, "2": 0.3}), pos("\n", {"\n": 1.0})],
+        Scale(-2, 2),
+    )
     assert index == 0 and not ambiguous
     assert weighted.raw_distribution == pytest.approx({-2: 0.18, -1: 0.42, 0: 0.0, 1: 0.3, 2: 0.1})
     assert weighted.score == pytest.approx(-0.28) and weighted.valid_mass == pytest.approx(1.0)
@@ -47,11 +52,18 @@ def test_a_judge_that_writes_minus_then_one_scores_minus_one_not_plus_one():
     assert score_reply(reply, Scale(-2, 2), "sampling").score == -1  # sampling mode always read signs
 
 
-@pytest.mark.parametrize(("scale", "alternatives", "distribution"), [
-    (Scale(-1, 1), {"-1": 0.5, "0": 0.3, "1": 0.2}, {-1: 0.5, 0: 0.3, 1: 0.2}),  # whole signed tokens
-    (Scale(0, 1), {"1": 0.75, "0": 0.2, "The": 0.05}, {0: 0.2, 1: 0.75}),
-    (Scale(1, 10), {"9": 0.5, "10": 0.4, "1": 0.1}, {1: 0.1, 9: 0.5, 10: 0.4}),  # "10" is one token: "1" is 1
-])
+@pytest.mark.parametrize(
+    ("scale", "alternatives", "distribution"),
+    [
+        (Scale(-1, 1), {"-1": 0.5, "0": 0.3, "1": 0.2}, {-1: 0.5, 0: 0.3, 1: 0.2}),  # whole signed tokens
+        (Scale(0, 1), {"1": 0.75, "0": 0.2, "The": 0.05}, {0: 0.2, 1: 0.75}),
+        (
+            Scale(1, 10),
+            {"9": 0.5, "10": 0.4, "1": 0.1},
+            {1: 0.1, 9: 0.5, 10: 0.4},
+        ),  # "10" is one token: "1" is 1
+    ],
+)
 def test_single_token_judges(scale, alternatives, distribution):
     weighted, _, ambiguous = scored([pos(max(alternatives, key=alternatives.get), alternatives)], scale)
     full = {r: distribution.get(r, 0.0) for r in scale.points}
@@ -62,10 +74,15 @@ def test_single_token_judges(scale, alternatives, distribution):
 
 def test_a_split_ten_on_zero_to_ten():
     # "1" 0.5 (chosen), "7" 0.3, "The" 0.2; after "1": "0" 0.6, a newline 0.4 (the rating was 1).
-    weighted, _, ambiguous = scored([pos("1", {"1": 0.5, "7": 0.3, "The": 0.2}), pos("0", {"0": 0.6, "\n": 0.4})],
-                                    Scale(0, 10))
-    assert {r: p for r, p in weighted.raw_distribution.items() if p} == pytest.approx({1: 0.2, 7: 0.3, 10: 0.3})
-    assert weighted.valid_mass == pytest.approx(0.8) and weighted.score == pytest.approx((0.2 + 2.1 + 3.0) / 0.8)
+    weighted, _, ambiguous = scored(
+        [pos("1", {"1": 0.5, "7": 0.3, "The": 0.2}), pos("0", {"0": 0.6, "\n": 0.4})], Scale(0, 10)
+    )
+    assert {r: p for r, p in weighted.raw_distribution.items() if p} == pytest.approx(
+        {1: 0.2, 7: 0.3, 10: 0.3}
+    )
+    assert weighted.valid_mass == pytest.approx(0.8) and weighted.score == pytest.approx(
+        (0.2 + 2.1 + 3.0) / 0.8
+    )
     assert not ambiguous
 
 
@@ -77,10 +94,15 @@ def test_a_split_ten_on_one_to_ten_with_a_one_alternative_is_flagged():
 
 def test_three_tokens_minus_ten_on_minus_ten_to_ten():
     # "-" 0.8 then "1" 0.9 then "0" 0.5: p(-10) = 0.36, p(-1) = 0.8*0.9*0.5 = 0.36, p(-2) from "2" 0.1 = 0.08.
-    positions = [pos("-", {"-": 0.8, "5": 0.2}), pos("1", {"1": 0.9, "2": 0.1}), pos("0", {"0": 0.5, ".": 0.5})]
+    positions = [
+        pos("-", {"-": 0.8, "5": 0.2}),
+        pos("1", {"1": 0.9, "2": 0.1}),
+        pos("0", {"0": 0.5, ".": 0.5}),
+    ]
     weighted, _, ambiguous = scored(positions, Scale(-10, 10))
     assert {r: p for r, p in weighted.raw_distribution.items() if p} == pytest.approx(
-        {-10: 0.36, -1: 0.36, -2: 0.08, 5: 0.2})
+        {-10: 0.36, -1: 0.36, -2: 0.08, 5: 0.2}
+    )
     assert not ambiguous and weighted.valid_mass == pytest.approx(1.0)
 
 
@@ -97,8 +119,13 @@ def test_a_reply_that_stops_inside_a_rating_is_flagged():
 
 
 def test_a_bullet_dash_is_not_a_minus_sign():
-    positions = [pos("-", {"-": 1.0}), pos(" Coherence", {" Coherence": 1.0}), pos(":", {":": 1.0}),
-                 pos(" -", {" -": 0.7, " 1": 0.3}), pos("2", {"2": 1.0})]
+    positions = [
+        pos("-", {"-": 1.0}),
+        pos(" Coherence", {" Coherence": 1.0}),
+        pos(":", {":": 1.0}),
+        pos(" -", {" -": 0.7, " 1": 0.3}),
+        pos("2", {"2": 1.0}),
+    ]
     weighted, index, _ = scored(positions, Scale(-2, 2))
     assert index == 3
     assert weighted.raw_distribution == pytest.approx({-2: 0.7, -1: 0.0, 0: 0.0, 1: 0.3, 2: 0.0})

@@ -31,23 +31,30 @@ def tokens(*texts: str) -> list[Position]:
 
 # ---- sampling: the text after the closing tag -----------------------------------------------------
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("<think>\nThe summary repeats 2 facts and has 3 errors.\n</think>\n\n4", 4),
-    ("<think>1. read 2. compare</think>3", 3),
-    ("  <think>hmm</think>  5 - well structured", 5),
-    ("Okay, step 1: the summary is short.\n</think>\n\n2", 2),  # the template opened the block
-    ("4", 4),  # no block: unchanged
-])
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("<think>\nThe summary repeats 2 facts and has 3 errors.\n</think>\n\n4", 4),
+        ("<think>1. read 2. compare</think>3", 3),
+        ("  <think>hmm</think>  5 - well structured", 5),
+        ("Okay, step 1: the summary is short.\n</think>\n\n2", 2),  # the template opened the block
+        ("4", 4),  # no block: unchanged
+    ],
+)
 def test_sampling_reads_the_rating_after_the_think_block(text, value):
     assert parse_reply(text) == value
 
 
-@pytest.mark.parametrize("text", [
-    "<think>\nThe rating is 4 because",  # cut off while thinking: the 4 is no rating
-    "<think>",
-    "<think>5</think>",  # nothing after the block
-    "<think>hmm</think>The rating is 4",  # strict as ever after the block
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think>\nThe rating is 4 because",  # cut off while thinking: the 4 is no rating
+        "<think>",
+        "<think>5</think>",  # nothing after the block
+        "<think>hmm</think>The rating is 4",  # strict as ever after the block
+    ],
+)
 def test_sampling_finds_no_rating_in_an_unclosed_or_empty_answer(text):
     assert parse_reply(text) is None
 
@@ -61,9 +68,12 @@ def test_final_text_and_the_sampled_score_count_unclosed_replies_as_unparsed():
 
 # ---- logprobs: the rating position after the closing tag ------------------------------------------
 
+
 def test_logprobs_skips_digits_inside_the_think_block():
-    positions = [*tokens("<think>", "\n", "Step", " 1", ":", " read", ".", " I", " give", " 2", "</think>", "\n\n"),
-                 pos("4", ("4", 0.7), ("3", 0.2), ("The", 0.1))]
+    positions = [
+        *tokens("<think>", "\n", "Step", " 1", ":", " read", ".", " I", " give", " 2", "</think>", "\n\n"),
+        pos("4", ("4", 0.7), ("3", 0.2), ("The", 0.1)),
+    ]
     assert position_score(positions, FIVE)[1:] == (12, False)
     weighted, index, _ = position_score(positions, FIVE)
     assert index == 12
@@ -72,7 +82,10 @@ def test_logprobs_skips_digits_inside_the_think_block():
 
 
 def test_logprobs_handles_a_closing_tag_split_over_tokens_and_a_template_opened_block():
-    split = [*tokens("<", "think", ">", "3", " ok", "</", "think", ">", "\n"), pos("5", ("5", 0.6), ("4", 0.4))]
+    split = [
+        *tokens("<", "think", ">", "3", " ok", "</", "think", ">", "\n"),
+        pos("5", ("5", 0.6), ("4", 0.4)),
+    ]
     assert position_score(split, FIVE)[1:] == (9, False)
     assert position_score(split, FIVE)[0].score == pytest.approx(5 * 0.6 + 4 * 0.4)
     opened = [*tokens("1", ".", " read", "\n", "</think>", "\n"), pos("2", ("2", 0.5), ("1", 0.5))]
@@ -89,8 +102,11 @@ def test_logprobs_unclosed_think_block_has_no_rating_position():
 
 
 def test_logprobs_joins_a_split_ten_after_the_think_block():
-    positions = [*tokens("<think>", " 10", " maybe", "</think>"), pos("1", ("1", 0.8), ("9", 0.2)),
-                 pos("0", ("0", 1.0))]
+    positions = [
+        *tokens("<think>", " 10", " maybe", "</think>"),
+        pos("1", ("1", 0.8), ("9", 0.2)),
+        pos("0", ("0", 1.0)),
+    ]
     weighted, index, ambiguous = position_score(positions, TEN)
     assert (index, ambiguous) == (4, False)
     assert weighted.score == pytest.approx(10 * 0.8 + 9 * 0.2)
@@ -99,7 +115,9 @@ def test_logprobs_joins_a_split_ten_after_the_think_block():
 def test_score_reply_in_both_modes_with_hand_built_r1_replies():
     think = tokens("<think>", "The", " summary", " rates", " 1", "</think>", "\n\n")
     rated = Choice("<think>The summary rates 1</think>\n\n3", (*think, pos("3", ("3", 0.5), ("4", 0.5))))
-    unclosed = Choice("<think>The summary rates 1", tuple(tokens("<think>", "The", " summary", " rates", " 1")))
+    unclosed = Choice(
+        "<think>The summary rates 1", tuple(tokens("<think>", "The", " summary", " rates", " 1"))
+    )
     reply = JudgeReply((rated, unclosed), "deepseek-r1")
     scored = score_reply(reply, FIVE, "logprobs")
     assert (scored.score, scored.parsed, scored.unparsed) == (pytest.approx(3.5), 1, 1)
@@ -121,7 +139,9 @@ def test_generated_steps_leave_the_thinking_out():
         def judge(self, request):
             return JudgeReply((Choice(self.text),), "thinker-1")
 
-    thought = "<think>1. Guess the answer. 2. Skip reading.</think>\n1. Read the summary.\n2. Check the order."
+    thought = (
+        "<think>1. Guess the answer. 2. Skip reading.</think>\n1. Read the summary.\n2. Check the order."
+    )
     steps, version = generate_steps(dimension(), Thinker(thought))
     assert steps == ["Read the summary.", "Check the order."] and version == "thinker-1"
     with pytest.raises(JudgeError, match="inside its <think> block"):

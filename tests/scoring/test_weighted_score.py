@@ -24,11 +24,13 @@ SEED = [("3", L(0.6)), ("4", L(0.3)), ("2", L(0.05)), ("The", L(0.05))]
 
 def pos(token: str, top: dict[str, float]) -> Position:
     """A position whose chosen token is `token`, with alternatives given as probabilities."""
-    return Position(token, L(top[token]) if top.get(token) else -5.0,
-                    tuple(TopLogprob(t, L(p)) for t, p in top.items()))
+    return Position(
+        token, L(top[token]) if top.get(token) else -5.0, tuple(TopLogprob(t, L(p)) for t, p in top.items())
+    )
 
 
 # ---- weighted_score ------------------------------------------------------------------------------
+
 
 def test_seed_example_renormalised_raw_and_valid_mass():
     w = weighted_score(SEED, FIVE)
@@ -51,7 +53,9 @@ def test_top_logprob_objects_and_pairs_give_the_same_score():
 
 
 def test_spellings_of_one_rating_are_summed():
-    w = weighted_score([(" 4", L(0.2)), ("4", L(0.2)), ("▁4", L(0.1)), ("Ġ2", L(0.25)), ("2\n", L(0.25))], FIVE)
+    w = weighted_score(
+        [(" 4", L(0.2)), ("4", L(0.2)), ("▁4", L(0.1)), ("Ġ2", L(0.25)), ("2\n", L(0.25))], FIVE
+    )
     assert w.raw_distribution == pytest.approx({1: 0, 2: 0.5, 3: 0, 4: 0.5, 5: 0})
     assert w.score == pytest.approx(3.0)
     assert w.top_rating == 2  # equal mass on 2 and 4: the lower rating, deterministically
@@ -75,22 +79,45 @@ def test_ratings_outside_the_scale_are_not_valid():
 
 
 def test_a_token_reported_twice_counts_once():
-    assert weighted_score([("3", L(0.5)), ("3", L(0.5)), ("4", L(0.5))], FIVE).valid_mass == pytest.approx(1.0)
+    assert weighted_score([("3", L(0.5)), ("3", L(0.5)), ("4", L(0.5))], FIVE).valid_mass == pytest.approx(
+        1.0
+    )
 
 
-@pytest.mark.parametrize(("token", "rating"), [
-    ("3", 3), (" 3", 3), ("▁3", 3), ("Ġ10", 10), ("Ċ2", 2), ("05", 5), ("3.", None), ("three", None),
-    ("", None), ("٣", None), ("-1", -1), ("-", None), ("--1", None), ("- 1", None), ("3/5", None),
-])
+@pytest.mark.parametrize(
+    ("token", "rating"),
+    [
+        ("3", 3),
+        (" 3", 3),
+        ("▁3", 3),
+        ("Ġ10", 10),
+        ("Ċ2", 2),
+        ("05", 5),
+        ("3.", None),
+        ("three", None),
+        ("", None),
+        ("٣", None),
+        ("-1", -1),
+        ("-", None),
+        ("--1", None),
+        ("- 1", None),
+        ("3/5", None),
+    ],
+)
 def test_rating_of(token, rating):
     assert rating_of(token) == rating
 
 
 # ---- rating position and multi-digit ratings -----------------------------------------------------
 
+
 def test_rating_position_is_the_first_token_that_starts_a_number():
-    positions = [pos("-", {"-": 0.9}), pos(" Coherence", {" Coherence": 1.0}), pos(":", {":": 1.0}),
-                 pos(" 4", {" 4": 0.7, " 3": 0.3})]
+    positions = [
+        pos("-", {"-": 0.9}),
+        pos(" Coherence", {" Coherence": 1.0}),
+        pos(":", {":": 1.0}),
+        pos(" 4", {" 4": 0.7, " 3": 0.3}),
+    ]
     assert position_score(positions, FIVE)[1:] == (3, False)
     score, index, ambiguous = position_score(positions, FIVE)
     assert (index, ambiguous) == (3, False) and score.score == pytest.approx(3.7)
@@ -127,7 +154,9 @@ def test_one_followed_by_punctuation_keeps_a_little_mass_on_ten():
     positions = [pos("1", {"1": 0.6, "2": 0.4}), pos(".", {".": 0.95, "0": 0.05})]
     w, _, ambiguous = position_score(positions, TEN)
     assert not ambiguous
-    assert w.raw_distribution == pytest.approx({**dict.fromkeys(range(1, 11), 0.0), 1: 0.57, 2: 0.4, 10: 0.03})
+    assert w.raw_distribution == pytest.approx(
+        {**dict.fromkeys(range(1, 11), 0.0), 1: 0.57, 2: 0.4, 10: 0.03}
+    )
 
 
 def test_reply_ending_after_one_is_ambiguous():
@@ -154,11 +183,26 @@ def test_single_digit_scales_are_never_ambiguous():
 
 # ---- sampling ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("4", 4), (" 3.5 - mostly fine", 3.5), ("2.", 2), ("5/5", 5), ("4.0", 4), ("Score: 4", None),
-    ("4th", None), ("3.5x", None), ("", None), ("- Coherence: 3", None), ("10", 10), ("-1", -1),
-    ("٣", None), ("\n 4\n", 4),
-])
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("4", 4),
+        (" 3.5 - mostly fine", 3.5),
+        ("2.", 2),
+        ("5/5", 5),
+        ("4.0", 4),
+        ("Score: 4", None),
+        ("4th", None),
+        ("3.5x", None),
+        ("", None),
+        ("- Coherence: 3", None),
+        ("10", 10),
+        ("-1", -1),
+        ("٣", None),
+        ("\n 4\n", 4),
+    ],
+)
 def test_parse_reply_is_strict(text, value):
     assert parse_reply(text) == value
 
@@ -166,9 +210,15 @@ def test_parse_reply_is_strict(text, value):
 REPLIES = ["3", " 4", "4.5", "Score: 2", "7", "", "4th", "2."]
 
 
-@pytest.mark.parametrize(("reducer", "expected"), [
-    ("mean", (3 + 4 + 4.5 + 2) / 4), ("median", 3.5), ("mode", 3.0), ("first", 3.0),
-])
+@pytest.mark.parametrize(
+    ("reducer", "expected"),
+    [
+        ("mean", (3 + 4 + 4.5 + 2) / 4),
+        ("median", 3.5),
+        ("mode", 3.0),
+        ("first", 3.0),
+    ],
+)
 def test_sampled_score_reducers(reducer, expected):
     s = sampled_score(REPLIES, FIVE, reducer)
     assert s.score == pytest.approx(expected)
@@ -198,9 +248,11 @@ def test_unknown_reducer_is_refused():
 
 # ---- score_reply ---------------------------------------------------------------------------------
 
+
 def request(logprobs: bool = True, n: int = 1) -> JudgeRequest:
-    return JudgeRequest(({"role": "user", "content": "rate"},), "m", logprobs=logprobs, n=n,
-                        ratings=(1, 2, 3, 4, 5))
+    return JudgeRequest(
+        ({"role": "user", "content": "rate"},), "m", logprobs=logprobs, n=n, ratings=(1, 2, 3, 4, 5)
+    )
 
 
 def test_score_reply_logprobs_from_a_scripted_judge():
@@ -208,10 +260,28 @@ def test_score_reply_logprobs_from_a_scripted_judge():
     item = score_reply(judge.judge(request()), FIVE, "logprobs")
     assert item.score == pytest.approx(3.1 / 0.95) and item.raw_score == pytest.approx(3.1)
     assert item.top_rating == 3 and item.valid_mass == pytest.approx(0.95) and item.parsed_share is None
-    assert (item.mode, item.parsed, item.unparsed, item.replies, item.ambiguous) == ("logprobs", 1, 0, ["3"], False)
-    assert set(item.to_dict()) == {"score", "raw_score", "top_rating", "first_rating", "distribution",
-                                   "valid_mass", "parsed_share", "replies", "parsed", "unparsed", "ambiguous",
-                                   "mode", "differs"}
+    assert (item.mode, item.parsed, item.unparsed, item.replies, item.ambiguous) == (
+        "logprobs",
+        1,
+        0,
+        ["3"],
+        False,
+    )
+    assert set(item.to_dict()) == {
+        "score",
+        "raw_score",
+        "top_rating",
+        "first_rating",
+        "distribution",
+        "valid_mass",
+        "parsed_share",
+        "replies",
+        "parsed",
+        "unparsed",
+        "ambiguous",
+        "mode",
+        "differs",
+    }
     assert item.to_dict()["distribution"][3] == pytest.approx(0.6 / 0.95)
 
 

@@ -24,10 +24,17 @@ def scales(draw) -> Scale:
 @st.composite
 def alternatives(draw) -> list[tuple[str, float]]:
     """Distinct tokens (digits with tokenizer markers, or words) whose probabilities sum to at most 1."""
-    tokens = draw(st.lists(
-        st.one_of(st.builds(lambda m, d: f"{m}{d}", st.sampled_from(MARKERS), st.integers(0, 14)),
-                  st.sampled_from(WORDS)),
-        min_size=1, max_size=12, unique=True))
+    tokens = draw(
+        st.lists(
+            st.one_of(
+                st.builds(lambda m, d: f"{m}{d}", st.sampled_from(MARKERS), st.integers(0, 14)),
+                st.sampled_from(WORDS),
+            ),
+            min_size=1,
+            max_size=12,
+            unique=True,
+        )
+    )
     weights = draw(st.lists(st.floats(0.001, 1.0), min_size=len(tokens), max_size=len(tokens)))
     total = draw(st.floats(0.01, 1.0)) / sum(weights)
     return [(t, math.log(w * total)) for t, w in zip(tokens, weights, strict=True)]
@@ -86,10 +93,18 @@ def test_split_ten_scores_like_the_whole_token(weights, p_one_or_ten):
     scale = Scale(1, 10)
     whole = weighted_score([(str(r), math.log(p[r - 1])) for r in scale.points], scale)
     head = p[0] + p[9]
-    first = Position("1", math.log(head), tuple(
-        [TopLogprob("1", math.log(head))] + [TopLogprob(str(r), math.log(p[r - 1])) for r in range(2, 10)]))
-    second = Position("0", math.log(p[9] / head), (TopLogprob("0", math.log(p[9] / head)),
-                                                    TopLogprob(".", math.log(p[0] / head))))
+    first = Position(
+        "1",
+        math.log(head),
+        tuple(
+            [TopLogprob("1", math.log(head))] + [TopLogprob(str(r), math.log(p[r - 1])) for r in range(2, 10)]
+        ),
+    )
+    second = Position(
+        "0",
+        math.log(p[9] / head),
+        (TopLogprob("0", math.log(p[9] / head)), TopLogprob(".", math.log(p[0] / head))),
+    )
     split, index, ambiguous = position_score([first, second], scale)
     assert (index, ambiguous) == (0, False)
     assert split.score == pytest.approx(whole.score, rel=1e-9)
@@ -97,9 +112,18 @@ def test_split_ten_scores_like_the_whole_token(weights, p_one_or_ten):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=8), st.integers(-3, 12).map(str),
-                          st.floats(-1, 12, allow_nan=False).map(lambda v: f"{v:.2f}")), max_size=10),
-       scales(), st.sampled_from(["mean", "median", "mode", "first"]))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=8),
+            st.integers(-3, 12).map(str),
+            st.floats(-1, 12, allow_nan=False).map(lambda v: f"{v:.2f}"),
+        ),
+        max_size=10,
+    ),
+    scales(),
+    st.sampled_from(["mean", "median", "mode", "first"]),
+)
 def test_sampled_score_is_inside_the_scale_or_null(replies, scale, reducer):
     s = sampled_score(replies, scale, reducer)
     assert s.parsed + s.unparsed == len(replies)

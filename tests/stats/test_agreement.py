@@ -27,6 +27,7 @@ def noisy(n: int, seed: int, levels: int = 5) -> tuple[np.ndarray, np.ndarray]:
 
 # ---- pairwise correlations -----------------------------------------------------------------------
 
+
 def test_hand_computed_correlations():
     x, y = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
     assert kendall(x, y) == pytest.approx(0.6)  # 8 concordant, 2 discordant of 10 pairs
@@ -60,10 +61,13 @@ def test_missing_scores_are_dropped_pairwise():
 
 
 def test_values_equal_to_six_decimals_are_ties():
-    assert kendall([1.0, 1.0000000001, 2.0], [1, 2, 3]) == pytest.approx(st.kendalltau([1, 1, 2], [1, 2, 3]).statistic)
+    assert kendall([1.0, 1.0000000001, 2.0], [1, 2, 3]) == pytest.approx(
+        st.kendalltau([1, 1, 2], [1, 2, 3]).statistic
+    )
 
 
 # ---- tie rate ------------------------------------------------------------------------------------
+
 
 def test_tie_rate_by_hand():
     assert tie_rate([1, 1, 2, 2, 2, 3]) == pytest.approx(4 / 15)
@@ -88,8 +92,12 @@ def brute_tie_rate(scores, groups):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st_h.lists(st_h.tuples(st_h.sampled_from([1.0, 2.0, 2.5, 3.0, 3.0000001, 4.25]), st_h.integers(0, 3)),
-                  max_size=40))
+@given(
+    st_h.lists(
+        st_h.tuples(st_h.sampled_from([1.0, 2.0, 2.5, 3.0, 3.0000001, 4.25]), st_h.integers(0, 3)),
+        max_size=40,
+    )
+)
 def test_tie_rate_matches_a_brute_force_pair_count(rows):
     scores, groups = [s for s, _ in rows], [g for _, g in rows]
     assert tie_rate(scores) == pytest.approx(brute_tie_rate(scores, [0] * len(scores)))
@@ -137,6 +145,7 @@ def test_kappa_bad_weights():
 
 # ---- agreement -----------------------------------------------------------------------------------
 
+
 def per_group_scipy(x, y, groups):
     """The paper's reading computed independently: scipy per group, skip constant, plain average."""
     rhos, taus, rs, skipped = [], [], [], 0
@@ -160,7 +169,12 @@ def test_group_level_matches_scipy_per_group_averaged(size, n_groups):
     groups[-1] = "lonely"  # one-item group -> skipped
     rho, tau, r, used, skipped = per_group_scipy(x, y, groups)
     result = agreement(x, y, groups, FIVE)
-    assert (result.reading, result.items, result.groups, result.groups_skipped) == ("group", len(x), used, skipped)
+    assert (result.reading, result.items, result.groups, result.groups_skipped) == (
+        "group",
+        len(x),
+        used,
+        skipped,
+    )
     assert skipped == 2
     assert result.spearman == pytest.approx(rho, abs=1e-12)
     assert result.kendall == pytest.approx(tau, abs=1e-12)
@@ -176,12 +190,19 @@ def test_small_and_large_groups_in_one_call():
     rho, tau, r, used, skipped = per_group_scipy(x, y, groups)
     result = agreement(x, y, groups, FIVE)
     assert (result.groups, result.groups_skipped) == (used, skipped) == (6, 0)
-    assert result.kendall == pytest.approx(tau, abs=1e-12) and result.spearman == pytest.approx(rho, abs=1e-12)
+    assert result.kendall == pytest.approx(tau, abs=1e-12) and result.spearman == pytest.approx(
+        rho, abs=1e-12
+    )
 
 
 @settings(max_examples=150, deadline=None)
-@given(st_h.lists(st_h.tuples(st_h.sampled_from([1.0, 2.0, 2.5, 3.0, 4.0]), st_h.integers(1, 5),
-                              st_h.integers(0, 4)), min_size=2, max_size=60))
+@given(
+    st_h.lists(
+        st_h.tuples(st_h.sampled_from([1.0, 2.0, 2.5, 3.0, 4.0]), st_h.integers(1, 5), st_h.integers(0, 4)),
+        min_size=2,
+        max_size=60,
+    )
+)
 def test_group_level_matches_scipy_on_random_tied_data(rows):
     x, y, groups = [r[0] for r in rows], [float(r[1]) for r in rows], [r[2] for r in rows]
     result = agreement(x, y, groups, FIVE)
@@ -207,8 +228,21 @@ def test_dataset_level_reading():
 
 def test_agreement_dict_states_reading_and_rounding():
     d = agreement([1, 2, 3, 4], [1, 3, 2, 4]).to_dict()
-    for key in ("spearman", "kendall", "pearson", "tie_rate", "kappa", "kappa_linear", "kappa_quadratic",
-                "items", "groups", "groups_skipped", "reading", "ci", "note"):
+    for key in (
+        "spearman",
+        "kendall",
+        "pearson",
+        "tie_rate",
+        "kappa",
+        "kappa_linear",
+        "kappa_quadratic",
+        "items",
+        "groups",
+        "groups_skipped",
+        "reading",
+        "ci",
+        "note",
+    ):
         assert key in d
     assert d["scale"] == "1-4" and "inferred" in d["note"] and "nearest point" in d["note"]
     assert d["ci"] == {}
@@ -227,19 +261,29 @@ def test_mismatched_lengths_are_refused():
 
 # ---- bootstrap -----------------------------------------------------------------------------------
 
+
 def test_grouped_bootstrap_resamples_groups_like_a_direct_loop():
     x, y = noisy(16 * 25, seed=7)
     groups = [i // 16 for i in range(len(x))]
     result = agreement(x, y, groups, FIVE, bootstrap=300, seed=5)
-    per_group = [st.spearmanr(x[g * 16:(g + 1) * 16], y[g * 16:(g + 1) * 16]).statistic for g in range(25)]
+    per_group = [
+        st.spearmanr(x[g * 16 : (g + 1) * 16], y[g * 16 : (g + 1) * 16]).statistic for g in range(25)
+    ]
     picks = np.random.default_rng(5).integers(0, 25, size=(300, 25))
     means = [np.mean([per_group[g] for g in row]) for row in picks]
     assert result.ci["spearman"] == pytest.approx(studentized(means, np.mean(per_group), 25), abs=1e-12)
     assert result.ci_resampled == "groups" and result.ci_units == 25 and not result.ci_warning
     lo, hi = result.ci["kendall"]
     assert lo < result.kendall < hi
-    assert set(result.ci) == {"spearman", "kendall", "pearson", "tie_rate", "kappa", "kappa_linear",
-                              "kappa_quadratic"}
+    assert set(result.ci) == {
+        "spearman",
+        "kendall",
+        "pearson",
+        "tie_rate",
+        "kappa",
+        "kappa_linear",
+        "kappa_quadratic",
+    }
 
 
 def test_item_bootstrap_is_reproducible_and_brackets_the_estimate():
@@ -279,6 +323,7 @@ def test_item_bootstrap_tie_rate_ignores_an_item_paired_with_its_own_copy():
 
 
 # ---- replies curve -------------------------------------------------------------------------------
+
 
 def test_replies_curve_scores_items_by_their_first_k_parsed_replies():
     rng = np.random.default_rng(11)

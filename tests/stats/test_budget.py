@@ -48,7 +48,11 @@ def test_the_jackknife_is_scipys_leave_one_out():
     whole = math.atanh(stats.spearmanr(judge, human).statistic)
     out = [math.atanh(stats.spearmanr(np.delete(judge, k), np.delete(human, k)).statistic) for k in range(60)]
     pseudo = 60 * whole - 59 * np.array(out)
-    assert spread.unit == pytest.approx(np.std(pseudo, ddof=1), rel=1e-9) and spread.units == 60 and spread.fisher
+    assert (
+        spread.unit == pytest.approx(np.std(pseudo, ddof=1), rel=1e-9)
+        and spread.units == 60
+        and spread.fisher
+    )
     assert spread.kurtosis_less_one == pytest.approx(stats.kurtosis(pseudo, fisher=False) - 1, rel=1e-9)
 
 
@@ -56,8 +60,13 @@ def test_group_level_spread_is_the_per_group_correlations_own():
     judge, human = pairs(120, 1)
     groups = [k // 10 for k in range(120)]
     spread = unit_spread(Pilot.of(judge, human, groups, None, FIVE), "spearman")
-    per = [stats.spearmanr(judge[k * 10:(k + 1) * 10], human[k * 10:(k + 1) * 10]).statistic for k in range(12)]
-    assert not spread.fisher and spread.unit == pytest.approx(np.std(per, ddof=1), rel=1e-9)  # a mean's jackknife
+    per = [
+        stats.spearmanr(judge[k * 10 : (k + 1) * 10], human[k * 10 : (k + 1) * 10]).statistic
+        for k in range(12)
+    ]
+    assert not spread.fisher and spread.unit == pytest.approx(
+        np.std(per, ddof=1), rel=1e-9
+    )  # a mean's jackknife
 
 
 def test_the_width_of_a_symmetric_spread_is_t_times_its_sd():
@@ -65,7 +74,9 @@ def test_the_width_of_a_symmetric_spread_is_t_times_its_sd():
     width = interval_widths(0.3, spread)
     for u in (20, 80, 400):
         sd = spread.unit / math.sqrt(u)  # the quantiles' own SD is this up to their discreteness
-        assert width(u) == pytest.approx(2 * stats.t.ppf(0.975, u - 1) * math.sqrt(u / (u - 1)) * sd, rel=0.01)
+        assert width(u) == pytest.approx(
+            2 * stats.t.ppf(0.975, u - 1) * math.sqrt(u / (u - 1)) * sd, rel=0.01
+        )
     assert width(400) < width(80) < width(20)
 
 
@@ -80,7 +91,12 @@ def test_ppi_plan_starts_from_the_pilots_own_interval():
     # PPI++'s weight and width by hand at the planned size, the pilot's moments and error carried
     n, total = plan["planned_rated"], 800
     x, y = judge[rated], human[rated]
-    cov, var_j, var_h, var_all = np.cov(y, x)[0, 1], np.var(x, ddof=1), np.var(y, ddof=1), np.var(judge, ddof=1)
+    cov, var_j, var_h, var_all = (
+        np.cov(y, x)[0, 1],
+        np.var(x, ddof=1),
+        np.var(y, ddof=1),
+        np.var(judge, ddof=1),
+    )
 
     def variance(k: int) -> float:
         lam = min(max(cov / ((1 + k / (total - k)) * var_j), 0), 1)
@@ -117,8 +133,9 @@ def test_the_agreement_plan_reaches_the_width_about_as_often_as_planned(populati
     rng, hits, reps = np.random.default_rng(8), 0, 40
     for rep in range(reps):
         idx = rng.integers(0, len(population.human), 60)
-        plan = agreement_plan(population.score[idx], population.human[idx], 0.15, "spearman", assurance, scale=FIVE,
-                              bootstrap=0)
+        plan = agreement_plan(
+            population.score[idx], population.human[idx], 0.15, "spearman", assurance, scale=FIVE, bootstrap=0
+        )
         full = np.concatenate([idx, rng.integers(0, len(population.human), plan["planned_units"] - 60)])
         ci = agreement(population.score[full], population.human[full], scale=FIVE, bootstrap=200, seed=rep).ci
         hits += ci["spearman"][1] - ci["spearman"][0] <= 0.15

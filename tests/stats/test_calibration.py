@@ -23,8 +23,9 @@ def test_mean_rounds_halves_up_and_raters_give_shares():
     assert observed_shares([2.5], S).tolist() == [0, 0, 1, 0, 0]
     assert observed_shares([3.67], S).tolist() == [0, 0, 0, 1, 0]
     assert observed_shares([2, 3, 3], S).tolist() == pytest.approx([0, 1 / 3, 2 / 3, 0, 0])
-    assert rater_ratings({"coherence": 2.67, "coherence.0": 2, "coherence.1": 3, "coherence.2": 3}, "coherence") \
-        == [2, 3, 3]
+    assert rater_ratings(
+        {"coherence": 2.67, "coherence.0": 2, "coherence.1": 3, "coherence.2": 3}, "coherence"
+    ) == [2, 3, 3]
     assert rater_ratings({"coherence": 2.67, "fluency.0": 1}, "coherence") == [2.67]
     assert rater_ratings({"fluency": 1}, "coherence") == []
 
@@ -73,35 +74,56 @@ def test_a_calibrated_judge_has_a_small_ece():
 
 
 def test_score_bins():
-    out = calibration([{1: 1.0}, {4: 1.0}, {4: 0.5, 5: 0.5}], [[1.0], [3.0], [5.0]], S, scores=[1.0, 4.0, 4.5])
-    assert out["score_bins"] == [{"point": 1, "count": 1, "judge_mean": 1.0, "human_mean": 1.0},
-                                 {"point": 4, "count": 1, "judge_mean": 4.0, "human_mean": 3.0},
-                                 {"point": 5, "count": 1, "judge_mean": 4.5, "human_mean": 5.0}]
+    out = calibration(
+        [{1: 1.0}, {4: 1.0}, {4: 0.5, 5: 0.5}], [[1.0], [3.0], [5.0]], S, scores=[1.0, 4.0, 4.5]
+    )
+    assert out["score_bins"] == [
+        {"point": 1, "count": 1, "judge_mean": 1.0, "human_mean": 1.0},
+        {"point": 4, "count": 1, "judge_mean": 4.0, "human_mean": 3.0},
+        {"point": 5, "count": 1, "judge_mean": 4.5, "human_mean": 5.0},
+    ]
 
 
 def test_calibration_cli(tmp_path):
     lib = Library(tmp_path / "lib.db", seed_examples=False)
     prompt = lib.freeze(dimension()).prompt
-    items = [Item(f"i{k}", {"document": "d", "summary": f"s{k}"},
-                  {"coherence": 1 + k % 5, **({"coherence.0": 1 + k % 5, "coherence.1": 1 + (k + 1) % 5} if k % 2 else {})})
-             for k in range(20)]
+    items = [
+        Item(
+            f"i{k}",
+            {"document": "d", "summary": f"s{k}"},
+            {
+                "coherence": 1 + k % 5,
+                **({"coherence.0": 1 + k % 5, "coherence.1": 1 + (k + 1) % 5} if k % 2 else {}),
+            },
+        )
+        for k in range(20)
+    ]
     lib.import_items("gold", items)
     run_id = lib.create_run(prompt.id, "gold", prompt.dimension.judge)
     for k, item in enumerate(items):
         dist = {r: (0.6 if r == 1 + k % 5 else 0.1) for r in S.points}
-        lib.save_judgment(run_id, Judgment(item.id, score=float(1 + k % 5), distribution=dist, mode="logprobs"))
+        lib.save_judgment(
+            run_id, Judgment(item.id, score=float(1 + k % 5), distribution=dist, mode="logprobs")
+        )
     lib.close()
-    res = CliRunner().invoke(cli, ["calibration", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db"),
-                                   "--json"])
+    res = CliRunner().invoke(
+        cli, ["calibration", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db"), "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     ratings = [rater_ratings(i.human, "coherence") for i in items]
-    ref = calibration([{r: (0.6 if r == 1 + k % 5 else 0.1) for r in S.points} for k in range(20)], ratings, S)
+    ref = calibration(
+        [{r: (0.6 if r == 1 + k % 5 else 0.1) for r in S.points} for k in range(20)], ratings, S
+    )
     assert out["ece"] == pytest.approx(ref["ece"]) and out["per_rater"] is True
     assert all({"predicted", "observed", "count"} <= set(b) for b in out["bins"])
-    text = CliRunner().invoke(cli, ["calibration", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db")])
+    text = CliRunner().invoke(
+        cli, ["calibration", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db")]
+    )
     assert text.exit_code == 0 and "ECE" in text.output
-    bad = CliRunner().invoke(cli, ["calibration", "nope", "--human", "coherence", "--db", str(tmp_path / "lib.db")])
+    bad = CliRunner().invoke(
+        cli, ["calibration", "nope", "--human", "coherence", "--db", str(tmp_path / "lib.db")]
+    )
     assert bad.exit_code == 1 and "Traceback" not in bad.output
 
 

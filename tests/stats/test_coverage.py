@@ -35,8 +35,9 @@ def population():
     codes = {d: k for k, d in enumerate(dict.fromkeys(r["doc_id"] for r in rows))}
     doc = np.array([codes[r["doc_id"]] for r in rows])
     human = np.array([r["scores"]["coherence"] for r in rows], dtype=float)
-    experts = np.array([(r.get("expert_annotations") or {}).get("coherence") or [np.nan] * 3 for r in rows],
-                       dtype=float)
+    experts = np.array(
+        [(r.get("expert_annotations") or {}).get("coherence") or [np.nan] * 3 for r in rows], dtype=float
+    )
     rng = np.random.default_rng(0)
     sd = 1.1 * np.exp(rng.normal(0, 0.5, 100))[doc]
     judge = human + rng.normal(0, 0.5, 100)[doc] + rng.normal(0, 1, len(rows)) * sd
@@ -66,8 +67,15 @@ def test_spearman_intervals_cover_at_20_groups(population, reading):
     truth = agreement(judge, human, doc.tolist() if grouped else None, FIVE).spearman
     hits, widths = 0, []
     for rep, (idx, labels) in enumerate(draws(doc, 11)):
-        r = agreement(judge[idx], human[idx], labels if grouped else None, FIVE, 300 if grouped else 120, rep,
-                      clusters=None if grouped else labels)
+        r = agreement(
+            judge[idx],
+            human[idx],
+            labels if grouped else None,
+            FIVE,
+            300 if grouped else 120,
+            rep,
+            clusters=None if grouped else labels,
+        )
         lo, hi = r.ci["spearman"]
         assert r.ci_resampled == "groups" and r.ci_units == GROUPS and lo <= r.spearman <= hi
         hits += lo <= truth <= hi
@@ -106,7 +114,9 @@ def test_clustered_ppi_covers_the_mean_rating(population):
     truth, rng, hits = human.mean(), np.random.default_rng(14), 0
     for idx, labels in draws(doc, 14):
         keep = set(rng.choice(len(idx), size=40, replace=False).tolist())
-        e = ppi_mean(judge[idx], [h if i in keep else None for i, h in enumerate(human[idx])], "ppi++", labels)
+        e = ppi_mean(
+            judge[idx], [h if i in keep else None for i, h in enumerate(human[idx])], "ppi++", labels
+        )
         assert e.groups == GROUPS and e.ci is not None
         hits += e.ci[0] <= truth <= e.ci[1]
     assert hits / REPS >= FLOOR, hits / REPS

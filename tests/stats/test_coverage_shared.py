@@ -36,7 +36,12 @@ def family():
     judges = []
     for k in range(3):
         sd = 0.5 * np.exp(rng.normal(0, 0.5, 100))[doc]
-        raw = 0.7 * experts[:, k] + 0.3 * crowd + rng.normal(0, 0.5, 100)[doc] + rng.normal(0, 1, len(rows)) * sd
+        raw = (
+            0.7 * experts[:, k]
+            + 0.3 * crowd
+            + rng.normal(0, 0.5, 100)[doc]
+            + rng.normal(0, 1, len(rows)) * sd
+        )
         judges.append(np.round(np.clip(raw, 1, 5), 2))
     return np.column_stack(judges), experts.mean(axis=1), doc
 

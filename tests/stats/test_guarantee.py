@@ -27,13 +27,17 @@ def test_p_values_are_scipys_one_sided_binomial_test():
     kept = rng.integers(1, 200, 50)
     wrong = (kept * rng.random(50)).astype(int)
     ours = p_values(kept, wrong, 0.2)
-    theirs = [stats.binomtest(int(w), int(n), 0.2, alternative="less").pvalue for n, w in zip(kept, wrong,
-                                                                                                strict=True)]
+    theirs = [
+        stats.binomtest(int(w), int(n), 0.2, alternative="less").pvalue
+        for n, w in zip(kept, wrong, strict=True)
+    ]
     assert ours == pytest.approx(theirs, rel=1e-9)
     assert p_values(np.array([0]), np.array([0]), 0.2)[0] == 1.0  # nothing kept: nothing rejected
 
 
-@pytest.mark.parametrize(("kept", "wrong", "delta"), [(40, 3, 0.1), (200, 30, 0.05), (31, 0, 0.2), (10, 10, 0.1)])
+@pytest.mark.parametrize(
+    ("kept", "wrong", "delta"), [(40, 3, 0.1), (200, 30, 0.05), (31, 0, 0.2), (10, 10, 0.1)]
+)
 def test_the_lower_bound_is_scipys_exact_interval(kept, wrong, delta):
     # A one-sided 1 - delta bound is the end of the two-sided 1 - 2 delta exact (Clopper-Pearson) interval.
     upper = stats.binomtest(wrong, kept, 0.5).proportion_ci(1 - 2 * delta, method="exact").high
@@ -67,7 +71,9 @@ def test_the_choice_is_the_plain_loops(seed):
     if g.threshold is not None:
         keep = u <= g.threshold
         assert (g.kept, g.disagree) == (int(keep.sum()), int((~ok[keep]).sum()))
-        assert g.agreement >= g.lower_bound >= 0.8 - 1e-9  # a passing test puts the bound at or above the target
+        assert (
+            g.agreement >= g.lower_bound >= 0.8 - 1e-9
+        )  # a passing test puts the bound at or above the target
         assert g.steps[-1]["passed"] is (g.stopped_at is None)
 
 

@@ -62,8 +62,15 @@ def test_out_of_scale_scores_are_counted():
 def library(tmp_path, missing=0):
     lib = Library(tmp_path / "lib.db", seed_examples=False)
     prompt = lib.freeze(dimension()).prompt
-    items = [Item(f"i{k}", {"document": "d", "summary": f"s{k}", "system": f"m{k % 3}"},
-                  {"coherence": float(1 + k % 5)}, f"doc{k // 4}") for k in range(24)]
+    items = [
+        Item(
+            f"i{k}",
+            {"document": "d", "summary": f"s{k}", "system": f"m{k % 3}"},
+            {"coherence": float(1 + k % 5)},
+            f"doc{k // 4}",
+        )
+        for k in range(24)
+    ]
     lib.import_items("gold", items)
     run_id = lib.create_run(prompt.id, "gold", prompt.dimension.judge)
     for k, item in enumerate(items[: len(items) - missing]):
@@ -79,20 +86,42 @@ def test_agree_group_by_a_library_field_and_pooled_conflict(tmp_path):
     lib, run_id = library(tmp_path)
     lib.close()
     db = str(tmp_path / "lib.db")
-    out = json.loads(agree(run_id, "--human", "coherence", "--db", db, "--group-by", "system", "--json").output)
+    out = json.loads(
+        agree(run_id, "--human", "coherence", "--db", db, "--group-by", "system", "--json").output
+    )
     judge = [1 + (k * 7 % 5) * 0.9 for k in range(24)]
     human = [float(1 + k % 5) for k in range(24)]
-    per = [st.spearmanr([judge[k] for k in range(24) if k % 3 == s], [human[k] for k in range(24) if k % 3 == s])
-           .statistic for s in range(3)]
+    per = [
+        st.spearmanr(
+            [judge[k] for k in range(24) if k % 3 == s], [human[k] for k in range(24) if k % 3 == s]
+        ).statistic
+        for s in range(3)
+    ]
     assert out["reading"] == "group" and out["groups"] == 3 and out["spearman"] == pytest.approx(np.mean(per))
-    both = json.loads(agree(run_id, "--human", "coherence", "--db", db, "--group-by", "system", "--pooled",
-                            "--bootstrap", "50", "--json").output)
+    both = json.loads(
+        agree(
+            run_id,
+            "--human",
+            "coherence",
+            "--db",
+            db,
+            "--group-by",
+            "system",
+            "--pooled",
+            "--bootstrap",
+            "50",
+            "--json",
+        ).output
+    )
     assert both["reading"] == "dataset" and both["ci_resampled"] == "groups" and both["ci_units"] == 3
     assert both["ci_warning"].startswith("no intervals: 3 groups") and both["ci"]["spearman"] == [None, None]
     nofield = agree(run_id, "--human", "coherence", "--db", db, "--group-by", "nope")
-    assert nofield.exit_code == 1 and "no field 'nope'" in nofield.output and "Traceback" not in nofield.output
-    pooled = json.loads(agree(run_id, "--human", "coherence", "--db", db, "--pooled", "--bootstrap", "50",
-                              "--json").output)
+    assert (
+        nofield.exit_code == 1 and "no field 'nope'" in nofield.output and "Traceback" not in nofield.output
+    )
+    pooled = json.loads(
+        agree(run_id, "--human", "coherence", "--db", db, "--pooled", "--bootstrap", "50", "--json").output
+    )
     assert pooled["reading"] == "dataset" and pooled["ci_resampled"] == "groups"
 
 
@@ -105,7 +134,9 @@ def test_empty_judge_file_negative_scale_and_the_kappa_rule(tmp_path):
     assert bad.exit_code == 1 and "no rows" in bad.output
     judge = tmp_path / "j.jsonl"
     judge.write_text('{"id": "a", "score": -1.5}\n{"id": "b", "score": 2.6}\n{"id": "c", "score": 0.5}\n')
-    out = json.loads(agree(str(judge), "--data", str(data), "--human", "h", "--scale", "-2-2", "--json").output)
+    out = json.loads(
+        agree(str(judge), "--data", str(data), "--human", "h", "--scale", "-2-2", "--json").output
+    )
     assert out["scale"] == "-2-2" and out["out_of_scale"] == 1
     text = agree(str(judge), "--data", str(data), "--human", "h", "--scale", "-2-2").output
     assert "1 judge scores outside it" in text

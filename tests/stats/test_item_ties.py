@@ -16,7 +16,9 @@ def random_run(seed: int, n: int) -> tuple[list[float | None], list[str]]:
     scores: list[float | None] = []
     for v in rng.integers(1, 6, size=n) / rng.choice([1.0, 2.0, 4.0]):
         r = rng.random()
-        scores.append(None if r < 0.12 else float("nan") if r < 0.18 else float(v) + (1e-9 if r > 0.9 else 0.0))
+        scores.append(
+            None if r < 0.12 else float("nan") if r < 0.18 else float(v) + (1e-9 if r > 0.9 else 0.0)
+        )
     groups = [f"g{g}" for g in rng.integers(0, max(1, n // 5), size=n)]
     return scores, groups
 
@@ -94,11 +96,15 @@ def test_tie_clusters_largest_first_with_distinct_human_ratings():
         {"score": 4.0, "size": 3, "human_distinct": 1},
         {"score": 2.0, "size": 2, "human_distinct": 1},
     ]
-    assert tie_clusters(scores, top=2) == [{"score": 3.0, "size": 4, "human_distinct": None},
-                                           {"score": 4.0, "size": 3, "human_distinct": None}]
+    assert tie_clusters(scores, top=2) == [
+        {"score": 3.0, "size": 4, "human_distinct": None},
+        {"score": 4.0, "size": 3, "human_distinct": None},
+    ]
     assert tie_clusters([1.0, 2.0, None]) == []
-    assert tie_clusters([2.0, 1.0, 2.0, 1.0], top=5) == [{"score": 1.0, "size": 2, "human_distinct": None},
-                                                         {"score": 2.0, "size": 2, "human_distinct": None}]
+    assert tie_clusters([2.0, 1.0, 2.0, 1.0], top=5) == [
+        {"score": 1.0, "size": 2, "human_distinct": None},
+        {"score": 2.0, "size": 2, "human_distinct": None},
+    ]
 
 
 def test_tie_clusters_against_a_brute_force_count():

@@ -54,7 +54,7 @@ def test_radix_inversions_match_a_direct_count():
     rng = np.random.default_rng(3)
     for limit in (1, 2, 7, 300):
         values = rng.integers(0, limit + 1, 400)
-        direct = sum(int((values[i] > values[i + 1:]).sum()) for i in range(len(values)))
+        direct = sum(int((values[i] > values[i + 1 :]).sum()) for i in range(len(values)))
         assert onepass.inversions(values) == direct
 
 

@@ -54,7 +54,9 @@ def test_the_interval_covers_on_summeval_documents():
     doc = np.array([codes[r["doc_id"]] for r in rows])
     human = np.array([r["scores"]["coherence"] for r in rows])
     rng = np.random.default_rng(0)
-    common = rng.normal(0, 0.6, len(human)) + rng.normal(0, 0.3, 100)[doc]  # shared by members, and by documents
+    common = (
+        rng.normal(0, 0.6, len(human)) + rng.normal(0, 0.3, 100)[doc]
+    )  # shared by members, and by documents
     judges = human[:, None] + common[:, None] + rng.normal(0, 0.6, (len(human), 5))
     truth = effective_judges({f"m{j}": judges[:, j] for j in range(5)}, human, resamples=0)
     members = [np.flatnonzero(doc == d) for d in range(100)]

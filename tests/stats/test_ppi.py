@@ -100,22 +100,46 @@ def test_estimate_cli_on_a_library_run(tmp_path):
     lib = Library(tmp_path / "lib.db", seed_examples=False)
     prompt = lib.freeze(dimension()).prompt
     rng = np.random.default_rng(0)
-    items = [Item(f"i{k}", {"document": "d", "summary": f"s{k}", "system": "A" if k % 2 else "B"},
-                  {"coherence": float(rng.integers(1, 6))}) for k in range(60)]
+    items = [
+        Item(
+            f"i{k}",
+            {"document": "d", "summary": f"s{k}", "system": "A" if k % 2 else "B"},
+            {"coherence": float(rng.integers(1, 6))},
+        )
+        for k in range(60)
+    ]
     lib.import_items("gold", items)
     run_id = lib.create_run(prompt.id, "gold", prompt.dimension.judge)
     for item in items:
-        lib.save_judgment(run_id, Judgment(item.id, score=min(5.0, item.human["coherence"] * 0.8 + 1), mode="logprobs"))
+        lib.save_judgment(
+            run_id, Judgment(item.id, score=min(5.0, item.human["coherence"] * 0.8 + 1), mode="logprobs")
+        )
     lib.close()
-    args = ["estimate", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db"), "--rated", "20",
-            "--by", "system", "--diff", "A", "B", "--json"]
+    args = [
+        "estimate",
+        run_id,
+        "--human",
+        "coherence",
+        "--db",
+        str(tmp_path / "lib.db"),
+        "--rated",
+        "20",
+        "--by",
+        "system",
+        "--diff",
+        "A",
+        "B",
+        "--json",
+    ]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert {"estimate", "ci", "judge_mean", "human_mean", "n_rated", "n_total", "method"} <= set(out)
     assert (out["n_rated"], out["n_total"], out["method"]) == (20, 60, "ppi++")
     assert set(out["by"]) == {"A", "B"}
-    assert out["difference"]["estimate"] == pytest.approx(out["by"]["A"]["estimate"] - out["by"]["B"]["estimate"])
+    assert out["difference"]["estimate"] == pytest.approx(
+        out["by"]["A"]["estimate"] - out["by"]["B"]["estimate"]
+    )
     text = CliRunner().invoke(cli, args[:-1])
     assert text.exit_code == 0 and "PPI estimate" in text.output
     bad = CliRunner().invoke(cli, ["estimate", run_id, "--human", "nope", "--db", str(tmp_path / "lib.db")])
@@ -129,8 +153,14 @@ def two_system_library(path) -> tuple[str, str, str]:
     rng = np.random.default_rng(1)
     runs = []
     for system, shift in (("A", 0.0), ("B", 1.0)):
-        items = [Item(f"{system}{k}", {"document": "d", "summary": f"{system} s{k}"},
-                      {"coherence": float(min(5, rng.integers(1, 5) + shift))}) for k in range(50)]
+        items = [
+            Item(
+                f"{system}{k}",
+                {"document": "d", "summary": f"{system} s{k}"},
+                {"coherence": float(min(5, rng.integers(1, 5) + shift))},
+            )
+            for k in range(50)
+        ]
         lib.import_items(f"gold-{system}", items)
         run_id = lib.create_run(prompt.id, f"gold-{system}", prompt.dimension.judge)
         for item in items:
@@ -148,14 +178,26 @@ def test_estimate_difference_between_two_runs(tmp_path):
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     a = json.loads(CliRunner().invoke(cli, [*base, "--json"]).output)  # the same estimate on its own
-    b = json.loads(CliRunner().invoke(cli, ["estimate", run_b, "--human", "coherence", "--db", db, "--rated", "40",
-                                            "--seed", "1", "--json"]).output)
-    assert out["estimate"] == pytest.approx(a["estimate"]) and out["versus"]["estimate"] == pytest.approx(b["estimate"])
+    b = json.loads(
+        CliRunner()
+        .invoke(
+            cli,
+            ["estimate", run_b, "--human", "coherence", "--db", db, "--rated", "40", "--seed", "1", "--json"],
+        )
+        .output
+    )
+    assert out["estimate"] == pytest.approx(a["estimate"]) and out["versus"]["estimate"] == pytest.approx(
+        b["estimate"]
+    )
     d = out["difference"]
-    assert (d["a"], d["b"]) == (run_a, run_b) and d["estimate"] == pytest.approx(a["estimate"] - b["estimate"])
+    assert (d["a"], d["b"]) == (run_a, run_b) and d["estimate"] == pytest.approx(
+        a["estimate"] - b["estimate"]
+    )
     se = np.hypot(a["se"], b["se"])  # independent items: variances add
     df = int(se**4 / (a["se"] ** 4 / 39 + b["se"] ** 4 / 39))  # Welch-Satterthwaite
-    assert d["se"] == pytest.approx(se) and d["ci"][1] - d["ci"][0] == pytest.approx(2 * stats.t.ppf(0.975, df) * se)
+    assert d["se"] == pytest.approx(se) and d["ci"][1] - d["ci"][0] == pytest.approx(
+        2 * stats.t.ppf(0.975, df) * se
+    )
     assert d["ci"][1] < 0  # B's people rate a whole point higher
     text = CliRunner().invoke(cli, [*base, "--versus", run_b])
     assert text.exit_code == 0 and f"difference {run_a} - {run_b}" in text.output
@@ -192,8 +234,12 @@ def estimate_files(tmp_path, judge: dict, human: dict, groups: dict | None = Non
     j = tmp_path / "j.jsonl"
     j.write_text("".join(json.dumps({"id": k, "score": v}) + "\n" for k, v in judge.items()))
     d = tmp_path / "d.jsonl"
-    d.write_text("".join(json.dumps({"id": k, "h": v, **({"doc": groups[k]} if groups else {})}) + "\n"
-                         for k, v in human.items()))
+    d.write_text(
+        "".join(
+            json.dumps({"id": k, "h": v, **({"doc": groups[k]} if groups else {})}) + "\n"
+            for k, v in human.items()
+        )
+    )
     return str(j), str(d)
 
 
@@ -236,19 +282,27 @@ def test_grouped_items_get_a_cluster_robust_interval(tmp_path):
     judge = human + np.repeat(rng.normal(0, 0.5, 15), 8) + rng.normal(0, 0.6, 120)
     rated = rng.random(120) < 0.4
     ids = [f"i{k}" for k in range(120)]
-    j, d = estimate_files(tmp_path, dict(zip(ids, judge.tolist(), strict=True)),
-                          {i: (float(h) if r else None) for i, h, r in zip(ids, human, rated, strict=True)},
-                          {i: f"doc{g}" for i, g in zip(ids, docs, strict=True)})
-    out = json.loads(estimate(j, "--data", d, "--human", "h", "--group-by", "doc", "--method", "classic",
-                              "--json").output)
+    j, d = estimate_files(
+        tmp_path,
+        dict(zip(ids, judge.tolist(), strict=True)),
+        {i: (float(h) if r else None) for i, h, r in zip(ids, human, rated, strict=True)},
+        {i: f"doc{g}" for i, g in zip(ids, docs, strict=True)},
+    )
+    out = json.loads(
+        estimate(j, "--data", d, "--human", "h", "--group-by", "doc", "--method", "classic", "--json").output
+    )
     # Classic PPI by hand: the estimate's influence summed per document, CR1 variance, t with 14 df.
     xr, yr, xu = judge[rated], human[rated], judge[~rated]
     theta = xu.mean() + (yr - xr).mean()
-    infl = np.where(rated, ((human - judge) - (yr - xr).mean()) / rated.sum(), (judge - xu.mean()) / (~rated).sum())
+    infl = np.where(
+        rated, ((human - judge) - (yr - xr).mean()) / rated.sum(), (judge - xu.mean()) / (~rated).sum()
+    )
     sums = np.array([infl[docs == g].sum() for g in range(15)])
     se = np.sqrt(15 / 14 * (sums**2).sum())
     assert out["groups"] == 15 and out["estimate"] == pytest.approx(theta) and out["se"] == pytest.approx(se)
-    assert out["ci"] == pytest.approx([theta - stats.t.ppf(0.975, 14) * se, theta + stats.t.ppf(0.975, 14) * se])
+    assert out["ci"] == pytest.approx(
+        [theta - stats.t.ppf(0.975, 14) * se, theta + stats.t.ppf(0.975, 14) * se]
+    )
     assert "clustered on 15 groups" in estimate(j, "--data", d, "--human", "h", "--group-by", "doc").output
 
 
@@ -262,8 +316,9 @@ def test_a_difference_of_levels_that_share_documents_is_paired():
     judge = human + rng.normal(0, 0.5, 60)
     rated = rng.random(60) < 0.7
     shown = [float(h) if r else None for h, r in zip(human, rated, strict=True)]
-    out = estimate_rows(judge.tolist(), shown, system.tolist(), "classic", diff=("A", "B"),
-                        clusters=[f"d{g}" for g in docs])
+    out = estimate_rows(
+        judge.tolist(), shown, system.tolist(), "classic", diff=("A", "B"), clusters=[f"d{g}" for g in docs]
+    )
     d = out["difference"]
     z_judge, z_human = np.where(system == "A", 2.0, -2.0) * judge, np.where(system == "A", 2.0, -2.0) * human
     theta = z_judge[~rated].mean() + (z_human[rated] - z_judge[rated]).mean()

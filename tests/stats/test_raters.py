@@ -25,12 +25,14 @@ SUMMEVAL = SHARED / "data" / "summeval" / "summeval.jsonl"
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 NAN = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 observers, 12 units.
-WORKED = np.array([
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
-    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
-]).T  # units x raters
+WORKED = np.array(
+    [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+        [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+    ]
+).T  # units x raters
 
 
 @pytest.fixture(scope="module")
@@ -90,10 +92,14 @@ def test_interval_alpha_of_weighted_scores_every_one_distinct():
     pooled = np.concatenate(units)
     n = len(pooled)
     observed = sum(((u[:, None] - u[None, :]) ** 2).sum() / (len(u) - 1) for u in units) / n
-    expected = sum(((pooled[i:i + 500, None] - pooled[None, :]) ** 2).sum() for i in range(0, n, 500)) / (n * (n - 1))
+    expected = sum(((pooled[i : i + 500, None] - pooled[None, :]) ** 2).sum() for i in range(0, n, 500)) / (
+        n * (n - 1)
+    )
     by_definition = 1 - observed / expected
     assert krippendorff_alpha(values, "interval") == pytest.approx(by_definition, abs=1e-9)
-    low, high = alpha_intervals(values, 200, metrics=("interval",), clusters=[i // 10 for i in range(3000)])["interval"]
+    low, high = alpha_intervals(values, 200, metrics=("interval",), clusters=[i // 10 for i in range(3000)])[
+        "interval"
+    ]
     assert low < by_definition < high and high - low < 0.05
 
 
@@ -112,9 +118,12 @@ def test_interval_bootstrap_equals_the_coincidence_tables_resample_by_resample()
     by_tables = [float(alpha_of_tables(tables[d].sum(axis=0), levels, "interval")) for d in draws]
     estimate = float(alpha_of_tables(tables.sum(axis=0), levels, "interval"))
     expected = interval(by_tables, estimate, 40)
-    assert alpha_intervals(values, 300, metrics=("interval",))["interval"] == pytest.approx(expected, abs=1e-12)
-    assert alpha_intervals(values, 300, metrics=("interval", "ordinal"))["interval"] == pytest.approx(expected,
-                                                                                                      abs=1e-12)
+    assert alpha_intervals(values, 300, metrics=("interval",))["interval"] == pytest.approx(
+        expected, abs=1e-12
+    )
+    assert alpha_intervals(values, 300, metrics=("interval", "ordinal"))["interval"] == pytest.approx(
+        expected, abs=1e-12
+    )
 
 
 def test_alpha_is_undefined_without_pairs_or_variation():
@@ -129,22 +138,36 @@ def quadratic_kappa(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def test_pairwise_quadratic_kappa_matches_the_moment_identity(summeval):
-    items = [Item(r["id"], {}, {f"coherence.{k}": v for k, v in enumerate(r["expert_annotations"]["coherence"])},
-                  r["doc_id"]) for r in summeval]
+    items = [
+        Item(
+            r["id"],
+            {},
+            {f"coherence.{k}": v for k, v in enumerate(r["expert_annotations"]["coherence"])},
+            r["doc_id"],
+        )
+        for r in summeval
+    ]
     matrix = rater_matrix(items, "coherence")
     found = pairwise_kappa(matrix, Scale(1, 5))
-    assert [(p["a"], p["b"]) for p in found] == [("coherence.0", "coherence.1"), ("coherence.0", "coherence.2"),
-                                                ("coherence.1", "coherence.2")]
+    assert [(p["a"], p["b"]) for p in found] == [
+        ("coherence.0", "coherence.1"),
+        ("coherence.0", "coherence.2"),
+        ("coherence.1", "coherence.2"),
+    ]
     for p, (a, b) in zip(found, [(0, 1), (0, 2), (1, 2)], strict=True):
         assert p["items"] == 1200
-        assert p["kappa"] == pytest.approx(quadratic_kappa(matrix.values[:, a], matrix.values[:, b]), abs=1e-9)
+        assert p["kappa"] == pytest.approx(
+            quadratic_kappa(matrix.values[:, a], matrix.values[:, b]), abs=1e-9
+        )
 
 
 def test_report_counts_and_a_bootstrap_interval_around_alpha(summeval):
     values = annotations(summeval, "expert_annotations", "consistency")
     values[:10, 1:] = np.nan  # ten items with one rating: not pairable
-    items = [Item(str(n), {}, {f"c.{k}": v for k, v in enumerate(row) if not np.isnan(v)}) for n, row in
-             enumerate(values)]
+    items = [
+        Item(str(n), {}, {f"c.{k}": v for k, v in enumerate(row) if not np.isnan(v)})
+        for n, row in enumerate(values)
+    ]
     result = rater_agreement(rater_matrix(items, "c"), Scale(1, 5), bootstrap=300, seed=1)
     assert (result["items"], result["items_rated"], result["raters"]) == (1190, 1200, 3)
     assert result["pairable_values"] == 3 * 1190
@@ -157,8 +180,10 @@ def test_report_counts_and_a_bootstrap_interval_around_alpha(summeval):
 
 def test_item_spread_and_leave_one_out_means():
     values = np.array([[1.0, 5.0, 3.0], [2.0, 2.0, NAN], [4.0, NAN, NAN]])
-    items = [Item(str(n), {}, {f"r.{k}": v for k, v in enumerate(row) if not np.isnan(v)}) for n, row in
-             enumerate(values)]
+    items = [
+        Item(str(n), {}, {f"r.{k}": v for k, v in enumerate(row) if not np.isnan(v)})
+        for n, row in enumerate(values)
+    ]
     spread = item_spread(rater_matrix(items, "r"))
     assert [s["item"] for s in spread] == ["0", "1"] and spread[0]["range"] == 4.0
     assert spread[0]["sd"] == pytest.approx(np.std([1, 5, 3]))
@@ -167,8 +192,15 @@ def test_item_spread_and_leave_one_out_means():
 
 
 def test_human_ceiling_on_summeval_puts_each_expert_against_the_others(summeval):
-    items = [Item(r["id"], {}, {f"coherence.{k}": v for k, v in enumerate(r["expert_annotations"]["coherence"])},
-                  r["doc_id"]) for r in summeval]
+    items = [
+        Item(
+            r["id"],
+            {},
+            {f"coherence.{k}": v for k, v in enumerate(r["expert_annotations"]["coherence"])},
+            r["doc_id"],
+        )
+        for r in summeval
+    ]
     matrix = rater_matrix(items, "coherence")
     judge = {i.id: float(np.mean(list(i.human.values()))) for i in items}  # a "judge" equal to the mean
     rows = human_ceiling(matrix, Scale(1, 5), judge, grouped=False)

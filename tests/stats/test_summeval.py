@@ -56,9 +56,12 @@ def test_group_level_turkers_vs_experts_match_scipy_per_document(rows, dim):
 def test_consistency_skips_the_four_documents_with_a_constant_side(rows):
     turker, expert, docs = columns(rows, "consistency")
     result = agreement(turker, expert, docs)
-    constant = [doc for doc in set(docs)
-                if np.ptp(expert[[i for i, d in enumerate(docs) if d == doc]]) == 0
-                or np.ptp(turker[[i for i, d in enumerate(docs) if d == doc]]) == 0]
+    constant = [
+        doc
+        for doc in set(docs)
+        if np.ptp(expert[[i for i, d in enumerate(docs) if d == doc]]) == 0
+        or np.ptp(turker[[i for i, d in enumerate(docs) if d == doc]]) == 0
+    ]
     assert (result.groups, result.groups_skipped, len(constant)) == (96, 4, 4)
 
 
@@ -94,4 +97,6 @@ def test_dataset_level_and_kappa_on_real_data(rows, dim):
         table[i, j] += 1
     expected_table = np.outer(table.sum(1), table.sum(0)) / table.sum()
     w = np.array([[(i - j) ** 2 / 16 for j in range(5)] for i in range(5)])
-    assert result.kappa_quadratic == pytest.approx(1 - (w * table).sum() / (w * expected_table).sum(), abs=1e-12)
+    assert result.kappa_quadratic == pytest.approx(
+        1 - (w * table).sum() / (w * expected_table).sum(), abs=1e-12
+    )

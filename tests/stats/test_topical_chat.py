@@ -69,14 +69,33 @@ def test_quadratic_kappa_on_the_three_point_scale_by_hand(rows):
 def test_geval_agree_on_the_real_file(rows, tmp_path, monkeypatch):
     """The command line end to end: dotted score and rating fields, grouped by dialogue context."""
     monkeypatch.setenv("GEVAL_DB", str(tmp_path / "unused.db"))
-    out = CliRunner().invoke(cli, ["agree", str(TOPICAL), "--data", str(TOPICAL), "--score-field",
-                                   "scores.coherence", "--human", "scores.overall", "--group-by", "doc_id",
-                                   "--json"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "agree",
+            str(TOPICAL),
+            "--data",
+            str(TOPICAL),
+            "--score-field",
+            "scores.coherence",
+            "--human",
+            "scores.overall",
+            "--group-by",
+            "doc_id",
+            "--json",
+        ],
+    )
     assert out.exit_code == 0, out.output
     got = json.loads(out.output)
-    expected = grouped_by_scipy(column(rows, "coherence"), column(rows, "overall"), [r["doc_id"] for r in rows])
+    expected = grouped_by_scipy(
+        column(rows, "coherence"), column(rows, "overall"), [r["doc_id"] for r in rows]
+    )
     assert (got["reading"], got["items"], got["groups"], got["groups_skipped"]) == (
-        "group", 360, expected["groups"], expected["skipped"])
+        "group",
+        360,
+        expected["groups"],
+        expected["skipped"],
+    )
     assert got["spearman"] == pytest.approx(expected["spearman"], abs=1e-12)
     assert got["kendall"] == pytest.approx(expected["kendall"], abs=1e-12)
     assert got["tie_rate"] == pytest.approx(expected["tie_rate"], abs=1e-15)
