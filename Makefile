@@ -19,12 +19,14 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	# mypy over the four packages (pyproject.toml), held to tests/mypy_baseline.txt: no new error, the list only shrinks.
 	$(PY) tests/typecheck.py
 	$(PY) -m pytest -q -p no:cacheprovider
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: $(STAMP)
 	for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -4,6 +4,9 @@ from prompt_library.frames import (
     agree_frame as agree_frame,
     score_frame as score_frame,
 )
+from prompt_library.library import (
+    open_library as open_library,
+)
 from .diagnostics.drift import (
     drift_check as drift_check,
     freeze_watch as freeze_watch,
@@ -156,6 +159,7 @@ __all__ = [
     "generate_steps",
     "get_judge",
     "load_prompt",
+    "open_library",
     "parse_steps",
     "render",
     "run_scoring",

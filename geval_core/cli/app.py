@@ -14,7 +14,8 @@ from .common import db_option
 
 APP_EXTRA = "pip install 'geval-workbench[app]'"
 APP_MODULES = ("streamlit", "plotly")  # the [app] extra's packages (pyproject.toml)
-APP_PACKAGE_DIR = ("app",)  # inside workbench_ui: where setup.py puts app.py, app_pages/ and .streamlit/ in a wheel
+# Inside workbench_ui: where setup.py puts app.py, app_pages/ and .streamlit/ in a wheel.
+APP_PACKAGE_DIR = ("app",)
 LOOPBACK = "127.0.0.1"
 
 
@@ -46,15 +47,19 @@ def config_options(script: Path) -> dict[str, str]:
     config = script.parent / ".streamlit" / "config.toml"
     if not config.is_file():
         return {}
-    return {f"{section}.{name}": str(value).lower() if isinstance(value, bool) else str(value)
-            for section, options in tomllib.loads(config.read_text(encoding="utf-8")).items()
-            for name, value in options.items()}
+    return {
+        f"{section}.{name}": str(value).lower() if isinstance(value, bool) else str(value)
+        for section, options in tomllib.loads(config.read_text(encoding="utf-8")).items()
+        for name, value in options.items()
+    }
 
 
 def streamlit_command(script: Path, port: int | None) -> list[str]:
     """`python -m streamlit run SCRIPT` with the shipped config, on loopback, on `port` when given."""
     options = config_options(script)
-    options["server.address"] = LOOPBACK  # whatever a config says: the app opens library files and spends API keys
+    options["server.address"] = (
+        LOOPBACK  # whatever a config says: the app opens library files and spends API keys
+    )
     if port is not None:
         options["server.port"] = str(port)
     flags = [word for name, value in options.items() for word in (f"--{name}", value)]
@@ -63,8 +68,12 @@ def streamlit_command(script: Path, port: int | None) -> list[str]:
 
 @click.command("app")
 @db_option(help="The library the app opens first (default: ./geval.db).")
-@click.option("--port", type=click.IntRange(1, 65535), default=None,
-              help="The port to listen on (default: Streamlit's 8501, or the next free one).")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="The port to listen on (default: Streamlit's 8501, or the next free one).",
+)
 def app_command(db: str | None, port: int | None) -> None:
     """Start the Streamlit app on http://127.0.0.1 (loopback only), as `make run` does in a checkout.
 
@@ -77,7 +86,9 @@ def app_command(db: str | None, port: int | None) -> None:
     """
     missing = missing_app_modules()
     if missing:
-        raise click.ClickException(f"the app needs the [app] extra ({', '.join(missing)} not installed): {APP_EXTRA}")
+        raise click.ClickException(
+            f"the app needs the [app] extra ({', '.join(missing)} not installed): {APP_EXTRA}"
+        )
     command = streamlit_command(app_script(), port)
     if db:
         os.environ["GEVAL_DB"] = db  # the app's sidebar opens $GEVAL_DB first
