@@ -11,7 +11,8 @@ import streamlit as st
 
 from geval_core.errors import GEvalError
 from geval_core.files.prompt_files import export_filename, export_prompt, production_snippet
-from geval_core.files.tool_exports import EXPORT_FORMATS, FORMATS, tool_export, tool_filename
+from geval_core.files.tool_exports import EXPORT_FORMATS, FORMATS, tool_filename
+from geval_core.providers.exports import export_for_tool
 from geval_core.types import FrozenPrompt
 from prompt_library.verify import summary_line, verify_library
 from workbench_ui import agree, cached_reads, drift_view, safe_text, start_path, state
@@ -143,7 +144,7 @@ def export_section(lib, prompt: FrozenPrompt) -> None:
             step=0.5,
             key=f"{K}pass_at_{prompt.id[:12]}",
         )  # per version: scales differ
-        text = tool_export(prompt, fmt, pass_at=pass_at)
+        text = export_for_tool(prompt, fmt, pass_at=pass_at)
         st.download_button(
             f"Download {EXPORT_FORMATS[fmt].label}",
             text,

@@ -79,6 +79,16 @@ class Scale:
 
 
 @dataclass(frozen=True)
+class ExportedJudge:
+    """What an export to another tool may say of the frozen judge: its provider's facts (ProviderSpec)."""
+
+    openai_model: bool = (
+        False  # other tools may name its model as an OpenAI model (promptfoo, DeepEval, graders)
+    )
+    primed_in_process: bool = False  # it runs in this process with its reply primed: no other tool reaches it
+
+
+@dataclass(frozen=True)
 class JudgeSettings:
     """Which judge scores a prompt and how: part of the frozen metric."""
 

@@ -31,6 +31,13 @@ def _builder() -> JudgeFactory:
     return build
 
 
+def _pin(model: str) -> str:
+    """Acme's models are pinned by a release tag, the way a local judge pins its file by content."""
+    if model == "acme-missing":
+        raise ConfigError("no acme release acme-missing")
+    return model if "#release=" in model else f"{model}#release=7"
+
+
 def _refuse_broken(settings: JudgeSettings) -> None:
     if settings.model == "acme-broken":
         raise ConfigError("the acme model acme-broken is withdrawn: choose acme-1")
@@ -49,6 +56,9 @@ SPEC = ProviderSpec(
     reasoning=lambda model: model.startswith("acme-think"),
     aliases_drift=True,
     before_run=_refuse_broken,
+    pin_model=_pin,
+    openai_models=True,  # served under OpenAI's model names, yet not the "openai" provider
+    primes_reply=True,
 )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from geval_core.providers.gguf_file import is_model_file
+from geval_core.providers.registry import provider_spec
 from geval_core.run.plan import (
     JudgeChoice,
     PlannedJudge,
@@ -30,8 +30,9 @@ WHERE = "the sidebar's server"
 def sidebar_choice() -> JudgeChoice:
     """The sidebar's judge and server as the plan takes them (decoding stays the prompt's)."""
     conn = state.sidebar().judge
-    local_default = conn.provider == "local" and not is_model_file(conn.model)
-    judge = conn.provider if local_default else f"{conn.provider}:{conn.model}"
+    spec = provider_spec(conn.provider)
+    bare = not spec.needs_model and conn.model == spec.default_model  # `--judge local`: its own model
+    judge = conn.provider if bare else f"{conn.provider}:{conn.model}"
     return JudgeChoice(judge, conn.base_url, where=WHERE)
 
 

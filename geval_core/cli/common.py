@@ -20,7 +20,7 @@ from prompt_library.base import locked_message
 
 from ..errors import ConfigError, GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, lookup, read_rows
-from ..providers.registry import find_spec, judge_ref_help
+from ..providers.registry import judge_parts, judge_ref_help, pinned_model
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
 
 if TYPE_CHECKING:
@@ -343,22 +343,22 @@ def resolve_prompt(library: Library, ref: str) -> FrozenPrompt:
 
 
 def parse_judge(ref: str) -> tuple[str, str | None]:
-    """'openai:gpt-4o' -> ('openai', 'gpt-4o'); 'local' -> ('local', None)."""
-    provider, _, model = ref.partition(":")
-    spec = find_spec(provider)  # a provider that is not public (the test judge) is accepted, not advertised
-    if spec is None or (spec.needs_model and not model):
-        raise click.BadParameter(f"{ref!r}: use {judge_ref_help()}", param_hint="--judge")
-    return provider, model or None
-
-
-def local_model_file(model: str) -> str:
-    """`local:PATH.gguf`: the file's path with its content hash pinned (a changed file is refused later)."""
-    from ..providers.gguf_file import pin_model_file
-
+    """'openai:gpt-4o' -> ('openai', 'gpt-4o'); 'local' -> ('local', None); a usage error for anything else."""
     try:
-        return pin_model_file(model)
+        return judge_parts(ref)
+    except ConfigError:
+        raise click.BadParameter(f"{ref!r}: use {judge_ref_help()}", param_hint="--judge") from None
+
+
+def pinned_judge(ref: str) -> str:
+    """`--judge` as a run records it: `local:PATH.gguf` with the file's content hash pinned (a changed file is
+    refused later); a usage error for a bad reference or a missing file."""
+    provider, model = parse_judge(ref)
+    try:
+        pinned = pinned_model(provider, model)
     except ConfigError as exc:
         raise click.BadParameter(str(exc), param_hint="--judge") from None
+    return f"{provider}:{pinned}" if pinned else ref
 
 
 def planned_judge(
@@ -379,8 +379,7 @@ def planned_judge(
     from ..run.plan import JudgeChoice, plan_judge
 
     if judge is not None:
-        provider, model = parse_judge(judge)
-        judge = f"{provider}:{local_model_file(model)}" if provider == "local" and model else judge
+        judge = pinned_judge(judge)
     planned = plan_judge(frozen, JudgeChoice(judge, base_url, mode, n, temperature), library)
     for warning in planned.warnings:
         click.echo(f"warning: {warning}", err=True)

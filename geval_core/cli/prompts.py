@@ -20,8 +20,9 @@ from ..files.prompt_files import (
     read_agreement,
     write_export,
 )
-from ..files.tool_exports import FORMATS, check_pass_at, tool_export
+from ..files.tool_exports import FORMATS, check_pass_at
 from ..prompts import render
+from ..providers.exports import export_for_tool
 from ..types import Dimension
 from .common import (
     READABLE,
@@ -234,7 +235,7 @@ def prompts_export(
         if agreement_file or agreement_run or snippet:
             raise click.UsageError("--agreement, --agreement-run and --snippet go with --format json only")
         _check_pass_at(frozen, pass_at)
-        _write_text(tool_export(frozen, fmt, pass_at=pass_at), output, frozen, as_json, fmt)
+        _write_text(export_for_tool(frozen, fmt, pass_at=pass_at), output, frozen, as_json, fmt)
         return
     if pass_at is not None:
         raise click.UsageError(

@@ -29,8 +29,7 @@ from .common import (
     db_option,
     file_mapping,
     judge_options,
-    local_model_file,
-    parse_judge,
+    pinned_judge,
     resolve_data,
     resolve_prompt,
     score_side_option,
@@ -332,8 +331,7 @@ def judge_choice(
     from ..run.plan import JudgeChoice
 
     if judge_ref is not None:
-        provider, model = parse_judge(judge_ref)
-        judge_ref = f"{provider}:{local_model_file(model)}" if provider == "local" and model else judge_ref
+        judge_ref = pinned_judge(judge_ref)
     return JudgeChoice(judge_ref, base_url, mode, n, temperature)
 
 

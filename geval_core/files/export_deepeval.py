@@ -3,7 +3,7 @@ and `make_test_case`, which maps the prompt's inputs onto DeepEval's test-case f
 
 from __future__ import annotations
 
-from ..types import FrozenPrompt
+from ..types import ExportedJudge, FrozenPrompt
 from .export_common import (
     comment_block,
     judge_losses,
@@ -101,10 +101,10 @@ def deepeval_fields(prompt: FrozenPrompt) -> dict[str, str]:
     return {**dict(zip(others, DEEPEVAL_FIELDS, strict=False)), output: "ACTUAL_OUTPUT"}
 
 
-def deepeval_model(prompt: FrozenPrompt) -> str | None:
-    """The model name DeepEval is given: the frozen one for an OpenAI-compatible judge, else none."""
+def deepeval_model(prompt: FrozenPrompt, facts: ExportedJudge) -> str | None:
+    """The model name DeepEval is given: the frozen one for a judge whose models are OpenAI's, else none."""
     judge = prompt.dimension.judge
-    return judge.model if judge.provider == "openai" and judge.model else None
+    return judge.model if facts.openai_model and judge.model else None
 
 
 def criteria_step(prompt: FrozenPrompt) -> str:
@@ -221,10 +221,10 @@ def deepeval_threshold(prompt: FrozenPrompt, pass_at: float | None) -> tuple[flo
     return threshold, pass_rule(prompt, pass_at, how, "")
 
 
-def deepeval_metric(prompt: FrozenPrompt, pass_at: float | None = None) -> str:
+def deepeval_metric(prompt: FrozenPrompt, pass_at: float | None = None, *, facts: ExportedJudge) -> str:
     """A Python file defining `metric`, a DeepEval GEval with the frozen steps, definition, rubric and inputs."""
     dim, judge = prompt.dimension, prompt.dimension.judge
-    model = deepeval_model(prompt)
+    model = deepeval_model(prompt, facts)
     rubric = [(p, dim.anchors.get(p, "")) for p in dim.scale.points] if fits_rubric(prompt) else []
     threshold, rule = deepeval_threshold(prompt, pass_at)
     criteria, steps_sent = "", "EVALUATION_STEPS"

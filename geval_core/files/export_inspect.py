@@ -7,7 +7,7 @@ Every value from the prompt is a Python literal (repr) in a constant; comment li
 
 from __future__ import annotations
 
-from ..types import FrozenPrompt
+from ..types import ExportedJudge, FrozenPrompt
 from .export_common import comment_block, one_line, pass_rule, provenance, rendered_with
 from .inspect_rules_code import RULES
 from .inspect_scorer_code import IMPORTS, TASK
@@ -47,7 +47,7 @@ def generate_config(prompt: FrozenPrompt, logprobs: bool) -> str:
     return "GenerateConfig(" + ", ".join(f"{key}={value!r}" for key, value in args.items()) + ")"
 
 
-def inspect_losses(prompt: FrozenPrompt) -> list[str]:
+def inspect_losses(prompt: FrozenPrompt, facts: ExportedJudge) -> list[str]:
     """The workbench's run rules around a score that the Inspect task does not follow, for this prompt."""
     judge = prompt.dimension.judge
     lost = [
@@ -73,7 +73,7 @@ def inspect_losses(prompt: FrozenPrompt) -> list[str]:
             "a reasoning model's budget: the workbench sends max_completion_tokens (the reply budget plus "
             f"room to reason); here Inspect's provider sends max_tokens={judge.max_tokens} its own way"
         )
-    if judge.provider == "local":
+    if facts.primed_in_process:
         lost.append(
             "the embedded judge (a GGUF run in-process by llama-cpp-python, its reply primed with the form's "
             f"'- {one_line(prompt.dimension.name)}: '): name a model serving the same GGUF (e.g. llama.cpp's "
@@ -136,10 +136,12 @@ def constants(prompt: FrozenPrompt, pass_at: float | None) -> str:
     )
 
 
-def inspect_task(prompt: FrozenPrompt, pass_at: float | None = None) -> str:
+def inspect_task(prompt: FrozenPrompt, pass_at: float | None = None, *, facts: ExportedJudge) -> str:
     """A Python file defining the Inspect task `geval` and its scorer `geval_judge` for the frozen prompt."""
     head = [
-        *provenance(prompt, "Inspect AI", inspect_losses(prompt), inspect_rule(prompt, pass_at), HEADING),
+        *provenance(
+            prompt, "Inspect AI", inspect_losses(prompt, facts), inspect_rule(prompt, pass_at), HEADING
+        ),
         *usage(prompt),
     ]
     return comment_block(head) + DOCSTRING + IMPORTS + constants(prompt, pass_at) + RULES + "\n" + TASK

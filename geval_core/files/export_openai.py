@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..types import FrozenPrompt
+from ..types import ExportedJudge, FrozenPrompt
 from .export_common import judge_losses, output_field, pass_rule, provenance, rendered_with
 
 USAGE = (
@@ -47,7 +47,7 @@ def sampling_params(prompt: FrozenPrompt) -> dict[str, Any]:
     return params
 
 
-def openai_losses(prompt: FrozenPrompt) -> list[str]:
+def openai_losses(prompt: FrozenPrompt, facts: ExportedJudge) -> list[str]:
     """Everything of this frozen prompt the score_model grader does not carry."""
     judge = prompt.dimension.judge
     weighting = ["the probability weighting: the score_model grader reads the score the model states"]
@@ -62,7 +62,7 @@ def openai_losses(prompt: FrozenPrompt) -> list[str]:
         lost.append(
             "literal '{{' in the prompt's fixed text is written as '{ {' (it would open a template string)"
         )
-    if judge.provider != "openai":
+    if not facts.openai_model:
         lost.append(
             f"the frozen judge {judge.judge_id}: the graders API runs OpenAI models; model names it anyway"
         )
@@ -81,7 +81,7 @@ def openai_rule(prompt: FrozenPrompt, pass_at: float | None) -> list[str]:
     )
 
 
-def openai_grader(prompt: FrozenPrompt, pass_at: float | None = None) -> str:
+def openai_grader(prompt: FrozenPrompt, pass_at: float | None = None, *, facts: ExportedJudge) -> str:
     """JSON holding one score_model grader for `client.fine_tuning.alpha.graders.run` (and fine-tuning)."""
     dim, judge = prompt.dimension, prompt.dimension.judge
     output = output_field(prompt)
@@ -98,7 +98,7 @@ def openai_grader(prompt: FrozenPrompt, pass_at: float | None = None) -> str:
     }
     item = ", ".join(f"'{name}': ..." for name in item_fields(prompt))
     comment = [
-        *provenance(prompt, "OpenAI grader", openai_losses(prompt), openai_rule(prompt, pass_at)),
+        *provenance(prompt, "OpenAI grader", openai_losses(prompt, facts), openai_rule(prompt, pass_at)),
         USAGE.format(item=item, output=output),
     ]
     data: dict[str, Any] = {

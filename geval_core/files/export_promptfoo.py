@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ..prompts import FORM_HEADER
-from ..types import FrozenPrompt
+from ..types import ExportedJudge, FrozenPrompt
 from .export_common import (
     comment_block,
     judge_losses,
@@ -57,10 +57,10 @@ def promptfoo_text(text: str) -> str:
     return unloadable(nunjucks_text(text))
 
 
-def promptfoo_provider(prompt: FrozenPrompt) -> str | None:
+def promptfoo_provider(prompt: FrozenPrompt, facts: ExportedJudge) -> str | None:
     """The grader's provider id, only for an OpenAI model whose name is plain (never a template or a path)."""
     judge = prompt.dimension.judge
-    plain = judge.provider == "openai" and _PLAIN_MODEL.fullmatch(judge.model or "")
+    plain = facts.openai_model and _PLAIN_MODEL.fullmatch(judge.model or "")
     return f"openai:chat:{judge.model}" if plain else None
 
 
@@ -159,7 +159,7 @@ def set_threshold(prompt: FrozenPrompt, pass_at: float | None) -> float | int:
     return 0 if pass_at is None else promptfoo_threshold(prompt, pass_at)
 
 
-def promptfoo_assertion(prompt: FrozenPrompt, pass_at: float | None = None) -> str:
+def promptfoo_assertion(prompt: FrozenPrompt, pass_at: float | None = None, *, facts: ExportedJudge) -> str:
     """A YAML assert-set holding one llm-rubric assertion whose rubricPrompt is the rendered G-Eval prompt."""
     dim = prompt.dimension
     output = output_field(prompt)
@@ -167,7 +167,7 @@ def promptfoo_assertion(prompt: FrozenPrompt, pass_at: float | None = None) -> s
         prompt, nunjucks_text, lambda f: "{{ " + ("output" if f == output else f) + " }}"
     )
     rubric_prompt = unloadable(rubric_prompt) + nunjucks_text(verdict_instruction(prompt))
-    provider = promptfoo_provider(prompt)
+    provider = promptfoo_provider(prompt, facts)
     rubric: dict[str, Any] = {
         "type": "llm-rubric",
         "metric": promptfoo_text(dim.name),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..types import FrozenPrompt
+from ..types import ExportedJudge, FrozenPrompt
 from .export_common import check_pass_at, one_line, provenance, rendered_with
 from .export_deepeval import DEEPEVAL_FIELDS, DEEPEVAL_LOGPROB_MODELS, deepeval_fields, deepeval_metric
 from .export_inspect import inspect_task
@@ -58,7 +58,8 @@ __all__ = [
     "yaml_scalar",
 ]
 
-Writer = Callable[[FrozenPrompt, "dict[str, Any] | None", "float | None"], str]
+# A writer: (prompt, agreement, pass rule, the judge's facts) -> the file's text.
+Writer = Callable[[FrozenPrompt, "dict[str, Any] | None", "float | None", ExportedJudge], str]
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,9 @@ class ExportFormat:
     pass_rule: bool = True  # whether the format carries a pass rule (--pass-at)
 
 
-def _json_export(prompt: FrozenPrompt, agreement: dict[str, Any] | None, _pass_at: float | None) -> str:
+def _json_export(
+    prompt: FrozenPrompt, agreement: dict[str, Any] | None, _pass_at: float | None, _facts: ExportedJudge
+) -> str:
     return (
         json.dumps(
             export_prompt(prompt, agreement, tool_filename(prompt, "json")), indent=2, ensure_ascii=False
@@ -82,19 +85,24 @@ def _json_export(prompt: FrozenPrompt, agreement: dict[str, Any] | None, _pass_a
 
 
 def tool_export(
-    prompt: FrozenPrompt, fmt: str, agreement: dict[str, Any] | None = None, pass_at: float | None = None
+    prompt: FrozenPrompt,
+    fmt: str,
+    agreement: dict[str, Any] | None = None,
+    pass_at: float | None = None,
+    *,
+    facts: ExportedJudge,
 ) -> str:
     """The export of `prompt` in one of FORMATS, as text ready to write to a file.
 
     `pass_at` is the pass rule, a rating on the prompt's scale (InputError outside it, or for a format
-    without pass rules).
+    without pass rules). `facts` are the frozen judge's provider facts (providers.exports passes its spec's).
     """
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}", field="format")
     if pass_at is not None and not EXPORT_FORMATS[fmt].pass_rule:
         raise InputError(f"the {fmt} export carries no pass rule", field="pass_at")
     check_pass_at(prompt, pass_at)
-    return EXPORT_FORMATS[fmt].write(prompt, agreement, pass_at)
+    return EXPORT_FORMATS[fmt].write(prompt, agreement, pass_at, facts)
 
 
 def tool_filename(prompt: FrozenPrompt, fmt: str) -> str:
@@ -111,26 +119,26 @@ EXPORT_FORMATS = {
         "DeepEval metric (.py)",
         ".deepeval.py",
         "text/x-python",
-        lambda prompt, _, pass_at: deepeval_metric(prompt, pass_at),
+        lambda prompt, _, pass_at, facts: deepeval_metric(prompt, pass_at, facts=facts),
     ),
     "promptfoo": ExportFormat(
         "promptfoo assertion (.yaml)",
         ".promptfoo.yaml",
         "application/yaml",
-        lambda prompt, _, pass_at: promptfoo_assertion(prompt, pass_at),
+        lambda prompt, _, pass_at, facts: promptfoo_assertion(prompt, pass_at, facts=facts),
     ),
     # The Evals API is deprecated (shutdown November 30, 2026); its score_model grader lives on in the graders API.
     "openai-grader": ExportFormat(
         "OpenAI grader (.json, graders API)",
         ".openai-grader.json",
         "application/json",
-        lambda prompt, _, pass_at: openai_grader(prompt, pass_at),
+        lambda prompt, _, pass_at, facts: openai_grader(prompt, pass_at, facts=facts),
     ),
     "inspect": ExportFormat(
         "Inspect AI task (.py)",
         ".inspect.py",
         "text/x-python",
-        lambda prompt, _, pass_at: inspect_task(prompt, pass_at),
+        lambda prompt, _, pass_at, facts: inspect_task(prompt, pass_at, facts=facts),
     ),
 }
 FORMATS = tuple(EXPORT_FORMATS)

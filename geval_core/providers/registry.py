@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from ..types import Judge, JudgeSettings
+from ..types import ExportedJudge, Judge, JudgeSettings
 from ..urls import check_base_url, is_custom_server
 from .capabilities import PRESETS, Preset, is_reasoning_model
 from .common import env_key, require_key
@@ -72,6 +72,16 @@ class ProviderSpec:
     before_run: Callable[[JudgeSettings], None] | None = (
         None  # a check before a run is recorded (imports inside)
     )
+    # `NAME:MODEL` names a file the run pins by its content (imports inside): the path with its hash. A pinned
+    # name comes back as it is (the command line pins to refuse a bad file early, the plan pins again).
+    pin_model: Callable[[str], str] | None = None
+    openai_models: bool = False  # its model names are OpenAI's: other tools' exports may name them
+    primes_reply: bool = False  # it runs in this process and primes its reply: no other tool reaches it
+
+    @property
+    def exported(self) -> ExportedJudge:
+        """What an export to another tool may say of a judge of this provider."""
+        return ExportedJudge(openai_model=self.openai_models, primed_in_process=self.primes_reply)
 
     @property
     def takes_server(self) -> bool:
@@ -127,6 +137,22 @@ def public_names() -> tuple[str, ...]:
 def judge_ref_help() -> str:
     """How `--judge` names each public provider: local, openai:MODEL, ..."""
     return ", ".join(n if not REGISTRY[n].needs_model else f"{n}:MODEL" for n in public_names())
+
+
+def judge_parts(ref: str) -> tuple[str, str | None]:
+    """'openai:gpt-4o' -> ('openai', 'gpt-4o'); 'local' -> ('local', None); ConfigError for anything else."""
+    provider, _, model = ref.strip().partition(":")
+    spec = find_spec(provider)  # a provider that is not public (the test judge) is accepted, not advertised
+    if spec is None or (spec.needs_model and not model):
+        raise ConfigError(f"judge {ref!r}: use {judge_ref_help()}")
+    return provider, model or None
+
+
+def pinned_model(provider: str, model: str | None) -> str | None:
+    """The model as a run records it: a file its provider pins by content carries its hash (ConfigError when
+    the file is missing or is not a model file)."""
+    spec = find_spec(provider)
+    return spec.pin_model(model) if spec and spec.pin_model and model else model
 
 
 def allowed_concurrency(settings: JudgeSettings, wanted: int) -> tuple[int, str | None]:
@@ -244,6 +270,12 @@ def _vertex() -> JudgeFactory:
     return build
 
 
+def _pin_model_file(model: str) -> str:
+    from .gguf_file import pin_model_file
+
+    return pin_model_file(model)
+
+
 def _pinned_model_file(settings: JudgeSettings) -> None:
     """A GGUF file named as the local model must still be the file pinned by its content."""
     from .gguf_file import is_model_file, verified_path
@@ -292,6 +324,8 @@ register(
         weighs_every_rating=True,
         free=True,
         before_run=_pinned_model_file,
+        pin_model=_pin_model_file,
+        primes_reply=True,
     )
 )
 register(
@@ -311,6 +345,7 @@ register(
         aliases_drift=True,
         batch_engine="openai",
         prompt_cache=openai_cache,
+        openai_models=True,
     )
 )
 register(

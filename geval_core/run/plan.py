@@ -242,13 +242,13 @@ def _judge_changes(frozen: JudgeSettings, choice: JudgeChoice) -> dict[str, Any]
     """The settings the caller changed: the judge (provider and model), mode, n, temperature."""
     changes: dict[str, Any] = {}
     if choice.judge is not None:
-        provider, model = parse_judge(choice.judge)
-        if provider == "local" and model:
-            from ..providers.gguf_file import pin_model_file
+        from ..providers.registry import pinned_model, provider_spec
 
-            model = pin_model_file(model)
+        provider, model = parse_judge(choice.judge)
         changes["provider"] = provider
-        changes["model"] = model or (frozen.model if frozen.provider == "local" else JudgeSettings().model)
+        # `--judge NAME` alone (a provider that needs no model): the frozen model when it is that provider's.
+        same = frozen.model if frozen.provider == provider else provider_spec(provider).default_model
+        changes["model"] = pinned_model(provider, model) or same
     changes.update(
         {
             k: v
@@ -261,13 +261,9 @@ def _judge_changes(frozen: JudgeSettings, choice: JudgeChoice) -> dict[str, Any]
 
 def parse_judge(ref: str) -> tuple[str, str | None]:
     """'openai:gpt-4o' -> ('openai', 'gpt-4o'); 'local' -> ('local', None); ConfigError for anything else."""
-    from ..providers.registry import find_spec, judge_ref_help
+    from ..providers.registry import judge_parts
 
-    provider, _, model = ref.strip().partition(":")
-    spec = find_spec(provider)  # a provider that is not public (the test judge) is accepted, not advertised
-    if spec is None or (spec.needs_model and not model):
-        raise ConfigError(f"judge {ref!r}: use {judge_ref_help()}")
-    return provider, model or None
+    return judge_parts(ref)
 
 
 def _server(spec: Any, choice: JudgeChoice) -> tuple[str | None, str]:

@@ -106,9 +106,7 @@ def test_no_stray_label_line_off_a_terminal(tmp_path):
     assert not any(line.strip() == "coherence@1" for line in lines)
     assert all(line.startswith(("warning:", "run ", "judge: ")) for line in lines), lines
     assert any(
-        line.startswith(
-            "judge: scripted:smollm2-135m-instruct in process; prompt coherence@1; data sample@1, 67 items"
-        )
+        line.startswith("judge: scripted:scripted-1 in process; prompt coherence@1; data sample@1, 67 items")
         for line in lines
     )
 

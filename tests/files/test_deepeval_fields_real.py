@@ -14,8 +14,9 @@ from dataclasses import replace
 import pytest
 from faultserver import FaultServer
 
-from geval_core.files.tool_exports import deepeval_fields, tool_export
+from geval_core.files.tool_exports import deepeval_fields
 from geval_core.prompts import content_hash
+from geval_core.providers.exports import export_for_tool
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 
 DEEPEVAL_PYTHON = os.environ.get("GEVAL_DEEPEVAL_PYTHON")
@@ -57,7 +58,7 @@ def test_no_input_is_mapped_to_expected_output():
 
 @pytest.mark.skipif(not DEEPEVAL_PYTHON, reason="GEVAL_DEEPEVAL_PYTHON (a Python with deepeval) not set")
 def test_real_deepeval_shows_the_source_as_context_not_expected_output(tmp_path):
-    (tmp_path / "metric.py").write_text(tool_export(three_inputs(), "deepeval"), encoding="utf-8")
+    (tmp_path / "metric.py").write_text(export_for_tool(three_inputs(), "deepeval"), encoding="utf-8")
     (tmp_path / "measure.py").write_text(MEASURE, encoding="utf-8")
     item = {"question": "Who sat?", "document": "The cat sat on the mat.\nIt purred.", "answer": "The cat."}
     verdict = json.dumps({"reason": "keeps to it", "score": 4})

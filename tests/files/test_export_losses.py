@@ -16,8 +16,9 @@ from needs import require_module
 
 from geval_core.cli import cli
 from geval_core.errors import InputError
-from geval_core.files.tool_exports import DEEPEVAL_LOGPROB_MODELS, tool_export
+from geval_core.files.tool_exports import DEEPEVAL_LOGPROB_MODELS
 from geval_core.prompts import content_hash
+from geval_core.providers.exports import export_for_tool
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from prompt_library import Library
 
@@ -108,7 +109,7 @@ def noted(text: str, fmt: str) -> set[str]:
     ],
 )
 def test_deepeval_threshold_is_the_rating_on_deepevals_0_1_score(scale, pass_at, share, formula):
-    text = tool_export(prompt_with(scale), "deepeval", pass_at=pass_at)
+    text = export_for_tool(prompt_with(scale), "deepeval", pass_at=pass_at)
     values, keywords = deepeval_values(text)
     assert (
         values["THRESHOLD"] == share
@@ -118,7 +119,7 @@ def test_deepeval_threshold_is_the_rating_on_deepevals_0_1_score(scale, pass_at,
 
 
 def test_deepeval_outside_its_rubric_range_maps_the_rating_linearly_and_says_so():
-    text = tool_export(prompt_with(Scale(0, 20)), "deepeval", pass_at=15)
+    text = export_for_tool(prompt_with(Scale(0, 20)), "deepeval", pass_at=15)
     values, _ = deepeval_values(text)
     assert values["THRESHOLD"] == 0.75 and values["RUBRIC"] == []
     assert "DeepEval rates 0-10 here and reports score / 10" in text
@@ -137,7 +138,7 @@ def test_deepeval_outside_its_rubric_range_maps_the_rating_linearly_and_says_so(
 )
 def test_promptfoo_threshold_is_the_rating_as_the_rubrics_0_1_score_rounded_down(scale, pass_at, threshold):
     prompt = prompt_with(scale)
-    text = tool_export(prompt, "promptfoo", pass_at=pass_at)
+    text = export_for_tool(prompt, "promptfoo", pass_at=pass_at)
     data, rubric = yaml_of(text), rubric_of(text)
     assert data["threshold"] == threshold  # (pass_at - min) / span, floored at 4 decimals, on the assert-set
     assert "threshold" not in rubric  # llm-rubric would AND its own threshold with a "pass" the judge sends
@@ -150,14 +151,14 @@ def test_promptfoo_threshold_is_the_rating_as_the_rubrics_0_1_score_rounded_down
 
 
 def test_openai_pass_threshold_is_the_rating_itself_on_the_graders_range():
-    data = json.loads(tool_export(prompt_with(), "openai-grader", pass_at=3.5))
+    data = json.loads(export_for_tool(prompt_with(), "openai-grader", pass_at=3.5))
     assert data["pass_threshold"] == 3.5 and data["grader"]["range"] == [1, 5]
     assert any("pass_threshold = 3.5 is written beside the grader" in c for c in data["comment"])
 
 
 def test_without_pass_at_every_file_says_no_pass_rule_is_set_and_sets_none():
     prompt = prompt_with()
-    texts = {fmt: tool_export(prompt, fmt) for fmt in TOOLS}
+    texts = {fmt: export_for_tool(prompt, fmt) for fmt in TOOLS}
     for text in texts.values():
         assert "No pass rule is set (export with --pass-at RATING to set one)" in text
     values, _ = deepeval_values(texts["deepeval"])
@@ -172,45 +173,48 @@ def test_without_pass_at_every_file_says_no_pass_rule_is_set_and_sets_none():
 @pytest.mark.parametrize("pass_at", [0.5, 5.01, float("nan"), float("inf"), -1])
 def test_a_pass_rating_outside_the_scale_is_refused(fmt, pass_at):
     with pytest.raises(InputError, match="outside the prompt's 1-5 scale") as info:
-        tool_export(prompt_with(), fmt, pass_at=pass_at)
+        export_for_tool(prompt_with(), fmt, pass_at=pass_at)
     assert info.value.field == "pass_at"
 
 
 def test_the_json_export_takes_no_pass_rule():
     with pytest.raises(InputError, match="carries no pass rule"):
-        tool_export(prompt_with(), "json", pass_at=3)
+        export_for_tool(prompt_with(), "json", pass_at=3)
 
 
 # --- reasoning_effort ----------------------------------------------------------------------------------------
 def test_reasoning_effort_is_carried_where_the_tool_takes_it_and_absent_when_unset():
     effort = prompt_with(model="gpt-5-mini-2025-08-07", reasoning_effort="low", seed=3)
     plain = prompt_with(model="gpt-5-mini-2025-08-07")
-    grader = json.loads(tool_export(effort, "openai-grader"))["grader"]
+    grader = json.loads(export_for_tool(effort, "openai-grader"))["grader"]
     assert grader["sampling_params"] == {"temperature": 0.0, "seed": 3, "reasoning_effort": "low"}
-    assert rubric_of(tool_export(effort, "promptfoo"))["provider"] == {
+    assert rubric_of(export_for_tool(effort, "promptfoo"))["provider"] == {
         "id": "openai:chat:gpt-5-mini-2025-08-07",
         "config": {"temperature": 0.0, "seed": 3, "reasoning_effort": "low"},
     }
     assert (
-        "reasoning_effort" not in json.loads(tool_export(plain, "openai-grader"))["grader"]["sampling_params"]
+        "reasoning_effort"
+        not in json.loads(export_for_tool(plain, "openai-grader"))["grader"]["sampling_params"]
     )
-    assert rubric_of(tool_export(plain, "promptfoo"))["provider"]["config"] == {"temperature": 0.0}
+    assert rubric_of(export_for_tool(plain, "promptfoo"))["provider"]["config"] == {"temperature": 0.0}
     for fmt in TOOLS:
-        assert "reasoning_effort" not in tool_export(plain, fmt)
-    assert "effort" in noted(tool_export(effort, "deepeval"), "deepeval")  # a model name alone sends none
-    assert "effort" not in noted(tool_export(effort, "promptfoo"), "promptfoo")  # gpt-5*: promptfoo sends it
-    assert "effort" not in noted(tool_export(effort, "openai-grader"), "openai-grader")
+        assert "reasoning_effort" not in export_for_tool(plain, fmt)
+    assert "effort" in noted(export_for_tool(effort, "deepeval"), "deepeval")  # a model name alone sends none
+    assert "effort" not in noted(
+        export_for_tool(effort, "promptfoo"), "promptfoo"
+    )  # gpt-5*: promptfoo sends it
+    assert "effort" not in noted(export_for_tool(effort, "openai-grader"), "openai-grader")
 
 
 def test_promptfoo_says_it_drops_reasoning_effort_for_a_model_it_does_not_take_as_reasoning():
-    text = tool_export(prompt_with(model="qwen2.5-7b-instruct", reasoning_effort="high"), "promptfoo")
+    text = export_for_tool(prompt_with(model="qwen2.5-7b-instruct", reasoning_effort="high"), "promptfoo")
     assert rubric_of(text)["provider"]["config"]["reasoning_effort"] == "high"  # written; promptfoo decides
     [note] = [line for line in loss_lines(text, "promptfoo") if line.startswith("reasoning_effort=")]
     assert note.endswith("for qwen2.5-7b-instruct it is dropped")
 
 
 def test_promptfoo_without_a_provider_names_the_settings_to_set():
-    text = tool_export(
+    text = export_for_tool(
         prompt_with(
             provider="local", model="smollm2-135m-instruct", reasoning_effort="low", seed=9, temperature=0.3
         ),
@@ -236,14 +240,14 @@ def test_promptfoo_without_a_provider_names_the_settings_to_set():
 )
 @pytest.mark.parametrize("fmt", TOOLS)
 def test_each_judge_setting_the_tools_cannot_carry_has_one_note(fmt, judge, expected):
-    text = tool_export(prompt_with(**judge), fmt)
+    text = export_for_tool(prompt_with(**judge), fmt)
     deepeval_only = {"temperature"} if fmt == "deepeval" and judge.get("temperature") else set()
     assert noted(text, fmt) == expected | deepeval_only
     assert sum(line.startswith("max_tokens=5:") for line in loss_lines(text, fmt)) == 1
 
 
 def test_the_valid_mass_floor_note_names_this_prompts_floor():
-    text = tool_export(prompt_with(valid_mass_floor=0.25), "promptfoo")
+    text = export_for_tool(prompt_with(valid_mass_floor=0.25), "promptfoo")
     assert (
         "the valid-mass floor (25%): the workbench gives no score when less than 25% of the probability is on "
         "the allowed ratings"
@@ -251,13 +255,13 @@ def test_the_valid_mass_floor_note_names_this_prompts_floor():
 
 
 def test_deepeval_notes_seed_and_temperature_only_when_set():
-    assert noted(tool_export(prompt_with(seed=7, temperature=0.5), "deepeval"), "deepeval") == {
+    assert noted(export_for_tool(prompt_with(seed=7, temperature=0.5), "deepeval"), "deepeval") == {
         "floor",
         "seed",
         "temperature",
     }
     for fmt in ("promptfoo", "openai-grader"):  # both carry temperature and seed
-        assert noted(tool_export(prompt_with(seed=7, temperature=0.5), fmt), fmt) == {"floor"}
+        assert noted(export_for_tool(prompt_with(seed=7, temperature=0.5), fmt), fmt) == {"floor"}
 
 
 @pytest.mark.parametrize(
@@ -278,21 +282,26 @@ def test_deepeval_notes_seed_and_temperature_only_when_set():
     ],
 )
 def test_deepeval_says_whether_it_weights_for_this_model(provider, model, says):
-    [first, *_] = loss_lines(tool_export(prompt_with(provider=provider, model=model), "deepeval"), "deepeval")
+    [first, *_] = loss_lines(
+        export_for_tool(prompt_with(provider=provider, model=model), "deepeval"), "deepeval"
+    )
     assert first.startswith(says)
     assert ("gpt-4o-2024-08-06" in DEEPEVAL_LOGPROB_MODELS) and ("gpt-5-mini" not in DEEPEVAL_LOGPROB_MODELS)
 
 
 def test_in_sampling_mode_deepeval_says_it_weights_where_the_frozen_score_does_not():
-    listed = loss_lines(tool_export(prompt_with(mode="sampling"), "deepeval"), "deepeval")
+    listed = loss_lines(export_for_tool(prompt_with(mode="sampling"), "deepeval"), "deepeval")
     assert listed[0].startswith(
         "sampling mode: the frozen score weights no probabilities, but DeepEval weights"
     )
-    other = loss_lines(tool_export(prompt_with(mode="sampling", model="qwen2.5-7b"), "deepeval"), "deepeval")
+    other = loss_lines(
+        export_for_tool(prompt_with(mode="sampling", model="qwen2.5-7b"), "deepeval"), "deepeval"
+    )
     assert not any("weight" in line for line in other)
     for fmt in ("promptfoo", "openai-grader"):
         assert not any(
-            "weighting" in line for line in loss_lines(tool_export(prompt_with(mode="sampling"), fmt), fmt)
+            "weighting" in line
+            for line in loss_lines(export_for_tool(prompt_with(mode="sampling"), fmt), fmt)
         )
 
 
@@ -300,15 +309,17 @@ def test_openai_notes_literal_braces_only_when_the_fixed_text_has_them():
     plain = prompt_with()
     braced = replace(plain, dimension=replace(plain.dimension, definition="Keep {{ and }} apart."))
     assert not any(
-        "'{ {'" in line for line in loss_lines(tool_export(plain, "openai-grader"), "openai-grader")
+        "'{ {'" in line for line in loss_lines(export_for_tool(plain, "openai-grader"), "openai-grader")
     )
-    assert any("'{ {'" in line for line in loss_lines(tool_export(braced, "openai-grader"), "openai-grader"))
+    assert any(
+        "'{ {'" in line for line in loss_lines(export_for_tool(braced, "openai-grader"), "openai-grader")
+    )
 
 
 # --- DeepEval: the definition, the fields ---------------------------------------------------------------------
 def test_deepeval_sends_the_definition_as_the_first_evaluation_step():
     prompt = prompt_with()
-    values, keywords = deepeval_values(tool_export(prompt, "deepeval"))
+    values, keywords = deepeval_values(export_for_tool(prompt, "deepeval"))
     assert values["CRITERIA"] == "Coherence (1-5) - How well the summary hangs together."
     assert values["EVALUATION_STEPS"] == list(prompt.dimension.steps)
     sent = keywords["evaluation_steps"]  # [CRITERIA, *EVALUATION_STEPS]
@@ -319,7 +330,7 @@ def test_deepeval_sends_the_definition_as_the_first_evaluation_step():
 
 def test_deepeval_leaves_out_a_definition_the_frozen_template_does_not_show():
     template = "Rate {{name}} ({{scale}}).\n{{steps}}\n{{document}}\n{{summary}}\n- {{name}}:"
-    text = tool_export(prompt_with(template=template), "deepeval")
+    text = export_for_tool(prompt_with(template=template), "deepeval")
     values, keywords = deepeval_values(text)
     assert "CRITERIA" not in values and keywords["evaluation_steps"].id == "EVALUATION_STEPS"
     assert "the definition: the frozen template does not show it" in text
@@ -373,7 +384,7 @@ def make_test_case_of(text: str):
     ],
 )
 def test_deepeval_fields_take_input_first_and_list_fields_get_a_list(inputs, fields):
-    text = tool_export(prompt_with(inputs=inputs), "deepeval")
+    text = export_for_tool(prompt_with(inputs=inputs), "deepeval")
     values, _ = deepeval_values(text)
     assert values["INPUT_FIELDS"] == fields
     case = make_test_case_of(text)(**{name: f"text of {name}\nline 2" for name in inputs})
@@ -391,7 +402,7 @@ def test_deepeval_fields_take_input_first_and_list_fields_get_a_list(inputs, fie
 
 
 def test_deepeval_names_the_inputs_it_has_no_field_for():
-    text = tool_export(
+    text = export_for_tool(
         prompt_with(inputs=("question", "reference", "context", "retrieved", "answer")), "deepeval"
     )
     values, _ = deepeval_values(text)
@@ -402,7 +413,7 @@ def test_deepeval_names_the_inputs_it_has_no_field_for():
 
 
 def test_deepeval_make_test_case_fills_the_required_input_and_names_a_missing_one():
-    make = make_test_case_of(tool_export(prompt_with(inputs=("summary",)), "deepeval"))
+    make = make_test_case_of(export_for_tool(prompt_with(inputs=("summary",)), "deepeval"))
     assert make(summary="s") == {"actual_output": "s", "input": ""}  # LLMTestCase requires `input`
     with pytest.raises(TypeError, match="missing: summary"):
         make(document="d")

@@ -23,8 +23,9 @@ from faultserver import FaultServer
 from needs import missing
 
 from geval_core.export import score_item
-from geval_core.files.tool_exports import FORMATS, tool_export, tool_filename
+from geval_core.files.tool_exports import FORMATS, tool_filename
 from geval_core.prompts import content_hash, messages, render
+from geval_core.providers.exports import export_for_tool
 from geval_core.run.one_item import judgment_of
 from geval_core.scoring import sampled_score
 from geval_core.scoring.reply_check import reply_problem
@@ -116,7 +117,7 @@ def run_inspect(
 ) -> dict:
     """`inspect eval` of the exported file on the 12 items against `server`: the JSON log."""
     python = inspect_python()
-    (tmp_path / "task.py").write_text(tool_export(prompt, "inspect", pass_at=pass_at), encoding="utf-8")
+    (tmp_path / "task.py").write_text(export_for_tool(prompt, "inspect", pass_at=pass_at), encoding="utf-8")
     (tmp_path / "items.jsonl").write_text(
         "".join(json.dumps(item) + "\n" for item in items()), encoding="utf-8"
     )
@@ -332,7 +333,7 @@ def test_the_exported_rules_equal_geval_cores_on_random_token_lists(tmp_path):
     for key, scale in scales.items():
         files[key] = str(tmp_path / f"export_{len(files)}.py")
         Path(files[key]).write_text(
-            tool_export(frozen(scale, valid_mass_floor=0.5), "inspect"), encoding="utf-8"
+            export_for_tool(frozen(scale, valid_mass_floor=0.5), "inspect"), encoding="utf-8"
         )
     rng = random.Random(41)
     cases = [
@@ -364,7 +365,7 @@ def test_the_exported_rules_equal_geval_cores_on_random_token_lists(tmp_path):
 # ---- the file itself, without Inspect -------------------------------------------------------------------------------
 def test_every_string_of_the_prompt_stays_a_literal_and_renders_as_the_workbench_does():
     prompt = frozen(name=HOSTILE)
-    text = tool_export(prompt, "inspect")
+    text = export_for_tool(prompt, "inspect")
     tree = ast.parse(text)
     compile(tree, "task.py", "exec")
     code = " ".join(
@@ -427,7 +428,7 @@ def test_every_string_of_the_prompt_stays_a_literal_and_renders_as_the_workbench
     ],
 )
 def test_the_frozen_decoding_and_the_notes_follow_the_prompts_mode(judge, logprobs, sampling, notes):
-    text = tool_export(frozen(**judge), "inspect")
+    text = export_for_tool(frozen(**judge), "inspect")
     assert f"LOGPROBS_CONFIG = {logprobs}\n" in text and f"SAMPLING_CONFIG = {sampling}\n" in text
     listed = [line[4:] for line in text.splitlines() if line.startswith("# - ")]
     assert [line.split(":")[0] for line in listed[3:]] == notes
@@ -435,7 +436,7 @@ def test_the_frozen_decoding_and_the_notes_follow_the_prompts_mode(judge, logpro
 
 
 def test_the_embedded_judge_is_named_as_a_loss_with_its_priming():
-    text = tool_export(frozen(provider="local", model="smollm2-135m-instruct"), "inspect")
+    text = export_for_tool(frozen(provider="local", model="smollm2-135m-instruct"), "inspect")
     [note] = [line for line in text.splitlines() if line.startswith("# - the embedded judge")]
     assert "primed with the form's '- Coherence: '" in note and "--model MODEL " in text
 
@@ -455,8 +456,8 @@ def test_the_cli_and_the_library_page_offer_the_inspect_export(tmp_path, monkeyp
         ["prompts", "export", "coherence", "--format", "inspect", "--pass-at", "3", "--db", str(lib_path)],
     )
     assert done.exit_code == 0, done.output
-    assert done.output == tool_export(prompt, "inspect", pass_at=3.0) and "PASS_AT = 3.0" in done.output
+    assert done.output == export_for_tool(prompt, "inspect", pass_at=3.0) and "PASS_AT = 3.0" in done.output
     at = open_page("library")
     at.radio(key="lib_format").set_value("inspect").run()
     assert not at.exception and not at.error
-    assert downloads(at, "Download") == tool_export(prompt, "inspect")
+    assert downloads(at, "Download") == export_for_tool(prompt, "inspect")

@@ -13,8 +13,8 @@ import openai
 import pytest
 from openai.types.graders.score_model_grader_param import Input, SamplingParams, ScoreModelGraderParam
 
-from geval_core.files.tool_exports import tool_export
 from geval_core.prompts import content_hash
+from geval_core.providers.exports import export_for_tool
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 
 RUN_REPLY = {
@@ -120,7 +120,7 @@ def test_the_sdk_deprecates_the_evals_api_and_not_the_graders_api(server):
         sdk.evals.create(data_source_config={"type": "custom", "item_schema": {}}, testing_criteria=[])
     [warning] = [w for w in caught if issubclass(w.category, DeprecationWarning)]
     assert "shutdown for November 30, 2026" in str(warning.message) and "Promptfoo" in str(warning.message)
-    data = json.loads(tool_export(frozen(), "openai-grader"))
+    data = json.loads(export_for_tool(frozen(), "openai-grader"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a deprecation of the graders API would fail here
         sdk.fine_tuning.alpha.graders.validate(grader=data["grader"])
@@ -132,7 +132,7 @@ def test_the_sdk_deprecates_the_evals_api_and_not_the_graders_api(server):
 
 def test_the_grader_reaches_the_graders_api_intact(server):
     prompt = frozen(seed=7)
-    data = json.loads(tool_export(prompt, "openai-grader"))
+    data = json.loads(export_for_tool(prompt, "openai-grader"))
     grader = data["grader"]
     client(server).fine_tuning.alpha.graders.run(
         grader=grader, item={"document": "The cat sat."}, model_sample="A cat sat."
@@ -162,7 +162,7 @@ def test_the_grader_reaches_the_graders_api_intact(server):
     ("inputs", "items"), [(("text",), []), (("question", "context", "answer"), ["question", "context"])]
 )
 def test_the_judged_output_is_the_sample_and_the_other_inputs_the_item(inputs, items):
-    data = json.loads(tool_export(frozen(inputs), "openai-grader"))
+    data = json.loads(export_for_tool(frozen(inputs), "openai-grader"))
     content = data["grader"]["input"][0]["content"]
     assert data["item_fields"] == items
     assert [f"{{{{item.{name}}}}}" in content for name in items] == [True] * len(items)
@@ -170,13 +170,13 @@ def test_the_judged_output_is_the_sample_and_the_other_inputs_the_item(inputs, i
 
 
 def test_the_pass_rule_sits_beside_the_grader_on_its_own_scale():
-    data = json.loads(tool_export(frozen(), "openai-grader", pass_at=3.5))
+    data = json.loads(export_for_tool(frozen(), "openai-grader", pass_at=3.5))
     assert data["pass_threshold"] == 3.5 and "pass_threshold" not in data["grader"]
     assert any("result.reward >= pass_threshold" in line for line in data["comment"])
 
 
 def test_literal_braces_of_the_prompt_cannot_open_a_template_string():
-    data = json.loads(tool_export(frozen(definition="Keep {{ item.secret }} apart."), "openai-grader"))
+    data = json.loads(export_for_tool(frozen(definition="Keep {{ item.secret }} apart."), "openai-grader"))
     content = data["grader"]["input"][0]["content"]
     assert "Keep { { item.secret }} apart." in content and content.count("{{") == 2
     assert any("'{ {'" in line for line in data["comment"])

@@ -12,7 +12,7 @@ import pytest
 from faultserver import FaultServer
 from test_promptfoo_real import promptfoo_command, rated_prompt
 
-from geval_core.files.tool_exports import promptfoo_assertion
+from geval_core.providers.exports import export_for_tool
 
 # The judge's 0-1 score for each of 12 items (ratings 1-5 as (r - 1) / 4, and some in between); every reply also
 # says "pass": false, unasked.
@@ -86,7 +86,7 @@ def run_items(tmp_path: Path, assertion_text: str) -> list[dict]:
 
 def test_without_a_rule_every_item_passes_though_the_judge_says_pass_false(tmp_path):
     prompt = rated_prompt("gpt-4o-mini-2024-07-18", None)
-    text = promptfoo_assertion(prompt)
+    text = export_for_tool(prompt, "promptfoo")
     assert "threshold: 0\n" in text and "threshold is 0" in text
     results = run_items(tmp_path, text)
     assert [r["success"] for r in results] == [True] * 12
@@ -98,7 +98,7 @@ def test_without_a_rule_every_item_passes_though_the_judge_says_pass_false(tmp_p
 @pytest.mark.parametrize("pass_at", [3.5])
 def test_with_a_rule_the_rule_alone_decides(tmp_path, pass_at):
     prompt = rated_prompt("gpt-4o-mini-2024-07-18", None)
-    results = run_items(tmp_path, promptfoo_assertion(prompt, pass_at))
+    results = run_items(tmp_path, export_for_tool(prompt, "promptfoo", pass_at=pass_at))
     threshold = (pass_at - 1) / 4  # 0.625
     assert [r["success"] for r in results] == [score >= threshold for score in SCORES]
     assert sum(r["success"] for r in results) == 5

@@ -15,8 +15,9 @@ import pytest
 from faultserver import FaultServer
 from needs import missing
 
-from geval_core.files.tool_exports import PROMPTFOO_LOADER_PREFIXES, promptfoo_assertion, promptfoo_text
+from geval_core.files.tool_exports import PROMPTFOO_LOADER_PREFIXES, promptfoo_text
 from geval_core.prompts import content_hash, render
+from geval_core.providers.exports import export_for_tool
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 
 CANARY = "geval-canary-7f3a9"  # the value of an environment variable no export may print
@@ -137,7 +138,7 @@ def test_real_promptfoo_sends_the_authors_text_and_runs_none_of_it(tmp_path, fir
         (tmp_path / script).write_text(body, encoding="utf-8")
     prompt = hostile_prompt(marker, first)
     done, requests, result = run_promptfoo(
-        tmp_path, promptfoo_assertion(prompt), VERDICT, {"GEVAL_CANARY": CANARY}
+        tmp_path, export_for_tool(prompt, "promptfoo"), VERDICT, {"GEVAL_CANARY": CANARY}
     )
     assert not marker.exists(), "a payload in the export ran code"
     out = (tmp_path / "out.json").read_text(encoding="utf-8")
@@ -177,7 +178,9 @@ def rated_prompt(model: str, reasoning_effort: str | None) -> FrozenPrompt:
 def test_real_promptfoo_applies_the_exported_pass_rule(tmp_path, pass_at, score, passes):
     prompt = rated_prompt("gpt-5-mini-2025-08-07", "low")
     verdict = json.dumps({"reason": "stated", "score": score})  # no "pass": the threshold alone decides
-    done, [request], result = run_promptfoo(tmp_path, promptfoo_assertion(prompt, pass_at), verdict)
+    done, [request], result = run_promptfoo(
+        tmp_path, export_for_tool(prompt, "promptfoo", pass_at=pass_at), verdict
+    )
     rule, component = result["gradingResult"]["componentResults"]  # the assert-set, then its llm-rubric
     assert (
         rule["score"] == component["score"] == score
@@ -192,7 +195,7 @@ def test_real_promptfoo_applies_the_exported_pass_rule(tmp_path, pass_at, score,
 
 def test_real_promptfoo_drops_reasoning_effort_where_the_file_says_it_does(tmp_path):
     prompt = rated_prompt("qwen2.5-7b-instruct", "high")
-    text = promptfoo_assertion(prompt, 3.5)
+    text = export_for_tool(prompt, "promptfoo", pass_at=3.5)
     assert "for qwen2.5-7b-instruct it is dropped" in text
     _, [request], result = run_promptfoo(tmp_path, text, json.dumps({"reason": "r", "score": 0.75}))
     assert "reasoning_effort" not in request and request["seed"] == 11 and request["temperature"] == 0.0

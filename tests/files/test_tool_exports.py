@@ -15,8 +15,9 @@ from click.testing import CliRunner
 from needs import require_module
 
 from geval_core.cli import cli
-from geval_core.files.tool_exports import FORMATS, promptfoo_text, tool_export, tool_filename
+from geval_core.files.tool_exports import FORMATS, promptfoo_text, tool_filename
 from geval_core.prompts import content_hash
+from geval_core.providers.exports import export_for_tool
 from geval_core.types import Dimension, FrozenPrompt, JudgeSettings, Scale
 from prompt_library import Library
 
@@ -41,7 +42,7 @@ def frozen(name: str = HOSTILE, provider: str = "openai", scale: Scale | None = 
 
 def test_deepeval_file_compiles_with_the_frozen_steps_definition_rubric_and_params_as_literals():
     prompt = frozen()
-    text = tool_export(prompt, "deepeval")
+    text = export_for_tool(prompt, "deepeval")
     tree = ast.parse(text)  # compiles: nothing in the name or steps escaped a literal
     values = {
         t.targets[0].id: ast.literal_eval(t.value)
@@ -63,7 +64,7 @@ def test_deepeval_file_compiles_with_the_frozen_steps_definition_rubric_and_para
 
 
 def test_deepeval_outside_its_rubric_range_and_without_an_openai_judge_says_so():
-    text = tool_export(frozen("Fluency", provider="local", scale=Scale(0, 20)), "deepeval")
+    text = export_for_tool(frozen("Fluency", provider="local", scale=Scale(0, 20)), "deepeval")
     assert "RUBRIC = []" in text and "model=None" in text
     assert "outside DeepEval's 0-10 rubric ranges" in text and "set model=" in text
 
@@ -71,7 +72,7 @@ def test_deepeval_outside_its_rubric_range_and_without_an_openai_judge_says_so()
 @pytest.mark.skipif(not DEEPEVAL_PYTHON, reason="GEVAL_DEEPEVAL_PYTHON (a Python with deepeval) not set")
 def test_deepeval_imports_the_metric(tmp_path):
     path = tmp_path / "metric.py"
-    path.write_text(tool_export(frozen(), "deepeval", pass_at=4), encoding="utf-8")
+    path.write_text(export_for_tool(frozen(), "deepeval", pass_at=4), encoding="utf-8")
     script = (
         "import importlib.util, json, sys; s = importlib.util.spec_from_file_location('m', sys.argv[1]); "
         "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); g = m.metric; "
@@ -98,7 +99,7 @@ def test_deepeval_imports_the_metric(tmp_path):
 def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt():
     yaml = require_module("yaml", "PyYAML comes with the local extra (llm)")
     prompt = frozen()
-    text = tool_export(prompt, "promptfoo")
+    text = export_for_tool(prompt, "promptfoo")
     wrapper = yaml.safe_load(text)
     assert wrapper["type"] == "assert-set" and wrapper["threshold"] == 0  # no pass rule: every item passes
     [data] = wrapper["assert"]
@@ -119,7 +120,7 @@ def test_promptfoo_assertion_parses_as_one_llm_rubric_with_the_rendered_prompt()
 
 def test_openai_grader_has_the_documented_score_model_shape():
     prompt = frozen()
-    data = json.loads(tool_export(prompt, "openai-grader"))
+    data = json.loads(export_for_tool(prompt, "openai-grader"))
     grader = data["grader"]
     assert data["content_hash"] == prompt.id and any("cannot reproduce" in c for c in data["comment"])
     assert set(data) == {"comment", "content_hash", "item_fields", "grader"}  # no pass rule asked
@@ -172,9 +173,11 @@ def test_library_page_offers_every_format(tmp_path, monkeypatch, downloads):
     for fmt in ("deepeval", "promptfoo", "openai-grader"):
         at.radio(key="lib_format").set_value(fmt).run()
         assert not at.exception and not at.error
-        assert downloads(at, "Download") == tool_export(prompt, fmt)
+        assert downloads(at, "Download") == export_for_tool(prompt, fmt)
     at.number_input(key=f"lib_pass_at_{prompt.id[:12]}").set_value(3.5).run()  # the pass rule, as --pass-at
-    assert not at.exception and downloads(at, "Download") == tool_export(prompt, "openai-grader", pass_at=3.5)
+    assert not at.exception and downloads(at, "Download") == export_for_tool(
+        prompt, "openai-grader", pass_at=3.5
+    )
     at.radio(key="lib_format").set_value("json").run()
     assert json.loads(downloads(at, "Download export"))["content_hash"] == prompt.id
 
@@ -182,7 +185,7 @@ def test_library_page_offers_every_format(tmp_path, monkeypatch, downloads):
 def test_a_changed_prompt_changes_the_named_hash():
     a, b = frozen("Coherence"), frozen("Coherence")
     b = replace(b, id=content_hash(replace(b.dimension, definition="other")))
-    assert a.id in tool_export(a, "promptfoo") and b.id in tool_export(b, "promptfoo")
+    assert a.id in export_for_tool(a, "promptfoo") and b.id in export_for_tool(b, "promptfoo")
 
 
 @pytest.mark.parametrize("model", ["gpt-4o{{ env.OPENAI_API_KEY }}", "{% raw %}", "gpt 4o", ""])
@@ -192,5 +195,5 @@ def test_promptfoo_names_no_provider_whose_model_is_not_a_plain_name(model):
     prompt = replace(
         prompt, dimension=replace(prompt.dimension, judge=replace(prompt.dimension.judge, model=model))
     )
-    text = tool_export(prompt, "promptfoo")
+    text = export_for_tool(prompt, "promptfoo")
     assert "provider" not in yaml.safe_load(text) and "set provider to the grader of your choice" in text

@@ -161,10 +161,10 @@ def test_the_cli_scores_with_judge_acme(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     out = json.loads(result.output.strip().splitlines()[-1])
     assert (
-        out["judge"] == "judge: acme:acme-1-2025-01-01 in process" and out["scored"] == 3
+        out["judge"] == "judge: acme:acme-1-2025-01-01#release=7 in process" and out["scored"] == 3
     )  # it takes no server
     assert "Acme judges takes at most 5 calls in flight" in result.output  # --concurrency 9, lowered
-    assert [s.model for s in acme.BUILT] == ["acme-1-2025-01-01"]
+    assert [s.model for s in acme.BUILT] == ["acme-1-2025-01-01#release=7"]
 
 
 def test_the_sidebar_and_the_readme_table_list_it():
@@ -172,3 +172,38 @@ def test_the_sidebar_and_the_readme_table_list_it():
     row = "| Acme judges | `acme:MODEL` | `ACME_API_KEY` | `acme-1-2025-01-01` | 3 (at most 5) | no |"
     assert row in registry.providers_table().splitlines()
     assert "acme:MODEL" in registry.judge_ref_help()
+
+
+def test_the_model_a_run_records_is_pinned_by_the_spec():
+    from geval_core.cli.common import pinned_judge
+    from geval_core.run.plan import JudgeChoice, plan_judge
+
+    assert pinned_judge("acme:acme-1") == "acme:acme-1#release=7"
+    with pytest.raises(click.BadParameter, match="no acme release acme-missing"):
+        pinned_judge("acme:acme-missing")
+    planned = plan_judge(JudgeSettings(), JudgeChoice("acme:acme-1"))
+    assert (planned.settings.provider, planned.settings.model) == ("acme", "acme-1#release=7")
+    bare = plan_judge(JudgeSettings(provider="openai", model="gpt-4o-mini"), JudgeChoice("local"))
+    assert bare.settings.model == registry.provider_spec("local").default_model  # `--judge NAME` alone
+
+
+def test_the_exports_read_the_specs_facts_not_the_provider_name():
+    from dataclasses import replace
+
+    import yaml
+
+    from geval_core.providers.exports import export_for_tool
+    from geval_core.types import FrozenPrompt
+
+    dim = replace(dimension(), judge=replace(ACME, model="acme-1"))
+    prompt = FrozenPrompt(id="0" * 64, name=dim.name, version=1, dimension=dim, created_at="2026-01-01")
+    [rubric] = yaml.safe_load(export_for_tool(prompt, "promptfoo"))["assert"]
+    assert rubric["provider"]["id"] == "openai:chat:acme-1"  # openai_models: other tools may name it
+    assert "model='acme-1'" in export_for_tool(prompt, "deepeval").replace('"', "'")
+    grader = json.loads(export_for_tool(prompt, "openai-grader"))
+    assert not [line for line in grader["comment"] if "graders API runs OpenAI models" in line]
+    assert "the embedded judge" in export_for_tool(
+        prompt, "inspect"
+    )  # primes_reply: no other tool reaches it
+    local = replace(prompt, dimension=replace(dim, judge=JudgeSettings()))
+    assert "provider" not in yaml.safe_load(export_for_tool(local, "promptfoo"))["assert"][0]
