@@ -1,29 +1,13 @@
 """G-Eval Workbench core: scoring, statistics, prompts, judges and the runner (no Streamlit here)."""
 
-from . import lazy
+from . import errors, lazy
 
 # The package's face, stated once: each public name and the module that defines it. `__all__`, attribute access
 # and `dir()` come from this table; type checkers read `__init__.pyi`, which geval_core.lazy writes from it.
 # The names load on first use (PEP 562): `geval --help` and `geval runs list` need neither numpy (stats) nor a
 # judge's SDK, and `from geval_core.errors import X` should not pay for them either.
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    ".errors": (
-        "ConfigError",
-        "ContextLengthError",
-        "GEvalError",
-        "InputError",
-        "IntegrityError",
-        "InvalidReplyError",
-        "JudgeError",
-        "LibraryLockedError",
-        "LogprobsUnavailableError",
-        "MissingKeyError",
-        "NotFoundError",
-        "RetryLaterError",
-        "RetryableJudgeError",
-        "RunBusyError",
-        "UnreachableError",
-    ),
+    ".errors": tuple(errors.__all__),  # the one error tree, every class of it
     ".types": (
         "HAND_WRITTEN",
         "Choice",

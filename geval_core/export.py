@@ -5,44 +5,10 @@ Files and scoring live in their layers (files.prompt_files, run.one_item); this 
 names where the snippet and its users find them.
 """
 
-from .files.prompt_files import (
-    JUDGMENT_FIELDS,
-    SCHEMA_VERSION,
-    ExportWarning,
-    LoadedExport,
-    agreement_hash,
-    export_filename,
-    export_judgments,
-    export_prompt,
-    load_prompt,
-    open_export,
-    production_snippet,
-    prompt_from_export,
-    read_agreement,
-    read_export,
-    write_export,
-    write_judgments,
-)
+from .files import prompt_files
+from .files.prompt_files import *  # noqa: F403  (its __all__: the file functions the snippet's users call)
 from .run.many_items import score_items
 from .run.one_item import score_item
 
-__all__ = [
-    "JUDGMENT_FIELDS",
-    "SCHEMA_VERSION",
-    "ExportWarning",
-    "LoadedExport",
-    "agreement_hash",
-    "export_filename",
-    "export_judgments",
-    "export_prompt",
-    "load_prompt",
-    "open_export",
-    "production_snippet",
-    "prompt_from_export",
-    "read_agreement",
-    "read_export",
-    "score_item",
-    "score_items",
-    "write_export",
-    "write_judgments",
-]
+__all__ = ["score_item", "score_items"]
+__all__ += prompt_files.__all__

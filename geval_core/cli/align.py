@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from .common import complete_dataset_name, complete_prompt_name, complete_run, echo_json, library_command
+from .common import (
+    complete_dataset_name,
+    complete_prompt_name,
+    complete_run,
+    data_ref_option,
+    echo_json,
+    library_command,
+    resamples_option,
+)
 
 __all__ = ["align_group"]
 
@@ -211,13 +219,7 @@ def _score_side(
 
 @library_command(align_group, "report")
 @click.argument("prompt", shell_complete=complete_prompt_name)
-@click.option(
-    "--data",
-    "data_ref",
-    required=True,
-    shell_complete=complete_dataset_name,
-    help="The split library dataset name[@version].",
-)
+@data_ref_option(help="The split library dataset name[@version].", library_only=True)
 @click.option(
     "--base", default=None, help="The prompt to compare with (default: version 1 of PROMPT's name)."
 )
@@ -229,13 +231,7 @@ def _score_side(
     show_default=True,
     help="test: the sealed side, with the corrected interval; dev: the tuning side.",
 )
-@click.option(
-    "--resamples",
-    type=click.IntRange(100, 20000),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples (of the dataset's groups).",
-)
+@resamples_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def align_report_command(
     library: Any,

@@ -10,13 +10,12 @@ from prompt_library import open_library
 
 from .common import (
     check_output,
-    complete_dataset,
-    complete_dataset_name,
-    complete_prompt,
+    data_ref_option,
     db_option,
     echo_json,
     json_option,
     judge_options,
+    prompt_ref_option,
     resolve_inputs,
     score_side_option,
     workbench_errors,
@@ -64,20 +63,8 @@ def batch_group() -> None:
 
 
 @batch_group.command("prepare")
-@click.option(
-    "--prompt",
-    "prompt_ref",
-    required=True,
-    shell_complete=complete_prompt,
-    help="Library prompt name[@version], or an exported prompt file.",
-)
-@click.option(
-    "--data",
-    "data_ref",
-    required=True,
-    shell_complete=complete_dataset,
-    help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.",
-)
+@prompt_ref_option(help="Library prompt name[@version], or an exported prompt file.")
+@data_ref_option(help="Library dataset name[@version], or a CSV/JSONL file with an 'id' field.")
 @score_side_option
 @click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="The JSONL request file to write."
@@ -142,20 +129,8 @@ def _show_plan(plan: RunPlan, as_json: bool) -> None:
 
 
 @batch_group.command("submit")
-@click.option(
-    "--prompt",
-    "prompt_ref",
-    required=True,
-    shell_complete=complete_prompt,
-    help="Library prompt name[@version], or an exported prompt file.",
-)
-@click.option(
-    "--data",
-    "data_ref",
-    required=True,
-    shell_complete=complete_dataset,
-    help="Library dataset name[@version], or a CSV/JSONL file.",
-)
+@prompt_ref_option(help="Library prompt name[@version], or an exported prompt file.")
+@data_ref_option(help="Library dataset name[@version], or a CSV/JSONL file.")
 @score_side_option
 @judge_options
 @base_url_option
@@ -210,13 +185,7 @@ def submit_command(
 
 @batch_group.command("submit-panel")
 @click.argument("panel_ref")
-@click.option(
-    "--data",
-    "data_ref",
-    required=True,
-    shell_complete=complete_dataset_name,
-    help="Library dataset name[@version].",
-)
+@data_ref_option(help="Library dataset name[@version].", library_only=True)
 @score_side_option
 @click.option(
     "--member-base-url",

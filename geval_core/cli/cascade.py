@@ -11,9 +11,9 @@ import click
 from . import escalate
 from .common import (
     check_output,
-    complete_dataset_name,
     complete_prompt_name,
     complete_run,
+    data_ref_option,
     echo_json,
     library_command,
     pairs,
@@ -141,13 +141,7 @@ def cascade_freeze(
 
 @library_command(cascade_group, "score", lists=True)
 @click.argument("name")
-@click.option(
-    "--data",
-    "data_ref",
-    required=True,
-    shell_complete=complete_dataset_name,
-    help="Library dataset name[@version].",
-)
+@data_ref_option(help="Library dataset name[@version].", library_only=True)
 @click.option(
     "--base-url",
     "base_urls",

@@ -408,6 +408,32 @@ def pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     return out
 
 
+# Bootstrap resamples of the dataset's groups, as the interval commands take them.
+resamples_option = click.option(
+    "--resamples",
+    type=click.IntRange(100, 20000),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples (of the dataset's groups).",
+)
+
+
+def prompt_ref_option(help: str, required: bool = True) -> Callable:
+    """--prompt as `prompt_ref`: a library prompt or an exported prompt file, completed from the library."""
+    return click.option(
+        "--prompt", "prompt_ref", required=required, default=None, shell_complete=complete_prompt, help=help
+    )
+
+
+def data_ref_option(help: str, required: bool = True, library_only: bool = False) -> Callable:
+    """--data as `data_ref`: a library dataset (completed from the library), or a data file unless
+    `library_only`."""
+    complete = complete_dataset_name if library_only else complete_dataset
+    return click.option(
+        "--data", "data_ref", required=required, default=None, shell_complete=complete, help=help
+    )
+
+
 def data_options(func: Callable) -> Callable:
     """--id and --input NAME=PATH: how a data file's rows map to items (as on `datasets import`)."""
     func = click.option(

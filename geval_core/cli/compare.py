@@ -6,7 +6,7 @@ import click
 
 from prompt_library import open_library
 
-from .common import complete_run, db_option, echo_json, json_option, workbench_errors
+from .common import complete_run, db_option, echo_json, json_option, resamples_option, workbench_errors
 
 __all__ = ["compare_command"]
 
@@ -17,13 +17,7 @@ __all__ = ["compare_command"]
 @click.option(
     "--human", required=True, help="The human rating name (Rate-page ratings count, else the dataset's)."
 )
-@click.option(
-    "--resamples",
-    type=click.IntRange(100, 20000),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples (of the dataset's groups).",
-)
+@resamples_option
 @click.option(
     "--side",
     type=click.Choice(["dev", "test"]),

@@ -11,9 +11,9 @@ import click
 from ..errors import GEvalError
 from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from .common import (
-    complete_dataset,
     complete_prompt,
     complete_run,
+    data_ref_option,
     echo_json,
     judge_options,
     library_command,
@@ -50,13 +50,7 @@ def drift_group() -> None:
     shell_complete=complete_run,
     help="A finished run of PROMPT on the data: the reference (repeat for more runs of the same judge).",
 )
-@click.option(
-    "--data",
-    "data_ref",
-    default=None,
-    shell_complete=complete_dataset,
-    help="The dataset version with people's ratings [default: the run's].",
-)
+@data_ref_option(help="The dataset version with people's ratings [default: the run's].", required=False)
 @click.option("--name", default=None, help="The watch's name [default: the prompt's name].")
 @click.option(
     "--human", default=None, help="The human rating [default: the prompt's dimension, or the only one]."

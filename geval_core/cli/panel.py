@@ -15,8 +15,8 @@ from ..scoring.panel import RULES
 from .common import (
     READABLE,
     check_output,
-    complete_dataset,
     complete_prompt_name,
+    data_ref_option,
     echo_json,
     json_needs_file,
     library_command,
@@ -103,13 +103,7 @@ def panel_show(library: Any, name: str, as_json: bool) -> None:
 
 @library_command(panel_group, "score", lists=True)
 @click.argument("name")
-@click.option(
-    "--data",
-    "data_ref",
-    required=True,
-    shell_complete=complete_dataset,
-    help="Library dataset name[@version], or a CSV/JSONL/JSON file.",
-)
+@data_ref_option(help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
 @click.option(
     "--base-url",
     default=None,

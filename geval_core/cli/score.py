@@ -23,13 +23,13 @@ from ._interrupt import EXIT_INTERRUPTED, stop_on_interrupt
 from .common import (
     bounded_option,
     check_output,
-    complete_dataset,
-    complete_prompt,
     data_options,
+    data_ref_option,
     db_option,
     file_mapping,
     judge_options,
     pinned_judge,
+    prompt_ref_option,
     resolve_data,
     resolve_prompt,
     score_side_option,
@@ -85,12 +85,8 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
 
 
 @click.command("score")
-@click.option(
-    "--prompt",
-    "prompt_ref",
-    default=None,
-    shell_complete=complete_prompt,
-    help="Library prompt name[@version], or an exported prompt file (or --panel).",
+@prompt_ref_option(
+    help="Library prompt name[@version], or an exported prompt file (or --panel).", required=False
 )
 @click.option(
     "--panel",
@@ -105,13 +101,7 @@ def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
     multiple=True,
     help="With --panel: PROMPT=URL, the OpenAI-compatible server a member's requests go to (repeatable).",
 )
-@click.option(
-    "--data",
-    "data_ref",
-    required=True,
-    shell_complete=complete_dataset,
-    help="Library dataset name[@version], or a CSV/JSONL/JSON file.",
-)
+@data_ref_option(help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
 @score_side_option
 @data_options
 @judge_options

@@ -11,15 +11,15 @@ from ..errors import NotFoundError
 from ..providers.registry import default_concurrency
 from ..types import FrozenPrompt
 from .common import (
-    complete_dataset,
-    complete_prompt,
     data_options,
+    data_ref_option,
     db_option,
     echo_json,
     file_mapping,
     json_option,
     judge_options,
     planned_judge,
+    prompt_ref_option,
     refuse_hopeless,
     resolve_data,
     resolve_prompt,
@@ -82,21 +82,11 @@ def _print(result: StabilityRun) -> None:
 
 
 @click.command("stability")
-@click.option(
-    "--prompt",
-    "prompt_ref",
-    required=True,
-    shell_complete=complete_prompt,
+@prompt_ref_option(
     help="A frozen prompt name[@version] or id, or a draft: draft:ID or draft:NAME (a name no frozen "
-    "prompt has is looked up among the drafts).",
+    "prompt has is looked up among the drafts)."
 )
-@click.option(
-    "--data",
-    "data_ref",
-    required=True,
-    shell_complete=complete_dataset,
-    help="Library dataset name[@version], or a CSV/JSONL/JSON file.",
-)
+@data_ref_option(help="Library dataset name[@version], or a CSV/JSONL/JSON file.")
 @data_options
 @click.option(
     "--repeats",
