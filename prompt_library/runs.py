@@ -144,7 +144,7 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         sql = (
             _RUN_SELECT
             + (" WHERE " + " AND ".join(where) if where else "")
-            + " ORDER BY r.created_at DESC, r.id DESC"
+            + " ORDER BY r.created_at DESC, r.rowid DESC"  # within a second: the order they were made
         )
         return [_run(r) for r in self._rows(sql, params)]
 

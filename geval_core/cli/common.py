@@ -315,7 +315,7 @@ def complete_run(ctx: click.Context, param: click.Parameter, incomplete: str) ->
         ctx,
         "SELECT r.id, p.name || '@' || p.version, d.name || '@' || d.version, r.status "
         "FROM runs r LEFT JOIN prompts p ON p.id = r.prompt_id "
-        "LEFT JOIN datasets d ON d.id = r.dataset_id ORDER BY r.created_at DESC LIMIT 200",
+        "LEFT JOIN datasets d ON d.id = r.dataset_id ORDER BY r.created_at DESC, r.rowid DESC LIMIT 200",
     )
     return [
         CompletionItem(run_id, help=f"{prompt} on {dataset}, {status}")
