@@ -27,8 +27,13 @@ HEADING = (
 def prompt_pieces(prompt: FrozenPrompt) -> list[str | tuple[str]]:
     """The rendered prompt as fixed text and (input name,) slots, in order."""
     pieces: list[str | tuple[str]] = []
+
+    def kept(piece: str | tuple[str]) -> str:
+        pieces.append(piece)
+        return ""
+
     # rendered_with visits the fixed text and the slots in order; record them instead of joining them.
-    rendered_with(prompt, lambda text: pieces.append(text) or "", lambda name: pieces.append((name,)) or "")
+    rendered_with(prompt, kept, lambda name: kept((name,)))
     return [piece for piece in pieces if piece != ""]
 
 

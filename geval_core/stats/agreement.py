@@ -58,8 +58,7 @@ def tie_rate(scores: Iterable[float | None], groups: Sequence[Hashable] | None =
     keep = np.isfinite(x)
     if groups is None:  # counts per distinct score are enough: no sort, no group codes
         n = int(keep.sum())
-        tied = tied_pairs(dense(x[keep]).counts)
-        return tied / (n * (n - 1) / 2) if n > 1 else None
+        return tied_pairs(dense(x[keep]).counts) / (n * (n - 1) / 2) if n > 1 else None
     codes, n_groups = group_codes(groups, keep)
     sizes = np.bincount(codes, minlength=n_groups)
     pairs = float((sizes * (sizes - 1) / 2.0).sum())
@@ -166,7 +165,7 @@ def agreement(
         items=len(p.x),
         groups=used if reading == "group" else 0,
         # A group whose every pair is missing (e.g. no judge score) is skipped too, not silently gone.
-        groups_skipped=len(set(groups)) - used if reading == "group" else 0,
+        groups_skipped=len(set(groups)) - used if groups is not None else 0,
         scale=str(scale),
         missing=p.missing,
         bootstrap=int(bootstrap),

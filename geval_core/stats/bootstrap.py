@@ -24,6 +24,7 @@ resamples are undefined the interval is not shown ([None, None]): the defined on
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -58,7 +59,7 @@ Intervals = tuple[
 ]  # (intervals, undefined resamples) per figure
 
 
-def _finite(values: list[float | None] | np.ndarray) -> np.ndarray:
+def _finite(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     arr = np.array([np.nan if v is None else v for v in values], dtype=float)
     return arr[np.isfinite(arr)]
 
@@ -109,7 +110,7 @@ def skewed_t_interval(
 
 
 def interval(
-    values: list[float | None] | np.ndarray, estimate: float | None, units: int, bounded: bool = True
+    values: Sequence[float | None] | np.ndarray, estimate: float | None, units: int, bounded: bool = True
 ) -> list[float | None]:
     """The 95% interval of METHOD from the resampled values; [None, None] if > 5% are undefined or few units.
 
