@@ -9,7 +9,7 @@ import click
 
 from prompt_library import open_library
 
-from .common import complete_run, db_option, echo_json, json_option, workbench_errors
+from .common import complete_run, db_option, echo_json, json_option, note_unsaved, workbench_errors
 
 __all__ = ["budget_command"]
 
@@ -100,6 +100,7 @@ def budget_command(
     from ..diagnostics.budget import run_budget
 
     with open_library(db) as library:
+        note_unsaved(library, library.get_run(run_id)["dataset_id"], human)
         out = run_budget(
             library, run_id, human, width, ppi_width, figure, assurance, pooled, method, bootstrap
         )
