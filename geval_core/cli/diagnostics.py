@@ -162,7 +162,7 @@ def grouping_warning(found: tuple[str, int, int] | None, remedy: str) -> str:
     return (
         f"the items carry {field!r} ({distinct} values over {rows} rows) but are read as independent: if items "
         f"of one {field} are not independent (summaries of one document), the interval is too narrow (PPI++ "
-        f"covered 86-93% on such data in simulation, bench/bench_coverage.py); {remedy}"
+        f"covered 86-93% on such data in simulation); {remedy}"
     )
 
 
