@@ -25,11 +25,6 @@ from workbench_ui import (
 )
 
 K = "ag_"
-NO_GROUPS = (
-    "This dataset has no groups (no document column), so the reading that applies is dataset-level: all items "
-    "pooled, items resampled for the intervals. The group-level reading (per document, then averaged: the "
-    "paper's summary-level) needs a group on every item, so it is not shown."
-)
 
 
 def readings(
@@ -118,7 +113,7 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     if grouped:
         compare_view.groups_note(results[main], p)
     else:
-        st.caption(NO_GROUPS)
+        st.caption(agree.NO_GROUPS)
     st.dataframe(agree.results_frame(results), hide_index=True)
     if bootstrap and not every and len(results) > 1:
         st.caption(

@@ -59,7 +59,7 @@ def test_the_agreement_page_counts_unsaved_rate_page_ratings_until_they_are_save
     assert metric(at, "Spearman ρ") == spearman
 
 
-def test_without_groups_the_page_says_the_dataset_level_reading_applies(lib_path):
+def test_without_groups_the_pages_say_the_dataset_level_reading_applies(lib_path):
     lib = Library(lib_path)
     items = [
         Item(f"n{k}", {"document": f"Doc {k}.", "summary": f"Summary {k}."}, {"coherence": float(k % 5 + 1)})
@@ -72,6 +72,13 @@ def test_without_groups_the_page_says_the_dataset_level_reading_applies(lib_path
     at = open_page("agreement")
     at.selectbox(key="ag_run").set_value(run_id).run()
     text = page_text(at)
-    assert "no groups (no document column), so the reading that applies is dataset-level" in text
+    said = (
+        "does not give every item a group (no document column), so the reading that applies is dataset-level"
+    )
+    assert said in text
     readings = at.dataframe[0].value["reading"].tolist()
     assert readings and all(r.startswith("dataset-level") for r in readings)  # group-level rows not offered
+    at.switch_page("app_pages/library.py").run()  # the export's attached agreement: the same rule
+    at.checkbox(key=f"lib_attach_{prompt.id}").check().run()
+    assert at.radio(key=f"lib_agree_reading_{prompt.id}").options == ["dataset-level (all items pooled)"]
+    assert said in page_text(at)
