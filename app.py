@@ -101,6 +101,9 @@ def draw_sidebar() -> state.SidebarChoice:
             "Judge", choices, key="sb_judge", format_func=lambda c: state.provider_labels().get(c, c)
         ),
     )
+    missing = state.missing_key(choice)
+    if missing:  # said here, at the choice, not first after "Start run" (the run is still refused)
+        sb.warning(safe_text.md_escape(missing), icon="🔑")
     if choice == "local":
         model = local_model_box(sb)
     else:

@@ -16,6 +16,7 @@ from workbench_ui import (
     charts,
     compare_view,
     diagnostics,
+    people,
     raters_view,
     safe_text,
     sealing,
@@ -69,13 +70,19 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     humans = list(dataset.get("human") or [])
     if not humans:
         st.info("This run's dataset has no human ratings: agreement needs them (compare runs below).")
+        people.unsaved_notice(state.library(), dataset["id"], prompt.name)
         return None
     items = cached_reads.dataset_items(dataset["id"])
     default = cached_reads.human_key(humans, prompt.name)
     c1, c2 = st.columns(2)
     field = c1.selectbox(
-        "Human rating", humans, index=humans.index(default) if default else 0, key=K + "field"
+        "Human rating",
+        humans,
+        index=humans.index(default) if default else 0,
+        key=K + "field",
+        help=people.RULE,
     )
+    people.unsaved_notice(state.library(), dataset["id"], field)
     bootstrap = int(
         c2.number_input(
             "Bootstrap resamples (95% intervals)",
@@ -105,6 +112,8 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     p = agree.paired(run, field)
     if grouped:
         compare_view.groups_note(results[main], p)
+    else:
+        st.caption(agree.NO_GROUPS)
     st.dataframe(agree.results_frame(results), hide_index=True)
     if bootstrap and not every and len(results) > 1:
         st.caption(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench_ui import align_view, live, run_plans, safe_text, sealing, state
+from workbench_ui import align_view, live, people, run_plans, safe_text, sealing, state
 
 K = align_view.K
 
@@ -34,8 +34,13 @@ def pick(lib):
     humans = list(dataset["human"]) or [base.dimension.name.lower()]
     default = base.dimension.name.lower()
     human = c3.selectbox(
-        "Human rating", humans, index=humans.index(default) if default in humans else 0, key=K + "human"
+        "Human rating",
+        humans,
+        index=humans.index(default) if default in humans else 0,
+        key=K + "human",
+        help=people.RULE,
     )
+    people.unsaved_notice(lib, dataset["id"], human)
     return base, dataset, human
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 from geval_core import prompts
 from geval_core.prompts import content_hash
 from geval_core.types import MODES, REASONING_EFFORTS, Dimension, JudgeSettings, bounds_of
-from workbench_ui import archive_view, next_link, safe_text, stability_view, state
+from workbench_ui import archive_view, next_link, safe_text, stability_view, start_path, state
 from workbench_ui import design_extras as extras
 from workbench_ui import design_form as form
 
@@ -52,6 +52,36 @@ def start_from_picker(lib) -> None:
         width="stretch",
         help="This form under a new name: a new draft and, once frozen, a new prompt.",
     )
+
+
+def is_blank() -> bool:
+    """Whether nothing is written in the form yet (no name, definition or steps)."""
+    ss = st.session_state
+    return not any(str(ss.get(K + f) or "").strip() for f in ("name", "definition", "steps"))
+
+
+def blank_choice(lib) -> None:
+    """On a blank form: say it is blank, and offer each shipped example as a start instead."""
+    if not is_blank():
+        return
+    shipped = start_path.examples(lib)
+    st.info(
+        "A blank form: name one quality dimension, define it, describe every scale point and list the inputs the "
+        "judge reads."
+        + (
+            " Or start from an example (a copy to edit; the example itself stays as shipped):"
+            if shipped
+            else ""
+        )
+    )
+    for col, label in zip(st.columns(max(len(shipped), 1)), shipped, strict=False):
+        col.button(
+            f"Example: {label.split('@')[0]}",
+            key=f"{K}example_{label}",
+            on_click=form.act,
+            args=(form.load_choice, lib, f"prompt:{label}"),
+            width="stretch",
+        )
 
 
 def anchors_editor(smin: int, smax: int) -> None:
@@ -205,6 +235,9 @@ def steps_section(lib) -> None:
 def checks_section(lib, dim: Dimension) -> bool:
     """Pre-freeze checks as messages (the judge's latest test included); True when nothing blocks freezing."""
     st.subheader("Checks before freezing")
+    if is_blank():  # nothing written yet: a list of red errors would greet a newcomer for doing nothing wrong
+        st.caption("The checks run once the form has a name, a definition or steps.")
+        return False
     found = form.checks(lib, dim)
     stability = stability_view.current_check(lib, dim)
     for check in [*found, *([stability] if stability else [])]:
@@ -246,6 +279,7 @@ def main() -> None:
     lib = state.library()
     form.ensure_defaults(lib)
     start_from_picker(lib)
+    blank_choice(lib)
     form.apply_generation(lib)  # a generation that ended: its steps (or why none) before anything is drawn
     form.show_messages()
     left, right = st.columns([1, 1], gap="large")

@@ -198,13 +198,16 @@ def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
     humans = run["human"]
     default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
     field = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{K}agree_human_{run_id}")
+    grouped = all(i.group for i in cached_reads.dataset_items(run["dataset_id"]))
     reading = st.radio(
         "Reading to attach",
-        list(READINGS),
+        list(READINGS) if grouped else ["dataset"],
         format_func=READINGS.get,
         horizontal=True,
         key=f"{K}agree_reading_{prompt.id}",
     )
+    if not grouped:
+        st.caption(agree.NO_GROUPS)
     try:
         result = agree.export_agreement(run, field, pooled=reading == "dataset")
     except GEvalError as exc:  # e.g. no scored item has this rating: say so, export without agreement

@@ -27,11 +27,21 @@ from workbench_ui import (
 
 
 def pick_items(lib, dataset: dict, prompt) -> tuple[list, str | None]:
-    """The dataset's items (the dev side of a split dataset unless the test side is chosen), or the first N /
-    chosen groups of them; and the side."""
+    """The dataset's items (the dev side of a split dataset unless the test side is chosen): the first N of them
+    (of chosen groups), or a seeded random sample; and the side."""
     items, side = sealing.side_items(
         lib, dataset["id"], cached_reads.dataset_items(dataset["id"]), prompt.id, "score_side"
     )
+    how = st.radio(
+        "Which items",
+        list(HOW),
+        format_func=HOW.get,
+        horizontal=True,
+        key="score_how",
+        help="A sample is a first look at a dataset spread over all of it, not only its beginning.",
+    )
+    if how == "sample":
+        return sampled(lib, dataset, prompt, items, side), side
     groups = sorted({i.group for i in items if i.group})
     c1, c2 = st.columns(2)
     chosen = c2.multiselect("Only these groups (optional)", groups, key="score_groups") if groups else []
@@ -46,6 +56,33 @@ def pick_items(lib, dataset: dict, prompt) -> tuple[list, str | None]:
         key=f"score_n_{dataset['id']}_{len(items)}",
     )
     return items[: int(count)], side
+
+
+HOW = {"first": "the first N", "sample": "a random sample of N (seeded)"}
+
+
+def sampled(lib, dataset: dict, prompt, items: list, side: str | None) -> list:
+    """A seeded random sample of the items, drawn as `geval score --sample N --seed S` draws it."""
+    from geval_core.run.plan import sample_items
+
+    c1, c2 = st.columns(2)
+    count = c1.number_input(
+        "Items to score (about N: whole groups)",
+        min_value=1,
+        max_value=max(len(items), 1),
+        value=min(len(items), 50) or 1,
+        step=1,
+        key=f"score_sample_n_{dataset['id']}",
+    )
+    seed = c2.number_input(
+        "Seed", min_value=0, value=0, step=1, key="score_seed", help="The same seed, the same items."
+    )
+    ids = set(sample_items(lib, prompt, dataset, int(count), int(seed), side))
+    st.caption(
+        "Drawn as `geval score --sample N --seed S` draws it: whole groups when the items have groups (at least N "
+        "items, the last group whole), the prompt's example items left out, in dataset order."
+    )
+    return [i for i in items if i.id in ids]
 
 
 def rate_limits() -> None:

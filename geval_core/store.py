@@ -116,7 +116,15 @@ class Store(Protocol):
         ...
 
     def human_means(self, dataset_id: str, dimension: str) -> dict[str, float]:
-        """Per item, the people's mean rating on `dimension` (workbench ratings included)."""
+        """Per item, the people's rating `dimension` stored in the dataset version (Rate-page ratings once saved)."""
+        ...
+
+    def unsaved_ratings(self, dataset_id: str, dimension: str) -> list[str]:
+        """The items whose Rate-page ratings of `dimension` are not in the version yet."""
+        ...
+
+    def ratings_saved_in(self, dataset_id: str, dimension: str) -> str | None:
+        """The label of a later version of the dataset that stores those ratings, or None."""
         ...
 
     def import_items(self, name: str, items: list[Item], source: str = "memory") -> dict[str, Any]:

@@ -11,7 +11,7 @@ one dimension into a new immutable dataset version, keeping every rating the ver
   version's source and its `raters`, where an imported column is named "imported NAME.k");
 - NAME on an item rated in the workbench is the mean of every per-rater rating the item now has, imported and
   workbench alike; an imported NAME given without per-rater ratings is superseded there (it does not say how many
-  people it averages, so it cannot be weighed in), as `human_means` reads it before saving;
+  people it averages, so it cannot be weighed in);
 - an item nobody rated in the workbench keeps its imported NAME and per-rater columns exactly.
 """
 
@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from geval_core.errors import InputError
+from geval_core.stats.people import version_ratings
 from geval_core.types import Item
 
 from .base import insert_row, loads, now
@@ -93,6 +94,15 @@ def _rater_values(human: dict[str, Any], name: str) -> dict[int, float]:
         int(key.rpartition(".")[2]): value
         for key, value in human.items()
         if _is_rater_key(key, name) and value is not None
+    }
+
+
+def _ratings_of(human: dict[str, Any], name: str) -> dict[str, float]:
+    """NAME and NAME.k of one item, compared past float noise (a mean is summed again for the snapshot)."""
+    return {
+        k: round(float(v), 9)
+        for k, v in human.items()
+        if v is not None and (k == name or _is_rater_key(k, name))
     }
 
 
@@ -230,10 +240,39 @@ class RatingsMixin(DatasetsMixin):
         return {rater: current_rows(rows) for rater, rows in sorted(by_rater.items())}
 
     def human_means(self, dataset_id: str, dimension: str) -> dict[str, float]:
-        """Per item, `dimension` as "Save as dataset version" would store it now: an item rated on the Rate page
-        the mean of its per-rater ratings, imported and workbench; any other its dataset version's own rating."""
-        items, _ = self._snapshot(self.get_dataset(dataset_id), dimension)
-        return {i.id: i.human[dimension] for i in items if i.human.get(dimension) is not None}
+        """Per item, the people's rating `dimension` stored in this dataset version: what "people" means on every
+        page and command (Rate-page ratings count once "Save as dataset version" stores them)."""
+        return version_ratings(self.dataset_items(dataset_id), dimension)
+
+    def unsaved_ratings(self, dataset_id: str, dimension: str) -> list[str]:
+        """The items whose Rate-page ratings of `dimension` are not in this version: saving would change them."""
+        return list(self._unsaved(self.get_dataset(dataset_id), dimension))
+
+    def ratings_saved_in(self, dataset_id: str, dimension: str) -> str | None:
+        """The label of the newest later version of this dataset that stores every Rate-page rating of `dimension`
+        this version lacks (one saved from it), or None."""
+        dataset = self.get_dataset(dataset_id)
+        unsaved = self._unsaved(dataset, dimension)
+        if not unsaved:
+            return None
+        later = self._rows(
+            "SELECT id, name, version FROM datasets WHERE name = ? AND version > ? ORDER BY version DESC",
+            [dataset["name"], dataset["version"]],
+        )
+        for row in later:
+            theirs = {i.id: _ratings_of(i.human, dimension) for i in self.dataset_items(row["id"])}
+            if all(theirs.get(k) == v for k, v in unsaved.items()):
+                return f"{row['name']}@{row['version']}"
+        return None
+
+    def _unsaved(self, dataset: dict[str, Any], dimension: str) -> dict[str, dict[str, float]]:
+        """item id -> its ratings of `dimension` as saving would store them, for the items where that differs."""
+        if not self.rating_rows(dataset["id"], dimension):
+            return {}  # nobody rated here: no snapshot to read
+        items, _ = self._snapshot(dataset, dimension)
+        own = {i.id: _ratings_of(i.human, dimension) for i in self.dataset_items(dataset["id"])}
+        saved = {i.id: _ratings_of(i.human, dimension) for i in items}
+        return {k: v for k, v in saved.items() if v != own[k]}
 
     def _snapshot(self, dataset: dict[str, Any], dimension: str) -> tuple[list[Item], list[str]]:
         """snapshot_items of a dataset version with its raters' current ratings of `dimension`."""

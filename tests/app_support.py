@@ -38,6 +38,14 @@ def open_page(page: str | None = None, clean: bool = True) -> AppTest:
     return at
 
 
+def open_design(example: str = "coherence@1") -> AppTest:
+    """The Design page with a shipped example loaded (a new library opens on a blank form)."""
+    at = open_page("design")
+    at.button(key=f"design_example_{example}").click().run()
+    assert_clean(at)
+    return at
+
+
 def wait_for_jobs(path: Path, timeout: float = 120.0) -> None:
     """Wait until no worker of this library is scoring a run any more (state, not time: the deadline only
     bounds a hang)."""

@@ -23,6 +23,13 @@ METRICS = {
 }
 SCATTER_POINTS = 5_000  # at most this many items drawn in the scatter (a random sample beyond)
 
+# Said wherever a reading is offered for data without groups: which reading applies, and why the other is not there.
+NO_GROUPS = (
+    "This dataset does not give every item a group (no document column), so the reading that applies is "
+    "dataset-level: all items pooled, items resampled for the intervals. The group-level reading (per document, "
+    "then averaged: the paper's summary-level) needs a group on every item, so it is not offered."
+)
+
 
 def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -> dict[str, list]:
     """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group

@@ -16,6 +16,7 @@ import streamlit as st
 
 from geval_core.judgment import single_rating
 from geval_core.stats.confidence import CONFIDENCE_KEYS, confidence
+from geval_core.stats.people import version_ratings
 from geval_core.types import Item
 from workbench_ui import state
 
@@ -84,6 +85,10 @@ class CachedLibrary:
     def judgments(self, run_id: str) -> list[dict[str, Any]]:
         """Every judgment of a run (cached per run state)."""
         return stored_judgments(self._lib.get_run(run_id))
+
+    def human_means(self, ref: str, dimension: str) -> dict[str, float]:
+        """The version's own people ratings, from the cached items (Library.human_means' rule)."""
+        return version_ratings(self.dataset_items(ref), dimension)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

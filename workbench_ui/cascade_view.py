@@ -12,7 +12,17 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.run.plan import RunPlan
-from workbench_ui import archive_view, cached_reads, charts, guarantee_view, live, run_plans, safe_text, state
+from workbench_ui import (
+    archive_view,
+    cached_reads,
+    charts,
+    guarantee_view,
+    live,
+    people,
+    run_plans,
+    safe_text,
+    state,
+)
 from workbench_ui.score_parts import run_item_ids
 
 K = "cs_"
@@ -83,7 +93,8 @@ def calibrate(lib) -> None:
         "Strong judge's run", others, format_func=lambda r: cached_reads.run_title(runs[r]), key=K + "strong"
     )
     c4, c5 = st.columns(2)
-    human = c4.selectbox("Human rating", list(datasets[dataset]["human"]), key=K + "human")
+    human = c4.selectbox("Human rating", list(datasets[dataset]["human"]), key=K + "human", help=people.RULE)
+    people.unsaved_notice(lib, dataset, human)
     signal = c5.selectbox("Unsureness signal", SIGNALS, key=K + "signal", help=SIGNAL_HELP)
     for role, run_id in (("cheap", cheap), ("strong", strong)):
         warn_other_judge(lib, role, runs[run_id])

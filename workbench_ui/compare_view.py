@@ -92,10 +92,11 @@ def paired_change(run_a: dict[str, Any], run_b: dict[str, Any], field: str) -> N
     table = comparison_table(report).rename(
         columns={"base": "run B", "candidate": "run A (above)", "difference": "A − B"}
     )
+    resampled = "documents" if report.get("resampled") == "groups" else report.get("resampled", "items")
     st.caption(
         safe_text.md_escape(
             f"Change in agreement with people, run A (above) minus run B, on the {report.get('items', 'same')} items "
-            "both scored, 95% intervals with the documents resampled: an interval above 0 says A agrees better."
+            f"both scored, 95% intervals with the {resampled} resampled: an interval above 0 says A agrees better."
         )
     )
     st.dataframe(table, hide_index=True)

@@ -40,9 +40,12 @@ def autosave(lib, fields: tuple[str, ...]) -> None:
 
 
 def restore(lib, fields: tuple[str, ...]) -> bool:
-    """Put the autosaved form back (a browser reload starts a new session); False when there is none."""
+    """Put the autosaved form back (a browser reload starts a new session); False when there is none, or it is
+    blank (the person's newest own work, or the examples, are a better start than an empty form)."""
     data = lib.get_setting(AUTOSAVE)
     if not isinstance(data, dict) or any(f not in data for f in fields if f not in OPTIONAL):
+        return False
+    if not any(str(data.get(f) or "").strip() for f in ("name", "definition", "steps")):
         return False
     ss = st.session_state
     for name in (*fields, *EXTRA):
@@ -52,6 +55,27 @@ def restore(lib, fields: tuple[str, ...]) -> bool:
     ss[K + "judge_base"] = JudgeSettings(**judge) if isinstance(judge, dict) else None
     ss[AUTOSAVED] = data
     return True
+
+
+def newest_own(lib) -> tuple[str, str] | None:
+    """The person's newest own work as ('draft:ID' or 'prompt:NAME@V', how to name it): the latest saved draft
+    (archived ones left out) or frozen prompt, the shipped examples never; None for a newcomer."""
+    from workbench_ui import archive_view
+    from workbench_ui.start_path import own_prompts
+
+    # (time, draft before prompt at the same second: a draft is the editable one, choice, name)
+    found = [
+        (d["updated_at"], 1, f"draft:{d['id']}", f"draft #{d['id']}: {d['name']}")
+        for d in archive_view.visible(lib, "draft", lib.list_drafts())
+    ]
+    found += [
+        (p["created_at"], 0, f"prompt:{p['name']}@{p['version']}", f"prompt {p['name']}@{p['version']}")
+        for p in own_prompts(lib)
+    ]
+    if not found:
+        return None
+    _, _, choice, name = max(found)
+    return choice, name
 
 
 def duplicate(dimension: Dimension) -> Dimension:

@@ -38,12 +38,10 @@ SAVED = K + "saved"  # a copy that survives page switches (Streamlit drops unren
 _NUMBERING = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*")
 log = logging.getLogger("geval.app")
 
-BLANK = Dimension(name="Coherence", definition="", scale=Scale(1, 5), inputs=("document", "summary"))
-
 
 def ensure_defaults(lib) -> None:
-    """Fill the form the first time (the autosaved form, else the first example), or restore it after a
-    page switch."""
+    """Fill the form the first time (the autosaved form, else the person's newest own draft or prompt, else a
+    blank form: the page offers the examples beside it), or restore it after a page switch."""
     ss = st.session_state
     saved = ss.get(SAVED)
     if saved is None and extras.restore(lib, FIELDS):
@@ -51,9 +49,16 @@ def ensure_defaults(lib) -> None:
         _say("info", "Restored the form as you left it (autosaved). 'New dimension' starts a blank one.")
         return
     if saved is None:
-        prompts = lib.list_prompts()
-        dim = lib.get_prompt(prompts[0]["name"]).dimension if prompts else BLANK
-        set_form(dim, None)
+        own = extras.newest_own(lib)
+        if own is None:  # a newcomer: a blank form, never an example passed off as theirs
+            set_form(extras.BLANK, None)
+            return
+        choice, name = own
+        _load(lib, choice)
+        _say(
+            "info",
+            f"Opened your newest work, {name}. 'Start from' loads another; 'New dimension' a blank one.",
+        )
         return
     for field in FIELDS:
         if K + field not in ss:
@@ -188,13 +193,18 @@ def show_messages() -> None:
 
 
 def load_choice(lib, pick: str) -> None:
-    """Load 'draft:ID' or 'prompt:NAME@V' into the form."""
+    """Load 'draft:ID' or 'prompt:NAME@V' into the form, and say so."""
+    _load(lib, pick)
+    kind, _, ref = pick.partition(":")
+    _say("info", f"Loaded {kind} {ref}.")
+
+
+def _load(lib, pick: str) -> None:
     kind, _, ref = pick.partition(":")
     if kind == "draft":
         set_form(lib.get_draft(int(ref)), int(ref))
     else:
         set_form(lib.get_prompt(ref).dimension, None)
-    _say("info", f"Loaded {kind} {ref}.")
 
 
 def new_dimension() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from workbench_ui import cached_reads, live, safe_text
+from workbench_ui import cached_reads, live, people, safe_text
 
 K = "cg_"
 SIGNAL_HELP = (
@@ -48,8 +48,12 @@ def calibrate(lib) -> None:
         "Cheap judge's run", list(runs), format_func=lambda r: cached_reads.run_title(runs[r]), key=K + "run"
     )
     human = c2.selectbox(
-        "Human rating", list(lib.get_dataset(runs[run_id]["dataset_id"])["human"]), key=K + "human"
+        "Human rating",
+        list(lib.get_dataset(runs[run_id]["dataset_id"])["human"]),
+        key=K + "human",
+        help=people.RULE,
     )
+    people.unsaved_notice(lib, runs[run_id]["dataset_id"], human)
     signal = c3.selectbox("Unsureness signal", SIGNALS, key=K + "signal", help=SIGNAL_HELP)
     c4, c5, c6 = st.columns(3)
     target = c4.number_input("Target agreement on kept items", 0.5, 0.99, 0.8, 0.01, key=K + "target")

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from workbench_ui import archive_view, cached_reads, live, run_plans, safe_text, state
+from workbench_ui import archive_view, cached_reads, live, people, run_plans, safe_text, state
 
 K = "pn_"
 RESUMABLE = ("done", "running", "cancelled", "failed")
@@ -109,6 +109,7 @@ def against_people(lib, rows: list[dict[str, Any]], dataset: dict[str, Any], pro
     humans = list(dataset.get("human") or [])
     if not humans:
         st.caption("This dataset has no human ratings: the panel is not compared with people.")
+        people.unsaved_notice(lib, dataset["id"], prompt.name)
         return
     default = prompt.dimension.name.lower()
     human = st.selectbox(
@@ -116,7 +117,9 @@ def against_people(lib, rows: list[dict[str, Any]], dataset: dict[str, Any], pro
         humans,
         index=humans.index(default) if default in humans else 0,
         key=K + "human",
+        help=people.RULE,
     )
+    people.unsaved_notice(lib, dataset["id"], human)
     try:
         found = panel_against_people(lib, rows, dataset["id"], human, 500)
     except InputError as exc:

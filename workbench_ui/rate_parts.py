@@ -8,7 +8,7 @@ import streamlit as st
 
 from geval_core.diagnostics.review import ORDERS, next_item, progress, review_queue
 from geval_core.types import FrozenPrompt, Item
-from workbench_ui import cached_reads, safe_text, state
+from workbench_ui import cached_reads, people, safe_text, state
 
 K = "rate_"
 RATER_KEY = "rater_name"  # kept outside the widget's own key so the name survives page switches
@@ -213,15 +213,16 @@ def raters_table(lib, dataset_id: str, dimension: str) -> None:
 
 
 def save_version(lib, dataset: dict, dimension: str) -> None:
-    """'Save as dataset version': every rater's current rating per item and their mean, as a new version."""
-    if not st.button("Save as dataset version", key=K + "save", type="primary"):
-        return
-    result = lib.save_ratings_version(dataset["id"], dimension)
-    verb = "Saved as" if result["created"] else "Identical ratings already stored as"
-    missing = result.get("human_missing", {}).get(dimension, 0)
-    st.success(
-        safe_text.md_escape(
-            f"{verb} {result['label']}: {dimension} from {len(result['raters'])} raters "
-            f"({', '.join(result['raters'])}); {missing} items without a rating."
+    """'Save as dataset version': every rater's current rating per item and their mean, as a new version; then
+    whether this version still lacks Rate-page ratings (which version has them, once saved)."""
+    if st.button("Save as dataset version", key=K + "save", type="primary", help=people.RULE):
+        result = lib.save_ratings_version(dataset["id"], dimension)
+        verb = "Saved as" if result["created"] else "Identical ratings already stored as"
+        missing = result.get("human_missing", {}).get(dimension, 0)
+        st.success(
+            safe_text.md_escape(
+                f"{verb} {result['label']}: {dimension} from {len(result['raters'])} raters "
+                f"({', '.join(result['raters'])}); {missing} items without a rating."
+            )
         )
-    )
+    people.unsaved_notice(lib, dataset["id"], dimension)

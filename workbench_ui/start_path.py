@@ -30,9 +30,15 @@ class Step:
     how: str
 
 
-def _own_prompts(lib: Any) -> list[dict[str, Any]]:
+def own_prompts(lib: Any) -> list[dict[str, Any]]:
+    """Every frozen prompt version but the shipped examples."""
     seeded = {p.id for p in (_example(lib, name) for name in EXAMPLE_PROMPTS) if p is not None}
     return [p for p in lib.list_prompts() if p["id"] not in seeded]
+
+
+def examples(lib: Any) -> list[str]:
+    """The labels (NAME@V) of the shipped example prompts this library holds."""
+    return [p.label for p in (_example(lib, name) for name in EXAMPLE_PROMPTS) if p is not None]
 
 
 def _example(lib: Any, name: str) -> Any:
@@ -45,7 +51,7 @@ def _example(lib: Any, name: str) -> Any:
 
 def path_state(lib: Any) -> list[Step]:
     """Every step of the path with this library's state."""
-    own, drafts = _own_prompts(lib), lib.list_drafts()
+    own, drafts = own_prompts(lib), lib.list_drafts()
     generated = [p for p in own if lib.get_prompt(p["id"]).dimension.steps_model != HAND_WRITTEN]
     with_ratings = [d for d in lib.list_datasets() if d.get("human")]
     rated = [d for d in with_ratings if d["name"] != EXAMPLE_DATASET]
@@ -123,7 +129,7 @@ def _agreement_state(runs: int, seen: bool) -> str:
 
 def newest_own_prompt(lib: Any) -> str | None:
     """The name of the person's most recently frozen prompt (the examples left out), None before the first."""
-    own = _own_prompts(lib)
+    own = own_prompts(lib)
     return max(own, key=lambda p: p["created_at"])["name"] if own else None
 
 

@@ -53,6 +53,20 @@ def key_variables(choice: str) -> tuple[str, ...]:
     return spec.key_variables if spec else ()
 
 
+def missing_key(choice: str) -> str | None:
+    """For a judge whose key (Vertex: its project) is not set: the sentence said beside the judge choice, naming the
+    variable to set; None when it is set or not needed (a compatible server may need none)."""
+    names = key_variables(choice)
+    if not names or choice == COMPATIBLE or env_key(*names) is not None:
+        return None
+    spec = find_spec(choice)
+    what = "an API key" if spec is None or spec.key_required else "a project"  # Vertex: credentials + project
+    return (
+        f"This judge needs {what}: set {' or '.join(names)} in the environment (or as a root key of "
+        ".streamlit/secrets.toml) and restart the app. Until then a run with it is refused."
+    )
+
+
 KEPT = "kept_"  # plain session keys that outlive a page switch (Streamlit drops a widget's value once a page
 # without that widget has run)
 

@@ -16,7 +16,7 @@ from prompt_library import Library, default_path, open_library
 from ..errors import GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
 from ..types import Scale
-from .common import complete_dataset, complete_prompt_name, db_option, workbench_errors
+from .common import complete_dataset, complete_prompt_name, db_option, note_unsaved, workbench_errors
 
 if TYPE_CHECKING:  # numpy is loaded only when agreement is computed
     from ..stats import AgreementResult
@@ -217,6 +217,8 @@ def library_rows(
     data = _Rows()
     row = library.get_dataset(dataset)
     label = row["label"]
+    note_unsaved(library, row["id"], human_field)
+    people = library.human_means(row["id"], human_field)  # the version's own ratings: what "people" means
     for line, item in enumerate(library.dataset_items(row["id"]), 1):
         if human_field not in row["human"]:  # an item may lack it (null on import, unrated): counted missing
             raise InputError(
@@ -225,7 +227,7 @@ def library_rows(
                 line=line,
                 field=human_field,
             )
-        data.values[item.id] = item.human.get(human_field)
+        data.values[item.id] = people.get(item.id)
         data.lines[item.id] = line
         group = _library_group(item, group_by, row.get("mapping"), {"file": f"dataset {label}", "line": line})
         if group is not None:

@@ -14,6 +14,7 @@ from .common import (
     data_ref_option,
     echo_json,
     library_command,
+    note_unsaved,
     resamples_option,
 )
 
@@ -34,7 +35,8 @@ def align_group() -> None:
 
 def _human(library: Any, prompt: Any, dataset: dict[str, Any], human: str | None) -> str:
     name = human or prompt.dimension.name.lower()
-    if name not in dataset["human"] and not library.human_means(dataset["id"], name):
+    note_unsaved(library, dataset["id"], name)
+    if name not in dataset["human"]:  # Rate-page ratings count once saved as a version (the note says so)
         raise click.UsageError(
             f"dataset {dataset['label']} has no human rating {name!r} (has: "
             f"{', '.join(dataset['human']) or 'none'}): name one with --human"

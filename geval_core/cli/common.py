@@ -215,6 +215,14 @@ def report_written(as_json: bool, facts: dict[str, Any], message: str) -> None:
         click.echo(message, err=True)
 
 
+def note_unsaved(store: Any, dataset_id: str, human: str) -> None:
+    """On stderr (stdout stays the answer): how many items have Rate-page ratings of `human` this version lacks."""
+    from ..stats.people import unsaved_note
+
+    if note := unsaved_note(store, dataset_id, human):
+        click.echo(f"note: {note}", err=True)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""

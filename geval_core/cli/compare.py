@@ -6,7 +6,15 @@ import click
 
 from prompt_library import open_library
 
-from .common import complete_run, db_option, echo_json, json_option, resamples_option, workbench_errors
+from .common import (
+    complete_run,
+    db_option,
+    echo_json,
+    json_option,
+    note_unsaved,
+    resamples_option,
+    workbench_errors,
+)
 
 __all__ = ["compare_command"]
 
@@ -15,7 +23,9 @@ __all__ = ["compare_command"]
 @click.argument("run_a", shell_complete=complete_run)
 @click.argument("run_b", shell_complete=complete_run)
 @click.option(
-    "--human", required=True, help="The human rating name (Rate-page ratings count, else the dataset's)."
+    "--human",
+    required=True,
+    help="The human rating name (the dataset version's own; Rate-page ratings once saved as a version).",
 )
 @resamples_option
 @click.option(
@@ -53,6 +63,7 @@ def compare_command(
             library, second["dataset_id"], side, examples, second["prompt_id"], second["id"]
         )
         result = {**compare_runs(library, run_a, run_b, human, resamples, only=only), "scope": scope}
+        note_unsaved(library, second["dataset_id"], human)
     if as_json:
         echo_json(result)
         return

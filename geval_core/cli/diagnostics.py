@@ -12,7 +12,15 @@ from prompt_library import open_library
 
 from ..errors import InputError
 from .agree import _is_file_name, read_scores
-from .common import complete_dataset, complete_run, db_option, echo_json, json_option, workbench_errors
+from .common import (
+    complete_dataset,
+    complete_run,
+    db_option,
+    echo_json,
+    json_option,
+    note_unsaved,
+    workbench_errors,
+)
 
 # A field whose name says it names a document (or dialogue, article, source, group ...) and whose values repeat:
 # items that share one usually are not independent, which an interval over independent items ignores.
@@ -60,6 +68,7 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
 
     with open_library(db) as library:
         result = run_calibration(library, run_id, human, bins)
+        note_unsaved(library, library.get_run(run_id)["dataset_id"], human)
     if as_json:
         echo_json(result)
         return
@@ -153,7 +162,7 @@ def grouping_warning(found: tuple[str, int, int] | None, remedy: str) -> str:
     return (
         f"the items carry {field!r} ({distinct} values over {rows} rows) but are read as independent: if items "
         f"of one {field} are not independent (summaries of one document), the interval is too narrow (PPI++ "
-        f"covered 86-93% on such data in simulation, bench/bench_coverage.py); {remedy}"
+        f"covered 86-93% on such data in simulation); {remedy}"
     )
 
 

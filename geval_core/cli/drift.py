@@ -17,6 +17,7 @@ from .common import (
     echo_json,
     judge_options,
     library_command,
+    note_unsaved,
     resolve_prompt,
     table,
 )
@@ -103,6 +104,7 @@ def freeze_command(
         repeat,
         on_plan=lambda plan: click.echo(plan.describe(), err=True),
     )
+    note_unsaved(library, watch["dataset"], watch["human"])
     if as_json:
         echo_json(
             {
@@ -177,6 +179,8 @@ def check_command(
     if seed is not None and sample is None:
         raise click.UsageError("--seed draws a --sample: name the sample's size with --sample K")
     watch = get_watch(library, name)
+    if not quiet:
+        note_unsaved(library, watch["dataset"], watch["human"])
     plan = plan_check(
         library, watch, sample, judge_choice(judge_ref, base_url, mode, n, temperature), seed, concurrency
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .common import echo_json, library_command
+from .common import echo_json, library_command, note_unsaved
 
 __all__ = ["guarantee_lines", "guarantee_summary", "register"]
 
@@ -101,6 +101,7 @@ def register(group: click.Group, signals: list[str], signal_help: str) -> None:
 
         if name and not strong:
             raise click.UsageError("--freeze needs --strong (the strong judge's frozen prompt)")
+        note_unsaved(library, library.get_run(cheap_run)["dataset_id"], human)
         out = calibrate_guarantee(
             library, cheap_run, human, signal, target, delta, within, min_kept, strong_run
         )
@@ -183,6 +184,7 @@ def guarantee_summary(
     from ..diagnostics.escalate import guarantee_report
 
     human = g["human"]
+    note_unsaved(library, dataset_id, human)
     people = (
         library.human_means(dataset_id, human) if human in library.get_dataset(dataset_id)["human"] else None
     )

@@ -174,7 +174,7 @@ def run_panel(
     """(the summary, the results as JSON lines) of scoring a dataset (a library version or a data file) with panel
     `name`: every member planned first (its judge and server said on stderr), then scored."""
     from ..run.panel import get_panel, plan_panel, score_panel
-    from .common import resolve_data
+    from .common import note_unsaved, resolve_data
 
     panel = get_panel(library, name)
     dataset = resolve_data(library, data_ref, library.get_prompt(panel.members[0]), mapping)
@@ -187,6 +187,7 @@ def run_panel(
     if human:
         from ..diagnostics.panel_people import panel_against_people
 
+        note_unsaved(library, dataset["id"], human)
         result["against_people"] = panel_against_people(library, result["rows"], dataset["id"], human)
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows"))
     return result, lines

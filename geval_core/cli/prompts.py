@@ -32,6 +32,7 @@ from .common import (
     input_path,
     json_needs_file,
     library_command,
+    note_unsaved,
     read_input,
     report_written,
     table,
@@ -307,6 +308,7 @@ def _export_agreement(
             f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
             "an export carries the agreement of its own prompt version only"
         )
+    note_unsaved(library, run["dataset_id"], human_field)
     return run_agreement(library, run["id"], human_field, pooled=pooled)
 
 

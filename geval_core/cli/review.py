@@ -10,7 +10,7 @@ from prompt_library import open_library
 
 from ..diagnostics.review import ORDERS, review_queue
 from ..run.splits import sealed_note, sealed_run
-from .common import complete_run, db_option, echo_json, json_option, workbench_errors
+from .common import complete_run, db_option, echo_json, json_option, note_unsaved, workbench_errors
 from .runs import side_option
 
 
@@ -45,7 +45,7 @@ def review_rows(library, run_id: str, human: str | None, order: str, side: str =
 @click.option(
     "--human",
     default=None,
-    help="Human rating name (default: the run's dimension); Rate-page ratings count, else the dataset's.",
+    help="Human rating name (default: the run's dimension): the dataset version's own; Rate-page ratings once saved.",
 )
 @click.option(
     "--order",
@@ -83,6 +83,7 @@ def review_command(
     """
     with open_library(db) as library:
         result = review_rows(library, run_id, human, order, side)
+        note_unsaved(library, result["dataset_id"], result["human"])
     note = sealed_note(result)
     if note:
         click.echo(f"run {result['run']}: {note}", err=True)

@@ -230,6 +230,11 @@ class SealedStore(ScopedStore):
         means = self._store.human_means(ref, name)
         return {k: v for k, v in means.items() if k in self._sealed_ids} if self._sealed(ref) else means
 
+    def unsaved_ratings(self, ref: str, name: str) -> list[str]:
+        """The items with Rate-page ratings not in the version, only inside the scope when it is the sealed one."""
+        ids = self._store.unsaved_ratings(ref, name)
+        return [i for i in ids if i in self._sealed_ids] if self._sealed(ref) else ids
+
 
 def sealed_view(
     store: Any,

@@ -132,7 +132,7 @@ def withheld(units: int, unit: str) -> str:
         return ""
     return (
         f"no intervals: {units} {unit} resampled, fewer than {MIN_UNITS} (coverage below 10 {unit} "
-        "is not measured; bench/bench_coverage.py)"
+        "was not measured)"
     )
 
 
@@ -141,8 +141,8 @@ def flagged(units: int, unit: str) -> str:
     if not MIN_UNITS <= units < FEW_UNITS:
         return ""
     return (
-        f"few {unit}: {units} resampled; at 10 {unit} these 95% intervals covered 90-98% in simulation "
-        "(bench/bench_coverage.py), so read them as a little narrower than promised"
+        f"few {unit}: {units} resampled; at 10 {unit} these 95% intervals covered 90-98% in simulation on "
+        "resampled SummEval documents, so read them as a little narrower than promised"
     )
 
 
@@ -164,8 +164,8 @@ def figure_flags(
         if name == "tie_rate" and grouped and units < SETTLED_UNITS:
             out[name] = (
                 f"tie rate from {units} {unit}: below {SETTLED_UNITS} its interval covered as little as "
-                "85% (10 groups) and 90% (20) in simulation when a few documents hold most ties "
-                "(bench/bench_coverage.py)"
+                "85% (10 groups) and 90% (20) in simulation on resampled SummEval documents when a few "
+                "documents hold most ties"
             )
         elif name != "tie_rate" and near_bound(name, value, units, unit):
             out[name] = near_bound(name, value, units, unit)
@@ -182,7 +182,7 @@ def near_bound(name: str, value: float, units: int, unit: str = "groups") -> str
         f"{name.replace('_', ' ')} {value:.3f} is near {1 if value > 0 else -1} with {units} {unit}: there a few "
         f"items decide how far from it the figure is, and below {SETTLED_UNITS} groups ({SETTLED_ITEMS} items) "
         "95% intervals covered as little as 61% (10 groups; 46% from 80 items) and 84% (20 groups) in simulation "
-        "(bench/bench_coverage.py); read the interval as narrower than promised"
+        "on resampled SummEval documents; read the interval as narrower than promised"
     )
 
 

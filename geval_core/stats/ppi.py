@@ -146,7 +146,7 @@ def _withheld(n_rated: int, human_rated: np.ndarray, groups: int, method: str, r
     if n_rated < least:
         return (
             f"no interval: {n_rated} rated items, fewer than {least} for {method} (below that its intervals "
-            "covered under 93% in simulation; bench/bench_coverage.py)"
+            "covered under 93% in simulation on resampled SummEval documents)"
         )
     if np.ptp(human_rated) == 0:
         return "no interval: every rated item has the same rating, so their spread cannot be estimated"

@@ -26,15 +26,16 @@ def agreement_inputs_from_run(
     `only`, the scope of the figure: a split's side without the prompt's example items)."""
     run = library.get_run(run_id)
     items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
+    people = library.human_means(run["dataset_id"], human_field)  # the version's own: what "people" means
     judge, human, groups = [], [], []
     for row in library.judgments(run["id"]):
         item = items.get(row["item_id"])
-        if row["score"] is None or item is None or human_field not in item.human:
+        if row["score"] is None or item is None or item.id not in people:
             continue
         if only is not None and item.id not in only:
             continue
         judge.append(float(row["score"]))
-        human.append(float(item.human[human_field]))
+        human.append(people[item.id])
         groups.append(item.group)
     return judge, human, groups
 

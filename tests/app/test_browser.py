@@ -80,6 +80,7 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     # Design: generate the steps once with the local judge, then freeze.
     expect(page.get_by_text("Design a dimension")).to_be_visible(timeout=60_000)
     expect(page.get_by_text("not a trustworthy judge")).to_be_visible()
+    click_button(page, "Example: coherence")  # a new library opens on a blank form, the examples beside it
     click_button(page, "Generate evaluation steps")
     click_button(page, "Replace my steps")  # the example's steps were written by hand: the page asks first
     expect(page.get_by_text(re.compile(r"Generated \d+ steps with SmolLM2"))).to_be_visible(timeout=SLOW_MS)

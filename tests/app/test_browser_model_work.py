@@ -25,8 +25,12 @@ def test_generate_shows_progress_and_can_be_cancelled(chromium, tmp_path):
         page.goto(url)
         go(page, "Design")
         choose(page, "stSelectbox", "Judge", "Scripted test judge")
+        click_button(
+            page, "Example: coherence"
+        )  # a new library opens on a blank form, the examples beside it
         before = page.get_by_role("textbox", name="Steps (one per line; edit freely before freezing)")
         expect(before).to_be_visible(timeout=60_000)
+        expect(before).not_to_have_value("", timeout=30_000)  # the example's steps, once loaded
         steps_before = before.input_value()
         click_button(page, "Generate evaluation steps")
         click_button(

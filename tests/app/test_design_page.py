@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_support import after_jobs, open_page, page_text, use_temp_library, values
+from app_support import after_jobs, open_design, open_page, page_text, use_temp_library, values
 from scripted_app_judge import SCRIPTED_STEPS
 
 from geval_core import prompts
@@ -24,8 +24,36 @@ def preview(at) -> str:
     return code
 
 
-def test_form_starts_from_the_first_example_and_previews_it_on_a_sample_item(lib_path):
+def test_a_newcomer_opens_on_a_blank_labelled_form_with_the_examples_offered(lib_path):
     at = open_page("design")
+    assert at.text_input(key="design_name").value == "" and at.text_area(key="design_definition").value == ""
+    assert any(s.startswith("A blank form: name one quality dimension") for s in values(at.info))
+    assert "The checks run once the form has a name" in page_text(at)  # no red errors for an empty form
+    assert at.button(key="design_freeze").disabled
+    offered = [b.label for b in at.button if b.key and b.key.startswith("design_example_")]
+    assert offered == ["Example: coherence", "Example: consistency", "Example: fluency", "Example: relevance"]
+    at.button(key="design_example_fluency@1").click().run()
+    assert at.text_input(key="design_name").value == Library(lib_path).get_prompt("fluency").dimension.name
+    assert not any(s.startswith("A blank form") for s in values(at.info))
+
+
+def test_a_person_with_their_own_work_opens_on_the_newest_of_it(lib_path):
+    from runner_helpers import dimension
+
+    open_page("design")  # the app seeds the examples
+    lib = Library(lib_path)
+    lib.freeze(dimension(name="Clarity", definition="How clear it is."), name="clarity")
+    at = open_page("design")
+    assert at.text_input(key="design_name").value == "Clarity"
+    assert "Opened your newest work, prompt clarity@1." in " ".join(values(at.info))
+    lib.save_draft(dimension(name="Brevity", definition="How short it is."))
+    at = open_page("design")
+    assert at.text_input(key="design_name").value == "Brevity"  # the draft saved after the prompt
+    assert at.session_state["design_draft_id"] is not None  # saving goes on updating that draft
+
+
+def test_an_example_previews_on_a_sample_item(lib_path):
+    at = open_design()
     lib = Library(lib_path)
     example = lib.get_prompt("coherence").dimension
     assert at.text_input(key="design_name").value == example.name
@@ -37,7 +65,7 @@ def test_form_starts_from_the_first_example_and_previews_it_on_a_sample_item(lib
 
 
 def test_editing_definition_and_anchors_updates_the_preview(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_area(key="design_definition").set_value("How well the summary hangs together.")
     at.session_state["design_anchors_1_5"] = {
         "edited_rows": {0: {"description": "Flawless <b>flow</b> **bold**"}},
@@ -51,7 +79,7 @@ def test_editing_definition_and_anchors_updates_the_preview(lib_path):
 
 
 def test_generate_steps_then_freeze_shows_the_model_and_the_hash(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_input(key="design_name").set_value("Coherence")
     at.button(key="design_generate").click().run()  # the example's steps were written by hand: it asks first
     at = after_jobs(at.button(key="design_generate_confirm").click().run(), lib_path)  # a task of the library
@@ -75,7 +103,7 @@ def test_generate_steps_then_freeze_shows_the_model_and_the_hash(lib_path):
 
 
 def test_freeze_warnings_are_shown_with_the_version(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.sidebar.selectbox(key="sb_judge").set_value("openai").run()
     at.sidebar.text_input(key="sb_model_openai").set_value("gpt-4o").run()
     at.button(key="design_freeze").click().run()
@@ -85,7 +113,7 @@ def test_freeze_warnings_are_shown_with_the_version(lib_path):
 
 
 def test_edited_steps_are_marked_as_edited(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.button(key="design_generate").click().run()
     at = after_jobs(at.button(key="design_generate_confirm").click().run(), lib_path)
     at.text_area(key="design_steps").set_value(SCRIPTED_STEPS + "\n4. Check the names.").run()
@@ -93,7 +121,7 @@ def test_edited_steps_are_marked_as_edited(lib_path):
 
 
 def test_failed_checks_block_freezing_with_readable_messages(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_area(key="design_definition").set_value("")
     at.text_input(key="design_inputs").set_value("document, summary, reference")
     at.run()
@@ -107,7 +135,7 @@ def test_failed_checks_block_freezing_with_readable_messages(lib_path):
 
 
 def test_two_token_ratings_are_flagged(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.sidebar.selectbox(key="sb_judge").set_value("local").run()
     at.number_input(key="design_smax").set_value(10).run()
     assert any("do not fit in one token" in w for w in values(at.warning))
@@ -115,7 +143,7 @@ def test_two_token_ratings_are_flagged(lib_path):
 
 
 def test_drift_check_reports_similarity(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.number_input(key="design_drift_k").set_value(3)
     at.button(key="design_drift").click().run()
     assert not at.exception and not at.error
@@ -126,7 +154,7 @@ def test_drift_check_reports_similarity(lib_path):
 
 
 def test_save_and_load_a_draft(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_input(key="design_name").set_value("Clarity")
     at.button(key="design_save").click().run()
     lib = Library(lib_path)
@@ -139,7 +167,7 @@ def test_save_and_load_a_draft(lib_path):
 
 
 def test_new_dimension_is_blank_with_the_default_template(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.button(key="design_new").click().run()
     assert not at.exception
     for key in ("design_name", "design_inputs"):
@@ -153,7 +181,7 @@ def test_new_dimension_is_blank_with_the_default_template(lib_path):
 
 
 def test_duplicate_as_new_keeps_the_content_under_a_new_name_and_no_draft(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.button(key="design_save").click().run()
     at.button(key="design_duplicate").click().run()
     assert at.text_input(key="design_name").value == "Coherence copy"
@@ -163,7 +191,7 @@ def test_duplicate_as_new_keeps_the_content_under_a_new_name_and_no_draft(lib_pa
 
 
 def test_a_custom_template_that_misses_the_inputs_is_flagged_inline_with_a_reset(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_area(key="design_template").set_value("Rate {{document}} and {{summary}}.\n\n- {{name}}:").run()
     at.text_input(key="design_inputs").set_value("context, response").run()
     [warning] = [w for w in values(at.warning) if w.startswith("The custom template")]
@@ -175,7 +203,7 @@ def test_a_custom_template_that_misses_the_inputs_is_flagged_inline_with_a_reset
 
 
 def test_checks_name_steps_for_other_inputs_a_single_step_and_identical_anchors(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_input(key="design_inputs").set_value("context, response")
     at.text_area(key="design_steps").set_value("1. Read the summary and the document.")
     at.session_state["design_anchors_1_5"] = {
@@ -192,7 +220,7 @@ def test_checks_name_steps_for_other_inputs_a_single_step_and_identical_anchors(
 
 
 def test_the_frozen_message_goes_away_when_the_form_changes(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.button(key="design_freeze").click().run()
     assert any("Frozen as coherence@2" in s for s in values(at.success))
     at.text_area(key="design_definition").set_value("Something else entirely.").run()
@@ -200,7 +228,7 @@ def test_the_frozen_message_goes_away_when_the_form_changes(lib_path):
 
 
 def test_a_reload_restores_the_form_as_left(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_input(key="design_name").set_value("Clarity")
     at.text_area(key="design_definition").set_value("How clear the response is.").run()
     reloaded = open_page("design")  # a new session, as a browser reload of the Design page starts
@@ -211,7 +239,7 @@ def test_a_reload_restores_the_form_as_left(lib_path):
 
 
 def test_a_draft_is_archived_out_of_the_picker_and_kept(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_input(key="design_name").set_value("Clarity")
     at.button(key="design_save").click().run()
     lib = Library(lib_path)
@@ -223,7 +251,7 @@ def test_a_draft_is_archived_out_of_the_picker_and_kept(lib_path):
 
 
 def test_generate_asks_before_replacing_edited_steps_and_can_be_undone(lib_path):
-    at = open_page("design")
+    at = open_design()
     mine = "1. Read both texts.\n2. Compare them sentence by sentence."
     at.text_area(key="design_steps").set_value(mine).run()
     at.button(key="design_generate").click().run()
@@ -243,7 +271,7 @@ def test_generate_asks_before_replacing_edited_steps_and_can_be_undone(lib_path)
 
 
 def test_generate_asks_before_replacing_the_hand_written_steps_of_a_loaded_prompt(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.selectbox(key="design_pick").set_value(
         "prompt:coherence@1"
     ).run()  # the example's steps are hand-written

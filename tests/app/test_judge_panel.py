@@ -8,7 +8,7 @@ import socket
 from dataclasses import replace
 
 import pytest
-from app_support import metric, open_page, plain, use_temp_library, values
+from app_support import metric, open_design, open_page, plain, use_temp_library, values
 from judge_fakes import FakeJudges, rating_of
 from runner_helpers import dimension
 
@@ -183,7 +183,7 @@ def test_test_judge_failures_are_shown_as_text(lib_path):
 
 
 def test_reasoning_effort_is_offered_for_reasoning_models_and_changes_the_hash(lib_path):
-    at = open_page("design")
+    at = open_design()
     assert "design_reasoning_effort" not in [s.key for s in at.selectbox]  # the local judge does not reason
     at.sidebar.selectbox(key="sb_judge").set_value("openai").run()
     assert "design_reasoning_effort" not in [s.key for s in at.selectbox]  # gpt-4o-mini neither

@@ -229,14 +229,23 @@ def test_a_failing_item_shows_its_error_as_a_message(lib_path):
     assert any("context too long" in e for e in values(at.error))
 
 
-def test_missing_key_is_a_readable_error(lib_path):
+def test_missing_key_is_said_at_the_judge_choice_and_the_run_still_refused(lib_path, monkeypatch):
     at = open_page("score")
     at.sidebar.selectbox(key="sb_judge").set_value("openai").run()
+    # At once, beside the judge choice, naming the variable to set; before anyone presses "Start run".
+    [said] = values(at.sidebar.warning)
+    assert said.startswith("This judge needs an API key: set OPENAI_API_KEY in the environment")
     start_run(at, 2)
     at.button(key="score_start").click().run()
     assert not at.exception
     assert any("OPENAI_API_KEY" in e for e in values(at.error))
     assert Library(lib_path).list_runs() == []  # refused before a run was recorded
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000")
+    assert values(at.run().sidebar.warning) == []  # set: nothing to say
+    at.sidebar.selectbox(key="sb_judge").set_value("gemini").run()
+    assert "set GEMINI_API_KEY or GOOGLE_API_KEY" in " ".join(values(at.sidebar.warning))
+    at.sidebar.selectbox(key="sb_judge").set_value("compatible").run()
+    assert values(at.sidebar.warning) == []  # a local server may need no key: the caption says so
 
 
 def test_prices_edited_in_the_app_drive_the_estimate(lib_path):

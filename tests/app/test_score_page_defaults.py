@@ -4,7 +4,7 @@ not fit the chosen prompt, and with the chosen judge's own default concurrency."
 from __future__ import annotations
 
 import pytest
-from app_support import open_page, use_temp_library
+from app_support import open_design, open_page, use_temp_library
 from runner_helpers import dimension
 
 from prompt_library import Library
@@ -18,7 +18,7 @@ def lib_path(tmp_path, monkeypatch):
 
 
 def test_the_prompt_just_frozen_on_the_design_page_is_the_default(lib_path):
-    at = open_page("design")
+    at = open_design()
     at.text_input(key="design_name").set_value("Zebra clarity").run()
     at.text_area(key="design_definition").set_value("How clear the summary is.").run()
     at.button(key="design_freeze").click().run()
@@ -80,6 +80,7 @@ def test_the_score_and_rate_pages_keep_their_choices_across_pages(lib_path):
 def test_the_prompt_just_frozen_is_the_rate_pages_default_too(lib_path):
     at = open_page("rate")
     at.switch_page("app_pages/design.py").run()
+    at.button(key="design_example_coherence@1").click().run()
     at.text_input(key="design_name").set_value("Zebra clarity").run()
     at.text_area(key="design_definition").set_value("How clear the summary is.").run()
     at.button(key="design_freeze").click().run()

@@ -9,7 +9,7 @@ import re
 import tomllib
 
 import pytest
-from app_support import ROOT, open_page, page_text, use_temp_library, values
+from app_support import ROOT, open_design, open_page, page_text, use_temp_library, values
 
 from geval_core.export import export_prompt
 from prompt_library import Library
@@ -144,7 +144,7 @@ def test_a_gguf_file_of_the_users_is_pinned_and_one_outside_the_folder_refused(h
     import shutil
 
     shutil.copyfile(gguf_path, home / "mine.gguf")
-    at = open_page("design")
+    at = open_design()
     at.sidebar.selectbox(key="sb_judge").set_value("local").run()
     at.sidebar.text_input(key="sb_local_file").set_value("mine.gguf").run()
     digest = hashlib.sha256((home / "mine.gguf").read_bytes()).hexdigest()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from app_support import open_page, page_text, use_temp_library
+from app_support import open_design, page_text, use_temp_library
 
 from prompt_library import Library, task_jobs
 
@@ -24,7 +24,7 @@ def wait_for_task(path, form: str) -> dict:
 
 def test_the_stability_check_reports_among_the_pre_freeze_checks(tmp_path, monkeypatch):
     path = use_temp_library(tmp_path, monkeypatch)
-    at = open_page("design")
+    at = open_design()
     at.number_input(key="design_stability_n").set_value(4)
     at.number_input(key="design_stability_k").set_value(2)
     at.button(key="design_stability_run").click().run()
@@ -39,7 +39,7 @@ def test_the_stability_check_reports_among_the_pre_freeze_checks(tmp_path, monke
     assert "stability: 0 of 4 items change rating between repeats" in text
     table = at.dataframe[-1].value
     assert len(table) == 4 and set(table["flip_rate"]) == {0.0}
-    again = open_page("design")  # a new session (a reload) finds the report of the same form in the library
+    again = open_design()  # a new session (a reload) finds the report of the same form in the library
     assert "stability: 0 of 4 items change rating between repeats" in page_text(again)
     at.text_area(key="design_definition").set_value("Changed after the check.").run()
     assert "items change rating between repeats" not in page_text(at)  # a finding about another form

@@ -64,8 +64,12 @@ def lib(tmp_path):
 def test_every_imported_rating_survives_and_workbench_raters_follow_the_imported_ones(lib, tmp_path):
     dataset_id, before = import_golden(lib, tmp_path)
     given = rate(lib, dataset_id, before)
-    means = lib.human_means(dataset_id, "coherence")  # what the pages read before saving
+    own = lib.human_means(dataset_id, "coherence")  # what the pages read before saving: the version's own
+    assert own == {i.id: i.human["coherence"] for i in before}
+    assert sorted(lib.unsaved_ratings(dataset_id, "coherence")) == sorted(i.id for i in before[:RATED])
     saved = lib.save_ratings_version(dataset_id, "coherence")
+    means = lib.human_means(saved["id"], "coherence")
+    assert lib.unsaved_ratings(saved["id"], "coherence") == []
     assert saved["raters"] == [
         "imported coherence.0",
         "imported coherence.1",
@@ -89,7 +93,7 @@ def test_every_imported_rating_survives_and_workbench_raters_follow_the_imported
         assert human.get("coherence.4") == given["bo"].get(item.id)
         every = [v for k, v in human.items() if k.startswith("coherence.")]
         assert human["coherence"] == pytest.approx(math.fsum(every) / len(every))
-        assert means[item.id] == human["coherence"]  # the mean read before saving is the one saved
+        assert means[item.id] == human["coherence"]  # the saved version's people: the new mean
     assert kept == sum(len(i.human) - 1 for i in before[:RATED])
     assert all(means[i.id] == after[i.id]["coherence"] for i in before)
 
