@@ -11,7 +11,6 @@ from typing import Any
 
 import streamlit as st
 
-from geval_core.providers.registry import provider_spec
 from geval_core.run.plan import (
     JudgeChoice,
     PlannedJudge,
@@ -30,10 +29,8 @@ WHERE = "the sidebar's server"
 def sidebar_choice() -> JudgeChoice:
     """The sidebar's judge and server as the plan takes them (decoding stays the prompt's)."""
     conn = state.sidebar().judge
-    spec = provider_spec(conn.provider)
-    bare = not spec.needs_model and conn.model == spec.default_model  # `--judge local`: its own model
-    judge = conn.provider if bare else f"{conn.provider}:{conn.model}"
-    return JudgeChoice(judge, conn.base_url, where=WHERE)
+    # Always NAME:MODEL: `--judge NAME` alone would keep a prompt's own model of that provider.
+    return JudgeChoice(f"{conn.provider}:{conn.model}", conn.base_url, where=WHERE)
 
 
 def pinned_choice(prompt: FrozenPrompt, server: str | None = None) -> JudgeChoice:

@@ -270,10 +270,13 @@ def _vertex() -> JudgeFactory:
     return build
 
 
+LOCAL_MODEL = "smollm2-135m-instruct"  # the bundled model; any other local model is a GGUF file
+
+
 def _pin_model_file(model: str) -> str:
     from .gguf_file import pin_model_file
 
-    return pin_model_file(model)
+    return model if model == LOCAL_MODEL else pin_model_file(model)
 
 
 def _pinned_model_file(settings: JudgeSettings) -> None:
@@ -315,7 +318,7 @@ register(
         "local",
         "Local SmolLM2 (no key, no network)",
         _local,
-        default_model="smollm2-135m-instruct",
+        default_model=LOCAL_MODEL,
         needs_model=False,
         default_concurrency=1,
         max_concurrency=4,
