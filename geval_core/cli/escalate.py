@@ -184,7 +184,7 @@ def guarantee_summary(
 
     human = g["human"]
     people = (
-        library.human_means(dataset_id, human) if human in library.get_dataset(dataset_id)["human"] else None
+        library.human_means(dataset_id, human) if human in library.get_dataset(dataset_id).human else None
     )
     return guarantee_report(cascade, result, people)
 

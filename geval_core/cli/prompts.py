@@ -302,12 +302,12 @@ def _export_agreement(
     if not run_id or not human_field:  # both or neither (checked above)
         return None
     run = library.get_run(run_id)
-    if run["prompt_id"] != frozen.id:
+    if run.prompt_id != frozen.id:
         raise click.ClickException(
-            f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
+            f"run {run.id} scored {run.prompt_label}, not {frozen.label}: "
             "an export carries the agreement of its own prompt version only"
         )
-    return run_agreement(library, run["id"], human_field, pooled=pooled)
+    return run_agreement(library, run.id, human_field, pooled=pooled)
 
 
 @library_command(prompts, "import", lists=True)
