@@ -52,7 +52,9 @@ def section(lib, run: Run) -> None:
         "ratings are mapped back onto the original scale (Eq. 1 over the form's own scale, then mapped)."
     )
     if run.extra.get(MARK):
-        st.caption(safe_text.md_escape(f"This run is itself a rubric-form probe of run {run.extra[MARK]['of']}."))
+        st.caption(
+            safe_text.md_escape(f"This run is itself a rubric-form probe of run {run.extra[MARK]['of']}.")
+        )
         return
     if task_jobs.task_state(lib, KIND, run.id) in task_jobs.LIVE:
         watch(lib, run.id)

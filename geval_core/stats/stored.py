@@ -256,9 +256,7 @@ def run_estimate(
     ratings = [item.human.get(human) if item else None for item, _ in rows]
     levels = [item_value(item, by) for item, _ in rows] if by else None
     if levels is not None and not any(levels):  # levels of `by`
-        raise InputError(
-            f"no item of run {run.id} has an input field {by!r} (or use --by group)", field=by
-        )
+        raise InputError(f"no item of run {run.id} has an input field {by!r} (or use --by group)", field=by)
     groups = [item.group if item else None for item, _ in rows]
     return {
         "run": run.id,
