@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
@@ -42,29 +42,8 @@ def _mapping(data: Mapping[str, Any]) -> DatasetMapping:
     return DatasetMapping(**{k: v for k, v in data.items() if k in known})
 
 
-class _Legacy:
-    """Read access by key, as the dicts these records replace had (`record["id"]`, `.get`)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def __getitem__(self, key: str) -> Any:
-        return self.as_dict()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """The old dict's value for `key`, else `default`."""
-        return self.as_dict().get(key, default)
-
-    def keys(self) -> Iterator[str]:
-        """The old dict's keys."""
-        return iter(self.as_dict())
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.as_dict()
-
-
 @dataclass(frozen=True)
-class Run(_Legacy):
+class Run:
     """One run: a prompt scored on a dataset version by one judge, with its labels and counts."""
 
     id: str
@@ -135,7 +114,7 @@ def _unpickled_run(values: dict[str, Any]) -> Run:
 
 
 @dataclass(frozen=True)
-class Dataset(_Legacy):
+class Dataset:
     """One immutable dataset version: its name, version, where it came from and what its items carry."""
 
     id: str  # the content hash of its name and items
