@@ -31,7 +31,7 @@ class DatasetMapping:
         return asdict(self)
 
 
-def stored_judge(data: Mapping[str, Any] | None) -> JudgeSettings:
+def judge_settings(data: Mapping[str, Any] | None) -> JudgeSettings:
     """A run's stored judge settings as JudgeSettings (keys this version does not know are left out)."""
     known = {f.name for f in fields(JudgeSettings)}
     return JudgeSettings(**{k: v for k, v in (data or {}).items() if k in known})
@@ -66,6 +66,9 @@ class Run:
     errors: int = 0  # of those, items whose latest attempt errored
     # The open-ended facts stored in the run's extra column (plan, mode, tally, batch_id, ...).
     extra: Mapping[str, Any] = field(default_factory=lambda: _NO_EXTRA)
+    # The judge exactly as the row holds it, for as_dict only: a run stored before a setting existed prints
+    # without it, as it always did (code reads `judge`).
+    stored_judge: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_stored(
@@ -73,12 +76,13 @@ class Run:
     ) -> Run:
         """A run from its joined row and its decoded judge, item_ids and extra columns (an extra key that a
         field has is left out: the field wins, as it always did)."""
-        own = {f.name for f in fields(cls)} - {"extra"}
+        own = {f.name for f in fields(cls)} - {"extra", "stored_judge"}
         return cls(
             **{k: row[k] for k in own - {"judge", "item_ids"} if k in row},
-            judge=stored_judge(judge),
+            judge=judge_settings(judge),
             item_ids=None if item_ids is None else tuple(item_ids),
             extra=MappingProxyType({k: v for k, v in extra.items() if k not in own}),
+            stored_judge=dict(judge or {}),
         )
 
     @property
@@ -92,6 +96,11 @@ class Run:
         return self.extra.get("plan") or {}
 
     @property
+    def batch_id(self) -> str | None:
+        """The provider's batch the run was submitted as, for a batch run."""
+        return self.extra.get("batch_id")
+
+    @property
     def run_error(self) -> str | None:
         """Why the run stopped, when it failed."""
         return self.extra.get("run_error")
@@ -103,8 +112,8 @@ class Run:
 
     def as_dict(self) -> dict[str, Any]:
         """The run as the store's dict used to give it: judge as a dict, item_ids as a list, extra keys merged."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
-        out["judge"] = asdict(self.judge)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("extra", "stored_judge")}
+        out["judge"] = dict(self.stored_judge) if self.stored_judge is not None else asdict(self.judge)
         out["item_ids"] = None if self.item_ids is None else list(self.item_ids)
         return {**out, **self.extra}
 
@@ -127,6 +136,8 @@ class Dataset:
     fields: tuple[str, ...]  # the input fields of its items
     human: tuple[str, ...]  # the human ratings its items carry, sorted
     created_at: str
+    # The mapping exactly as the row holds it, for as_dict only (an older version's keys printed unchanged).
+    stored_mapping: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_stored(
@@ -144,11 +155,17 @@ class Dataset:
             fields=tuple(names),
             human=tuple(human),
             created_at=row["created_at"],
+            stored_mapping=None if mapping is None else dict(mapping),
         )
 
     def as_dict(self) -> dict[str, Any]:
         """The version as the store's dict used to give it (mapping as a dict, lists for fields and human)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "label"}
-        out["mapping"] = None if self.mapping is None else self.mapping.to_dict()
+        out = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("label", "stored_mapping")
+        }
+        if self.stored_mapping is not None:
+            out["mapping"] = dict(self.stored_mapping)
+        else:
+            out["mapping"] = None if self.mapping is None else self.mapping.to_dict()
         out["fields"], out["human"] = list(self.fields), list(self.human)
         return {**out, "label": self.label}

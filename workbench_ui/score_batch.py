@@ -142,7 +142,7 @@ def submit(lib, plan: RunPlan) -> None:
 
 def pending(run: Run) -> bool:
     """A batch run whose results are not all collected (a live resume would pay for its items twice)."""
-    return bool(run.extra.get("batch_id")) and run.status == "running"
+    return bool(run.batch_id) and run.status == "running"
 
 
 def _base_url(provider: str) -> str | None:
@@ -189,7 +189,7 @@ def collect(lib, batch_id: str, provider: str) -> None:
 
 def run_panel(lib, run: Run) -> None:
     """For a batch run: which batch, Check status, Collect, and what the last of them said."""
-    batch_id = run.extra.get("batch_id")
+    batch_id = run.batch_id
     if not batch_id:
         return
     provider = run.extra.get("batch_provider") or "openai"

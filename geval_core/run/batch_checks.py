@@ -76,6 +76,6 @@ def _sent(store: Store, run_id: str, expected_run: str | None, requests_of: Any)
         return f"a run this library does not have ({run_id})"
     if run.id != run_id:
         return f"a run this library does not have ({run_id})"
-    if not (run.extra.get("batch_file") or run.extra.get("batch_id")):
+    if not (run.extra.get("batch_file") or run.batch_id):
         return f"run {run_id}, which was not prepared or submitted as a batch (a live run)"
     return requests_of(run)

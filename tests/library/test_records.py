@@ -115,3 +115,25 @@ def test_datasets_show_json_is_the_old_dict(db):
     assert shown.exit_code == 0, shown.output
     assert list(json.loads(shown.output).items()) == [*expected.items(), ("items", [])]
     assert isinstance(dataset.mapping, DatasetMapping | None) and dataset.fields == tuple(expected["fields"])
+
+
+def test_a_record_stored_by_an_older_version_prints_as_it_was_stored():
+    """A judge without a setting added since, or with one since dropped, decodes (defaults, the unknown key left
+    out) and prints exactly as stored; so does an older dataset mapping."""
+    row = {
+        "id": "r1",
+        "prompt_id": "p",
+        "dataset_id": "d",
+        "status": "done",
+        "items_total": 3,
+        "created_at": "t",
+    }
+    old = {"provider": "openai", "model": "m", "mode": "logprobs", "retired_setting": 1}
+    run = Run.from_stored(row, old, None, {"mode": "sampling", "status": "ignored: the column wins"})
+    assert run.judge == JudgeSettings(provider="openai", model="m")
+    assert run.as_dict()["judge"] == old and run.as_dict()["status"] == "done" and run.mode == "sampling"
+    stored = {"id": "key", "inputs": {"summary": "text"}, "human": {}, "group": None}  # before raters existed
+    version = {"id": "h", "name": "n", "version": 1, "source": "f", "item_count": 1, "created_at": "t"}
+    dataset = Dataset.from_stored(version, stored, ["summary"], [])
+    assert dataset.mapping == DatasetMapping(id="key", inputs={"summary": "text"})
+    assert dataset.as_dict()["mapping"] == stored and dataset.label == "n@1"
