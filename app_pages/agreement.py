@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from geval_core.records import Dataset, Run
 from geval_core.types import Scale
 from workbench_ui import (
     agree,
@@ -28,7 +29,7 @@ K = "ag_"
 
 
 def readings(
-    run: dict, field: str, scale: Scale, grouped: bool, bootstrap: int, every: bool = True
+    run: Run, field: str, scale: Scale, grouped: bool, bootstrap: int, every: bool = True
 ) -> dict[str, dict]:
     """Group-level (when the items have groups) and dataset-level, for weighted and top-token scores.
 
@@ -63,16 +64,16 @@ def headline(result: dict, title: str) -> None:
         col.metric(label, safe_text.fmt(result.get(key)))
 
 
-def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
+def agreement_section(run: Run, prompt, dataset: Dataset) -> str | None:
     """Judge vs human on one run: figures with intervals, scatter, and the replies curve for sampling.
 
     Returns the human rating chosen (None when the dataset has none)."""
-    humans = list(dataset.get("human") or [])
+    humans = list(dataset.human)
     if not humans:
         st.info("This run's dataset has no human ratings: agreement needs them (compare runs below).")
-        people.unsaved_notice(state.library(), dataset["id"], prompt.name)
+        people.unsaved_notice(state.library(), dataset.id, prompt.name)
         return None
-    items = cached_reads.dataset_items(dataset["id"])
+    items = cached_reads.dataset_items(dataset.id)
     default = cached_reads.human_key(humans, prompt.name)
     c1, c2 = st.columns(2)
     field = c1.selectbox(
@@ -82,7 +83,7 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
         key=K + "field",
         help=people.RULE,
     )
-    people.unsaved_notice(state.library(), dataset["id"], field)
+    people.unsaved_notice(state.library(), dataset.id, field)
     bootstrap = int(
         c2.number_input(
             "Bootstrap resamples (95% intervals)",
@@ -141,9 +142,9 @@ def agreement_section(run: dict, prompt, dataset: dict) -> str | None:
     return field
 
 
-def replies_curve(run: dict, p: dict, scale: Scale, grouped: bool) -> None:
+def replies_curve(run: Run, p: dict, scale: Scale, grouped: bool) -> None:
     """For sampling runs: agreement and ties when averaging the first k replies."""
-    if (run.get("judge") or {}).get("mode") != "sampling" or max(map(len, p["replies"]), default=0) < 2:
+    if run.judge.mode != "sampling" or max(map(len, p["replies"]), default=0) < 2:
         return
     from geval_core.stats import replies_curve as curve_of
 
@@ -167,11 +168,11 @@ def replies_curve(run: dict, p: dict, scale: Scale, grouped: bool) -> None:
 
 
 def compare_section(
-    lib, run: dict, runs: list[dict], labels: dict[str, str], scale: Scale, field: str | None
+    lib, run: Run, runs: list[Run], labels: dict[str, str], scale: Scale, field: str | None
 ) -> None:
     """Run A (above) vs run B on the same dataset: per-item differences, top movers, agreement of each."""
     st.header("Compare two runs")
-    others = [r["id"] for r in runs if r["dataset_id"] == run["dataset_id"] and r["id"] != run["id"]]
+    others = [r.id for r in runs if r.dataset_id == run.dataset_id and r.id != run.id]
     if not others:
         st.caption("No other run on this dataset version to compare with.")
         return
@@ -200,8 +201,8 @@ def compare_section(
     compare_view.item_side_by_side(run, other, labels, diffs["item"].tolist(), scale.points)
     if field:
         each = {
-            f"A: {labels[run['id']]}": agree.agreement_for(run, field, "score", False, scale, 0),
-            f"B: {labels[other['id']]}": agree.agreement_for(other, field, "score", False, scale, 0),
+            f"A: {labels[run.id]}": agree.agreement_for(run, field, "score", False, scale, 0),
+            f"B: {labels[other.id]}": agree.agreement_for(other, field, "score", False, scale, 0),
         }
         st.caption("Agreement of each run with the human ratings (dataset-level, weighted score)")
         st.dataframe(agree.results_frame(each), hide_index=True)
@@ -216,18 +217,16 @@ def main() -> None:
     if not runs:
         st.info("No runs yet: score a dataset on the Score page first.")
         return
-    labels = {r["id"]: cached_reads.run_label(r) for r in runs}
+    labels = {r.id: cached_reads.run_label(r) for r in runs}
     run = lib.get_run(st.selectbox("Run", list(labels), format_func=labels.__getitem__, key=K + "run"))
-    prompt = lib.get_prompt(run["prompt_id"])
-    dataset = lib.get_dataset(run["dataset_id"])
+    prompt = lib.get_prompt(run.prompt_id)
+    dataset = lib.get_dataset(run.dataset_id)
     sealing.choose(lib, run, prompt)  # every figure below: the dev side of a split dataset unless opened
-    if not int(run.get("judged") or 0):
+    if not int(run.judged or 0):
         st.info("No item of this run is judged yet.")
         return
-    if dataset.get(
-        "human"
-    ):  # the Start page's "compare with people" step: done once this page shows a rated run
-        state.remember(start_path.AGREEMENT_SEEN, run["id"])
+    if dataset.human:  # the Start page's "compare with people" step: done once this page shows a rated run
+        state.remember(start_path.AGREEMENT_SEEN, run.id)
     field = agreement_section(run, prompt, dataset)
     raters_view.panel(run, prompt, field)
     diagnostics.panels(lib, run, field)

@@ -16,13 +16,13 @@ def pick(lib):
 
     prompts = {f"{p['name']}@{p['version']}": p for p in lib.list_prompts()}
     datasets = lib.list_datasets()
-    split = {d["label"]: d for d in datasets if has_split(lib, d["id"])}
+    split = {d.label: d for d in datasets if has_split(lib, d.id)}
     if not prompts:
         st.info("Freeze a prompt on the Design page first.")
         return None
     if not split:
         st.info("Aligning needs a dataset split into a dev side (for tuning) and a sealed test side.")
-        unsplit = {d["label"]: d for d in datasets if d["human"]}
+        unsplit = {d.label: d for d in datasets if d.human}
         if unsplit:
             label = st.selectbox("Dataset to split", list(unsplit), key=K + "to_split")
             sealing.split_panel(lib, unsplit[label], K + "split_")
@@ -31,7 +31,7 @@ def pick(lib):
     state.keep_choice(K + "base", list(prompts))
     base = lib.get_prompt(state.kept(K + "base", c1.selectbox("Base prompt", list(prompts), key=K + "base")))
     dataset = split[c2.selectbox("Split dataset", list(split), key=K + "dataset")]
-    humans = list(dataset["human"]) or [base.dimension.name.lower()]
+    humans = list(dataset.human) or [base.dimension.name.lower()]
     default = base.dimension.name.lower()
     human = c3.selectbox(
         "Human rating",
@@ -50,12 +50,12 @@ def dev_run(lib, prompt, dataset, ids: set[str], label: str, judge_for):
     from geval_core.diagnostics.align import side_run
 
     planned = judge_for(prompt)
-    run = side_run(lib, prompt.id, dataset["id"], ids, planned.settings)
+    run = side_run(lib, prompt.id, dataset.id, ids, planned.settings)
     if run is not None:
         return run
-    going = [r for r in lib.list_runs(prompt=prompt.id, dataset=dataset["id"]) if live.is_live(lib, r["id"])]
+    going = [r for r in lib.list_runs(prompt=prompt.id, dataset=dataset.id) if live.is_live(lib, r.id)]
     if going:
-        live.attach(lib, going[0]["id"])
+        live.attach(lib, going[0].id)
         return None
     if st.button(
         f"Score {label} {prompt.label} on the dev side ({len(ids)} items)", key=f"{K}dev_{prompt.id}"
@@ -83,13 +83,13 @@ def compare_on_dev(lib, base, base_run, dataset, human: str, judge_for) -> None:
         st.info("Freeze a candidate above to compare it with the base.")
     for cand in others:
         examples = base.dimension.example_ids | cand.dimension.example_ids
-        ids, scope = evaluation_ids(lib, dataset["id"], "dev", examples)
+        ids, scope = evaluation_ids(lib, dataset.id, "dev", examples)
         if ids is None:  # pick() offers split datasets only: a split always has a dev side
             continue
         run = dev_run(lib, cand, dataset, ids, "candidate", judge_for)
         if run is None:
             continue
-        report = compare_runs(lib, base_run["id"], run["id"], human, only=ids)
+        report = compare_runs(lib, base_run.id, run.id, human, only=ids)
         st.subheader(f"{base.label} → {cand.label}")
         judges_caption(report)
         st.caption(
@@ -113,7 +113,7 @@ def test_section(lib, base, dataset, human: str, judge_for) -> None:
     from geval_core.run.splits import get_split, record_test_use, sealed_uses
 
     st.header("The sealed test side: once per candidate")
-    split = get_split(lib, dataset["id"])
+    split = get_split(lib, dataset.id)
     uses = sealed_uses(lib, split)
     evaluated = {u["prompt_id"] for u in uses}
     st.caption(
@@ -125,19 +125,19 @@ def test_section(lib, base, dataset, human: str, judge_for) -> None:
     cand = versions[st.selectbox("Candidate to evaluate", list(versions), key=K + "test_candidate")]
     for prompt in ({base.id: base, cand.id: cand}).values():
         test = set(split["test"]) - prompt.dimension.example_ids
-        run = side_run(lib, prompt.id, dataset["id"], test, judge_for(prompt).settings)
+        run = side_run(lib, prompt.id, dataset.id, test, judge_for(prompt).settings)
         if prompt.id in evaluated and run is not None:
             continue
         if st.button(f"Evaluate {prompt.label} on the test set (recorded)", key=f"{K}test_{prompt.id}"):
             if run:  # scored already: the look is recorded all the same
-                record_test_use(lib, split, prompt.id, run["id"])
+                record_test_use(lib, split, prompt.id, run.id)
             else:  # the plan records the use as the run is recorded
                 align_view.start_side_run(lib, prompt, dataset, test, judge_for(prompt), "test")
             st.rerun()
     if cand.id == base.id or not {base.id, cand.id} <= evaluated:
         return
     try:
-        report = align_report(lib, base.id, cand.id, dataset["id"], human)
+        report = align_report(lib, base.id, cand.id, dataset.id, human)
     except Exception as exc:  # a test run still going: said, not raised
         st.info(safe_text.md_escape(str(exc)))
         return
@@ -164,7 +164,7 @@ def main() -> None:
     if picked is None:
         return
     base, dataset, human = picked
-    dev, scope = evaluation_ids(lib, dataset["id"], "dev", base.dimension.example_ids)
+    dev, scope = evaluation_ids(lib, dataset.id, "dev", base.dimension.example_ids)
     if dev is None:  # pick() offers split datasets only: a split always has a dev side
         return
     st.caption(

@@ -6,16 +6,17 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.errors import InputError
+from geval_core.records import Dataset
 from workbench_ui import archive_view, cached_reads, next_link, safe_text, sealing, state, upload
 
 K = "ds_"
 
 
-def versions_table(lib) -> dict | None:
+def versions_table(lib) -> Dataset | None:
     """Every dataset version not archived; returns the one picked for browsing."""
     every = lib.list_datasets()
     rows = archive_view.visible(lib, "dataset", every)
-    archive_view.panel(lib, "dataset", {r["id"]: f"{r['label']} · {r['id'][:12]}" for r in every})
+    archive_view.panel(lib, "dataset", {r.id: f"{r.label} · {r.id[:12]}" for r in every})
     if not rows:
         st.info("No dataset yet: upload one below.")
         return None
@@ -23,33 +24,33 @@ def versions_table(lib) -> dict | None:
         pd.DataFrame(
             [
                 {
-                    "dataset": r["label"],
-                    "items": r["item_count"],
-                    "input fields": ", ".join(r["fields"]),
-                    "human ratings": ", ".join(r["human"]),
-                    "source": r.get("source"),
-                    "created": r["created_at"],
-                    "hash": r["id"][:12],
+                    "dataset": r.label,
+                    "items": r.item_count,
+                    "input fields": ", ".join(r.fields),
+                    "human ratings": ", ".join(r.human),
+                    "source": r.source,
+                    "created": r.created_at,
+                    "hash": r.id[:12],
                 }
                 for r in rows
             ]
         ),
         hide_index=True,
     )
-    labels = {r["label"]: r for r in rows}
+    labels = {r.label: r for r in rows}
     return labels[st.selectbox("Browse items of", list(labels), key=K + "browse")]
 
 
-def items_table(dataset: dict) -> None:
+def items_table(dataset: Dataset) -> None:
     """The items of one version: id, group, fields and human ratings (text shown as data, not markup)."""
-    items = cached_reads.dataset_items(dataset["id"])
+    items = cached_reads.dataset_items(dataset.id)
     frame = pd.DataFrame(
         [
             {"id": i.id, "group": i.group, **i.fields, **{f"human.{k}": v for k, v in i.human.items()}}
             for i in items
         ]
     )
-    st.caption(f"{len(items)} items; the dataset version is immutable (hash {dataset['id'][:12]}).")
+    st.caption(f"{len(items)} items; the dataset version is immutable (hash {dataset.id[:12]}).")
     st.dataframe(frame, hide_index=True, height=320)
 
 

@@ -178,7 +178,7 @@ def export_section(lib, prompt: FrozenPrompt) -> None:
 
 def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
     """Optionally attach the agreement measured on a finished run of this very version (run_agreement)."""
-    runs = {r["id"]: r for r in agree.export_runs(lib, prompt.id)}
+    runs = {r.id: (r, humans) for r, humans in agree.export_runs(lib, prompt.id)}
     if not runs:
         st.caption(
             "No finished run of this version on a dataset with human ratings: the export carries no "
@@ -191,14 +191,13 @@ def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
     run_id = c1.selectbox(
         "Run of this version",
         list(runs),
-        format_func=lambda r: cached_reads.run_label(runs[r]),
+        format_func=lambda r: cached_reads.run_label(runs[r][0]),
         key=f"{K}agree_run_{prompt.id}",
     )
-    run = runs[run_id]
-    humans = run["human"]
+    run, humans = runs[run_id]
     default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
     field = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{K}agree_human_{run_id}")
-    grouped = all(i.group for i in cached_reads.dataset_items(run["dataset_id"]))
+    grouped = all(i.group for i in cached_reads.dataset_items(run.dataset_id))
     reading = st.radio(
         "Reading to attach",
         list(READINGS) if grouped else ["dataset"],

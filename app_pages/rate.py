@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from geval_core.records import Dataset, Run
 from geval_core.types import FrozenPrompt
 from workbench_ui import archive_view, cached_reads, rate_parts, safe_text, state
 
 K = rate_parts.K
 
 
-def choose(lib) -> tuple[dict, FrozenPrompt] | None:
+def choose(lib) -> tuple[Dataset, FrozenPrompt] | None:
     """The dataset version and the frozen prompt (the dimension to rate)."""
-    datasets = {d["id"]: d for d in archive_view.visible(lib, "dataset", lib.list_datasets())}
+    datasets = {d.id: d for d in archive_view.visible(lib, "dataset", lib.list_datasets())}
     prompts = {p["id"]: p for p in lib.list_prompts()}
     if not datasets or not prompts:
         st.info("Rating needs a dataset (Datasets page) and a frozen prompt (Design page).")
@@ -26,7 +27,7 @@ def choose(lib) -> tuple[dict, FrozenPrompt] | None:
             "Dataset version",
             list(datasets),
             key=K + "dataset",
-            format_func=lambda i: f"{datasets[i]['label']} ({datasets[i]['item_count']} items)",
+            format_func=lambda i: f"{datasets[i].label} ({datasets[i].item_count} items)",
         ),
     )
     state.keep_choice(K + "prompt", list(prompts))
@@ -42,14 +43,12 @@ def choose(lib) -> tuple[dict, FrozenPrompt] | None:
     return datasets[dataset_id], lib.get_prompt(prompt_id)
 
 
-def choose_run(lib, dataset: dict) -> tuple[dict | None, str, bool]:
+def choose_run(lib, dataset: Dataset) -> tuple[Run | None, str, bool]:
     """(run for the review queue and the judge's score, queue order, show the judge's score)."""
     runs = [
-        r
-        for r in archive_view.visible(lib, "run", lib.list_runs(dataset=dataset["id"]))
-        if int(r.get("judged") or 0)
+        r for r in archive_view.visible(lib, "run", lib.list_runs(dataset=dataset.id)) if int(r.judged or 0)
     ]
-    labels = {r["id"]: cached_reads.run_label(r) for r in runs}
+    labels = {r.id: cached_reads.run_label(r) for r in runs}
     c1, c2 = st.columns(2)
     state.keep_choice(K + "run", [None, *labels])
     run_id = state.kept(
@@ -87,11 +86,11 @@ def main() -> None:
     if not rater:
         st.info("Type your name in the sidebar (Rater name) to start rating.")
     else:
-        ctx = {"where": (dataset["id"],), "dimension": prompt.name, "rater": rater}
+        ctx = {"where": (dataset.id,), "dimension": prompt.name, "rater": rater}
         queue = rate_parts.queue_order(lib, dataset, prompt, run, order)
         rate_parts.rate_next(lib, ctx, prompt, queue, run, show_judge)
     st.header("Raters")
-    rate_parts.raters_table(lib, dataset["id"], prompt.name)
+    rate_parts.raters_table(lib, dataset.id, prompt.name)
     rate_parts.save_version(lib, dataset, prompt.name)
 
 

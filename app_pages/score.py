@@ -6,6 +6,7 @@ import streamlit as st
 
 from geval_core.prompts.inputs import mismatch_message, missing_inputs
 from geval_core.providers.registry import default_concurrency, provider_spec
+from geval_core.records import Dataset, Run
 from geval_core.run.options import RunOptions
 from geval_core.run.plan import RunScope, plan_of_run, plan_run
 from geval_core.types import bounds_of
@@ -26,11 +27,11 @@ from workbench_ui import (
 )
 
 
-def pick_items(lib, dataset: dict, prompt) -> tuple[list, str | None]:
+def pick_items(lib, dataset: Dataset, prompt) -> tuple[list, str | None]:
     """The dataset's items (the dev side of a split dataset unless the test side is chosen): the first N of them
     (of chosen groups), or a seeded random sample; and the side."""
     items, side = sealing.side_items(
-        lib, dataset["id"], cached_reads.dataset_items(dataset["id"]), prompt.id, "score_side"
+        lib, dataset.id, cached_reads.dataset_items(dataset.id), prompt.id, "score_side"
     )
     how = st.radio(
         "Which items",
@@ -53,7 +54,7 @@ def pick_items(lib, dataset: dict, prompt) -> tuple[list, str | None]:
         max_value=max(len(items), 1),
         value=len(items) or 1,
         step=1,
-        key=f"score_n_{dataset['id']}_{len(items)}",
+        key=f"score_n_{dataset.id}_{len(items)}",
     )
     return items[: int(count)], side
 
@@ -61,7 +62,7 @@ def pick_items(lib, dataset: dict, prompt) -> tuple[list, str | None]:
 HOW = {"first": "the first N", "sample": "a random sample of N (seeded)"}
 
 
-def sampled(lib, dataset: dict, prompt, items: list, side: str | None) -> list:
+def sampled(lib, dataset: Dataset, prompt, items: list, side: str | None) -> list:
     """A seeded random sample of the items, drawn as `geval score --sample N --seed S` draws it."""
     from geval_core.run.plan import sample_items
 
@@ -72,7 +73,7 @@ def sampled(lib, dataset: dict, prompt, items: list, side: str | None) -> list:
         max_value=max(len(items), 1),
         value=min(len(items), 50) or 1,
         step=1,
-        key=f"score_sample_n_{dataset['id']}",
+        key=f"score_sample_n_{dataset.id}",
     )
     seed = c2.number_input(
         "Seed", min_value=0, value=0, step=1, key="score_seed", help="The same seed, the same items."
@@ -114,24 +115,22 @@ def new_run(lib) -> None:
         state.kept("score_prompt", c1.selectbox("Frozen prompt", list(p_labels), key="score_prompt"))
     )
     # Datasets that hold every input of the prompt come first; the others say what they lack.
-    unfit = {d["id"]: missing_inputs(prompt, d["fields"]) for d in datasets}
-    d_labels = {
-        f"{d['name']}@{d['version']}": d for d in sorted(datasets, key=lambda d: bool(unfit[d["id"]]))
-    }
+    unfit = {d.id: missing_inputs(prompt, d.fields) for d in datasets}
+    d_labels = {f"{d.name}@{d.version}": d for d in sorted(datasets, key=lambda d: bool(unfit[d.id]))}
 
     def label(key: str) -> str:
-        lacks = unfit[d_labels[key]["id"]]
+        lacks = unfit[d_labels[key].id]
         return key if not lacks else f"{key} (does not fit: no {', '.join(lacks)})"
 
     state.keep_choice(
-        "score_dataset", [k for k in d_labels if not unfit[d_labels[k]["id"]]]
+        "score_dataset", [k for k in d_labels if not unfit[d_labels[k].id]]
     )  # only one that fits
     # A dataset chosen for another prompt does not stay selected when it does not fit this one.
     chosen = st.session_state.get("score_dataset")
     if (
         st.session_state.get("score_dataset_for") != prompt.id
         and chosen in d_labels
-        and unfit[d_labels[chosen]["id"]]
+        and unfit[d_labels[chosen].id]
     ):
         st.session_state["score_dataset"] = next(iter(d_labels))
     st.session_state["score_dataset_for"] = prompt.id
@@ -140,7 +139,7 @@ def new_run(lib) -> None:
             "score_dataset", c2.selectbox("Dataset", list(d_labels), key="score_dataset", format_func=label)
         )
     ]
-    problem = mismatch_message(prompt, dataset["fields"], f"dataset {dataset['name']}@{dataset['version']}")
+    problem = mismatch_message(prompt, dataset.fields, f"dataset {dataset.name}@{dataset.version}")
     if problem:
         st.error(safe_text.md_escape(problem))
         return
@@ -171,7 +170,7 @@ def new_run(lib) -> None:
         st.warning(safe_text.md_escape(warning))
     rate_limits()
     score_parts.cost_box(
-        lib, prompt, items, settings, dataset["id"], plan.options.concurrency
+        lib, prompt, items, settings, dataset.id, plan.options.concurrency
     )  # as the run sends
     score_batch.offer(lib, plan, items, ready)
     st.caption(safe_text.md_escape(plan.describe()))
@@ -186,7 +185,7 @@ def new_run(lib) -> None:
 NEVER_SENT = "ContextLengthError"  # an item too long for the judge's context: a resume cannot send it either
 
 
-def resume(lib, run: dict, prompt) -> None:
+def resume(lib, run: Run, prompt) -> None:
     """Resume a run that stopped before every item was judged, in a new worker (items too long for the judge's
     context are not offered: they were never sent and never can be)."""
     judged = cached_reads.judged_ids(run)  # per run state: reading 20,000 ids on every rerun took 0.5 s
@@ -196,7 +195,7 @@ def resume(lib, run: dict, prompt) -> None:
     wanted = score_parts.run_item_ids(run)
     todo = [
         i
-        for i in cached_reads.dataset_items(run["dataset_id"])
+        for i in cached_reads.dataset_items(run.dataset_id)
         if (wanted is None or i.id in wanted) and i.id not in judged and i.id not in too_long
     ]
     if too_long:
@@ -205,11 +204,11 @@ def resume(lib, run: dict, prompt) -> None:
         )
     if not todo or score_batch.pending(run):  # a batch still out: collecting it fills these items in
         return
-    st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.get('status')}).")
+    st.info(f"{len(todo)} item(s) of this run are not judged yet (run status: {run.status}).")
     st.caption(safe_text.md_escape(f"Scored by {run_plans.run_judge(run)}"))
     if st.button(f"Resume ({len(todo)} items)", key="score_resume"):
         plan = plan_of_run(
-            lib, run["id"], concurrency=(lib.job(run["id"]) or {}).get("options", {}).get("concurrency")
+            lib, run.id, concurrency=(lib.job(run.id) or {}).get("options", {}).get("concurrency")
         )
         run_plans.start(lib, plan)  # refused here when the run's server is not the one its judge now reaches
         st.rerun()
@@ -218,20 +217,20 @@ def resume(lib, run: dict, prompt) -> None:
 def show_run(lib) -> None:
     """Pick a run and show its summary, its table and the selected item."""
     every = lib.list_runs()  # newest first; read after new_run, so a run it started is listed
-    archive_view.panel(lib, "run", {r["id"]: cached_reads.run_label(r) for r in every})
+    archive_view.panel(lib, "run", {r.id: cached_reads.run_label(r) for r in every})
     runs = archive_view.visible(lib, "run", every)
     if not runs:
         st.info("No runs yet: start one above.")
         return
     # The picker's labels leave out judged/status: a select box keeps showing the label it first drew for its
     # value, so "cancelled" stayed after a resume. Those two are drawn below it, fresh on every rerun.
-    labels = {r["id"]: cached_reads.run_title(r) for r in runs}
+    labels = {r.id: cached_reads.run_title(r) for r in runs}
     if st.session_state.get("score_run") not in labels:
-        st.session_state["score_run"] = runs[0]["id"]
+        st.session_state["score_run"] = runs[0].id
     run_id = st.selectbox("Run", list(labels), format_func=labels.__getitem__, key="score_run")
     run = lib.get_run(run_id)
     score_batch.run_panel(lib, run)
-    prompt = lib.get_prompt(run["prompt_id"])
+    prompt = lib.get_prompt(run.prompt_id)
     if live.is_live(lib, run_id):  # its progress is the job's, redrawn every second: no second, older count
         live.attach(lib, run_id)  # the figures below are drawn once the worker has ended
         return
@@ -243,7 +242,7 @@ def show_run(lib) -> None:
         st.info("No item of this run is judged yet.")
         return
     score_parts.summary(lib, run, prompt, rows)
-    if run.get("status") == "done":
+    if run.status == "done":
         next_link.show(lib)
     score_parts.table_and_item(run, prompt, rows)
     score_parts.downloads(run, rows)

@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from .judgment import Judgment
+from .records import Dataset, Run
 from .types import FrozenPrompt, Item, JudgeSettings
 
 
@@ -26,8 +27,8 @@ class Store(Protocol):
         """A frozen prompt by id, name or name@version."""
         ...
 
-    def get_dataset(self, ref: str) -> dict[str, Any]:
-        """A dataset version's row (id, label, fields, human, item_count, ...)."""
+    def get_dataset(self, ref: str) -> Dataset:
+        """A dataset version (id, label, fields, human, item_count, ...)."""
         ...
 
     def dataset_items(self, ref: str) -> list[Item]:
@@ -40,8 +41,8 @@ class Store(Protocol):
         """Start a run record; its id."""
         ...
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
-        """One run's row with its judge settings."""
+    def get_run(self, run_id: str) -> Run:
+        """One run with its judge settings."""
         ...
 
     def set_run_fields(self, run_id: str, **fields: Any) -> None:
@@ -111,7 +112,7 @@ class Store(Protocol):
         """Store a JSON setting (a batch's record, a probe's findings)."""
         ...
 
-    def list_runs(self, prompt: str | None = None, dataset: str | None = None) -> list[dict[str, Any]]:
+    def list_runs(self, prompt: str | None = None, dataset: str | None = None) -> list[Run]:
         """Runs, newest first; `prompt`/`dataset` filter by id, name or name@version."""
         ...
 

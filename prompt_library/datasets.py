@@ -7,7 +7,6 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,29 +14,13 @@ from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.files.datafiles import field_paths, lookup
 from geval_core.prompts import canonical_hash, canonical_json
 from geval_core.prompts.inputs import conversation_text
+from geval_core.records import Dataset, DatasetMapping
 from geval_core.types import Item
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now
 from .dataset_import import VersionScan, file_items, rehashed, scan_items
 from .prompts import split_label
 from .sealed_import import SealedCheck, enforce_seal
-
-
-@dataclass(frozen=True)
-class DatasetMapping:
-    """Where each item's parts come from in a row: dotted paths into JSON, column names in CSV."""
-
-    id: str = "id"
-    inputs: dict[str, str] = field(default_factory=dict)  # input field -> source path
-    human: dict[str, str] = field(default_factory=dict)  # rating name -> source path
-    group: str | None = None  # e.g. "doc_id", for summary-level agreement
-    # Ratings saved on the Rate page: dimension -> the people behind NAME.0, NAME.1, ... (in that order).
-    raters: dict[str, list[str]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (stored with the dataset version)."""
-        return asdict(self)
-
 
 # A rating cell that says "no rating" (as pandas reads these): missing, counted on import, never a refusal.
 MISSING_MARKS = frozenset({"", "na", "n/a", "nan", "null", "none", "-"})
@@ -222,7 +205,11 @@ class DatasetsMixin(LibraryBase):
         dataset_id = scan.version_id()
         with self._write() as db:
             if db.execute("SELECT 1 FROM datasets WHERE id = ?", [dataset_id]).fetchone():
-                return {**self.get_dataset(dataset_id), "created": False, "human_missing": scan.missing()}
+                return {
+                    **self.get_dataset(dataset_id).as_dict(),
+                    "created": False,
+                    "human_missing": scan.missing(),
+                }
             version = db.execute(
                 "SELECT COALESCE(MAX(version), 0) + 1 FROM datasets WHERE name = ?", [name]
             ).fetchone()[0]
@@ -254,7 +241,7 @@ class DatasetsMixin(LibraryBase):
                 from geval_core.run.splits import carry_split
 
                 carry_split(self, carry_split_from, dataset_id, list(scan.ids))  # type: ignore[arg-type]
-        return {**self.get_dataset(dataset_id), "created": True, "human_missing": scan.missing()}
+        return {**self.get_dataset(dataset_id).as_dict(), "created": True, "human_missing": scan.missing()}
 
     def _dataset_row(self, name_or_id: str, version: int | None) -> dict[str, Any] | None:
         name, version = split_label(name_or_id, version)
@@ -264,7 +251,7 @@ class DatasetsMixin(LibraryBase):
             "SELECT * FROM datasets WHERE name = ? ORDER BY version DESC LIMIT 1", [name]
         )
 
-    def get_dataset(self, name_or_id: str, version: int | None = None) -> dict[str, Any]:
+    def get_dataset(self, name_or_id: str, version: int | None = None) -> Dataset:
         """A dataset version by id, name (latest), name@version or name+version."""
         row = self._dataset_row(str(name_or_id), version)
         if row is None:
@@ -272,7 +259,7 @@ class DatasetsMixin(LibraryBase):
             raise NotFoundError(f"no dataset {name_or_id!r}; known datasets: {known}")
         return _decode(row)
 
-    def list_datasets(self) -> list[dict[str, Any]]:
+    def list_datasets(self) -> list[Dataset]:
         """Every dataset version, sorted by name then version."""
         return [_decode(r) for r in self._rows("SELECT * FROM datasets ORDER BY name, version")]
 
@@ -280,7 +267,7 @@ class DatasetsMixin(LibraryBase):
         """The items of one dataset version (id, name or name@version), in import order."""
         dataset = self.get_dataset(dataset_id)
         with collections_paused():
-            rows = self._rows("SELECT * FROM items WHERE dataset_id = ? ORDER BY position", [dataset["id"]])
+            rows = self._rows("SELECT * FROM items WHERE dataset_id = ? ORDER BY position", [dataset.id])
             fields = loads_column([r["fields"] for r in rows], {})
             human = loads_column([r["human"] for r in rows], {})
             items = [
@@ -291,7 +278,7 @@ class DatasetsMixin(LibraryBase):
             raise _altered(dataset, problem)
         return items
 
-    def version_with_items(self, name: str, items: list[Item], fields: list[str]) -> dict[str, Any] | None:
+    def version_with_items(self, name: str, items: list[Item], fields: list[str]) -> Dataset | None:
         """The newest version of dataset `name` holding these items (same ids, same order, the same text in
         `fields`), or None: a data file scored again is the version it was imported as, ratings and groups
         included, not a new version without them."""
@@ -318,19 +305,19 @@ class DatasetsMixin(LibraryBase):
         dataset = self.get_dataset(dataset_id)
         with self._lock:
             count = self.conn.execute(
-                "SELECT COUNT(*) FROM items WHERE dataset_id = ?", [dataset["id"]]
+                "SELECT COUNT(*) FROM items WHERE dataset_id = ?", [dataset.id]
             ).fetchone()[0]
-        if count != dataset["item_count"]:
-            raise _altered(dataset, f"holds {count} items where its version says {dataset['item_count']}")
-        folded, position = VersionHash(dataset["name"]), -1
+        if count != dataset.item_count:
+            raise _altered(dataset, f"holds {count} items where its version says {dataset.item_count}")
+        folded, position = VersionHash(dataset.name), -1
         while True:
-            page, position = self._item_page(dataset["id"], position, batch)
+            page, position = self._item_page(dataset.id, position, batch)
             for item in page:
                 folded.add(item)
                 yield item
             if len(page) < batch:
                 break
-        if folded.count != dataset["item_count"] or folded.hexdigest() != dataset["id"]:
+        if folded.count != dataset.item_count or folded.hexdigest() != dataset.id:
             raise _altered(dataset, "stored hash does not match its items")
 
     def _item_page(self, dataset_id: str, after: int, batch: int) -> tuple[list[Item], int]:
@@ -349,18 +336,18 @@ class DatasetsMixin(LibraryBase):
             return items, rows[-1]["position"] if rows else after
 
 
-def _altered(dataset: dict[str, Any], problem: str) -> IntegrityError:
+def _altered(dataset: Dataset, problem: str) -> IntegrityError:
     return IntegrityError(
-        f"stored dataset {dataset['label']} ({dataset['id'][:12]}) {problem}; the library "
+        f"stored dataset {dataset.label} ({dataset.id[:12]}) {problem}; the library "
         "file was altered outside the workbench (`geval verify` lists what differs)"
     )
 
 
-def version_problem(dataset: dict[str, Any], items: list[Item]) -> str | None:
+def version_problem(dataset: Dataset, items: list[Item]) -> str | None:
     """Why a stored version's items differ from its row (count, content hash), or None when they match."""
-    if len(items) != dataset["item_count"]:
-        return f"holds {len(items)} items where its version says {dataset['item_count']}"
-    if dataset_hash(dataset["name"], items) != dataset["id"]:
+    if len(items) != dataset.item_count:
+        return f"holds {len(items)} items where its version says {dataset.item_count}"
+    if dataset_hash(dataset.name, items) != dataset.id:
         return "stored hash does not match its items"
     return None
 
@@ -372,10 +359,6 @@ def _seen(items: Iterable[Item], seal: SealedCheck) -> Iterator[Item]:
         yield item
 
 
-def _decode(row: dict[str, Any]) -> dict[str, Any]:
-    out = dict(row)
-    out["label"] = f"{row['name']}@{row['version']}"
-    out["mapping"] = loads(row["mapping"])
-    out["fields"] = loads(row["fields"], [])
-    out["human"] = loads(row["human"], [])
-    return out
+def _decode(row: dict[str, Any]) -> Dataset:
+    """The one decoding of a stored dataset version: its mapping, field names and rating names."""
+    return Dataset.from_stored(row, loads(row["mapping"]), loads(row["fields"], []), loads(row["human"], []))

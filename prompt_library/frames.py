@@ -152,7 +152,7 @@ def score_frame(
             plan_run(
                 lib,
                 stored,
-                dataset,
+                dataset["id"],
                 scope=RunScope(new_run=True),
                 judge=planned,
                 concurrency=concurrency,

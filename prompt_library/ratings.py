@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from geval_core.errors import InputError
+from geval_core.records import Dataset
 from geval_core.stats.people import version_ratings
 from geval_core.types import Item
 
@@ -257,7 +258,7 @@ class RatingsMixin(DatasetsMixin):
             return None
         later = self._rows(
             "SELECT id, name, version FROM datasets WHERE name = ? AND version > ? ORDER BY version DESC",
-            [dataset["name"], dataset["version"]],
+            [dataset.name, dataset.version],
         )
         for row in later:
             theirs = {i.id: _ratings_of(i.human, dimension) for i in self.dataset_items(row["id"])}
@@ -265,23 +266,23 @@ class RatingsMixin(DatasetsMixin):
                 return f"{row['name']}@{row['version']}"
         return None
 
-    def _unsaved(self, dataset: dict[str, Any], dimension: str) -> dict[str, dict[str, float]]:
+    def _unsaved(self, dataset: Dataset, dimension: str) -> dict[str, dict[str, float]]:
         """item id -> its ratings of `dimension` as saving would store them, for the items where that differs."""
-        if not self.rating_rows(dataset["id"], dimension):
+        if not self.rating_rows(dataset.id, dimension):
             return {}  # nobody rated here: no snapshot to read
         items, _ = self._snapshot(dataset, dimension)
-        own = {i.id: _ratings_of(i.human, dimension) for i in self.dataset_items(dataset["id"])}
+        own = {i.id: _ratings_of(i.human, dimension) for i in self.dataset_items(dataset.id)}
         saved = {i.id: _ratings_of(i.human, dimension) for i in items}
         return {k: v for k, v in saved.items() if v != own[k]}
 
-    def _snapshot(self, dataset: dict[str, Any], dimension: str) -> tuple[list[Item], list[str]]:
+    def _snapshot(self, dataset: Dataset, dimension: str) -> tuple[list[Item], list[str]]:
         """snapshot_items of a dataset version with its raters' current ratings of `dimension`."""
         ratings = {
             r: {i: row["rating"] for i, row in acts.items() if row["status"] == "rated"}
-            for r, acts in self.current_ratings(dataset["id"], dimension).items()
+            for r, acts in self.current_ratings(dataset.id, dimension).items()
         }
-        names = ((dataset.get("mapping") or {}).get("raters") or {}).get(dimension) or []
-        return snapshot_items(self.dataset_items(dataset["id"]), dimension, ratings, names)
+        names = (dataset.mapping.raters if dataset.mapping else {}).get(dimension) or []
+        return snapshot_items(self.dataset_items(dataset.id), dimension, ratings, names)
 
     def save_ratings_version(self, dataset_id: str, dimension: str) -> dict[str, Any]:
         """A new version of the dataset: its own ratings kept, every workbench rater's current rating of `dimension`
@@ -289,27 +290,27 @@ class RatingsMixin(DatasetsMixin):
         dataset = self.get_dataset(dataset_id)
         rated = [
             acts
-            for acts in self.current_ratings(dataset["id"], dimension).values()
+            for acts in self.current_ratings(dataset.id, dimension).values()
             if any(row["status"] == "rated" for row in acts.values())
         ]
         if not rated:
-            raise InputError(f"no ratings of {dimension!r} on {dataset['label']} yet: rate some items first")
+            raise InputError(f"no ratings of {dimension!r} on {dataset.label} yet: rate some items first")
         items, raters = self._snapshot(dataset, dimension)
         order = ", ".join(f"{k}={name}" for k, name in enumerate(raters))
-        source = f"ratings of {dimension} on {dataset['label']} ({dataset['id'][:12]}); raters {order}"
-        known = (dataset.get("mapping") or {}).get("raters") or {}
-        mapping = DatasetMapping(**{**(dataset.get("mapping") or {}), "raters": {**known, dimension: raters}})
+        source = f"ratings of {dimension} on {dataset.label} ({dataset.id[:12]}); raters {order}"
+        stored = dataset.mapping or DatasetMapping()
+        mapping = replace(stored, raters={**stored.raters, dimension: raters})
         from geval_core.run.splits import has_split
 
-        carried = dataset["id"] if has_split(self, dataset["id"]) else None  # type: ignore[arg-type]  # a Library
+        carried = dataset.id if has_split(self, dataset.id) else None  # type: ignore[arg-type]  # a Library
         return {
             **self.import_items(
-                dataset["name"], items, source=source, mapping=mapping, carry_split_from=carried
+                dataset.name, items, source=source, mapping=mapping, carry_split_from=carried
             ),
             "raters": raters,
         }
 
     def rater_names(self, dataset_id: str, dimension: str) -> list[str]:
         """The people behind a saved version's NAME.0, NAME.1, ... of `dimension` (empty when not known)."""
-        mapping = self.get_dataset(dataset_id).get("mapping") or {}
-        return list((mapping.get("raters") or {}).get(dimension) or [])
+        mapping = self.get_dataset(dataset_id).mapping
+        return list((mapping.raters if mapping else {}).get(dimension) or [])

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from geval_core.judgment import Judgment
+from geval_core.records import Run
 
 from .base import LibraryBase, collections_paused, loads_column
 from .dataset_scans import DatasetScansMixin
@@ -36,7 +37,7 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
 
     if TYPE_CHECKING:  # RunsMixin's, which builds on this mixin
 
-        def get_run(self, run_id: str) -> dict[str, Any]: ...
+        def get_run(self, run_id: str) -> Run: ...
 
     def judged_count(self, run_id: str) -> int:
         """Items of a run with a final (error-free) judgment: len(judged_item_ids) from the index alone."""
@@ -102,8 +103,8 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
         """The run's judgments in dataset order as `judgments` returns them, a page of items at a time;
         `after_item`: only those of items after it in the dataset."""
         run = self.get_run(run_id)
-        for ids in self._item_id_pages(run["dataset_id"], batch, after_item):
-            by_item = self.judgments_of(run["id"], ids)
+        for ids in self._item_id_pages(run.dataset_id, batch, after_item):
+            by_item = self.judgments_of(run.id, ids)
             yield from (by_item[i] for i in ids if i in by_item)
 
     def _item_id_pages(self, dataset_id: str, batch: int, after_item: str | None) -> Iterator[list[str]]:
@@ -152,8 +153,8 @@ class RunStreamsMixin(DatasetScansMixin, LibraryBase):
         """`judgment_values_of` of every judgment of the run, in dataset order, a page of items at a time;
         `after_item`: only those of items after it in the dataset."""
         run = self.get_run(run_id)
-        for ids in self._item_id_pages(run["dataset_id"], batch, after_item):
-            values = self.judgment_values_of(run["id"], ids)
+        for ids in self._item_id_pages(run.dataset_id, batch, after_item):
+            values = self.judgment_values_of(run.id, ids)
             yield from (values[i] for i in ids if i in values)
 
     def judgment_values(self, judgment: Judgment) -> tuple[Any, ...]:

@@ -12,6 +12,7 @@ from typing import Any
 from geval_core.errors import InputError, IntegrityError, NotFoundError
 from geval_core.judgment import Judgment
 from geval_core.prompts import canonical_hash, canonical_json
+from geval_core.records import Run
 from geval_core.types import Dimension, JudgeSettings, Scale
 
 from .base import LibraryBase, collections_paused, dumps, insert_row, loads, loads_column, now, update_row
@@ -59,10 +60,10 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         prompt = self.get_prompt(prompt_id)
         dataset = self.get_dataset(dataset_id)
         if item_ids is not None:
-            known = {i.id for i in self.dataset_items(dataset["id"])}
+            known = {i.id for i in self.dataset_items(dataset.id)}
             unknown = [i for i in item_ids if i not in known]
             if unknown:
-                raise InputError(f"items {unknown[:5]} are not in dataset {dataset['label']}")
+                raise InputError(f"items {unknown[:5]} are not in dataset {dataset.label}")
         run_id = new_run_id()
         with self._write() as db:
             insert_row(
@@ -73,11 +74,11 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
                     {
                         "id": run_id,
                         "prompt_id": prompt.id,
-                        "dataset_id": dataset["id"],
+                        "dataset_id": dataset.id,
                         "judge": dumps(asdict(judge)),
                         "item_ids": dumps(list(item_ids)) if item_ids is not None else None,
                         "status": "running",
-                        "items_total": len(item_ids) if item_ids is not None else dataset["item_count"],
+                        "items_total": len(item_ids) if item_ids is not None else dataset.item_count,
                         "created_at": now(),
                         "extra": dumps({}),
                     },
@@ -92,12 +93,12 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         judge: JudgeSettings,
         statuses: tuple[str, ...] = RUN_STATUSES,
         item_ids: list[str] | None = None,
-    ) -> dict[str, Any] | None:
+    ) -> Run | None:
         """The newest run of this prompt, dataset and judge on exactly `item_ids` (None: the whole dataset) whose
         status is in `statuses`; None when there is none (looking records nothing)."""
-        wanted = asdict(judge)
+        wanted = None if item_ids is None else tuple(item_ids)
         for run in self.list_runs(prompt=prompt_id, dataset=dataset_id):
-            if run["status"] in statuses and run["judge"] == wanted and run.get("item_ids") == item_ids:
+            if run.status in statuses and run.judge == judge and run.item_ids == wanted:
                 return run
         return None
 
@@ -114,10 +115,10 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         with self._write():
             found = self.find_run(prompt_id, dataset_id, judge, statuses, item_ids)
             if found is not None:
-                return found["id"], False
+                return found.id, False
             return self.create_run(prompt_id, dataset_id, judge, item_ids), True
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
+    def get_run(self, run_id: str) -> Run:
         """One run with its judge settings, labels and counts (judged, errors); a unique id prefix works."""
         row = self._one(_RUN_SELECT + " WHERE r.id = ?", [run_id])
         if row is None:
@@ -127,7 +128,7 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
             raise NotFoundError(f"no run {run_id!r}; `geval runs list` shows the runs")
         return _run(row)
 
-    def list_runs(self, prompt: str | None = None, dataset: str | None = None) -> list[dict[str, Any]]:
+    def list_runs(self, prompt: str | None = None, dataset: str | None = None) -> list[Run]:
         """Runs, newest first; `prompt`/`dataset` filter by id, name (every version) or name@version."""
         where: list[str] = []
         params: list[str | int] = []
@@ -157,12 +158,10 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
         extra = {k: v for k, v in fields.items() if k not in RUN_COLUMNS}
         with self._write() as db:
             if extra:
-                stored = loads(
-                    db.execute("SELECT extra FROM runs WHERE id = ?", [run["id"]]).fetchone()[0], {}
-                )
+                stored = loads(db.execute("SELECT extra FROM runs WHERE id = ?", [run.id]).fetchone()[0], {})
                 columns["extra"] = dumps({**stored, **extra})
             if columns:
-                update_row(db, "runs", ("id", run["id"]), columns)
+                update_row(db, "runs", ("id", run.id), columns)
 
     def finish_run(self, run_id: str, status: str = "done", **totals: Any) -> None:
         """Mark a run finished (done, cancelled or failed), store its totals and the digest of its judgments."""
@@ -170,13 +169,11 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
             run = self.get_run(run_id)
             # Set at every finish where judgments were added (a resumed session adds some, or successors of
             # errored ones); judgments are append-only, so an unchanged count is an unchanged digest.
-            rows = self.judgment_row_count(run["id"])
-            if run.get("digest") is None or run.get(DIGEST_ROWS) != rows:
-                db.execute(
-                    "UPDATE runs SET digest = ? WHERE id = ?", [self.streamed_digest(run["id"]), run["id"]]
-                )
+            rows = self.judgment_row_count(run.id)
+            if run.digest is None or run.extra.get(DIGEST_ROWS) != rows:
+                db.execute("UPDATE runs SET digest = ? WHERE id = ?", [self.streamed_digest(run.id), run.id])
                 totals[DIGEST_ROWS] = rows
-            self.set_run_fields(run["id"], status=status, finished_at=now(), **totals)
+            self.set_run_fields(run.id, status=status, finished_at=now(), **totals)
 
     def judged_item_ids(self, run_id: str, include_errors: bool = False) -> set[str]:
         """Items that already have a judgment; errored ones are left out (a resume retries them)."""
@@ -238,10 +235,10 @@ class RunsMixin(RunStreamsMixin, PromptsMixin, LibraryBase):
             with self._lock:  # the connection is shared by threads: no read inside another's write
                 position = dict(
                     self.conn.execute(
-                        "SELECT item_id, position FROM items WHERE dataset_id = ?", [run["dataset_id"]]
+                        "SELECT item_id, position FROM items WHERE dataset_id = ?", [run.dataset_id]
                     ).fetchall()
                 )
-            rows = latest_attempts(self._rows("SELECT * FROM judgments WHERE run_id = ?", [run["id"]]))
+            rows = latest_attempts(self._rows("SELECT * FROM judgments WHERE run_id = ?", [run.id]))
             rows.sort(key=lambda r: (r["item_id"] in position, position.get(r["item_id"], 0), r["item_id"]))
             distributions = loads_column([r["distribution"] for r in rows])
             replies = loads_column([r["replies"] for r in rows], [])
@@ -351,10 +348,6 @@ def cache_entry_ok(key: str, reply_text: str | None, stored_hash: str | None) ->
         return False
 
 
-def _run(row: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in row.items() if k not in ("extra", "row_hash")}
-    out["judge"] = loads(row["judge"], {})
-    out["item_ids"] = loads(row["item_ids"])
-    for key, value in loads(row["extra"], {}).items():
-        out.setdefault(key, value)
-    return out
+def _run(row: dict[str, Any]) -> Run:
+    """The one decoding of a stored run: its judge, item ids and extra facts."""
+    return Run.from_stored(row, loads(row["judge"], {}), loads(row["item_ids"]), loads(row["extra"], {}))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from geval_core.errors import InputError
+from geval_core.records import Dataset
 from geval_core.types import Item
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def normal_text(text: Any) -> str:
 class SealedMatch:
     """Imported items whose text is on the test side of one split version."""
 
-    dataset: dict[str, Any]  # the split version's row
+    dataset: Dataset  # the split version
     split: dict[str, Any]
     pairs: list[tuple[str, str]]  # (imported item id, the sealed test item id whose text it has)
 
@@ -102,7 +103,7 @@ def enforce_seal(
 ) -> None:
     """Refuse the matches, or record each as a use of its test side for `test_use`. A snapshot of a split version
     that carries its split (`carried_from`) keeps that version's items sealed where they are: not a new way in."""
-    matches = [m for m in found if m.dataset["id"] != carried_from]
+    matches = [m for m in found if m.dataset.id != carried_from]
     if not matches:
         return
     if test_use is None:
@@ -120,7 +121,7 @@ def _refusal(match: SealedMatch) -> str:
     same = f"item {new!r}" if new == old else f"item {new!r} (the text of test item {old!r})"
     return (
         f"{len({n for n, _ in match.pairs})} of these items, e.g. {same}, are on the sealed test side of "
-        f"dataset {match.dataset['label']} (split {match.split['hash'][:12]}), matched on their text once "
+        f"dataset {match.dataset.label} (split {match.split['hash'][:12]}), matched on their text once "
         "spaces and case are normalised: imported as another dataset they could be scored and compared with people "
         "with no use of the test side recorded. Import them without those items (the dev side's are free to "
         "use), or record the import as a use of that test side for the prompt it evaluates (`geval datasets "

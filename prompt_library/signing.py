@@ -44,10 +44,10 @@ def signing_key(key_file: str | Path | None) -> bytes:
 def run_statement(library: Any, run_id: str) -> dict[str, Any]:
     """What a signature covers: the run's id, its row hash and the digest of its judgments, recomputed now."""
     run = library.get_run(run_id)
-    stored = library._one("SELECT * FROM runs WHERE id = ?", [run["id"]])
-    rows = library._rows("SELECT * FROM judgments WHERE run_id = ?", [run["id"]])
+    stored = library._one("SELECT * FROM runs WHERE id = ?", [run.id])
+    rows = library._rows("SELECT * FROM judgments WHERE run_id = ?", [run.id])
     return {
-        "run_id": run["id"],
+        "run_id": run.id,
         "run_hash": row_hash("runs", stored),
         "digest": run_digest(row_hash("judgments", r) for r in rows),
         "judgments": len(latest_attempts(rows)),

@@ -94,7 +94,7 @@ def dataset_problems(library: Library) -> tuple[int, int, list[dict[str, Any]]]:
     for dataset in versions:
         rows = library._rows(
             "SELECT item_id, fields, human, group_id FROM items WHERE dataset_id = ? ORDER BY position",
-            [dataset["id"]],
+            [dataset.id],
         )
         items_seen += len(rows)
         try:
@@ -105,7 +105,7 @@ def dataset_problems(library: Library) -> tuple[int, int, list[dict[str, Any]]]:
         except (TypeError, ValueError) as exc:
             problem = f"stored items cannot be read ({exc})"
         if problem:
-            problems.append(_problem("dataset", dataset["label"], problem, dataset["id"]))
+            problems.append(_problem("dataset", dataset.label, problem, dataset.id))
     orphans = library._rows(
         "SELECT DISTINCT dataset_id FROM items WHERE dataset_id NOT IN (SELECT id FROM datasets)"
     )

@@ -62,7 +62,7 @@ def wait_for_jobs(path: Path, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     with Library(path, seed_examples=False) as lib:
         while any(
-            lib.job_state(run["id"]) in ("starting", "running", "stopping") for run in lib.list_runs()
+            lib.job_state(run.id) in ("starting", "running", "stopping") for run in lib.list_runs()
         ) or tasks_going(lib):
             assert time.monotonic() < deadline, "a run's or a task's worker did not end"
             time.sleep(0.05)

@@ -98,7 +98,7 @@ def close(a: float | None, b: float, tol: float = 1e-9) -> bool:
 
 def judged_run(lib: Library, finish: bool = True) -> tuple[str, dict[str, float]]:
     """A run of coherence@1 on `sample`: the human rating plus a per-item offset (high, imperfect agreement)."""
-    items = lib.dataset_items(lib.get_dataset("sample")["id"])
+    items = lib.dataset_items(lib.get_dataset("sample").id)
     run_id = lib.create_run("coherence", "sample", lib.get_prompt("coherence").dimension.judge)
     judge = {}
     for n, item in enumerate(items):

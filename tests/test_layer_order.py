@@ -1,7 +1,7 @@
 """The layers, read from the source: each package imports only from its own layer and those below it,
 no module reaches into another package's private names, and product code uses only the SDKs' public API.
 
-Order, lowest first: neutral types (types, errors, judgment, store, urls) <- scoring <- prompts <- stats <- files <-
+Order, lowest first: neutral types (types, records, errors, judgment, store, urls) <- scoring <- prompts <- stats <- files <-
 providers <- run <- diagnostics <- prompt_library <- cli <- workbench_ui, app_pages, app.py. Imports inside
 functions count: a lazy import is still a dependency.
 """
@@ -20,6 +20,7 @@ LAYERS = [
         "geval_core.lazy",
         "geval_core.errors",
         "geval_core.types",
+        "geval_core.records",
         "geval_core.judgment",
         "geval_core.store",
         "geval_core.urls",

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.judgment import single_rating
+from geval_core.records import Run
 from geval_core.types import Scale
 from workbench_ui import cached_reads, charts, safe_text, sealing, state
 
@@ -31,7 +32,7 @@ NO_GROUPS = (
 )
 
 
-def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -> dict[str, list]:
+def paired(run: Run, human_field: str | None, which: str = "score") -> dict[str, list]:
     """Per judged item, in dataset order: id, judge score, human rating (None if absent) and group
     (computed once per run_state: shared, never mutate it)."""
     scope = sealing.current()
@@ -45,8 +46,8 @@ def paired(run: dict[str, Any], human_field: str | None, which: str = "score") -
     )
 
 
-def _paired(run: dict[str, Any], human_field: str | None, which: str, scope=None) -> dict[str, list]:
-    items = cached_reads.items_by_id(run["dataset_id"])
+def _paired(run: Run, human_field: str | None, which: str, scope=None) -> dict[str, list]:
+    items = cached_reads.items_by_id(run.dataset_id)
     rows = cached_reads.stored_judgments(run)
     if scope is not None and scope.ids is not None:  # a split's side without the example items: nothing else
         rows = [row for row in rows if row["item_id"] in scope.ids]
@@ -73,7 +74,7 @@ def _agreement(
     bootstrap: int,
     seed: int,
     scope_key: str,
-    _run: dict[str, Any],
+    _run: Run,
 ) -> dict[str, Any]:
     from geval_core.stats import agreement
 
@@ -93,7 +94,7 @@ def _agreement(
 
 
 def agreement_for(
-    run: dict[str, Any],
+    run: Run,
     human_field: str,
     which: str,
     grouped: bool,
@@ -104,7 +105,7 @@ def agreement_for(
     """geval_core.stats.agreement on a run (cached per cached_reads.run_state and options)."""
     return _agreement(
         os.path.abspath(state.sidebar().db_path),
-        run["id"],
+        run.id,
         cached_reads.run_state(run),
         human_field,
         which,
@@ -117,14 +118,14 @@ def agreement_for(
     )
 
 
-def scatter(run: dict[str, Any], human_field: str, limit: int = SCATTER_POINTS) -> tuple[Any, int, int]:
+def scatter(run: Run, human_field: str, limit: int = SCATTER_POINTS) -> tuple[Any, int, int]:
     """The judge-vs-human scatter of a run, once per run_state: (figure, points drawn, points with both)."""
     return cached_reads.per_run(
         run, "scatter", lambda: _scatter(run, human_field, limit), human_field, limit, sealing.cache_key()
     )
 
 
-def _scatter(run: dict[str, Any], human_field: str, limit: int) -> tuple[Any, int, int]:
+def _scatter(run: Run, human_field: str, limit: int) -> tuple[Any, int, int]:
     import numpy as np
 
     p = paired(run, human_field)
@@ -202,7 +203,7 @@ def results_frame(results: dict[str, dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
+def differences(run_a: Run, run_b: Run) -> pd.DataFrame:
     """Items judged in both runs: score A, score B and A − B (run A above, as the paired change reads), largest
     moves first."""
     a = {r["item_id"]: r.get("score") for r in cached_reads.stored_judgments(run_a)}
@@ -216,31 +217,33 @@ def differences(run_a: dict[str, Any], run_b: dict[str, Any]) -> pd.DataFrame:
     return frame.loc[order].reset_index(drop=True)
 
 
-def incomparable(run_a: dict[str, Any], run_b: dict[str, Any]) -> list[str]:
+def incomparable(run_a: Run, run_b: Run) -> list[str]:
     """What differs between two runs' judges (`run.plan.judge_difference`: provider, model, server, decoding), and
     their reported model versions."""
     from geval_core.run.plan import judge_difference
 
-    a, b = run_a.get("judge") or {}, run_b.get("judge") or {}
+    a, b = run_a.judge, run_b.judge
     found = [
-        f"{'server' if k == 'base_url' else k}: {a.get(k)} vs {b.get(k)}" for k in judge_difference(a, b)
+        f"{'server' if k == 'base_url' else k}: {getattr(a, k)} vs {getattr(b, k)}"
+        for k in judge_difference(a, b)
     ]
-    va, vb = run_a.get("model_version"), run_b.get("model_version")
+    va, vb = run_a.model_version, run_b.model_version
     if va and vb and va != vb:
         found.append(f"reported model version: {va} vs {vb}")
     return found
 
 
-def export_runs(lib, prompt_id: str) -> list[dict[str, Any]]:
-    """Finished ("done") runs of exactly this prompt version on a dataset with human ratings, newest first."""
-    human = {d["id"]: d.get("human") or [] for d in lib.list_datasets()}  # one read, not one per run
+def export_runs(lib, prompt_id: str) -> list[tuple[Run, list[str]]]:
+    """(run, its dataset's human ratings) of the finished ("done") runs of exactly this prompt version on a dataset
+    with human ratings, newest first."""
+    human = {d.id: d.human for d in lib.list_datasets()}  # one read, not one per run
     out = []
     for run in lib.list_runs(prompt=prompt_id):
-        if run["prompt_id"] != prompt_id or run["status"] != "done":
+        if run.prompt_id != prompt_id or run.status != "done":
             continue
-        humans = list(human.get(run["dataset_id"], []))
+        humans = list(human.get(run.dataset_id, []))
         if humans:
-            out.append({**run, "human": humans})
+            out.append((run, humans))
     return out
 
 
@@ -253,9 +256,9 @@ def _run_agreement(
     return run_agreement(state.library(), run_id, human_field, pooled=pooled)
 
 
-def export_agreement(run: dict[str, Any], human_field: str, pooled: bool = False) -> dict[str, Any]:
+def export_agreement(run: Run, human_field: str, pooled: bool = False) -> dict[str, Any]:
     """prompt_library.run_agreement for a prompt export, the same function as `geval prompts export
     --agreement-run` (cached per cached_reads.run_state, rating and reading)."""
     return _run_agreement(
-        os.path.abspath(state.sidebar().db_path), run["id"], cached_reads.run_state(run), human_field, pooled
+        os.path.abspath(state.sidebar().db_path), run.id, cached_reads.run_state(run), human_field, pooled
     )

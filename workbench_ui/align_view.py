@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from geval_core.records import Dataset, Run
 from geval_core.stats.kappa import nearest_point
 from geval_core.types import Dimension, Example
 from workbench_ui import model_work, run_plans, safe_text, state
@@ -23,7 +24,7 @@ FIGURE_NAMES = {
 }
 
 
-def start_side_run(lib, prompt, dataset: dict[str, Any], ids: set[str], planned, side: str) -> str:
+def start_side_run(lib, prompt, dataset: Dataset, ids: set[str], planned, side: str) -> str:
     """A run of the prompt with the page's judge on exactly these items of one side, planned like every run (a
     test-side use is recorded as it is) and scored by a worker of the library."""
     from geval_core.run.plan import RunScope, plan_run
@@ -59,13 +60,13 @@ def judge_picker(lib):
     return planned
 
 
-def disputed_section(lib, run: dict[str, Any], prompt, human: str, dev: set[str]) -> list[dict[str, Any]]:
+def disputed_section(lib, run: Run, prompt, human: str, dev: set[str]) -> list[dict[str, Any]]:
     """The dev items the judge and people disagree on most, grouped by the scale point people gave."""
     from geval_core.diagnostics.align import disputed_items
 
     st.header("Where the judge and people disagree (dev side)")
     limit = int(st.number_input("Items", min_value=5, max_value=200, value=20, step=5, key=K + "limit"))
-    rows = disputed_items(lib, run["id"], human, dev, limit)
+    rows = disputed_items(lib, run.id, human, dev, limit)
     if not rows:
         st.info("No dev item has both a judge score and a human rating.")
         return rows
@@ -158,7 +159,7 @@ def set_candidate(dim: Dimension) -> None:
         ss[f"{K}anchor_{point}"] = text
 
 
-def candidate_section(lib, base, dataset: dict[str, Any], dev: set[str], human: str) -> None:
+def candidate_section(lib, base, dataset: Dataset, dev: set[str], human: str) -> None:
     """Edit the definition, anchors, steps and example items; freeze the candidate as a new version."""
     st.header("A candidate")
     ss = st.session_state
@@ -173,8 +174,8 @@ def candidate_section(lib, base, dataset: dict[str, Any], dev: set[str], human: 
         for s in st.text_area("Evaluation steps (one per line)", key=K + "steps").splitlines()
         if s.strip()
     ]
-    people = lib.human_means(dataset["id"], human)
-    rated = [i for i in lib.dataset_items(dataset["id"]) if i.id in dev and i.id in people]
+    people = lib.human_means(dataset.id, human)
+    rated = [i for i in lib.dataset_items(dataset.id) if i.id in dev and i.id in people]
     chosen = st.multiselect(
         "Dev items to show as examples (left out of every evaluation of the candidate)",
         [i.id for i in rated],
@@ -186,7 +187,7 @@ def candidate_section(lib, base, dataset: dict[str, Any], dev: set[str], human: 
             nearest_point(people[i.id], dim.scale),
             i.id,
             {f: i.fields.get(f, "") for f in dim.inputs},
-            dataset["id"],
+            dataset.id,
         )
         for i in rated
         if i.id in set(chosen)

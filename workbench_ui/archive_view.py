@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
 from geval_core.prompts.inputs import missing_inputs
+from geval_core.records import Dataset, Run
 from workbench_ui import safe_text
 
+Row = TypeVar("Row", Run, Dataset, dict[str, Any])  # runs, dataset versions, drafts (still rows)
 
-def visible(lib, kind: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows a picker offers: every one not archived (by its "id")."""
+
+def visible(lib, kind: str, rows: list[Row]) -> list[Row]:
+    """The rows a picker offers: every one not archived (by its id)."""
     hidden = lib.archived_ids(kind)
-    return [r for r in rows if str(r["id"]) not in hidden]
+    return [r for r in rows if str(r["id"] if isinstance(r, dict) else r.id) not in hidden]
 
 
 def _apply(lib, kind: str, key: str, archive: bool) -> None:
@@ -55,7 +58,7 @@ def panel(lib, kind: str, labels: dict[str, str]) -> None:
             )
 
 
-def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, dict[str, Any]] | None:
+def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, Dataset] | None:
     """The name of a frozen `kind` ("panel", "cascade") and a dataset not archived to score with it, picked
     side by side; None, said, while nothing of that kind is frozen."""
     names = lib.setting_names(f"{kind}:")
@@ -68,8 +71,8 @@ def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, dict[str, Any]] |
     # Datasets holding every input of the members come first (the first of them is the default); the others say
     # what they lack, as the Score page's New run does.
     every = visible(lib, "dataset", lib.list_datasets())
-    unfit = {d["label"]: missing_inputs(prompt, d["fields"]) for d in every}
-    datasets = {d["label"]: d for d in sorted(every, key=lambda d: bool(unfit[d["label"]]))}
+    unfit = {d.label: missing_inputs(prompt, d.fields) for d in every}
+    datasets = {d.label: d for d in sorted(every, key=lambda d: bool(unfit[d.label]))}
 
     def label(text: str) -> str:
         return text if not unfit[text] else f"{text} (does not fit: no {', '.join(unfit[text])})"

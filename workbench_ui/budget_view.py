@@ -8,13 +8,14 @@ from typing import Any
 import streamlit as st
 
 from geval_core.errors import GEvalError
+from geval_core.records import Run
 from workbench_ui import cached_reads, safe_text, sealing
 
 K = "bd_"
 FIGURES = ("spearman", "kendall", "pearson", "kappa_quadratic")
 
 
-def panel(lib, run: dict[str, Any], field: str | None) -> None:
+def panel(lib, run: Run, field: str | None) -> None:
     """An expander: target widths and the assurance; the plans, when asked for."""
     if not field:
         return
@@ -34,7 +35,7 @@ def panel(lib, run: dict[str, Any], field: str | None) -> None:
         ppi_width = c[2].number_input("PPI interval's width", 0.01, 4.0, 0.2, 0.01, key=K + "ppi_width")
         assurance = c[3].number_input("Assurance", 0.5, 0.99, 0.8, 0.05, key=K + "assurance")
         asked = [
-            run["id"],
+            run.id,
             cached_reads.run_state(run),
             field,
             figure,
@@ -54,7 +55,7 @@ def panel(lib, run: dict[str, Any], field: str | None) -> None:
 
 
 def plan(
-    lib, run: dict[str, Any], field: str, figure: str, width: float, ppi_width: float, assurance: float
+    lib, run: Run, field: str, figure: str, width: float, ppi_width: float, assurance: float
 ) -> dict[str, Any]:
     """Both plans, or the reason there is none."""
     from geval_core.diagnostics.budget import run_budget
@@ -64,7 +65,7 @@ def plan(
         with st.spinner("Planning…"):
             return run_budget(
                 store,
-                run["id"],
+                run.id,
                 field,
                 float(width),
                 float(ppi_width),

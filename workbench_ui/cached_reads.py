@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.judgment import single_rating
+from geval_core.records import Run
 from geval_core.stats.confidence import CONFIDENCE_KEYS, confidence
 from geval_core.stats.people import version_ratings
 from geval_core.types import Item
@@ -28,10 +29,10 @@ def library_path() -> str:
     return os.path.abspath(state.sidebar().db_path)
 
 
-def run_state(run: dict[str, Any]) -> tuple[int, int, str]:
+def run_state(run: Run) -> tuple[int, int, str]:
     """What changes whenever a run's judgments do: how many judged, how many errored (a resume
     replaces errored judgments without adding rows) and the status; the key of the per-run caches."""
-    return int(run.get("judged") or 0), int(run.get("errors") or 0), str(run.get("status"))
+    return int(run.judged or 0), int(run.errors or 0), str(run.status)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -60,10 +61,10 @@ def _stored_judgments(path: str, run_id: str, version: tuple[int, int, str]) -> 
     return state.library().judgments(run_id)
 
 
-def stored_judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
+def stored_judgments(run: Run) -> list[dict[str, Any]]:
     """A run's judgments as the library stores them (no group, human or tie columns), cached per run
     state: what the Agreement page reads, without building the export rows. Shared: never mutate."""
-    return _stored_judgments(library_path(), run["id"], run_state(run))
+    return _stored_judgments(library_path(), run.id, run_state(run))
 
 
 class CachedLibrary:
@@ -80,7 +81,7 @@ class CachedLibrary:
 
     def dataset_items(self, ref: str) -> list[Item]:
         """Every item of a dataset version (cached)."""
-        return dataset_items(self._lib.get_dataset(ref)["id"])
+        return dataset_items(self._lib.get_dataset(ref).id)
 
     def judgments(self, run_id: str) -> list[dict[str, Any]]:
         """Every judgment of a run (cached per run state)."""
@@ -98,10 +99,10 @@ def _judgments(path: str, run_id: str, version: tuple[int, int, str]) -> list[di
     return judgment_rows(CachedLibrary(state.library()), run_id)
 
 
-def judgments(run: dict[str, Any]) -> list[dict[str, Any]]:
+def judgments(run: Run) -> list[dict[str, Any]]:
     """The judgments of a run (as lib.get_run returns it) with group, human ratings and ties per item,
     read again only when its run_state changed."""
-    return _judgments(library_path(), run["id"], run_state(run))
+    return _judgments(library_path(), run.id, run_state(run))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -111,13 +112,13 @@ def _per_run(
     return _build()
 
 
-def per_run(run: dict[str, Any], name: str, build: Callable[[], Any], *extra: Hashable) -> Any:
+def per_run(run: Run, name: str, build: Callable[[], Any], *extra: Hashable) -> Any:
     """build() once per run_state, name and extra inputs: the tables and figures a page derives from a
     run, which a rerun would otherwise rebuild (seconds for 20,000 items). Shared, so never mutate it."""
-    return _per_run(library_path(), run["id"], run_state(run), name, extra, build)
+    return _per_run(library_path(), run.id, run_state(run), name, extra, build)
 
 
-def judged_ids(run: dict[str, Any]) -> set[str]:
+def judged_ids(run: Run) -> set[str]:
     """Items of the run judged without an error, as lib.judged_item_ids gives them (a resume retries the rest)."""
     return per_run(
         run, "judged_ids", lambda: {r["item_id"] for r in stored_judgments(run) if r.get("error") is None}
@@ -154,9 +155,9 @@ def _low_mass(row: dict[str, Any]) -> bool:
     )
 
 
-def run_summary(run: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+def run_summary(run: Run, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Run-level figures (tie rates from geval_core.stats) of judgments(run), computed once per run_state."""
-    return _summary(library_path(), run["id"], run_state(run), rows)
+    return _summary(library_path(), run.id, run_state(run), rows)
 
 
 def human_key(keys: Iterable[str], name: str) -> str | None:
@@ -201,29 +202,21 @@ def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float | None] |
     return frame
 
 
-def run_title(run: dict[str, Any]) -> str:
+def run_title(run: Run) -> str:
     """'20250102-130405-1a2b3c · coherence@1 on sample@1 · openai:m at http://127.0.0.1:8080/v1 logprobs n=1 T=0':
     what never changes, the judge's server included (the same model at two servers is two judges)."""
     from geval_core.run.plan import judge_label
-    from geval_core.types import JudgeSettings
 
-    judge = run.get("judge") or {}
-    how = (
-        (
-            f"{judge_label(JudgeSettings(**judge))} {judge.get('mode')} n={judge.get('n')} "
-            f"T={judge.get('temperature')}"
-        )
-        if isinstance(judge, dict) and judge
-        else str(judge)
-    )
-    return f"{run.get('id')} · {run.get('prompt_label')} on {run.get('dataset_label')} · {how}"
+    judge = run.judge
+    how = f"{judge_label(judge)} {judge.mode} n={judge.n} T={judge.temperature}"
+    return f"{run.id} · {run.prompt_label} on {run.dataset_label} · {how}"
 
 
-def run_progress(run: dict[str, Any]) -> str:
+def run_progress(run: Run) -> str:
     """'24/24 · done': what changes while a run goes on."""
-    return f"{run.get('judged')}/{run.get('items_total')} · {run.get('status')}"
+    return f"{run.judged}/{run.items_total} · {run.status}"
 
 
-def run_label(run: dict[str, Any]) -> str:
+def run_label(run: Run) -> str:
     """'20250102-130405-1a2b3c · coherence@1 on sample@1 · local:smollm2 logprobs n=1 T=0 · 24/24 · done'."""
     return f"{run_title(run)} · {run_progress(run)}"

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from geval_core.records import Dataset, Run
 from geval_core.run.plan import RunPlan
 from workbench_ui import (
     archive_view,
@@ -53,20 +54,20 @@ NEEDS = (
 )
 
 
-def calibration_runs(lib, datasets: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def calibration_runs(lib, datasets: dict[str, Dataset]) -> dict[str, list[Run]]:
     """Finished runs by dataset id (the Score page's runs on chosen items included), for datasets with human
     ratings where two prompts have finished runs on the same items."""
-    humans = {d_id for d_id, d in datasets.items() if d.get("human")}
-    by_dataset: dict[str, list[dict[str, Any]]] = {}
+    humans = {d_id for d_id, d in datasets.items() if d.human}
+    by_dataset: dict[str, list[Run]] = {}
     for run in lib.list_runs():
-        if run["dataset_id"] in humans and live.finished(run) and run["status"] == "done":
-            by_dataset.setdefault(run["dataset_id"], []).append(run)
+        if run.dataset_id in humans and live.finished(run) and run.status == "done":
+            by_dataset.setdefault(run.dataset_id, []).append(run)
     return {d: runs for d, runs in by_dataset.items() if any(partners(runs, r) for r in runs)}
 
 
-def partners(runs: list[dict[str, Any]], run: dict[str, Any]) -> list[dict[str, Any]]:
+def partners(runs: list[Run], run: Run) -> list[Run]:
     """The runs of another prompt on the same items as `run`: what it can be calibrated against."""
-    return [r for r in runs if r["prompt_id"] != run["prompt_id"] and run_item_ids(r) == run_item_ids(run)]
+    return [r for r in runs if r.prompt_id != run.prompt_id and run_item_ids(r) == run_item_ids(run)]
 
 
 def calibrate(lib) -> None:
@@ -74,26 +75,26 @@ def calibrate(lib) -> None:
     from geval_core.diagnostics.cascade import SIGNALS, cascade_curve
 
     st.subheader("Calibrate a cascade")
-    datasets = {d["id"]: d for d in lib.list_datasets()}
+    datasets = {d.id: d for d in lib.list_datasets()}
     usable = calibration_runs(lib, datasets)
     if not usable:
         st.info(NEEDS)
         return
-    runs = {r["id"]: r for group in usable.values() for r in group}
+    runs = {r.id: r for group in usable.values() for r in group}
     c1, c2, c3 = st.columns(3)
     dataset = c1.selectbox(
-        "Calibration dataset", list(usable), format_func=lambda d: datasets[d]["label"], key=K + "dataset"
+        "Calibration dataset", list(usable), format_func=lambda d: datasets[d].label, key=K + "dataset"
     )
-    ids = [r["id"] for r in usable[dataset] if partners(usable[dataset], r)]
+    ids = [r.id for r in usable[dataset] if partners(usable[dataset], r)]
     cheap = c2.selectbox(
         "Cheap judge's run", ids, format_func=lambda r: cached_reads.run_title(runs[r]), key=K + "cheap"
     )
-    others = [r["id"] for r in partners(usable[dataset], runs[cheap])]
+    others = [r.id for r in partners(usable[dataset], runs[cheap])]
     strong = c3.selectbox(
         "Strong judge's run", others, format_func=lambda r: cached_reads.run_title(runs[r]), key=K + "strong"
     )
     c4, c5 = st.columns(2)
-    human = c4.selectbox("Human rating", list(datasets[dataset]["human"]), key=K + "human", help=people.RULE)
+    human = c4.selectbox("Human rating", list(datasets[dataset].human), key=K + "human", help=people.RULE)
     people.unsaved_notice(lib, dataset, human)
     signal = c5.selectbox("Unsureness signal", SIGNALS, key=K + "signal", help=SIGNAL_HELP)
     for role, run_id in (("cheap", cheap), ("strong", strong)):
@@ -111,7 +112,7 @@ def calibrate(lib) -> None:
         drawn and drawn["asked"] == asked
     ):  # a curve of other runs or another signal is not shown as this one's
         show_curve(drawn["curve"])
-        freeze_form(lib, drawn["curve"], runs[cheap]["prompt_id"], runs[strong]["prompt_id"])
+        freeze_form(lib, drawn["curve"], runs[cheap].prompt_id, runs[strong].prompt_id)
 
 
 def threshold_text(curve: dict[str, Any], k: int) -> str:
@@ -119,15 +120,15 @@ def threshold_text(curve: dict[str, Any], k: int) -> str:
     return "every item" if k == 0 else f"{curve['curve'][k]['threshold']:.4f}"
 
 
-def warn_other_judge(lib, role: str, run: dict[str, Any]) -> None:
+def warn_other_judge(lib, role: str, run: Run) -> None:
     """Say so when a calibration run used another model than its prompt's own: a cascade scores with the
     prompts' own judges, so such a curve does not predict it."""
-    own = lib.get_prompt(run["prompt_id"]).dimension.judge
-    used = run.get("judge") or {}
-    if (used.get("provider"), used.get("model")) != (own.provider, own.model):
+    own = lib.get_prompt(run.prompt_id).dimension.judge
+    used = run.judge
+    if (used.provider, used.model) != (own.provider, own.model):
         st.warning(
             safe_text.md_escape(
-                f"The {role} run was scored by {used.get('provider')}:{used.get('model')}, not by its prompt's own "
+                f"The {role} run was scored by {used.provider}:{used.model}, not by its prompt's own "
                 f"judge {own.provider}:{own.model}. A cascade scores with the prompts' own judges, so this curve may "
                 "not predict it."
             )
@@ -195,23 +196,23 @@ class Plan:
     cascade: dict[str, Any]
     prompts: dict[str, Any]
     servers: dict[str, str]
-    dataset: dict[str, Any]
+    dataset: Dataset
 
     @property
     def going(self) -> list[str]:
         """What the session remembers while a click's cheap job runs: the strong job follows it by itself."""
-        return [self.cascade["id"], self.dataset["id"]]
+        return [self.cascade["id"], self.dataset.id]
 
     def side(self, lib, role: str, ids: list[str] | None) -> RunPlan:
         """This side's run plan on `ids` (None: every item it may read): its prompt's own judge at its server."""
         from geval_core.diagnostics.cascade import plan_cascade_side
 
-        return plan_cascade_side(lib, self.cascade, role, self.dataset["id"], ids, self.servers)
+        return plan_cascade_side(lib, self.cascade, role, self.dataset.id, ids, self.servers)
 
-    def run(self, lib, side: RunPlan) -> dict[str, Any] | None:
+    def run(self, lib, side: RunPlan) -> Run | None:
         """The side's run of that plan, when there is one (nothing is recorded by looking)."""
         ids = list(side.item_ids) if side.item_ids is not None else None
-        return lib.find_run(side.prompt.id, self.dataset["id"], side.settings, item_ids=ids)
+        return lib.find_run(side.prompt.id, self.dataset.id, side.settings, item_ids=ids)
 
 
 def score(lib) -> None:
@@ -231,24 +232,24 @@ def score(lib) -> None:
         if conn.base_url and p.dimension.judge.provider == conn.provider
     }
     plan = Plan(cascade, prompts, servers, dataset)
-    cheap = step(lib, plan, "cheap", None, f"{dataset['item_count']} items")
+    cheap = step(lib, plan, "cheap", None, f"{dataset.item_count} items")
     if cheap is None:
         return
-    items = cached_reads.dataset_items(dataset["id"])
+    items = cached_reads.dataset_items(dataset.id)
     wanted = run_item_ids(cheap)
     items = items if wanted is None else [i for i in items if i.id in wanted]
     # Read on every rerun of the Score page: the cheap run's judgments come from the per-run cache.
-    order = strong_items(cached_reads.CachedLibrary(lib), cascade, items, cheap["id"])
+    order = strong_items(cached_reads.CachedLibrary(lib), cascade, items, cheap.id)
     strong = None  # no item sent on: no strong run
     if order:
         strong = step(lib, plan, "strong", order, f"the {len(order)} items the cheap judge is unsure of")
         if strong is None:
             return
     st.session_state.pop(K + "going", None)
-    show_result(lib, cascade, items, cheap["id"], strong["id"] if strong else None)
+    show_result(lib, cascade, items, cheap.id, strong.id if strong else None)
 
 
-def step(lib, plan: Plan, role: str, ids: list[str] | None, what: str) -> dict[str, Any] | None:
+def step(lib, plan: Plan, role: str, ids: list[str] | None, what: str) -> Run | None:
     """This side's finished run; None while it is not, with its progress or the button that starts it as a job.
     The strong side starts by itself after the cheap side the same click started."""
     from geval_core.providers.registry import check_judge
@@ -256,9 +257,9 @@ def step(lib, plan: Plan, role: str, ids: list[str] | None, what: str) -> dict[s
     side = plan.side(lib, role, ids)
     st.caption(safe_text.md_escape(f"The {role} judge: {side.judge.describe()}"))
     run = plan.run(lib, side)
-    if run is not None and live.is_live(lib, run["id"]):
+    if run is not None and live.is_live(lib, run.id):
         st.caption(f"The {role} judge on {safe_text.md_escape(what)}")
-        live.attach(lib, run["id"], key=K + role)
+        live.attach(lib, run.id, key=K + role)
         return None
     if run is not None and live.finished(run):
         return run
@@ -299,4 +300,4 @@ def show_result(lib, cascade, items, cheap_run: str, strong_run: str | None) -> 
         help="Against the strong judge on every item, estimated from what it spent per item it scored.",
     )
     st.dataframe(pd.DataFrame(result["rows"]), hide_index=True, height=300)
-    guarantee_view.report(lib, cascade, result, lib.get_run(cheap_run)["dataset_id"])
+    guarantee_view.report(lib, cascade, result, lib.get_run(cheap_run).dataset_id)

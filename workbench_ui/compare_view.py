@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from geval_core.records import Run
 from workbench_ui import cached_reads, charts, safe_text, sealing
 
 TINY_GROUP = 3  # below this median size a per-group correlation is mostly undefined or ±1
@@ -43,8 +44,8 @@ def groups_note(result: dict[str, Any], paired: dict[str, list]) -> None:
 
 
 def item_side_by_side(
-    run_a: dict[str, Any],
-    run_b: dict[str, Any],
+    run_a: Run,
+    run_b: Run,
     labels: dict[str, str],
     ids: list[str],
     points: tuple[int, ...] | list[int],
@@ -58,7 +59,7 @@ def item_side_by_side(
     for column, run, name in ((left, run_a, "A"), (right, run_b, "B")):
         row = next((r for r in cached_reads.stored_judgments(run) if r["item_id"] == item_id), None)
         with column:
-            st.caption(safe_text.md_escape(f"{name}: {labels[run['id']]}"))
+            st.caption(safe_text.md_escape(f"{name}: {labels[run.id]}"))
             if row is None:
                 st.info("Not judged in this run.")
                 continue
@@ -69,7 +70,7 @@ def item_side_by_side(
             st.plotly_chart(fig, key=f"ag_compare_chart_{name}")
 
 
-def paired_change(run_a: dict[str, Any], run_b: dict[str, Any], field: str) -> None:
+def paired_change(run_a: Run, run_b: Run, field: str) -> None:
     """Run A minus run B in agreement with people, paired on the same items, with 95% intervals (groups resampled):
     did A improve on B? The same figures as `geval compare B A --human FIELD`."""
     from geval_core.errors import GEvalError
@@ -77,9 +78,9 @@ def paired_change(run_a: dict[str, Any], run_b: dict[str, Any], field: str) -> N
     try:
         report = _paired_change(
             cached_reads.library_path(),
-            run_a["id"],
+            run_a.id,
             cached_reads.run_state(run_a),
-            run_b["id"],
+            run_b.id,
             cached_reads.run_state(run_b),
             field,
             sealing.cache_key(),

@@ -367,7 +367,7 @@ def preview_item(lib, inputs: tuple[str, ...]) -> dict[str, str]:
     try:
         dataset = lib.get_dataset("sample")
         items = sealing.dev_items(
-            lib, dataset["id"], cached_reads.dataset_items(dataset["id"])
+            lib, dataset.id, cached_reads.dataset_items(dataset.id)
         )  # never a test item
         for item in items:  # cached: not read again on every keystroke
             if all(f in item.fields for f in inputs):

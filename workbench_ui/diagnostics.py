@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from geval_core.errors import GEvalError
+from geval_core.records import Run
 from geval_core.run.plan import estimate_judges
 from workbench_ui import cached_reads, live, rubric_view, run_plans, safe_text, sealing, state
 from workbench_ui.charts import _LAYOUT, _safe
@@ -39,7 +40,7 @@ def _cached(
     return _compute(kind, sealing.scoped(cached_reads.CachedLibrary(state.library())), run_id, field, *args)
 
 
-def diagnostic(kind: str, run: dict[str, Any], field: str, *args: Any) -> dict[str, Any]:
+def diagnostic(kind: str, run: Run, field: str, *args: Any) -> dict[str, Any]:
     """A diagnostic computed once per run state and inputs: a widget click elsewhere on the page costs nothing.
 
     The key holds the run's state (judged, errors, status), so a run that goes on is computed again;
@@ -48,7 +49,7 @@ def diagnostic(kind: str, run: dict[str, Any], field: str, *args: Any) -> dict[s
     return _cached(
         cached_reads.library_path(),
         kind,
-        run["id"],
+        run.id,
         cached_reads.run_state(run),
         field,
         args,
@@ -129,7 +130,7 @@ def estimate_figure(out: dict[str, Any], human: str) -> go.Figure:
     return fig
 
 
-def calibration_panel(lib, run: dict[str, Any], field: str) -> None:
+def calibration_panel(lib, run: Run, field: str) -> None:
     """Reliability diagram, ECE and rating histograms of a run against one human rating."""
     out = diagnostic("calibration", run, field)
     c = st.columns(3)
@@ -146,7 +147,7 @@ def calibration_panel(lib, run: dict[str, Any], field: str) -> None:
     st.dataframe(pd.DataFrame(out.get("score_bins", [])), hide_index=True)
 
 
-def estimate_panel(lib, run: dict[str, Any], field: str) -> None:
+def estimate_panel(lib, run: Run, field: str) -> None:
     """The PPI estimate of the mean human rating beside the judge-only and human-only means."""
     c1, c2 = st.columns(2)
     method = c1.selectbox("Method", ["ppi++", "classic"], key=K + "method")
@@ -168,12 +169,12 @@ def estimate_panel(lib, run: dict[str, Any], field: str) -> None:
     versus_section(lib, run, field, method, rated)
 
 
-def versus_section(lib, run: dict[str, Any], field: str, method: str, rated: int | None) -> None:
+def versus_section(lib, run: Run, field: str, method: str, rated: int | None) -> None:
     """The difference of this run's estimate and another run's on different items (e.g. another system)."""
     others = {
-        r["id"]: r
+        r.id: r
         for r in lib.list_runs()
-        if r["id"] != run["id"] and r["dataset_id"] != run["dataset_id"] and int(r.get("judged") or 0)
+        if r.id != run.id and r.dataset_id != run.dataset_id and int(r.judged or 0)
     }
     if not others:
         return
@@ -209,9 +210,9 @@ def versus_section(lib, run: dict[str, Any], field: str, method: str, rated: int
         st.warning(safe_text.md_escape(judges["note"]))
 
 
-def bias_panel(lib, run: dict[str, Any], field: str) -> None:
+def bias_panel(lib, run: Run, field: str) -> None:
     """Verbosity, per-system offsets, and the perturbation and rubric-form probes run on request."""
-    fields = sorted({*lib.get_prompt(run["prompt_id"]).dimension.inputs, "group"})
+    fields = sorted({*lib.get_prompt(run.prompt_id).dimension.inputs, "group"})
     system = st.selectbox("System field (optional)", ["(none)", *fields], key=K + "sys")
     out = diagnostic("bias", run, field, None if system == "(none)" else system)
     c = st.columns(2)
@@ -224,27 +225,27 @@ def bias_panel(lib, run: dict[str, Any], field: str) -> None:
     rubric_view.section(lib, run)
 
 
-def probe_section(lib, run: dict[str, Any], limit: int) -> None:
+def probe_section(lib, run: Run, limit: int) -> None:
     """The perturbation probe as a job of the library: started here, scored by a worker (a reload or another tab
     leaves it running), its result read from its stored run whenever the page is drawn."""
     from geval_core.diagnostics.bias_probes import perturbation_result, plan_perturbation, probe_runs
 
-    probes = probe_runs(lib, run["id"])
+    probes = probe_runs(lib, run.id)
     latest = probes[0] if probes else None
-    if latest is not None and live.is_live(lib, latest["id"]):
+    if latest is not None and live.is_live(lib, latest.id):
         st.caption("The perturbation probe is scoring the damaged copies:")
-        live.attach(lib, latest["id"], key=K + "probe_")
+        live.attach(lib, latest.id, key=K + "probe_")
         return
     if st.button("Run perturbation probe (costs judge calls)", key=K + "probe"):
-        plan = plan_perturbation(lib, run["id"], limit=limit)
+        plan = plan_perturbation(lib, run.id, limit=limit)
         st.caption(safe_text.md_escape(plan.describe()))
         live.start(lib, plan.recorded_id, plan.options.concurrency)
         st.rerun()
-    if latest is None or latest["status"] != "done":
+    if latest is None or latest.status != "done":
         if latest is not None:
-            st.caption(safe_text.md_escape(f"The last probe's run {latest['id']} is {latest['status']}."))
+            st.caption(safe_text.md_escape(f"The last probe's run {latest.id} is {latest.status}."))
         return
-    p = perturbation_result(lib, latest["id"])
+    p = perturbation_result(lib, latest.id)
     st.metric(
         f"Sensitivity ({p['kind']})",
         safe_text.fmt(p["sensitivity"]),
@@ -254,12 +255,12 @@ def probe_section(lib, run: dict[str, Any], limit: int) -> None:
         safe_text.md_escape(
             f"95% interval [{safe_text.fmt(p['ci'][0])}, {safe_text.fmt(p['ci'][1])}] "
             f"over {p['pairs']} copies; mean drop {safe_text.fmt(p['mean_drop'])}; "
-            f"probe run {latest['id']} by {run_plans.run_judge(latest)}"
+            f"probe run {latest.id} by {run_plans.run_judge(latest)}"
         )
     )
 
 
-def panels(lib, run: dict[str, Any], field: str | None) -> None:
+def panels(lib, run: Run, field: str | None) -> None:
     """The diagnostics section of the Agreement page (each panel's input errors shown as text)."""
     if not field:
         return

@@ -50,7 +50,7 @@ def freeze_form(lib, prompt: FrozenPrompt) -> None:
     """Pick a finished run of this version on rated data, a human rating and a name; freeze the anchor set."""
     from geval_core.diagnostics.drift import freeze_watch
 
-    runs = {r["id"]: r for r in agree.export_runs(lib, prompt.id)}
+    runs = {r.id: (r, humans) for r, humans in agree.export_runs(lib, prompt.id)}
     if not runs:
         st.caption("To watch for drift, finish a run of this version on a dataset with human ratings first.")
         return
@@ -58,15 +58,15 @@ def freeze_form(lib, prompt: FrozenPrompt) -> None:
     run_id = c1.selectbox(
         "Reference run",
         list(runs),
-        format_func=lambda r: cached_reads.run_label(runs[r]),
+        format_func=lambda r: cached_reads.run_label(runs[r][0]),
         key=f"{KEY}_run_{prompt.id[:12]}",
     )
-    humans = runs[run_id]["human"]
+    run, humans = runs[run_id]
     default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
     human = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{KEY}_human_{run_id}")
     name = c3.text_input("Watch name", value=prompt.name, key=f"{KEY}_name_{prompt.id[:12]}")
     if st.button("Freeze anchor set", key=f"{KEY}_freeze_{prompt.id[:12]}"):
-        watch, created = freeze_watch(lib, name, prompt.id, runs[run_id]["dataset_id"], [run_id], human)
+        watch, created = freeze_watch(lib, name, prompt.id, run.dataset_id, [run_id], human)
         st.success(
             safe_text.md_escape(
                 f"{'Froze' if created else 'Already frozen:'} {watch['name']}@"
@@ -85,8 +85,8 @@ def watch_panel(lib, watch: dict[str, Any]) -> None:
         progress(lib, key)
     else:
         for run in pending_runs(lib, watch):  # a check whose worker ended while no page recorded it
-            if run["status"] == "done":
-                record_check(lib, watch, run["id"])
+            if run.status == "done":
+                record_check(lib, watch, run.id)
         check_form(lib, watch)
     history(lib, watch)
 

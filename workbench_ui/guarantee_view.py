@@ -9,6 +9,7 @@ from typing import Any
 
 import streamlit as st
 
+from geval_core.records import Run
 from workbench_ui import cached_reads, live, people, safe_text
 
 K = "cg_"
@@ -18,12 +19,10 @@ SIGNAL_HELP = (
 )
 
 
-def calibration_runs(lib) -> list[dict[str, Any]]:
+def calibration_runs(lib) -> list[Run]:
     """Finished runs on datasets with human ratings: what a guaranteed threshold can be chosen on."""
-    humans = {d["id"] for d in lib.list_datasets() if d.get("human")}
-    return [
-        r for r in lib.list_runs() if r["dataset_id"] in humans and live.finished(r) and r["status"] == "done"
-    ]
+    humans = {d.id for d in lib.list_datasets() if d.human}
+    return [r for r in lib.list_runs() if r.dataset_id in humans and live.finished(r) and r.status == "done"]
 
 
 def calibrate(lib) -> None:
@@ -37,7 +36,7 @@ def calibrate(lib) -> None:
         "(Trust or Escalate, ICLR 2025): with probability at least 1 − δ, the cheap judge agrees with people "
         "at the target rate on the items it keeps. Only the cheap judge's run is needed."
     )
-    runs = {r["id"]: r for r in calibration_runs(lib)}
+    runs = {r.id: r for r in calibration_runs(lib)}
     if not runs:
         st.info(
             "To calibrate with a guarantee, a finished run of the cheap prompt on a dataset with human ratings."
@@ -49,11 +48,11 @@ def calibrate(lib) -> None:
     )
     human = c2.selectbox(
         "Human rating",
-        list(lib.get_dataset(runs[run_id]["dataset_id"])["human"]),
+        list(lib.get_dataset(runs[run_id].dataset_id).human),
         key=K + "human",
         help=people.RULE,
     )
-    people.unsaved_notice(lib, runs[run_id]["dataset_id"], human)
+    people.unsaved_notice(lib, runs[run_id].dataset_id, human)
     signal = c3.selectbox("Unsureness signal", SIGNALS, key=K + "signal", help=SIGNAL_HELP)
     c4, c5, c6 = st.columns(3)
     target = c4.number_input("Target agreement on kept items", 0.5, 0.99, 0.8, 0.01, key=K + "target")
@@ -152,9 +151,7 @@ def report(lib, cascade: dict[str, Any], result: dict[str, Any], dataset_id: str
     if not g:
         return
     people = (
-        lib.human_means(dataset_id, g["human"])
-        if g["human"] in lib.get_dataset(dataset_id)["human"]
-        else None
+        lib.human_means(dataset_id, g["human"]) if g["human"] in lib.get_dataset(dataset_id).human else None
     )
     out = guarantee_report(cascade, result, people)
     if out is None:

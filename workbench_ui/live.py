@@ -14,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from geval_core.records import Run
 from prompt_library.job_worker import start_job
 from prompt_library.jobs import CLEARED
 from workbench_ui import cached_reads, safe_text
@@ -70,9 +71,9 @@ def is_live(lib, run_id: str) -> bool:
     return lib.job_state(run_id) in LIVE
 
 
-def finished(run: dict[str, Any]) -> bool:
+def finished(run: Run) -> bool:
     """Whether a run is done with every one of its items judged."""
-    return run["status"] == "done" and int(run.get("judged") or 0) >= int(run.get("items_total") or 0)
+    return run.status == "done" and int(run.judged or 0) >= int(run.items_total or 0)
 
 
 def attach(lib, run_id: str, key: str = "score") -> None:
@@ -90,7 +91,7 @@ def attach(lib, run_id: str, key: str = "score") -> None:
         if state not in LIVE:
             st.rerun()  # the worker ended: the whole page, with the run's summary
         run = lib.get_run(run_id)
-        done, total = int(run.get("judged") or 0), int(run.get("items_total") or 0)
+        done, total = int(run.judged or 0), int(run.items_total or 0)
         samples = st.session_state.setdefault(f"{key}_rate_{run_id}", [])
         samples.append((time.monotonic(), done))
         samples[:] = [s for s in samples if samples[-1][0] - s[0] <= 2 * RATE_WINDOW_S]

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from geval_core.records import Dataset
 from workbench_ui import archive_view, cached_reads, live, people, run_plans, safe_text, state
 
 K = "pn_"
@@ -74,14 +75,14 @@ def section(lib) -> None:
     if picked is None:
         return
     panel, dataset = get_panel(lib, picked[0]), picked[1]
-    runs = member_runs(lib, panel, dataset["id"])
+    runs = member_runs(lib, panel, dataset.id)
     for member in runs:
         st.caption(safe_text.md_escape(f"Member {member['prompt'].label}: {member['plan'].judge.describe()}"))
-    going = [r for r in runs if r["run"] and live.is_live(lib, r["run"]["id"])]
+    going = [r for r in runs if r["run"] and live.is_live(lib, r["run"].id)]
     if going:
         for member in going:  # side by side, each with its own Stop
             st.caption(f"Member {safe_text.md_escape(member['prompt'].label)}")
-            live.attach(lib, member["run"]["id"], key=K + member["run"]["id"])
+            live.attach(lib, member["run"].id, key=K + member["run"].id)
         return
     unfinished = [r for r in runs if r["run"] is None or not live.finished(r["run"])]
     if unfinished:
@@ -100,16 +101,16 @@ def section(lib) -> None:
     show(lib, panel, runs, dataset)
 
 
-def against_people(lib, rows: list[dict[str, Any]], dataset: dict[str, Any], prompt) -> None:
+def against_people(lib, rows: list[dict[str, Any]], dataset: Dataset, prompt) -> None:
     """Each member and the panel against the people's rating of the dimension (when the dataset has it): the
     figures, and the panel minus its best member with a paired interval."""
     from geval_core.diagnostics.panel_people import panel_against_people
     from geval_core.errors import InputError
 
-    humans = list(dataset.get("human") or [])
+    humans = list(dataset.human)
     if not humans:
         st.caption("This dataset has no human ratings: the panel is not compared with people.")
-        people.unsaved_notice(lib, dataset["id"], prompt.name)
+        people.unsaved_notice(lib, dataset.id, prompt.name)
         return
     default = prompt.dimension.name.lower()
     human = st.selectbox(
@@ -119,9 +120,9 @@ def against_people(lib, rows: list[dict[str, Any]], dataset: dict[str, Any], pro
         key=K + "human",
         help=people.RULE,
     )
-    people.unsaved_notice(lib, dataset["id"], human)
+    people.unsaved_notice(lib, dataset.id, human)
     try:
-        found = panel_against_people(lib, rows, dataset["id"], human, 500)
+        found = panel_against_people(lib, rows, dataset.id, human, 500)
     except InputError as exc:
         st.caption(safe_text.md_escape(str(exc)))
         return
@@ -153,17 +154,17 @@ def against_people(lib, rows: list[dict[str, Any]], dataset: dict[str, Any], pro
         st.caption(safe_text.md_escape(independence_text(found["independence"]).capitalize()))
 
 
-def show(lib, panel, runs: list[dict[str, Any]], dataset: dict[str, Any]) -> None:
+def show(lib, panel, runs: list[dict[str, Any]], dataset: Dataset) -> None:
     """The panel's rows, the members' alpha with its interval, and the items the members disagree on most."""
     from geval_core.run.panel import combine
 
-    prompts, run_ids = [r["prompt"] for r in runs], [r["run"]["id"] for r in runs]
+    prompts, run_ids = [r["prompt"] for r in runs], [r["run"].id for r in runs]
     # Every rerun of the Score page draws this section: combined once per state of the members' runs (seconds at
     # 20,000 items), read through the per-run caches.
     result = cached_reads.per_run(
         runs[0]["run"],
         "panel",
-        lambda: combine(cached_reads.CachedLibrary(lib), panel, prompts, run_ids, dataset["id"], 500),
+        lambda: combine(cached_reads.CachedLibrary(lib), panel, prompts, run_ids, dataset.id, 500),
         panel.id,
         tuple(run_ids),
         tuple(cached_reads.run_state(r["run"]) for r in runs),

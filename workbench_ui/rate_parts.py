@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from geval_core.diagnostics.review import ORDERS, next_item, progress, review_queue
+from geval_core.records import Dataset, Run
 from geval_core.types import FrozenPrompt, Item
 from workbench_ui import cached_reads, people, safe_text, state
 
@@ -57,14 +58,14 @@ def key_hint(points: tuple[int, ...] | list[int]) -> str:
     return "press the digit to rate" + (", 0 for 10" if ten else "")
 
 
-def queue_order(lib, dataset: dict, prompt: FrozenPrompt, run: dict | None, order: str) -> list[str]:
+def queue_order(lib, dataset: Dataset, prompt: FrozenPrompt, run: Run | None, order: str) -> list[str]:
     """Item ids in the order they are offered: dataset order, or the review queue of a run."""
-    items = cached_reads.dataset_items(dataset["id"])
+    items = cached_reads.dataset_items(dataset.id)
     ids = [i.id for i in items]
     if run is None or order == "dataset":
         return ids
     judged = {r["item_id"]: r for r in cached_reads.judgments(run)}
-    human = lib.human_means(dataset["id"], prompt.name)
+    human = lib.human_means(dataset.id, prompt.name)
     return [r["item"] for r in review_queue(ids, judged, human, order)]
 
 
@@ -174,7 +175,7 @@ def undo_button(ctx: dict[str, Any], where) -> None:
 
 
 def rate_next(
-    lib, ctx: dict[str, Any], prompt: FrozenPrompt, order: list[str], run: dict | None, show_judge: bool
+    lib, ctx: dict[str, Any], prompt: FrozenPrompt, order: list[str], run: Run | None, show_judge: bool
 ) -> None:
     """Progress, then the next item for this rater (resuming where they left), or 'all done'."""
     acts = lib.current_ratings(ctx["where"][0], ctx["dimension"]).get(ctx["rater"], {})
@@ -212,11 +213,11 @@ def raters_table(lib, dataset_id: str, dimension: str) -> None:
         st.dataframe(rows, hide_index=True)
 
 
-def save_version(lib, dataset: dict, dimension: str) -> None:
+def save_version(lib, dataset: Dataset, dimension: str) -> None:
     """'Save as dataset version': every rater's current rating per item and their mean, as a new version; then
     whether this version still lacks Rate-page ratings (which version has them, once saved)."""
     if st.button("Save as dataset version", key=K + "save", type="primary", help=people.RULE):
-        result = lib.save_ratings_version(dataset["id"], dimension)
+        result = lib.save_ratings_version(dataset.id, dimension)
         verb = "Saved as" if result["created"] else "Identical ratings already stored as"
         missing = result.get("human_missing", {}).get(dimension, 0)
         st.success(
@@ -225,4 +226,4 @@ def save_version(lib, dataset: dict, dimension: str) -> None:
                 f"({', '.join(result['raters'])}); {missing} items without a rating."
             )
         )
-    people.unsaved_notice(lib, dataset["id"], dimension)
+    people.unsaved_notice(lib, dataset.id, dimension)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from geval_core.records import Run
 from geval_core.stats.raters import base_name, rater_keys
 from geval_core.types import Scale
 from workbench_ui import agree, cached_reads, safe_text, sealing, state
@@ -42,13 +43,13 @@ def _report(
 
 
 def report(
-    run: dict, dataset_id: str, human: str, scale: Scale, grouped: bool, bootstrap: int
+    run: Run, dataset_id: str, human: str, scale: Scale, grouped: bool, bootstrap: int
 ) -> dict[str, Any]:
     """geval_core.stats.stored.dataset_raters beside a run (cached per run_state and options)."""
     return _report(
         os.path.abspath(state.sidebar().db_path),
         dataset_id,
-        run["id"],
+        run.id,
         cached_reads.run_state(run),
         human,
         (scale.min, scale.max),
@@ -58,11 +59,11 @@ def report(
     )
 
 
-def rated_versions(lib, run: dict, human: str) -> dict[str, str]:
+def rated_versions(lib, run: Run, human: str) -> dict[str, str]:
     """Versions of the run's dataset whose items carry per-rater ratings of `human` (id -> label), latest first."""
-    name = lib.get_dataset(run["dataset_id"])["name"]
-    found = [d for d in lib.list_datasets() if d["name"] == name and rater_keys(d["human"], human)]
-    return {d["id"]: d["label"] for d in sorted(found, key=lambda d: -d["version"])}
+    name = lib.get_dataset(run.dataset_id).name
+    found = [d for d in lib.list_datasets() if d.name == name and rater_keys(d.human, human)]
+    return {d.id: d.label for d in sorted(found, key=lambda d: -d.version)}
 
 
 def alpha_metrics(result: dict[str, Any]) -> None:
@@ -121,7 +122,7 @@ def ceiling_sentence(summary: dict[str, Any] | None) -> str:
     )
 
 
-def panel(run: dict, prompt, field: str | None) -> None:
+def panel(run: Run, prompt, field: str | None) -> None:
     """Inter-rater agreement and the human ceiling, when the run's dataset has per-rater ratings."""
     if not field:
         return

@@ -16,8 +16,8 @@ import streamlit as st
 from geval_core.diagnostics.rubric_probes import MARK, VARIANTS, rubric_probe_runs, rubric_result
 from geval_core.errors import GEvalError
 from geval_core.prompts.rubric_forms import derive
+from geval_core.records import Run
 from geval_core.run.plan import plan_settings
-from geval_core.types import JudgeSettings
 from prompt_library import task_jobs
 from workbench_ui import cached_reads, run_plans, safe_text, task_progress
 
@@ -43,7 +43,7 @@ COLUMNS = {
 }
 
 
-def section(lib, run: dict[str, Any]) -> None:
+def section(lib, run: Run) -> None:
     """The rubric-form probe of a run: its settings and start button, its progress, its last report."""
     st.subheader("Rubric-form probe")
     st.caption(
@@ -51,17 +51,19 @@ def section(lib, run: dict[str, Any]) -> None:
         "with the rubric's anchors in reverse order, its labels shifted and its scale reversed; each form's "
         "ratings are mapped back onto the original scale (Eq. 1 over the form's own scale, then mapped)."
     )
-    if run.get(MARK):
-        st.caption(safe_text.md_escape(f"This run is itself a rubric-form probe of run {run[MARK]['of']}."))
+    if run.extra.get(MARK):
+        st.caption(
+            safe_text.md_escape(f"This run is itself a rubric-form probe of run {run.extra[MARK]['of']}.")
+        )
         return
-    if task_jobs.task_state(lib, KIND, run["id"]) in task_jobs.LIVE:
-        watch(lib, run["id"])
+    if task_jobs.task_state(lib, KIND, run.id) in task_jobs.LIVE:
+        watch(lib, run.id)
         return
     start_form(lib, run)
     show(lib, run)
 
 
-def start_form(lib, run: dict[str, Any]) -> None:
+def start_form(lib, run: Run) -> None:
     """The sample, the forms and the seed; the judge that will answer; the button that starts the task."""
     c1, c2, c3 = st.columns([1, 3, 1])
     sample = int(c1.number_input("Items to re-score", 1, 500, 20, key=K + "sample"))
@@ -73,13 +75,13 @@ def start_form(lib, run: dict[str, Any]) -> None:
         format_func=lambda v: f"{v}: {FORMS[v]}",
     )
     seed = int(c3.number_input("Seed", 0, 1_000_000, 0, key=K + "seed"))
-    run_plans.show_judge(plan_settings(JudgeSettings(**run["judge"]), lib))  # the probed run's own judge
+    run_plans.show_judge(plan_settings(run.judge, lib))  # the probed run's own judge
     if st.button("Run rubric-form probe (costs judge calls)", key=K + "run", disabled=not forms):
-        prompt = lib.get_prompt(run["prompt_id"])
+        prompt = lib.get_prompt(run.prompt_id)
         for form in forms:  # a prompt whose rubric cannot take a form says so here, before a worker starts
             derive(prompt.dimension, form)
-        spec = {"run_id": run["id"], "sample": sample, "variants": forms, "seed": seed}
-        task_jobs.start_task(lib, KIND, run["id"], spec, sample * len(forms))
+        spec = {"run_id": run.id, "sample": sample, "variants": forms, "seed": seed}
+        task_jobs.start_task(lib, KIND, run.id, spec, sample * len(forms))
         st.rerun()
 
 
@@ -97,18 +99,18 @@ def _result(path: str, run_id: str, probes: tuple[tuple[str, tuple[int, int, str
     return rubric_result(state.library(), run_id)
 
 
-def show(lib, run: dict[str, Any]) -> None:
+def show(lib, run: Run) -> None:
     """Why the last probe ended without a report, and the report of the newest finished probe of each form."""
-    found = task_jobs.task(lib, KIND, run["id"]) or {}
+    found = task_jobs.task(lib, KIND, run.id) or {}
     if found.get("ended_at") and found.get("error"):
         st.warning(
             safe_text.md_escape(f"The last rubric-form probe ended without a report: {found['error']}")
         )
-    probes = rubric_probe_runs(lib, run["id"])
-    if not any(p["status"] == "done" for p in probes):
+    probes = rubric_probe_runs(lib, run.id)
+    if not any(p.status == "done" for p in probes):
         return
     try:
-        out = _result(str(lib.path), run["id"], tuple((p["id"], cached_reads.run_state(p)) for p in probes))
+        out = _result(str(lib.path), run.id, tuple((p.id, cached_reads.run_state(p)) for p in probes))
     except GEvalError as exc:
         st.warning(safe_text.md_escape(str(exc)))
         return

@@ -7,10 +7,9 @@ which judge will score, at which server, before anything starts, and a run's ser
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
+from geval_core.records import Run
 from geval_core.run.plan import (
     JudgeChoice,
     PlannedJudge,
@@ -20,7 +19,7 @@ from geval_core.run.plan import (
     record_run,
     takes_server,
 )
-from geval_core.types import FrozenPrompt, JudgeSettings
+from geval_core.types import FrozenPrompt
 from workbench_ui import live, safe_text, state
 
 WHERE = "the sidebar's server"
@@ -45,13 +44,9 @@ def last_server(lib, prompt: FrozenPrompt) -> str:
     """The server the newest run of this prompt's own judge used ('' for none): the pinned judge's default box."""
     pinned = prompt.dimension.judge
     for run in lib.list_runs(prompt=prompt.id):
-        judge = run.get("judge") or {}
-        if (
-            judge.get("provider") == pinned.provider
-            and judge.get("model") == pinned.model
-            and judge.get("base_url")
-        ):
-            return str(judge["base_url"])
+        judge = run.judge
+        if judge.provider == pinned.provider and judge.model == pinned.model and judge.base_url:
+            return str(judge.base_url)
     return ""
 
 
@@ -119,6 +114,6 @@ def start(lib, plan: RunPlan, concurrency: int | None = None) -> str:
     return recorded.recorded_id
 
 
-def run_judge(run: dict[str, Any]) -> str:
+def run_judge(run: Run) -> str:
     """The judge a stored run used, as every run list and comparison names it."""
-    return judge_label(JudgeSettings(**run["judge"])) if run.get("judge") else "the prompt's own judge"
+    return judge_label(run.judge)

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from geval_core.errors import GEvalError
+from geval_core.records import Run
 from geval_core.run.plan import RunPlan
 from geval_core.types import FrozenPrompt, JudgeSettings
 from workbench_ui import safe_text, state
@@ -139,9 +140,9 @@ def submit(lib, plan: RunPlan) -> None:
     st.session_state["score_run"] = result["run_id"]  # the run picker below opens the new run
 
 
-def pending(run: dict[str, Any]) -> bool:
+def pending(run: Run) -> bool:
     """A batch run whose results are not all collected (a live resume would pay for its items twice)."""
-    return bool(run.get("batch_id")) and run.get("status") == "running"
+    return bool(run.batch_id) and run.status == "running"
 
 
 def _base_url(provider: str) -> str | None:
@@ -186,15 +187,15 @@ def collect(lib, batch_id: str, provider: str) -> None:
     )
 
 
-def run_panel(lib, run: dict[str, Any]) -> None:
+def run_panel(lib, run: Run) -> None:
     """For a batch run: which batch, Check status, Collect, and what the last of them said."""
-    batch_id = run.get("batch_id")
+    batch_id = run.batch_id
     if not batch_id:
         return
-    provider = run.get("batch_provider") or "openai"
+    provider = run.extra.get("batch_provider") or "openai"
     st.caption(
         safe_text.md_escape(
-            f"Batch run: batch {batch_id} at {provider}, {run.get('batch_requests')} "
+            f"Batch run: batch {batch_id} at {provider}, {run.extra.get('batch_requests')} "
             "requests; its results are collected into this run."
         )
     )

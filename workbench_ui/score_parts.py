@@ -14,6 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from geval_core import prompts
 from geval_core.files.prompt_files import write_judgments
 from geval_core.judgment import single_rating
+from geval_core.records import Run
 from geval_core.stats.confidence import describe
 from geval_core.types import FrozenPrompt, JudgeSettings
 from workbench_ui import cached_reads, charts, prices, safe_text
@@ -98,16 +99,16 @@ def cost_box(
     prices.price_editor(lib, settings, table)
 
 
-def run_item_ids(run: dict[str, Any]) -> set[str] | None:
+def run_item_ids(run: Run) -> set[str] | None:
     """The run's chosen item ids (None: the whole dataset); lib.get_run has decoded them."""
-    ids = run.get("item_ids")
+    ids = run.item_ids
     return set(ids) if ids else None
 
 
-def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
+def summary(lib, run: Run, prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """Run-level figures: ties weighted vs top-token, unparsed, low mass, tokens and cost."""
     s = cached_reads.run_summary(run, rows)
-    total = run.get("items_total") or len(rows)
+    total = run.items_total or len(rows)
     c: tuple[DeltaGenerator, ...] = st.columns(6)
     c[0].metric("Judged", f"{len(rows)} / {total}")
     c[1].metric("Tie rate, weighted", safe_text.fmt(s["tie_weighted"]))
@@ -119,15 +120,16 @@ def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str,
     c[0].metric("Input tokens", f"{s['input_tokens']:,}")
     c[1].metric(
         "of which cached",
-        f"{run.get('cached_input_tokens') or 0:,}",
+        f"{run.extra.get('cached_input_tokens') or 0:,}",
         help="read from the judge's prompt cache, as its API reported them; priced at the cached rate",
     )
     c[2].metric("Output tokens", f"{s['output_tokens']:,}")
-    cost = run.get("cost_usd")
+    cost = run.cost_usd
     c[3].metric(
-        "Cost", "—" if cost is None else f"${cost:.4f}" + (" at most" if run.get("cost_upper_bound") else "")
+        "Cost",
+        "—" if cost is None else f"${cost:.4f}" + (" at most" if run.extra.get("cost_upper_bound") else ""),
     )
-    st.caption(f"Model version the judge reported: {safe_text.md_escape(run.get('model_version') or '—')}")
+    st.caption(f"Model version the judge reported: {safe_text.md_escape(run.model_version or '—')}")
     if s["low_mass"] > MOSTLY_LOW * len(rows):
         st.warning(
             f"The judge put little probability on the scale for {s['low_mass']} of {len(rows)} items "
@@ -144,11 +146,11 @@ def summary(lib, run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str,
     tie_clusters_view(run, prompt, rows)
 
 
-def tie_clusters_view(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
+def tie_clusters_view(run: Run, prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """The largest sets of items sharing one score, and how many distinct human ratings each hides."""
     from geval_core.stats import tie_clusters
 
-    key = cached_reads.human_key(cached_reads.human_names(run["dataset_id"]), prompt.name)
+    key = cached_reads.human_key(cached_reads.human_names(run.dataset_id), prompt.name)
 
     def build() -> tuple[dict[str, list], Any]:
         human = [r.get(f"human_{key}") for r in rows] if key else None
@@ -170,10 +172,10 @@ def tie_clusters_view(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict
         )
 
 
-def table_and_item(run: dict[str, Any], prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
+def table_and_item(run: Run, prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """One dataframe for every item (select a row) and one chart for the selected item."""
-    items = cached_reads.items_by_id(run["dataset_id"])
-    key = cached_reads.human_key(cached_reads.human_names(run["dataset_id"]), prompt.name)
+    items = cached_reads.items_by_id(run.dataset_id)
+    key = cached_reads.human_key(cached_reads.human_names(run.dataset_id), prompt.name)
     frame = cached_reads.per_run(
         run,
         "frame",
@@ -225,7 +227,7 @@ def tie_sentence(judgment: dict[str, Any], others: int) -> str:
     return text
 
 
-def downloads(run: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def downloads(run: Run, rows: list[dict[str, Any]]) -> None:
     """The run's judgments as CSV and JSONL files (the same columns as `geval runs export`: group,
     human ratings and per-item ties included), written when the button is clicked."""
     st.caption('Download this run\'s judgments (one row per item, the item named "id" as in `geval score`):')
@@ -235,7 +237,7 @@ def downloads(run: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         column.download_button(
             f"Download {fmt.upper()}",
             functools.partial(judgments_text, rows, fmt),
-            file_name=f"judgments-{run['id']}.{fmt}",
+            file_name=f"judgments-{run.id}.{fmt}",
             mime=mime,
             key=f"score_dl_{fmt}",
             on_click="ignore",

@@ -4,10 +4,10 @@ opens the test side, an act that is recorded (once per page session and run) and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import streamlit as st
 
+from geval_core.records import Dataset, Run
 from workbench_ui import safe_text
 
 K = "seal_"
@@ -26,13 +26,13 @@ class Scope:
     candidates_on_test: int | None = None
 
 
-def choose(lib, run: dict[str, Any], prompt, key: str = K) -> Scope:
+def choose(lib, run: Run, prompt, key: str = K) -> Scope:
     """Dev by default on a split dataset; the sealed test side after an explicit, recorded click."""
     from geval_core.run.splits import evaluation_ids, has_split
 
     examples = prompt.dimension.example_ids
-    if not has_split(lib, run["dataset_id"]):
-        ids, info = evaluation_ids(lib, run["dataset_id"], "dev", examples)
+    if not has_split(lib, run.dataset_id):
+        ids, info = evaluation_ids(lib, run.dataset_id, "dev", examples)
         scope = Scope(
             f"all-{info['examples_left_out']}",
             None if ids is None else frozenset(ids),
@@ -51,7 +51,7 @@ def choose(lib, run: dict[str, Any], prompt, key: str = K) -> Scope:
         help="Figures of a split dataset use its dev side; the test side is for the final check of a "
         "frozen candidate, and every use of it is recorded and counted.",
     )
-    if side == "test" and run["id"] not in opened:
+    if side == "test" and run.id not in opened:
         st.warning(
             "The test side is sealed: looking at it is recorded for this prompt, and every candidate "
             "evaluated there widens the corrected interval of the Align report."
@@ -59,24 +59,24 @@ def choose(lib, run: dict[str, Any], prompt, key: str = K) -> Scope:
         if not st.button("Open the sealed test side (recorded)", key=key + "open"):
             side = "dev"
         else:
-            opened[run["id"]] = evaluation_ids(
-                lib, run["dataset_id"], "test", examples, run["prompt_id"], run["id"]
-            )[1]["candidates_on_test"]
+            opened[run.id] = evaluation_ids(lib, run.dataset_id, "test", examples, run.prompt_id, run.id)[1][
+                "candidates_on_test"
+            ]
     if side == "test":
         from geval_core.run.splits import get_split
 
-        split = get_split(lib, run["dataset_id"])
+        split = get_split(lib, run.dataset_id)
         ids = set(split["test"]) - set(examples)
         info = {"split": split["hash"], "examples_left_out": len(set(split["test"]) & set(examples))}
     else:
-        ids, info = evaluation_ids(lib, run["dataset_id"], "dev", examples)
+        ids, info = evaluation_ids(lib, run.dataset_id, "dev", examples)
     scope = Scope(
         f"{side}-{info['split']}-{info['examples_left_out']}",
         None if ids is None else frozenset(ids),
         side,
         info["split"],
         info["examples_left_out"],
-        opened.get(run["id"]),
+        opened.get(run.id),
     )
     st.caption(safe_text.md_escape(describe(scope)))
     return _keep(scope)
@@ -117,12 +117,12 @@ def side_items(lib, dataset_id: str, items: list, prompt_id: str, key: str) -> t
     return [i for i in items if i.id in wanted], side
 
 
-def split_panel(lib, dataset: dict[str, Any], key: str = K + "split_") -> None:
+def split_panel(lib, dataset: Dataset, key: str = K + "split_") -> None:
     """A dataset version's split (hash, sides, how often its test side was used), or the form that makes one."""
     from geval_core.run.splits import get_split, has_split, make_split, sealed_uses
 
-    if has_split(lib, dataset["id"]):
-        split = get_split(lib, dataset["id"])
+    if has_split(lib, dataset.id):
+        split = get_split(lib, dataset.id)
         uses = sealed_uses(lib, split)
         st.caption(
             safe_text.md_escape(
@@ -133,7 +133,7 @@ def split_panel(lib, dataset: dict[str, Any], key: str = K + "split_") -> None:
             )
         )
         return
-    grouped = all(i.group for i in lib.dataset_items(dataset["id"]))
+    grouped = all(i.group for i in lib.dataset_items(dataset.id))
     c1, c2, c3 = st.columns(3)
     dev = c1.slider(
         "Dev share",
@@ -148,7 +148,7 @@ def split_panel(lib, dataset: dict[str, Any], key: str = K + "split_") -> None:
     )
     seed = int(c2.number_input("Seed", min_value=0, value=0, key=key + "seed"))
     if c3.button("Split into dev and sealed test", key=key + "make"):
-        make_split(lib, dataset["id"], dev, "group" if grouped else None, seed)
+        make_split(lib, dataset.id, dev, "group" if grouped else None, seed)
         st.rerun()
 
 

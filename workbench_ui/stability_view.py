@@ -23,11 +23,11 @@ KIND = "stability"
 def panel(lib, dim: Dimension) -> None:
     """Choose a dataset, a sample size, K repeats; run it as a task of the library; show the report of this form."""
     with st.expander("Stability before freezing: do the ratings hold across repeats?"):
-        datasets = [d for d in lib.list_datasets() if not missing_inputs(dim, d["fields"])]
+        datasets = [d for d in lib.list_datasets() if not missing_inputs(dim, d.fields)]
         if not datasets:
             st.info("No dataset has every input of this dimension yet: add one on the Datasets page.")
             return
-        labels = {f"{d['name']}@{d['version']}": d for d in datasets}
+        labels = {f"{d.name}@{d.version}": d for d in datasets}
         c1, c2, c3 = st.columns(3)
         label = c1.selectbox("Sample from", list(labels), key=KEY + "_data")
         size = int(c2.number_input("Items", min_value=2, max_value=200, value=10, key=KEY + "_n"))
@@ -42,12 +42,10 @@ def panel(lib, dim: Dimension) -> None:
             watch(lib, form)
             return
         if st.button("Run the stability check", key=KEY + "_run"):
-            items = sealing.dev_items(
-                lib, labels[label]["id"], cached_reads.dataset_items(labels[label]["id"])
-            )
+            items = sealing.dev_items(lib, labels[label].id, cached_reads.dataset_items(labels[label].id))
             spec = {
                 "dimension": dim.to_dict(),
-                "dataset_id": labels[label]["id"],
+                "dataset_id": labels[label].id,
                 "item_ids": [i.id for i in items[:size]],
                 "repeats": repeats,
                 "regenerate": regenerate,

@@ -53,16 +53,16 @@ def path_state(lib: Any) -> list[Step]:
     """Every step of the path with this library's state."""
     own, drafts = own_prompts(lib), lib.list_drafts()
     generated = [p for p in own if lib.get_prompt(p["id"]).dimension.steps_model != HAND_WRITTEN]
-    with_ratings = [d for d in lib.list_datasets() if d.get("human")]
-    rated = [d for d in with_ratings if d["name"] != EXAMPLE_DATASET]
+    with_ratings = [d for d in lib.list_datasets() if d.human]
+    rated = [d for d in with_ratings if d.name != EXAMPLE_DATASET]
     own_ids = {p["id"] for p in own}
-    runs = [r for r in lib.list_runs() if r["prompt_id"] in own_ids]
-    finished = [r for r in runs if r["status"] == "done"]
-    rated_ids = {d["id"] for d in with_ratings}
-    with_people = [r for r in finished if r["dataset_id"] in rated_ids]
+    runs = [r for r in lib.list_runs() if r.prompt_id in own_ids]
+    finished = [r for r in runs if r.status == "done"]
+    rated_ids = {d.id for d in with_ratings}
+    with_people = [r for r in finished if r.dataset_id in rated_ids]
     labels = ", ".join(f"{p['name']}@{p['version']}" for p in own[:3])
     kept = lib.get_setting(REMEMBERED) or {}
-    seen = kept.get(AGREEMENT_SEEN) in {r["id"] for r in with_people}
+    seen = kept.get(AGREEMENT_SEEN) in {r.id for r in with_people}
     exported = kept.get(EXPORTED) in own_ids
     return [
         Step(
@@ -91,7 +91,7 @@ def path_state(lib: Any) -> list[Step]:
             "Import data people rated",
             "app_pages/datasets.py",
             bool(rated),
-            ", ".join(d["label"] for d in rated[:3]) or f"only the example set {EXAMPLE_DATASET}",
+            ", ".join(d.label for d in rated[:3]) or f"only the example set {EXAMPLE_DATASET}",
             "A CSV or JSONL file with the inputs and the people's ratings.",
         ),
         Step(

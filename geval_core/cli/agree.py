@@ -15,6 +15,7 @@ from prompt_library import Library, default_path, open_library
 
 from ..errors import GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, read_rows, require
+from ..records import DatasetMapping, Run
 from ..types import Scale
 from .common import complete_dataset, complete_prompt_name, db_option, note_unsaved, workbench_errors
 
@@ -185,10 +186,10 @@ def scope_line(scope: dict[str, Any]) -> str:
 
 
 def _library_group(
-    item: Any, group_by: str | None, mapping: dict[str, Any] | None, where: dict[str, Any]
+    item: Any, group_by: str | None, mapping: DatasetMapping | None, where: dict[str, Any]
 ) -> str | None:
     """An item's group: its stored group, or with --group-by the named input field (or the group's path)."""
-    if not group_by or group_by in ("group", (mapping or {}).get("group")):
+    if not group_by or group_by in ("group", mapping.group if mapping else None):
         return item.group
     if group_by not in item.fields:
         raise InputError(
@@ -207,20 +208,20 @@ def library_rows(
     judged = None
     if run_id:
         run = library.get_run(run_id)
-        judged = _Rows(scale=library.get_prompt(run["prompt_id"]).dimension.scale)
-        for line, row in enumerate(library.judgments(run["id"]), 1):
+        judged = _Rows(scale=library.get_prompt(run.prompt_id).dimension.scale)
+        for line, row in enumerate(library.judgments(run.id), 1):
             judged.values[row["item_id"]] = row["score"]
             judged.lines[row["item_id"]] = line
-        dataset = dataset or run["dataset_id"]
+        dataset = dataset or run.dataset_id
     if not dataset:
         return judged, None
     data = _Rows()
-    row = library.get_dataset(dataset)
-    label = row["label"]
-    note_unsaved(library, row["id"], human_field)
-    people = library.human_means(row["id"], human_field)  # the version's own ratings: what "people" means
-    for line, item in enumerate(library.dataset_items(row["id"]), 1):
-        if human_field not in row["human"]:  # an item may lack it (null on import, unrated): counted missing
+    version = library.get_dataset(dataset)
+    label = version.label
+    note_unsaved(library, version.id, human_field)
+    people = library.human_means(version.id, human_field)  # the version's own ratings: what "people" means
+    for line, item in enumerate(library.dataset_items(version.id), 1):
+        if human_field not in version.human:  # an item may lack it (null on import, unrated): counted missing
             raise InputError(
                 f"no human rating {human_field!r} (has: {', '.join(item.human) or 'none'})",
                 file=f"dataset {label}",
@@ -229,7 +230,7 @@ def library_rows(
             )
         data.values[item.id] = people.get(item.id)
         data.lines[item.id] = line
-        group = _library_group(item, group_by, row.get("mapping"), {"file": f"dataset {label}", "line": line})
+        group = _library_group(item, group_by, version.mapping, {"file": f"dataset {label}", "line": line})
         if group is not None:
             data.groups[item.id] = group
     return judged, data
@@ -257,12 +258,12 @@ def _only_rating(judge_source: str, data_source: str | None, db: str | None) -> 
     if (data_source and _is_file_name(data_source)) or (_is_file_name(judge_source) and not data_source):
         raise click.UsageError("--human names the rating field of a data file (e.g. scores.coherence)")
     with open_library(db) as library:
-        named = data_source or library.get_run(judge_source)["dataset_id"]
+        named = data_source or library.get_run(judge_source).dataset_id
         dataset = library.get_dataset(named)
-    names = [h for h in dataset.get("human") or [] if not re.fullmatch(r".+\.\d+", h)]
+    names = [h for h in dataset.human if not re.fullmatch(r".+\.\d+", h)]
     if len(names) != 1:
         raise click.UsageError(
-            f"name the human rating with --human: {dataset['label']} has "
+            f"name the human rating with --human: {dataset.label} has "
             f"{', '.join(names) if names else 'no human rating'}"
         )
     return names[0]
@@ -293,11 +294,11 @@ def _load_sides(
     if judged is None or data is None:
         with open_library(db) as library:
             run = None if judge_is_file else library.get_run(judge_source)
-            named = None if data_is_file else data_source or (run and run["dataset_id"])
-            dataset = library.get_dataset(named)["id"] if named else None
+            named = None if data_is_file else data_source or (run and run.dataset_id)
+            dataset = library.get_dataset(named).id if named else None
             view, only, scope = _sealed_library(library, run, dataset, side, prompt)
             run_rows, data_rows = library_rows(
-                view, run and run["id"], dataset, fields["human"], fields["group_by"]
+                view, run and run.id, dataset, fields["human"], fields["group_by"]
             )
         judged, data = judged or run_rows, data or data_rows
     else:
@@ -320,7 +321,7 @@ def _within(rows: _Rows, only: set[str]) -> _Rows:
 
 
 def _sealed_library(
-    library: Library, run: dict[str, Any] | None, dataset: str | None, side: str, prompt: str | None
+    library: Library, run: Run | None, dataset: str | None, side: str, prompt: str | None
 ) -> tuple[Any, set[str] | None, dict[str, Any] | None]:
     """(the store to read through, the items the figures may use, the scope) for a library run and/or dataset:
     each split version read on `side` (a test-side read recorded for the run's prompt, else --prompt), a run's
@@ -331,15 +332,15 @@ def _sealed_library(
         raise click.UsageError(
             "--side test records a use of the sealed test side for a prompt: name it with --prompt"
         )
-    prompt_id = run["prompt_id"] if run else library.get_prompt(prompt).id if prompt else None
-    examples = library.get_prompt(run["prompt_id"]).dimension.example_ids if run else frozenset()
+    prompt_id = run.prompt_id if run else library.get_prompt(prompt).id if prompt else None
+    examples = library.get_prompt(run.prompt_id).dimension.example_ids if run else frozenset()
     view: Library | SealedStore = library
     only, scope = None, None
-    for n, dataset_id in enumerate(dict.fromkeys(d for d in (run and run["dataset_id"], dataset) if d)):
+    for n, dataset_id in enumerate(dict.fromkeys(d for d in (run and run.dataset_id, dataset) if d)):
         if n and not has_split(library, dataset_id):
             continue  # the scope is the first version's (the run's); a second one adds only its seal
         ids, found = evaluation_ids(
-            library, dataset_id, side, examples, prompt_id, run["id"] if run else None, "agree"
+            library, dataset_id, side, examples, prompt_id, run.id if run else None, "agree"
         )
         scope = scope or found
         if ids is not None:
@@ -371,7 +372,7 @@ def _sealed_files(
         if side == "test" and prompt is None:
             raise click.UsageError(
                 f"the files name items of the sealed test side of dataset "
-                f"{library.get_dataset(dataset_id)['label']}: --side test records a use of it "
+                f"{library.get_dataset(dataset_id).label}: --side test records a use of it "
                 "for a prompt, name it with --prompt"
             )
         prompt_id = library.get_prompt(prompt).id if prompt else None

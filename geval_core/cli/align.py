@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..records import Dataset
 from .common import (
     complete_dataset_name,
     complete_prompt_name,
@@ -33,13 +34,13 @@ def align_group() -> None:
     """
 
 
-def _human(library: Any, prompt: Any, dataset: dict[str, Any], human: str | None) -> str:
+def _human(library: Any, prompt: Any, dataset: Dataset, human: str | None) -> str:
     name = human or prompt.dimension.name.lower()
-    note_unsaved(library, dataset["id"], name)
-    if name not in dataset["human"]:  # Rate-page ratings count once saved as a version (the note says so)
+    note_unsaved(library, dataset.id, name)
+    if name not in dataset.human:  # Rate-page ratings count once saved as a version (the note says so)
         raise click.UsageError(
-            f"dataset {dataset['label']} has no human rating {name!r} (has: "
-            f"{', '.join(dataset['human']) or 'none'}): name one with --human"
+            f"dataset {dataset.label} has no human rating {name!r} (has: "
+            f"{', '.join(dataset.human) or 'none'}): name one with --human"
         )
     return name
 
@@ -60,12 +61,12 @@ def align_disputed(library: Any, run_id: str, human: str | None, limit: int, as_
     from ..run.splits import evaluation_ids
 
     run = library.get_run(run_id)
-    prompt = library.get_prompt(run["prompt_id"])
-    name = _human(library, prompt, library.get_dataset(run["dataset_id"]), human)
-    only, scope = evaluation_ids(library, run["dataset_id"], "dev", prompt.dimension.example_ids)
-    rows = disputed_items(library, run["id"], name, only, limit)
+    prompt = library.get_prompt(run.prompt_id)
+    name = _human(library, prompt, library.get_dataset(run.dataset_id), human)
+    only, scope = evaluation_ids(library, run.dataset_id, "dev", prompt.dimension.example_ids)
+    rows = disputed_items(library, run.id, name, only, limit)
     if as_json:
-        echo_json({"run": run["id"], "human": name, "scope": scope, "items": rows})
+        echo_json({"run": run.id, "human": name, "scope": scope, "items": rows})
         return
     for row in rows:
         raters = " ".join(f"{k.rsplit('.', 1)[1]}:{v:g}" for k, v in sorted(row["raters"].items()))
@@ -175,14 +176,13 @@ def _score_side(
     split = plan.split
     if split is None:  # before anything is scored: align compares sides of a split
         raise click.UsageError(
-            f"dataset {dataset['label']} has no split, so no {side} side: `geval split` makes one"
+            f"dataset {dataset.label} has no split, so no {side} side: `geval split` makes one"
         )
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(plan.describe(), err=True)
     reused = (
-        library.find_run(frozen.id, dataset["id"], plan.settings, item_ids=list(plan.item_ids or ()))
-        is not None
+        library.find_run(frozen.id, dataset.id, plan.settings, item_ids=list(plan.item_ids or ())) is not None
     )
     plan = record_run(library, plan)  # a use of the test side is recorded here
     summary = start_run(library, plan)
@@ -190,7 +190,7 @@ def _score_side(
     out = {
         "prompt": frozen.label,
         "prompt_id": frozen.id,
-        "dataset": dataset["label"],
+        "dataset": dataset.label,
         "split": split["hash"],
         "side": side,
         "run_id": plan.run_id,
@@ -211,7 +211,7 @@ def _score_side(
             else ""
         )
         click.echo(
-            f"{frozen.label} on the {side} side of {dataset['label']} ({plan.total} items): run "
+            f"{frozen.label} on the {side} side of {dataset.label} ({plan.total} items): run "
             f"{plan.run_id} {summary.status}{recorded}",
             err=True,
         )
@@ -261,7 +261,7 @@ def align_report_command(
         raise click.UsageError(f"{candidate.label} is its own base: name the prompt to compare with, --base")
     dataset = library.get_dataset(data_ref)
     name = _human(library, candidate, dataset, human)
-    report = align_report(library, base_prompt.id, candidate.id, dataset["id"], name, side, resamples)
+    report = align_report(library, base_prompt.id, candidate.id, dataset.id, name, side, resamples)
     if as_json:
         echo_json(report)
         return

@@ -167,7 +167,7 @@ def submit_command(
     )
     plan = batch_plan(library, prompt, dataset, settings, RunScope(side=side))
     _show_plan(plan, as_json)
-    items = run_items(library, plan.dataset["id"], plan.item_ids)
+    items = run_items(library, plan.dataset.id, plan.item_ids)
     estimate = estimate_cost(prompt, items, plan.settings, store=library)
     result = submit_planned(library, plan)
     usd = None if estimate["usd"] is None else estimate["usd"] * BATCH_DISCOUNT
@@ -219,9 +219,7 @@ def submit_panel_command(
     with open_library(db) as library:
         panel = get_panel(library, panel_ref)
         dataset = library.get_dataset(data_ref)
-        plans = plan_panel(
-            library, panel, dataset["id"], urls, side=side
-        )  # a URL naming no member is refused
+        plans = plan_panel(library, panel, dataset.id, urls, side=side)  # a URL naming no member is refused
         for plan in plans:
             plan.require_ready()
             check_judge(plan.settings)  # every member's key and limits before any batch is sent
@@ -304,7 +302,7 @@ def collect_command(
         raise click.BadParameter(f"no such file: {missing[0]}", param_hint="REFS")
     summaries = collect_batch(library, list(refs))
     for number, summary in enumerate(summaries):
-        missing_items = library.get_run(summary.run_id).get("batch_missing", 0)
+        missing_items = library.get_run(summary.run_id).extra.get("batch_missing", 0)
         click.echo(
             f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.failed} errors, "
             f"{summary.skipped} collected before, {missing_items} not in these files",

@@ -171,7 +171,7 @@ def cascade_score(
 
     check_output(out)
     cascade = get_cascade(library, name)
-    dataset_id = library.get_dataset(data_ref)["id"]
+    dataset_id = library.get_dataset(data_ref).id
     result = score_cascade(library, cascade, dataset_id, None, None, pairs(base_urls, "--base-url"))
     # A guaranteed cascade says what it kept and what its guarantee covers (None for any other).
     guarantee = (

@@ -21,6 +21,7 @@ from prompt_library.base import locked_message
 from ..errors import ConfigError, GEvalError, InputError
 from ..files.datafiles import CSV_SUFFIXES, JSONL_SUFFIXES, lookup, read_rows
 from ..providers.registry import judge_parts, judge_ref_help, pinned_model
+from ..records import Dataset
 from ..types import MODES, FrozenPrompt, JudgeSettings, bounds_of
 
 if TYPE_CHECKING:
@@ -498,7 +499,7 @@ def data_mapping(path: Path, prompt: FrozenPrompt, id_field: str = "id") -> Data
 
 def resolve_data(
     library: Library, ref: str, prompt: FrozenPrompt, mapping: DatasetMapping | None = None
-) -> dict[str, Any]:
+) -> Dataset:
     """A library dataset name[@version], a CSV/JSONL/JSON file imported as a dataset version, or "-": JSON
     lines on stdin (kept as a dataset named "stdin")."""
     if ref == "-":  # stdin, read into a file so it is imported as any data file is
@@ -516,7 +517,7 @@ def resolve_data(
 
 def _import_file(
     library: Library, path: Path, prompt: FrozenPrompt, mapping: DatasetMapping | None
-) -> dict[str, Any]:
+) -> Dataset:
     """A data file as a dataset version named after it (the version already holding its items, when there is
     one, so a file imported with its ratings keeps them); --id alone still names the id field."""
     if mapping is None or not mapping.inputs:
@@ -526,12 +527,12 @@ def _import_file(
     same = library.version_with_items(name, items, list(prompt.dimension.inputs))
     if same is not None:
         click.echo(
-            f"{path.name}: the items of {same['name']}@{same['version']} ({same['id'][:12]}), scored as that "
+            f"{path.name}: the items of {same.name}@{same.version} ({same.id[:12]}), scored as that "
             "version (its ratings and groups kept)",
             err=True,
         )
         return same
-    return library.import_items(name, items, source=str(path), mapping=mapping)
+    return library.get_dataset(library.import_items(name, items, source=str(path), mapping=mapping)["id"])
 
 
 def resolve_inputs(
@@ -544,7 +545,7 @@ def resolve_inputs(
     n: int | None,
     temperature: float | None,
     mapping: DatasetMapping | None = None,
-) -> tuple[Library, FrozenPrompt, JudgeSettings, dict[str, Any]]:
+) -> tuple[Library, FrozenPrompt, JudgeSettings, Dataset]:
     """(library, prompt, settings used, dataset) for a run; overrides of the frozen settings are warned."""
     library = open_library(db)
     prompt = resolve_prompt(library, prompt_ref)

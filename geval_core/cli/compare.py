@@ -57,11 +57,9 @@ def compare_command(
     with open_library(db) as library:
         first, second = library.get_run(run_a), library.get_run(run_b)
         examples = set().union(
-            *(library.get_prompt(r["prompt_id"]).dimension.example_ids for r in (first, second))
+            *(library.get_prompt(r.prompt_id).dimension.example_ids for r in (first, second))
         )
-        only, scope = evaluation_ids(
-            library, second["dataset_id"], side, examples, second["prompt_id"], second["id"]
-        )
+        only, scope = evaluation_ids(library, second.dataset_id, side, examples, second.prompt_id, second.id)
         result = {**compare_runs(library, run_a, run_b, human, resamples, only=only), "scope": scope}
         note_unsaved(library, second["dataset_id"], human)
     if as_json:

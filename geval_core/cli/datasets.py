@@ -42,7 +42,7 @@ def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
       geval datasets list
       geval datasets list --archived --json
     """
-    rows = visible(library.list_datasets(), library.archived_ids("dataset"), archived)
+    rows = visible([d.as_dict() for d in library.list_datasets()], library.archived_ids("dataset"), archived)
     if as_json:
         echo_json(rows)
         return
@@ -139,14 +139,14 @@ def datasets_show(library: Library, dataset: str, as_json: bool, limit: int) -> 
     from ..run.splits import sealed_view
 
     row = library.get_dataset(dataset)
-    view, scope = sealed_view(library, row["id"])
-    every = view.dataset_items(row["id"])
-    items, sealed = every[:limit], row["item_count"] - len(every)
+    view, scope = sealed_view(library, row.id)
+    every = view.dataset_items(row.id)
+    items, sealed = every[:limit], row.item_count - len(every)
     if as_json:
         split = {"side": scope["side"], "sealed": sealed} if scope["side"] else {}
         echo_json(
             {
-                **row,
+                **row.as_dict(),
                 **split,
                 "items": [
                     {"id": i.id, "fields": i.fields, "human": i.human, "group": i.group} for i in items
@@ -161,9 +161,9 @@ def datasets_show(library: Library, dataset: str, as_json: bool, limit: int) -> 
             err=True,
         )
     click.echo(
-        f"{row['label']}  {row['id']}\n{row['item_count']} items from {row['source']}, "
-        f"created {row['created_at']}\nfields: {', '.join(row['fields'])}\n"
-        f"human ratings: {', '.join(row['human']) or 'none'}"
+        f"{row.label}  {row.id}\n{row.item_count} items from {row.source}, "
+        f"created {row.created_at}\nfields: {', '.join(row.fields)}\n"
+        f"human ratings: {', '.join(row.human) or 'none'}"
     )
     for item in items:
         preview = " | ".join(f"{k}: {v[:60]!r}" for k, v in item.fields.items())

@@ -114,7 +114,7 @@ def _file_inputs(
         groups = read_scores(data, id_field, human, group_by).groups if group_by else {}
     else:
         with open_library(db) as library:
-            items = {i.id: i for i in library.dataset_items(library.get_dataset(data)["id"])}
+            items = {i.id: i for i in library.dataset_items(library.get_dataset(data).id)}
         ratings, known = {k: i.human.get(human) for k, i in items.items()}, items
         levels = {k: item_value(i, by) for k, i in items.items()} if by else {}
         groups = {k: item_value(i, group_by or "group") for k, i in items.items()}
@@ -178,7 +178,7 @@ def _file_warning(data: str, id_field: str, human: str, groups: list | None, db:
             found, f"--group-by {found[0] if found else 'FIELD'} clusters the variance on it"
         )
     with open_library(db) as library:
-        return _dataset_warning(library, library.get_dataset(data)["id"])
+        return _dataset_warning(library, library.get_dataset(data).id)
 
 
 def _dataset_warning(library: Any, dataset_id: str) -> str:
@@ -345,7 +345,7 @@ def estimate_command(
         with open_library(db) as library:
             out = runs_difference(library, run_or_file, versus, human, method, rated, seed)
             out["judges"] = estimate_judges(library.get_run(run_or_file), library.get_run(versus))
-            out["grouping_warning"] = _dataset_warning(library, library.get_run(run_or_file)["dataset_id"])
+            out["grouping_warning"] = _dataset_warning(library, library.get_run(run_or_file).dataset_id)
     elif _is_file_name(run_or_file):
         judge, ratings, levels, groups = _file_inputs(
             run_or_file, data, human, by, id_field, judge_id_field, score_field, db, group_by
@@ -359,7 +359,7 @@ def estimate_command(
     else:
         with open_library(db) as library:
             out = run_estimate(library, run_or_file, human, method, by, rated, seed, diff)
-            out["grouping_warning"] = _dataset_warning(library, library.get_run(run_or_file)["dataset_id"])
+            out["grouping_warning"] = _dataset_warning(library, library.get_run(run_or_file).dataset_id)
     if as_json:
         echo_json(out)
     else:

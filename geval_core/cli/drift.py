@@ -92,7 +92,7 @@ def freeze_command(
     from ..diagnostics.drift import freeze_watch
 
     prompt = resolve_prompt(library, prompt_ref)
-    dataset = data_ref or library.get_run(run_ids[0])["dataset_id"]
+    dataset = data_ref or library.get_run(run_ids[0]).dataset_id
     watch, created = freeze_watch(
         library,
         name or prompt.name,

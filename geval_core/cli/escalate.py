@@ -186,7 +186,7 @@ def guarantee_summary(
     human = g["human"]
     note_unsaved(library, dataset_id, human)
     people = (
-        library.human_means(dataset_id, human) if human in library.get_dataset(dataset_id)["human"] else None
+        library.human_means(dataset_id, human) if human in library.get_dataset(dataset_id).human else None
     )
     return guarantee_report(cascade, result, people)
 

@@ -179,16 +179,16 @@ def run_panel(
     panel = get_panel(library, name)
     dataset = resolve_data(library, data_ref, library.get_prompt(panel.members[0]), mapping)
     member_urls = pairs(base_urls, "--member-base-url")
-    for plan in plan_panel(library, panel, dataset["id"], member_urls, base_url, side=side):
+    for plan in plan_panel(library, panel, dataset.id, member_urls, base_url, side=side):
         for warning in plan.warnings:
             click.echo(f"warning: {warning}", err=True)
         click.echo(f"member {plan.describe()}", err=True)
-    result = score_panel(library, panel, dataset["id"], None, member_urls, base_url=base_url, side=side)
+    result = score_panel(library, panel, dataset.id, None, member_urls, base_url=base_url, side=side)
     if human:
         from ..diagnostics.panel_people import panel_against_people
 
-        note_unsaved(library, dataset["id"], human)
-        result["against_people"] = panel_against_people(library, result["rows"], dataset["id"], human)
+        note_unsaved(library, dataset.id, human)
+        result["against_people"] = panel_against_people(library, result["rows"], dataset.id, human)
     lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in result.pop("rows"))
     return result, lines
 

@@ -303,13 +303,13 @@ def _export_agreement(
     if not run_id or not human_field:  # both or neither (checked above)
         return None
     run = library.get_run(run_id)
-    if run["prompt_id"] != frozen.id:
+    if run.prompt_id != frozen.id:
         raise click.ClickException(
-            f"run {run['id']} scored {run['prompt_label']}, not {frozen.label}: "
+            f"run {run.id} scored {run.prompt_label}, not {frozen.label}: "
             "an export carries the agreement of its own prompt version only"
         )
-    note_unsaved(library, run["dataset_id"], human_field)
-    return run_agreement(library, run["id"], human_field, pooled=pooled)
+    note_unsaved(library, run.dataset_id, human_field)
+    return run_agreement(library, run.id, human_field, pooled=pooled)
 
 
 @library_command(prompts, "import", lists=True)

@@ -22,16 +22,16 @@ def review_rows(library, run_id: str, human: str | None, order: str, side: str =
     """The run, the human rating name used and every item in queue order: on a split dataset the items of
     `side` (the sealed test side's only when asked, and the read is recorded)."""
     run = library.get_run(run_id)
-    name = human or library.get_prompt(run["prompt_id"]).name
+    name = human or library.get_prompt(run.prompt_id).name
     view, scope = sealed_run(library, run, side, "review")
-    ids = [i.id for i in view.dataset_items(run["dataset_id"])]
-    judged = {r["item_id"]: r for r in view.judgments(run["id"])}
-    people = view.human_means(run["dataset_id"], name)
+    ids = [i.id for i in view.dataset_items(run.dataset_id)]
+    judged = {r["item_id"]: r for r in view.judgments(run.id)}
+    people = view.human_means(run.dataset_id, name)
     queue = review_queue(ids, judged, people, order)
     split = {k: scope[k] for k in ("side", "split", "withheld")} if scope["side"] else {}
     return {
-        "run": run["id"],
-        "dataset_id": run["dataset_id"],
+        "run": run.id,
+        "dataset_id": run.dataset_id,
         "human": name,
         "order": order,
         "rated": sum(r["human"] is not None for r in queue),

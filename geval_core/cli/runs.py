@@ -13,6 +13,7 @@ from prompt_library import Library
 from prompt_library.signing import KEY_VARIABLE, sign_run, signing_key
 
 from ..files.prompt_files import export_judgments, write_judgments
+from ..records import Run
 from .common import (
     check_output,
     complete_dataset_name,
@@ -36,14 +37,14 @@ side_option = click.option(
 )
 
 
-def _sealed(library: Library, run: dict[str, Any], side: str, read: str) -> tuple[Any, dict[str, Any]]:
+def _sealed(library: Library, run: Run, side: str, read: str) -> tuple[Any, dict[str, Any]]:
     """(the store to read the run's items through, the scope), the seal's note on stderr when it left some out."""
     from ..run.splits import sealed_note, sealed_run
 
     view, scope = sealed_run(library, run, side, read)
     note = sealed_note(scope)
     if note:
-        click.echo(f"run {run['id']}: {note}", err=True)
+        click.echo(f"run {run.id}: {note}", err=True)
     return view, scope
 
 
@@ -83,19 +84,16 @@ def runs_list(
       geval runs list
       geval runs list --prompt coherence --dataset golden --json
     """
-    rows = visible(library.list_runs(prompt=prompt, dataset=dataset), library.archived_ids("run"), archived)
+    runs = library.list_runs(prompt=prompt, dataset=dataset)
     if as_json:
-        echo_json(rows)
+        echo_json(visible([r.as_dict() for r in runs], library.archived_ids("run"), archived))
         return
     from ..run.plan import judge_label
-    from ..types import JudgeSettings
 
-    for row in rows:  # provider:model at its server: the same model at two servers is two judges
-        row["judge"] = (
-            judge_label(JudgeSettings(**row["judge"])) if isinstance(row["judge"], dict) else row["judge"]
-        )
+    # provider:model at its server: the same model at two servers is two judges
+    labelled = [{**r.as_dict(), "judge": judge_label(r.judge)} for r in runs]
     table(
-        rows,
+        visible(labelled, library.archived_ids("run"), archived),
         [
             "id",
             "prompt_label",
@@ -125,9 +123,10 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
     if side == "test" and not show_judgments:
         raise click.UsageError("--side test chooses the judgments --judgments lists: give both")
     run = library.get_run(run_id)
-    rows = _sealed(library, run, side, "runs show")[0].judgments(run["id"]) if show_judgments else []
+    rows = _sealed(library, run, side, "runs show")[0].judgments(run.id) if show_judgments else []
+    shown = run.as_dict()
     if as_json:
-        echo_json({**run, "judgments": rows if show_judgments else None})
+        echo_json({**shown, "judgments": rows if show_judgments else None})
         return
     for key in (
         "id",
@@ -144,8 +143,8 @@ def runs_show(library: Library, run_id: str, as_json: bool, show_judgments: bool
         "created_at",
         "finished_at",
     ):
-        click.echo(f"{key:<14} {run.get(key) if run.get(key) is not None else '-'}")
-    click.echo(f"{'judge':<14} {json.dumps(run['judge'])}")
+        click.echo(f"{key:<14} {shown.get(key) if shown.get(key) is not None else '-'}")
+    click.echo(f"{'judge':<14} {json.dumps(shown['judge'])}")
     for row in rows:
         score = "-" if row["score"] is None else f"{row['score']:.3f}"
         click.echo(f"- {row['item_id']}: {score} {row['error'] or ''}".rstrip())
@@ -210,7 +209,7 @@ def runs_export(
     key = signing_key(key_file) if sign else None  # before writing anything: a missing key stops here
     run = library.get_run(run_id)
     view, scope = _sealed(library, run, side, "runs export")
-    rows = judgment_rows(view, run["id"])
+    rows = judgment_rows(view, run.id)
     if output is None:
         write_judgments(rows, sys.stdout, fmt or "jsonl")
         return
@@ -223,7 +222,7 @@ def runs_export(
     split = {"side": scope["side"], "withheld": scope["withheld"]} if scope["side"] else {}
     report_written(
         as_json,
-        {"file": output, "run_id": run["id"], "judgments": len(rows), "signature": signature, **split},
+        {"file": output, "run_id": run.id, "judgments": len(rows), "signature": signature, **split},
         f"wrote {len(rows)} judgments to {output}"
         + (f"; the run's signed digest to {signature}" if signature else ""),
     )

@@ -15,6 +15,7 @@ import click
 from prompt_library import Library
 
 from ..judgment import Judgment
+from ..records import Run
 from ..run.options import RunOptions, RunSummary
 from ..run.pacing import Gate
 from ..run.results import RESULT_KEYS, OrderedResults, output_line, write_values
@@ -64,23 +65,27 @@ def write_results(library: Library, run_id: str, out: str | None, append: bool =
         write_values(sys.stdout, values)
 
 
-def summary_text(summary: RunSummary, run: dict[str, Any]) -> str:
+def summary_text(summary: RunSummary, run: Run) -> str:
     """The one-paragraph account printed after a run."""
     rate = summary.judged / summary.seconds if summary.seconds else 0.0
-    cost = "" if run.get("cost_usd") is None else f", ${run['cost_usd']:.4f}"
-    if cost and run.get(
+    cost = "" if run.cost_usd is None else f", ${run.cost_usd:.4f}"
+    if cost and run.extra.get(
         "cost_upper_bound"
-    ):  # cached tokens priced at the full input rate: no cached rate listed
+    ):  # cached tokens priced at the full input rate: no cached rate
         cost += " at most"
-    cached = f" (of which {run['cached_input_tokens']} cached)" if run.get("cached_input_tokens") else ""
+    cached = (
+        f" (of which {run.extra['cached_input_tokens']} cached)"
+        if run.extra.get("cached_input_tokens")
+        else ""
+    )
     floor = f" ({summary.below_floor} below the valid-mass floor)" if summary.below_floor else ""
     return (
         f"run {summary.run_id} {summary.status}: {summary.scored} scored, {summary.null_scores} without a "
         f"score{floor}, {summary.failed} errors, {summary.cached} from cache, {summary.fallbacks} fell back to "
         f"sampling, {summary.skipped} done before; {summary.judge_calls} judge calls in "
         f"{summary.seconds:.1f}s ({rate:.1f} items/s; {summary.setup_seconds:.1f}s more loading the judge); "
-        f"tokens {run.get('input_tokens')} in{cached} / "
-        f"{run.get('output_tokens')} out{cost}"
+        f"tokens {run.input_tokens} in{cached} / "
+        f"{run.output_tokens} out{cost}"
     )
 
 
@@ -248,9 +253,9 @@ def score_command(
     )
     if run_id is not None:
         plan = plan_of_run(library, run_id, choice, concurrency=concurrency, options=options)
-        if plan.dataset["id"] != dataset["id"]:
+        if plan.dataset.id != dataset.id:
             raise click.UsageError(
-                f"run {plan.run_id} scores {plan.dataset['label']}, not {dataset['label']}: "
+                f"run {plan.run_id} scores {plan.dataset.label}, not {dataset.label}: "
                 "name its dataset with --data, or leave out --run"
             )
     else:
@@ -294,7 +299,7 @@ def score_command(
                     "exit_code": code,
                     "prompt": prompt.label,
                     "prompt_id": prompt.id,
-                    "dataset": plan.dataset["label"],
+                    "dataset": plan.dataset.label,
                     "side": plan.side,
                     "judge": plan.judge.describe(),
                     "server": plan.judge.server,
@@ -325,12 +330,12 @@ def judge_choice(
     return JudgeChoice(judge_ref, base_url, mode, n, temperature)
 
 
-def scored_in_run(library: Library, run: dict[str, Any]) -> int:
+def scored_in_run(library: Library, run: Run) -> int:
     """How many of the run's items have a score, over every session: from the totals it keeps."""
-    tally = run.get(TALLY_KEY)
-    if isinstance(tally, dict) and tally.get("rows") == library.judgment_row_count(run["id"]):
+    tally = run.extra.get(TALLY_KEY)
+    if isinstance(tally, dict) and tally.get("rows") == library.judgment_row_count(run.id):
         return int(tally["scored"])
-    return library.scored_count(run["id"])
+    return library.scored_count(run.id)
 
 
 def _score_streamed(

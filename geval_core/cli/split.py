@@ -46,12 +46,12 @@ def split_command(dataset: str, dev: float, by: str, seed: int, db: str | None, 
     """
     with open_library(db) as library:
         row = library.get_dataset(dataset)
-        split, created = make_split(library, row["id"], dev, None if by == "none" else by, seed)
+        split, created = make_split(library, row.id, dev, None if by == "none" else by, seed)
     if as_json:
-        echo_json({**split, "created": created, "dataset": row["label"]})
+        echo_json({**split, "created": created, "dataset": row.label})
         return
     click.echo(
-        f"{'split' if created else 'already split:'} {row['label']} ({split['hash'][:12]}): "
+        f"{'split' if created else 'already split:'} {row.label} ({split['hash'][:12]}): "
         f"{len(split['dev'])} dev items in {split['groups']['dev']} groups, {len(split['test'])} test "
         f"items in {split['groups']['test']} groups (sealed)"
     )

@@ -168,7 +168,7 @@ def stability_command(
         if not quiet:
             click.echo(planned.describe(), err=True)
         dataset = resolve_data(library, data_ref, prompt, file_mapping(id_field, inputs))
-        items = library.dataset_items(dataset["id"])[:limit]
+        items = library.dataset_items(dataset.id)[:limit]
         if not quiet:
             for warning in repeat_warnings(settings, regenerate_steps):
                 click.echo(f"warning: {warning}", err=True)
@@ -184,7 +184,7 @@ def stability_command(
             repeats,
             settings=settings,
             store=library if frozen else None,
-            dataset_id=dataset["id"],
+            dataset_id=dataset.id,
             regenerate_steps=regenerate_steps,
             seed=seed,
             concurrency=default_concurrency(settings),

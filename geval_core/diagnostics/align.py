@@ -12,6 +12,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ..errors import InputError
+from ..records import Run
 from ..run.splits import evaluation_ids, get_split, sealed_uses
 from ..stats.kappa import nearest_point
 from .compare import compare_runs
@@ -25,11 +26,11 @@ def disputed_items(
     """The items of the run (in `only`) where judge and people differ most: |score - human| first, with the
     judge's distribution, every rater's rating and the scale point people gave (their mean, rounded)."""
     run = store.get_run(run_id)
-    scale = store.get_prompt(run["prompt_id"]).dimension.scale
-    people = store.human_means(run["dataset_id"], human)
-    items = {i.id: i for i in store.dataset_items(run["dataset_id"])}
+    scale = store.get_prompt(run.prompt_id).dimension.scale
+    people = store.human_means(run.dataset_id, human)
+    items = {i.id: i for i in store.dataset_items(run.dataset_id)}
     rows = []
-    for judged in store.judgments(run["id"]):
+    for judged in store.judgments(run.id):
         item_id, score = judged["item_id"], judged["score"]
         if score is None or item_id not in people or (only is not None and item_id not in only):
             continue
@@ -54,17 +55,17 @@ def disputed_items(
 
 def side_run(
     store: Any, prompt_id: str, dataset_id: str, ids: AbstractSet[str] | None, judge: Any = None
-) -> dict[str, Any] | None:
+) -> Run | None:
     """The newest finished run of the prompt on this dataset that judged every item of `ids` (None: any finished
     run); with `judge` (settings or a run's stored judge), only a run of that same judge (provider, model, server,
     decoding)."""
     from ..run.plan import judge_difference
 
     for run in store.list_runs(prompt=prompt_id, dataset=dataset_id):
-        if run["status"] != "done" or (judge is not None and judge_difference(run.get("judge") or {}, judge)):
+        if run.status != "done" or (judge is not None and judge_difference(run.judge, judge)):
             continue
         if ids is None or ids <= {
-            r["item_id"] for r in store.judgments(run["id"]) if r["score"] is not None or r["error"] is None
+            r["item_id"] for r in store.judgments(run.id) if r["score"] is not None or r["error"] is None
         }:
             return run
     return None
@@ -103,9 +104,9 @@ def align_report(
     adjusted p-value of `figure` over those candidates."""
     base_prompt, cand_prompt = store.get_prompt(base), store.get_prompt(candidate)
     data = store.get_dataset(dataset)
-    split = get_split(store, data["id"])
+    split = get_split(store, data.id)
     examples = base_prompt.dimension.example_ids | cand_prompt.dimension.example_ids
-    ids, scope = evaluation_ids(store, data["id"], "dev", examples)
+    ids, scope = evaluation_ids(store, data.id, "dev", examples)
     if side == "test":
         ids = set(split["test"]) - examples
         scope = {**scope, "side": "test"}
@@ -113,33 +114,33 @@ def align_report(
         for prompt in (base_prompt, cand_prompt):
             if prompt.id not in evaluated:
                 raise InputError(
-                    f"{prompt.label} has not been evaluated on the test side of {data['label']}: "
-                    f"`geval align test {prompt.label} --data {data['label']}` does it, once, recorded",
+                    f"{prompt.label} has not been evaluated on the test side of {data.label}: "
+                    f"`geval align test {prompt.label} --data {data.label}` does it, once, recorded",
                     field="prompt",
                 )
-    runs: dict[str, Any] = {"base": side_run(store, base_prompt.id, data["id"], ids)}
+    runs: dict[str, Any] = {"base": side_run(store, base_prompt.id, data.id, ids)}
     if runs["base"] is None:
         raise InputError(
-            f"no finished run of {base_prompt.label} on the {side} side of {data['label']}", field="run"
+            f"no finished run of {base_prompt.label} on the {side} side of {data.label}", field="run"
         )
     # The candidate's run of the base's judge when there is one: then the difference is the prompt's alone.
-    runs["candidate"] = side_run(
-        store, cand_prompt.id, data["id"], ids, runs["base"].get("judge")
-    ) or side_run(store, cand_prompt.id, data["id"], ids)
+    runs["candidate"] = side_run(store, cand_prompt.id, data.id, ids, runs["base"].judge) or side_run(
+        store, cand_prompt.id, data.id, ids
+    )
     if runs["candidate"] is None:
         raise InputError(
-            f"no finished run of {cand_prompt.label} on the {side} side of {data['label']}", field="run"
+            f"no finished run of {cand_prompt.label} on the {side} side of {data.label}", field="run"
         )
-    plain = compare_runs(store, runs["base"]["id"], runs["candidate"]["id"], human, resamples, only=ids)
+    plain = compare_runs(store, runs["base"].id, runs["candidate"].id, human, resamples, only=ids)
     out = {
         "base": base_prompt.label,
         "candidate": cand_prompt.label,
-        "dataset": data["label"],
+        "dataset": data.label,
         "side": side,
         "split": split["hash"],
         "human": human,
-        "base_run": runs["base"]["id"],
-        "candidate_run": runs["candidate"]["id"],
+        "base_run": runs["base"].id,
+        "candidate_run": runs["candidate"].id,
         "examples_left_out": scope["examples_left_out"],
         **plain,
     }
@@ -148,17 +149,15 @@ def align_report(
     others = _candidates(store, split, base_prompt.id)
     m = max(1, len(others))
     corrected = compare_runs(
-        store, runs["base"]["id"], runs["candidate"]["id"], human, resamples, only=ids, level=1 - 0.05 / m
+        store, runs["base"].id, runs["candidate"].id, human, resamples, only=ids, level=1 - 0.05 / m
     )
     for name, fig in out["figures"].items():
         fig["corrected_interval"] = corrected["figures"][name]["interval"]
     p_values = {}
     for other in others:
-        run = side_run(store, other, data["id"], ids, runs["base"].get("judge"))
+        run = side_run(store, other, data.id, ids, runs["base"].judge)
         if run is not None:
-            p = compare_runs(store, runs["base"]["id"], run["id"], human, resamples, only=ids)["figures"][
-                figure
-            ]
+            p = compare_runs(store, runs["base"].id, run.id, human, resamples, only=ids)["figures"][figure]
             if p["p_value"] is not None:
                 p_values[other] = p["p_value"]
     adjusted = holm(p_values)

@@ -8,14 +8,14 @@ a repeated probe is answered from the judge cache.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..records import Dataset, Run
 from ..stats.bias import length_bias, per_system, sensitivity
 from ..stats.stored import item_value, run_items
 from ..store import Store
-from ..types import FrozenPrompt, Item, JudgeSettings
+from ..types import FrozenPrompt, Item
 
 if TYPE_CHECKING:
     from ..run.plan import RunPlan
@@ -30,9 +30,9 @@ def output_field(prompt: FrozenPrompt, field: str | None) -> str:
     return field or inputs[-1]
 
 
-def default_human(dataset: dict[str, Any], prompt: FrozenPrompt) -> str | None:
+def default_human(dataset: Dataset, prompt: FrozenPrompt) -> str | None:
     """The dataset's human rating named like the prompt's dimension, if any."""
-    names = {h.lower(): h for h in dataset.get("human") or []}
+    names = {h.lower(): h for h in dataset.human}
     return names.get(prompt.dimension.name.lower())
 
 
@@ -46,17 +46,17 @@ def bias_report(
 ) -> dict[str, Any]:
     """Verbosity (score vs length, partial on the human rating) and, with system_field, per-system offsets."""
     run, rows = run_items(library, run_id)
-    prompt = library.get_prompt(run["prompt_id"])
+    prompt = library.get_prompt(run.prompt_id)
     field = output_field(prompt, field)
-    human = human or default_human(library.get_dataset(run["dataset_id"]), prompt)
+    human = human or default_human(library.get_dataset(run.dataset_id), prompt)
     scores = [row.get("score") for _, row in rows]
     lengths = [len(item.fields.get(field, "").split()) if item else 0 for item, _ in rows]
     ratings = [item.human.get(human) if item and human else None for item, _ in rows] if human else None
     out: dict[str, Any] = {
-        "run": run["id"],
+        "run": run.id,
         "field": field,
         "human": human,
-        "judge_model": run.get("model_version") or run["judge"].get("model"),
+        "judge_model": run.model_version or run.judge.model,
         **length_bias(scores, lengths, ratings),
     }
     if system_field:
@@ -105,7 +105,7 @@ def plan_perturbation(
     from ..run.plan import RunScope, plan_run, plan_settings, record_run
 
     run, rows = run_items(library, run_id)
-    prompt = library.get_prompt(run["prompt_id"])
+    prompt = library.get_prompt(run.prompt_id)
     kind = kind or kind_for(prompt.dimension.name)
     if kind is None:
         raise InputError(
@@ -117,13 +117,11 @@ def plan_perturbation(
     items = [item for item, row in rows if item is not None and row["item_id"] in scored]
     pairs = damaged_copies(items, kind, field, limit, seed)
     if not pairs:
-        raise InputError(f"no scored item of run {run['id']} can be damaged by {kind!r} in its {field!r}")
-    dataset = library.get_dataset(run["dataset_id"])
-    probe_data = library.import_items(
-        f"{dataset['name']}~probe-{kind}", [c for _, c in pairs], source="probe"
-    )
-    settings = replace(JudgeSettings(), **run["judge"])  # the probed run's own judge and server
-    marks = {"probe": {"of": run["id"], "kind": kind, "field": field}}
+        raise InputError(f"no scored item of run {run.id} can be damaged by {kind!r} in its {field!r}")
+    dataset = library.get_dataset(run.dataset_id)
+    probe_data = library.import_items(f"{dataset.name}~probe-{kind}", [c for _, c in pairs], source="probe")
+    settings = run.judge  # the probed run's own judge and server
+    marks = {"probe": {"of": run.id, "kind": kind, "field": field}}
     return record_run(
         library,
         plan_run(
@@ -139,11 +137,11 @@ def plan_perturbation(
 def perturbation_result(library: Store, probe_run_id: str) -> dict[str, Any]:
     """How often the judge rated the damaged copies lower than the originals, read from a finished probe run."""
     probe = library.get_run(probe_run_id)
-    of, kind, field = probe["probe"]["of"], probe["probe"]["kind"], probe["probe"]["field"]
+    of, kind, field = probe.extra["probe"]["of"], probe.extra["probe"]["kind"], probe.extra["probe"]["field"]
     scored = {row["item_id"]: row["score"] for row in library.judgments(of) if row.get("score") is not None}
     damaged = {row["item_id"]: row["score"] for row in library.judgments(probe_run_id)}
     suffix = f"~{kind}"
-    pairs = [(item.id.removesuffix(suffix), item.id) for item in library.dataset_items(probe["dataset_id"])]
+    pairs = [(item.id.removesuffix(suffix), item.id) for item in library.dataset_items(probe.dataset_id)]
     result = sensitivity([scored.get(o) for o, _ in pairs], [damaged.get(c) for _, c in pairs])
     examples = [{"id": o, "original": scored.get(o), "damaged": damaged.get(c)} for o, c in pairs[:5]]
     return {
@@ -156,9 +154,9 @@ def perturbation_result(library: Store, probe_run_id: str) -> dict[str, Any]:
     }
 
 
-def probe_runs(library: Store, run_id: str) -> list[dict[str, Any]]:
+def probe_runs(library: Store, run_id: str) -> list[Run]:
     """The perturbation probes of a run, newest first."""
-    return [r for r in library.list_runs() if (r.get("probe") or {}).get("of") == run_id]
+    return [r for r in library.list_runs() if (r.extra.get("probe") or {}).get("of") == run_id]
 
 
 def perturbation_probe(

@@ -21,16 +21,16 @@ ASSUMES = (
 def _inputs(store: Store, run_id: str, human: str) -> dict[str, Any]:
     """The run's scored items: judge scores, people's ratings (None where not rated yet) and groups."""
     run = store.get_run(run_id)
-    dataset = store.get_dataset(run["dataset_id"])
-    if human not in dataset["human"]:
+    dataset = store.get_dataset(run.dataset_id)
+    if human not in dataset.human:
         raise InputError(
-            f"dataset {dataset['label']} has no human rating {human!r} "
-            f"(has: {', '.join(dataset['human']) or 'none'})",
+            f"dataset {dataset.label} has no human rating {human!r} "
+            f"(has: {', '.join(dataset.human) or 'none'})",
             field="human",
         )
-    people = store.human_means(run["dataset_id"], human)
-    items = {i.id: i for i in store.dataset_items(run["dataset_id"])}
-    rows = [r for r in store.judgments(run["id"]) if r.get("score") is not None and r["item_id"] in items]
+    people = store.human_means(run.dataset_id, human)
+    items = {i.id: i for i in store.dataset_items(run.dataset_id)}
+    rows = [r for r in store.judgments(run.id) if r.get("score") is not None and r["item_id"] in items]
     groups = [items[r["item_id"]].group for r in rows]
     return {
         "run": run,
@@ -38,7 +38,7 @@ def _inputs(store: Store, run_id: str, human: str) -> dict[str, Any]:
         "judge": [float(r["score"]) for r in rows],
         "human": [people.get(r["item_id"]) for r in rows],
         "groups": groups if groups and all(g is not None for g in groups) else None,
-        "scale": store.get_prompt(run["prompt_id"]).dimension.scale,
+        "scale": store.get_prompt(run.prompt_id).dimension.scale,
     }
 
 
@@ -63,8 +63,8 @@ def run_budget(
     got = _inputs(store, run_id, human)
     rated = [i for i, h in enumerate(got["human"]) if h is not None]
     out: dict[str, Any] = {
-        "run": got["run"]["id"],
-        "dataset": got["dataset"]["label"],
+        "run": got["run"].id,
+        "dataset": got["dataset"].label,
         "human": human,
         "judged": len(got["judge"]),
         "rated": len(rated),

@@ -92,10 +92,10 @@ def cascade_curve(
     people and with the strong judge, each with a 95% interval (groups resampled when the items have them; the
     strong judge's only with `strong_intervals`, half the resampling)."""
     runs = [store.get_run(cheap_run), store.get_run(strong_run)]
-    if runs[0]["dataset_id"] != runs[1]["dataset_id"]:
+    if runs[0].dataset_id != runs[1].dataset_id:
         raise InputError("the calibration needs both judges on the same dataset version", field="run")
-    items = [i for i in store.dataset_items(runs[0]["dataset_id"]) if only is None or i.id in only]
-    people = store.human_means(runs[0]["dataset_id"], human)
+    items = [i for i in store.dataset_items(runs[0].dataset_id) if only is None or i.id in only]
+    people = store.human_means(runs[0].dataset_id, human)
     cheap, strong = _scores(store, cheap_run), _scores(store, strong_run)
     both = [i for i in items if i.id in people and (strong.get(i.id) or {}).get("score") is not None]
     if len(both) < 3:
@@ -316,8 +316,14 @@ def spend(
     what it spent per routed item."""
 
     def totals(run_id: str | None) -> dict[str, float]:
-        run = store.get_run(run_id) if run_id else {}
-        return {k: float(run.get(k) or 0) for k in ("input_tokens", "output_tokens", "cost_usd")}
+        if not run_id:
+            return {"input_tokens": 0.0, "output_tokens": 0.0, "cost_usd": 0.0}
+        run = store.get_run(run_id)
+        return {
+            "input_tokens": float(run.input_tokens or 0),
+            "output_tokens": float(run.output_tokens or 0),
+            "cost_usd": float(run.cost_usd or 0),
+        }
 
     cheap, strong = totals(cheap_run), totals(strong_run)
     per_item = {k: v / routed_items for k, v in strong.items()} if routed_items else {}

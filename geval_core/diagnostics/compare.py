@@ -10,6 +10,7 @@ import numpy as np
 from scipy import stats as sps
 
 from ..errors import InputError
+from ..records import Run
 from ..stats.kappa import confusion, kappa_from_confusion
 from ..stats.kernels import pooled_pearson
 from ..stats.onepass import pooled
@@ -96,16 +97,16 @@ def compare_runs(
     """The paired difference of two runs of the same dataset version against the human rating `human`, on the
     items in `only` (a split's side without example items) when given."""
     runs = [store.get_run(first), store.get_run(second)]
-    if runs[0]["dataset_id"] != runs[1]["dataset_id"]:
+    if runs[0].dataset_id != runs[1].dataset_id:
         raise InputError(
             "the two runs scored different dataset versions: a paired comparison needs the same items",
             field="run",
         )
-    dataset_id = runs[0]["dataset_id"]
+    dataset_id = runs[0].dataset_id
     people = store.human_means(dataset_id, human)
     if not people:
         raise InputError(f"no human rating {human!r} on this dataset", field="human")
-    scores = [{r["item_id"]: r["score"] for r in store.judgments(run["id"])} for run in runs]
+    scores = [{r["item_id"]: r["score"] for r in store.judgments(run.id)} for run in runs]
     items = [
         i
         for i in store.dataset_items(dataset_id)
@@ -116,7 +117,7 @@ def compare_runs(
     ]
     if len(items) < 3:
         raise InputError(f"only {len(items)} items have both runs' scores and a human rating", field="human")
-    scale = store.get_prompt(runs[1]["prompt_id"]).dimension.scale
+    scale = store.get_prompt(runs[1].prompt_id).dimension.scale
     result = paired_difference(
         [scores[0][i.id] for i in items],
         [scores[1][i.id] for i in items],
@@ -128,16 +129,15 @@ def compare_runs(
     )
     if not all(i.group for i in items):
         result["resampled"] = "items (the dataset has no groups)"
-    return {"first": runs[0]["id"], "second": runs[1]["id"], "human": human, **result, **judges_of(runs)}
+    return {"first": runs[0].id, "second": runs[1].id, "human": human, **result, **judges_of(runs)}
 
 
-def judges_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def judges_of(runs: list[Run]) -> dict[str, Any]:
     """Both runs' judges, and the caution a difference carries when they are not the same judge (None when they
     are): a comparison of two prompts scored by two judges measures the judges too."""
     from ..run.plan import different_judges_note, judge_label
-    from ..types import JudgeSettings
 
-    settings = [JudgeSettings(**run["judge"]) if run.get("judge") else JudgeSettings() for run in runs]
+    settings = [run.judge for run in runs]
     return {
         "judges": [judge_label(s) for s in settings],
         "different_judges": different_judges_note(*settings),

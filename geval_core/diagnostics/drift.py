@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from ..errors import InputError, JudgeError, NotFoundError
 from ..prompts import canonical_hash
 from ..prompts.names import check_new_name
+from ..records import Dataset, Run
 from ..run.options import RunOptions
 from ..run.plan import (
     JudgeChoice,
@@ -71,15 +73,14 @@ WATCH_FIELDS = (
 )
 
 
-def _human_field(dataset: dict[str, Any], wanted: str | None, dimension: str) -> str:
+def _human_field(dataset: Dataset, wanted: str | None, dimension: str) -> str:
     """The human rating the anchors are read against: the one named, else the prompt's dimension's (any case), else
     the only one."""
-    names = list(dataset["human"])
+    names = list(dataset.human)
     if wanted is not None:
         if wanted not in names:
             raise InputError(
-                f"dataset {dataset['label']} has no human rating {wanted!r} (has: "
-                f"{', '.join(names) or 'none'})",
+                f"dataset {dataset.label} has no human rating {wanted!r} (has: {', '.join(names) or 'none'})",
                 field="human",
             )
         return wanted
@@ -90,38 +91,34 @@ def _human_field(dataset: dict[str, Any], wanted: str | None, dimension: str) ->
         return names[0]
     if not names:
         raise InputError(
-            f"dataset {dataset['label']} has no human ratings: an anchor set needs people's ratings "
+            f"dataset {dataset.label} has no human ratings: an anchor set needs people's ratings "
             "(import a version of it with them)",
             field="human",
         )
     raise InputError(
-        f"dataset {dataset['label']} has several human ratings ({', '.join(names)}): name one with --human",
+        f"dataset {dataset.label} has several human ratings ({', '.join(names)}): name one with --human",
         field="human",
     )
 
 
-def _reference_runs(
-    store: Store, prompt_id: str, dataset_id: str, run_ids: list[str]
-) -> list[dict[str, Any]]:
+def _reference_runs(store: Store, prompt_id: str, dataset_id: str, run_ids: list[str]) -> list[Run]:
     """The reference runs, each finished, of this prompt on this dataset version, all by one judge."""
     if not run_ids:
         raise InputError("an anchor set needs a reference run: name a finished run with --run", field="run")
     runs = [store.get_run(r) for r in run_ids]
     for run in runs:
-        if run["prompt_id"] != prompt_id or run["dataset_id"] != dataset_id:
+        if run.prompt_id != prompt_id or run.dataset_id != dataset_id:
+            raise InputError(f"run {run.id} is not a run of this prompt on this dataset version", field="run")
+        if run.status != "done":
             raise InputError(
-                f"run {run['id']} is not a run of this prompt on this dataset version", field="run"
-            )
-        if run["status"] != "done":
-            raise InputError(
-                f"run {run['id']} is {run['status']}, not finished: finish it (`geval score --run "
-                f"{run['id']}`) before it can be a reference",
+                f"run {run.id} is {run.status}, not finished: finish it (`geval score --run "
+                f"{run.id}`) before it can be a reference",
                 field="run",
             )
-        differ = judge_difference(runs[0].get("judge") or {}, run.get("judge") or {})
+        differ = judge_difference(runs[0].judge, run.judge)
         if differ:
             raise InputError(
-                f"runs {runs[0]['id']} and {run['id']} were scored by different judges "
+                f"runs {runs[0].id} and {run.id} were scored by different judges "
                 f"({', '.join(differ)}): a reference is one judge",
                 field="run",
             )
@@ -147,14 +144,14 @@ def freeze_watch(
         raise InputError(f"alpha is the false-alarm rate, between 0 and 1, got {alpha}", field="alpha")
     prompt, dataset = store.get_prompt(prompt_ref), store.get_dataset(dataset_ref)
     field = _human_field(dataset, human, prompt.dimension.name)
-    runs = _reference_runs(store, prompt.id, dataset["id"], run_ids)
+    runs = _reference_runs(store, prompt.id, dataset.id, run_ids)
     items, scores, scope = _anchors(store, prompt, dataset, runs, field)
     if repeat:
         runs = _reference_runs(
             store,
             prompt.id,
-            dataset["id"],
-            [*run_ids, repeat_reference(store, runs[0]["id"], items, judge, on_plan=on_plan)],
+            dataset.id,
+            [*run_ids, repeat_reference(store, runs[0].id, items, judge, on_plan=on_plan)],
         )
         items, scores, scope = _anchors(store, prompt, dataset, runs, field)
     reference = {
@@ -165,12 +162,12 @@ def freeze_watch(
     )
     body = {
         "prompt": prompt.id,
-        "dataset": dataset["id"],
+        "dataset": dataset.id,
         "human": field,
-        "runs": [r["id"] for r in runs],
+        "runs": [r.id for r in runs],
         "items": items,
         "reference": reference,
-        "judge": dict(runs[0].get("judge") or {}),
+        "judge": asdict(runs[0].judge),
         "model_versions": versions,
         "alpha": float(alpha),
         "side": scope["side"],
@@ -182,22 +179,22 @@ def freeze_watch(
 
 
 def _anchors(
-    store: Store, prompt: FrozenPrompt, dataset: dict[str, Any], runs: list[dict[str, Any]], field: str
+    store: Store, prompt: FrozenPrompt, dataset: Dataset, runs: list[Run], field: str
 ) -> tuple[list[str], list[dict[str, dict[str, Any]]], dict[str, Any]]:
     """(the anchor ids in dataset order, each run's judgments by item, the seal's scope): the first run's scored
     items that people rated, on the dev side of a split dataset, never an example item of the prompt."""
     view, scope = sealed_run(store, runs[0])  # the dev side of a split dataset: the seal decides
-    people = view.human_means(dataset["id"], field)
+    people = view.human_means(dataset.id, field)
     examples = set(prompt.dimension.example_ids)
-    scores = [{r["item_id"]: r for r in view.judgments(run["id"])} for run in runs]
+    scores = [{r["item_id"]: r for r in view.judgments(run.id)} for run in runs]
     items = [
         i.id
-        for i in view.dataset_items(dataset["id"])
+        for i in view.dataset_items(dataset.id)
         if i.id in people and i.id not in examples and (scores[0].get(i.id) or {}).get("score") is not None
     ]
     if len(items) < MIN_ANCHORS:
         raise InputError(
-            f"only {len(items)} items of run {runs[0]['id']} have a score and a human rating {field!r}"
+            f"only {len(items)} items of run {runs[0].id} have a score and a human rating {field!r}"
             f"{' on the dev side' if scope['side'] else ''}: an anchor set needs at least "
             f"{MIN_ANCHORS}",
             field="run",
@@ -282,25 +279,25 @@ def plan_check(
 def record_check(store: Store, watch: dict[str, Any], run_id: str) -> dict[str, Any]:
     """Append the check of a finished run of the watch's anchors: the test's step and the figures; the record."""
     run = store.get_run(run_id)
-    if run["prompt_id"] != watch["prompt"] or run["dataset_id"] != watch["dataset"]:
-        raise InputError(f"run {run['id']} is not a run of the watch's prompt on its anchor set", field="run")
-    if run["status"] != "done":
+    if run.prompt_id != watch["prompt"] or run.dataset_id != watch["dataset"]:
+        raise InputError(f"run {run.id} is not a run of the watch's prompt on its anchor set", field="run")
+    if run.status != "done":
         raise JudgeError(
-            f"the check's run {run['id']} ended {run['status']}: nothing was recorded; resume it with "
-            f"`geval score --run {run['id']}` or check again"
+            f"the check's run {run.id} ended {run.status}: nothing was recorded; resume it with "
+            f"`geval score --run {run.id}` or check again"
         )
     checks = watch_checks(store, watch)
-    if any(c["run"] == run["id"] for c in checks):
-        raise InputError(f"run {run['id']} is recorded as a check of this watch already", field="run")
-    rows = {r["item_id"]: r for r in store.judgments(run["id"]) if r["item_id"] in watch["reference"]}
+    if any(c["run"] == run.id for c in checks):
+        raise InputError(f"run {run.id} is recorded as a check of this watch already", field="run")
+    rows = {r["item_id"]: r for r in store.judgments(run.id) if r["item_id"] in watch["reference"]}
     view, _ = sealed_view(store, watch["dataset"])  # the dev side of a split dataset, as the anchors are
     reference = {r["item_id"]: r for r in store.judgments(watch["runs"][0]) if r["item_id"] in rows}
     people = view.human_means(watch["dataset"], watch["human"])
     groups = {i.id: i.group for i in view.dataset_items(watch["dataset"])}
     body = {
-        "run": run["id"],
-        "judge": (run.get("plan") or {}).get("judge"),
-        "other_judge": different_judges_note(watch["judge"], run.get("judge") or {}),
+        "run": run.id,
+        "judge": run.plan.get("judge"),
+        "other_judge": different_judges_note(watch["judge"], run.judge),
         **check_body(watch, checks, rows, reference, people, groups),
     }
     record, _ = store.freeze_record(CHECK_KIND, watch["id"], body, once=False)
@@ -312,16 +309,16 @@ def record_check(store: Store, watch: dict[str, Any], run_id: str) -> dict[str, 
     }
 
 
-def pending_runs(store: Store, watch: dict[str, Any]) -> list[dict[str, Any]]:
+def pending_runs(store: Store, watch: dict[str, Any]) -> list[Run]:
     """Runs planned for this watch's checks that are not recorded as checks yet, oldest first (a page's check
     whose worker finished while no page was open)."""
     recorded = {c["run"] for c in watch_checks(store, watch)}
     runs = [
         r
         for r in store.list_runs(dataset=watch["dataset"])
-        if (r.get("drift") or {}).get("watch") == watch["id"] and r["id"] not in recorded
+        if (r.extra.get("drift") or {}).get("watch") == watch["id"] and r.id not in recorded
     ]
-    return sorted(runs, key=lambda r: r["created_at"])
+    return sorted(runs, key=lambda r: r.created_at)
 
 
 def repeat_reference(
@@ -335,15 +332,13 @@ def repeat_reference(
     """A second reference run: the items of finished run `run_id` scored again by its own judge and server, never
     from the cache, so the first check already knows how much the judge varies by itself; its run id."""
     run = store.get_run(run_id)
-    prompt = store.get_prompt(run["prompt_id"])
-    planned = plan_settings(
-        JudgeSettings(**run["judge"]) if run.get("judge") else prompt.dimension.judge, store
-    )
-    scope = RunScope(item_ids=tuple(item_ids), new_run=True, marks={"drift_reference": run["id"]})
+    prompt = store.get_prompt(run.prompt_id)
+    planned = plan_settings(run.judge, store)
+    scope = RunScope(item_ids=tuple(item_ids), new_run=True, marks={"drift_reference": run.id})
     plan = record_run(
         store,
         plan_run(
-            store, prompt, run["dataset_id"], None, scope, options=RunOptions(use_cache=False), judge=planned
+            store, prompt, run.dataset_id, None, scope, options=RunOptions(use_cache=False), judge=planned
         ),
     )
     if on_plan is not None:
@@ -351,7 +346,7 @@ def repeat_reference(
     summary = start_run(store, plan, judge, cancel=cancel)
     if summary.status != "done":
         raise JudgeError(
-            f"the repeat of run {run['id']} ended {summary.status}"
+            f"the repeat of run {run.id} ended {summary.status}"
             + (f" ({summary.error})" if summary.error else "")
             + ": nothing was frozen; freeze again"
         )

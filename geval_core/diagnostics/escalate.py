@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..records import Run
 from ..stats.guarantee import GRID_POINTS, MIN_KEPT, fixed_sequence
 from ..store import Store
 from ..types import Scale
@@ -56,15 +57,15 @@ def covers(guarantee: dict[str, Any]) -> str:
 
 
 def _calibration_rows(
-    store: Store, run: dict[str, Any], human: str
+    store: Store, run: Run, human: str
 ) -> tuple[list[str], list[dict[str, Any] | None], np.ndarray]:
     """(item ids, the run's judgment or None, people's rating) of every item of the run that people rated."""
-    people = store.human_means(run["dataset_id"], human)
-    wanted = set(run["item_ids"]) if run.get("item_ids") else None
-    judged = {row["item_id"]: row for row in store.judgments(run["id"])}
+    people = store.human_means(run.dataset_id, human)
+    wanted = set(run.item_ids) if run.item_ids else None
+    judged = {row["item_id"]: row for row in store.judgments(run.id)}
     ids = [
         i.id
-        for i in store.dataset_items(run["dataset_id"])
+        for i in store.dataset_items(run.dataset_id)
         if i.id in people and (wanted is None or i.id in wanted)
     ]
     return ids, [judged.get(i) for i in ids], np.array([people[i] for i in ids], dtype=float)
@@ -76,22 +77,22 @@ def _agrees(rows: list[dict[str, Any] | None], human: np.ndarray, within: float)
         return np.abs(scores - human) <= within + 1e-9  # no score: never agrees (and is never kept)
 
 
-def _check_judge(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+def _check_judge(store: Store, run: Run) -> dict[str, Any]:
     """The calibration run's judge; InputError when it is not its prompt's own (the cascade would score with
     another judge than the one the guarantee was measured on)."""
-    own = store.get_prompt(run["prompt_id"]).dimension.judge
-    used = run.get("judge") or {}
-    if (used.get("provider"), used.get("model")) != (own.provider, own.model):
+    own = store.get_prompt(run.prompt_id).dimension.judge
+    used = run.judge
+    if (used.provider, used.model) != (own.provider, own.model):
         raise InputError(
-            f"run {run['id']} was scored by {used.get('provider')}:{used.get('model')}, not by its "
+            f"run {run.id} was scored by {used.provider}:{used.model}, not by its "
             f"prompt's own judge {own.provider}:{own.model}: a cascade scores with the prompt's own "
             "judge, so its guarantee must be measured with it",
             field="run",
         )
     return {
-        "judge": f"{used.get('provider')}:{used.get('model')}",
-        "model_version": run.get("model_version"),
-        "server": run.get("server"),
+        "judge": f"{used.provider}:{used.model}",
+        "model_version": run.model_version,
+        "server": run.extra.get("server"),
     }
 
 
@@ -112,10 +113,10 @@ def calibrate_guarantee(
         raise InputError(f"--within is a distance on the scale, 0 or more, got {within}", field="within")
     run = store.get_run(cheap_run)
     judge = _check_judge(store, run)
-    scale = store.get_prompt(run["prompt_id"]).dimension.scale
+    scale = store.get_prompt(run.prompt_id).dimension.scale
     ids, rows, people = _calibration_rows(store, run, human)
     if not rows:
-        raise InputError(f"no item of run {run['id']} has a human rating {human!r}", field="human")
+        raise InputError(f"no item of run {run.id} has a human rating {human!r}", field="human")
     u = np.array([uncertainty(r, signal) for r in rows])
     agree = _agrees(rows, people, within)
     g = fixed_sequence(u, agree, target, delta, signal_upper(signal, scale), GRID_POINTS, min_kept)
@@ -125,9 +126,9 @@ def calibrate_guarantee(
         "within": within,
         "human": human,
         "calibration": {
-            "run": run["id"],
-            "prompt": run["prompt_id"],
-            "dataset": run["dataset_id"],
+            "run": run.id,
+            "prompt": run.prompt_id,
+            "dataset": run.dataset_id,
             "items": g.items,
             "scored": int(np.isfinite(u).sum()),
             **judge,
@@ -142,7 +143,7 @@ def calibrate_guarantee(
 
 def _strong_side(
     store: Store,
-    cheap: dict[str, Any],
+    cheap: Run,
     strong_run: str,
     ids: list[str],
     people: np.ndarray,
@@ -152,15 +153,15 @@ def _strong_side(
 ) -> dict[str, Any]:
     """The strong judge's agreement on the calibration items the threshold sends on, and the whole cascade's."""
     strong = store.get_run(strong_run)
-    if strong["dataset_id"] != cheap["dataset_id"]:
+    if strong.dataset_id != cheap.dataset_id:
         raise InputError(
             "the strong run is on another dataset version than the cheap run", field="strong-run"
         )
-    judged = {row["item_id"]: row for row in store.judgments(strong["id"])}
+    judged = {row["item_id"]: row for row in store.judgments(strong.id)}
     strong_agree = _agrees([judged.get(i) for i in ids], people, within)
     sent = ~kept
     return {
-        "run": strong["id"],
+        "run": strong.id,
         "sent": int(sent.sum()),
         "agreement_on_sent": float(strong_agree[sent].mean()) if sent.any() else None,
         "cascade_agreement": float(np.where(kept, cheap_agree, strong_agree).mean()),

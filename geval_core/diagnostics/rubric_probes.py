@@ -13,15 +13,15 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import GEvalError, InputError
 from ..judgment import Judgment
 from ..prompts.rubric_forms import VARIANTS, RubricForm, derive, is_probe_name, probe_name
+from ..records import Run
 from ..stats.rubric_moves import score_moves, top_changes, top_rating
 from ..store import Store
-from ..types import Dimension, FrozenPrompt, Judge, JudgeSettings
+from ..types import Dimension, FrozenPrompt, Judge
 from .bias_probes import default_human
 
 if TYPE_CHECKING:
@@ -51,22 +51,20 @@ class FreezingStore(Store, Protocol):
         ...
 
 
-def sample_ids(
-    library: Store, run: dict[str, Any], prompt: FrozenPrompt, sample: int, seed: int
-) -> list[str]:
+def sample_ids(library: Store, run: Run, prompt: FrozenPrompt, sample: int, seed: int) -> list[str]:
     """Up to `sample` of the run's scored items on the dev side of a split (never an example item), drawn with
     `seed`, in dataset order."""
     from ..run.splits import evaluation_ids
 
-    allowed, _ = evaluation_ids(library, run["dataset_id"], "dev", prompt.dimension.example_ids)
+    allowed, _ = evaluation_ids(library, run.dataset_id, "dev", prompt.dimension.example_ids)
     scored = [
         row["item_id"]
-        for row in library.judgments(run["id"])
+        for row in library.judgments(run.id)
         if row.get("score") is not None and (allowed is None or row["item_id"] in allowed)
     ]
     if not scored:
         raise InputError(
-            f"run {run['id']} has no scored item to probe"
+            f"run {run.id} has no scored item to probe"
             + (" on the dev side of its dataset's split" if allowed is not None else "")
         )
     picked = set(random.Random(seed).sample(scored, min(sample, len(scored))))
@@ -82,20 +80,20 @@ def plan_rubric_probe(
     from ..run.plan import RunScope, plan_run, plan_settings, record_run
 
     run = library.get_run(run_id)
-    if run.get(MARK):
+    if run.extra.get(MARK):
         raise InputError(
-            f"run {run['id']} is itself a rubric-form probe; probe the run it probes, {run[MARK]['of']}"
+            f"run {run.id} is itself a rubric-form probe; probe the run it probes, {run.extra[MARK]['of']}"
         )
-    prompt = library.get_prompt(run["prompt_id"])
+    prompt = library.get_prompt(run.prompt_id)
     forms = [derive(prompt.dimension, v) for v in dict.fromkeys(variants)]
     ids = tuple(sample_ids(library, run, prompt, sample, seed))
-    judge = plan_settings(replace(JudgeSettings(), **run["judge"]), library)  # the probed run's own judge
+    judge = plan_settings(run.judge, library)  # the probed run's own judge
     plans = []
     for form in forms:
         frozen = library.freeze(form.dimension, name=probe_name(prompt.name, form.variant)).prompt
         marks = {
             MARK: {
-                "of": run["id"],
+                "of": run.id,
                 "variant": form.variant,
                 "sign": form.sign,
                 "offset": form.offset,
@@ -108,7 +106,7 @@ def plan_rubric_probe(
             plan_run(
                 library,
                 frozen,
-                run["dataset_id"],
+                run.dataset_id,
                 judge=judge,
                 scope=RunScope(item_ids=ids, new_run=True, marks=marks),
             )
@@ -116,17 +114,17 @@ def plan_rubric_probe(
     return [record_run(library, plan) for plan in plans]
 
 
-def rubric_probe_runs(library: Store, run_id: str) -> list[dict[str, Any]]:
+def rubric_probe_runs(library: Store, run_id: str) -> list[Run]:
     """The rubric-form probe runs of a run, newest first."""
-    return [r for r in library.list_runs() if (r.get(MARK) or {}).get("of") == run_id]
+    return [r for r in library.list_runs() if (r.extra.get(MARK) or {}).get("of") == run_id]
 
 
 def _latest_done(library: Store, run_id: str) -> list[str]:
     """The newest finished probe run of each variant."""
     latest: dict[str, str] = {}
     for probe in rubric_probe_runs(library, run_id):
-        if probe["status"] == "done":
-            latest.setdefault(probe[MARK]["variant"], probe["id"])
+        if probe.status == "done":
+            latest.setdefault(probe.extra[MARK]["variant"], probe.id)
     return [latest[v] for v in VARIANTS if v in latest]
 
 
@@ -134,20 +132,20 @@ def rubric_result(library: Store, run_id: str, probe_run_ids: Sequence[str] | No
     """Per variant and per item, how far the probe runs' scores (mapped back) moved from the run's own, read from
     the stored runs (default: the newest finished probe of each variant)."""
     run = library.get_run(run_id)
-    prompt = library.get_prompt(run["prompt_id"])
-    human = default_human(library.get_dataset(run["dataset_id"]), prompt)
+    prompt = library.get_prompt(run.prompt_id)
+    human = default_human(library.get_dataset(run.dataset_id), prompt)
     probes = [
         library.get_run(p)
-        for p in (probe_run_ids if probe_run_ids is not None else _latest_done(library, run["id"]))
+        for p in (probe_run_ids if probe_run_ids is not None else _latest_done(library, run.id))
     ]
     if not probes:
         raise InputError(
-            f"run {run['id']} has no finished rubric-form probe: `geval probe rubric {run['id']}` runs one"
+            f"run {run.id} has no finished rubric-form probe: `geval probe rubric {run.id}` runs one"
         )
-    ids = list(dict.fromkeys(i for p in probes for i in p.get("item_ids") or ()))
-    original = _rows(library, run["id"], ids)
+    ids = list(dict.fromkeys(i for p in probes for i in p.item_ids or ()))
+    original = _rows(library, run.id, ids)
     wanted = set(ids)
-    items = {i.id: i for i in library.dataset_items(run["dataset_id"]) if i.id in wanted}
+    items = {i.id: i for i in library.dataset_items(run.dataset_id) if i.id in wanted}
     ratings = [items[i].human.get(human) if human and i in items else None for i in ids]
     table: list[dict[str, Any]] = [
         {"id": i, "original": (original.get(i) or {}).get("score"), "human": r}
@@ -157,8 +155,8 @@ def rubric_result(library: Store, run_id: str, probe_run_ids: Sequence[str] | No
         _variant(library, probe, ids, original, ratings if human else None, table) for probe in probes
     ]
     return {
-        "run": run["id"],
-        "prompt": run.get("prompt_label"),
+        "run": run.id,
+        "prompt": run.prompt_label,
         "human": human,
         "sample": len(ids),
         "variants": variants,
@@ -173,16 +171,16 @@ def _rows(library: Store, run_id: str, ids: Sequence[str]) -> dict[str, dict[str
 
 def _variant(
     library: Store,
-    probe: dict[str, Any],
+    probe: Run,
     ids: list[str],
     original: dict[str, dict[str, Any]],
     ratings: list[float | None] | None,
     table: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """One variant's figures; its mapped-back scores are added to the per-item table under the variant's name."""
-    mark = probe[MARK]
+    mark = probe.extra[MARK]
     form = RubricForm(mark["variant"], Dimension("", ""), int(mark["sign"]), int(mark["offset"]))
-    rows = _rows(library, probe["id"], ids)
+    rows = _rows(library, probe.id, ids)
     mapped = [_mapped(form, (rows.get(i) or {}).get("score")) for i in ids]
     tops = [
         _mapped(
@@ -198,11 +196,11 @@ def _variant(
         row[form.variant] = value
     return {
         "variant": form.variant,
-        "probe_run": probe["id"],
-        "probe_prompt": probe.get("prompt_label"),
+        "probe_run": probe.id,
+        "probe_prompt": probe.prompt_label,
         "mapping": form.mapping,
         "rewritten": mark.get("rewritten", 0),
-        "status": probe["status"],
+        "status": probe.status,
         "unscored": sum(1 for v in mapped if v is None),
         **score_moves([row["original"] for row in table], mapped, ratings),
         **top_changes(first, tops),

@@ -17,13 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, InputError, JudgeError
 from ..providers.registry import batch_engine, specs
+from ..records import Dataset, Run
 from ..scoring.reply_check import check_reply
 from ..store import Store
 from ..types import FrozenPrompt, Item, JudgeReply, JudgeRequest, JudgeSettings, ScoredMode, Usage
@@ -124,7 +125,7 @@ def run_items(store: Store, dataset_id: str, item_ids: Iterable[str] | None) -> 
 def batch_plan(
     store: Store,
     prompt: FrozenPrompt,
-    dataset: str | Mapping[str, Any],
+    dataset: str | Dataset,
     settings: JudgeSettings,
     scope: RunScope | None = None,
     *,
@@ -182,7 +183,7 @@ def prepare_planned(store: Store, plan: RunPlan, path: str | Path) -> dict[str, 
         store, as_new_run(plan), key_needed=False
     )  # the file's user uploads it with their own key
     run_id = plan.recorded_id
-    write_batch(plan.prompt, run_items(store, plan.dataset["id"], plan.item_ids), run_id, plan.settings, path)
+    write_batch(plan.prompt, run_items(store, plan.dataset.id, plan.item_ids), run_id, plan.settings, path)
     store.set_run_fields(run_id, batch_file=str(path), batch_requests=count)
     return {"run_id": run_id, "requests": count, "path": str(path), "side": plan.side}
 
@@ -258,11 +259,11 @@ def read_output(
     return found
 
 
-def _requests_sent(store: Store, run: dict[str, Any]) -> dict[str, int]:
+def _requests_sent(store: Store, run: Run) -> dict[str, int]:
     """Item id -> how many requests the batch sent for it (recomputed from the run, never from a file)."""
-    settings = JudgeSettings(**run["judge"])
+    settings = run.judge
     replicas = 1 if batch_mode(settings) == "logprobs" else settings.n
-    return {item.id: replicas for item in run_items(store, run["dataset_id"], run.get("item_ids"))}
+    return {item.id: replicas for item in run_items(store, run.dataset_id, run.item_ids)}
 
 
 def _line_error(line: dict) -> str | None:
@@ -296,11 +297,11 @@ def _collect_run(
     store: Store, run_id: str, lines: dict[str, dict[int, dict]], on_progress: Progress | None
 ) -> RunSummary:
     run = store.get_run(run_id)
-    prompt = store.get_prompt(run["prompt_id"])
-    settings = JudgeSettings(**run["judge"])
-    items = run_items(store, run["dataset_id"], run.get("item_ids"))
-    judged = store.judged_item_ids(run["id"])
-    summary = RunSummary(run["id"], "done", settings.mode, len(items), skipped=len(judged))
+    prompt = store.get_prompt(run.prompt_id)
+    settings = run.judge
+    items = run_items(store, run.dataset_id, run.item_ids)
+    judged = store.judged_item_ids(run.id)
+    summary = RunSummary(run.id, "done", settings.mode, len(items), skipped=len(judged))
     # Scoring as logprobs, not auto: a batch cannot send the fallback request, so say so per item.
     session = Session(
         prompt,
@@ -323,7 +324,7 @@ def _collect_run(
     summary.status = "done" if missing == 0 else "running"
     if missing == 0:
         finish(store, summary, settings, discount=BATCH_DISCOUNT, tally=session.tally)
-    store.set_run_fields(run["id"], batch_missing=missing)
+    store.set_run_fields(run.id, batch_missing=missing)
     return summary
 
 

@@ -74,8 +74,8 @@ def _sent(store: Store, run_id: str, expected_run: str | None, requests_of: Any)
         run = store.get_run(run_id)
     except NotFoundError:
         return f"a run this library does not have ({run_id})"
-    if run["id"] != run_id:
+    if run.id != run_id:
         return f"a run this library does not have ({run_id})"
-    if not (run.get("batch_file") or run.get("batch_id")):
+    if not (run.extra.get("batch_file") or run.batch_id):
         return f"run {run_id}, which was not prepared or submitted as a batch (a live run)"
     return requests_of(run)

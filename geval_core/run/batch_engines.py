@@ -248,7 +248,7 @@ def submit_planned(store: Store, plan: RunPlan, client: Any = None) -> dict[str,
     try:
         with engine_errors(settings.provider, settings.base_url):
             batch_id, status = engine.send(
-                client, plan.prompt, run_items(store, plan.dataset["id"], plan.item_ids), run_id, settings
+                client, plan.prompt, run_items(store, plan.dataset.id, plan.item_ids), run_id, settings
             )
     except BaseException as exc:
         # Nothing reached the provider's engine: the run says so instead of staying "running" forever.

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ConfigError, InputError
 from ..prompts.inputs import require_inputs
+from ..records import Dataset, Run
 from ..store import Store
 from ..types import FrozenPrompt, Item, Judge, JudgeSettings
 from ..urls import check_base_url, shown_url
@@ -170,11 +171,11 @@ def different_judges_note(
     )
 
 
-def estimate_judges(first: Mapping[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+def estimate_judges(first: Run, second: Run) -> dict[str, Any]:
     """The judges of two runs whose PPI estimates of the people's mean are compared, and what their difference
     means there: {"a", "b" (labels), "differ" (settings), "note" (None for one judge)}."""
-    a, b = (judge_label(_settings(run.get("judge") or {})) for run in (first, second))
-    differ = judge_difference(first.get("judge") or {}, second.get("judge") or {})
+    a, b = (judge_label(run.judge) for run in (first, second))
+    differ = judge_difference(first.judge, second.judge)
     note = (
         None
         if not differ
@@ -320,7 +321,7 @@ class RunPlan:
 
     prompt: FrozenPrompt
     judge: PlannedJudge
-    dataset: Mapping[str, Any]
+    dataset: Dataset
     scope: RunScope
     item_ids: tuple[str, ...] | None  # None: every item of the dataset version
     side: str | None
@@ -346,13 +347,13 @@ class RunPlan:
     @property
     def total(self) -> int:
         """How many items the run covers."""
-        return len(self.item_ids) if self.item_ids is not None else int(self.dataset["item_count"])
+        return len(self.item_ids) if self.item_ids is not None else int(self.dataset.item_count)
 
     def describe(self) -> str:
         """What will happen, as one line: judge and server, prompt, data, side, items."""
         side = f", {self.side} side" if self.side else ""
         return (
-            f"{self.judge.describe()}; prompt {self.prompt.label}; data {self.dataset['label']}{side}, "
+            f"{self.judge.describe()}; prompt {self.prompt.label}; data {self.dataset.label}{side}, "
             f"{self.total} items"
         )
 
@@ -373,7 +374,7 @@ class RunPlan:
 
     def items(self, store: Store, on_batch: Any = None) -> StreamedItems:
         """The run's items read a batch at a time from the dataset version (its chosen ids only)."""
-        stream: Iterable[Item] = store.iter_dataset_items(self.dataset["id"])
+        stream: Iterable[Item] = store.iter_dataset_items(self.dataset.id)
         if self.item_ids is not None:
             stream = _only(stream, frozenset(self.item_ids))
         return StreamedItems(stream, self.total, self.judged_before, on_batch=on_batch)
@@ -387,7 +388,7 @@ def _only(items: Iterable[Item], wanted: frozenset[str]) -> Iterator[Item]:
 def plan_run(
     store: Store,
     prompt: FrozenPrompt,
-    dataset: str | Mapping[str, Any],
+    dataset: str | Dataset,
     choice: JudgeChoice | None = None,
     scope: RunScope | None = None,
     *,
@@ -407,7 +408,7 @@ def _assemble(
     store: Store,
     prompt: FrozenPrompt,
     planned: PlannedJudge,
-    data: Mapping[str, Any],
+    data: Dataset,
     scope: RunScope,
     item_ids: tuple[str, ...] | None,
     side: str | None,
@@ -434,19 +435,19 @@ def _assemble(
 
 
 def _scope_items(
-    store: Store, prompt: FrozenPrompt, data: Mapping[str, Any], scope: RunScope
+    store: Store, prompt: FrozenPrompt, data: Dataset, scope: RunScope
 ) -> tuple[tuple[str, ...] | None, str | None, Mapping[str, Any] | None]:
     """(the item ids, the side, the split): the seal decides here, not in each front end."""
     from .splits import get_split, has_split
 
-    if not has_split(store, data["id"]):
+    if not has_split(store, data.id):
         if scope.side == "test":
             raise InputError(
-                f"dataset {data['label']} has no split, so no test side: `geval split` makes one",
+                f"dataset {data.label} has no split, so no test side: `geval split` makes one",
                 field="side",
             )
         return _unique(scope.item_ids), None, None
-    split = get_split(store, data["id"])
+    split = get_split(store, data.id)
     side = scope.side or "dev"
     sides = {"dev": set(split["dev"]), "test": set(split["test"])}
     if side not in sides:
@@ -458,7 +459,7 @@ def _scope_items(
     if outside:
         raise InputError(
             f"{len(outside)} of the items asked for (e.g. {outside[0]!r}) are not on the {side} side "
-            f"of dataset {data['label']}'s split: the test side is sealed and scored only when asked "
+            f"of dataset {data.label}'s split: the test side is sealed and scored only when asked "
             "for (its use is recorded)",
             field="items",
         )
@@ -468,7 +469,7 @@ def _scope_items(
 def sample_items(
     store: Store,
     prompt: FrozenPrompt,
-    dataset: str | Mapping[str, Any],
+    dataset: str | Dataset,
     count: int,
     seed: int = 0,
     side: str | None = None,
@@ -483,7 +484,7 @@ def sample_items(
     wanted = None if eligible is None else frozenset(eligible)
     order: list[str] = []
     groups: dict[str, list[str]] = {}
-    for item in store.iter_dataset_items(data["id"]):
+    for item in store.iter_dataset_items(data.id):
         if wanted is None or item.id in wanted:
             order.append(item.id)
             groups.setdefault(item.group or item.id, []).append(item.id)
@@ -519,26 +520,26 @@ def _checks(
     store: Store,
     prompt: FrozenPrompt,
     settings: JudgeSettings,
-    data: Mapping[str, Any],
+    data: Dataset,
     item_ids: tuple[str, ...] | None,
 ) -> tuple[list[str], list[str]]:
     """(what stops the run, what weakens it): the inputs, the judge's limits and last probe, overlong items."""
     from ..providers.capabilities import preflight
     from .one_item import length_budget, overlong_warning
 
-    lacking = store.first_item_without(data["id"], prompt.dimension.inputs)
+    lacking = store.first_item_without(data.id, prompt.dimension.inputs)
     if lacking is not None:
-        require_inputs(prompt, [lacking], f"dataset {data['label']}")
+        require_inputs(prompt, [lacking], f"dataset {data.label}")
     problems = preflight(settings, _last_probe(store, settings))
     warnings = []
     budget = length_budget(prompt, settings)
     if budget is not None:
         window, uses, chars = budget
-        over = store.item_ids_over(data["id"], uses, chars)
+        over = store.item_ids_over(data.id, uses, chars)
         if item_ids is not None:
             wanted = set(item_ids)
             over = [i for i in over if i in wanted]
-        total = len(item_ids) if item_ids is not None else int(data["item_count"])
+        total = len(item_ids) if item_ids is not None else int(data.item_count)
         too_long = overlong_warning(window, over, total)
         if too_long:
             warnings.append(too_long)
@@ -559,10 +560,10 @@ def record_run(store: Store, plan: RunPlan, *, key_needed: bool = True) -> RunPl
         return replace(plan, judged_before=store.judged_count(plan.run_id))
     ids = list(plan.item_ids) if plan.item_ids is not None else None
     if plan.scope.new_run:
-        run_id = store.create_run(plan.prompt.id, plan.dataset["id"], plan.settings, item_ids=ids)
+        run_id = store.create_run(plan.prompt.id, plan.dataset.id, plan.settings, item_ids=ids)
     else:
         run_id, _ = store.find_or_create_run(
-            plan.prompt.id, plan.dataset["id"], plan.settings, plan.scope.reuse, item_ids=ids
+            plan.prompt.id, plan.dataset.id, plan.settings, plan.scope.reuse, item_ids=ids
         )
     store.set_run_fields(run_id, plan=plan.record(), **dict(plan.scope.marks))
     if plan.side == "test" and plan.split is not None:
@@ -595,8 +596,8 @@ def plan_of_run(
     """The plan to resume a stored run with its own judge, server and items; a `choice` that names another judge
     or server than the run's is refused (a run keeps one judge)."""
     run = store.get_run(run_id)
-    prompt = store.get_prompt(run["prompt_id"])
-    stored = JudgeSettings(**run["judge"]) if run.get("judge") else prompt.dimension.judge
+    prompt = store.get_prompt(run.prompt_id)
+    stored = run.judge
     # A run recorded before its server was takes the environment's, checked against its judgments when recorded.
     planned = plan_judge(stored, JudgeChoice(base_url=stored.base_url, where="the run's server"), store)
     if choice is not None and choice.names_anything:
@@ -604,18 +605,18 @@ def plan_of_run(
         differ = judge_difference(planned.settings, wanted)
         if differ:
             raise ConfigError(
-                f"run {run['id']} is scored by {judge_label(planned.settings)}; this command names "
+                f"run {run.id} is scored by {judge_label(planned.settings)}; this command names "
                 f"{judge_label(wanted)} ({', '.join(differ)} differ): a run keeps one judge, so "
                 "leave out the run id to start another"
             )
-    ids = tuple(run["item_ids"]) if run.get("item_ids") is not None else None
-    side, split = _stored_side(store, run["dataset_id"], ids)
+    ids = run.item_ids
+    side, split = _stored_side(store, run.dataset_id, ids)
     return _assemble(
         store,
         prompt,
         planned,
-        store.get_dataset(run["dataset_id"]),
-        RunScope(item_ids=ids, run_id=run["id"]),
+        store.get_dataset(run.dataset_id),
+        RunScope(item_ids=ids, run_id=run.id),
         ids,
         side,
         split,
@@ -657,7 +658,7 @@ def start_run(
     if plan.run_id is None:
         plan = record_run(store, plan)
     run_id = plan.recorded_id
-    if store.get_run(run_id)["status"] != "running":  # a resumed run says it runs while it does
+    if store.get_run(run_id).status != "running":  # a resumed run says it runs while it does
         store.set_run_fields(run_id, status="running")
     settings = plan.settings
     judge = judge or JudgeOnDemand(settings.provider, lambda: get_judge(settings, timeout=timeout))

@@ -151,7 +151,7 @@ class OrderedResults:
     def _version_problem(self) -> str | None:
         """Why the run's dataset version is not the pinned one (read whole, as the feed would have), or None."""
         try:
-            for _ in self._store.iter_dataset_items(self._store.get_run(self._run_id)["dataset_id"]):
+            for _ in self._store.iter_dataset_items(self._store.get_run(self._run_id).dataset_id):
                 pass
         except IntegrityError as exc:
             return str(exc)

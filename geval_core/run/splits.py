@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import InputError, NotFoundError
 from ..prompts import canonical_hash
+from ..records import Run
 from ..store import Store
 
 __all__ = [
@@ -212,11 +213,11 @@ class SealedStore(ScopedStore):
         self._dataset, self._sealed_ids = dataset_id, only
 
     def _sealed(self, ref: str) -> bool:
-        return ref == self._dataset or self._store.get_dataset(ref)["id"] == self._dataset
+        return ref == self._dataset or self._store.get_dataset(ref).id == self._dataset
 
     def judgments(self, run_id: str) -> list[dict[str, Any]]:
         """The run's judgments, inside the scope when the run is on the sealed dataset."""
-        if self._store.get_run(run_id)["dataset_id"] != self._dataset:
+        if self._store.get_run(run_id).dataset_id != self._dataset:
             return self._store.judgments(run_id)
         return super().judgments(run_id)
 
@@ -252,15 +253,15 @@ def sealed_view(
 
 
 def sealed_run(
-    store: Any, run: dict[str, Any], side: str = "dev", read: str | None = None
+    store: Any, run: Run, side: str = "dev", read: str | None = None
 ) -> tuple[Any, dict[str, Any]]:
     """sealed_view of a run's dataset for its prompt, with `withheld`: how many of the run's judgments are on the
     other side (the test side's, read on dev, are the sealed ones)."""
-    view, scope = sealed_view(store, run["dataset_id"], side, run["prompt_id"], run["id"], read)
+    view, scope = sealed_view(store, run.dataset_id, side, run.prompt_id, run.id, read)
     scope["withheld"] = 0
     if scope["side"] is not None:
-        other = get_split(store, run["dataset_id"])["test" if side == "dev" else "dev"]
-        scope["withheld"] = len(store.judgment_values_of(run["id"], list(other)))
+        other = get_split(store, run.dataset_id)["test" if side == "dev" else "dev"]
+        scope["withheld"] = len(store.judgment_values_of(run.id, list(other)))
     return view, scope
 
 

@@ -113,7 +113,7 @@ def _is_nan(value: Any) -> bool:
 def current_tally(store: Any, run_id: str) -> RunTally:
     """The run's tally now: the stored one when it covers every stored row, else folded from the rows."""
     rows = store.judgment_row_count(run_id)
-    stored = store.get_run(run_id).get(TALLY_KEY)
+    stored = store.get_run(run_id).extra.get(TALLY_KEY)
     if isinstance(stored, Mapping) and stored.get("rows") == rows:
         return RunTally.from_dict(stored)
     tally = RunTally.of(store.iter_latest_attempts(run_id))

@@ -24,7 +24,7 @@ def unsaved_note(store: Store, dataset_id: str, dimension: str) -> str | None:
     count = len(store.unsaved_ratings(dataset_id, dimension))
     if not count:
         return None
-    label = store.get_dataset(dataset_id)["label"]
+    label = store.get_dataset(dataset_id).label
     have = "item has" if count == 1 else "items have"
     saved = store.ratings_saved_in(dataset_id, dimension)
     # Saved already from this version: saving again finds the same version; what counts them is scoring it.

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..records import Dataset, Run
 from ..store import Store
 from ..types import Item, Scale
 from .agreement import agreement
@@ -25,10 +26,10 @@ def agreement_inputs_from_run(
     """(judge scores, human ratings, groups) of a run's scored items that have the human rating (and are in
     `only`, the scope of the figure: a split's side without the prompt's example items)."""
     run = library.get_run(run_id)
-    items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
-    people = library.human_means(run["dataset_id"], human_field)  # the version's own: what "people" means
+    items = {i.id: i for i in library.dataset_items(run.dataset_id)}
+    people = library.human_means(run.dataset_id, human_field)  # the version's own: what "people" means
     judge, human, groups = [], [], []
-    for row in library.judgments(run["id"]):
+    for row in library.judgments(run.id):
         item = items.get(row["item_id"])
         if row["score"] is None or item is None or item.id not in people:
             continue
@@ -49,38 +50,38 @@ def run_agreement(
     prompt's own scale. InputError when the dataset has no such rating or no scored item has one.
     """
     run = library.get_run(run_id)
-    dataset = library.get_dataset(run["dataset_id"])
-    if human_field not in dataset["human"]:
+    dataset = library.get_dataset(run.dataset_id)
+    if human_field not in dataset.human:
         raise InputError(
-            f"dataset {dataset['label']} has no human rating {human_field!r} "
-            f"(has: {', '.join(dataset['human']) or 'none'})",
+            f"dataset {dataset.label} has no human rating {human_field!r} "
+            f"(has: {', '.join(dataset.human) or 'none'})",
             field=human_field,
         )
-    judge, human, groups = agreement_inputs_from_run(library, run["id"], human_field, only)
+    judge, human, groups = agreement_inputs_from_run(library, run.id, human_field, only)
     if not judge:
-        raise InputError(f"run {run['id']} has no scored item with a human rating {human_field!r}")
+        raise InputError(f"run {run.id} has no scored item with a human rating {human_field!r}")
     grouped = not pooled and all(g is not None for g in groups)
-    scale = library.get_prompt(run["prompt_id"]).dimension.scale
+    scale = library.get_prompt(run.prompt_id).dimension.scale
     result = agreement(judge, human, groups if grouped else None, scale)
     return {
-        "dataset": dataset["label"],
-        "dataset_id": dataset["id"],
+        "dataset": dataset.label,
+        "dataset_id": dataset.id,
         "human": human_field,
-        "run": run["id"],
-        "judge_model": run["model_version"],
-        "measured_at": run["finished_at"] or run["created_at"],
+        "run": run.id,
+        "judge_model": run.model_version,
+        "measured_at": run.finished_at or run.created_at,
         **result.to_dict(),
         "missing": _unscored(library, run, human_field),
     }
 
 
-def _unscored(library: Store, run: dict[str, Any], human_field: str) -> int:
+def _unscored(library: Store, run: Run, human_field: str) -> int:
     """Items of the run with the human rating but no judge score (not judged, failed or null)."""
-    scored = {r["item_id"] for r in library.judgments(run["id"]) if r["score"] is not None}
-    wanted = set(run.get("item_ids") or []) or None
+    scored = {r["item_id"] for r in library.judgments(run.id) if r["score"] is not None}
+    wanted = set(run.item_ids or []) or None
     return sum(
         1
-        for i in library.dataset_items(run["dataset_id"])
+        for i in library.dataset_items(run.dataset_id)
         if human_field in i.human and i.id not in scored and (wanted is None or i.id in wanted)
     )
 
@@ -92,9 +93,9 @@ def judgment_rows(library: Store, run_id: str) -> list[dict[str, Any]]:
     reading counts).
     """
     run = library.get_run(run_id)
-    items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
+    items = {i.id: i for i in library.dataset_items(run.dataset_id)}
     rows = []
-    for row in library.judgments(run["id"]):
+    for row in library.judgments(run.id):
         item = items.get(row["item_id"])
         human = {f"human_{k}": v for k, v in (item.human if item else {}).items()}
         rows.append({**row, "group": item.group if item else None, **human})
@@ -102,20 +103,20 @@ def judgment_rows(library: Store, run_id: str) -> list[dict[str, Any]]:
     return with_ties(rows, groups if rows and all(g is not None for g in groups) else None)
 
 
-def run_items(library: Store, run_id: str) -> tuple[dict[str, Any], list[tuple[Item | None, dict[str, Any]]]]:
+def run_items(library: Store, run_id: str) -> tuple[Run, list[tuple[Item | None, dict[str, Any]]]]:
     """(the run, [(its dataset item or None, judgment dict)] in judgment order)."""
     run = library.get_run(run_id)
-    items = {i.id: i for i in library.dataset_items(run["dataset_id"])}
-    return run, [(items.get(row["item_id"]), row) for row in library.judgments(run["id"])]
+    items = {i.id: i for i in library.dataset_items(run.dataset_id)}
+    return run, [(items.get(row["item_id"]), row) for row in library.judgments(run.id)]
 
 
-def check_human(library: Store, run: dict[str, Any], human: str) -> None:
+def check_human(library: Store, run: Run, human: str) -> None:
     """InputError naming the ratings there are when the run's dataset has no rating `human`."""
-    dataset = library.get_dataset(run["dataset_id"])
-    if human not in dataset["human"]:
+    dataset = library.get_dataset(run.dataset_id)
+    if human not in dataset.human:
         raise InputError(
-            f"dataset {dataset['label']} has no human rating {human!r} "
-            f"(has: {', '.join(dataset['human']) or 'none'})",
+            f"dataset {dataset.label} has no human rating {human!r} "
+            f"(has: {', '.join(dataset.human) or 'none'})",
             field=human,
         )
 
@@ -124,16 +125,16 @@ def run_calibration(library: Store, run_id: str, human: str, bins: int = 10) -> 
     """Calibration of a run's rating distributions against its dataset's rating `human`."""
     run, rows = run_items(library, run_id)
     check_human(library, run, human)
-    scale = library.get_prompt(run["prompt_id"]).dimension.scale
+    scale = library.get_prompt(run.prompt_id).dimension.scale
     dists = [row.get("distribution") or {} for _, row in rows]
     ratings = [rater_ratings(item.human, human) if item else [] for item, _ in rows]
     result = calibration(dists, ratings, scale, [row.get("score") for _, row in rows], bins)
     if not result["items"]:
         raise InputError(
-            f"run {run['id']} has no item with both a rating distribution and a human rating {human!r}"
+            f"run {run.id} has no item with both a rating distribution and a human rating {human!r}"
         )
     modes = sorted({mode for _, row in rows if (mode := row.get("mode"))})
-    return {"run": run["id"], "human": human, "modes": modes, **result}
+    return {"run": run.id, "human": human, "modes": modes, **result}
 
 
 def item_value(item: Item | None, field: str) -> str | None:
@@ -256,12 +257,10 @@ def run_estimate(
     ratings = [item.human.get(human) if item else None for item, _ in rows]
     levels = [item_value(item, by) for item, _ in rows] if by else None
     if levels is not None and not any(levels):  # levels of `by`
-        raise InputError(
-            f"no item of run {run['id']} has an input field {by!r} (or use --by group)", field=by
-        )
+        raise InputError(f"no item of run {run.id} has an input field {by!r} (or use --by group)", field=by)
     groups = [item.group if item else None for item, _ in rows]
     return {
-        "run": run["id"],
+        "run": run.id,
         "human": human,
         **estimate_rows(judge, ratings, levels, method, rated, seed, diff, groups),
     }
@@ -276,7 +275,7 @@ def _run_mean(
     ratings = hold_out([item.human.get(human) if item else None for item, _ in rows], rated, seed)
     groups = _groups_of([item.group if item else None for item, _ in rows])
     return (
-        run["id"],
+        run.id,
         {row["item_id"] for _, row in rows},
         set(groups or ()),
         ppi_mean([r.get("score") for _, r in rows], ratings, method, groups),
@@ -321,17 +320,17 @@ def runs_difference(
 SPREAD_ROWS = 10  # widest-spread items listed in the report
 
 
-def dataset_matrix(library: Store, dataset_ref: str, human: str) -> tuple[dict[str, Any], RaterMatrix]:
+def dataset_matrix(library: Store, dataset_ref: str, human: str) -> tuple[Dataset, RaterMatrix]:
     """(dataset row, rater matrix of rating `human`); InputError when the version has no such rating."""
     dataset = library.get_dataset(dataset_ref)
     name = base_name(human)
-    if name not in dataset["human"] and not any(k.startswith(name + ".") for k in dataset["human"]):
+    if name not in dataset.human and not any(k.startswith(name + ".") for k in dataset.human):
         raise InputError(
-            f"dataset {dataset['label']} has no human rating {name!r} "
-            f"(has: {', '.join(dataset['human']) or 'none'})",
+            f"dataset {dataset.label} has no human rating {name!r} "
+            f"(has: {', '.join(dataset.human) or 'none'})",
             field=human,
         )
-    return dataset, rater_matrix(library.dataset_items(dataset["id"]), name)
+    return dataset, rater_matrix(library.dataset_items(dataset.id), name)
 
 
 def _scale(matrix: RaterMatrix, scale: Scale | None) -> Scale:
@@ -339,20 +338,20 @@ def _scale(matrix: RaterMatrix, scale: Scale | None) -> Scale:
     return scale or infer_scale(finite)
 
 
-def run_scores(library: Store, run_id: str) -> tuple[dict[str, Any], dict[str, float | None], Scale]:
+def run_scores(library: Store, run_id: str) -> tuple[Run, dict[str, float | None], Scale]:
     """(run row, item id -> judge score, the prompt's scale) of a library run."""
     run = library.get_run(run_id)
-    scores = {r["item_id"]: r["score"] for r in library.judgments(run["id"])}
-    return run, scores, library.get_prompt(run["prompt_id"]).dimension.scale
+    scores = {r["item_id"]: r["score"] for r in library.judgments(run.id)}
+    return run, scores, library.get_prompt(run.prompt_id).dimension.scale
 
 
 def same_items(
-    library: Store, run: dict[str, Any], dataset_id: str, scores: dict[str, float | None]
+    library: Store, run: Run, dataset_id: str, scores: dict[str, float | None]
 ) -> dict[str, float | None]:
     """The run's scores of items whose inputs are identical in `dataset_id` (e.g. a version saved from ratings)."""
-    if run["dataset_id"] == dataset_id:
+    if run.dataset_id == dataset_id:
         return scores
-    judged = {i.id: i.fields for i in library.dataset_items(run["dataset_id"])}
+    judged = {i.id: i.fields for i in library.dataset_items(run.dataset_id)}
     return {i.id: scores.get(i.id) for i in library.dataset_items(dataset_id) if judged.get(i.id) == i.fields}
 
 
@@ -371,10 +370,10 @@ def dataset_raters(
     if run_id:
         run, judge, run_scale = run_scores(library, run_id)
         scale = scale or run_scale
-        dataset_ref = dataset_ref or run["dataset_id"]
+        dataset_ref = dataset_ref or run.dataset_id
     dataset, matrix = dataset_matrix(library, dataset_ref, human)
     if run_id and judge is not None:  # a run's scores (run_scores read them above)
-        judge = same_items(library, run, dataset["id"], judge)
+        judge = same_items(library, run, dataset.id, judge)
     scale = _scale(matrix, scale)
     result = rater_agreement(matrix, scale, bootstrap, seed)
     ceiling = (
@@ -383,8 +382,8 @@ def dataset_raters(
         else []
     )
     return {
-        "dataset": dataset["label"],
-        "dataset_id": dataset["id"],
+        "dataset": dataset.label,
+        "dataset_id": dataset.id,
         "human": base_name(human),
         "rater_keys": matrix.raters,
         **result,

@@ -24,7 +24,7 @@ def split_run(tmp_path, monkeypatch):
     path = use_temp_library(tmp_path, monkeypatch)
     with Library(path) as lib:
         data = lib.get_dataset("sample")
-        split, _ = make_split(lib, data["id"], dev=0.6, seed=3)
+        split, _ = make_split(lib, data.id, dev=0.6, seed=3)
         prompt, items = lib.get_prompt("coherence"), lib.dataset_items("sample")
         run_id = lib.create_run(prompt.id, "sample", SCRIPTED)
         run_scoring(prompt, items, ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
@@ -58,16 +58,14 @@ def test_the_page_reads_the_dev_side_and_opens_the_test_side_only_on_a_recorded_
     assert pooled["Spearman"] == pytest.approx(spearman_on(lib, run_id, set(split["dev"])), abs=5e-4)
     at.radio(key="seal_side").set_value("test").run()
     assert any("The test side is sealed" in w for w in values(at.warning))
-    assert (
-        sealed_uses(lib, get_split(lib, lib.get_dataset("sample")["id"])) == []
-    )  # not opened yet: dev still
+    assert sealed_uses(lib, get_split(lib, lib.get_dataset("sample").id)) == []  # not opened yet: dev still
     assert agree_rows(at)["Spearman"] == pytest.approx(pooled["Spearman"], abs=5e-4)
     at.button(key="seal_open").click().run()
-    uses = sealed_uses(lib, get_split(lib, lib.get_dataset("sample")["id"]))
+    uses = sealed_uses(lib, get_split(lib, lib.get_dataset("sample").id))
     assert [u["prompt_id"] for u in uses] == [lib.get_prompt("coherence").id] and uses[0]["run_id"] == run_id
     assert agree_rows(at)["Spearman"] == pytest.approx(spearman_on(lib, run_id, set(split["test"])), abs=5e-4)
     at.run()  # a rerun on the open test side records nothing more
-    assert len(sealed_uses(lib, get_split(lib, lib.get_dataset("sample")["id"]))) == 1
+    assert len(sealed_uses(lib, get_split(lib, lib.get_dataset("sample").id))) == 1
     assert "recorded: 1 prompt evaluated on this test side" in page_text(at)
 
 

@@ -28,12 +28,12 @@ def test_split_score_dispute_candidate_compare_and_test_once(lib_path):
     at.button(key="al_split_make").click().run()
     lib = Library(lib_path)
     sample = lib.get_dataset("sample")
-    split = get_split(lib, sample["id"])
+    split = get_split(lib, sample.id)
     assert f"Dev side of split {split['hash'][:12]}: {len(split['dev'])} items." in page_text(at)
     base = lib.get_prompt("coherence")
     at = after_jobs(at.button(key=f"al_dev_{base.id}").click().run(), lib_path)
     (run,) = lib.list_runs()
-    assert set(run["item_ids"]) == set(split["dev"])  # the base was scored on dev only
+    assert set(run.item_ids) == set(split["dev"])  # the base was scored on dev only
     assert "Where the judge and people disagree (dev side)" in page_text(at)
     shown = {i for frame in at.dataframe if "item" in frame.value.columns for i in frame.value["item"]}
     assert shown and shown <= set(split["dev"])  # no test item is disputed on dev
@@ -53,8 +53,8 @@ def test_split_score_dispute_candidate_compare_and_test_once(lib_path):
     report = next(f.value for f in at.dataframe if any(c.startswith("corrected") for c in f.value.columns))
     assert "corrected (95.00%)" in report.columns  # one candidate besides the base: no widening yet
     assert "1 candidate evaluated on this test side (2 looks)" in page_text(at)
-    test_runs = [r for r in lib.list_runs() if set(r["item_ids"] or []) == set(split["test"])]
-    assert len(test_runs) == 2 and all(r["status"] == "done" for r in test_runs)
+    test_runs = [r for r in lib.list_runs() if set(r.item_ids or []) == set(split["test"])]
+    assert len(test_runs) == 2 and all(r.status == "done" for r in test_runs)
 
 
 def test_suggested_edits_shown_as_a_diff_accepted_into_the_candidate_or_rejected(lib_path):
@@ -67,7 +67,7 @@ def test_suggested_edits_shown_as_a_diff_accepted_into_the_candidate_or_rejected
     at = after_jobs(at.button(key="al_suggest").click().run(), lib_path)  # the designer call is a task
     diff = next(c.value for c in at.code if c.value.startswith("---"))
     assert "+Definition: Whether the summary's sentences follow one another as one account." in diff
-    dev = set(get_split(lib, lib.get_dataset("sample")["id"])["dev"])
+    dev = set(get_split(lib, lib.get_dataset("sample").id)["dev"])
     reason = next(c.value for c in at.caption if c.value.startswith("People marked jumps"))
     named = reason.replace("\\", "").split("items: ")[1].split(", ")  # shown markdown-escaped
     assert named and set(named) <= dev  # the motivating items are disputed dev items

@@ -203,9 +203,9 @@ def test_a_run_outlives_two_reloads_and_a_closed_tab(scripted_app, chromium, tmp
             expect(page.get_by_role("button", name="Stop run")).to_be_visible()
     lib = Library(tmp_path / "newcomer.db", seed_examples=False)
     (run,) = lib.list_runs()
-    assert lib.job_state(run["id"]) == "running"  # the tab is closed, the worker is not
+    assert lib.job_state(run.id) == "running"  # the tab is closed, the worker is not
     hold.unlink()
-    wait_for(lambda: lib.job_state(run["id"]) == "ended")
+    wait_for(lambda: lib.job_state(run.id) == "ended")
     with browser_page(chromium, tmp_path) as page:
         page.goto(scripted_app)
         go(page, "Score")
@@ -214,10 +214,10 @@ def test_a_run_outlives_two_reloads_and_a_closed_tab(scripted_app, chromium, tmp
         )
         expect(page.get_by_text(f"Last session of this run: {items} judged", exact=False)).to_be_visible()
     stored = lib.conn.execute(
-        "SELECT COUNT(*), COUNT(DISTINCT item_id), MAX(attempt) FROM judgments WHERE run_id = ?", [run["id"]]
+        "SELECT COUNT(*), COUNT(DISTINCT item_id), MAX(attempt) FROM judgments WHERE run_id = ?", [run.id]
     ).fetchone()
     assert stored == (items, items, 0)  # every item once
-    assert lib.get_run(run["id"])["status"] == "done"
+    assert lib.get_run(run.id).status == "done"
 
 
 def test_stop_a_run_on_chosen_groups_then_resume_it(scripted_app, chromium, tmp_path, hold):
@@ -239,7 +239,7 @@ def test_stop_a_run_on_chosen_groups_then_resume_it(scripted_app, chromium, tmp_
         )
     lib = Library(tmp_path / "newcomer.db", seed_examples=False)
     (run,) = lib.list_runs()
-    groups = {i.id: i.group for i in lib.dataset_items(run["dataset_id"])}
-    stored = [r["item_id"] for r in lib.judgments(run["id"])]
+    groups = {i.id: i.group for i in lib.dataset_items(run.dataset_id)}
+    stored = [r["item_id"] for r in lib.judgments(run.id)]
     assert len(stored) == len(set(stored)) == total  # every chosen item once
     assert {groups[i] for i in stored} == {"d02", "d03", "d04"}

@@ -35,7 +35,7 @@ def aligned_library(tmp_path):
     path = tmp_path / "align.db"
     with Library(path) as lib:
         sample = lib.get_dataset("sample")
-        split, _ = make_split(lib, sample["id"], 0.6, "group", 3)
+        split, _ = make_split(lib, sample.id, 0.6, "group", 3)
         base = lib.freeze(dimension(pinned("judge-a")), name="crisp").prompt
         cand = lib.freeze(
             dimension(pinned("judge-b"), definition="How well the summary reads as one account."),
@@ -43,7 +43,7 @@ def aligned_library(tmp_path):
         ).prompt
         for prompt in (base, cand):
             plan = plan_run(
-                lib, prompt, sample["id"], JudgeChoice(), RunScope(side="dev", item_ids=tuple(split["dev"]))
+                lib, prompt, sample.id, JudgeChoice(), RunScope(side="dev", item_ids=tuple(split["dev"]))
             )
             assert start_run(lib, plan, ScriptedJudge()).status == "done"
     return path
@@ -90,7 +90,7 @@ def test_the_align_page_flags_a_comparison_across_judges_and_runs_one_judge_for_
         ).to_be_visible()
         expect(page.get_by_text("Different judges", exact=False)).to_have_count(0)  # one judge: not flagged
     with Library(aligned_library) as lib:
-        models = sorted(run["judge"]["model"] for run in lib.list_runs())
+        models = sorted(run.judge.model for run in lib.list_runs())
     assert models == ["judge-a", "judge-b", "scripted-1", "scripted-1"]
 
 
@@ -98,7 +98,7 @@ def dev_count(path) -> str:
     from geval_core.run.splits import get_split
 
     with Library(path) as lib:
-        return str(len(get_split(lib, lib.get_dataset("sample")["id"])["dev"]))
+        return str(len(get_split(lib, lib.get_dataset("sample").id)["dev"]))
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def cascade_library(tmp_path):
 
 def done_runs(path) -> int:
     with Library(path) as lib:
-        return sum(run["status"] == "done" for run in lib.list_runs())
+        return sum(run.status == "done" for run in lib.list_runs())
 
 
 def wait_until(condition, page, bound_ms: int = JOB_MS) -> None:
@@ -156,8 +156,8 @@ def test_the_cascade_section_draws_a_curve_from_two_score_page_runs(chromium, tm
             expect(page.get_by_text("Tie rate, top-token").first).to_be_visible(timeout=JOB_MS)
         with Library(cascade_library) as lib:
             runs = lib.list_runs()
-            assert sorted(r["status"] for r in runs) == ["done", "done"]
-            assert all(run["item_ids"] is not None for run in runs)  # Score-page runs: chosen items stored
+            assert sorted(r.status for r in runs) == ["done", "done"]
+            assert all(run.item_ids is not None for run in runs)  # Score-page runs: chosen items stored
         page.get_by_text("Score with a cascade: a cheap judge, the strong one where it is unsure").click()
         settle(page)
         expect(page.get_by_text("Calibration dataset")).to_be_visible(timeout=30_000)

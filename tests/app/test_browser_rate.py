@@ -61,6 +61,6 @@ def test_keyboard_rating_and_literal_text(rate_url, chromium, tmp_path):
         page.get_by_text(f"Item {third}", exact=True).wait_for(timeout=30_000)
         press(page, "5", third)
     with Library(db) as lib:
-        acts = lib.current_ratings(lib.get_dataset("aaa-hostile")["id"], "coherence")["kim"]
+        acts = lib.current_ratings(lib.get_dataset("aaa-hostile").id, "coherence")["kim"]
     assert {i: a["rating"] for i, a in acts.items()} == {"h0": 4.0, second: 2.0, third: 5.0}, json.dumps(acts)
     assert fourth not in acts

@@ -55,7 +55,7 @@ def lib_path(tmp_path, monkeypatch):
 def test_the_budget_shows_geval_cores_plans(lib_path):
     with Library(lib_path) as lib:
         (run,) = lib.list_runs()
-        expected = run_budget(lib, run["id"], "coherence", 0.15, 0.3, "spearman", 0.8, bootstrap=500)
+        expected = run_budget(lib, run.id, "coherence", 0.15, 0.3, "spearman", 0.8, bootstrap=500)
     at = open_page("agreement")
     at.number_input(key="ag_boot").set_value(0).run()
     at.session_state["bd_open"] = True

@@ -52,14 +52,14 @@ def lib_path(tmp_path, monkeypatch):
 
 
 def run_of(lib, prompt: str) -> dict:
-    (run,) = [r for r in lib.list_runs() if r["prompt_label"] == prompt]
+    (run,) = [r for r in lib.list_runs() if r.prompt_label == prompt]
     return run
 
 
 def calibrated(at, lib):
     """The curve drawn for cheap@1 backed by strong@1 on coherence, by entropy."""
-    at.selectbox(key="cs_cheap").set_value(run_of(lib, "cheap@1")["id"]).run()
-    at.selectbox(key="cs_strong").set_value(run_of(lib, "strong@1")["id"]).run()
+    at.selectbox(key="cs_cheap").set_value(run_of(lib, "cheap@1").id).run()
+    at.selectbox(key="cs_strong").set_value(run_of(lib, "strong@1").id).run()
     at.selectbox(key="cs_human").set_value("coherence").run()
     at.selectbox(key="cs_signal").set_value("entropy").run()
     return at.button(key="cs_curve").click().run()
@@ -85,10 +85,10 @@ def test_the_curve_matches_scipy_and_the_frozen_cascade_sends_only_the_unsure_it
     assert_clean(at)
     assert at.get("plotly_chart")  # the curve's chart beside its table
     table = next(f.value for f in at.dataframe if "Spearman with people" in f.value.columns)
-    cheap, strong = run_of(lib, "cheap@1")["id"], run_of(lib, "strong@1")["id"]
+    cheap, strong = run_of(lib, "cheap@1").id, run_of(lib, "strong@1").id
     unsure = entropies(lib, cheap)
     scores = {run: {r["item_id"]: r["score"] for r in lib.judgments(run)} for run in (cheap, strong)}
-    people = lib.human_means(lib.get_dataset("sample@1")["id"], "coherence")
+    people = lib.human_means(lib.get_dataset("sample@1").id, "coherence")
     ids = sorted(people)
     cuts = [-1.0, *sorted(set(np.quantile([unsure[i] for i in ids], np.linspace(0, 1, 11))))]
     assert (
@@ -116,10 +116,10 @@ def test_the_curve_matches_scipy_and_the_frozen_cascade_sends_only_the_unsure_it
     assert 0 < len(routed) < len(ids)
     at = after_jobs(at.button(key="cs_start_strong").click().run(), lib_path)  # the cheap run is reused
     runs = lib.list_runs()
-    assert len(runs) == 3 and sum(r["prompt_label"] == "cheap@1" for r in runs) == 1
-    strong_side = next(r for r in runs if r.get("item_ids") is not None)
-    assert strong_side["item_ids"] == routed and strong_side["status"] == "done"
-    assert len(lib.judged_item_ids(strong_side["id"])) == len(routed)
+    assert len(runs) == 3 and sum(r.prompt_label == "cheap@1" for r in runs) == 1
+    strong_side = next(r for r in runs if r.item_ids is not None)
+    assert strong_side.item_ids == tuple(routed) and strong_side.status == "done"
+    assert len(lib.judged_item_ids(strong_side.id)) == len(routed)
     assert metric(at, "Strong judge on") == f"{len(routed)} / {len(ids)}"
     assert metric(at, "Strong calls saved") == str(len(ids) - len(routed))
     rows = next(f.value for f in at.dataframe if "by" in f.value.columns)
@@ -135,7 +135,7 @@ def test_one_click_scores_a_new_dataset_cheap_first_then_strong(lib_path):
     cheap, strong = run_of(lib, "cheap@1"), run_of(lib, "strong@1")
     from geval_core.diagnostics.cascade import freeze_cascade
 
-    middle = sorted(entropies(lib, cheap["id"]).values())[33:35]
+    middle = sorted(entropies(lib, cheap.id).values())[33:35]
     threshold = float(np.mean(middle))  # between two items' entropies: no item sits on it
     freeze_cascade(lib, "tiered", "cheap@1", "strong@1", "entropy", threshold)
     at = open_page("score")
@@ -146,14 +146,14 @@ def test_one_click_scores_a_new_dataset_cheap_first_then_strong(lib_path):
     )  # the strong job starts by itself
     at = after_jobs(at, lib_path)
     assert not at.exception, [e.value for e in at.exception]
-    fresh = lib.get_dataset("fresh@1")["id"]
-    new = [r for r in lib.list_runs() if r["dataset_id"] == fresh]
-    assert len(new) == 2 and all(r["status"] == "done" for r in new)
-    unsure = entropies(lib, next(r["id"] for r in new if r["item_ids"] is None))
+    fresh = lib.get_dataset("fresh@1").id
+    new = [r for r in lib.list_runs() if r.dataset_id == fresh]
+    assert len(new) == 2 and all(r.status == "done" for r in new)
+    unsure = entropies(lib, next(r.id for r in new if r.item_ids is None))
     routed = [i.id for i in lib.dataset_items(fresh) if unsure[i.id] > threshold]
-    assert next(r for r in new if r["item_ids"] is not None)["item_ids"] == routed
+    assert next(r for r in new if r.item_ids is not None).item_ids == tuple(routed)
     assert metric(at, "Strong judge on") == f"{len(routed)} / 24"
-    assert {cheap["id"], strong["id"]}.isdisjoint(r["id"] for r in new)
+    assert {cheap.id, strong.id}.isdisjoint(r.id for r in new)
 
 
 def test_a_calibration_run_by_another_model_than_its_prompts_is_said(lib_path):
@@ -169,13 +169,13 @@ def test_a_calibration_run_by_another_model_than_its_prompts_is_said(lib_path):
         RunOptions(settings=other),
     )
     at = open_page("score", clean=False)
-    (odd,) = [r for r in lib.list_runs() if r["judge"]["model"] == "scripted-2"]
-    at.selectbox(key="cs_cheap").set_value(run_of(lib, "cheap@1")["id"]).run()
+    (odd,) = [r for r in lib.list_runs() if r.judge.model == "scripted-2"]
+    at.selectbox(key="cs_cheap").set_value(run_of(lib, "cheap@1").id).run()
     at.selectbox(key="cs_strong").set_value(
-        next(r["id"] for r in lib.list_runs() if r["prompt_label"] == "strong@1" and r["id"] != odd["id"])
+        next(r.id for r in lib.list_runs() if r.prompt_label == "strong@1" and r.id != odd.id)
     ).run()
     assert not any("not by its prompt's own" in w.value for w in at.warning)
-    at.selectbox(key="cs_strong").set_value(odd["id"]).run()
+    at.selectbox(key="cs_strong").set_value(odd.id).run()
     said = [plain(w.value) for w in at.warning if "not by its prompt's own" in w.value]
     assert said == [
         "The strong run was scored by scripted:scripted-2, not by its prompt's own judge "
@@ -198,7 +198,7 @@ def test_a_refused_curve_is_said_in_its_section_and_the_runs_still_show(lib_path
             RunOptions(settings=prompt.dimension.judge),
         )
     at = open_page("score")
-    pair = lib.get_dataset("pair@1")["id"]
+    pair = lib.get_dataset("pair@1").id
     at.selectbox(key="cs_dataset").set_value(pair).run()
     at.button(key="cs_curve").click().run()
     assert not at.exception
@@ -233,20 +233,20 @@ def test_a_stopped_cheap_job_resumed_elsewhere_does_not_start_the_strong_one(lib
     lib.import_items("fresh", new_texts)
     at, hold = held_on_fresh(lib, "strong@1", monkeypatch, tmp_path)
     at.button(key="cs_start_cheap").click().run()
-    fresh = lib.get_dataset("fresh@1")["id"]
-    (cheap,) = [r for r in lib.list_runs() if r["dataset_id"] == fresh]
-    wait_until(lambda: len(lib.judged_item_ids(cheap["id"])) >= 3)
+    fresh = lib.get_dataset("fresh@1").id
+    (cheap,) = [r for r in lib.list_runs() if r.dataset_id == fresh]
+    wait_until(lambda: len(lib.judged_item_ids(cheap.id)) >= 3)
     at.run()
     at.button(key="cs_cheap_stop").click().run()
     wait_for_jobs(lib_path)
-    assert lib.get_run(cheap["id"])["status"] == "cancelled"
+    assert lib.get_run(cheap.id).status == "cancelled"
     hold.unlink()
     at.run()
     assert any(b.key == "cs_start_cheap" for b in at.button)
-    at.selectbox(key="score_run").set_value(cheap["id"]).run()
+    at.selectbox(key="score_run").set_value(cheap.id).run()
     at = after_jobs(at.button(key="score_resume").click().run(), lib_path)
-    assert lib.get_run(cheap["id"])["status"] == "done"
-    assert [r["id"] for r in lib.list_runs() if r["dataset_id"] == fresh] == [cheap["id"]]  # no strong run
+    assert lib.get_run(cheap.id).status == "done"
+    assert [r.id for r in lib.list_runs() if r.dataset_id == fresh] == [cheap.id]  # no strong run
     assert any(b.key == "cs_start_strong" for b in at.button)
 
 
@@ -260,14 +260,14 @@ def test_a_stopped_strong_job_stays_stopped(lib_path, monkeypatch, tmp_path):
     at = after_jobs(
         at.button(key="cs_start_cheap").click().run(), lib_path
     )  # the strong job starts by itself
-    fresh = lib.get_dataset("fresh@1")["id"]
-    (strong,) = [r for r in lib.list_runs() if r["dataset_id"] == fresh and r["item_ids"] is not None]
-    wait_until(lambda: len(lib.judged_item_ids(strong["id"])) >= 3)
+    fresh = lib.get_dataset("fresh@1").id
+    (strong,) = [r for r in lib.list_runs() if r.dataset_id == fresh and r.item_ids is not None]
+    wait_until(lambda: len(lib.judged_item_ids(strong.id)) >= 3)
     at.run()
     at.button(key="cs_strong_stop").click().run()
     wait_for_jobs(lib_path)
     hold.unlink()
     at.run()
-    assert lib.get_run(strong["id"])["status"] == "cancelled"
-    assert lib.job_state(strong["id"]) not in ("starting", "running", "stopping")
+    assert lib.get_run(strong.id).status == "cancelled"
+    assert lib.job_state(strong.id) not in ("starting", "running", "stopping")
     assert any(b.key == "cs_start_strong" for b in at.button)

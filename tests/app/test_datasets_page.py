@@ -104,7 +104,7 @@ def test_a_bad_row_stops_the_import_with_file_line_and_reason(lib_path):
     [message] = values(at.error)
     assert "line 3" in message and "not a number" in message and "'good'" in message
     assert "ds_import" not in [b.key for b in at.button]  # nothing to import from a bad file
-    assert [d["name"] for d in Library(lib_path).list_datasets()] == ["sample"]
+    assert [d.name for d in Library(lib_path).list_datasets()] == ["sample"]
 
 
 def test_broken_json_is_a_message(lib_path):
@@ -159,14 +159,14 @@ def test_a_dataset_is_archived_hidden_and_restored(lib_path):
     lib = Library(lib_path)
     sample = lib.get_dataset("sample")
     at = open_page("datasets")
-    at.multiselect(key="archive_dataset_pick").set_value([sample["id"]]).run()
+    at.multiselect(key="archive_dataset_pick").set_value([sample.id]).run()
     at.button(key="archive_dataset_go").click().run()
-    assert not at.exception and lib.archived_ids("dataset") == {sample["id"]}
+    assert not at.exception and lib.archived_ids("dataset") == {sample.id}
     assert "No dataset yet" in " ".join(values(at.info))
     assert lib.dataset_items("sample")  # kept whole in the library
     score = open_page("score")
     assert "add a dataset first" in " ".join(values(score.info))  # hidden from the Score page's picker too
-    at.multiselect(key="archive_dataset_restore").set_value([sample["id"]]).run()
+    at.multiselect(key="archive_dataset_restore").set_value([sample.id]).run()
     at.button(key="archive_dataset_back").click().run()
     assert lib.archived_ids("dataset") == set()
     assert list(at.dataframe[0].value["dataset"]) == ["sample@1"]
@@ -192,7 +192,7 @@ def test_a_dataset_is_split_on_its_page_and_the_score_page_offers_dev_then_recor
     at.selectbox(key="ds_browse").set_value("sample@1").run()
     at.button(key="seal_split_make").click().run()
     lib = Library(lib_path)
-    split = get_split(lib, lib.get_dataset("sample")["id"])
+    split = get_split(lib, lib.get_dataset("sample").id)
     assert any(
         c.startswith(f"Split {split['hash'][:12]} (by group, seed 0): {len(split['dev'])} dev items")
         for c in values(at.caption)
@@ -203,13 +203,13 @@ def test_a_dataset_is_split_on_its_page_and_the_score_page_offers_dev_then_recor
     assert int(next(m.value for m in at.metric if m.label == "Items")) == len(split["dev"])
     at = after_jobs(at.button(key="score_start").click().run(), lib_path)
     (run,) = lib.list_runs()
-    assert set(run["item_ids"]) == set(split["dev"]) and sealed_uses(lib, split) == []
+    assert set(run.item_ids) == set(split["dev"]) and sealed_uses(lib, split) == []
     at.radio(key="score_side").set_value("test").run()
     at = after_jobs(at.button(key="score_start").click().run(), lib_path)
-    [test_run] = [r for r in lib.list_runs() if r["id"] != run["id"]]
-    assert set(test_run["item_ids"]) == set(split["test"])
+    [test_run] = [r for r in lib.list_runs() if r.id != run.id]
+    assert set(test_run.item_ids) == set(split["test"])
     assert [(u["prompt_id"], u["run_id"]) for u in sealed_uses(lib, split)] == [
-        (test_run["prompt_id"], test_run["id"])
+        (test_run.prompt_id, test_run.id)
     ]
 
 

@@ -47,10 +47,8 @@ def test_diagnostics_panels(lib_path):
 
     with Library(lib_path) as lib:
         (probe,) = probe_runs(lib, run_id)
-        assert (
-            probe["status"] == "done" and probe["judge"]["provider"] == "scripted"
-        )  # the probed run's judge
-        found = perturbation_result(lib, probe["id"])
+        assert probe.status == "done" and probe.judge.provider == "scripted"  # the probed run's judge
+        found = perturbation_result(lib, probe.id)
     shown = next(m for m in at.metric if m.label.startswith("Sensitivity"))
     assert shown.value == f"{found['sensitivity']:.3f}" and found["pairs"] == 20
 

@@ -52,7 +52,7 @@ def test_freeze_check_as_a_task_and_read_the_verdict(lib_path):
         prompt = lib.get_prompt("watched")
         (run,) = lib.list_runs(prompt=prompt.id)
     tag = prompt.id[:12]
-    at.selectbox(key=f"{KEY}_run_{tag}").set_value(run["id"]).run()
+    at.selectbox(key=f"{KEY}_run_{tag}").set_value(run.id).run()
     at.button(key=f"{KEY}_freeze_{tag}").click().run()
     assert_clean(at)
     assert "Froze watched@1: 24 anchors" in page_text(at)

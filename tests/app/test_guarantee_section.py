@@ -79,9 +79,9 @@ def chosen(at, run_id: str, target: float, delta: float):
 def test_choose_freeze_and_score_with_a_guarantee(lib_path):
     lib = Library(lib_path)
     (run,) = lib.list_runs()
-    expected = calibrate_guarantee(lib, run["id"], "coherence", "entropy", 0.85, 0.1, 0.5)
+    expected = calibrate_guarantee(lib, run.id, "coherence", "entropy", 0.85, 0.1, 0.5)
     assert expected["threshold"] is not None
-    at = chosen(open_page("score"), run["id"], 0.85, 0.1)
+    at = chosen(open_page("score"), run.id, 0.85, 0.1)
     assert_clean(at)
     assert metric(at, "Kept") == f"{expected['kept']} / 200"
     assert metric(at, "Agreement on kept") == f"{expected['agreement']:.1%}"
@@ -108,7 +108,7 @@ def test_choose_freeze_and_score_with_a_guarantee(lib_path):
 def test_a_hopeless_target_is_said(lib_path):
     lib = Library(lib_path)
     (run,) = lib.list_runs()
-    at = chosen(open_page("score"), run["id"], 0.99, 0.01)
+    at = chosen(open_page("score"), run.id, 0.99, 0.01)
     assert_clean(at)
     assert any("No threshold reaches 99%" in w for w in values(at.warning))
     assert not any(b.key == "cg_freeze" for b in at.button)

@@ -222,7 +222,7 @@ def test_score_page_batch_of_the_sealed_test_side_is_planned_and_recorded_as_a_u
 
     lib = Library(lib_path)
     dataset = lib.get_dataset("sample")
-    split, _ = make_split(lib, dataset["id"], 0.5, None, 3)
+    split, _ = make_split(lib, dataset.id, 0.5, None, 3)
     at = sidebar_judge_on_score_page(compatible(open_page(), f"{fake.url}/v1", "gpt-4o-mini"))
     at.radio(key="score_side").set_value("test").run()
     at.toggle(key="score_batch_on").set_value(True).run()
@@ -231,9 +231,9 @@ def test_score_page_batch_of_the_sealed_test_side_is_planned_and_recorded_as_a_u
     at.button(key="score_batch_submit").click().run()
     assert not at.exception and not at.main.error, values(at.main.error)
     [run] = lib.list_runs()
-    assert set(run["item_ids"]) == set(split["test"]) and run["plan"]["side"] == "test"
-    assert run["plan"]["server"] == f"{fake.url}/v1"
-    assert [u["run_id"] for u in sealed_uses(lib, split)] == [run["id"]]
+    assert set(run.item_ids) == set(split["test"]) and run.plan["side"] == "test"
+    assert run.plan["server"] == f"{fake.url}/v1"
+    assert [u["run_id"] for u in sealed_uses(lib, split)] == [run.id]
 
 
 def test_score_page_sends_a_batch_checks_it_and_collects_scores_like_a_live_run(lib_path, fake):
@@ -258,8 +258,8 @@ def test_score_page_sends_a_batch_checks_it_and_collects_scores_like_a_live_run(
     at.button(key="score_batch_submit").click().run()
     assert not at.exception and not at.main.error, values(at.main.error)
     [run] = lib.list_runs()
-    batch_id = run["batch_id"]
-    assert (run["batch_provider"], run["batch_requests"], run["status"]) == ("openai", 3, "running")
+    batch_id = run.extra["batch_id"]
+    assert (run.extra["batch_provider"], run.extra["batch_requests"], run.status) == ("openai", 3, "running")
     assert (
         f"Submitted batch {batch_id} (3 requests): validating. Check its status now and then; collect it when "
         "it has finished." in values(at.success)
@@ -270,14 +270,12 @@ def test_score_page_sends_a_batch_checks_it_and_collects_scores_like_a_live_run(
     at.button(key="score_batch_collect").click().run()
     assert not at.exception and not at.main.error, values(at.main.error)
     assert f"Collected batch {batch_id}: 3 scored, 0 errors, 0 collected before." in values(at.success)
-    run = lib.get_run(run["id"])
-    assert run["status"] == "done" and at.button(key="score_batch_collect").disabled
-    scores = {r["item_id"]: r["score"] for r in lib.judgments(run["id"])}
+    run = lib.get_run(run.id)
+    assert run.status == "done" and at.button(key="score_batch_collect").disabled
+    scores = {r["item_id"]: r["score"] for r in lib.judgments(run.id)}
     assert scores == pytest.approx({i.id: expected_score(prompt, i) for i in items}, abs=1e-9)
     assert metric(at, "Judged") == "3 / 3"
-    assert run["cost_usd"] == pytest.approx(
-        0.5 * (run["input_tokens"] * 0.15 + run["output_tokens"] * 0.60) / 1e6
-    )
+    assert run.cost_usd == pytest.approx(0.5 * (run.input_tokens * 0.15 + run.output_tokens * 0.60) / 1e6)
     assert plain(f"Batch run: batch {batch_id} at openai") in " ".join(values(at.caption))
 
 

@@ -131,7 +131,7 @@ def test_export_attaches_the_agreement_of_a_finished_run(lib_path, downloads):
     assert at.selectbox(key=f"lib_agree_human_{run_id}").value == "coherence"
     exported = json.loads(downloads(at))
     agreement = exported["agreement"]
-    items = lib.dataset_items(lib.get_dataset("sample")["id"])
+    items = lib.dataset_items(lib.get_dataset("sample").id)
     assert agreement["run"] == run_id and agreement["human"] == "coherence"
     assert agreement["dataset"] == "sample@1" and agreement["reading"] == "group"
     assert agreement["items"] == len(items)

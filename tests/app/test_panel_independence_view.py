@@ -33,7 +33,7 @@ def test_the_panel_says_what_its_members_are_worth(lib_path):
     assert not at.exception, [e.value for e in at.exception]
     table = next(f.value for f in at.dataframe if "panel" in f.value.columns and "spread" in f.value.columns)
     with Library(lib_path) as lib:
-        people = lib.human_means(lib.get_dataset("sample@1")["id"], "coherence")
+        people = lib.human_means(lib.get_dataset("sample@1").id, "coherence")
     rated = table[table["item"].isin(people)]
     human = rated["item"].map(people)
     rho = stats.pearsonr(rated["jurora@1"] - human, rated["jurorb@1"] - human).statistic

@@ -46,7 +46,7 @@ def test_freeze_score_and_read_a_panel(lib_path):
     at.selectbox(key="pn_dataset").set_value("sample@1").run()
     at = after_jobs(at.button(key="pn_score").click().run(), lib_path)
     runs = lib.list_runs()
-    assert len(runs) == 2 and all(r["status"] == "done" for r in runs)
+    assert len(runs) == 2 and all(r.status == "done" for r in runs)
     table = next(f.value for f in at.dataframe if "panel" in f.value.columns and "spread" in f.value.columns)
     assert len(table) == 67 and {"jurora@1", "jurorb@1"} <= set(table.columns)
     matrix = table[["jurora@1", "jurorb@1"]].to_numpy(dtype=float)
@@ -68,9 +68,7 @@ def test_freeze_score_and_read_a_panel(lib_path):
             }
             for r in table.to_dict("records")
         ]
-        expected_people = panel_against_people(
-            again, rows, again.get_dataset("sample")["id"], "coherence", 50
-        )
+        expected_people = panel_against_people(again, rows, again.get_dataset("sample").id, "coherence", 50)
     assert list(people["judge"]) == ["jurora@1", "jurorb@1", "panel"]
     assert people.set_index("judge")["spearman"]["panel"] == round(
         expected_people["figures"]["panel"]["spearman"], 3
@@ -109,19 +107,19 @@ def test_members_scoring_side_by_side_each_show_their_progress(lib_path, monkeyp
     at.button(key="pn_score").click().run()
     lib = Library(lib_path)
     runs = lib.list_runs()
-    wait_until(lambda: all(len(lib.judged_item_ids(r["id"])) >= 3 for r in runs))
+    wait_until(lambda: all(len(lib.judged_item_ids(r.id)) >= 3 for r in runs))
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     texts = [bar.proto.text for bar in at.get("progress")]
     assert sum("3 / 67 items" in text for text in texts) >= 2, texts
-    stops = {f"pn_{r['id']}_stop" for r in runs}
+    stops = {f"pn_{r.id}_stop" for r in runs}
     assert stops <= {b.key for b in at.button}
-    at.button(key=f"pn_{runs[0]['id']}_stop").click().run()
-    wait_until(lambda: lib.job_state(runs[0]["id"]) not in ("running", "stopping"))
-    assert lib.job_state(runs[1]["id"]) == "running"  # the other member goes on
+    at.button(key=f"pn_{runs[0].id}_stop").click().run()
+    wait_until(lambda: lib.job_state(runs[0].id) not in ("running", "stopping"))
+    assert lib.job_state(runs[1].id) == "running"  # the other member goes on
     hold.unlink()
     wait_for_jobs(lib_path)
-    assert [lib.get_run(r["id"])["status"] for r in runs] == ["cancelled", "done"]
+    assert [lib.get_run(r.id).status for r in runs] == ["cancelled", "done"]
 
 
 def test_the_panel_dataset_box_opens_on_a_dataset_that_fits_and_labels_the_others(lib_path):

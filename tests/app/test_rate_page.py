@@ -53,7 +53,7 @@ def test_rate_skip_undo_resume_and_save(tmp_path, monkeypatch):
         assert items[third].human["coherence"] == 2.0
         imported = {i.id: i for i in lib.dataset_items("sample@1")}[second].human
         assert items[second].human == imported  # skipped here: its imported ratings kept exactly
-        rows = lib.rating_rows(lib.get_dataset("sample@1")["id"], "coherence", "alice")
+        rows = lib.rating_rows(lib.get_dataset("sample@1").id, "coherence", "alice")
         assert [r["status"] for r in rows] == ["rated", "skipped", "cannot_judge", "undo", "rated"]
 
 
@@ -95,7 +95,7 @@ def test_archived_datasets_and_runs_are_not_offered_for_rating(tmp_path, monkeyp
 
         run_id, _ = judged_run(lib)
         kept = lib.import_items("kept", [Item("k1", {"document": "d", "summary": "s"}, {}, None)])
-        assert lib.get_dataset("kept")["id"] == kept["id"]
+        assert lib.get_dataset("kept").id == kept["id"]
 
     def on_sample():
         at = open_page("rate")
@@ -111,7 +111,7 @@ def test_archived_datasets_and_runs_are_not_offered_for_rating(tmp_path, monkeyp
         lib.archive("run", run_id)
     assert on_sample().selectbox(key="rate_run").options == ["none"]
     with Library(path) as lib:
-        lib.archive("dataset", lib.get_dataset("sample")["id"])
+        lib.archive("dataset", lib.get_dataset("sample").id)
     at = open_page("rate")
     assert [o.split(" ")[0] for o in at.selectbox(key="rate_dataset").options] == ["kept@1"]
 

@@ -65,13 +65,13 @@ def test_ratings_saved_on_the_rate_page_sit_beside_a_run_of_the_earlier_version(
     path = use_temp_library(tmp_path, monkeypatch)
     with Library(path) as lib:
         sample = lib.get_dataset("sample")
-        items = lib.dataset_items(sample["id"])
+        items = lib.dataset_items(sample.id)
         for k, rater in enumerate(("al", "bo", "cy")):
             for n, item in enumerate(items[:12]):
-                lib.add_rating(sample["id"], item.id, "coherence", rater, float(1 + (n + k * (n % 2)) % 5))
-        saved = lib.save_ratings_version(sample["id"], "coherence")
+                lib.add_rating(sample.id, item.id, "coherence", rater, float(1 + (n + k * (n % 2)) % 5))
+        saved = lib.save_ratings_version(sample.id, "coherence")
         prompt = lib.get_prompt("coherence")
-        run_id = lib.create_run(prompt.id, sample["id"], SCRIPTED)
+        run_id = lib.create_run(prompt.id, sample.id, SCRIPTED)
         run_scoring(prompt, items, ScriptedJudge(), lib, run_id, RunOptions(settings=SCRIPTED))
     at = open_page("agreement")
     at.number_input(key="ag_boot").set_value(0).run()
@@ -86,7 +86,7 @@ def test_ratings_saved_on_the_rate_page_sit_beside_a_run_of_the_earlier_version(
     ]
     with Library(path) as lib:
         assert lib.rater_names(saved["id"], "coherence") == ["al", "bo", "cy"]
-        assert [h for h in lib.get_dataset(saved["id"])["human"] if h.startswith("coherence")] == [
+        assert [h for h in lib.get_dataset(saved["id"]).human if h.startswith("coherence")] == [
             "coherence",
             "coherence.0",
             "coherence.1",

@@ -40,8 +40,8 @@ def test_the_rubric_form_probe_runs_as_a_task_and_shows_its_figures(lib_path):
         found = task_jobs.task(lib, "rubric", run_id)
         assert found["error"] is None and found["progress"] == [12, 12]
         probes = rubric_probe_runs(lib, run_id)
-        assert sorted(p["rubric_probe"]["variant"] for p in probes) == ["reverse-scale", "shift-labels"]
-        assert all(p["status"] == "done" and p["judge"]["provider"] == "scripted" for p in probes)
+        assert sorted(p.extra["rubric_probe"]["variant"] for p in probes) == ["reverse-scale", "shift-labels"]
+        assert all(p.status == "done" and p.judge.provider == "scripted" for p in probes)
         out = rubric_result(lib, run_id)
     (table,) = [d.value for d in at.dataframe if "form" in d.value.columns]
     assert list(table["form"]) == ["shift-labels", "reverse-scale"]

@@ -103,7 +103,7 @@ def test_the_run_downloads_as_csv_and_jsonl(lib_path, downloads):
     # The files are written on the click, not on every rerun: the buttons carry no file.
     assert len(buttons) == 2 and all(b.proto.deferred_file_id and not b.proto.url for b in buttons)
     lib = Library(lib_path)
-    stored = {r["item_id"]: r for r in lib.judgments(lib.list_runs()[0]["id"])}
+    stored = {r["item_id"]: r for r in lib.judgments(lib.list_runs()[0].id)}
     lines = [json.loads(line) for line in downloads(at, "Download JSONL").splitlines()]
     assert [r["id"] for r in lines] == [i.id for i in lib.dataset_items("sample")[:6]]  # "id", as the CLI's
     for row in lines:
@@ -151,8 +151,8 @@ def held_run(at, lib_path, monkeypatch, tmp_path, items: int, after: int):
     at.button(key="score_start").click().run()
     lib = Library(lib_path)
     (run,) = lib.list_runs()
-    wait_until(lambda: len(lib.judged_item_ids(run["id"])) >= after)
-    return lib, run["id"], hold
+    wait_until(lambda: len(lib.judged_item_ids(run.id)) >= after)
+    return lib, run.id, hold
 
 
 def test_stop_in_any_tab_stops_the_worker_and_a_reload_does_not(lib_path, monkeypatch, tmp_path):
@@ -163,7 +163,7 @@ def test_stop_in_any_tab_stops_the_worker_and_a_reload_does_not(lib_path, monkey
     assert "4 / 30 items" in reloaded.get("progress")[0].proto.text
     reloaded.button(key="score_stop").click().run()
     after_jobs(reloaded, lib_path)
-    assert lib.get_run(run_id)["status"] == "cancelled"
+    assert lib.get_run(run_id).status == "cancelled"
     assert len(lib.judged_item_ids(run_id)) == 4  # the held call was dropped, never written
     assert "Run stopped. Items judged so far are saved; resume below." in page_text(reloaded)
     hold.unlink()
@@ -187,7 +187,7 @@ def test_a_worker_killed_mid_run_is_said_and_the_run_resumes(lib_path, monkeypat
     assert sorted(r["item_id"] for r in lib.judgments(run_id)) == sorted(
         i.id for i in lib.dataset_items("sample")[:20]
     )
-    assert lib.get_run(run_id)["status"] == "done"
+    assert lib.get_run(run_id).status == "done"
 
 
 def test_low_valid_mass_is_flagged_and_warned(lib_path):
@@ -287,7 +287,7 @@ def test_an_unreachable_judge_is_a_readable_message(lib_path, monkeypatch):
     [message] = [e for e in values(at.error) if e.startswith("The run stopped")]
     assert f"could not connect to {url}" in message and "server is running" in message
     (run,) = Library(lib_path).list_runs()
-    assert run["status"] == "failed" and 3 <= run["errors"] < 20  # stopped early, resumable
+    assert run.status == "failed" and 3 <= run.errors < 20  # stopped early, resumable
 
 
 def test_price_rows_are_checked_and_only_changes_are_stored():

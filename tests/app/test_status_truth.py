@@ -32,11 +32,11 @@ def test_a_resumed_run_reads_running_while_its_items_are_judged(lib_path):
 
         def script(request):
             with Library(lib_path) as other:  # the judge's thread reads the stored status as a page would
-                seen.append(other.get_run(run_id)["status"])
+                seen.append(other.get_run(run_id).status)
             return default_script(request)
 
         start_run(lib, plan_of_run(lib, run_id), ScriptedJudge(script))
-        assert seen and set(seen) == {"running"} and lib.get_run(run_id)["status"] == "done"
+        assert seen and set(seen) == {"running"} and lib.get_run(run_id).status == "done"
 
 
 def test_an_item_never_sent_is_an_error_and_not_offered_for_resume(lib_path):

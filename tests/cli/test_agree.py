@@ -241,7 +241,7 @@ def test_agree_reads_a_library_run_and_its_dataset(tmp_path):
     """A run id in the library: judge scores from the run, human ratings and groups from its dataset."""
     db = str(tmp_path / "lib.db")
     with open_library(db) as library:
-        items = library.dataset_items(library.get_dataset("sample")["id"])
+        items = library.dataset_items(library.get_dataset("sample").id)
         # A judge that is the human rating plus a small per-item offset: high but imperfect agreement.
         run_id, judge = judged_run(library, finish=False)
     out = CliRunner().invoke(cli, ["agree", run_id, "--human", "coherence", "--db", db, "--json"])
@@ -271,7 +271,7 @@ def test_agree_on_a_library_run_uses_its_prompt_scale_for_kappa(tmp_path):
     """Kappa rounds onto the prompt's 1-3 scale, not the range the data happens to span."""
     db = str(tmp_path / "lib.db")
     with open_library(db) as library:
-        items = library.dataset_items(library.get_dataset("sample")["id"])
+        items = library.dataset_items(library.get_dataset("sample").id)
         prompt = library.get_prompt("fluency")
         assert (prompt.dimension.scale.min, prompt.dimension.scale.max) == (1, 3)
         run_id = library.create_run(prompt.id, "sample", prompt.dimension.judge)
@@ -395,7 +395,7 @@ def test_agree_takes_a_datasets_one_human_rating_without_human(tmp_path):
             ],
         )
         start_run(lib, plan_run(lib, prompt, data["id"]), ScriptedJudge())
-        run_id = lib.list_runs()[0]["id"]
+        run_id = lib.list_runs()[0].id
     runner = CliRunner()
     implied = runner.invoke(cli, ["agree", run_id, "--db", str(db), "--json"])
     named = runner.invoke(cli, ["agree", run_id, "--human", "coherence", "--db", str(db), "--json"])

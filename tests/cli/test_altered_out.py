@@ -59,8 +59,8 @@ def test_an_item_altered_mid_stream_is_not_written_to_out(tmp_path):
     assert "was altered outside the workbench" in result.output
     with Library(db, seed_examples=False) as library:
         (run,) = library.list_runs()
-        assert run["status"] == "failed"
-        assert altered in library.judged_item_ids(run["id"])  # the runner did judge it before the check
+        assert run.status == "failed"
+        assert altered in library.judged_item_ids(run.id)  # the runner did judge it before the check
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert altered not in {line["id"] for line in lines}
     assert lines == []  # which item changed cannot be told: no line of the failed version at all

@@ -76,7 +76,7 @@ def scored(tmp_path) -> tuple[str, str]:
     assert done.exit_code == 0, done.output
     with Library(path) as library:
         (run,) = library.list_runs()
-    return path, run["id"]
+    return path, run.id
 
 
 def test_plans_against_scipy_and_the_api(scored):

@@ -89,7 +89,7 @@ def scored_calibration(db: str) -> dict[str, str]:
             )
         assert done.exit_code == 0, done.output
     with Library(db) as library:
-        return {r["prompt_label"].split("@")[0]: r["id"] for r in library.list_runs()}
+        return {r.prompt_label.split("@")[0]: r.id for r in library.list_runs()}
 
 
 def test_the_curve_against_scipy(db):

@@ -180,7 +180,7 @@ def test_anchors_of_a_split_dataset_are_its_dev_side(setup):
     with Library(path) as library:
         from geval_core.run.splits import get_split
 
-        dev = set(get_split(library, library.get_dataset("golden")["id"])["dev"])
+        dev = set(get_split(library, library.get_dataset("golden").id)["dev"])
     assert watch["side"] == "dev" and set(watch["items"]) == dev and len(dev) < N
     checked = invoke("drift", "check", "coh", "--db", path, "--json")  # the plan takes the dev side's items
     assert checked.exit_code == 0, checked.output
@@ -188,7 +188,7 @@ def test_anchors_of_a_split_dataset_are_its_dev_side(setup):
     with Library(path) as library:
         from geval_core.run.splits import sealed_uses
 
-        assert sealed_uses(library, get_split(library, library.get_dataset("golden")["id"])) == []
+        assert sealed_uses(library, get_split(library, library.get_dataset("golden").id)) == []
 
 
 def test_errors_name_what_is_wrong(setup):

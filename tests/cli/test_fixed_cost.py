@@ -65,7 +65,7 @@ def test_commands_on_an_existing_library_load_no_sqlite_utils(tmp_path):
     ):
         assert loaded_after(run.format(args=[*args, "--db", str(db)]), ("sqlite_utils",)) == [], args
     with Library(db) as library:
-        assert sum(r["judged"] for r in library.list_runs()) == 2  # the score command did write
+        assert sum(r.judged for r in library.list_runs()) == 2  # the score command did write
     # a new file is migrated and seeded, and that loads it (so the probe above can see it)
     write = run.format(args=["prompts", "list", "--db", str(tmp_path / "new.db")])
     assert loaded_after(write, ("sqlite_utils",)) == ["sqlite_utils"]

@@ -115,7 +115,7 @@ def test_guarantee_freeze_and_score_end_to_end(db, tmp_path):
     done = invoke(
         "cascade",
         "guarantee",
-        run["id"],
+        run.id,
         "--human",
         "coherence",
         "--target",
@@ -137,7 +137,7 @@ def test_guarantee_freeze_and_score_end_to_end(db, tmp_path):
     text = invoke(
         "cascade",
         "guarantee",
-        run["id"],
+        run.id,
         "--human",
         "coherence",
         "--min-kept",
@@ -187,7 +187,7 @@ def test_refusals_exit_with_a_message(db):
     never = invoke(
         "cascade",
         "guarantee",
-        run["id"],
+        run.id,
         "--human",
         "coherence",
         "--target",
@@ -202,9 +202,9 @@ def test_refusals_exit_with_a_message(db):
         db,
     )
     assert never.exit_code != 0 and "no threshold reaches 99%" in never.output
-    alone = invoke("cascade", "guarantee", run["id"], "--human", "coherence", "--freeze", "x", "--db", db)
+    alone = invoke("cascade", "guarantee", run.id, "--human", "coherence", "--freeze", "x", "--db", db)
     assert alone.exit_code != 0 and "--freeze needs --strong" in alone.output
-    shown = invoke("cascade", "guarantee", run["id"], "--human", "coherence", "--target", "0.99", "--db", db)
+    shown = invoke("cascade", "guarantee", run.id, "--human", "coherence", "--target", "0.99", "--db", db)
     assert shown.exit_code == 0 and "no threshold" in shown.output
     for result in (never, alone, shown):
         assert "Traceback" not in result.output

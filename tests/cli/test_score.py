@@ -81,7 +81,7 @@ def test_score_writes_one_json_line_per_item(tmp_path):
     )
     assert "4 scored" in result.output and "warning" not in result.output
     dataset = library.get_dataset("golden")
-    assert dataset["item_count"] == 4 and dataset["fields"] == ["document", "summary"]
+    assert dataset.item_count == 4 and dataset.fields == ("document", "summary")
 
 
 def test_rerun_is_answered_from_the_cache_and_csv_and_export_inputs_work(tmp_path):
@@ -113,9 +113,7 @@ def test_rerun_is_answered_from_the_cache_and_csv_and_export_inputs_work(tmp_pat
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(lines) == 3 and all(set(x) == FIELDS and close(x["score"], WORKED_SCORE) for x in lines)
     # Two runs: the first asked the server for all three items, the rerun took all three from the cache.
-    cached = sorted(
-        sum(bool(r["cached"]) for r in library.judgments(run["id"])) for run in library.list_runs()
-    )
+    cached = sorted(sum(bool(r["cached"]) for r in library.judgments(run.id)) for run in library.list_runs())
     assert cached == [0, 3]
 
 
@@ -151,7 +149,7 @@ def test_overrides_warn_and_are_recorded_on_the_run(tmp_path):
     ) in result.output
     assert all(b["n"] == 4 and b["temperature"] == 1.0 and "logprobs" not in b for b in bodies)
     (run,) = library.list_runs()
-    assert run["judge"]["mode"] == "sampling" and run["judge"]["n"] == 4 and run["prompt_id"] == prompt.id
+    assert run.judge.mode == "sampling" and run.judge.n == 4 and run.prompt_id == prompt.id
     lines = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert all(x["replies"] == ["3", "3", "4", "4"] and close(x["score"], 3.5) for x in lines)
 
@@ -262,8 +260,8 @@ def test_the_key_is_nowhere_after_a_run(tmp_path, caplog):
         assert in_process.exit_code == 0
         assert f"Bearer {KEY}" in server.authorizations  # the key was really used
     (run, *_) = library.list_runs()
-    assert run["errors"] == 2  # the 500 and the 429 items kept their errors
-    export_judgments(library.judgments(run["id"]), tmp_path / "judgments.csv")
+    assert run.errors == 2  # the 500 and the 429 items kept their errors
+    export_judgments(library.judgments(run.id), tmp_path / "judgments.csv")
     write_export(prompt, tmp_path / "prompt.json")
     # Every log record the in-process run made at DEBUG is searched below (the standard library's http.client, which
     # sends to a plain-http server, logs nothing of its own).
@@ -271,9 +269,9 @@ def test_the_key_is_nowhere_after_a_run(tmp_path, caplog):
     db = str(tmp_path / "lib.db")  # the runs as scripts read them (issue 9: every surface)
     texts += [
         invoke(["runs", "list", "--json", "--db", db]).output,
-        invoke(["runs", "show", run["id"], "--json", "--judgments", "--db", db]).output,
+        invoke(["runs", "show", run.id, "--json", "--judgments", "--db", db]).output,
     ]
-    assert run["id"] in texts[-2]
+    assert run.id in texts[-2]
     # Read the files while the library is open (its WAL present) and again after it closed.
     contents = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
     library.close()

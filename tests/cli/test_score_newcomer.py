@@ -115,7 +115,7 @@ def test_archived_datasets_and_runs_are_hidden_from_the_lists_until_asked_for(tm
     db = str(tmp_path / "lib.db")
     with Library(db) as lib:
         run = lib.create_run("coherence", "sample", JudgeSettings())
-        sample = lib.get_dataset("sample")["id"]
+        sample = lib.get_dataset("sample").id
         lib.archive("run", run)
         lib.archive("dataset", sample)
 
@@ -178,9 +178,9 @@ def test_scoring_the_file_a_dataset_was_imported_from_scores_that_version_with_i
     assert scored.exit_code == 0, scored.output
     assert "scored as that version" in scored.output
     with Library(db) as library:
-        assert [d["version"] for d in library.list_datasets() if d["name"] == "support"] == [1]
-        run_id = library.list_runs()[0]["id"]
-        assert library.get_run(run_id)["dataset_id"] == library.get_dataset("support")["id"]
+        assert [d.version for d in library.list_datasets() if d.name == "support"] == [1]
+        run_id = library.list_runs()[0].id
+        assert library.get_run(run_id).dataset_id == library.get_dataset("support").id
     agreed = run(cli, ["agree", run_id, "--human", "coherence", "--db", db, "--json"])
     assert agreed.exit_code == 0, agreed.output
     path.write_text(path.read_text().replace("Summary 3.", "Summary three."))  # other items: a new version
@@ -203,4 +203,4 @@ def test_scoring_the_file_a_dataset_was_imported_from_scores_that_version_with_i
     )
     assert again.exit_code == 0, again.output
     with Library(db) as library:
-        assert [d["version"] for d in library.list_datasets() if d["name"] == "support"] == [1, 2]
+        assert [d.version for d in library.list_datasets() if d.name == "support"] == [1, 2]

@@ -75,7 +75,7 @@ def test_a_sample_of_ungrouped_items_and_the_refusals(tmp_path):
     ids = [i.id for i in items]
     assert lines(tmp_path / "a.jsonl") == [i for i in ids if i in set(random.Random(1).sample(ids, 5))]
     assert done.exit_code == 0
-    run_id = library.list_runs()[0]["id"]
+    run_id = library.list_runs()[0].id
     refused = score(db, "--sample", "5", "--run", run_id)
     assert refused.exit_code == 2 and "--sample draws the items of a new run" in refused.output
     no_sample = score(db, "--seed", "3")

@@ -54,12 +54,12 @@ def test_the_results_file_written_while_scoring_equals_the_read_back(tmp_path):
     done = score(db, prompt, dataset, "--out", str(tmp_path / "out.jsonl"))
     assert done.exit_code == 0, done.output
     with Library(db, seed_examples=False) as library:
-        run_id = library.list_runs()[0]["id"]
+        run_id = library.list_runs()[0].id
         assert (tmp_path / "out.jsonl").read_text() == read_back(library, run_id)
         assert verify_library(library)["ok"]
     stdout = score(db, prompt, dataset, "--new-run", "--quiet")  # no --out: the same lines on stdout
     with Library(db, seed_examples=False) as library:
-        assert stdout.output == read_back(library, library.list_runs()[0]["id"])
+        assert stdout.output == read_back(library, library.list_runs()[0].id)
 
 
 def test_a_resumed_run_streams_the_rest_once_and_its_file_holds_every_item_in_order(tmp_path):
@@ -166,6 +166,6 @@ def test_a_zero_call_rerun_reads_no_judgment_and_says_what_the_first_said(tmp_pa
     )  # streamed in pages
     monkeypatch.undo()
     with Library(db, seed_examples=False) as library:
-        run_id = library.list_runs()[0]["id"]
+        run_id = library.list_runs()[0].id
         assert (tmp_path / "again.jsonl").read_text() == read_back(library, run_id)
         assert verify_library(library)["ok"]

@@ -254,7 +254,7 @@ def test_importing_sealed_test_items_again_is_refused(sealed, tmp_path, change):
     assert "6 of these items" in refused.output and "sealed test side of dataset golden@1" in refused.output
     assert "--test-use PROMPT" in refused.output
     with Library(sealed["db"], seed_examples=False) as library:
-        assert "elsewhere" not in {d["name"] for d in library.list_datasets()}
+        assert "elsewhere" not in {d.name for d in library.list_datasets()}
     assert uses(sealed) == []
 
 

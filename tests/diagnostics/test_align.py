@@ -62,15 +62,15 @@ def lib(tmp_path):
     better = library.freeze(
         dimension(SCRIPTED, definition="How well the sentences build a whole."), name="coherence"
     ).prompt
-    split, _ = make_split(library, library.get_dataset("golden")["id"], dev=0.6, seed=1)
+    split, _ = make_split(library, library.get_dataset("golden").id, dev=0.6, seed=1)
     yield library, base, better, split
     library.close()
 
 
 def scored(library, prompt, ids, noise_scale):
     data = library.get_dataset("golden")
-    items = [i for i in library.dataset_items(data["id"]) if i.id in ids]
-    run_id = library.create_run(prompt.id, data["id"], SCRIPTED, item_ids=[i.id for i in items])
+    items = [i for i in library.dataset_items(data.id) if i.id in ids]
+    run_id = library.create_run(prompt.id, data.id, SCRIPTED, item_ids=[i.id for i in items])
     run_scoring(
         prompt, items, ScriptedJudge(sharp(noise_scale)), library, run_id, RunOptions(settings=SCRIPTED)
     )
@@ -80,15 +80,15 @@ def scored(library, prompt, ids, noise_scale):
 def test_the_dev_scope_holds_no_test_item_and_only_a_test_use_is_recorded(lib):
     library, base, _, split = lib
     data = library.get_dataset("golden")
-    dev, scope = evaluation_ids(library, data["id"], "dev")
+    dev, scope = evaluation_ids(library, data.id, "dev")
     assert dev == set(split["dev"]) and not dev & set(split["test"]) and scope["side"] == "dev"
-    assert {i.group for i in library.dataset_items(data["id"]) if i.id in dev}.isdisjoint(
-        {i.group for i in library.dataset_items(data["id"]) if i.id in split["test"]}
+    assert {i.group for i in library.dataset_items(data.id) if i.id in dev}.isdisjoint(
+        {i.group for i in library.dataset_items(data.id) if i.id in split["test"]}
     )  # no document on both
     assert sealed_uses(library, split) == []
     with pytest.raises(Exception, match="recorded: name the prompt"):
-        evaluation_ids(library, data["id"], "test")
-    test, scope = evaluation_ids(library, data["id"], "test", prompt_id=base.id)
+        evaluation_ids(library, data.id, "test")
+    test, scope = evaluation_ids(library, data.id, "test", prompt_id=base.id)
     assert test == set(split["test"]) and scope["candidates_on_test"] == 1
     assert [u["prompt_id"] for u in sealed_uses(library, split)] == [base.id]
 
@@ -139,11 +139,9 @@ def test_geval_agree_on_a_split_dataset_reads_dev_unless_asked_and_records_the_t
 def test_example_items_are_in_the_hash_and_the_prompt_and_out_of_every_evaluation(lib):
     library, base, _, split = lib
     data = library.get_dataset("golden")
-    chosen = [i for i in library.dataset_items(data["id"]) if i.id in split["dev"]][:2]
+    chosen = [i for i in library.dataset_items(data.id) if i.id in split["dev"]][:2]
     examples = tuple(
-        Example(
-            int(i.human["coherence"]), i.id, {f: i.fields[f] for f in ("document", "summary")}, data["id"]
-        )
+        Example(int(i.human["coherence"]), i.id, {f: i.fields[f] for f in ("document", "summary")}, data.id)
         for i in chosen
     )
     anchored = replace(base.dimension, examples=examples)
@@ -153,7 +151,7 @@ def test_example_items_are_in_the_hash_and_the_prompt_and_out_of_every_evaluatio
     assert f"Example rated {examples[0].point}:" in text and chosen[1].fields["summary"] in text
     frozen = library.freeze(anchored, name="coherence").prompt
     assert frozen.dimension.examples == examples  # stored and read back
-    ids, scope = evaluation_ids(library, data["id"], "dev", frozen.dimension.example_ids)
+    ids, scope = evaluation_ids(library, data.id, "dev", frozen.dimension.example_ids)
     assert scope["examples_left_out"] == 2 and not ids & {i.id for i in chosen}
     run_id = scored(library, frozen, set(split["dev"]), 1.0)
     out = json.loads(
@@ -180,7 +178,7 @@ def test_example_items_are_in_the_hash_and_the_prompt_and_out_of_every_evaluatio
 def test_disputed_items_come_largest_gap_first_with_every_raters_rating(lib):
     library, base, _, split = lib
     run_id = scored(library, base, set(split["dev"]), 3.0)
-    only, _ = evaluation_ids(library, library.get_dataset("golden")["id"], "dev")
+    only, _ = evaluation_ids(library, library.get_dataset("golden").id, "dev")
     rows = disputed_items(library, run_id, "coherence", only, limit=10)
     gaps = [abs(r["gap"]) for r in rows]
     assert gaps == sorted(gaps, reverse=True) and len(rows) == 10
@@ -203,7 +201,7 @@ def test_the_report_widens_the_test_interval_for_every_candidate_evaluated(lib):
     better_run = scored(library, better, test, 0.2)
     record_test_use(library, split, base.id, base_run)
     record_test_use(library, split, better.id, better_run)
-    one = align_report(library, base.id, better.id, data["id"], "coherence", resamples=400)
+    one = align_report(library, base.id, better.id, data.id, "coherence", resamples=400)
     fig = one["figures"]["spearman"]
     assert one["candidates_evaluated"] == 1 and fig["corrected_interval"] == pytest.approx(fig["interval"])
     assert fig["difference"] > 0 and fig["interval"][0] > 0  # the sharper judge agrees better with people
@@ -212,7 +210,7 @@ def test_the_report_widens_the_test_interval_for_every_candidate_evaluated(lib):
         dimension(SCRIPTED, definition="Whether the summary reads as one text."), name="coherence"
     ).prompt
     record_test_use(library, split, third.id, scored(library, third, test, 2.0))
-    two = align_report(library, base.id, better.id, data["id"], "coherence", resamples=400)
+    two = align_report(library, base.id, better.id, data.id, "coherence", resamples=400)
     wide, plain = two["figures"]["spearman"]["corrected_interval"], two["figures"]["spearman"]["interval"]
     assert two["candidates_evaluated"] == 2 and two["corrected_level"] == pytest.approx(0.975)
     assert wide[0] < plain[0] < plain[1] < wide[1]  # the Bonferroni interval for two candidates is wider
@@ -240,9 +238,7 @@ def test_geval_align_test_records_each_use_reuses_the_run_and_report_reads_it(li
     )
     reused = json.loads(again.output[again.output.index("{") :])
     assert reused["reused"] and reused["judge_calls"] == 0 and reused["candidates_on_test"] == 2
-    assert (
-        len(sealed_uses(library, get_split(library, library.get_dataset("golden")["id"]))) == 3
-    )  # every look
+    assert len(sealed_uses(library, get_split(library, library.get_dataset("golden").id))) == 3  # every look
     report = runner.invoke(cli, ["align", "report", better.label, "--data", "golden", "--db", db, "--json"])
     assert report.exit_code == 0, report.output
     data = json.loads(report.output)

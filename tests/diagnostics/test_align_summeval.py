@@ -69,7 +69,7 @@ def test_split_two_prompts_on_dev_one_on_test_and_the_report(tmp_path, gguf_path
     )
     assert compared["items"] <= len(split["dev"]) and compared["scope"]["side"] == "dev"
     with Library(db) as lib:
-        assert sealed_uses(lib, get_split(lib, lib.get_dataset("summeval")["id"])) == []  # dev only so far
+        assert sealed_uses(lib, get_split(lib, lib.get_dataset("summeval").id)) == []  # dev only so far
     for label in ("coherence@1", draft):
         tested = geval("--db", db, "align", "test", label, "--data", "summeval")
         assert tested["test_items"] == len(split["test"])
@@ -79,6 +79,4 @@ def test_split_two_prompts_on_dev_one_on_test_and_the_report(tmp_path, gguf_path
     with Library(db) as lib:
         runs = lib.list_runs()
         test = set(split["test"])
-        assert (
-            sum(1 for r in runs if set(r["item_ids"]) & test) == 2
-        )  # only the two test runs hold test items
+        assert sum(1 for r in runs if set(r.item_ids) & test) == 2  # only the two test runs hold test items

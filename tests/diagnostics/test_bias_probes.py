@@ -140,7 +140,7 @@ def test_perturbation_probe_through_the_runner(tmp_path):
     out = perturbation_probe(lib, run_id, order_judge(), limit=8)
     assert (out["kind"], out["field"], out["pairs"], out["lower"]) == ("shuffle", "summary", 8, 8)
     assert out["sensitivity"] == 1.0 and out["ci"] == pytest.approx(wilson(8, 8))
-    probe_items = lib.dataset_items(lib.get_run(out["probe_run"])["dataset_id"])
+    probe_items = lib.dataset_items(lib.get_run(out["probe_run"]).dataset_id)
     assert all(i.id.endswith("~shuffle") for i in probe_items)
 
 

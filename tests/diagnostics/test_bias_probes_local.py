@@ -56,8 +56,8 @@ def test_bias_probe_end_to_end_with_the_local_judge(tmp_path, local_judge, monke
     assert {s["system"] for s in out["systems"]} <= {i.group for i in items}
     with Library(db) as lib:
         probe = lib.get_run(p["probe_run"])
-        copies = lib.dataset_items(probe["dataset_id"])
-        assert probe["status"] == "done" and probe["model_version"] == local_judge.model_version
+        copies = lib.dataset_items(probe.dataset_id)
+        assert probe.status == "done" and probe.model_version == local_judge.model_version
         assert all(c.id.endswith(f"~{p['kind']}") for c in copies) and len(copies) == p["pairs"]
         originals = {i.id: i for i in items}
         field = p["field"]

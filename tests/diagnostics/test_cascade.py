@@ -161,7 +161,7 @@ def test_the_frozen_threshold_routes_and_agrees_as_the_curve_predicted(lib):
     )
     assert created and get_cascade(library, "casc")["id"] == cascade["id"]
     assert not freeze_cascade(library, "casc", cheap.label, strong.label, "entropy", chosen["threshold"])[1]
-    result = score_cascade(library, cascade, library.get_dataset("fresh")["id"], judge_for)
+    result = score_cascade(library, cascade, library.get_dataset("fresh").id, judge_for)
     n = result["items"]
     share = chosen["routed_share"]
     assert abs(result["routed_share"] - share) < 3 * math.sqrt(share * (1 - share) / n)
@@ -175,7 +175,7 @@ def test_the_frozen_threshold_routes_and_agrees_as_the_curve_predicted(lib):
     spend = result["spend"]
     assert spend["strong_calls_saved"] == n - result["routed"]
     assert spend["strong_tokens_saved_share"] == pytest.approx(1 - result["routed"] / n, abs=0.05)
-    again = score_cascade(library, cascade, library.get_dataset("fresh")["id"], judge_for)
+    again = score_cascade(library, cascade, library.get_dataset("fresh").id, judge_for)
     assert again["judge_calls"] == {"cheap": 0, "strong": 0}  # both runs reused, never paid twice
 
 

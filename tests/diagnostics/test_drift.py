@@ -182,7 +182,7 @@ def watched(tmp_path):
     ]
     library.import_items("golden", items)
     prompt = library.freeze(dimension(SCRIPTED), name="coherence").prompt
-    run_id = library.create_run(prompt.id, library.get_dataset("golden")["id"], SCRIPTED)
+    run_id = library.create_run(prompt.id, library.get_dataset("golden").id, SCRIPTED)
     run_scoring(prompt, items, ScriptedJudge(script()), library, run_id, RunOptions(settings=SCRIPTED))
     watch, created = freeze_watch(library, "coh", prompt.id, "golden", [run_id])
     assert created and len(watch["items"]) == 32
@@ -218,7 +218,7 @@ def test_unchanged_then_shifted_judge_through_the_api(watched):
             history[i].append(check["scores"][i])
         assert check["e_value"] == pytest.approx(replayed.e_value)
     runs = [library.get_run(c["run"]) for c in checks]
-    assert all(r["drift"]["watch"] == watch["id"] for r in runs) and len({r["id"] for r in runs}) == 3
+    assert all(r.extra["drift"]["watch"] == watch["id"] for r in runs) and len({r.id for r in runs}) == 3
 
 
 def test_a_sample_is_a_seeded_draw_of_the_anchors(watched):

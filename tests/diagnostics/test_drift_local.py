@@ -54,5 +54,5 @@ def test_checks_of_the_unchanged_local_judge_say_no_drift(tmp_path, local_judge,
         assert check["shift"]["top_moved_share"] == 0
         with Library(db) as lib:
             run = lib.get_run(check["run"])
-            assert run["drift"]["check"] == seq and run["id"] != run_id
-            assert not any(row["cached"] for row in lib.judgments(run["id"]))  # live, never the cache
+            assert run.extra["drift"]["check"] == seq and run.id != run_id
+            assert not any(row["cached"] for row in lib.judgments(run.id))  # live, never the cache

@@ -147,14 +147,14 @@ def test_frozen_with_its_guarantee_and_reported_on_new_data(lib):
     with pytest.raises(InputError, match="does not match its hash"):
         _cascade("sure", edited)  # the guarantee is part of what the hash holds
 
-    fresh = library.get_dataset("fresh")["id"]
+    fresh = library.get_dataset("fresh").id
     result = score_cascade(library, cascade, fresh, judge_for)
     people = library.human_means(fresh, "coherence")
     report = guarantee_report(cascade, result, people)
     assert report["kept"] == sum(r["by"] == "cheap" for r in result["rows"])
     assert abs(report["kept_share"] - report["calibration_kept_share"]) < 0.15 and not report["shift_warning"]
     assert report["rated_kept"] == report["kept"] and report["rated_kept_agreement"] >= 0.85
-    unsure = score_cascade(library, cascade, library.get_dataset("unsure")["id"], judge_for)
+    unsure = score_cascade(library, cascade, library.get_dataset("unsure").id, judge_for)
     assert "not be drawn like the calibration" in guarantee_report(cascade, unsure)["shift_warning"]
     assert guarantee_report({**cascade, "guarantee": None}, result) is None
 

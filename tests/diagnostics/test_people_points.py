@@ -34,7 +34,7 @@ def test_disputed_items_name_the_point_people_gave_halves_up(tmp_path):
         data = lib.import_items("halves", items)
         plan = plan_run(lib, prompt, data["id"])
         start_run(lib, plan, ScriptedJudge())
-        rows = disputed_items(lib, lib.list_runs()[0]["id"], "coherence", None, 10)
+        rows = disputed_items(lib, lib.list_runs()[0].id, "coherence", None, 10)
     assert {r["human"] for r in rows} == {4.5} and {r["point"] for r in rows} == {
         5
     }  # Python's round() gave 4

@@ -251,7 +251,7 @@ def test_probe_prompts_and_runs_are_marked_and_never_versions_of_the_users_promp
     assert "coherence" in listed and not any(map(is_probe_name, listed))
     assert len(json.loads(with_probes.output)) == len(listed) + len(VARIANTS)
     run = lib.get_run(plans[1].recorded_id)
-    assert run[MARK] == {
+    assert run.extra[MARK] == {
         "of": run_id,
         "variant": "shift-labels",
         "sign": 1,
@@ -260,9 +260,9 @@ def test_probe_prompts_and_runs_are_marked_and_never_versions_of_the_users_promp
         "rewritten": 0,
         "seed": 0,
     }
-    assert run["judge"]["provider"] == "scripted" and len(run["item_ids"]) == 3
+    assert run.judge.provider == "scripted" and len(run.item_ids) == 3
     with pytest.raises(InputError, match="itself a rubric-form probe"):
-        plan_rubric_probe(lib, run["id"])
+        plan_rubric_probe(lib, run.id)
     with pytest.raises(InputError, match="no finished rubric-form probe"):
         rubric_result(lib, run_id)
     lib.close()
@@ -270,7 +270,7 @@ def test_probe_prompts_and_runs_are_marked_and_never_versions_of_the_users_promp
 
 def test_on_a_split_dataset_the_sample_stays_on_the_dev_side(tmp_path):
     lib, run_id = scored_library(tmp_path, number_judge(), count=20, groups=True)
-    dataset_id = lib.get_run(run_id)["dataset_id"]
+    dataset_id = lib.get_run(run_id).dataset_id
     make_split(lib, dataset_id, dev=0.5)
     dev = set(get_split(lib, dataset_id)["dev"])
     plans = plan_rubric_probe(lib, run_id, sample=50)
@@ -333,7 +333,7 @@ def test_probe_rubric_through_a_loopback_openai_compatible_server(tmp_path, monk
         with Library(tmp_path / "lib.db", seed_examples=False) as lib:
             for v in out["variants"]:
                 probe = lib.get_run(v["probe_run"])
-                assert probe["status"] == "done" and probe["judge"]["base_url"] == f"{fake.url}/v1"
+                assert probe.status == "done" and probe.judge.base_url == f"{fake.url}/v1"
     finally:
         fake.close()
 

@@ -201,7 +201,7 @@ def test_cli_stability_of_a_frozen_prompt(tmp_path, planned):
     assert len(out["run_ids"]) == 3
     for run_id in out["run_ids"]:
         run = library.get_run(run_id)
-        assert run["status"] == "done" and run["judge"]["seed"] in (7, 8, 9)
+        assert run.status == "done" and run.judge.seed in (7, 8, 9)
         assert len(library.judgments(run_id)) == 4
     text = CliRunner().invoke(
         cli,

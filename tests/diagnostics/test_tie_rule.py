@@ -115,7 +115,7 @@ def test_align_report_and_compare_runs_equal_agree_on_near_ties(split_library):
     )
     dev = [
         values[i.id]
-        for i in library.dataset_items(library.get_dataset("golden")["id"])
+        for i in library.dataset_items(library.get_dataset("golden").id)
         if i.id in set(_dev_ids(library))
     ]
     first, second, human = (np.array(v) for v in zip(*dev, strict=True))
@@ -131,7 +131,7 @@ def test_align_report_and_compare_runs_equal_agree_on_near_ties(split_library):
 def _dev_ids(library) -> list[str]:
     from geval_core.run.splits import get_split
 
-    return get_split(library, library.get_dataset("golden")["id"])["dev"]
+    return get_split(library, library.get_dataset("golden").id)["dev"]
 
 
 def _all(values: dict, side: int) -> tuple[np.ndarray, np.ndarray]:

@@ -251,7 +251,7 @@ def test_a_server_in_an_export_is_shown_and_never_used(tmp_path, servers, keys):
     assert b.count == 0 and b.authorizations == set()  # the key reached only the server the user named
     with Library(db) as other:
         (run,) = other.list_runs()
-        assert run["judge"]["base_url"] == a.base_url and "base_url" not in json.dumps(
+        assert run.judge.base_url == a.base_url and "base_url" not in json.dumps(
             other.get_prompt("coherence").dimension.judge.__dict__
         ).replace('"base_url": null', "")
 

@@ -18,7 +18,7 @@ from prompt_library.hashes import row_hash, run_digest
 def test_old_rows_verify_and_new_rows_carry_cached_tokens(tmp_path):
     with Library(tmp_path / "seeded.db") as lib:  # ids to refer to
         prompt, dataset = lib.get_prompt("coherence"), lib.get_dataset("sample")
-        first = lib.dataset_items(dataset["id"])[0].id
+        first = lib.dataset_items(dataset.id)[0].id
     old = tmp_path / "older.db"
     db = sqlite_utils.Database(old)
     migrations.apply(db, stop_before="m013_cached_input_tokens")
@@ -30,7 +30,7 @@ def test_old_rows_verify_and_new_rows_carry_cached_tokens(tmp_path):
     run = {
         "id": "r1",
         "prompt_id": prompt.id,
-        "dataset_id": dataset["id"],
+        "dataset_id": dataset.id,
         "judge": "{}",
         "item_ids": None,
         "created_at": "then",
@@ -64,7 +64,7 @@ def test_old_rows_verify_and_new_rows_carry_cached_tokens(tmp_path):
         [before] = lib.judgments("r1")
         assert before["cached_input_tokens"] is None and before["input_tokens"] == 2000
         assert current_tally(lib, "r1").cached_input_tokens == 0
-        new = lib.create_run(prompt.id, dataset["id"], prompt.dimension.judge, item_ids=[first])
+        new = lib.create_run(prompt.id, dataset.id, prompt.dimension.judge, item_ids=[first])
         lib.save_judgment(
             new,
             Judgment(

@@ -135,7 +135,7 @@ def test_deeply_nested_json_is_refused_on_import(library, tmp_path):
     prompt.write_text('{"a": ' + "[" * depth + "]" * depth + "}")
     fails_cleanly(["prompts", "import", str(prompt), "--db", str(library)], "nested too deeply")
     with Library(library) as lib:
-        assert [d["name"] for d in lib.list_datasets()] == ["sample"]
+        assert [d.name for d in lib.list_datasets()] == ["sample"]
 
 
 @pytest.fixture
@@ -187,9 +187,9 @@ def test_a_full_disk_ends_in_one_message_and_nothing_half_written(full_disk, lib
     )
     full_disk.undo()
     with Library(library) as lib:
-        assert [d["name"] for d in lib.list_datasets()] == ["sample"]
+        assert [d.name for d in lib.list_datasets()] == ["sample"]
         for run in lib.list_runs():  # whatever the run wrote is whole: its counts are its rows
-            assert run["judged"] == len(lib.judgments(run["id"]))
+            assert run.judged == len(lib.judgments(run.id))
     result = CliRunner().invoke(cli, ["verify", "--db", str(library), "--json"])
     report = json.loads(result.output[: result.output.rindex("}") + 1])
     # Until the runner names each cache entry's judgment (cache_put's origin), its entries are reported so.

@@ -56,8 +56,8 @@ def test_two_processes_write_runs_into_one_file(tmp_path):
     with Library(path) as library:
         runs = library.list_runs()
         assert len(runs) == 2 * RUNS_PER_WORKER
-        assert all(r["status"] == "done" and r["judged"] == ITEMS_PER_RUN for r in runs)
-        assert sorted(r["input_tokens"] for r in runs) == [1] * RUNS_PER_WORKER + [2] * RUNS_PER_WORKER
+        assert all(r.status == "done" and r.judged == ITEMS_PER_RUN for r in runs)
+        assert sorted(r.input_tokens for r in runs) == [1] * RUNS_PER_WORKER + [2] * RUNS_PER_WORKER
         total = library._one("SELECT COUNT(*) AS n FROM judgments")["n"]
         assert total == 2 * RUNS_PER_WORKER * ITEMS_PER_RUN
         assert library._one("SELECT COUNT(*) AS n FROM judge_cache")["n"] == total

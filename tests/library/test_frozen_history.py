@@ -267,8 +267,8 @@ def template(tmp_path_factory) -> tuple[Path, dict[str, object]]:
         "item": items[0].id,
         "errored": items[5].id,
         "prompt": prompt.id,
-        "dataset": dataset["id"],
-        "count": dataset["item_count"],
+        "dataset": dataset.id,
+        "count": dataset.item_count,
         "key": key,
     }
     return path, params

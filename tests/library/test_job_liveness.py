@@ -131,4 +131,4 @@ def test_a_running_worker_with_a_fresh_lease_is_running_and_a_lost_one_is_cleare
     hold.unlink()
     start_job(lib, run_id, {"concurrency": 1})  # the run resumes
     wait_until(lambda: lib.job_state(run_id) == "ended")
-    assert len(lib.judged_item_ids(run_id)) == 8 and lib.get_run(run_id)["status"] == "done"
+    assert len(lib.judged_item_ids(run_id)) == 8 and lib.get_run(run_id).status == "done"

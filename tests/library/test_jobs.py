@@ -60,7 +60,7 @@ def test_a_worker_scores_every_item_once_and_records_its_summary(lib):
     job = lib.job(run_id)
     assert job["summary"]["status"] == "done" and job["summary"]["judged"] == 12 and job["error"] is None
     assert job["options"] == {"concurrency": 3}
-    assert lib.get_run(run_id)["status"] == "done" and lib.get_run(run_id)["digest"]
+    assert lib.get_run(run_id).status == "done" and lib.get_run(run_id).digest
 
 
 def test_stop_is_a_request_the_worker_obeys_and_a_second_worker_is_refused(lib, monkeypatch, tmp_path):
@@ -73,12 +73,12 @@ def test_stop_is_a_request_the_worker_obeys_and_a_second_worker_is_refused(lib, 
     assert lib.request_stop(run_id) and lib.job_state(run_id) == "stopping"
     assert not lib.request_stop(run_id)  # asked once
     wait_until(lambda: lib.job_state(run_id) == "ended")
-    assert lib.get_run(run_id)["status"] == "cancelled" and len(lib.judged_item_ids(run_id)) == 5
+    assert lib.get_run(run_id).status == "cancelled" and len(lib.judged_item_ids(run_id)) == 5
     hold.unlink()
     start_job(lib, run_id, {"concurrency": 2})  # a resume: a new job row, the stop request gone
     wait_until(lambda: lib.job_state(run_id) == "ended")
     assert sorted(r["item_id"] for r in lib.judgments(run_id)) == sorted(i.id for i in items)
-    assert lib.job(run_id)["summary"]["skipped"] == 5 and lib.get_run(run_id)["status"] == "done"
+    assert lib.job(run_id)["summary"]["skipped"] == 5 and lib.get_run(run_id).status == "done"
 
 
 def test_sigterm_stops_the_worker_cleanly(lib, monkeypatch, tmp_path):
@@ -88,7 +88,7 @@ def test_sigterm_stops_the_worker_cleanly(lib, monkeypatch, tmp_path):
     wait_until(lambda: len(lib.judged_item_ids(run_id)) == 3)
     os.kill(pid, signal.SIGTERM)
     wait_until(lambda: lib.job_state(run_id) == "ended")
-    assert lib.get_run(run_id)["status"] == "cancelled" and len(lib.judged_item_ids(run_id)) == 3
+    assert lib.get_run(run_id).status == "cancelled" and len(lib.judged_item_ids(run_id)) == 3
 
 
 def test_a_killed_worker_is_lost_and_its_run_resumes(lib, monkeypatch, tmp_path):
@@ -110,8 +110,8 @@ def test_a_judge_that_cannot_be_made_fails_the_run_with_its_reason(lib, tmp_path
     start_job(lib, run_id, {"concurrency": 1})
     wait_until(lambda: lib.job_state(run_id) == "ended")
     run, job = lib.get_run(run_id), lib.job(run_id)
-    assert run["status"] == "failed"  # never left "running" for good
-    assert str(missing) in job["error"] and job["error"] == run["run_error"]
+    assert run.status == "failed"  # never left "running" for good
+    assert str(missing) in job["error"] and job["error"] == run.run_error
     assert lib.judged_item_ids(run_id) == set()
 
 

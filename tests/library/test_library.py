@@ -40,8 +40,8 @@ def test_new_library_is_seeded_once_with_examples(tmp_path):
         labels = [p["label"] for p in library.list_prompts()]
         assert labels == ["coherence@1", "consistency@1", "fluency@1", "relevance@1"]
         sample = library.get_dataset("sample")
-        assert sample["version"] == 1 and sample["item_count"] == 67
-        assert sample["human"] == ["coherence", "consistency", "fluency", "relevance"]
+        assert sample.version == 1 and sample.item_count == 67
+        assert sample.human == ("coherence", "consistency", "fluency", "relevance")
         fluency = library.get_prompt("fluency").dimension
         assert fluency.scale == Scale(1, 3) and fluency.inputs == ("summary",)
         assert set(fluency.anchors) == {1, 2, 3} and fluency.steps_model == HAND_WRITTEN
@@ -166,7 +166,7 @@ def test_import_items_versions_and_reuses_identical_content(lib):
     assert changed["created"] and changed["version"] == 2
     assert [i.id for i in lib.dataset_items("mine@1")] == ["a", "b"]
     assert lib.dataset_items(first["id"])[0] == items[0]
-    assert [d["label"] for d in lib.list_datasets()] == ["mine@1", "mine@2"]
+    assert [d.label for d in lib.list_datasets()] == ["mine@1", "mine@2"]
     with pytest.raises(InputError, match="duplicate"):
         lib.import_items("dup", [items[0], items[0]])
 
@@ -205,7 +205,7 @@ def test_runs_and_judgments_round_trip(lib):
         ],
     )
     run = lib.create_run("coherence", "d", JudgeSettings(), item_ids=["0", "1", "2", "3"])
-    assert lib.get_run(run)["status"] == "running" and lib.get_run(run)["items_total"] == 4
+    assert lib.get_run(run).status == "running" and lib.get_run(run).items_total == 4
     assert lib.save_judgment(run, judgment("1", 2.75, differs=False))
     assert lib.save_judgment(run, judgment("0", None, error="JudgeError: boom"))
     assert lib.judged_item_ids(run) == {"1"}
@@ -220,15 +220,11 @@ def test_runs_and_judgments_round_trip(lib):
     lib.set_run_fields(run, model_version="m-1", cost_usd=0.25, fallbacks=0)
     lib.finish_run(run, "done", input_tokens=20, output_tokens=2)
     got = lib.get_run(run[:15])
-    assert (got["status"], got["input_tokens"], got["cost_usd"], got["fallbacks"]) == ("done", 20, 0.25, 0)
-    assert got["judged"] == 2 and got["errors"] == 0 and got["finished_at"]
-    assert (
-        got["prompt_id"] == prompt.id
-        and got["dataset_id"] == data["id"]
-        and got["prompt_label"] == "coherence@1"
-    )
-    assert [r["id"] for r in lib.list_runs(prompt="coherence")] == [run]
-    assert lib.list_runs(prompt="coherence@2") == [] and lib.list_runs(dataset="d@1")[0]["id"] == run
+    assert (got.status, got.input_tokens, got.cost_usd, got.extra["fallbacks"]) == ("done", 20, 0.25, 0)
+    assert got.judged == 2 and got.errors == 0 and got.finished_at
+    assert got.prompt_id == prompt.id and got.dataset_id == data["id"] and got.prompt_label == "coherence@1"
+    assert [r.id for r in lib.list_runs(prompt="coherence")] == [run]
+    assert lib.list_runs(prompt="coherence@2") == [] and lib.list_runs(dataset="d@1")[0].id == run
     # Items 0 and 1: human 1 and 2; item 1 -> judge 2.75, item 0 -> 2.0.
     assert agreement_inputs_from_run(lib, run, "coherence") == ([2.0, 2.75], [1.0, 2.0], ["g0", "g0"])
     with pytest.raises(InputError):

@@ -29,7 +29,7 @@ def lib(tmp_path):
 
 def sample(lib) -> tuple[str, list[str]]:
     dataset = lib.get_dataset("sample")
-    return dataset["id"], [i.id for i in lib.dataset_items(dataset["id"])]
+    return dataset.id, [i.id for i in lib.dataset_items(dataset.id)]
 
 
 def test_ratings_refuse_update_delete_and_replace_through_sql(lib):
@@ -234,7 +234,7 @@ def test_ratings_carry_over_to_a_new_version_for_unchanged_items(lib):
     assert set(lib.current_ratings(saved["id"], "coherence")["ann"]) == {ids[0], ids[1]}
     # Another dataset's version with the same item ids shares nothing.
     lib.import_items("other", items)
-    assert lib.current_ratings(lib.get_dataset("other")["id"], "coherence") == {}
+    assert lib.current_ratings(lib.get_dataset("other").id, "coherence") == {}
 
 
 def test_human_means_are_the_versions_own_until_rate_page_ratings_are_saved(lib):
@@ -290,7 +290,7 @@ def test_ratings_off_the_scale_are_refused_by_the_library(tmp_path, rating):
     from prompt_library import Library
 
     with Library(tmp_path / "scale.db") as lib:  # the seeded coherence prompt rates 1-5
-        dataset_id = lib.get_dataset("sample")["id"]
+        dataset_id = lib.get_dataset("sample").id
         item = lib.dataset_items(dataset_id)[0].id
         prompt = lib.get_prompt("coherence")
         for prompt_id in (prompt.id, None):  # named, or found by the dimension's name

@@ -137,5 +137,5 @@ def test_the_rate_page_button_keeps_the_imported_ratings(tmp_path, monkeypatch):
     at.button(key="rate_save").click().run()
     assert "Saved as golden@2" in page_text(at) and "0 items without a rating" in page_text(at)
     with Library(path) as lib:
-        after = {i.id: i.human for i in lib.dataset_items(lib.get_dataset("golden")["id"])}
+        after = {i.id: i.human for i in lib.dataset_items(lib.get_dataset("golden").id)}
     assert all(after[i.id] == i.human for i in before[RATED:])

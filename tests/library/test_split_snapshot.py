@@ -12,12 +12,12 @@ from prompt_library import Library
 def test_a_ratings_snapshot_of_a_split_dataset_keeps_its_split_and_its_uses(tmp_path):
     with Library(tmp_path / "lib.db") as lib:
         sample = lib.get_dataset("sample")
-        split, _ = make_split(lib, sample["id"], 0.6, "group", 3)
+        split, _ = make_split(lib, sample.id, 0.6, "group", 3)
         prompt = lib.get_prompt("coherence")
         record_test_use(lib, split, prompt.id, read="a look before the snapshot")
         for item_id in split["dev"][:3]:
-            lib.add_rating(sample["id"], item_id, "coherence", "alice", 4.0)
-        saved = lib.save_ratings_version(sample["id"], "coherence")
+            lib.add_rating(sample.id, item_id, "coherence", "alice", 4.0)
+        saved = lib.save_ratings_version(sample.id, "coherence")
         assert saved["label"] == "sample@2"
         assert has_split(lib, saved["id"])
         carried = get_split(lib, saved["id"])

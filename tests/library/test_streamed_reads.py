@@ -149,16 +149,19 @@ def test_a_finished_runs_digest_is_kept_until_a_judgment_is_added(tmp_path):
     run_id = library.create_run(prompt.id, dataset["id"], prompt.dimension.judge)
     library.save_judgment(run_id, Judgment(items[0].id, score=2.0))
     library.finish_run(run_id)
-    digest = library.get_run(run_id)["digest"]
-    assert digest == run_digest(row_hashes(library, run_id)) and library.get_run(run_id)["digest_rows"] == 1
+    digest = library.get_run(run_id).digest
+    assert (
+        digest == run_digest(row_hashes(library, run_id))
+        and library.get_run(run_id).extra["digest_rows"] == 1
+    )
     calls = []
     original = Library.streamed_digest
     library.streamed_digest = lambda run: calls.append(run) or original(library, run)
     library.finish_run(run_id)  # nothing added: the stored digest stands, nothing is read
-    assert calls == [] and library.get_run(run_id)["digest"] == digest
+    assert calls == [] and library.get_run(run_id).digest == digest
     library.save_judgment(run_id, Judgment(items[1].id, score=3.0))
     library.finish_run(run_id)
-    assert calls == [run_id] and library.get_run(run_id)["digest"] == run_digest(row_hashes(library, run_id))
+    assert calls == [run_id] and library.get_run(run_id).digest == run_digest(row_hashes(library, run_id))
     library.set_run_fields(run_id, digest_rows=None)  # as an older library's finished run has it
     library.finish_run(run_id)
     assert calls == [run_id, run_id]

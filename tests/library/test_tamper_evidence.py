@@ -153,7 +153,7 @@ def template(tmp_path_factory) -> tuple[Path, dict[str, object]]:
         first = lib.judgments(run)[0]
         # The whole reply the first judgment was scored from (its texts alone would not be replayed).
         lib.cache_put("real-key", json.loads(real), origin=f"{run}/{first['item_id']}")
-        rating = lib.add_rating(lib.get_dataset("sample")["id"], items[0].id, "coherence", "ann", 4.0)
+        rating = lib.add_rating(lib.get_dataset("sample").id, items[0].id, "coherence", "ann", 4.0)
     text = json.dumps(FORGED, sort_keys=True, separators=(",", ":"))
     params = {
         "run": run,
@@ -213,7 +213,7 @@ def test_a_retry_appends_a_successor_and_reads_return_the_latest(tmp_path):
     with Library(tmp_path / "lib.db") as lib:
         run = lib.create_run("coherence", "sample", lib.get_prompt("coherence").dimension.judge)
         assert lib.save_judgment(run, Judgment("d01-a", mode="logprobs", error="JudgeError: boom"))
-        assert lib.get_run(run)["errors"] == 1 and lib.judged_item_ids(run) == set()
+        assert lib.get_run(run).errors == 1 and lib.judged_item_ids(run) == set()
         assert lib.save_judgment(run, Judgment("d01-a", score=3.5, top_rating=4, mode="logprobs"))
         assert not lib.save_judgment(run, Judgment("d01-a", score=1.0, mode="logprobs"))  # final is final
         stored = lib.conn.execute("SELECT attempt, score, error FROM judgments ORDER BY attempt").fetchall()
@@ -222,10 +222,10 @@ def test_a_retry_appends_a_successor_and_reads_return_the_latest(tmp_path):
             ("d01-a", 3.5, 4.0)
         ]
         got = lib.get_run(run)
-        assert (got["judged"], got["errors"], lib.scored_count(run)) == (1, 0, 1)
+        assert (got.judged, got.errors, lib.scored_count(run)) == (1, 0, 1)
         assert lib.judged_item_ids(run) == lib.judged_item_ids(run, include_errors=True) == {"d01-a"}
         lib.finish_run(run)
-        assert len(lib.get_run(run)["digest"]) == 64
+        assert len(lib.get_run(run).digest) == 64
     assert verify(tmp_path / "lib.db").exit_code == 0
 
 
@@ -278,15 +278,15 @@ def test_the_migration_hashes_rows_written_before_it(tmp_path):
     )
     db.execute(
         "INSERT INTO datasets (id, name, version, item_count, created_at) VALUES (?, 's', 1, 1, ?)",
-        [dataset["id"], now()],
+        [dataset.id, now()],
     )
     db.execute(
-        "INSERT INTO items (dataset_id, item_id, position, fields) VALUES (?, 'a', 0, '{}')", [dataset["id"]]
+        "INSERT INTO items (dataset_id, item_id, position, fields) VALUES (?, 'a', 0, '{}')", [dataset.id]
     )
     db.execute(
         "INSERT INTO runs (id, prompt_id, dataset_id, judge, status, created_at, finished_at) "
         "VALUES ('r1', ?, ?, '{}', 'done', 'then', 'later')",
-        [prompt.id, dataset["id"]],
+        [prompt.id, dataset.id],
     )
     db.execute(
         "INSERT INTO judgments (run_id, item_id, score, replies, mode, created_at) "
@@ -295,13 +295,13 @@ def test_the_migration_hashes_rows_written_before_it(tmp_path):
     db.execute(
         "INSERT INTO ratings (dataset_id, item_id, dimension, rater, rating, status, created_at) "
         "VALUES (?, 'a', 'coherence', 'ann', 3, 'rated', 'then')",
-        [dataset["id"]],
+        [dataset.id],
     )
     db.conn.commit()
     db.close()
     with Library(old, seed_examples=False) as lib:
         assert [j["score"] for j in lib.judgments("r1")] == [2.5]
-        assert len(lib.get_run("r1")["digest"]) == 64
+        assert len(lib.get_run("r1").digest) == 64
         assert lib._one("SELECT COUNT(*) AS n FROM ratings WHERE row_hash IS NOT NULL")["n"] == 1
     result = verify(old, "--json")
     report = json.loads(result.output[: result.output.rindex("}") + 1])

@@ -123,5 +123,5 @@ def test_the_score_page_passes_rate_limits_to_the_run(tmp_path, monkeypatch):
     lib = Library(path)
     (run,) = lib.list_runs()
     # The worker reads these (tests/library/test_jobs.py checks that they reach its Gate).
-    assert lib.job(run["id"])["options"] == {"concurrency": 8, "rpm": 600, "tpm": 90000}
-    assert lib.get_run(run["id"])["status"] == "done"
+    assert lib.job(run.id)["options"] == {"concurrency": 8, "rpm": 600, "tpm": 90000}
+    assert lib.get_run(run.id).status == "done"

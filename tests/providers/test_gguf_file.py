@@ -81,13 +81,11 @@ def test_geval_score_with_a_users_file_records_its_name_and_hash_and_refuses_it_
     digest = hashlib.sha256(own_file.read_bytes()).hexdigest()
     with Library(db) as lib:
         run = lib.get_run(summary["run_id"])
-        assert run["judge"]["model"] == f"{own_file.resolve()}#sha256={digest}"
-        assert run["model_version"] == (
-            f"{gguf_name(str(own_file))} (GGUF my-judge.gguf, sha256 {digest[:12]})"
-        )
+        assert run.judge.model == f"{own_file.resolve()}#sha256={digest}"
+        assert run.model_version == (f"{gguf_name(str(own_file))} (GGUF my-judge.gguf, sha256 {digest[:12]})")
         # Frozen with that judge, the prompt's content hash covers the file's content.
         dimension = lib.get_prompt("coherence").dimension.to_dict()
-    dimension["judge"] = {**dimension["judge"], "provider": "local", "model": run["judge"]["model"]}
+    dimension["judge"] = {**dimension["judge"], "provider": "local", "model": run.judge.model}
     (tmp_path / "dim.json").write_text(json.dumps({**dimension, "name": "coherence_own"}))
     frozen = runner.invoke(cli, ["prompts", "freeze", str(tmp_path / "dim.json"), "--db", str(db), "--json"])
     assert frozen.exit_code == 0, frozen.output

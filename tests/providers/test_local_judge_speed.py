@@ -99,7 +99,7 @@ def sample_requests(tmp_path_factory):
     """Logprobs-mode requests for the first sample items, as a run builds them (~500-token prompts)."""
     library = Library(tmp_path_factory.mktemp("speed") / "lib.db")
     prompt = library.get_prompt("coherence")
-    items = library.dataset_items(library.get_dataset("sample")["id"])[:4]
+    items = library.dataset_items(library.get_dataset("sample").id)[:4]
     return [build_request(prompt, item, prompt.dimension.judge, "logprobs") for item in items]
 
 

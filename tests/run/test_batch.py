@@ -66,7 +66,7 @@ def test_prepare_writes_one_documented_line_per_item(tmp_path):
             "prompt_cache_key": prefix_key(prompt, item),
         }  # the Batch API routes by it too
     run = library.get_run(run_id)
-    assert run["status"] == "running" and run["batch_requests"] == 3 and run["judge"]["model"] == GPT.model
+    assert run.status == "running" and run.extra["batch_requests"] == 3 and run.judge.model == GPT.model
 
 
 def test_prepare_sampling_writes_a_line_per_replica(tmp_path):
@@ -136,9 +136,9 @@ def test_collect_scores_like_a_live_run_and_records_failures(tmp_path):
         batch = rows[live["item_id"]]
         assert live["score"] == batch["score"] and live["distribution"] == batch["distribution"]
     run = library.get_run(run_id)
-    assert run["status"] == "done" and run["input_tokens"] > 0
+    assert run.status == "done" and run.input_tokens > 0
     # Half the live price: $0.15 in, $0.60 out per million for gpt-4o-mini.
-    assert math.isclose(run["cost_usd"], (run["input_tokens"] * 0.15 + run["output_tokens"] * 0.60) / 1e6 / 2)
+    assert math.isclose(run.cost_usd, (run.input_tokens * 0.15 + run.output_tokens * 0.60) / 1e6 / 2)
 
 
 def test_collect_in_parts_and_again_never_duplicates(tmp_path):
@@ -151,7 +151,7 @@ def test_collect_in_parts_and_again_never_duplicates(tmp_path):
     (tmp_path / "part1.jsonl").write_text("".join(lines[:2]))
     (tmp_path / "part2.jsonl").write_text("".join(lines[2:]))
     (first,) = collect_batch(library, [tmp_path / "part1.jsonl"])
-    assert first.status == "running" and library.get_run(run_id)["batch_missing"] == 2
+    assert first.status == "running" and library.get_run(run_id).extra["batch_missing"] == 2
     (second,) = collect_batch(library, [tmp_path / "part1.jsonl", tmp_path / "part2.jsonl"])
     assert second.status == "done" and second.skipped == 2 and second.judged == 2
     rows = library.judgments(run_id)

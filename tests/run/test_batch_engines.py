@@ -76,7 +76,7 @@ def test_batch_submit_status_collect_scores_like_a_live_run(tmp_path, fake, sett
     live = [json.loads(line) for line in (tmp_path / "live.jsonl").read_text().splitlines()]
     batch = scores(library, run_id)
     assert {line["id"]: line["score"] for line in live} == batch and None not in batch.values()
-    assert library.get_run(run_id)["status"] == "done"
+    assert library.get_run(run_id).status == "done"
 
 
 def test_gpt5_judge_scores_in_sampling_mode_and_refuses_logprobs_before_the_run(tmp_path, fake):
@@ -175,7 +175,7 @@ def test_a_submit_that_never_reaches_the_engine_leaves_a_failed_run_not_a_runnin
     )
     assert code == 1 and out == "" and "could not reach the batch engine at http://127.0.0.1:" in err
     [run] = Library(db).list_runs()
-    assert run["status"] == "failed" and run["finished_at"]
+    assert run.status == "failed" and run.finished_at
 
 
 def test_a_panel_is_sent_as_one_batch_per_member_and_panel_score_reuses_them(tmp_path, fake):
@@ -238,4 +238,4 @@ def test_a_panel_is_sent_as_one_batch_per_member_and_panel_score_reuses_them(tmp
     ]  # both members answered by their batches
     assert {m["run"] for m in summary["member_runs"]} == {b["run_id"] for b in sent}
     with Library(db) as check:
-        assert all(check.get_run(b["run_id"])["status"] == "done" for b in sent)
+        assert all(check.get_run(b["run_id"]).status == "done" for b in sent)

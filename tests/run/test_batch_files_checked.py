@@ -68,11 +68,11 @@ def test_a_file_naming_a_live_run_is_refused_and_the_run_keeps_its_state(prepare
     judge = worked_judge()
     judge.provider = "openai"
     run_scoring(prompt, items[:1], judge, library, live)
-    before = library.judgments(live), library.get_run(live)["status"]
+    before = library.judgments(live), library.get_run(live).status
     forged = [answered(r, r["custom_id"].replace(batch_run, live)) for r in requests]
     with pytest.raises(InputError, match=f"3 for run {live}, which was not prepared or submitted as a batch"):
         collect_batch(library, [write(tmp_path / "live.jsonl", forged)])
-    assert (library.judgments(live), library.get_run(live)["status"]) == before
+    assert (library.judgments(live), library.get_run(live).status) == before
 
 
 def test_a_batch_collects_only_its_own_run(prepared, tmp_path):

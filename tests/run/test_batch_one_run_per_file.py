@@ -48,7 +48,7 @@ def two_batches(tmp_path):
 
 
 def stored(library, *runs: str) -> list[tuple[str, int, str]]:
-    return [(run, len(library.judgments(run)), library.get_run(run)["status"]) for run in runs]
+    return [(run, len(library.judgments(run)), library.get_run(run).status) for run in runs]
 
 
 def test_a_file_naming_two_batch_runs_is_refused_whole(two_batches, tmp_path):

@@ -57,7 +57,7 @@ def test_a_batch_file_of_a_split_dataset_holds_the_dev_side_and_the_test_side_on
     test = prepare_batch(library, prompt, dataset["id"], GPT, tmp_path / "test.jsonl", side="test")
     assert file_ids(tmp_path / "test.jsonl") == set(split["test"])
     assert [u["run_id"] for u in sealed_uses(library, split)] == [test["run_id"]]
-    assert library.get_run(test["run_id"])["plan"]["side"] == "test"
+    assert library.get_run(test["run_id"]).plan["side"] == "test"
     with pytest.raises(InputError, match="not on the dev side"):
         prepare_batch(library, prompt, dataset["id"], GPT, tmp_path / "x.jsonl", item_ids=split["test"][:1])
     assert not (tmp_path / "x.jsonl").exists() and len(library.list_runs()) == 2
@@ -70,7 +70,7 @@ def test_a_batch_file_needs_no_key_and_names_no_server_whatever_the_environment_
     plan = batch_plan(library, prompt, dataset["id"], GPT, file=True)
     assert plan.settings.base_url is None and "OpenAI's own API" in plan.describe()
     run_id = prepare_planned(library, plan, tmp_path / "in.jsonl")["run_id"]
-    assert library.get_run(run_id)["judge"]["base_url"] is None
+    assert library.get_run(run_id).judge.base_url is None
 
 
 def test_a_batch_never_joins_a_stored_run(tmp_path):
@@ -90,7 +90,7 @@ def test_submit_scores_the_dev_side_at_the_named_server_and_records_it(tmp_path,
     )
     assert result["side"] == "dev" and result["requests"] == len(split["dev"]) and server in result["judge"]
     run = library.get_run(result["run_id"])
-    assert set(run["item_ids"]) == set(split["dev"]) and run["judge"]["base_url"] == server
+    assert set(run.item_ids) == set(split["dev"]) and run.judge.base_url == server
     assert sealed_uses(library, split) == []
 
 
@@ -111,13 +111,13 @@ def test_cli_batch_submit_and_collect_on_the_test_side_record_one_use_and_name_t
     uses = sealed_uses(library, split)
     assert len(uses) == 1
     run = library.get_run(uses[0]["run_id"])
-    assert set(run["item_ids"]) == set(split["test"])
+    assert set(run.item_ids) == set(split["test"])
     assert (
-        geval("batch", "status", run["batch_id"], *base)[0] == 0
+        geval("batch", "status", run.extra["batch_id"], *base)[0] == 0
     )  # the loopback engine finishes at its 2nd look
-    code, out, err = geval("batch", "collect", run["batch_id"], "--json", *base)
+    code, out, err = geval("batch", "collect", run.extra["batch_id"], "--json", *base)
     assert code == 0 and json.loads(out)["summary"]["scored"] == 6, (out, err)
-    assert library.run_servers(run["id"]) == {run["plan"]["server"]} == {f"{fake.url}/v1"}  # who answered
+    assert library.run_servers(run.id) == {run.plan["server"]} == {f"{fake.url}/v1"}  # who answered
 
 
 def test_cli_batch_prepare_shows_its_plan_and_submit_panel_takes_the_side(tmp_path, fake):

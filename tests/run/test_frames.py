@@ -60,7 +60,7 @@ def test_a_library_keeps_the_run_and_a_second_call_is_answered_from_its_cache(sa
     assert first.calls == 8 and second.calls == 0 and b.attrs["summary"]["cached"] == 8
     assert list(a["score"]) == list(b["score"]) and a.attrs["run_id"] != b.attrs["run_id"]
     with Library(tmp_path / "nb.db", seed_examples=False) as lib:
-        assert lib.get_run(a.attrs["run_id"])["status"] == "done"
+        assert lib.get_run(a.attrs["run_id"]).status == "done"
         assert len(lib.judgments(b.attrs["run_id"])) == 8
 
 

@@ -104,11 +104,11 @@ def test_a_run_records_prices_and_predicts_cached_tokens(tmp_path, monkeypatch, 
 
     # Per run: the summary, the stored run and the sum of the judgments agree; the cost prices them at the cached rate.
     run = library.get_run(run_id)
-    assert summary.cached_input_tokens == run["cached_input_tokens"] == expected_total > 0
-    paid, out = run["input_tokens"], run["output_tokens"]
+    assert summary.cached_input_tokens == run.extra["cached_input_tokens"] == expected_total > 0
+    paid, out = run.input_tokens, run.output_tokens
     by_hand = ((paid - expected_total) * INPUT + expected_total * CACHED + out * OUTPUT) / 1e6
-    assert run["cost_usd"] == pytest.approx(by_hand, rel=1e-12) and run["cost_upper_bound"] is False
-    assert run["cost_usd"] < (paid * INPUT + out * OUTPUT) / 1e6
+    assert run.cost_usd == pytest.approx(by_hand, rel=1e-12) and run.extra["cost_upper_bound"] is False
+    assert run.cost_usd < (paid * INPUT + out * OUTPUT) / 1e6
 
     # The estimate, for the same judge at OpenAI's own API (the loopback stands in for it).
     estimate = estimate_cost(prompt, items, GPT, prices=load_prices(), concurrency=1)
@@ -137,7 +137,7 @@ def test_requests_in_flight_together_miss_the_cache_and_the_estimate_says_so(tmp
     finally:
         fake.close()
     actual = summary.cached_input_tokens
-    assert actual == library.get_run(run_id)["cached_input_tokens"] > 0
+    assert actual == library.get_run(run_id).extra["cached_input_tokens"] > 0
     predicted = {
         c: estimate_cost(prompt, items, GPT, prices=load_prices(), concurrency=c)["cached_input_tokens"]
         for c in (1, 4)

@@ -142,9 +142,9 @@ def test_the_environments_server_is_part_of_the_runs_identity(tmp_path, monkeypa
     scores = [json.loads(line)["score"] for line in (tmp_path / "b.jsonl").read_text().splitlines()]
     assert scores == pytest.approx([4.9] * 4)  # B's own answers in the results file
     with Library(db) as lib:
-        stored = {run["id"]: run["judge"]["base_url"] for run in lib.list_runs()}
+        stored = {run.id: run.judge.base_url for run in lib.list_runs()}
         assert stored == {one["run_id"]: a.base_url, two["run_id"]: b.base_url}
-        assert lib.get_run(two["run_id"])["plan"]["server_from"] == "OPENAI_BASE_URL"
+        assert lib.get_run(two["run_id"]).plan["server_from"] == "OPENAI_BASE_URL"
 
 
 def test_a_run_is_never_resumed_against_another_server(tmp_path, monkeypatch):

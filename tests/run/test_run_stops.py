@@ -125,7 +125,7 @@ def test_two_identical_commands_pay_for_each_item_once(tmp_path):
     with Library(tmp_path / "lib.db") as lib:
         assert (
             len(lib.list_runs(prompt=prompt.id)) == 1
-            and len(lib.judged_item_ids(lib.list_runs()[0]["id"])) == 20
+            and len(lib.judged_item_ids(lib.list_runs()[0].id)) == 20
         )
 
 

@@ -58,8 +58,8 @@ def test_scores_every_item_with_the_weighted_score_and_writes_it(tmp_path):
     words = [sum(len(m["content"].split()) for m in r.messages) for r in judge.requests]
     assert summary.input_tokens == sum(words) and summary.output_tokens == 5
     run = library.get_run(run_id)
-    assert run["status"] == "done" and run["input_tokens"] == sum(words) and run["output_tokens"] == 5
-    assert run["model_version"] == "scripted-1" and run["cost_usd"] == 0.0  # the prompt's judge is local
+    assert run.status == "done" and run.input_tokens == sum(words) and run.output_tokens == 5
+    assert run.model_version == "scripted-1" and run.cost_usd == 0.0  # the prompt's judge is local
 
 
 def test_request_carries_form_line_ratings_and_prompt_options(tmp_path):
@@ -78,7 +78,7 @@ def test_request_carries_form_line_ratings_and_prompt_options(tmp_path):
     assert "Document number 0." in request.messages[0]["content"]
     # A dated gpt-4o is priced as gpt-4o: $2.50 in, $10 out per million tokens.
     words = sum(len(m["content"].split()) for m in request.messages)
-    assert close(library.get_run(run_id)["cost_usd"], (words * 2.5 + 1 * 10.0) / 1e6)
+    assert close(library.get_run(run_id).cost_usd, (words * 2.5 + 1 * 10.0) / 1e6)
 
 
 def test_second_run_is_answered_from_the_cache(tmp_path):
@@ -91,7 +91,7 @@ def test_second_run_is_answered_from_the_cache(tmp_path):
     assert second.requests == [] and summary.judge_calls == 0 and summary.cached == 4
     rows = library.judgments(run_id)
     assert all(r["cached"] for r in rows) and all(close(r["score"], WORKED_SCORE) for r in rows)
-    assert library.get_run(run_id)["input_tokens"] == 0  # nothing paid in the cached run
+    assert library.get_run(run_id).input_tokens == 0  # nothing paid in the cached run
     # The finished run itself, run again: every item skipped, no call, no new row.
     again = run_scoring(prompt, items, second, library, run_id)
     assert again.skipped == 4 and again.judged == 0 and second.requests == []
@@ -120,7 +120,7 @@ def test_resume_skips_judged_items_and_retries_errored_ones(tmp_path):
     failing = FailOne(lambda r: {"4": 1.0})
     summary = run_scoring(prompt, items, failing, library, run_id, RunOptions(use_cache=False))
     assert summary.skipped == 2 and summary.judge_calls == 4 and summary.failed == 1
-    assert library.get_run(run_id)["errors"] == 1
+    assert library.get_run(run_id).errors == 1
     error_row = next(r for r in library.judgments(run_id) if r["item_id"] == "i003")
     assert error_row["score"] is None and error_row["error"] == "JudgeError: HTTP 400: bad request"
     fixed = worked_judge()
@@ -199,7 +199,7 @@ def test_cancel_stops_sending_and_a_resume_finishes_each_item_once(tmp_path):
     summary = run_scoring(
         prompt, items, judge, library, run_id, RunOptions(concurrency=1), cancel=cancel, on_progress=progress
     )
-    assert summary.status == "cancelled" and library.get_run(run_id)["status"] == "cancelled"
+    assert summary.status == "cancelled" and library.get_run(run_id).status == "cancelled"
     # One worker: after the third result at most the one queued request had started.
     assert 3 <= summary.judged <= 4 and len(judge.requests) <= 4
     rest = Slow(lambda r: {"2": 1.0})
@@ -225,7 +225,7 @@ def test_auto_falls_back_to_sampling_and_records_it(tmp_path):
         assert row["mode"] == "sampling" and row["fallback"] is True
         assert close(row["score"], 11 / 3) and row["parsed"] == 3 and row["unparsed"] == 1
         assert row["replies"] == ["4", "3", "4", "x"]
-    assert library.get_run(run_id)["fallbacks"] == 5
+    assert library.get_run(run_id).extra["fallbacks"] == 5
     # Another auto run of the same prompt: logprobs answers are not cached, the fallbacks are.
     again = NoLogprobsJudge()
     summary = run_scoring(prompt, items, again, library, new_run(library, prompt, dataset))
@@ -257,7 +257,7 @@ def test_logprobs_mode_without_logprobs_fails_fast_with_a_clear_error(tmp_path):
     assert len(judge.requests) <= 4  # three in a row, one more in flight: stopped, not 20 failures
     rows = library.judgments(run_id)
     assert rows and all(r["error"].startswith("LogprobsUnavailableError") for r in rows)
-    assert library.get_run(run_id)["status"] == "failed"
+    assert library.get_run(run_id).status == "failed"
 
 
 def test_sampling_mode_asks_for_n_replies_at_the_temperature(tmp_path):
@@ -345,7 +345,7 @@ def test_an_unreachable_judge_stops_the_run_with_a_readable_error(tmp_path):
     assert len(errors) == summary.judged and all(
         e.startswith("UnreachableError after 2 attempts: ") for e in errors
     )
-    assert library.get_run(run_id)["status"] == "failed"
+    assert library.get_run(run_id).status == "failed"
     again = run_scoring(
         prompt, items, UnreachableJudge(answers=99), library, run_id, RunOptions(concurrency=1)
     )

@@ -45,15 +45,15 @@ def assert_totals_match_rows(library: Library, run_id: str) -> None:
     """The totals the run stored while it went = the ones the existing functions recompute from its rows."""
     run = library.get_run(run_id)
     recomputed = run_totals(library.judgments(run_id), SCRIPTED, load_prices(store=library))
-    stored = {k: run.get(k) for k in recomputed}
+    stored = {k: run.as_dict().get(k) for k in recomputed}
     assert stored == recomputed
-    assert run[TALLY_KEY]["scored"] == library.scored_count(run_id)
-    assert run[TALLY_KEY]["rows"] == library.judgment_row_count(run_id)
+    assert run.extra[TALLY_KEY]["scored"] == library.scored_count(run_id)
+    assert run.extra[TALLY_KEY]["rows"] == library.judgment_row_count(run_id)
     with library._lock:
         hashes = [
             h for (h,) in library.conn.execute("SELECT row_hash FROM judgments WHERE run_id = ?", [run_id])
         ]
-    assert run["digest"] == run_digest(hashes)
+    assert run.digest == run_digest(hashes)
 
 
 class FailingFor(ScriptedJudge):
@@ -82,9 +82,9 @@ def test_a_streamed_run_gives_the_judgments_totals_and_digest_of_a_list_run(tmp_
     for library, run_id in ((listed, old), (stream_lib, new)):
         assert_totals_match_rows(library, run_id)
         assert verify_library(library)["ok"]
-    assert {k: stream_lib.get_run(new)[k] for k in ("input_tokens", "output_tokens", "model_version")} == {
-        k: listed.get_run(old)[k] for k in ("input_tokens", "output_tokens", "model_version")
-    }
+    assert {
+        k: stream_lib.get_run(new).as_dict()[k] for k in ("input_tokens", "output_tokens", "model_version")
+    } == {k: listed.get_run(old).as_dict()[k] for k in ("input_tokens", "output_tokens", "model_version")}
 
 
 def test_totals_stay_exact_across_errors_their_retries_and_a_session_that_died(tmp_path):
@@ -94,11 +94,11 @@ def test_totals_stay_exact_across_errors_their_retries_and_a_session_that_died(t
     first = run_scoring(
         prompt, streamed(library, dataset, run_id), FailingFor({"3", "700", "1100"}), library, run_id, options
     )
-    assert first.failed == 3 and library.get_run(run_id)[TALLY_KEY]["errors"] == 3
+    assert first.failed == 3 and library.get_run(run_id).extra[TALLY_KEY]["errors"] == 3
     assert_totals_match_rows(library, run_id)
     # A session killed after writing: rows the stored tally does not cover (a retry of an errored item too).
     library.save_judgment(run_id, Judgment(items[3].id, score=2.0, mode="logprobs", input_tokens=7))
-    assert library.get_run(run_id)[TALLY_KEY]["rows"] != library.judgment_row_count(run_id)
+    assert library.get_run(run_id).extra[TALLY_KEY]["rows"] != library.judgment_row_count(run_id)
     expected = RunTally.of(library.judgments(run_id))
     expected.rows = library.judgment_row_count(run_id)  # every attempt, the superseded errored one too
     assert current_tally(library, run_id) == expected
@@ -107,7 +107,7 @@ def test_totals_stay_exact_across_errors_their_retries_and_a_session_that_died(t
     )
     assert second.judged == 2 and second.skipped == 1198 and second.status == "done"
     assert_totals_match_rows(library, run_id)
-    assert library.get_run(run_id)[TALLY_KEY]["errors"] == 0 and verify_library(library)["ok"]
+    assert library.get_run(run_id).extra[TALLY_KEY]["errors"] == 0 and verify_library(library)["ok"]
 
 
 def test_a_stopped_run_resumed_judges_every_item_once(tmp_path):
@@ -211,8 +211,8 @@ def test_a_finished_run_streamed_again_reads_no_item_and_no_judgment(tmp_path, m
     )
     assert again.status == "done" and again.skipped == COUNT and again.judged == 0 and not judge.requests
     run = library.get_run(run_id)
-    assert {k: run[k] for k in ("digest", "input_tokens", "output_tokens", TALLY_KEY)} == {
-        k: finished[k] for k in ("digest", "input_tokens", "output_tokens", TALLY_KEY)
+    assert {k: run.as_dict()[k] for k in ("digest", "input_tokens", "output_tokens", TALLY_KEY)} == {
+        k: finished.as_dict()[k] for k in ("digest", "input_tokens", "output_tokens", TALLY_KEY)
     }
     monkeypatch.undo()
     assert verify_library(library)["ok"]
@@ -248,4 +248,4 @@ def test_an_item_altered_outside_the_workbench_fails_the_streamed_run(tmp_path):
         RunOptions(settings=SCRIPTED),
     )
     assert summary.status == "failed" and "was altered outside the workbench" in summary.error
-    assert library.get_run(run_id)["status"] == "failed"
+    assert library.get_run(run_id).status == "failed"

@@ -216,9 +216,9 @@ def test_a_difference_between_two_runs_names_both_judges_and_cautions_when_they_
     base = ["estimate", run_a, "--human", "coherence", "--db", db, "--rated", "40", "--versus"]
     same = json.loads(CliRunner().invoke(cli, [*base, run_b, "--json"]).output)["judges"]
     with Library(db) as lib:
-        judge = lib.get_prompt(lib.get_run(run_a)["prompt_id"]).dimension.judge
+        judge = lib.get_prompt(lib.get_run(run_a).prompt_id).dimension.judge
         other = replace(judge, model="another-model", base_url="http://127.0.0.1:9/v1")
-        run_c = lib.create_run(lib.get_run(run_b)["prompt_id"], lib.get_run(run_b)["dataset_id"], other)
+        run_c = lib.create_run(lib.get_run(run_b).prompt_id, lib.get_run(run_b).dataset_id, other)
         for row in lib.judgments(run_b):
             lib.save_judgment(run_c, Judgment(row["item_id"], score=row["score"], mode="logprobs"))
     assert (same["a"], same["b"], same["note"]) == (judge_label(judge), judge_label(judge), None)
