@@ -40,7 +40,7 @@ def pick(lib):
         key=K + "human",
         help=people.RULE,
     )
-    people.unsaved_notice(lib, dataset["id"], human)
+    people.unsaved_notice(lib, dataset.id, human)
     return base, dataset, human
 
 

@@ -100,7 +100,7 @@ def budget_command(
     from ..diagnostics.budget import run_budget
 
     with open_library(db) as library:
-        note_unsaved(library, library.get_run(run_id)["dataset_id"], human)
+        note_unsaved(library, library.get_run(run_id).dataset_id, human)
         out = run_budget(
             library, run_id, human, width, ppi_width, figure, assurance, pooled, method, bootstrap
         )

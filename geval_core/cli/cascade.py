@@ -89,7 +89,7 @@ def cascade_curve_command(
 
     # The text shows no interval for the agreement with the strong judge: resampled for --json only (most of the
     # time on continuous scores).
-    note_unsaved(library, library.get_run(cheap_run)["dataset_id"], human)
+    note_unsaved(library, library.get_run(cheap_run).dataset_id, human)
     result = cascade_curve(
         library, cheap_run, strong_run, human, signal, thresholds, bootstrap, strong_intervals=as_json
     )

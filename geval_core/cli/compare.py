@@ -61,7 +61,7 @@ def compare_command(
         )
         only, scope = evaluation_ids(library, second.dataset_id, side, examples, second.prompt_id, second.id)
         result = {**compare_runs(library, run_a, run_b, human, resamples, only=only), "scope": scope}
-        note_unsaved(library, second["dataset_id"], human)
+        note_unsaved(library, second.dataset_id, human)
     if as_json:
         echo_json(result)
         return

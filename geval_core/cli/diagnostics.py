@@ -68,7 +68,7 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
 
     with open_library(db) as library:
         result = run_calibration(library, run_id, human, bins)
-        note_unsaved(library, library.get_run(run_id)["dataset_id"], human)
+        note_unsaved(library, library.get_run(run_id).dataset_id, human)
     if as_json:
         echo_json(result)
         return

@@ -101,7 +101,7 @@ def register(group: click.Group, signals: list[str], signal_help: str) -> None:
 
         if name and not strong:
             raise click.UsageError("--freeze needs --strong (the strong judge's frozen prompt)")
-        note_unsaved(library, library.get_run(cheap_run)["dataset_id"], human)
+        note_unsaved(library, library.get_run(cheap_run).dataset_id, human)
         out = calibrate_guarantee(
             library, cheap_run, human, signal, target, delta, within, min_kept, strong_run
         )

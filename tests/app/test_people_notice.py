@@ -28,20 +28,20 @@ def test_the_agreement_page_counts_unsaved_rate_page_ratings_until_they_are_save
     lib = Library(lib_path)
     first = scored_run(lib)
     sample = lib.get_dataset("sample")
-    item = lib.dataset_items(sample["id"])[0]
-    lib.add_rating(sample["id"], item.id, "coherence", "ann", 1.0 if item.human["coherence"] != 1 else 5.0)
+    item = lib.dataset_items(sample.id)[0]
+    lib.add_rating(sample.id, item.id, "coherence", "ann", 1.0 if item.human["coherence"] != 1 else 5.0)
     at = open_page("agreement")
     at.number_input(key="ag_boot").set_value(0).run()
     assert notices(at) == [
         "1 item has Rate-page ratings not in sample@1; Save as dataset version to count them."
     ]
     spearman = metric(at, "Spearman ρ")  # the version's own ratings: the same as with no Rate-page rating
-    lib.save_ratings_version(sample["id"], "coherence")
+    lib.save_ratings_version(sample.id, "coherence")
     saved = lib.get_dataset("sample@2")
-    run_id = lib.create_run(lib.get_prompt("coherence").id, saved["id"], SCRIPTED)
+    run_id = lib.create_run(lib.get_prompt("coherence").id, saved.id, SCRIPTED)
     run_scoring(
         lib.get_prompt("coherence"),
-        lib.dataset_items(saved["id"]),
+        lib.dataset_items(saved.id),
         ScriptedJudge(),
         lib,
         run_id,

@@ -39,6 +39,4 @@ def test_a_seeded_sample_is_the_commands_draw_and_is_what_the_run_scores(lib_pat
     sample_of(at, 4, 3)
     after_jobs(at.button(key="score_start").click().run(), lib_path)
     [run] = lib.list_runs()
-    assert (
-        tuple(run["item_ids"]) == drawn
-    )  # the same seed, the same items as `geval score --sample 4 --seed 3`
+    assert run.item_ids == drawn  # the same seed, the same items as `geval score --sample 4 --seed 3`

@@ -260,7 +260,7 @@ def test_geval_review_lists_the_queue_like_the_rate_page(tmp_path):
         top = max(ids, key=judge.get)
         lib.add_rating(dataset_id, top, "coherence", "ann", 1)
         human = lib.human_means(dataset_id, "coherence")  # the version's own: the Rate-page 1 is not saved
-        label = lib.get_dataset(dataset_id)["label"]
+        label = lib.get_dataset(dataset_id).label
     out = CliRunner().invoke(
         cli, ["review", run_id, "--order", "disagree", "--limit", "3", "--db", db, "--json"]
     )

@@ -20,5 +20,5 @@ def test_runs_made_in_one_second_list_in_the_order_they_were_made(tmp_path, monk
     )  # each id sorts below the one before: the old tie-break gets it wrong
     monkeypatch.setattr(runs, "new_run_id", lambda: next(made))
     created = [library.create_run(prompt.id, dataset["id"], SCRIPTED) for _ in range(12)]
-    assert [r["id"] for r in library.list_runs()] == created[::-1]
+    assert [r.id for r in library.list_runs()] == created[::-1]
     library.close()
