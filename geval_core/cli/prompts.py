@@ -1,8 +1,9 @@
-"""`geval prompts`: frozen prompt versions from the command line (list, show, freeze, export, import)."""
+"""`geval prompts`: frozen prompt versions from the command line (list, show, steps, freeze, export, import)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,9 @@ from prompt_library import Library
 
 from ..errors import InputError
 from ..files.prompt_files import (
+    DIMENSION_KEYS,
     DIMENSION_TEXTS,
+    FORMAT,
     check_shape,
     export_prompt,
     parse_json,
@@ -25,6 +28,7 @@ from ..prompts import render
 from ..providers.exports import export_for_tool
 from ..types import Dimension
 from .common import (
+    JUDGE_HELP,
     READABLE,
     check_output,
     complete_prompt_name,
@@ -33,6 +37,7 @@ from .common import (
     json_needs_file,
     library_command,
     note_unsaved,
+    planned_judge,
     read_input,
     report_written,
     table,
@@ -42,11 +47,12 @@ from .common import (
 # --- prompts ------------------------------------------------------------------------------------------
 @click.group("prompts")
 def prompts() -> None:
-    """Frozen prompt versions: list, show, freeze, export, import.
+    """Frozen prompt versions: list, show, steps, freeze, export, import.
 
     \b
     Examples:
       geval prompts list
+      geval prompts steps helpfulness.json -o helpfulness.steps.json    # a model writes the steps once
       geval prompts show coherence --rendered
       geval prompts export coherence -o coherence.json
     """
@@ -118,15 +124,7 @@ def prompts_freeze(library: Library, dimension_file: str, name: str | None, as_j
       geval prompts freeze dimension.json --name coherence-strict
       geval prompts freeze - --json < dimension.json
     """
-    try:
-        data = parse_json(read_input(dimension_file), "dimension JSON file", dimension_file)
-        check_shape(data, DIMENSION_TEXTS, "not a dimension JSON file", dimension_file)
-        dimension = Dimension.from_dict(data)
-    except InputError:
-        raise
-    except (ValueError, KeyError, TypeError) as exc:
-        raise click.ClickException(f"{dimension_file}: not a dimension JSON file: {exc}") from None
-    result = library.freeze(dimension, name=name)
+    result = library.freeze(read_dimension(dimension_file), name=name)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
@@ -135,6 +133,80 @@ def prompts_freeze(library: Library, dimension_file: str, name: str | None, as_j
     click.echo(
         f"{'froze' if result.created else 'already frozen as'} {result.prompt.label} {result.prompt.id}"
     )
+
+
+@library_command(prompts, "steps")
+@click.argument("dimension_file", type=READABLE)
+@click.option("--judge", "judge_ref", default=None, help="The model that writes the steps. " + JUDGE_HELP)
+@click.option(
+    "--base-url",
+    default=None,
+    help="Its server: an OpenAI-compatible one (vLLM, Ollama, llama.cpp) for openai:MODEL; the key comes from the "
+    "environment.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the dimension here (default: print).",
+)
+def prompts_steps(
+    library: Library, dimension_file: str, judge_ref: str | None, base_url: str | None, output: str | None
+) -> None:
+    """Let a model write the evaluation steps of a dimension JSON file once (G-Eval's auto chain of thought):
+    the dimension with its steps and the model that wrote them, to edit and then `geval prompts freeze`.
+
+    \b
+    Examples:
+      geval prompts steps helpfulness.json -o helpfulness.steps.json
+      geval prompts steps helpfulness.json --judge openai:gpt-4o-mini -o helpfulness.steps.json
+      geval prompts freeze helpfulness.steps.json
+    """
+    from ..prompts.steps import generate_steps
+    from ..providers import get_judge
+
+    dimension = read_dimension(dimension_file)
+    planned = planned_judge(library, dimension.judge, judge_ref, base_url)
+    click.echo(planned.describe(), err=True)  # which model writes the steps, at which server
+    steps, model = generate_steps(dimension, get_judge(planned.settings), planned.settings)
+    written = replace(dimension, steps=tuple(steps), steps_model=model)
+    text = json.dumps(written.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    Path(output).write_text(text, encoding="utf-8")
+    click.echo(
+        f"wrote {len(steps)} steps by {model} to {output}; edit them, then `geval prompts freeze {output}`"
+    )
+
+
+def read_dimension(dimension_file: str) -> Dimension:
+    """A dimension JSON file (- for stdin) as a Dimension; an exported prompt or a key a dimension does not have
+    is refused, naming it (ignored, it would change the prompt without a word)."""
+    try:
+        data = parse_json(read_input(dimension_file), "dimension JSON file", dimension_file)
+        if isinstance(data, dict) and data.get("format") == FORMAT:
+            raise InputError(
+                f"an exported prompt ({FORMAT}), not a dimension: `geval prompts import {dimension_file}` adds it "
+                "as it is (its content hash checked); to make a new version from it, write its fields "
+                f"{', '.join(DIMENSION_KEYS)} to a dimension file and freeze that",
+                file=dimension_file,
+            )
+        check_shape(data, DIMENSION_TEXTS, "not a dimension JSON file", dimension_file)
+        unknown = sorted(set(data) - set(DIMENSION_KEYS))
+        if unknown:
+            raise InputError(
+                f"not a dimension's field{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)} "
+                f"(a dimension has {', '.join(DIMENSION_KEYS)})",
+                file=dimension_file,
+                field=unknown[0],
+            )
+        return Dimension.from_dict(data)
+    except InputError:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:
+        raise click.ClickException(f"{dimension_file}: not a dimension JSON file: {exc}") from None
 
 
 def _frozen(result: Any) -> dict[str, Any]:

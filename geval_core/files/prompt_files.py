@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +177,7 @@ def _known(section: str, data: Any, allowed: tuple[str, ...], said: list[str]) -
 
 
 DIMENSION_TEXTS = ("name", "definition", "template", "steps_model")  # a dimension file's text fields
+DIMENSION_KEYS = tuple(f.name for f in fields(Dimension))  # every key a dimension file may hold
 EXPORT_TEXTS = (
     "dimension",
     "definition",
