@@ -20,7 +20,7 @@ from .export_common import (
 # other string field, so a second and third input go to the list fields, shown as Python's repr.
 DEEPEVAL_FIELDS = ("INPUT", "CONTEXT", "RETRIEVAL_CONTEXT")
 DEEPEVAL_LIST_FIELDS = ("CONTEXT", "RETRIEVAL_CONTEXT")  # typed List[str] by DeepEval's LLMTestCase
-# DeepEval 4.1.10 weights a GEval score by log-probabilities only for these model names: the entries of
+# DeepEval (4.1.10 to 4.3.1, the same list) weights a GEval score by log-probabilities only for these model names: the entries of
 # deepeval/models/llms/constants.py OPENAI_MODELS_DATA with supports_log_probs=True (no_log_prob_support in
 # metrics/g_eval/utils.py). Any other name, every self-hosted model among them, gets the judge's stated score.
 DEEPEVAL_LOGPROB_MODELS = frozenset(
@@ -139,7 +139,7 @@ def _weighting(model: str | None) -> str:
         )
     named = f"for {model}" if model else "for a model you set"
     return (
-        f"the probability weighting is lost {named}: DeepEval 4.1.10 weights only for the OpenAI models it "
+        f"the probability weighting is lost {named}: DeepEval (4.1.10 to 4.3.1) weights only for the OpenAI models it "
         "lists as supporting logprobs (gpt-4o, gpt-4.1, gpt-4o-mini, ...), so it reads the one score the judge "
         "states" + ("" if model else " unless that model is one of them")
     )
@@ -183,7 +183,7 @@ def deepeval_losses(prompt: FrozenPrompt, model: str | None) -> list[str]:
         lost.append(f"seed={judge.seed}: DeepEval sends no seed")
     if judge.reasoning_effort:
         lost.append(
-            f"reasoning_effort={judge.reasoning_effort}: a model name alone sends none; DeepEval 4.1's "
+            f"reasoning_effort={judge.reasoning_effort}: a model name alone sends none; DeepEval's (4.1 to 4.3) "
             "OpenAIModel(model=..., generation_kwargs={'reasoning_effort': ...}) as model= can carry it"
         )
     if model is None:
