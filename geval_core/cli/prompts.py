@@ -26,7 +26,7 @@ from ..files.prompt_files import (
 from ..files.tool_exports import FORMATS, check_pass_at
 from ..prompts import render
 from ..providers.exports import export_for_tool
-from ..types import Dimension
+from ..types import HAND_WRITTEN, Dimension
 from .common import (
     JUDGE_HELP,
     READABLE,
@@ -101,7 +101,7 @@ def prompts_show(library: Library, prompt: str, as_json: bool, rendered: bool) -
         f"judge {dim.judge.judge_id} ({dim.judge.mode}, n={dim.judge.n}, "
         f"temperature={dim.judge.temperature})\n"
         f"unverified metadata (outside the hash): name {frozen.name!r}, version {frozen.version} (counts "
-        f"within this library), created {frozen.created_at}, steps written by {dim.steps_model}\n"
+        f"within this library), created {frozen.created_at}, steps {steps_origin(dim.steps_model)}\n"
     )
     click.echo(f"{dim.name} ({dim.scale}): {dim.definition}\n")
     for point in reversed(dim.scale.points):
@@ -179,6 +179,11 @@ def prompts_steps(
     click.echo(
         f"wrote {len(steps)} steps by {model} to {output}; edit them, then `geval prompts freeze {output}`"
     )
+
+
+def steps_origin(steps_model: str) -> str:
+    """'written by hand', or 'written by MODEL' for steps a model wrote."""
+    return steps_model if steps_model == HAND_WRITTEN else f"written by {steps_model}"
 
 
 def read_dimension(dimension_file: str) -> Dimension:

@@ -55,3 +55,9 @@ def test_freeze_refuses_an_exported_prompt_and_unknown_keys_and_stores_nothing(t
     assert refused.exit_code != 0 and "not a dimension's fields: content_hash, decoding" in refused.output
     with Library(db) as library:
         assert len(library.list_prompts()) == before
+
+
+def test_show_says_who_wrote_the_steps_once(tmp_path):
+    db = str(tmp_path / "lib.db")
+    shown = CliRunner().invoke(cli, ["prompts", "show", "coherence", "--db", db]).output
+    assert "steps written by hand" in shown and "written by written" not in shown
