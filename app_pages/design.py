@@ -7,7 +7,7 @@ import streamlit as st
 
 from geval_core import prompts
 from geval_core.prompts import content_hash
-from geval_core.types import MODES, REASONING_EFFORTS, Dimension, JudgeSettings, bounds_of
+from geval_core.types import MODES, REASONING_EFFORTS, Dimension, JudgeSettings, bounds_of, steps_origin
 from workbench_ui import archive_view, next_link, safe_text, stability_view, start_path, state
 from workbench_ui import design_extras as extras
 from workbench_ui import design_form as form
@@ -218,7 +218,7 @@ def steps_section(lib) -> None:
             args=(form.undo_generate, lib),
         )
     st.text_area("Steps (one per line; edit freely before freezing)", key=K + "steps", height=160)
-    st.caption(f"Steps written by: {safe_text.md_escape(form.steps_model())}")
+    st.caption(f"Steps {safe_text.md_escape(steps_origin(form.steps_model()))}.")
     with st.expander("Step variation: how different are steps generated k times?"):
         k = st.number_input("k", min_value=2, max_value=10, value=3, key=K + "drift_k")
         st.button(

@@ -14,6 +14,13 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 from .errors import ConfigError
 
 HAND_WRITTEN = "written by hand"
+
+
+def steps_origin(steps_model: str) -> str:
+    """'written by hand', or 'written by MODEL' for steps a model wrote."""
+    return steps_model if steps_model == HAND_WRITTEN else f"written by {steps_model}"
+
+
 Mode = Literal["logprobs", "sampling", "auto"]
 MODES: tuple[str, ...] = get_args(Mode)
 ScoredMode = Literal["logprobs", "sampling"]  # what one request asks for; auto resolves to one of them

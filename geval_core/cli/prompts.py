@@ -26,7 +26,7 @@ from ..files.prompt_files import (
 from ..files.tool_exports import FORMATS, check_pass_at
 from ..prompts import render
 from ..providers.exports import export_for_tool
-from ..types import HAND_WRITTEN, Dimension
+from ..types import Dimension, steps_origin
 from .common import (
     JUDGE_HELP,
     READABLE,
@@ -179,11 +179,6 @@ def prompts_steps(
     click.echo(
         f"wrote {len(steps)} steps by {model} to {output}; edit them, then `geval prompts freeze {output}`"
     )
-
-
-def steps_origin(steps_model: str) -> str:
-    """'written by hand', or 'written by MODEL' for steps a model wrote."""
-    return steps_model if steps_model == HAND_WRITTEN else f"written by {steps_model}"
 
 
 def read_dimension(dimension_file: str) -> Dimension:

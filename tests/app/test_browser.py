@@ -84,7 +84,7 @@ def flow(page, app_url: str, tmp_path: Path, shots: list) -> None:
     click_button(page, "Generate evaluation steps")
     click_button(page, "Replace my steps")  # the example's steps were written by hand: the page asks first
     expect(page.get_by_text(re.compile(r"Generated \d+ steps with SmolLM2"))).to_be_visible(timeout=SLOW_MS)
-    expect(page.get_by_text(re.compile(r"Steps written by: SmolLM2"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Steps written by SmolLM2"))).to_be_visible()
     click_button(page, "Freeze")
     expect(page.get_by_text("Frozen as coherence@2")).to_be_visible(timeout=60_000)
     snap(page, tmp_path, shots, "design-frozen")

@@ -85,7 +85,7 @@ def test_generate_steps_then_freeze_shows_the_model_and_the_hash(lib_path):
     at = after_jobs(at.button(key="design_generate_confirm").click().run(), lib_path)  # a task of the library
     assert not at.exception
     assert at.text_area(key="design_steps").value == SCRIPTED_STEPS
-    assert "Steps written by: scripted-1" in page_text(at)
+    assert "Steps written by scripted-1" in page_text(at)
     assert "Generated 3 steps with scripted-1." in values(at.success)
     at.button(key="design_freeze").click().run()
     assert not at.exception and not at.error
@@ -117,7 +117,7 @@ def test_edited_steps_are_marked_as_edited(lib_path):
     at.button(key="design_generate").click().run()
     at = after_jobs(at.button(key="design_generate_confirm").click().run(), lib_path)
     at.text_area(key="design_steps").set_value(SCRIPTED_STEPS + "\n4. Check the names.").run()
-    assert "Steps written by: scripted-1, edited by hand" in page_text(at)
+    assert "Steps written by scripted-1, edited by hand" in page_text(at)
 
 
 def test_failed_checks_block_freezing_with_readable_messages(lib_path):
@@ -263,7 +263,7 @@ def test_generate_asks_before_replacing_edited_steps_and_can_be_undone(lib_path)
     at.button(key="design_generate").click().run()
     at = after_jobs(at.button(key="design_generate_confirm").click().run(), lib_path)
     assert at.text_area(key="design_steps").value == SCRIPTED_STEPS
-    assert "Steps written by: scripted-1" in page_text(at)
+    assert "Steps written by scripted-1" in page_text(at)
     at.button(key="design_generate_undo").click().run()
     assert at.text_area(key="design_steps").value == mine
     assert "Restored the steps from before the last generation." in values(at.info)
@@ -277,7 +277,7 @@ def test_generate_asks_before_replacing_the_hand_written_steps_of_a_loaded_promp
     ).run()  # the example's steps are hand-written
     at.button(key="design_load").click().run()
     loaded = at.text_area(key="design_steps").value
-    assert loaded and "Steps written by: written by hand" in page_text(at)
+    assert loaded and "Steps written by hand." in page_text(at)
     at.button(key="design_generate").click().run()
     assert at.text_area(key="design_steps").value == loaded  # nothing replaced without the confirmation
     assert any("written or edited by hand: generating replaces them" in w for w in values(at.warning))
