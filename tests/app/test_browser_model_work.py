@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import browser_page, click_button, playwright_api, serve_app
+from browser_support import browser_page, click_button, playwright_api, serve_app, settle
 from scripted_app_judge import WRITING_HOLD_ENV, plugin_env
 from test_browser import choose, go
 
@@ -25,9 +25,9 @@ def test_generate_shows_progress_and_can_be_cancelled(chromium, tmp_path):
         page.goto(url)
         go(page, "Design")
         choose(page, "stSelectbox", "Judge", "Scripted test judge")
-        click_button(
-            page, "Example: coherence"
-        )  # a new library opens on a blank form, the examples beside it
+        # A new library opens on a blank form, the examples beside it; loading one reruns the page.
+        click_button(page, "Example: coherence")
+        settle(page)
         before = page.get_by_role("textbox", name="Steps (one per line; edit freely before freezing)")
         expect(before).to_be_visible(timeout=60_000)
         expect(before).not_to_have_value("", timeout=30_000)  # the example's steps, once loaded
