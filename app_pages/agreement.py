@@ -74,7 +74,7 @@ def agreement_section(run: Run, prompt, dataset: Dataset) -> str | None:
         people.unsaved_notice(state.library(), dataset.id, prompt.name)
         return None
     items = cached_reads.dataset_items(dataset.id)
-    default = cached_reads.human_key(humans, prompt.name)
+    default = cached_reads.chosen_human(humans, prompt)
     c1, c2 = st.columns(2)
     field = c1.selectbox(
         "Human rating",

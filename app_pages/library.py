@@ -195,8 +195,10 @@ def agreement_choice(lib, prompt: FrozenPrompt) -> dict | None:
         key=f"{K}agree_run_{prompt.id}",
     )
     run, humans = runs[run_id]
-    default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
-    field = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{K}agree_human_{run_id}")
+    default = cached_reads.chosen_human(humans, prompt)
+    field = c2.selectbox(
+        "Human rating", humans, index=humans.index(default) if default else 0, key=f"{K}agree_human_{run_id}"
+    )
     grouped = all(i.group for i in cached_reads.dataset_items(run.dataset_id))
     reading = st.radio(
         "Reading to attach",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from geval_core.prompts.inputs import mismatch_message
 from geval_core.records import Dataset, Run
 from geval_core.types import FrozenPrompt
 from workbench_ui import archive_view, cached_reads, rate_parts, safe_text, state
@@ -12,24 +13,14 @@ K = rate_parts.K
 
 
 def choose(lib) -> tuple[Dataset, FrozenPrompt] | None:
-    """The dataset version and the frozen prompt (the dimension to rate)."""
-    datasets = {d.id: d for d in archive_view.visible(lib, "dataset", lib.list_datasets())}
+    """The dataset version and the frozen prompt (the dimension to rate); datasets that fit the prompt first."""
+    every = archive_view.visible(lib, "dataset", lib.list_datasets())
     prompts = {p["id"]: p for p in lib.list_prompts()}
-    if not datasets or not prompts:
+    if not every or not prompts:
         st.info("Rating needs a dataset (Datasets page) and a frozen prompt (Design page).")
         return None
     c1, c2 = st.columns(2)
     # Kept per session: back on this page, the same dataset and dimension, so digit keys rate what they did.
-    state.keep_choice(K + "dataset", list(datasets))
-    dataset_id = state.kept(
-        K + "dataset",
-        c1.selectbox(
-            "Dataset version",
-            list(datasets),
-            key=K + "dataset",
-            format_func=lambda i: f"{datasets[i].label} ({datasets[i].item_count} items)",
-        ),
-    )
     state.keep_choice(K + "prompt", list(prompts))
     prompt_id = state.kept(
         K + "prompt",
@@ -40,7 +31,27 @@ def choose(lib) -> tuple[Dataset, FrozenPrompt] | None:
             format_func=lambda i: f"{prompts[i]['name']}@{prompts[i]['version']}",
         ),
     )
-    return datasets[dataset_id], lib.get_prompt(prompt_id)
+    prompt = lib.get_prompt(prompt_id)
+    ordered, unfit = archive_view.fitting_newest_first(prompt, every)
+    datasets = {d.id: d for d in ordered}
+    state.keep_choice(K + "dataset", [i for i in datasets if not unfit[i]])
+    # A dataset kept from another prompt does not stay selected when it lacks this prompt's inputs.
+    chosen = st.session_state.get(K + "dataset")
+    if st.session_state.get(K + "dataset_for") != prompt.id and chosen in datasets and unfit[chosen]:
+        st.session_state[K + "dataset"] = ordered[0].id
+    st.session_state[K + "dataset_for"] = prompt.id
+    dataset_id = state.kept(
+        K + "dataset",
+        c1.selectbox(
+            "Dataset version",
+            list(datasets),
+            key=K + "dataset",
+            format_func=lambda i: archive_view.fit_label(
+                f"{datasets[i].label} ({datasets[i].item_count} items)", unfit[i]
+            ),
+        ),
+    )
+    return datasets[dataset_id], prompt
 
 
 def choose_run(lib, dataset: Dataset) -> tuple[Run | None, str, bool]:
@@ -83,7 +94,10 @@ def main() -> None:
     dataset, prompt = picked
     run, order, show_judge = choose_run(lib, dataset)
     rate_parts.show_prompt(prompt)
-    if not rater:
+    lacks = mismatch_message(prompt, dataset.fields, f"dataset {dataset.label}")
+    if lacks:  # its items would show empty inputs: nothing to rate them on
+        st.warning(safe_text.md_escape(lacks) + ". Choose a dataset that fits to rate.")
+    elif not rater:
         st.info("Type your name in the sidebar (Rater name) to start rating.")
     else:
         ctx = {"where": (dataset.id,), "dimension": prompt.name, "rater": rater}

@@ -119,8 +119,7 @@ def new_run(lib) -> None:
     d_labels = {f"{d.name}@{d.version}": d for d in sorted(datasets, key=lambda d: bool(unfit[d.id]))}
 
     def label(key: str) -> str:
-        lacks = unfit[d_labels[key].id]
-        return key if not lacks else f"{key} (does not fit: no {', '.join(lacks)})"
+        return archive_view.fit_label(key, unfit[d_labels[key].id])
 
     state.keep_choice(
         "score_dataset", [k for k in d_labels if not unfit[d_labels[k].id]]

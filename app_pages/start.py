@@ -17,11 +17,15 @@ def main() -> None:
     lib = state.library()
     steps = start_path.path_state(lib)
     upcoming = start_path.next_step(steps)
-    st.info(safe_text.md_escape(f"Next: {upcoming.title}. {upcoming.how}"))
-    if st.button(f"Go to the next step: {upcoming.title}", type="primary", key="start_next"):
-        st.switch_page(upcoming.page)
+    if upcoming.done:  # no stale "Next": every step is behind the person
+        st.success(start_path.ALL_DONE)
+    else:
+        st.info(safe_text.md_escape(f"Next: {upcoming.title}. {upcoming.how}"))
+        if st.button(f"Go to the next step: {upcoming.title}", type="primary", key="start_next"):
+            st.switch_page(upcoming.page)
     for number, step in enumerate(steps, start=1):
-        mark = "✅" if step.done else ("➡️" if step is upcoming else "⬜")
+        # Material icons, not emoji: headless browsers without an emoji font drew the marks as empty boxes.
+        mark = start_path.mark(step, upcoming)
         c1, c2 = st.columns([5, 1])
         c1.markdown(
             f"{mark} **{number}. {safe_text.md_escape(step.title)}**  \n{safe_text.md_escape(step.state)}"

@@ -36,6 +36,8 @@ class VersionScan:
     fields: dict[str, None] = field(default_factory=dict)
     human: set[str] = field(default_factory=set)
     rated: Counter[str] = field(default_factory=Counter)
+    # Rating names the mapping asks for (its NAME.k columns too): counted as missing where an item has none.
+    expected: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         from .datasets import VersionHash
@@ -52,7 +54,7 @@ class VersionScan:
         self.hash.add(item)
         self.fields.update(dict.fromkeys(item.fields))
         self.human.update(item.human)
-        self.rated.update(k for k in item.human if not _is_rater_column(k))
+        self.rated.update(k for k in item.human if not _is_rater_column(k) or k in self.expected)
 
     @property
     def count(self) -> int:
@@ -60,8 +62,8 @@ class VersionScan:
         return len(self.ids)
 
     def missing(self) -> dict[str, int]:
-        """Per rating name (not NAME.k), how many items carry none (null on import)."""
-        return {name: self.count - self.rated[name] for name in sorted(self.rated)}
+        """Per rating name (NAME.k only when mapped as a column), how many items carry none (null on import)."""
+        return {name: self.count - self.rated[name] for name in sorted({*self.rated, *self.expected})}
 
     def version_id(self) -> str:
         """The version's content hash (call once, after the last item)."""
@@ -70,9 +72,9 @@ class VersionScan:
         return self.hash.hexdigest()
 
 
-def scan_items(name: str, items: Iterable[Item]) -> VersionScan:
-    """The scan of `items` in order."""
-    scan = VersionScan(name)
+def scan_items(name: str, items: Iterable[Item], expected: tuple[str, ...] = ()) -> VersionScan:
+    """The scan of `items` in order (`expected`: the rating names a mapping asks for)."""
+    scan = VersionScan(name, expected=expected)
     for item in items:
         scan.add(item)
     return scan

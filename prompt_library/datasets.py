@@ -84,10 +84,32 @@ def _ratings(name: str, value: Any, path: str, where: dict) -> dict[str, float]:
         return {}
     if not isinstance(value, list):
         return {name: numbers[0]}
-    return {
-        **{f"{name}.{k}": v for k, v in numbers.items()},
-        name: math.fsum(numbers.values()) / len(numbers),
-    }
+    return {**{f"{name}.{k}": v for k, v in numbers.items()}, name: _mean(numbers.values())}
+
+
+def _mean(ratings: Iterable[float]) -> float:
+    """The people's rating NAME of an item: the mean of its raters' ratings NAME.k."""
+    values = list(ratings)
+    return math.fsum(values) / len(values)
+
+
+def rater_columns(mapping: DatasetMapping) -> dict[str, list[str]]:
+    """NAME -> the per-rater ratings NAME.k the mapping reads from columns, for each NAME it does not map itself
+    (its mean is then computed, as a list cell's is)."""
+    out: dict[str, list[str]] = {}
+    for key in mapping.human:
+        name, _, k = key.rpartition(".")
+        if name and k.isdigit() and name not in mapping.human:
+            out.setdefault(name, []).append(key)
+    return out
+
+
+def expected_ratings(mapping: DatasetMapping | None) -> tuple[str, ...]:
+    """The rating names a mapping asks for, NAME.k columns and their computed means included: an item without
+    one is counted as missing on import."""
+    if mapping is None:
+        return ()
+    return tuple(sorted({*mapping.human, *rater_columns(mapping)}))
 
 
 def item_from_row(row: dict[str, Any], mapping: DatasetMapping, where: dict) -> Item:
@@ -99,6 +121,10 @@ def item_from_row(row: dict[str, Any], mapping: DatasetMapping, where: dict) -> 
     human: dict[str, float] = {}
     for name, path in mapping.human.items():
         human.update(_ratings(name, _rating_value(row, path, where, name), path, where))
+    for name, keys in rater_columns(mapping).items():  # per-rater columns alone: NAME is their mean
+        given = [human[k] for k in keys if k in human]
+        if given:
+            human[name] = _mean(given)
     group = _text(_get(row, mapping.group, where, "group")) if mapping.group else None
     return Item(item_id, fields, human, group)
 
@@ -154,7 +180,7 @@ class DatasetsMixin(LibraryBase):
         mapping = mapping or DatasetMapping()
         if not mapping.inputs:
             raise InputError("map at least one input field (e.g. document=source)", file=str(path))
-        scan = VersionScan(name)
+        scan = VersionScan(name, expected=expected_ratings(mapping))
         try:
             for _ in file_items(path, mapping, scan):
                 pass
@@ -185,7 +211,13 @@ class DatasetsMixin(LibraryBase):
         is a snapshot of that split version (`carry_split_from`: its split is carried over, sides and uses kept).
         """
         return self._store_version(
-            name, scan_items(name, items), lambda: items, source, mapping, test_use, carry_split_from
+            name,
+            scan_items(name, items, expected_ratings(mapping)),
+            lambda: items,
+            source,
+            mapping,
+            test_use,
+            carry_split_from,
         )
 
     def _store_version(

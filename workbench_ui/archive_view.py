@@ -75,12 +75,25 @@ def frozen_and_dataset(lib, kind: str, key: str) -> tuple[str, Dataset] | None:
     datasets = {d.label: d for d in sorted(every, key=lambda d: bool(unfit[d.label]))}
 
     def label(text: str) -> str:
-        return text if not unfit[text] else f"{text} (does not fit: no {', '.join(unfit[text])})"
+        return fit_label(text, unfit[text])
 
     chosen = c2.selectbox(
         f"Dataset to score with the {kind}", list(datasets), key=key + "dataset", format_func=label
     )
     return name, datasets[chosen]
+
+
+def fit_label(label: str, lacks: list[str]) -> str:
+    """A dataset's label in a picker, saying which inputs of the prompt it lacks."""
+    return label if not lacks else f"{label} (does not fit: no {', '.join(lacks)})"
+
+
+def fitting_newest_first(prompt, datasets: list[Dataset]) -> tuple[list[Dataset], dict[str, list[str]]]:
+    """The datasets holding every input of the prompt first, newest first, then the others; and what each lacks
+    (by id)."""
+    unfit = {d.id: missing_inputs(prompt, d.fields) for d in datasets}
+    newest = sorted(datasets, key=lambda d: (d.created_at, d.version), reverse=True)
+    return sorted(newest, key=lambda d: bool(unfit[d.id])), unfit
 
 
 def _first_prompt(lib, kind: str, name: str) -> str:

@@ -18,7 +18,8 @@ from geval_core.judgment import single_rating
 from geval_core.records import Run
 from geval_core.stats.confidence import CONFIDENCE_KEYS, confidence
 from geval_core.stats.people import version_ratings
-from geval_core.types import Item
+from geval_core.stats.raters import base_name
+from geval_core.types import FrozenPrompt, Item
 from workbench_ui import state
 
 LOW_MASS = 0.5  # below this the judge put most of its probability on tokens that are no rating
@@ -166,6 +167,21 @@ def human_key(keys: Iterable[str], name: str) -> str | None:
         if key.lower() == name.lower():
             return key
     return None
+
+
+def chosen_human(keys: Iterable[str], prompt: FrozenPrompt) -> str | None:
+    """The human rating every page opens on for a prompt: the one named like the prompt or its dimension, else one
+    named by a word of those names ('helpfulness' for support-helpfulness), else the first mean rating (not a
+    rater's NAME.k), else the first; None without ratings."""
+    keys = sorted(keys)
+    names = (prompt.name, prompt.dimension.name)
+    words = {w for n in names for w in n.lower().replace("-", " ").replace("_", " ").split()}
+    means = [k for k in keys if base_name(k) == k]
+    return (
+        next((k for n in names if (k := human_key(keys, n))), None)
+        or next((k for k in means if k.lower() in words), None)
+        or next(iter(means + keys), None)
+    )
 
 
 def judgments_frame(rows: list[dict[str, Any]], human: dict[str, float | None] | None = None) -> pd.DataFrame:

@@ -62,8 +62,10 @@ def freeze_form(lib, prompt: FrozenPrompt) -> None:
         key=f"{KEY}_run_{prompt.id[:12]}",
     )
     run, humans = runs[run_id]
-    default = cached_reads.human_key(humans, prompt.dimension.name) or humans[0]
-    human = c2.selectbox("Human rating", humans, index=humans.index(default), key=f"{KEY}_human_{run_id}")
+    default = cached_reads.chosen_human(humans, prompt)
+    human = c2.selectbox(
+        "Human rating", humans, index=humans.index(default) if default else 0, key=f"{KEY}_human_{run_id}"
+    )
     name = c3.text_input("Watch name", value=prompt.name, key=f"{KEY}_name_{prompt.id[:12]}")
     if st.button("Freeze anchor set", key=f"{KEY}_freeze_{prompt.id[:12]}"):
         watch, created = freeze_watch(lib, name, prompt.id, run.dataset_id, [run_id], human)

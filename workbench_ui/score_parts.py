@@ -17,7 +17,7 @@ from geval_core.judgment import single_rating
 from geval_core.records import Run
 from geval_core.stats.confidence import describe
 from geval_core.types import FrozenPrompt, JudgeSettings
-from workbench_ui import cached_reads, charts, prices, safe_text
+from workbench_ui import cached_reads, charts, prices, safe_text, state
 
 CONFIDENCE_HELP = {
     "entropy": "bits of uncertainty in the judge's distribution (0: certain)",
@@ -150,7 +150,7 @@ def tie_clusters_view(run: Run, prompt: FrozenPrompt, rows: list[dict[str, Any]]
     """The largest sets of items sharing one score, and how many distinct human ratings each hides."""
     from geval_core.stats import tie_clusters
 
-    key = cached_reads.human_key(cached_reads.human_names(run.dataset_id), prompt.name)
+    key = cached_reads.chosen_human(cached_reads.human_names(run.dataset_id), prompt)
 
     def build() -> tuple[dict[str, list], Any]:
         human = [r.get(f"human_{key}") for r in rows] if key else None
@@ -175,7 +175,7 @@ def tie_clusters_view(run: Run, prompt: FrozenPrompt, rows: list[dict[str, Any]]
 def table_and_item(run: Run, prompt: FrozenPrompt, rows: list[dict[str, Any]]) -> None:
     """One dataframe for every item (select a row) and one chart for the selected item."""
     items = cached_reads.items_by_id(run.dataset_id)
-    key = cached_reads.human_key(cached_reads.human_names(run.dataset_id), prompt.name)
+    key = human_choice(run, prompt)
     frame = cached_reads.per_run(
         run,
         "frame",
@@ -206,6 +206,19 @@ def table_and_item(run: Run, prompt: FrozenPrompt, rows: list[dict[str, Any]]) -
     judgment = rows[position[item_id]]  # the frame has one row per judgment, in the same order
     scored = cached_reads.run_summary(run, rows)["scored"]
     show_item(judgment, items.get(item_id), prompt, key, max(scored - 1, 0))
+
+
+def human_choice(run: Run, prompt: FrozenPrompt) -> str | None:
+    """The human rating the table and the item panel show: as the Agreement page opens, or the one chosen (a
+    picker, remembered, when the dataset has several)."""
+    humans = cached_reads.human_names(run.dataset_id)
+    default = cached_reads.chosen_human(humans, prompt)
+    if len(humans) < 2:
+        return default
+    state.keep_choice("score_human", humans)
+    if st.session_state.get("score_human") not in humans:  # another dataset's rating: this one's default
+        st.session_state["score_human"] = default
+    return state.kept("score_human", st.selectbox("Human rating shown", humans, key="score_human"))
 
 
 def tie_sentence(judgment: dict[str, Any], others: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from geval_core.prompts.hash import content_hash
 from geval_core.types import HAND_WRITTEN
 
 EXAMPLE_PROMPTS = ("coherence", "consistency", "fluency", "relevance")
@@ -28,6 +29,31 @@ class Step:
     done: bool
     state: str
     how: str
+
+
+ALL_DONE = (
+    "Every step is done: your prompt is frozen, checked against people and exported. From here: rate more items "
+    "(Rate page), try another judge or a panel (Score page), watch for drift (Library page), or design the next "
+    "dimension (Design page)."
+)
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 finished run', '2 finished runs', 'no finished run': words, not "(s)"."""
+    return f"no {noun}" if n == 0 else f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def mark(step: Step, upcoming: Step) -> str:
+    """A step's state as a Material icon with a word (readable without an emoji font)."""
+    if step.done:
+        return ":material/check_circle: done"
+    return ":material/arrow_forward: next" if step is upcoming else ":material/radio_button_unchecked: to do"
+
+
+def open_drafts(lib: Any) -> list[dict[str, Any]]:
+    """The drafts not frozen as they are (a draft whose content is a frozen prompt's is not open any more)."""
+    frozen = {p["id"] for p in lib.list_prompts()}
+    return [d for d in lib.list_drafts() if content_hash(lib.get_draft(d["id"])) not in frozen]
 
 
 def own_prompts(lib: Any) -> list[dict[str, Any]]:
@@ -51,7 +77,7 @@ def _example(lib: Any, name: str) -> Any:
 
 def path_state(lib: Any) -> list[Step]:
     """Every step of the path with this library's state."""
-    own, drafts = own_prompts(lib), lib.list_drafts()
+    own, drafts = own_prompts(lib), open_drafts(lib)
     generated = [p for p in own if lib.get_prompt(p["id"]).dimension.steps_model != HAND_WRITTEN]
     with_ratings = [d for d in lib.list_datasets() if d.human]
     rated = [d for d in with_ratings if d.name != EXAMPLE_DATASET]
@@ -69,8 +95,13 @@ def path_state(lib: Any) -> list[Step]:
             "Describe one quality dimension",
             "app_pages/design.py",
             bool(drafts or own),
-            f"{len(drafts)} draft(s), {len(own)} prompt(s) of your own; the examples "
-            f"({', '.join(EXAMPLE_PROMPTS)}) show how",
+            f"{counted(len(own), 'frozen prompt')} of your own, "
+            + (
+                f"{counted(len(drafts), 'draft')} not frozen yet"
+                if drafts
+                else "no draft waiting to be frozen"
+            )
+            + f"; the examples ({', '.join(EXAMPLE_PROMPTS)}) show how",
             "A definition, a scale and a sentence for every point.",
         ),
         Step(
@@ -98,7 +129,7 @@ def path_state(lib: Any) -> list[Step]:
             "Score it with a judge",
             "app_pages/score.py",
             bool(finished),
-            f"{len(finished)} finished run(s) of your prompts"
+            f"{counted(len(finished), 'finished run')} of your prompts"
             + (f", {len(runs) - len(finished)} not finished" if len(runs) > len(finished) else ""),
             "Every item's rating distribution and weighted score.",
         ),
@@ -123,8 +154,8 @@ def _agreement_state(runs: int, seen: bool) -> str:
     if not runs:
         return "no run of yours on rated data yet"
     if not seen:
-        return f"{runs} run(s) on rated data: open the Agreement page to see how the judge agrees with people"
-    return f"{runs} run(s) on rated data; their agreement with people shown"
+        return f"{counted(runs, 'run')} on rated data: open the Agreement page to see how the judge agrees with people"
+    return f"{counted(runs, 'run')} on rated data; their agreement with people shown"
 
 
 def newest_own_prompt(lib: Any) -> str | None:

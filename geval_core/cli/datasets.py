@@ -70,7 +70,8 @@ def datasets_list(library: Library, as_json: bool, archived: bool) -> None:
     "--human",
     "human",
     multiple=True,
-    help="Human rating as NAME=PATH, e.g. coherence=scores.coherence (repeatable).",
+    help="Human rating as NAME=PATH, e.g. coherence=scores.coherence (repeatable); per-rater columns "
+    "NAME.0=PATH, NAME.1=PATH, ... without NAME also give NAME, their mean.",
 )
 @click.option("--group", default=None, help="Group field, e.g. doc_id (for summary-level agreement).")
 @click.option(

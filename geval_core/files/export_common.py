@@ -95,13 +95,17 @@ def pass_rule(prompt: FrozenPrompt, pass_at: float | None, how: str, without: st
     """Comment lines saying the pass rule and how the tool applies it (`how`), or that there is none
     (`without`: what the tool then does)."""
     if pass_at is None:
-        return [one_line(f"No pass rule is set (export with --pass-at RATING to set one): {without}")]
+        return [one_line(f"No pass rule is set (set one when exporting: {SET_PASS_AT}): {without}")]
     return [
         one_line(
-            f"Pass rule (--pass-at {pass_at:g}): an item passes when its {prompt.dimension.name} rating "
-            f"is at least {pass_at:g} on the {prompt.dimension.scale} scale; {how}"
+            f"Pass rule (pass at {pass_at:g}, set when exporting: {SET_PASS_AT}): an item passes when its "
+            f"{prompt.dimension.name} rating is at least {pass_at:g} on the {prompt.dimension.scale} scale; {how}"
         )
     ]
+
+
+# Files are exported from the CLI and from the app alike: the comment names both controls.
+SET_PASS_AT = "--pass-at RATING in the CLI, 'Pass at' on the Library page"
 
 
 def share_formula(prompt: FrozenPrompt, pass_at: float) -> str:

@@ -79,7 +79,7 @@ def test_the_start_page_leads_from_nothing_to_an_exported_prompt(chromium, tmp_p
         next_step(
             page,
             "Compare the judge with people",
-            "1 finished run(s) of your prompts",
+            "1 finished run of your prompts",
             "open the Agreement page",
         )
         expect(page.get_by_role("heading", name="Agreement and comparison")).to_be_visible(timeout=60_000)

@@ -131,3 +131,34 @@ def test_rating_buttons_read_as_the_anchor_beside_its_key_never_as_the_digit_twi
     assert button_label(10, "Excellent. Nothing to fix.", ten) == "10: Excellent"  # its key is 0, so say 10
     assert button_label(3, "", ten) == "Rate 3"
     assert button_label(12, "Off the usual keys", tuple(range(0, 13))) == "12: Off the usual keys"
+
+
+def test_the_dataset_that_fits_the_prompt_is_the_default_and_one_that_does_not_is_not_rated(
+    tmp_path, monkeypatch
+):
+    from geval_core.types import Item
+    from tests.runner_helpers import dimension
+
+    path = use_temp_library(tmp_path, monkeypatch)
+    open_page("rate")  # the app seeds the library (sample@1: document, summary)
+    with Library(path) as lib:
+        helpful = lib.freeze(
+            dimension(
+                name="Support helpfulness", inputs=("ticket", "reply"), definition="Helps.", template=""
+            ),
+            name="support-helpfulness",
+        ).prompt.id
+        row = {"ticket": "It broke.", "reply": "Restart it."}
+        lib.import_items("tickets", [Item("t1", row)])
+        newest = lib.import_items("tickets", [Item("t1", row), Item("t2", row)])["id"]
+    at = _rate_as(open_page("rate"), "alice")
+    at.selectbox(key="rate_prompt").set_value(helpful).run()
+    box = at.selectbox(key="rate_dataset")
+    assert box.value == newest  # the newest version holding ticket and reply
+    unfit = next(o for o in box.options if o.startswith("sample@1"))
+    assert unfit.endswith("(does not fit: no ticket, reply)")
+    assert any("rate_point_" in str(b.key) for b in at.button)
+    box.select(unfit).run()
+    assert_clean(at)
+    assert any("has no 'ticket'" in w for w in [plain(str(w.value)) for w in at.warning])
+    assert not any(str(b.key).startswith("rate_point_") for b in at.button)

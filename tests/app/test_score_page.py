@@ -307,3 +307,36 @@ def test_price_rows_are_checked_and_only_changes_are_stored():
         table_from_frame(pd.DataFrame([{"judge": "gpt-4o", "input": 1.0, "output": 2.0}]))
     with pytest.raises(ConfigError, match="output must be a number"):
         table_from_frame(pd.DataFrame([{"judge": "openai:x", "input": 1.0, "output": -2.0}]))
+
+
+def test_the_item_panel_shows_the_human_rating_the_agreement_page_chooses_and_the_one_picked(lib_path):
+    from runner_helpers import dimension
+
+    from geval_core.judgment import Judgment
+    from geval_core.types import Item
+    from workbench_ui.cached_reads import chosen_human
+
+    open_page("score")  # the app seeds the library
+    with Library(lib_path) as lib:
+        prompt = lib.freeze(
+            dimension(
+                name="Support helpfulness", inputs=("ticket", "reply"), definition="Helps.", template=""
+            ),
+            name="support-helpfulness",
+        ).prompt
+        human = {"helpfulness": 4.0, "helpfulness.0": 4.0, "helpfulness.1": 4.0, "tone": 2.0}
+        lib.import_items("tickets", [Item("t1", {"ticket": "It broke.", "reply": "Restart it."}, human)])
+        run_id = lib.create_run(prompt.id, "tickets", SCRIPTED)
+        lib.save_judgment(run_id, Judgment("t1", score=3.5, mode="logprobs"))
+        lib.finish_run(run_id, model_version="scripted-1")
+    assert chosen_human(["helpfulness.0", "helpfulness.1", "helpfulness", "tone"], prompt) == "helpfulness"
+    assert chosen_human(["a.0", "b"], prompt) == "b" and chosen_human([], prompt) is None
+    at = open_page("score")
+    assert at.selectbox(key="score_human").value == "helpfulness"
+    assert metric(at, "Human") == "4"
+    at.selectbox(key="score_human").set_value("tone").run()
+    assert metric(at, "Human") == "2"
+    again = open_page("score")  # a new session opens on the rating chosen
+    assert again.selectbox(key="score_human").value == "tone" and metric(again, "Human") == "2"
+    agreement = open_page("agreement")
+    assert agreement.selectbox(key="ag_field").value == "helpfulness"

@@ -403,3 +403,35 @@ def test_agree_takes_a_datasets_one_human_rating_without_human(tmp_path):
     assert json.loads(implied.output) == json.loads(named.output)
     seeded = runner.invoke(cli, ["agree", "x.jsonl", "--data", "sample", "--db", str(tmp_path / "s.db")])
     assert seeded.exit_code == 2 and "--human" in seeded.output
+
+
+def test_per_rater_columns_alone_import_with_their_mean_counted_missing_and_agree_runs(tmp_path):
+    """--human NAME.k=COLUMN without NAME: the mean NAME is computed per item (as a list cell's is), an N/A cell
+    in a rater's column is counted, and `geval agree RUN` finds NAME."""
+    db = str(tmp_path / "lib.db")
+    path = tmp_path / "rated.csv"
+    rows = [("a", 4, "N/A"), ("b", 2, 3), ("c", 5, 4), ("d", 1, 2), ("e", 3, 3), ("f", 2, "")]
+    path.write_text(
+        "id,document,summary,r1,r2\n" + "".join(f"{i},Doc {i}.,Sum {i}.,{r1},{r2}\n" for i, r1, r2 in rows),
+        encoding="utf-8",
+    )
+    args = ["datasets", "import", str(path), "--name", "rated", "--input", "document=document"]
+    args += ["--input", "summary=summary", "--human", "helpfulness.0=r1", "--human", "helpfulness.1=r2"]
+    out = CliRunner().invoke(cli, [*args, "--db", db, "--json"])
+    assert out.exit_code == 0, out.output
+    result = json.loads(out.output)
+    assert result["human_missing"] == {"helpfulness": 0, "helpfulness.0": 0, "helpfulness.1": 2}
+    assert result["human"] == ["helpfulness", "helpfulness.0", "helpfulness.1"]
+    with open_library(db) as library:
+        items = library.dataset_items("rated")
+        assert [i.human["helpfulness"] for i in items] == [4.0, 2.5, 4.5, 1.5, 3.0, 2.0]
+        assert "helpfulness.1" not in items[0].human
+        run_id = library.create_run("coherence", "rated", library.get_prompt("coherence").dimension.judge)
+        for n, item in enumerate(items):
+            library.save_judgment(run_id, Judgment(item.id, score=1.0 + n % 5, mode="logprobs"))
+        library.finish_run(run_id, model_version="scripted-1")
+    told = CliRunner().invoke(cli, [*args, "--db", db])
+    assert "helpfulness.1: 2 items without a rating" in told.output
+    agree = CliRunner().invoke(cli, ["agree", run_id, "--db", db, "--json"])
+    assert agree.exit_code == 0, agree.output
+    assert json.loads(agree.output)["items"] == len(rows)

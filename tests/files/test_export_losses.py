@@ -16,6 +16,7 @@ from needs import require_module
 
 from geval_core.cli import cli
 from geval_core.errors import InputError
+from geval_core.files.export_common import SET_PASS_AT
 from geval_core.files.tool_exports import DEEPEVAL_LOGPROB_MODELS
 from geval_core.prompts import content_hash
 from geval_core.providers.exports import export_for_tool
@@ -115,7 +116,8 @@ def test_deepeval_threshold_is_the_rating_on_deepevals_0_1_score(scale, pass_at,
         values["THRESHOLD"] == share
     )  # DeepEval reports (score - min) / (max - min) over the rubric's range
     assert isinstance(keywords["threshold"], ast.Name) and keywords["threshold"].id == "THRESHOLD"
-    assert f"THRESHOLD = {formula} = {share!r}" in text and f"--pass-at {pass_at:g}" in text
+    assert f"THRESHOLD = {formula} = {share!r}" in text
+    assert f"Pass rule (pass at {pass_at:g}, set when exporting: {SET_PASS_AT})" in text
 
 
 def test_deepeval_outside_its_rubric_range_maps_the_rating_linearly_and_says_so():
@@ -156,11 +158,19 @@ def test_openai_pass_threshold_is_the_rating_itself_on_the_graders_range():
     assert any("pass_threshold = 3.5 is written beside the grader" in c for c in data["comment"])
 
 
+def test_the_pass_rule_comment_names_the_clis_flag_and_the_apps_control():
+    assert SET_PASS_AT == "--pass-at RATING in the CLI, 'Pass at' on the Library page"
+    for pass_at in (None, 3.5):
+        for fmt in TOOLS:
+            text = export_for_tool(prompt_with(), fmt, pass_at=pass_at)
+            assert SET_PASS_AT in text and "export with --pass-at" not in text
+
+
 def test_without_pass_at_every_file_says_no_pass_rule_is_set_and_sets_none():
     prompt = prompt_with()
     texts = {fmt: export_for_tool(prompt, fmt) for fmt in TOOLS}
     for text in texts.values():
-        assert "No pass rule is set (export with --pass-at RATING to set one)" in text
+        assert f"No pass rule is set (set one when exporting: {SET_PASS_AT})" in text
     values, _ = deepeval_values(texts["deepeval"])
     assert values["THRESHOLD"] == 0.0  # not GEval's default 0.5, a rule the frozen prompt does not have
     promptfoo = yaml_of(texts["promptfoo"])

@@ -239,3 +239,21 @@ def test_a_conversation_in_the_chat_apis_shape_is_imported_as_its_turns(lib, tmp
     )  # one rule for files and frames
     with pytest.raises(InputError, match="holds a list, not text"):
         cell_text(["a", "b"], 3, "conversation", True)
+
+
+def test_the_datasets_pages_path_gives_per_rater_columns_their_mean_and_counts_a_raters_missing_cells(
+    lib, tmp_path
+):
+    """What the Datasets page does (read_items, then import_items with the mapping): as the CLI's import."""
+    from prompt_library.datasets import read_items
+
+    path = tmp_path / "raters.csv"
+    path.write_text("id,source,r1,r2\na,s,4,N/A\nb,s,2,3\n", encoding="utf-8")
+    mapping = DatasetMapping(inputs={"document": "source"}, human={"tone.0": "r1", "tone.1": "r2"})
+    items = read_items(path, mapping)
+    assert [i.human for i in items] == [
+        {"tone.0": 4.0, "tone": 4.0},
+        {"tone.0": 2.0, "tone.1": 3.0, "tone": 2.5},
+    ]
+    result = lib.import_items("raters", items, source="raters.csv", mapping=mapping)
+    assert result["human_missing"] == {"tone": 0, "tone.0": 0, "tone.1": 1}
