@@ -219,17 +219,38 @@ def steps_section(lib) -> None:
         )
     st.text_area("Steps (one per line; edit freely before freezing)", key=K + "steps", height=160)
     st.caption(f"Steps {safe_text.md_escape(steps_origin(form.steps_model()))}.")
-    with st.expander("Step variation: how different are steps generated k times?"):
+    variation_section(lib)
+
+
+def variation_section(lib) -> None:
+    """Step variation: the steps generated k times as a task (shown, cancellable and found again like Generate's),
+    the report open once there is one, any generation usable as the steps."""
+    from workbench_ui import model_work
+
+    key = form.generation_key()
+    going = model_work.going(lib, form.VARY, key)
+    if going:  # outside the section: a click on its button must not hide the progress in a closed expander
+        model_work.watch(lib, form.VARY, key, "Generating the steps k times to compare", K + "drift_stop")
+    report, error = (None, None) if going else form.drift_outcome(lib)
+    with st.expander(
+        "Step variation: how different are steps generated k times?", expanded=report is not None
+    ):
         k = st.number_input("k", min_value=2, max_value=10, value=3, key=K + "drift_k")
         st.button(
             "Generate k times and compare",
             key=K + "drift",
             on_click=form.act,
             args=(form.run_drift, lib, int(k)),
+            disabled=going,
         )
-        report = st.session_state.get(K + "drift_report")
+        if error:
+            st.warning(
+                "Step variation cancelled."
+                if error == "stopped"
+                else f"Step variation gave no report: {safe_text.md_escape(error)}"
+            )
         if report is not None:
-            form.show_drift(report)
+            form.show_drift(lib, report)
 
 
 def checks_section(lib, dim: Dimension) -> bool:

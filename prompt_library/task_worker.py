@@ -62,6 +62,21 @@ def steps_task(
     return {"steps": list(steps), "model": model}
 
 
+def variation_task(
+    lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event
+) -> dict[str, Any]:
+    """The steps of a draft generated k times with the planned judge and compared (the Design page's step
+    variation)."""
+    from geval_core.prompts.steps import drift
+    from geval_core.types import Dimension
+
+    settings, judge = _judge(lib, spec)
+    dimension = Dimension.from_dict(spec["dimension"])
+    return _cancellable(
+        lambda: drift(dimension, judge, int(spec["k"]), settings, on_generation=progress).to_dict(), cancel
+    )
+
+
 def suggest_task(
     lib: Library, spec: dict[str, Any], progress: Progress, cancel: threading.Event
 ) -> dict[str, Any]:
@@ -136,6 +151,7 @@ def _cancellable(work: Callable[[], Any], cancel: threading.Event) -> Any:
 TASKS: dict[str, Callable[[Library, dict[str, Any], Progress, threading.Event], dict[str, Any]]] = {
     "stability": stability_task,
     "steps": steps_task,
+    "steps_variation": variation_task,
     "suggest": suggest_task,
     "rubric": rubric_task,
     "drift": drift_task,

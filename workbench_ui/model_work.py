@@ -19,9 +19,10 @@ from workbench_ui import safe_text
 REFRESH_S = 1.0
 
 
-def start(lib, kind: str, key: str, spec: dict[str, Any], settings: JudgeSettings) -> None:
-    """Start the model work as a task (the judge's settings go with the spec: the worker plans its server)."""
-    task_jobs.start_task(lib, kind, key, {**spec, "settings": asdict(settings)}, 1)
+def start(lib, kind: str, key: str, spec: dict[str, Any], settings: JudgeSettings, calls: int = 1) -> None:
+    """Start the model work (`calls` calls) as a task (the judge's settings go with the spec: the worker plans its
+    server)."""
+    task_jobs.start_task(lib, kind, key, {**spec, "settings": asdict(settings)}, calls)
 
 
 def going(lib, kind: str, key: str) -> bool:
@@ -43,9 +44,11 @@ def watch(lib, kind: str, key: str, what: str, cancel_key: str) -> None:
         if now not in task_jobs.LIVE:
             st.rerun()
         seconds = (datetime.now(timezone.utc) - started).total_seconds()
+        done, total = (task_jobs.task(lib, kind, key) or {}).get("progress") or [0, 1]
         st.info(
             safe_text.md_escape(
                 f"{what} with {model} · {seconds:.0f} s so far"
+                + (f" · {done} of {total} done" if total > 1 else "")  # a single call has no count to show
                 + (" · cancelling" if now == "stopping" else "")
             )
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 
@@ -172,8 +173,10 @@ def drift(
     temperature: float = 0.7,
     seed: int | None = 0,
     max_tokens: int = STEPS_MAX_TOKENS,
+    on_generation: Callable[[int, int], None] | None = None,
 ) -> DriftReport:
-    """Generate the steps k times (seeds seed, seed+1, ...) and compare every pair of lists."""
+    """Generate the steps k times (seeds seed, seed+1, ...) and compare every pair of lists; `on_generation(done, k)`
+    after each generation."""
     if k < 2:
         raise GEvalError(f"a drift check needs at least 2 generations, got k={k}")
     lists, failures, version = [], [], ""
@@ -190,6 +193,8 @@ def drift(
             lists.append(steps)
         except JudgeError as exc:
             failures.append(str(exc))
+        if on_generation is not None:
+            on_generation(i + 1, k)
     if len(lists) < 2:
         raise JudgeError(f"only {len(lists)} of {k} generations gave usable steps: {'; '.join(failures)}")
     pairs = [

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from app_support import after_jobs, open_design, open_page, page_text, use_temp_library, values
-from scripted_app_judge import SCRIPTED_STEPS
+from scripted_app_judge import SCRIPTED_STEPS, WRITING_HOLD_ENV
 
 from geval_core import prompts
 from prompt_library import Library
@@ -145,12 +147,49 @@ def test_two_token_ratings_are_flagged(lib_path):
 def test_drift_check_reports_similarity(lib_path):
     at = open_design()
     at.number_input(key="design_drift_k").set_value(3)
-    at.button(key="design_drift").click().run()
+    at = after_jobs(at.button(key="design_drift").click().run(), lib_path)  # a task of the library
     assert not at.exception and not at.error
     [similarity] = [m.value for m in at.metric if m.label.startswith("Mean similarity")]
     assert similarity == "1.000"  # the scripted judge writes the same steps every time
     frames = [d.value for d in at.dataframe if "similarity" in d.value.columns]
     assert len(frames[0]) == 3  # pairs of 3 generations
+
+
+def test_step_variation_shows_its_model_and_time_can_be_cancelled_and_is_found_after_a_reload(
+    lib_path, tmp_path, monkeypatch
+):
+    hold = tmp_path / "hold"
+    hold.write_text("", encoding="utf-8")
+    monkeypatch.setenv(WRITING_HOLD_ENV, str(hold))  # the worker's generations wait while the file exists
+    at = open_design()
+    at.text_input(key="design_name").set_value("Flow").run()  # an edit: the form is autosaved
+    at.button(key="design_drift").click().run()
+    progress = [i for i in values(at.info) if i.startswith("Generating the steps k times to compare with")]
+    assert progress and re.search(r"scripted:scripted-1 · \d+ s so far · 0 of 3 done", progress[0]), progress
+    at.button(key="design_drift_stop").click().run()  # Cancel
+    at = after_jobs(at, lib_path)  # ended while its generation still waits: cancelled, not finished
+    hold.unlink()
+    assert "Step variation cancelled." in values(at.warning)
+    assert not [m for m in at.metric if m.label.startswith("Mean similarity")]
+    at = after_jobs(at.button(key="design_drift").click().run(), lib_path)
+    reloaded = open_page("design")  # a new session: the autosaved form and its report, found in the library
+    assert reloaded.text_input(key="design_name").value == "Flow"
+    [similarity] = [m.value for m in reloaded.metric if m.label.startswith("Mean similarity")]
+    assert similarity == "1.000"
+
+
+def test_a_generation_of_step_variation_can_be_used_as_the_steps_once_confirmed(lib_path):
+    at = open_design()  # the example's steps are hand-written
+    loaded = at.text_area(key="design_steps").value
+    at = after_jobs(at.button(key="design_drift").click().run(), lib_path)
+    at.button(key="design_drift_use_2").click().run()
+    assert at.text_area(key="design_steps").value == loaded  # nothing replaced without the confirmation
+    assert any("using this generation replaces them" in w for w in values(at.warning))
+    at.button(key="design_drift_use_confirm").click().run()
+    assert at.text_area(key="design_steps").value == SCRIPTED_STEPS
+    assert "Steps written by scripted-1." in page_text(at)
+    at.button(key="design_generate_undo").click().run()  # the same undo as Generate's
+    assert at.text_area(key="design_steps").value == loaded
 
 
 def test_save_and_load_a_draft(lib_path):
