@@ -10,7 +10,12 @@ import pandas as pd
 import streamlit as st
 
 from geval_core.errors import GEvalError
-from geval_core.files.prompt_files import export_filename, export_prompt, production_snippet
+from geval_core.files.prompt_files import (
+    agreement_summary,
+    export_filename,
+    export_prompt,
+    production_snippet,
+)
 from geval_core.files.tool_exports import EXPORT_FORMATS, FORMATS, tool_filename
 from geval_core.providers.exports import export_for_tool
 from geval_core.types import FrozenPrompt
@@ -240,6 +245,26 @@ def attached_figures(result: dict) -> None:
             f"{result.get('judge_model') or 'not reported'}."
         )
     )
+    raters_figures(result)
+
+
+def raters_figures(result: dict) -> None:
+    """The raters' own agreement the export carries beside the judge's (the goal step 7 names), or why none."""
+    raters = result.get("raters")
+    if not isinstance(raters, dict):
+        st.caption(
+            "No raters' own agreement attached: the dataset has no per-rater ratings (NAME.0, NAME.1, ...) of "
+            "this rating to compare the judge with."
+        )
+        return
+    cols = st.columns(2)
+    for col, (figure, label) in zip(
+        cols, (("spearman", "Spearman"), ("kappa_quadratic", "quadratic κ")), strict=True
+    ):
+        span = raters.get(figure) or {}
+        col.metric(f"Raters' own {label} (mean)", safe_text.fmt(span.get("mean")))
+    summary = agreement_summary(result)
+    st.caption(safe_text.md_escape(summary[:1].upper() + summary[1:] + "."))
 
 
 def import_section(lib) -> None:
@@ -259,6 +284,8 @@ def import_section(lib) -> None:
     for warning in result.warnings:  # a server URL in the file, agreement failing its own hash, a bad name
         st.warning(safe_text.md_escape(warning))
     st.success(safe_text.md_escape(result.note[:1].upper() + result.note[1:]))
+    if result.agreement is not None:
+        st.info(safe_text.md_escape(f"Attached agreement: {agreement_summary(result.agreement)}."))
     st.code(result.prompt.id, language=None, wrap_lines=True)
 
 

@@ -25,6 +25,7 @@ class FreezeResult:
     created: bool
     warnings: list[str] = field(default_factory=list)
     note: str = ""  # what an import did ("imported as coherence@5: a new version; ...")
+    agreement: dict[str, Any] | None = None  # an import's attached agreement that passed its own hash
 
 
 def content_differences(a: Dimension, b: Dimension) -> list[str]:
@@ -161,7 +162,7 @@ class PromptsMixin(LibraryBase):
         note = import_note(result, before, prompt)
         # The pre-freeze check's warnings matter for new content only; a known version was checked before.
         checks = result.warnings if result.created else []
-        return replace(result, warnings=[*loaded.warnings, *checks], note=note)
+        return replace(result, warnings=[*loaded.warnings, *checks], note=note, agreement=loaded.agreement)
 
     # --- frozen prompts -----------------------------------------------------------------------------
     def _prompt_row(self, name_or_id: str, version: int | None) -> dict[str, Any] | None:

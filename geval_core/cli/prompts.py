@@ -16,6 +16,7 @@ from ..files.prompt_files import (
     DIMENSION_KEYS,
     DIMENSION_TEXTS,
     FORMAT,
+    agreement_summary,
     check_shape,
     export_prompt,
     parse_json,
@@ -242,7 +243,9 @@ def _frozen(result: Any) -> dict[str, Any]:
 @click.option(
     "--agreement-run",
     default=None,
-    help="Measure the agreement from this library run of the prompt (needs --human).",
+    help="Measure the agreement from this library run of the prompt (needs --human). With per-rater "
+    "ratings (NAME.0, NAME.1, ...) the raters' own agreement, each rater against the others, goes beside "
+    "the judge's.",
 )
 @click.option(
     "--human",
@@ -321,6 +324,8 @@ def prompts_export(
         report_written(
             as_json, _export_facts(frozen, output, fmt), f"wrote {output} ({frozen.label}, {frozen.id[:12]})"
         )
+        if agreement is not None and not as_json:  # the goal is the raters' own: shown beside the judge's
+            click.echo(f"agreement: {agreement_summary(agreement)}", err=True)
     elif not snippet:
         click.echo(json.dumps(export_prompt(frozen, agreement), indent=2, ensure_ascii=False))
     if snippet:
@@ -405,3 +410,5 @@ def prompts_import(library: Library, export_file: str, as_json: bool) -> None:
         echo_json(_frozen(result))
         return
     click.echo(result.note)
+    if result.agreement is not None:
+        click.echo(f"attached agreement: {agreement_summary(result.agreement)}")

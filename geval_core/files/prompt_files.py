@@ -150,6 +150,34 @@ def agreement_hash(prompt_hash: str, agreement: dict[str, Any]) -> str:
     )
 
 
+def _figures(block: dict[str, Any], fmt: Any) -> str:
+    """'Spearman 0.412, quadratic kappa 0.301' of the judge's agreement."""
+    return f"Spearman {fmt(block.get('spearman'))}, quadratic kappa {fmt(block.get('kappa_quadratic'))}"
+
+
+def _span(summary: Any) -> str:
+    """'0.612 to 0.734 (mean 0.690)' of a raters' summary, 'none' when no rater had a figure."""
+    if not isinstance(summary, dict) or not summary.get("raters"):
+        return "none"
+    return f"{summary['min']:.3f} to {summary['max']:.3f} (mean {summary['mean']:.3f})"
+
+
+def agreement_summary(agreement: dict[str, Any]) -> str:
+    """The judge's figures beside the raters' own when the agreement carries them (exports before it do not)."""
+
+    def fmt(value: Any) -> str:
+        return "n/a" if not isinstance(value, int | float) else f"{value:.3f}"
+
+    text = f"judge against people: {_figures(agreement, fmt)} ({agreement.get('reading', '?')} reading)"
+    raters = agreement.get("raters")
+    if not isinstance(raters, dict):
+        return text + "; the raters' own agreement: not measured (no per-rater ratings)"
+    return (
+        f"{text}; the raters' own ({raters.get('against')}): Spearman {_span(raters.get('spearman'))}, "
+        f"quadratic kappa {_span(raters.get('kappa_quadratic'))}"
+    )
+
+
 DECODING_FIELDS = ("temperature", "n", "top_logprobs", "max_tokens", "seed", "reasoning_effort")
 JUDGE_FIELDS = ("provider", "model")
 

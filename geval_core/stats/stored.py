@@ -16,7 +16,7 @@ from .calibration import calibration, rater_ratings
 from .ceiling import ceiling_summary, human_ceiling
 from .kappa import infer_scale
 from .ppi import Estimate, hold_out, ppi_difference, ppi_mean
-from .raters import RaterMatrix, base_name, item_spread, rater_agreement, rater_matrix
+from .raters import RaterMatrix, base_name, item_spread, rater_agreement, rater_keys, rater_matrix
 from .ties import with_ties
 
 
@@ -72,6 +72,40 @@ def run_agreement(
         "measured_at": run.finished_at or run.created_at,
         **result.to_dict(),
         "missing": _unscored(library, run, human_field),
+        # Only with per-rater ratings: an export without raters stays as it was (and hashes as before).
+        **(
+            {"raters": raters}
+            if (raters := raters_own(library, run, dataset, human_field, grouped, only))
+            else {}
+        ),
+    }
+
+
+RATER_FIGURES = ("spearman", "kappa_quadratic")  # the raters' own, beside the judge's same figures
+
+
+def raters_own(
+    library: Store, run: Run, dataset: Dataset, human_field: str, grouped: bool, only: set[str] | None
+) -> dict[str, Any] | None:
+    """The raters' own agreement (each rater against the mean of the others, the Agreement page's human ceiling)
+    on the items the judge's figures cover, in the same reading; None without per-rater ratings NAME.k."""
+    if len(rater_keys(dataset.human, human_field)) < 2:
+        return None
+    scored = {r["item_id"] for r in library.judgments(run.id) if r["score"] is not None}
+    items = [
+        i for i in library.dataset_items(dataset.id) if i.id in scored and (only is None or i.id in only)
+    ]
+    scale = library.get_prompt(run.prompt_id).dimension.scale
+    rows = human_ceiling(rater_matrix(items, human_field), scale, grouped=grouped)
+    if not rows:
+        return None
+    per_rater = [{"who": r["who"], "items": r["items"], **{f: r[f] for f in RATER_FIGURES}} for r in rows]
+    summaries = {f: ceiling_summary(rows, f) for f in RATER_FIGURES}
+    return {
+        "against": "each rater against the mean of the other raters",
+        "reading": rows[0]["reading"],
+        "per_rater": per_rater,
+        **{f: {k: summaries[f].get(k) for k in ("raters", "min", "mean", "max")} for f in RATER_FIGURES},
     }
 
 

@@ -147,3 +147,45 @@ def test_export_attaches_the_agreement_of_a_finished_run(lib_path, downloads):
     assert "Reading: group" in text and "Dataset: sample@1" in text and run_id in text
     # The export still imports: the agreement is outside the hashed content.
     assert Library(lib_path).import_prompt(exported).prompt.id == prompt.id
+
+
+def rated_judged_run(lib: Library) -> str:
+    """A finished run of coherence@1 on the sample set saved with three raters per item (coherence.0-2)."""
+    from geval_core.judgment import Judgment
+
+    items = []
+    for n, item in enumerate(lib.dataset_items("sample")):
+        base = item.human["coherence"]
+        raters = [base, max(1.0, base - (n % 2)), min(5.0, base + (n % 3 == 0))]
+        human = {**{f"coherence.{k}": v for k, v in enumerate(raters)}, "coherence": sum(raters) / 3}
+        items.append(replace(item, human=human))
+    dataset = lib.import_items("rated", items)
+    run_id = lib.create_run("coherence", dataset["id"], lib.get_prompt("coherence").dimension.judge)
+    for n, item in enumerate(items):
+        score = item.human["coherence"] + (0.4 if n % 3 == 0 else -0.2)
+        lib.save_judgment(run_id, Judgment(item.id, score=score, mode="logprobs"))
+    lib.finish_run(run_id, model_version="scripted-1")
+    return run_id
+
+
+def test_the_attached_agreement_shows_the_raters_own_beside_the_judges(lib_path, downloads):
+    lib = Library(lib_path)
+    open_page("library")  # seeds the examples
+    run_id = rated_judged_run(lib)
+    prompt = lib.get_prompt("coherence")
+    at = open_page("library")
+    at.checkbox(key=f"lib_attach_{prompt.id}").check().run()
+    assert at.selectbox(key=f"lib_agree_human_{run_id}").value == "coherence"
+    raters = json.loads(downloads(at))["agreement"]["raters"]
+    assert metric(at, "Raters' own Spearman (mean)") == f"{raters['spearman']['mean']:.3f}"
+    assert "the raters' own (each rater against the mean of the other raters): Spearman" in page_text(at)
+
+
+def test_an_agreement_without_raters_says_so(lib_path, downloads):
+    lib = Library(lib_path)
+    judged_run(lib)
+    prompt = lib.get_prompt("coherence")
+    at = open_page("library")
+    at.checkbox(key=f"lib_attach_{prompt.id}").check().run()
+    assert "raters" not in json.loads(downloads(at))["agreement"]
+    assert "No raters' own agreement attached: the dataset has no per-rater ratings" in page_text(at)

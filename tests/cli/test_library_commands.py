@@ -290,3 +290,77 @@ def test_prompts_export_refuses_a_foreign_run_or_a_bad_agreement_file(db, tmp_pa
     )
     assert "expected one JSON object" in bad.output and "Traceback" not in bad.output
     assert not out.exists()  # nothing half-written
+
+
+def _rated_run(db: str) -> tuple[str, list]:
+    """A run of coherence on the sample set saved with three raters per item (coherence.0-2, their mean as
+    coherence); scores are the mean plus a per-item offset."""
+    from dataclasses import replace
+
+    with Library(db) as library:
+        items = []
+        for n, item in enumerate(library.dataset_items("sample")):
+            base = item.human["coherence"]
+            raters = [base, max(1.0, base - (n % 2)), min(5.0, base + (n % 3 == 0))]
+            human = {**{f"coherence.{k}": v for k, v in enumerate(raters)}, "coherence": sum(raters) / 3}
+            items.append(replace(item, human=human))
+        dataset = library.import_items("rated", items)
+        run = library.create_run("coherence", dataset["id"], JudgeSettings())
+        for n, item in enumerate(items):
+            score = item.human["coherence"] + (0.5, -0.25, 0.0)[n % 3]
+            library.save_judgment(run, Judgment(item.id, score=score, mode="logprobs"))
+        library.finish_run(run, "done")
+    return run, items
+
+
+def test_an_export_with_agreement_carries_the_raters_own_beside_the_judges_under_its_hash(db, tmp_path):
+    from geval_core.files.prompt_files import agreement_hash
+    from geval_core.stats.stored import dataset_raters
+
+    run, _ = _rated_run(db)
+    out = tmp_path / "coherence.json"
+    args = ("prompts", "export", "coherence", "--db", db, "-o", str(out), "--agreement-run", run)
+    written = invoke(*args, "--human", "coherence")
+    exported = json.loads(out.read_text())
+    raters = exported["agreement"]["raters"]
+    with Library(db) as library:  # the Agreement page's human ceiling of the same run and reading
+        ceiling = dataset_raters(library, "rated", "coherence", run_id=run)["ceiling"]
+    people = [r for r in ceiling if r["who"] != "judge"]
+    assert [r["who"] for r in raters["per_rater"]] == [r["who"] for r in people]
+    assert [r["spearman"] for r in raters["per_rater"]] == pytest.approx([r["spearman"] for r in people])
+    assert raters["spearman"]["mean"] == pytest.approx(sum(r["spearman"] for r in people) / len(people))
+    assert raters["reading"] == exported["agreement"]["reading"] == "group"
+    assert exported["agreement_hash"] == agreement_hash(exported["content_hash"], exported["agreement"])
+    assert "the raters' own (each rater against the mean of the other raters): Spearman" in written.output
+    imported = invoke("prompts", "import", str(out), "--db", str(tmp_path / "other.db"))
+    assert "attached agreement: judge against people" in imported.output and "raters' own" in imported.output
+    # The hash vouches for the raters' figures too: changing one drops the agreement on import.
+    exported["agreement"]["raters"]["spearman"]["mean"] = 0.99
+    out.write_text(json.dumps(exported), encoding="utf-8")
+    tampered = invoke("prompts", "import", str(out), "--db", str(tmp_path / "third.db"))
+    assert (
+        "does not match its agreement_hash" in tampered.output
+        and "attached agreement: judge" not in tampered.output
+    )
+
+
+def test_an_export_without_per_rater_ratings_has_no_raters_figure_and_older_exports_load(db, tmp_path):
+    run, _, _ = _scored_run(db)
+    out = tmp_path / "coherence.json"
+    invoke(
+        "prompts",
+        "export",
+        "coherence",
+        "--db",
+        db,
+        "-o",
+        str(out),
+        "--agreement-run",
+        run,
+        "--human",
+        "coherence",
+    )
+    exported = json.loads(out.read_text())
+    assert "raters" not in exported["agreement"]  # as exports were before: the same bytes, the same hash
+    imported = invoke("prompts", "import", str(out), "--db", str(tmp_path / "other.db"))
+    assert "the raters' own agreement: not measured (no per-rater ratings)" in imported.output
