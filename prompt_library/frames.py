@@ -250,7 +250,8 @@ def agree_frame(
     """Agreement of a scored frame's `score` with the `human` column, one row per figure with its 95% interval.
 
     `group`: the per-group reading (groups resampled); `cluster`: the dataset reading with the items of one
-    cluster (e.g. a source document) resampled together. `attrs` holds the whole result.
+    cluster (e.g. a source document) resampled together. `no_interval` says why a figure has no interval (too
+    few groups resampled, ...); `attrs` holds the whole result.
     """
     import pandas as pd
 
@@ -278,9 +279,28 @@ def agree_frame(
             "value": getattr(result, f),
             "low": (result.ci.get(f) or [None, None])[0],
             "high": (result.ci.get(f) or [None, None])[1],
+            "no_interval": no_interval(result, f),
         }
         for f in figures
     ]
     table = pd.DataFrame(rows)
     table.attrs.update(result.to_dict())
     return table
+
+
+def no_interval(result: Any, figure: str) -> str:
+    """Why the figure has no interval, as `geval agree` says it ("" when it has one)."""
+    if (result.ci.get(figure) or [None])[0] is not None:
+        return ""
+    if not result.bootstrap:
+        return "no intervals: bootstrap=0"
+    if (
+        result.ci_warning
+    ):  # too few units resampled: e.g. "no intervals: 4 groups resampled, fewer than 10 ..."
+        return result.ci_warning
+    if getattr(result, figure) is None:
+        return "no value, so no interval"
+    undefined = result.ci_undefined.get(figure, 0)
+    if undefined:
+        return f"no interval: {undefined} of {result.bootstrap} resamples undefined (over 5%)"
+    return "no interval"

@@ -95,6 +95,17 @@ def test_agree_frame_matches_scipy_and_resamples_documents(sample):
     )
     grouped = agree_frame(out, "rating", group="doc", bootstrap=0)
     assert grouped.attrs["reading"] == "group"
+    assert set(grouped["no_interval"]) == {"no intervals: bootstrap=0"}
+    assert (table["no_interval"].loc[["spearman", "kendall"]] == "").all()  # intervals there: no reason
+
+
+def test_agree_frame_says_why_a_figure_has_no_interval(sample):
+    prompt, _, frame = sample
+    out = score_frame(prompt, frame, judge=ScriptedJudge(), id_column="key")
+    few = out[out["doc"].isin(sorted(out["doc"].unique())[:4])]  # 4 documents: too few to resample
+    table = agree_frame(few, "rating", cluster="doc", bootstrap=200).set_index("figure")
+    assert table.loc["spearman", ["low", "high"]].isna().all()
+    assert table.loc["spearman", "no_interval"].startswith("no intervals: 4 groups resampled, fewer than 10")
     with pytest.raises(InputError, match="no column 'nope'"):
         agree_frame(out, "nope")
 
