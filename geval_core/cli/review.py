@@ -52,7 +52,7 @@ def review_rows(library, run_id: str, human: str | None, order: str, side: str =
     type=click.Choice(list(ORDERS)),
     default="uncertain",
     show_default=True,
-    help="; ".join(f"{k}: {v}" for k, v in ORDERS.items()),
+    help="; ".join(f"{k}: {v}" for k, v in ORDERS.items()) + " (the Rate page's review queue orders)",
 )
 @click.option(
     "--limit",

@@ -222,3 +222,16 @@ def test_the_readme_says_how_to_turn_completion_on():
     assert (
         "_GEVAL_COMPLETE=bash_source geval" in readme and "zsh_source" in readme and "fish_source" in readme
     )
+
+
+def test_the_readme_names_the_review_orders_the_command_takes():
+    from paths import ROOT
+
+    from geval_core.diagnostics.review import ORDERS
+
+    readme = " ".join(Path(ROOT, "README.md").read_text(encoding="utf-8").split())
+    said = set(re.findall(r"--order (\w+)", readme))
+    assert said == set(ORDERS), said  # every order named as the command spells it, none it does not take
+    assert "most disputed" not in readme  # a word the command does not take
+    help_text = CliRunner().invoke(cli, ["review", "--help"]).output
+    assert all(f"{order}:" in " ".join(help_text.split()) for order in ORDERS)
