@@ -111,8 +111,31 @@ def versions_section(lib, rows: list[dict]) -> None:
             st.session_state[K + "name"] = newest  # the person's own, not an example
     name = state.kept(K + "name", st.selectbox("Prompt", names, key=K + "name"))
     versions = lib.prompt_versions(name)
+    chosen = compare_section(versions) if len(versions) > 1 else single_version(versions[0])
+    export_section(lib, chosen)
+    drift_view.section(lib, chosen)
+
+
+def single_version(prompt: FrozenPrompt) -> FrozenPrompt:
+    """One version: its content once, no comparison of identical text (there is nothing to compare yet)."""
+    st.caption(
+        safe_text.md_escape(
+            f"{prompt.label} · {prompt.id[:12]} is the only version of {prompt.name}: freezing a changed form under "
+            "this name adds a version to compare it with."
+        )
+    )
+    with st.expander(f"Content of {prompt.label}"):
+        for title, text in sections(prompt).items():
+            st.markdown(f"**{title}**")
+            st.code(text, language=None, wrap_lines=True)
+    return prompt
+
+
+def compare_section(versions: list[FrozenPrompt]) -> FrozenPrompt:
+    """Pick two versions and see what changed, side by side; the version B (exported below)."""
     labels = [v.label for v in versions]
     by_label = {v.label: v for v in versions}
+    name = versions[0].name
     c1, c2 = st.columns(2)
     shown = lambda label: f"{label} · {by_label[label].id[:12]}"  # noqa: E731 -- the hash beside every label
     a = c1.selectbox("Version A", labels, index=0, key=f"{K}a_{name}", format_func=shown)
@@ -120,9 +143,9 @@ def versions_section(lib, rows: list[dict]) -> None:
     st.subheader("Compare versions")
     if a == b:
         st.caption("Pick two different versions to see what changed.")
-    diff_view(by_label[a], by_label[b])
-    export_section(lib, by_label[b])
-    drift_view.section(lib, by_label[b])
+    else:
+        diff_view(by_label[a], by_label[b])
+    return by_label[b]
 
 
 def export_section(lib, prompt: FrozenPrompt) -> None:

@@ -40,6 +40,22 @@ def test_lists_every_frozen_version(lib_path):
     assert list(table["hash"]) == [p["id"][:12] for p in lib.list_prompts()]
 
 
+def test_a_single_version_is_shown_once_without_a_comparison(lib_path):
+    at = open_page("library")
+    assert at.selectbox(key="lib_name").value == "coherence"
+    assert "Compare versions" not in [h.value for h in at.subheader]
+    assert not [s for s in at.selectbox if s.key == "lib_a_coherence"]
+    assert not [c for c in at.code if c.language == "diff"] and not any(
+        "unchanged" in m.value for m in at.markdown
+    )
+    assert "is the only version of coherence" in page_text(at)
+    definition = Library(lib_path).get_prompt("coherence").dimension.definition
+    assert [c.value for c in at.code].count(definition) == 1  # its content once, not side by side
+    second_version(Library(lib_path))
+    at = open_page("library")
+    assert "Compare versions" in [h.value for h in at.subheader]
+
+
 def test_diff_of_two_versions_shows_what_changed(lib_path):
     lib = Library(lib_path)
     old = lib.get_prompt("coherence").dimension.definition
