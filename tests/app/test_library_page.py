@@ -195,6 +195,11 @@ def test_the_attached_agreement_shows_the_raters_own_beside_the_judges(lib_path,
     raters = json.loads(downloads(at))["agreement"]["raters"]
     assert metric(at, "Raters' own Spearman (mean)") == f"{raters['spearman']['mean']:.3f}"
     assert "the raters' own (each rater against the mean of the other raters): Spearman" in page_text(at)
+    exported = downloads(at).encode()
+    at.file_uploader(key="lib_upload").set_value(("coherence.json", exported, "application/json")).run()
+    at.button(key="lib_import").click().run()
+    [said] = [i for i in values(at.info) if i.startswith("Attached agreement: judge against people")]
+    assert "the raters' own (each rater against the mean of the other raters)" in said
 
 
 def test_an_agreement_without_raters_says_so(lib_path, downloads):
