@@ -347,7 +347,7 @@ def adopt(lib, n: int, confirmed: bool = False) -> None:
     _say("success", f"Using generation {n}'s steps, written by {report.model_version}.")
 
 
-def keep_own_steps_not_adopt() -> None:
+def cancel_adopt() -> None:
     """The user chose to keep their steps: no generation adopted."""
     st.session_state.pop(K + "confirm_adopt", None)
 
@@ -372,12 +372,15 @@ def show_drift(lib, report) -> None:
             f"Use generation {n} as the steps", key=f"{K}drift_use_{n}", on_click=act, args=(adopt, lib, n)
         )
         if asked == n:
-            st.warning("The steps above were written or edited by hand: using this generation replaces them.")
+            st.warning(
+                "The steps in the editor were written or edited by hand: using this generation replaces them "
+                "(Undo restores them)."
+            )
             c1, c2 = st.columns(2)
             c1.button(
                 "Replace my steps", key=K + "drift_use_confirm", on_click=act, args=(adopt, lib, n, True)
             )
-            c2.button("Keep my steps", key=K + "drift_use_cancel", on_click=keep_own_steps_not_adopt)
+            c2.button("Keep my steps", key=K + "drift_use_cancel", on_click=cancel_adopt)
     for failure in report.failures:
         st.warning(safe_text.md_escape(failure))
 
