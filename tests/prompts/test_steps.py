@@ -133,6 +133,17 @@ def test_drift_reports_every_pair_and_the_mean():
     assert report.to_dict()["model_version"] == "writer-2024-05-01" and report.failures == []
 
 
+def test_drift_reports_each_generation_as_it_ends_failed_ones_too():
+    done: list[tuple[int, int]] = []
+    drift(
+        DIM,
+        TextJudge("1. abcd", "no steps here", "1. abcd"),
+        k=3,
+        on_generation=lambda d, k: done.append((d, k)),
+    )
+    assert done == [(1, 3), (2, 3), (3, 3)]  # what the Design page's progress counts
+
+
 def test_drift_counts_unusable_generations_and_needs_two_good_ones():
     report = drift(DIM, TextJudge("1. abcd", "no steps here", "1. abcd"), k=3)
     assert len(report.failures) == 1 and report.mean_similarity == 1.0 and len(report.pairs) == 1
