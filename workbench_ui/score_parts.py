@@ -84,9 +84,10 @@ def cost_box(
     c[1].metric("Input tokens (est.)", f"{est['input_tokens']:,}")
     c[2].metric(
         "of which cached (est.)",
-        f"{est.get('cached_input_tokens', 0):,}",
+        f"{est['cached_input_tokens']:,}" if est.get("cache_predicted") else "not predicted",
         help="input tokens the provider's prompt cache should serve at its cached rate, by its documented "
-        "rule, with items that share their source document sent together",
+        "rule, with items that share their source document sent together; not predicted for a judge without "
+        "a documented rule (the run records what the judge reports)",
     )
     c[3].metric("Output tokens (max)", f"{est['output_tokens']:,}")
     c[4].metric(

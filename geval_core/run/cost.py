@@ -252,6 +252,7 @@ def estimate_cost(
         "requests": len(items),
         "input_tokens": input_tokens,
         "cached_input_tokens": cached,
+        "cache_predicted": rule is not None,  # False: no documented cache rule, so no figure to show
         "output_tokens": output_tokens,
         "usd": usd_of(price, input_tokens, output_tokens, cached),
         "usd_upper_bound": upper_bound(price, cached),
