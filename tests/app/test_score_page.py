@@ -59,7 +59,9 @@ def test_cost_first_then_a_live_run_with_hand_checked_scores(lib_path):
     assert lib.list_runs() == []  # the estimate is shown before anything runs
     assert metric(at, "Items") == "6"
     assert int(metric(at, "Input tokens (est.)").replace(",", "")) > 0
-    assert metric(at, "of which cached (est.)") == "not predicted"  # no documented cache rule: no 0 to mislead
+    assert (
+        metric(at, "of which cached (est.)") == "not predicted"
+    )  # no documented cache rule: no 0 to mislead
     after_jobs(at.button(key="score_start").click().run(), lib_path)
     assert not at.exception and not at.error
     prompt = lib.get_prompt("coherence")
