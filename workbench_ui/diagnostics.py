@@ -12,6 +12,7 @@ import streamlit as st
 from geval_core.errors import GEvalError
 from geval_core.records import Run
 from geval_core.run.plan import estimate_judges
+from geval_core.stats.calibration import ece_context
 from workbench_ui import cached_reads, live, rubric_view, run_plans, safe_text, sealing, state
 from workbench_ui.charts import _LAYOUT, _safe
 
@@ -137,6 +138,11 @@ def calibration_panel(lib, run: Run, field: str) -> None:
     c[0].metric("ECE", safe_text.fmt(out["ece"]))
     c[1].metric("Items", out["items"])
     c[2].metric("Observed from", "raters' shares" if out["per_rater"] else "rounded means")
+    context, caution = ece_context(out)
+    if caution:  # the workbench's own words and figures: nothing of the user's to escape
+        st.warning(f"ECE: {caution} ({context}).")
+    elif context:
+        st.caption(f"ECE of {context}.")
     st.caption(
         "Each (item, rating) pair is one prediction. Without per-rater ratings (NAME.0, NAME.1, …) the "
         "mean rating, rounded to the nearest point (halves up), is what people gave."

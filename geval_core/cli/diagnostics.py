@@ -11,6 +11,7 @@ import click
 from prompt_library import open_library
 
 from ..errors import InputError
+from ..stats.calibration import ece_context
 from .agree import _is_file_name, read_scores
 from .common import (
     complete_dataset,
@@ -76,7 +77,10 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
     click.echo(f"run {result['run']} vs human {result['human']}: {result['items']} items; observed = {how}")
     if "sampling" in result["modes"]:
         click.echo("note: sampling items' distributions are shares of replies, not probabilities")
-    click.echo(f"ECE {_f(result['ece'])}")
+    context, caution = ece_context(result)
+    click.echo(f"ECE {_f(result['ece'])}" + (f" ({context})" if context else ""))
+    if caution:
+        click.echo(f"caution: {caution}")
     click.echo(f"{'bin':<12}{'predicted':>10}{'observed':>10}{'count':>8}")
     for b in result["bins"]:
         click.echo(

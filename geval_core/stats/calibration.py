@@ -96,6 +96,43 @@ def reliability(
     return ece, out
 
 
+NULL_DRAWS = 200  # simulated rating sets for the calibrated judge's ECE: its 95th percentile within ~0.01
+
+
+def calibrated_ece(
+    predicted: np.ndarray, raters: Sequence[int], bins: int = DEFAULT_BINS, seed: int = 0
+) -> dict[str, float]:
+    """The ECE a perfectly calibrated judge shows on these items: people's ratings drawn from the judge's own
+    probabilities (as many raters per item as the data has), NULL_DRAWS times; its mean and 95th percentile.
+
+    ECE is biased upward on few items (every bin's observed share is noisy), so an ECE at or below the
+    calibrated judge's 95th percentile cannot tell miscalibration from that noise."""
+    rng = np.random.default_rng(seed)
+    sizes = np.maximum(np.asarray(raters, dtype=np.int64), 1)
+    values = []
+    for _ in range(NULL_DRAWS):
+        counts = rng.multinomial(sizes, predicted)
+        values.append(reliability(predicted, counts / sizes[:, None], bins)[0] or 0.0)
+    return {"mean": float(np.mean(values)), "q95": float(np.quantile(values, 0.95))}
+
+
+def ece_context(result: dict[str, Any]) -> tuple[str, str | None]:
+    """(what a perfectly calibrated judge's ECE is on these items, a caution when this ECE is no higher)."""
+    null = result.get("ece_calibrated")
+    if not null or result.get("ece") is None:
+        return "", None
+    context = (
+        f"a perfectly calibrated judge on these items: {null['mean']:.3f} on average, "
+        f"{null['q95']:.3f} at most 95% of the time"
+    )
+    if result["ece"] > null["q95"]:
+        return context, None
+    return (
+        context,
+        "no higher than a calibrated judge's ECE on this many items: it cannot tell miscalibration from noise",
+    )
+
+
 def score_bins(judge: np.ndarray, human: np.ndarray, scale: Scale) -> list[dict[str, Any]]:
     """Items binned by their weighted score's nearest scale point: mean judge vs mean human per bin."""
     points = to_points(judge, scale)
@@ -135,6 +172,8 @@ def calibration(
     ece, reliability_bins = reliability(pred, obs, bins)
     result = {
         "ece": ece,
+        # What the same ECE is for a judge calibrated by construction, on these items (None without items).
+        "ece_calibrated": calibrated_ece(pred, [len(ratings[i]) for i in keep], bins) if keep else None,
         "bins": reliability_bins,
         "items": len(keep),
         "scale": str(scale),

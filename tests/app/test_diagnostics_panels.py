@@ -40,6 +40,10 @@ def test_diagnostics_panels(lib_path):
     at.number_input(key="ag_boot").set_value(0).run()
     opened(at, "calibration", "estimate", "bias")
     assert metric(at, "ECE") == f"{cal['ece']:.3f}"
+    null = cal["ece_calibrated"]  # the calibrated judge's ECE on these items beside it, with its caution
+    said = [w.value for w in at.warning] + [c.value for c in at.caption]
+    assert any(f"perfectly calibrated judge on these items: {null['mean']:.3f} on average" in s for s in said)
+    assert any("cannot tell miscalibration from noise" in s for s in said) == (cal["ece"] <= null["q95"])
     assert metric(at, "PPI estimate") == f"{est['estimate']:.3f}"
     at = after_jobs(at.button(key="dg_probe").click().run(), lib_path)  # scored by a worker of the library
     assert not at.exception, [e.value for e in at.exception]

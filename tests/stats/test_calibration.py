@@ -11,7 +11,7 @@ from runner_helpers import dimension
 
 from geval_core.cli import cli
 from geval_core.judgment import Judgment
-from geval_core.stats.calibration import calibration, observed_shares, rater_ratings
+from geval_core.stats.calibration import calibrated_ece, calibration, observed_shares, rater_ratings
 from geval_core.types import Item, Scale
 from prompt_library import Library
 
@@ -121,6 +121,10 @@ def test_calibration_cli(tmp_path):
         cli, ["calibration", run_id, "--human", "coherence", "--db", str(tmp_path / "lib.db")]
     )
     assert text.exit_code == 0 and "ECE" in text.output
+    null = out["ece_calibrated"]
+    assert f"a perfectly calibrated judge on these items: {null['mean']:.3f} on average" in text.output
+    # 20 items: this ECE is within a calibrated judge's, and the command says it cannot tell.
+    assert (out["ece"] <= null["q95"]) == ("cannot tell miscalibration from noise" in text.output)
     bad = CliRunner().invoke(
         cli, ["calibration", "nope", "--human", "coherence", "--db", str(tmp_path / "lib.db")]
     )
@@ -139,3 +143,33 @@ def test_observed_rows_in_one_pass_equal_the_per_item_shares():
         points = [min(5, max(1, int(np.floor(v + 0.5)))) for v in ratings[i]]
         by_hand.append([points.count(p) / len(points) for p in range(1, 6)])
     assert np.allclose(rows, np.array(by_hand), atol=1e-15)
+
+
+@pytest.mark.parametrize(("items", "raters"), [(16, 1), (60, 3), (300, 1)])
+def test_the_calibrated_judges_ece_bound_holds_95_percent_for_calibrated_judges(items, raters):
+    """Coverage by simulation: judges calibrated by construction (people draw from the judge's own
+    probabilities, Dirichlet-spread, few items as well as many) show an ECE at or below the bound ~95% of the
+    time; a judge that puts its mass one point too high is flagged on 300 items every time."""
+    rng = np.random.default_rng(items * 10 + raters)
+    held, flagged = 0, 0
+    checks = 150
+    for _ in range(checks):
+        p = rng.dirichlet(np.ones(5) * 0.7, size=items)
+        ratings = [list(rng.choice(S.points, size=raters, p=row).astype(float)) for row in p]
+        dists = [dict(zip(S.points, row.tolist(), strict=True)) for row in p]
+        out = calibration(dists, ratings, S)
+        held += out["ece"] <= out["ece_calibrated"]["q95"]
+        shifted = [dict(zip(S.points, np.roll(row, 1).tolist(), strict=True)) for row in p]
+        wrong = calibration(shifted, ratings, S)
+        flagged += wrong["ece"] > wrong["ece_calibrated"]["q95"]
+    assert 0.91 <= held / checks <= 0.99, held / checks
+    if items >= 300:
+        assert flagged == checks
+
+
+def test_calibrated_ece_is_the_mean_of_hand_drawn_ratings():
+    # One item, p = (0.8, 0.2, 0, 0, 0), five (p, observed) pairs. People give 1 (chance 0.8): gaps 0.2 at 0.8
+    # and 0.2 at 0.2, ECE 0.4 / 5 = 0.08; they give 2 (chance 0.2): gaps 0.8 and 0.8, ECE 0.32.
+    null = calibrated_ece(np.array([[0.8, 0.2, 0, 0, 0]]), [1], bins=10)
+    assert null["mean"] == pytest.approx(0.8 * 0.08 + 0.2 * 0.32, abs=0.025)  # 200 draws: SE ~0.007
+    assert null["q95"] == pytest.approx(0.32)
