@@ -96,6 +96,21 @@ class Run:
         return self.extra.get("plan") or {}
 
     @property
+    def purpose(self) -> str:
+        """What a run made by a check is for ("stability repeat 2 of 3", "drift check of WATCH", "probe KIND of
+        RUN", "drift reference of RUN"); "" for a scoring run."""
+        extra = self.extra
+        if extra.get("stability"):
+            return str(extra["stability"])
+        if isinstance(extra.get("drift"), Mapping):
+            return f"drift check of {extra['drift'].get('name')}"
+        if isinstance(extra.get("probe"), Mapping):
+            return f"probe {extra['probe'].get('kind')} of {extra['probe'].get('of')}"
+        if extra.get("drift_reference"):
+            return f"drift reference of {extra['drift_reference']}"
+        return ""
+
+    @property
     def batch_id(self) -> str | None:
         """The provider's batch the run was submitted as, for a batch run."""
         return self.extra.get("batch_id")

@@ -11,7 +11,6 @@ import click
 from prompt_library import open_library
 
 from ..errors import InputError
-from ..stats.calibration import ece_context
 from .agree import _is_file_name, read_scores
 from .common import (
     complete_dataset,
@@ -77,6 +76,8 @@ def calibration_command(run_id: str, human: str, bins: int, db: str | None, as_j
     click.echo(f"run {result['run']} vs human {result['human']}: {result['items']} items; observed = {how}")
     if "sampling" in result["modes"]:
         click.echo("note: sampling items' distributions are shares of replies, not probabilities")
+    from ..stats.calibration import ece_context  # numpy: not for `geval --help`
+
     context, caution = ece_context(result)
     click.echo(f"ECE {_f(result['ece'])}" + (f" ({context})" if context else ""))
     if caution:

@@ -91,7 +91,7 @@ def runs_list(
     from ..run.plan import judge_label
 
     # provider:model at its server: the same model at two servers is two judges
-    labelled = [{**r.as_dict(), "judge": judge_label(r.judge)} for r in runs]
+    labelled = [{**r.as_dict(), "judge": judge_label(r.judge), "for": r.purpose or "scoring"} for r in runs]
     table(
         visible(labelled, library.archived_ids("run"), archived),
         [
@@ -103,6 +103,7 @@ def runs_list(
             "judged",
             "items_total",
             "errors",
+            "for",
             "created_at",
         ],
     )

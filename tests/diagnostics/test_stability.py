@@ -223,6 +223,13 @@ def test_cli_stability_of_a_frozen_prompt(tmp_path, planned):
     )
     assert text.exit_code == 0, text.output
     assert "items change rating between repeats" in text.stdout and "s1" in text.stdout
+    # `runs list` says what each run is for: the repeats are not runs one scored to read.
+    listed = CliRunner().invoke(cli, ["runs", "list", "--db", db]).output.splitlines()
+    purposes = {line.split()[0]: line for line in listed[1:]}
+    assert all("stability repeat" in purposes[run_id] for run_id in out["run_ids"])
+    assert [library.get_run(r).purpose for r in out["run_ids"]] == [
+        f"stability repeat {k} of 3" for k in (1, 2, 3)
+    ]
 
 
 def test_cli_stability_of_a_draft_stores_nothing(tmp_path, planned):
