@@ -14,7 +14,6 @@ not a test.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,43 +24,14 @@ sys.path.insert(0, str(ROOT / "tests"))  # the loopback judge lives with the tes
 
 from conftest import free_port, served  # noqa: E402
 from judge_fakes import FakeJudges  # noqa: E402
+from wheel_build import build_wheel, copy_checkout  # noqa: E402
 
-NOT_SOURCE = shutil.ignore_patterns(
-    ".venv",
-    ".git",
-    "build",
-    "dist",
-    "*.egg-info",
-    "__pycache__",
-    ".hypothesis",
-    ".ruff_cache",
-    ".pytest_cache",
-    "*.db",
-    "*.db-*",
-    "secrets.toml",
-    "tests",
-    "bench",
-)
 API = "from geval_core.export import load_prompt, score_item; from geval_core import score_frame, agree_frame"
 
 
-def build_wheel(work: Path) -> Path:
-    """The wheel, built by setuptools' backend from a copy of the checkout."""
-    source = work / "source"
-    shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))",
-            str(work),
-        ],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return work / built.stdout.strip().splitlines()[-1]
+def wheel_of_checkout(work: Path) -> Path:
+    """The wheel, built by setuptools' backend from a copy of the checkout (without its tests and benches)."""
+    return build_wheel(copy_checkout(work / "source", "tests", "bench"), work)[0]
 
 
 def site_packages(python: Path) -> Path:
@@ -145,7 +115,7 @@ def use(bin_dir: Path, work: Path, app: bool) -> str:
 def main(pythons: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        wheel = build_wheel(work)
+        wheel = wheel_of_checkout(work)
         print(f"wheel: {wheel.name}, {wheel.stat().st_size / 1e6:.2f} MB")
         print(f"{'python':<8} {'core MB':>8} {'[app] MB':>9} {'app adds':>9}  use (core / [app])")
         for number, base in enumerate(pythons):

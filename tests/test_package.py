@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import site
 import subprocess
 import sys
@@ -23,23 +22,9 @@ from pathlib import Path
 import pytest
 from conftest import free_port, served
 from judge_fakes import FakeJudges
+from wheel_build import build_wheel, copy_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
-# What never goes into a build's source copy: the checkout's venv, git, caches, built files, libraries.
-NOT_SOURCE = shutil.ignore_patterns(
-    ".venv",
-    ".git",
-    "build",
-    "dist",
-    "*.egg-info",
-    "__pycache__",
-    ".hypothesis",
-    ".ruff_cache",
-    ".pytest_cache",
-    "*.db",
-    "*.db-*",
-    "secrets.toml",
-)
 PAGES = {"start", "design", "library", "datasets", "score", "rate", "agreement", "align"}
 
 
@@ -49,32 +34,15 @@ def wheel(tmp_path_factory) -> Path:
 
     The copy carries a secrets file and the tests, so the file list shows neither is shipped.
     """
-    source = tmp_path_factory.mktemp("source") / "geval-workbench"
-    shutil.copytree(ROOT, source, ignore=NOT_SOURCE)
+    source = copy_checkout(tmp_path_factory.mktemp("source") / "geval-workbench")
     (source / ".streamlit" / "secrets.toml").write_text(
         'OPENAI_API_KEY = "sk-never-shipped"\n', encoding="utf-8"
     )
-    out = tmp_path_factory.mktemp("dist")
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-W",
-            "default",
-            "-c",
-            "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))",
-            str(out),
-        ],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert built.returncode == 0, built.stderr[-3000:]
-    said = built.stdout + built.stderr
+    built, said = build_wheel(source, tmp_path_factory.mktemp("dist"))
     assert "DeprecationWarning" not in said and "Warning" not in said, said[
         -3000:
     ]  # the license table's, or any
-    return out / built.stdout.strip().splitlines()[-1]
+    return built
 
 
 @pytest.mark.slow
