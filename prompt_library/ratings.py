@@ -270,19 +270,24 @@ class RatingsMixin(DatasetsMixin):
         """item id -> its ratings of `dimension` as saving would store them, for the items where that differs."""
         if not self.rating_rows(dataset.id, dimension):
             return {}  # nobody rated here: no snapshot to read
-        items, _ = self._snapshot(dataset, dimension)
-        own = {i.id: _ratings_of(i.human, dimension) for i in self.dataset_items(dataset.id)}
+        stored = self.dataset_items(dataset.id)  # read once: the version's own, and what saving makes of them
+        items, _ = self._snapshot(dataset, dimension, stored)
+        own = {i.id: _ratings_of(i.human, dimension) for i in stored}
         saved = {i.id: _ratings_of(i.human, dimension) for i in items}
         return {k: v for k, v in saved.items() if v != own[k]}
 
-    def _snapshot(self, dataset: Dataset, dimension: str) -> tuple[list[Item], list[str]]:
-        """snapshot_items of a dataset version with its raters' current ratings of `dimension`."""
+    def _snapshot(
+        self, dataset: Dataset, dimension: str, stored: list[Item] | None = None
+    ) -> tuple[list[Item], list[str]]:
+        """snapshot_items of a dataset version (its `stored` items when read already) with its raters' current
+        ratings of `dimension`."""
         ratings = {
             r: {i: row["rating"] for i, row in acts.items() if row["status"] == "rated"}
             for r, acts in self.current_ratings(dataset.id, dimension).items()
         }
         names = (dataset.mapping.raters if dataset.mapping else {}).get(dimension) or []
-        return snapshot_items(self.dataset_items(dataset.id), dimension, ratings, names)
+        items = self.dataset_items(dataset.id) if stored is None else stored
+        return snapshot_items(items, dimension, ratings, names)
 
     def save_ratings_version(self, dataset_id: str, dimension: str) -> dict[str, Any]:
         """A new version of the dataset: its own ratings kept, every workbench rater's current rating of `dimension`
