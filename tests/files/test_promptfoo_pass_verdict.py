@@ -5,12 +5,10 @@ promptfoo ANDs such a verdict with an assertion's own threshold, so the export p
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from faultserver import FaultServer
-from test_promptfoo_real import promptfoo_command, rated_prompt
+from test_promptfoo_real import promptfoo_eval, rated_prompt
 
 from geval_core.providers.exports import export_for_tool
 
@@ -45,43 +43,9 @@ def config_of(assertion_text: str) -> str:
 
 def run_items(tmp_path: Path, assertion_text: str) -> list[dict]:
     """promptfoo eval of the 12 items against the loopback grader: one result per item, in item order."""
-    command, env_path = promptfoo_command()
-    (tmp_path / "promptfooconfig.yaml").write_text(config_of(assertion_text), encoding="utf-8")
-    with FaultServer(distribution=verdicts) as grader:
-        env = {
-            **env_path,
-            "HOME": str(tmp_path),
-            "OPENAI_API_KEY": "sk-loopback",
-            "OPENAI_BASE_URL": grader.base_url,
-            "PROMPTFOO_DISABLE_TELEMETRY": "1",
-            "PROMPTFOO_DISABLE_UPDATE": "1",
-            "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
-            "PROMPTFOO_DISABLE_SHARING": "1",
-            "NO_COLOR": "1",
-        }
-        done = subprocess.run(
-            [
-                *command,
-                "eval",
-                "-c",
-                "promptfooconfig.yaml",
-                "-o",
-                "out.json",
-                "--no-cache",
-                "--no-table",
-                "--no-progress-bar",
-            ],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        calls = grader.count
-    assert done.returncode in (0, 100), done.stdout[-3000:] + done.stderr[-3000:]  # 100: a test failed
-    assert calls == len(SCORES)  # one grader call per item
-    results = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"]
-    return sorted(results, key=lambda r: r["testIdx"])
+    _, requests, results = promptfoo_eval(tmp_path, config_of(assertion_text), verdicts)
+    assert len(requests) == len(SCORES)  # one grader call per item
+    return results
 
 
 def test_without_a_rule_every_item_passes_though_the_judge_says_pass_false(tmp_path):

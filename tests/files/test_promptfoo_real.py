@@ -80,14 +80,14 @@ def config_with(assertion_text: str) -> str:
     )
 
 
-def run_promptfoo(
-    tmp_path: Path, assertion_text: str, verdict: str, extra_env: dict[str, str] | None = None
-) -> tuple[subprocess.CompletedProcess, list[dict], dict]:
-    """promptfoo eval of one test holding the export, graded by a loopback server that replies `verdict`:
-    the finished process, the grader requests and the one result."""
+def promptfoo_eval(
+    tmp_path: Path, config: str, distribution: dict, extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess, list[dict], list[dict]]:
+    """promptfoo eval of `config` (written to tmp_path) graded by a loopback server replying `distribution`:
+    the finished process (0, or 100 when a test failed), the grader requests, the results in test order."""
     command, env_path = promptfoo_command()
-    (tmp_path / "promptfooconfig.yaml").write_text(config_with(assertion_text), encoding="utf-8")
-    with FaultServer(distribution={verdict: 1.0}) as grader:
+    (tmp_path / "promptfooconfig.yaml").write_text(config, encoding="utf-8")
+    with FaultServer(distribution=distribution) as grader:
         env = {
             **env_path,
             "HOME": str(tmp_path),
@@ -120,7 +120,18 @@ def run_promptfoo(
         )
         requests = [body for _, body in grader.log]
     assert done.returncode in (0, 100), done.stdout[-3000:] + done.stderr[-3000:]  # 100: a test failed
-    [result] = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"]
+    results = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"]
+    return done, requests, sorted(results, key=lambda r: r["testIdx"])
+
+
+def run_promptfoo(
+    tmp_path: Path, assertion_text: str, verdict: str, extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess, list[dict], dict]:
+    """promptfoo eval of one test holding the export, graded by a loopback server that replies `verdict`:
+    the finished process, the grader requests and the one result."""
+    done, requests, [result] = promptfoo_eval(
+        tmp_path, config_with(assertion_text), {verdict: 1.0}, extra_env
+    )
     return done, requests, result
 
 
